@@ -1,0 +1,126 @@
+import { z } from 'zod';
+
+/**
+ * The eight verdicts of SPEC.md section 3. Every evaluation ends in exactly one.
+ */
+export const VERDICTS = [
+  'correct',
+  'incorrect',
+  'compile_error',
+  'runtime_error',
+  'timeout',
+  'crashed',
+  'rejected',
+  'invalid_input',
+] as const;
+
+export const verdictSchema = z.enum(VERDICTS);
+export type Verdict = z.infer<typeof verdictSchema>;
+
+/** One reason attached to a verdict: a stable check id and a sentence a person can act on. */
+export const reasonSchema = z.object({
+  check: z.string().min(1),
+  message: z.string().min(1),
+});
+export type Reason = z.infer<typeof reasonSchema>;
+
+export const BACKENDS = ['cuda', 'triton', 'cpu'] as const;
+export const backendSchema = z.enum(BACKENDS);
+export type Backend = z.infer<typeof backendSchema>;
+
+export const PRECISIONS = ['fp32', 'fp16', 'bf16'] as const;
+export const precisionSchema = z.enum(PRECISIONS);
+export type Precision = z.infer<typeof precisionSchema>;
+
+export const TOLERANCE_PROFILES = ['kernelbench', 'strict'] as const;
+export const toleranceProfileSchema = z.enum(TOLERANCE_PROFILES);
+export type ToleranceProfile = z.infer<typeof toleranceProfileSchema>;
+
+export const PRESETS = ['cpu', 'gpu'] as const;
+export const presetSchema = z.enum(PRESETS);
+export type Preset = z.infer<typeof presetSchema>;
+
+/** Summary statistics of a series of timed calls, all in milliseconds. */
+export const timingStatsSchema = z.object({
+  median: z.number(),
+  mean: z.number(),
+  std: z.number(),
+  min: z.number(),
+  max: z.number(),
+  /** 95% confidence interval of the median (distribution-free, from order statistics). */
+  ci95: z.tuple([z.number(), z.number()]),
+  n: z.number().int(),
+});
+export type TimingStats = z.infer<typeof timingStatsSchema>;
+
+export const correctnessSummarySchema = z.object({
+  trials: z.number().int(),
+  passed: z.number().int(),
+  /** Largest absolute error of the candidate against the run-precision reference. */
+  max_abs_error: z.number().nullable(),
+  /** Largest relative error of the candidate against the run-precision reference. */
+  max_rel_error: z.number().nullable(),
+  /** Elements outside tolerance, summed over trials. */
+  mismatch_count: z.number().int().optional(),
+  atol: z.number().optional(),
+  rtol: z.number().optional(),
+  tolerance: toleranceProfileSchema.optional(),
+  /** Error profile against the float64 reference (absent where the problem cannot run in float64). */
+  fp64: z
+    .object({ max_abs_error: z.number().nullable(), max_rel_error: z.number().nullable() })
+    .nullable()
+    .optional(),
+  trial_details: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;
+
+export const timingSummarySchema = z.object({
+  candidate_ms: timingStatsSchema,
+  eager_ms: timingStatsSchema.nullable(),
+  compile_ms: timingStatsSchema.nullable(),
+  compile_unavailable: z.string().optional(),
+  speedup_vs_eager: z.number().nullable(),
+  speedup_vs_compile: z.number().nullable(),
+  speedup_vs_best: z.number().nullable(),
+  baseline_cached: z.boolean().optional(),
+});
+export type TimingSummary = z.infer<typeof timingSummarySchema>;
+
+export const environmentSchema = z
+  .object({
+    device: z.string(),
+    torch: z.string(),
+    cuda: z.string().nullable(),
+    driver: z.string().nullable(),
+    python: z.string().optional(),
+  })
+  .catchall(z.unknown());
+export type Environment = z.infer<typeof environmentSchema>;
+
+/**
+ * The JSON object `kforge eval --json` prints (SPEC.md section 6). Field names are stable:
+ * scripts outside the project read them.
+ */
+export const evaluationResultSchema = z.object({
+  verdict: verdictSchema,
+  reasons: z.array(reasonSchema),
+  problem: z.string(),
+  candidate: z.string(),
+  backend: backendSchema,
+  precision: precisionSchema,
+  preset: presetSchema.optional(),
+  correctness: correctnessSummarySchema.optional(),
+  timing: timingSummarySchema.optional(),
+  diagnostics: z.object({
+    compiler: z.string().optional(),
+    first_error: z.string().optional(),
+    known_cause: z.string().optional(),
+    stdout: z.string(),
+    stderr: z.string(),
+    traceback: z.string().optional(),
+  }),
+  build: z.record(z.string(), z.unknown()).optional(),
+  stages: z.record(z.string(), z.number()).optional(),
+  environment: environmentSchema.nullable(),
+});
+export type EvaluationResult = z.infer<typeof evaluationResultSchema>;
