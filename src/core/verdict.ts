@@ -79,6 +79,10 @@ export const timingSummarySchema = z.object({
   eager_ms: timingStatsSchema.nullable(),
   compile_ms: timingStatsSchema.nullable(),
   compile_unavailable: z.string().optional(),
+  /** Why the eager baseline could not be timed, when it could not. */
+  eager_unavailable: z.string().optional(),
+  /** Host-clock time around each synchronized timed call; far above `candidate_ms` hints at work the events missed. */
+  candidate_wall_ms: timingStatsSchema.optional(),
   speedup_vs_eager: z.number().nullable(),
   speedup_vs_compile: z.number().nullable(),
   speedup_vs_best: z.number().nullable(),
@@ -120,6 +124,7 @@ export const evaluationResultSchema = z.object({
     traceback: z.string().optional(),
   }),
   build: z.record(z.string(), z.unknown()).optional(),
+  /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
   environment: environmentSchema.nullable(),
 });

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# On a GPU machine: puts node on PATH (unpacking the carried one if the machine has none) and a
+# `kforge` command that runs the bundled CLI against this checkout. Source it: `. scripts/gpu-node.sh`.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if ! command -v node >/dev/null 2>&1; then
+  mkdir -p /tmp/kforge-node && tar -C /tmp/kforge-node -xJf "$root/.gpu/node.tar.xz"
+  export PATH="/tmp/kforge-node:$PATH"
+fi
+export KFORGE_ROOT="$root"
+export KFORGE_WORKER_DIR="$root/worker"
+kforge() { node "$root/.gpu/kforge.mjs" "$@"; }
+export -f kforge

@@ -1,0 +1,102 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { EvaluationResult } from '../core/verdict.js';
+import type { EvaluationRequest } from '../eval/evaluator.js';
+import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/content-hash.js';
+import type { RunStore } from '../store/run-store.js';
+import type { CandidateRecord, Lineage } from './attempt.js';
+import type { EvaluationQueue } from './evaluation-queue.js';
+import { SearchStoppedError } from './search-stopped-error.js';
+
+export interface CandidateEvaluatorOptions {
+  runId: string;
+  problem: { hash: string; name: string; path: string };
+  store: RunStore;
+  queue: EvaluationQueue;
+  evaluation: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
+  /** Candidate files go to {@link candidateFilePath}. */
+  candidatesDir: string;
+  /** The device's name, part of the cache key: a result holds for the device it was measured on. */
+  deviceName: string;
+  signal: AbortSignal;
+}
+
+/** `<candidatesDir>/<problem stem>-<hash prefix>/candidate-<id>.py`, absolute. */
+export function candidateFilePath(candidatesDir: string, problemStem: string, problemHash: string, candidateId: number): string {
+  return path.resolve(candidatesDir, `${problemStem}-${problemHash.slice(0, 8)}`, `candidate-${candidateId}.py`);
+}
+
+/** An evaluation as recorded: the result, device time, and whether it was reused by cache key. */
+export interface RecordedEvaluation {
+  result: EvaluationResult;
+  deviceMs: number;
+  reused: boolean;
+}
+
+/**
+ * Stores candidates, writes their files and has them evaluated once: a candidate whose source was
+ * already evaluated under the same options (in any run) reuses that evaluation instead of taking
+ * the device again.
+ */
+export class CandidateEvaluator {
+  private readonly optionsHash: string;
+
+  constructor(private readonly options: CandidateEvaluatorOptions) {
+    this.optionsHash = hashEvaluationOptions({ ...options.evaluation, device: options.deviceName });
+  }
+
+  /** Where a candidate's file lies. */
+  candidatePath(candidateId: number): string {
+    const { candidatesDir, problem } = this.options;
+    return candidateFilePath(candidatesDir, problem.name, problem.hash, candidateId);
+  }
+
+  /** Stores a candidate the model wrote and writes its file. */
+  async add(source: string, lineage: Lineage, modelCallId: number | null): Promise<CandidateRecord> {
+    const stored = await this.options.store.addCandidate({
+      runId: this.options.runId,
+      problemHash: this.options.problem.hash,
+      parentId: lineage.parentCandidateId,
+      round: lineage.round,
+      ideaId: lineage.idea?.id ?? null,
+      source,
+      origin: 'model',
+      modelCallId,
+    });
+    return { id: stored.id, source, path: this.candidatePath(stored.id), lineage, modelCallId };
+  }
+
+  /**
+   * Evaluates a stored candidate and records the result (the store keeps the first evaluation of
+   * a candidate, so a repeat after a crash writes nothing twice). An abort of the run's signal
+   * throws `SearchStoppedError` and records nothing: the candidate stays pending for a resume.
+   */
+  async evaluate(candidate: CandidateRecord): Promise<RecordedEvaluation> {
+    const { store, queue, signal } = this.options;
+    const cacheKey = evaluationCacheKey({ sourceHash: sha256Hex(candidate.source), problemHash: this.options.problem.hash, optionsHash: this.optionsHash });
+    const cached = await store.findEvaluationByCacheKey(cacheKey);
+    if (cached && cached.candidateId !== candidate.id) {
+      await store.recordEvaluation({ candidateId: candidate.id, result: cached.result, gpuSeconds: 0, optionsHash: this.optionsHash, cacheKey, reusedFromEvaluationId: cached.id });
+      return { result: cached.result, deviceMs: 0, reused: true };
+    }
+    if (cached) return { result: cached.result, deviceMs: cached.gpuSeconds * 1000, reused: false };
+    await mkdir(path.dirname(candidate.path), { recursive: true });
+    await writeFile(candidate.path, candidate.source, 'utf8');
+    let evaluated;
+    try {
+      evaluated = await queue.submit({ ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path }, { signal });
+    } catch (error) {
+      if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
+      throw error;
+    }
+    if (signal.aborted) throw new SearchStoppedError('evaluation');
+    const outcome = await store.recordEvaluation({
+      candidateId: candidate.id,
+      result: evaluated.result,
+      gpuSeconds: evaluated.deviceMs / 1000,
+      optionsHash: this.optionsHash,
+      cacheKey,
+    });
+    return { result: outcome.evaluation.result, deviceMs: evaluated.deviceMs, reused: false };
+  }
+}

@@ -1,0 +1,34 @@
+/** A time in milliseconds with three significant digits: `0.238 ms`, `12.3 ms`, `1480 ms`. */
+export function formatMs(milliseconds: number): string {
+  return `${formatSignificant(milliseconds)} ms`;
+}
+
+/** A speedup as `1.62x`; `—` when unknown. */
+export function formatSpeedup(speedup: number | null | undefined): string {
+  return speedup === null || speedup === undefined || !Number.isFinite(speedup) ? '—' : `${speedup.toFixed(2)}x`;
+}
+
+/** A share in [0, 1] as a percentage with no decimals: `67%`. */
+export function formatShare(share: number): string {
+  return `${Math.round(share * 100)}%`;
+}
+
+/** Dollars with cents, or four decimals below a cent: `$1.25`, `$0.0042`. */
+export function formatUsd(amount: number): string {
+  return amount !== 0 && Math.abs(amount) < 0.01 ? `$${amount.toFixed(4)}` : `$${amount.toFixed(2)}`;
+}
+
+/** A count with thousands separators: `12,345`. */
+export function formatCount(count: number): string {
+  return Math.round(count).toLocaleString('en-US');
+}
+
+/** A number with three significant digits, without exponent for ordinary magnitudes. */
+export function formatSignificant(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (value === 0) return '0';
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1000) return value.toFixed(0);
+  if (magnitude < 1e-3) return value.toExponential(2);
+  return Number(value.toPrecision(3)).toString();
+}

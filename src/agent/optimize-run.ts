@@ -1,0 +1,189 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Evaluator } from '../eval/evaluator.js';
+import type { KernelModel } from '../llm/kernel-model.js';
+import { sha256Hex } from '../store/content-hash.js';
+import type { JsonObject, ProblemRecord, Run, RunStore } from '../store/run-store.js';
+import { BudgetTracker, type BudgetUsage } from './budget.js';
+import { bestAttempt } from './candidate-ranking.js';
+import { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { DeviceEvaluationQueue } from './device-evaluation-queue.js';
+import type { EvaluationQueue } from './evaluation-queue.js';
+import { OptimizeRequestError } from './optimize-request-error.js';
+import { OptimizeRunError } from './optimize-run-error.js';
+import { optimizePlanSchema, type OptimizePlan, type OptimizePlanInput } from './optimize-plan.js';
+import { writeBestKernel } from './output-writer.js';
+import { searchProblem, type ProblemEntry, type ProblemSearchContext } from './problem-search.js';
+import { loadProblemState, type LoadProblemStateOptions, type ProblemState } from './problem-state-loader.js';
+import { candidateFilePath } from './candidate-evaluator.js';
+import { buildRunReport, countCandidates, type ProblemReport, type RunOutcomeStatus, type RunReport } from './run-report.js';
+import type { SearchEventListener } from './search-events.js';
+import { SearchStoppedError } from './search-stopped-error.js';
+import { describeHostCpu, describeNamedDevice, type TargetDevice } from './target-device.js';
+
+/** What an optimize run is wired to. Pass `queue` to share one device queue, else `evaluator`. */
+export interface OptimizeDependencies {
+  store: RunStore;
+  model: KernelModel;
+  evaluator?: Evaluator;
+  queue?: EvaluationQueue;
+  /** The target before the first evaluation reports it. Default: the host CPU, or a generic GPU. */
+  target?: TargetDevice;
+  onEvent?: SearchEventListener;
+  /** Aborting it stops the run gracefully (status `stopped`, resumable). */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+function problemStem(record: ProblemRecord): string {
+  return record.path ? path.basename(record.path, '.py') : record.name;
+}
+
+/** The file the evaluator reads: the original while it still holds the stored source, else a snapshot. */
+async function problemFile(record: ProblemRecord, candidatesDir: string, stem: string): Promise<string> {
+  if (record.path) {
+    const current = await readFile(record.path, 'utf8').catch(() => null);
+    if (current !== null && sha256Hex(current) === record.hash) return path.resolve(record.path);
+  }
+  const snapshot = path.resolve(candidatesDir, 'problems', `${stem}-${record.hash.slice(0, 8)}.py`);
+  await mkdir(path.dirname(snapshot), { recursive: true });
+  await writeFile(snapshot, record.source, 'utf8');
+  return snapshot;
+}
+
+async function problemEntries(records: readonly ProblemRecord[], candidatesDir: string): Promise<ProblemEntry[]> {
+  const stems = records.map(problemStem);
+  return Promise.all(
+    records.map(async (record, index) => {
+      const shared = stems.filter((stem) => stem === stems[index]).length > 1;
+      const stem = shared ? `${stems[index]}-${record.hash.slice(0, 8)}` : stems[index]!;
+      return { record, stem, path: await problemFile(record, candidatesDir, stem), index, total: records.length };
+    }),
+  );
+}
+
+function sumSpent(states: readonly ProblemState[]): Partial<BudgetUsage> {
+  return {
+    tokens: states.reduce((sum, state) => sum + state.spent.tokens, 0),
+    costUsd: states.reduce((sum, state) => sum + state.spent.costUsd, 0),
+    deviceMs: states.reduce((sum, state) => sum + state.spent.deviceMs, 0),
+  };
+}
+
+/** Stores the problems and creates the run, then searches every problem. */
+export async function startOptimizeRun(input: OptimizePlanInput, deps: OptimizeDependencies, options: { runId?: string } = {}): Promise<RunReport> {
+  const plan = optimizePlanSchema.parse(input);
+  const records: ProblemRecord[] = [];
+  for (const file of plan.problems) {
+    const source = await readFile(file, 'utf8');
+    const record = await deps.store.upsertProblem({ name: path.basename(file, '.py'), source, path: file });
+    if (!records.some((known) => known.hash === record.hash)) records.push(record);
+  }
+  const describe = deps.model.describe();
+  const run = await deps.store.createRun({
+    ...(options.runId ? { id: options.runId } : {}),
+    strategy: plan.strategy,
+    model: `${describe.provider}:${describe.modelId}`,
+    config: JSON.parse(JSON.stringify(plan)) as JsonObject,
+    problemHashes: records.map((record) => record.hash),
+  });
+  return executeRun(run, plan, records, deps, false);
+}
+
+/** A stored run with its plan, checked. Throws `OptimizeRequestError` for an unknown run or a plan this version cannot read. */
+export async function loadRunPlan(store: RunStore, runId: string): Promise<{ run: Run; plan: OptimizePlan }> {
+  const run = await store.getRun(runId);
+  if (!run) throw new OptimizeRequestError(`no run \`${runId}\` in ${store.location}: \`kforge runs list\` shows the run ids`);
+  const parsed = optimizePlanSchema.safeParse(run.config);
+  if (!parsed.success) {
+    throw new OptimizeRequestError(`run \`${runId}\` was not made by \`kforge optimize\` or by an incompatible version: ${parsed.error.issues[0]?.message ?? 'bad config'}`);
+  }
+  return { run, plan: parsed.data };
+}
+
+/**
+ * Continues a stopped or killed run: finished evaluations are kept, candidates stored but not
+ * evaluated are evaluated first, and each unfinished problem's strategy continues from its
+ * history in the store.
+ */
+export async function resumeOptimizeRun(runId: string, deps: OptimizeDependencies): Promise<RunReport> {
+  const { run, plan } = await loadRunPlan(deps.store, runId);
+  const records = await deps.store.listRunProblems(runId);
+  await deps.store.updateRunStatus(runId, 'running');
+  return executeRun(run, plan, records, deps, true);
+}
+
+async function executeRun(run: Run, plan: OptimizePlan, records: readonly ProblemRecord[], deps: OptimizeDependencies, resumed: boolean): Promise<RunReport> {
+  const now = deps.now ?? Date.now;
+  const signal = deps.signal ?? new AbortController().signal;
+  const entries = await problemEntries(records, plan.candidatesDir);
+  const loadOptions = (entry: ProblemEntry): LoadProblemStateOptions => ({
+    runId: run.id,
+    problemHash: entry.record.hash,
+    strategy: plan.strategy,
+    speedupBaseline: plan.speedupBaseline,
+    minRelativeGain: plan.minRelativeGain,
+    candidatePath: (id) => candidateFilePath(plan.candidatesDir, entry.stem, entry.record.hash, id),
+  });
+  const states = await Promise.all(entries.map((entry) => loadProblemState(deps.store, loadOptions(entry))));
+  const queue = deps.queue ?? (deps.evaluator ? new DeviceEvaluationQueue(deps.evaluator, { now }) : null);
+  if (!queue) throw new OptimizeRunError(run.id, 'an optimize run needs an evaluator or an evaluation queue');
+  const describe = deps.model.describe();
+  const context: ProblemSearchContext = {
+    runId: run.id,
+    plan,
+    store: deps.store,
+    model: deps.model,
+    modelLabel: `${describe.provider}:${describe.modelId}`,
+    limiter: new ConcurrencyLimiter({ defaultLimit: plan.defaultConcurrency, limits: plan.concurrency }),
+    queue,
+    runBudget: new BudgetTracker(plan.total, { spent: sumSpent(states), now }),
+    signal,
+    ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+    now,
+  };
+  deps.onEvent?.({ type: 'run-started', runId: run.id, problemCount: entries.length, resumed });
+  let target = deps.target ?? (plan.evaluation.backend === 'cpu' ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
+  let status: RunOutcomeStatus = 'finished';
+  try {
+    for (const [index, entry] of entries.entries()) {
+      const state = states[index]!;
+      if (signal.aborted) break;
+      if (state.finished) continue;
+      const searched = await searchProblem(context, entry, state, target);
+      target = searched.target;
+      if (searched.endReason === 'paused') status = 'paused';
+    }
+    if (signal.aborted) status = 'stopped';
+  } catch (error) {
+    if (!SearchStoppedError.isInstance(error) && !signal.aborted) {
+      const message = error instanceof Error ? error.message : String(error);
+      await deps.store.updateRunStatus(run.id, 'failed', { error: message });
+      deps.onEvent?.({ type: 'run-finished', runId: run.id, status: 'failed' });
+      throw new OptimizeRunError(run.id, `run \`${run.id}\` failed: ${message}`, { cause: error });
+    }
+    status = 'stopped';
+  }
+  const reports: ProblemReport[] = [];
+  for (const entry of entries) {
+    const state = await loadProblemState(deps.store, loadOptions(entry));
+    reports.push(await problemReport(plan, entry, state));
+  }
+  await deps.store.updateRunStatus(run.id, status);
+  deps.onEvent?.({ type: 'run-finished', runId: run.id, status });
+  return buildRunReport(run.id, status, reports);
+}
+
+async function problemReport(plan: OptimizePlan, entry: ProblemEntry, state: ProblemState): Promise<ProblemReport> {
+  const best = bestAttempt(state.attempts);
+  const written = best ? await writeBestKernel(plan.outDir, entry.stem, best) : null;
+  return {
+    name: entry.stem,
+    path: entry.record.path ?? entry.path,
+    hash: entry.record.hash,
+    ...countCandidates(state.attempts, state.pending.length),
+    best: best && written ? { candidateId: best.candidate.id, verdict: best.result.verdict, result: best.result, ...written } : null,
+    usage: state.spent,
+    endReason: state.endReason,
+  };
+}

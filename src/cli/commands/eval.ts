@@ -1,0 +1,163 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import picocolors from 'picocolors';
+import pino, { type Logger } from 'pino';
+import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
+import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
+import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { isGpuVisible } from '../../eval/gpu-detection.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from '../eval-options.js';
+import { renderEvaluation } from '../render-evaluation.js';
+import { stageProgressWriter } from '../stage-progress.js';
+import { UsageError } from '../usage-error.js';
+
+/** What `kforge eval` needs beyond its io; tests replace any of it. */
+export interface EvalCommandDependencies extends Partial<CliIo> {
+  /** Default: the PythonEvaluator configured from the environment. */
+  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => Evaluator;
+  /** Default: nvidia-smi lists a GPU. */
+  gpuVisible?: () => Promise<boolean>;
+}
+
+/**
+ * Adds `kforge eval PROBLEM CANDIDATE` (SPEC.md section 6): exit 0 for `correct`, 1 for any other
+ * verdict, 2 for misuse; with `--json`, stdout is exactly one JSON object.
+ */
+export function registerEvalCommand(program: Command, dependencies: EvalCommandDependencies = {}): Command {
+  const command = program
+    .command('eval')
+    .description('build, check and time a candidate kernel against a PyTorch reference problem')
+    .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs)')
+    .argument('<candidate>', 'candidate file defining class ModelNew')
+    .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
+    .option('--precision <precision>', 'fp32, fp16 or bf16 (default: fp32)')
+    .option('--tolerance <profile>', 'kernelbench (atol=rtol=1e-2) or strict (default: kernelbench)')
+    .option('--preset <preset>', 'problem size preset: cpu or gpu (default: cpu on the cpu backend, else gpu)')
+    .option('--trials <n>', 'correctness trials, each with fresh inputs (default: 5)')
+    .option('--perf-trials <n>', 'timed calls of the candidate and of each baseline (default: 100)')
+    .option('--warmup <n>', 'untimed calls before timing (default: 10)')
+    .option('--device <index>', 'GPU index on multi-GPU hosts (default: 0)')
+    .option('--refresh-baselines', 're-time the eager and torch.compile baselines even when cached')
+    .option('--no-timing', 'check correctness only')
+    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
+  for (const stage of TIMEOUT_STAGES) {
+    command.option(`--timeout-${stage} <seconds>`, `limit of the ${stage} stage (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+  }
+  command.action(async (problem: string, candidate: string, rawOptions: unknown) => {
+    const io = resolveCliIo(dependencies);
+    io.setExitCode(await runEval(problem, candidate, rawOptions, io, dependencies));
+  });
+  return command;
+}
+
+async function runEval(
+  problem: string,
+  candidate: string,
+  rawOptions: unknown,
+  io: CliIo,
+  dependencies: EvalCommandDependencies,
+): Promise<number> {
+  const colors = picocolors.createColors(io.color);
+  const errorColors = picocolors.createColors(io.color && process.stderr.isTTY === true);
+  let result: EvaluationResult;
+  try {
+    const options = parseEvalOptions(rawOptions);
+    const problemPath = await readableFile(problem, 'problem', io.cwd);
+    const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
+    const backend = options.backend ?? (await defaultBackend(io, dependencies));
+    const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+    const evaluator =
+      dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
+      createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir });
+    result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options), stageProgressWriter(io.stderr, errorColors));
+    const valid = evaluationResultSchema.safeParse(result);
+    if (!valid.success) {
+      throw new Error(`the evaluation result does not match src/core/verdict.ts: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`);
+    }
+    io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : renderEvaluation(result, colors));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`kforge eval: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof EvaluatorSetupError) {
+      io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof EvaluationCancelledError) {
+      io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
+      return EXIT.cancelled;
+    }
+    throw error;
+  }
+  return result.verdict === 'correct' ? EXIT.correct : EXIT.notCorrect;
+}
+
+function request(problemPath: string, candidatePath: string, backend: Backend, options: EvalOptions): EvaluationRequest {
+  return {
+    problemPath,
+    candidatePath,
+    backend,
+    precision: options.precision,
+    tolerance: options.tolerance,
+    preset: options.preset,
+    trials: options.trials,
+    perfTrials: options.perfTrials,
+    warmupTrials: options.warmup,
+    deviceIndex: options.device,
+    refreshBaselines: options.refreshBaselines,
+    skipTiming: !options.timing,
+    timeoutsSeconds: timeoutsFrom(options),
+  };
+}
+
+/**
+ * Runs the evaluation; Ctrl-C or SIGTERM cancels it and kills the workers instead of orphaning
+ * them. A second Ctrl-C while they are being stopped is absorbed, so clean-up always finishes.
+ */
+async function evaluateWithInterrupts(
+  evaluator: Evaluator,
+  evaluationRequest: EvaluationRequest,
+  onProgress: ReturnType<typeof stageProgressWriter>,
+): Promise<EvaluationResult> {
+  const controller = new AbortController();
+  const cancel = (): void => controller.abort();
+  process.on('SIGINT', cancel);
+  process.on('SIGTERM', cancel);
+  try {
+    return await evaluator.evaluate(evaluationRequest, { signal: controller.signal, onProgress });
+  } finally {
+    process.off('SIGINT', cancel);
+    process.off('SIGTERM', cancel);
+  }
+}
+
+/** The absolute path of a readable file, or a {@link UsageError} saying what is wrong with it. */
+async function readableFile(given: string, what: 'problem' | 'candidate', cwd: string): Promise<string> {
+  const absolute = path.resolve(cwd, given);
+  const expected = what === 'problem' ? 'a KernelBench-style problem file' : 'a candidate file that defines ModelNew';
+  try {
+    const info = await stat(absolute);
+    if (info.isDirectory()) throw new UsageError(`the ${what} \`${given}\` is a directory; pass ${expected}`);
+    await access(absolute, constants.R_OK);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UsageError(`the ${what} file \`${given}\` does not exist; pass the path of ${expected}`);
+    throw new UsageError(`the ${what} file \`${given}\` cannot be read (${code}); check its permissions`);
+  }
+  return absolute;
+}
+
+async function defaultBackend(io: CliIo, dependencies: EvalCommandDependencies): Promise<Backend> {
+  const visible = await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+  if (!visible) io.stderr.write('kforge eval: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
+  return visible ? 'cuda' : 'cpu';
+}

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+import { Command } from 'commander';
+import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
+import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kernel-model.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { registerOptimizeCommand, type OptimizeCommandDependencies } from './optimize.js';
+
+let folder: string;
+
+beforeEach(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'kforge-optimize-cli-'));
+  await mkdir(path.join(folder, 'level1'));
+  for (const name of ['01_relu.py', '02_gelu.py']) await copyFile(path.join(REPOSITORY_ROOT, 'problems', 'level1', name), path.join(folder, 'level1', name));
+});
+
+afterEach(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+function kernel(marker: string): string {
+  return `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
+}
+
+interface Harness {
+  stdout: string[];
+  stderr: string[];
+  exitCode: number | undefined;
+  signals: EventEmitter;
+  evaluator: FakeEvaluator;
+  run(...args: string[]): Promise<void>;
+}
+
+function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel'] } = {}): Harness {
+  const state: Harness = {
+    stdout: [],
+    stderr: [],
+    exitCode: undefined,
+    signals: new EventEmitter(),
+    evaluator: new FakeEvaluator(),
+    run: async (...args: string[]) => {
+      const program = new Command().exitOverride();
+      registerOptimizeCommand(program, {
+        createEvaluator: () => state.evaluator,
+        createModel: options.createModel ?? (async () => new FakeKernelModel({ replies: options.replies ?? [] })),
+        stdout: { write: (text: string) => state.stdout.push(text) },
+        stderr: { write: (text: string) => state.stderr.push(text) },
+        stderrIsTerminal: options.tty ?? false,
+        detectGpus: async () => [],
+        environment: {},
+        setExitCode: (code) => {
+          state.exitCode = code;
+        },
+        cwd: folder,
+        signals: state.signals as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
+        exit: () => undefined,
+      });
+      await program.parseAsync(['node', 'kforge', 'optimize', ...args]);
+    },
+  };
+  return state;
+}
+
+test('--json prints exactly one object: run_id and per problem its candidate count and best kernel', async () => {
+  const cli = harness({ replies: [kernel('correct 0.5'), kernel('compile_error')] });
+  await cli.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1', '--json');
+  assert.equal(cli.exitCode, 0);
+  assert.equal(cli.stdout.length, 1);
+  const output = JSON.parse(cli.stdout[0]!) as { run_id: string; problems: Array<{ problem: string; candidate_count: number; best: { verdict: string; path: string; timing: unknown } | null }> };
+  assert.deepEqual(Object.keys(output), ['run_id', 'problems']);
+  assert.deepEqual(output.problems.map((problem) => [path.basename(problem.problem), problem.candidate_count, problem.best?.verdict]), [
+    ['01_relu.py', 1, 'correct'],
+    ['02_gelu.py', 1, 'compile_error'],
+  ]);
+  assert.equal(output.problems[0]!.best?.path, path.join(folder, 'kforge-out', '01_relu.py'));
+  assert.deepEqual(Object.keys(output.problems[0]!.best!), ['verdict', 'path', 'timing']);
+  assert.equal(output.problems[1]!.best?.timing, null);
+  assert.match(await readFile(path.join(folder, 'kforge-out', '01_relu.verdict.json'), 'utf8'), /"verdict": "correct"/);
+  const lines = cli.stderr.join('').trim().split('\n');
+  assert.ok(lines.every((line) => /^event=[a-z-]+( [a-z_]+=\S+)*/.test(line)), 'one logfmt line per event when stderr is not a terminal');
+  assert.ok(lines.some((line) => line.startsWith('event=candidate-evaluated problem=01_relu') && line.includes('verdict=correct')));
+  const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
+  try {
+    assert.equal((await store.getRun(output.run_id))?.status, 'finished');
+  } finally {
+    await store.close();
+  }
+});
+
+test('without --json the table gives per-problem results and the suite totals', async () => {
+  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')] });
+  await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
+  const table = cli.stdout.join('');
+  assert.match(table, /problem\s+best verdict\s+candidates\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s/);
+  assert.match(table, /01_relu\s+correct\s+1\s+0\.5\s+2\.00x\s+—\s+2\.00x/);
+  assert.match(table, /1 of 2 problems correct \(50%\)/);
+  assert.match(table, /fast_0 50%  fast_1 50%  fast_1\.5 50%  fast_2 0%/);
+  assert.match(table, /geomean speedup: eager 2\.00x, compile —, best 2\.00x/);
+});
+
+test('a bad flag value or a missing problem is a usage error naming what to fix', async () => {
+  const bad = harness();
+  await bad.run('level1', '--provider', 'vllm', '--max-candidates', '-3');
+  assert.equal(bad.exitCode, 2);
+  assert.match(bad.stderr.join(''), /expected `--max-candidates` to be a positive integer, got `-3`/);
+  const strategy = harness();
+  await strategy.run('level1', '--provider', 'vllm', '--strategy', 'beam');
+  assert.match(strategy.stderr.join(''), /expected `--strategy` to be one of refine, sample, ideas, got `beam`/);
+  const missing = harness();
+  await missing.run('nowhere.py', '--provider', 'vllm');
+  assert.equal(missing.exitCode, 2);
+  assert.match(missing.stderr.join(''), /no such file or folder: nowhere\.py/);
+  const resume = harness();
+  await resume.run('level1', '--resume', 'abc');
+  assert.match(resume.stderr.join(''), /--resume continues run `abc` with its stored settings: drop the problem arguments/);
+  const unknown = harness();
+  await unknown.run('--resume', 'no-such-run');
+  assert.equal(unknown.exitCode, 2);
+  assert.match(unknown.stderr.join(''), /no run `no-such-run`/);
+});
+
+test('Ctrl-C stops the run gracefully, and --resume finishes it', async () => {
+  const cli = harness({
+    replies: [
+      kernel('correct 0.5'),
+      () => {
+        cli.signals.emit('SIGINT');
+        return kernel('correct 0.4');
+      },
+    ],
+  });
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '3', '--json');
+  assert.equal(cli.exitCode, 130);
+  const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
+  assert.match(cli.stderr.join(''), /stopping; unfinished work stays in the store for --resume/);
+  assert.equal(cli.evaluator.calls.length, 1, 'the second candidate was stored but its evaluation cancelled');
+
+  const resumed = harness({ replies: [kernel('correct 0.2')] });
+  await resumed.run('--resume', runId, '--json');
+  assert.equal(resumed.exitCode, 0);
+  const output = JSON.parse(resumed.stdout[0]!) as { problems: Array<{ candidate_count: number; best: { timing: { candidate_ms: { median: number } } } }> };
+  assert.equal(output.problems[0]!.candidate_count, 3);
+  assert.equal(output.problems[0]!.best.timing.candidate_ms.median, 0.2);
+  assert.equal(resumed.evaluator.calls.length, 2, 'the cancelled candidate and the new one; the first is not evaluated again');
+});
+
+test('on a terminal the progress is a live view redrawn in place', async () => {
+  const cli = harness({ replies: [kernel('correct 0.5')], tty: true });
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
+  const text = cli.stderr.join('');
+  assert.match(text, /\u001b\[\d+A\u001b\[0J/);
+  assert.match(text, /01_relu\s+done \(candidates\)\s+1 cand\s+best\s+2\.00x/);
+});
+
+test('the files provider replays shipped candidates with no key (the README command)', async () => {
+  const replies = path.join(folder, 'replies');
+  await mkdir(replies);
+  await writeFile(path.join(replies, '1.py'), 'import torch\n# fake-verdict: compile_error\nclass ModelNew(torch.nn.Module):\n    pass\n');
+  await writeFile(path.join(replies, '2.py'), 'import torch\n# fake-verdict: correct 0.25\nclass ModelNew(torch.nn.Module):\n    pass\n');
+  const { createKernelModel } = await import('../../llm/providers.js');
+  const real = harness({ createModel: createKernelModel });
+  await real.run('level1/01_relu.py', '--provider', 'files', '--dir', replies, '--backend', 'cpu', '--json');
+  assert.equal(real.exitCode, 0, real.stderr.join(''));
+  const output = JSON.parse(real.stdout[0]!) as { problems: Array<{ candidate_count: number; best: { verdict: string } }> };
+  assert.equal(output.problems[0]!.candidate_count, 2, 'the folder ran out after two replies');
+  assert.equal(output.problems[0]!.best.verdict, 'correct');
+});

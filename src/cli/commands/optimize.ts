@@ -1,0 +1,281 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import pino, { type Logger } from 'pino';
+import { z } from 'zod';
+import { STRATEGY_NAMES } from '../../agent/attempt.js';
+import { buildOptimizePlan, DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER, type OptimizeRequest } from '../../agent/optimize-plan-builder.js';
+import { OptimizeRequestError } from '../../agent/optimize-request-error.js';
+import { OptimizeRunError } from '../../agent/optimize-run-error.js';
+import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/optimize-run.js';
+import { LiveProgress, progressLine } from '../../agent/progress-lines.js';
+import { formatReportTable } from '../../agent/report-table.js';
+import { describeNamedDevice } from '../../agent/target-device.js';
+import { toJsonOutput, type RunReport } from '../../agent/run-report.js';
+import type { SearchEvent } from '../../agent/search-events.js';
+import { STALL_POLICIES } from '../../agent/stall-detector.js';
+import { resolveProblemFiles } from '../../agent/suite.js';
+import { SuiteError } from '../../agent/suite-error.js';
+import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type ModelSettings } from '../../core/config.js';
+import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from '../../core/verdict.js';
+import type { Evaluator } from '../../eval/evaluator.js';
+import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { detectGpus, type DetectedGpu } from '../../eval/gpu-detection.js';
+import type { KernelModel } from '../../llm/kernel-model.js';
+import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
+import { createKernelModel } from '../../llm/providers.js';
+import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
+import type { RunStore } from '../../store/run-store.js';
+import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
+import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { UsageError } from '../usage-error.js';
+
+/** What `kforge optimize` needs beyond its io; tests replace any of it. */
+export interface OptimizeCommandDependencies extends Partial<CliIo> {
+  /** Default: the PythonEvaluator configured from the environment, as `kforge eval` uses it. */
+  createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => Evaluator | Promise<Evaluator>;
+  /** Default: `createKernelModel` (every provider, `files` included). */
+  createModel?: (settings: ModelSettings) => Promise<KernelModel>;
+  openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
+  loadConfig?: (configPath: string | undefined, options: { cwd: string }) => Promise<LoadedConfig>;
+  /** The GPUs the host has (for the default backend and the target's name). Default: nvidia-smi. */
+  detectGpus?: () => Promise<DetectedGpu[]>;
+  /** Whether stderr is a terminal (live view) or not (one line per event). Default: `process.stderr.isTTY`. */
+  stderrIsTerminal?: boolean;
+  /** Where SIGINT and SIGTERM are listened for. Default `process`. */
+  signals?: Pick<NodeJS.Process, 'on' | 'off'>;
+  /** Ends the process at once on a second Ctrl-C. Default `process.exit`. */
+  exit?: (code: number) => void;
+}
+
+const positiveInteger = (flag: string) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive integer, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const positiveNumber = (flag: string) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive number, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const oneOf = <const T extends readonly string[]>(flag: string, values: T) =>
+  z.string().transform((text, context) => {
+    if (!values.includes(text)) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return text as T[number];
+  });
+
+const flagsSchema = z.object({
+  provider: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  baseUrl: z.string().min(1).optional(),
+  dir: z.string().min(1).optional(),
+  strategy: oneOf('--strategy', STRATEGY_NAMES).optional(),
+  maxCandidates: positiveInteger('--max-candidates').optional(),
+  maxMinutes: positiveNumber('--max-minutes').optional(),
+  maxTokens: positiveInteger('--max-tokens').optional(),
+  maxCost: positiveNumber('--max-cost').optional(),
+  maxGpuSeconds: positiveNumber('--max-gpu-seconds').optional(),
+  targetSpeedup: positiveNumber('--target-speedup').optional(),
+  concurrency: positiveInteger('--concurrency').optional(),
+  backend: oneOf('--backend', BACKENDS).optional(),
+  precision: oneOf('--precision', PRECISIONS).optional(),
+  tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
+  trials: positiveInteger('--trials').optional(),
+  perfTrials: positiveInteger('--perf-trials').optional(),
+  preset: oneOf('--preset', PRESETS).optional(),
+  stallAfter: positiveInteger('--stall-after').optional(),
+  onStall: oneOf('--on-stall', STALL_POLICIES).optional(),
+  switchTo: oneOf('--switch-to', STRATEGY_NAMES).optional(),
+  store: z.string().min(1).optional(),
+  out: z.string().min(1).optional(),
+  resume: z.string().min(1).optional(),
+  config: z.string().min(1).optional(),
+  json: z.boolean().default(false),
+});
+type OptimizeFlags = z.infer<typeof flagsSchema>;
+
+/** Flags that describe a new run; with `--resume` the stored settings are used instead. */
+const NEW_RUN_FLAGS = ['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency', 'backend', 'precision', 'tolerance', 'trials', 'perfTrials', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'] as const;
+
+function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
+  const parsed = flagsSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+  const flags = parsed.data;
+  if (flags.resume) {
+    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined);
+    if (problems.length > 0 || extra.length > 0) {
+      throw new UsageError(`--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`);
+    }
+  } else if (problems.length === 0) {
+    throw new UsageError('expected a problem file or folder: kforge optimize PROBLEM.py --provider NAME --model ID');
+  }
+  return flags;
+}
+
+/** Progress on stderr: a live view redrawn in place on a terminal, one logfmt line per event otherwise. */
+function progressWriter(stderr: TextSink, terminal: boolean): (event: SearchEvent) => void {
+  if (!terminal) return (event) => void stderr.write(`${progressLine(event)}\n`);
+  const view = new LiveProgress();
+  let drawn = 0;
+  return (event) => {
+    view.update(event);
+    const lines = view.lines();
+    stderr.write(`${drawn > 0 ? `\u001b[${drawn}A\u001b[0J` : ''}${lines.join('\n')}\n`);
+    drawn = lines.length;
+  };
+}
+
+/** The request a new run's flags make. */
+function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string, storePath: string): OptimizeRequest {
+  const { provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency } = flags;
+  const { backend, precision, tolerance, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
+  return {
+    ...{ provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency },
+    ...{ backend, precision, tolerance, trials, perfTrials, preset, stallAfter, onStall, switchTo },
+    ...(flags.maxCost === undefined ? {} : { maxCostUsd: flags.maxCost }),
+    problems,
+    outDir: path.resolve(cwd, flags.out ?? 'kforge-out'),
+    candidatesDir: path.join(path.dirname(storePath), 'candidates'),
+  };
+}
+
+function modelSettings(plan: { model: Omit<ModelSettings, 'apiKey'> }, config: KforgeConfig): ModelSettings {
+  const apiKey = config.apiKey && config.provider === plan.model.provider ? { apiKey: config.apiKey } : {};
+  return { ...plan.model, ...apiKey } as ModelSettings;
+}
+
+/** The backend when none is asked for: cuda when a GPU is visible, else cpu (as `kforge eval` decides). */
+async function defaultBackend(io: CliIo, gpus: DetectedGpu[]): Promise<Backend> {
+  const hidden = ['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
+  if (gpus.length > 0 && !hidden) return 'cuda';
+  io.stderr.write('kforge optimize: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
+  return 'cpu';
+}
+
+/**
+ * Adds `kforge optimize PROBLEM_OR_DIR...`: searches each problem with the chosen strategy and
+ * model, records everything in the store, writes the best kernel of each problem with its verdict
+ * JSON, and prints the per-problem and total table (or, with `--json`, one JSON object). Exit
+ * status 0 when the run finished or paused, 130 when it was stopped (resumable), 2 for misuse,
+ * 3 when the run failed for a reason of kforge's or the machine's.
+ */
+export function registerOptimizeCommand(program: Command, dependencies: OptimizeCommandDependencies = {}): Command {
+  const run = async (io: CliIo, problemArguments: string[], rawOptions: unknown): Promise<number> => {
+    const flags = parseFlags(rawOptions, problemArguments);
+    const { config } = await (dependencies.loadConfig ?? loadConfig)(flags.config, { cwd: io.cwd });
+    const storePath = resolveStorePath({ path: flags.store ?? config.store?.path, cwd: io.cwd });
+    const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
+    const controller = new AbortController();
+    const signals = dependencies.signals ?? process;
+    const onSignal = (): void => {
+      if (controller.signal.aborted) return void (dependencies.exit ?? process.exit)(EXIT.cancelled);
+      io.stderr.write('kforge optimize: stopping; unfinished work stays in the store for --resume (Ctrl-C again to quit at once)\n');
+      controller.abort();
+    };
+    signals.on('SIGINT', onSignal);
+    signals.on('SIGTERM', onSignal);
+    try {
+      const gpus = await (dependencies.detectGpus ?? detectGpus)();
+      const plan = flags.resume
+        ? (await loadRunPlan(store, flags.resume)).plan
+        : buildOptimizePlan(
+            requestFromFlags({ ...flags, backend: flags.backend ?? config.evaluator?.backend ?? (await defaultBackend(io, gpus)) }, await resolveProblemFiles(problemArguments, io.cwd), io.cwd, storePath),
+            config,
+          );
+      const { backend, deviceIndex } = plan.evaluation;
+      const gpuName = gpus[deviceIndex ?? 0]?.name;
+      const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+      const dependenciesOfRun: OptimizeDependencies = {
+        store,
+        model: await (dependencies.createModel ?? createKernelModel)(modelSettings(plan, config)),
+        evaluator: await (dependencies.createEvaluator?.({ logger, backend }) ?? createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger })),
+        ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
+        onEvent: progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true),
+        signal: controller.signal,
+      };
+      const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
+      writeReport(report, flags.json, io);
+      return report.status === 'stopped' ? EXIT.cancelled : 0;
+    } finally {
+      signals.off('SIGINT', onSignal);
+      signals.off('SIGTERM', onSignal);
+      await store.close();
+    }
+  };
+
+  return program
+    .command('optimize')
+    .description('search for the fastest correct kernel for one problem or a whole suite, with every step kept in the store')
+    .argument('[problems...]', 'problem files (KernelBench format) or folders of them')
+    .option('--provider <name>', 'model provider: openai, anthropic, google, openai-compatible, vllm, sglang, ollama, llamacpp, deepseek, openrouter, files')
+    .option('--model <id>', 'model id as the provider names it')
+    .option('--base-url <url>', 'API base URL (openai-compatible servers)')
+    .option('--dir <dir>', 'folder of candidate files or recorded replies (files provider)')
+    .option('--strategy <name>', `search strategy: ${STRATEGY_NAMES.join(', ')} (default refine)`)
+    .option('--max-candidates <n>', `candidates per problem (default ${DEFAULT_MAX_CANDIDATES} when no other limit is given)`)
+    .option('--max-minutes <m>', 'wall-clock minutes per problem')
+    .option('--max-tokens <n>', 'tokens for the whole run')
+    .option('--max-cost <usd>', 'US dollars for the whole run')
+    .option('--max-gpu-seconds <s>', 'device seconds for the whole run')
+    .option('--target-speedup <x>', 'stop a problem once a correct kernel is this much faster than the best baseline')
+    .option('--concurrency <n>', 'model calls at once for this provider')
+    .option('--backend <backend>', 'cuda, triton or cpu (default cuda)')
+    .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
+    .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
+    .option('--trials <n>', 'correctness trials per candidate (default 5)')
+    .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
+    .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
+    .option('--stall-after <n>', `candidates without a better one before a problem is stalled (default ${DEFAULT_STALL_AFTER})`)
+    .option('--on-stall <policy>', `on a stall: ${STALL_POLICIES.join(', ')} (default continue)`)
+    .option('--switch-to <strategy>', 'the strategy a stalled problem switches to')
+    .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
+    .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
+    .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
+    .option('--config <path>', 'config file (default kforge.config.json when present)')
+    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout')
+    .action(async (problemArguments: string[], rawOptions: unknown) => {
+      const io = resolveCliIo(dependencies);
+      try {
+        io.setExitCode(await run(io, problemArguments, rawOptions));
+      } catch (error) {
+        io.setExitCode(reportFailure(error, io));
+      }
+    });
+}
+
+/** Prints a failure in one line and returns the exit status; kforge's own bugs are rethrown. */
+function reportFailure(error: unknown, io: CliIo): number {
+  const setup = error instanceof OptimizeRunError && error.cause instanceof EvaluatorSetupError ? error.cause : error instanceof EvaluatorSetupError ? error : null;
+  if (setup) {
+    io.stderr.write(`kforge optimize: ${setup.message}${setup.hint ? `; ${setup.hint}` : ''}\n`);
+    return EXIT.usage;
+  }
+  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError].some((kind) => error instanceof kind);
+  if (!usage && !(error instanceof OptimizeRunError)) throw error;
+  io.stderr.write(`kforge optimize: ${(error as Error).message}\n`);
+  if (error instanceof OptimizeRunError) io.stderr.write(`fix the cause, then continue with: kforge optimize --resume ${error.runId}\n`);
+  return usage ? EXIT.usage : EXIT.internal;
+}
+
+function writeReport(report: RunReport, json: boolean, io: CliIo): void {
+  if (json) {
+    io.stdout.write(`${JSON.stringify(toJsonOutput(report))}\n`);
+    return;
+  }
+  io.stdout.write(`${formatReportTable(report)}\n`);
+  const written = report.problems.flatMap((problem) => (problem.best ? [problem.best.kernelPath] : []));
+  if (written.length > 0) io.stderr.write(`best kernels written to ${path.dirname(written[0]!)}\n`);
+  if (report.status === 'stopped' || report.status === 'paused') io.stderr.write(`resume with: kforge optimize --resume ${report.runId}\n`);
+}

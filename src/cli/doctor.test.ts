@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fixturePath } from '../../test-support/fixture-paths.js';
+import { registerDoctorCommand } from './commands/doctor.js';
+import type { ToolRun, ToolRunner } from './doctor-checks.js';
+import { runProgram } from './run-program.js';
+
+const PROBE_OK = JSON.stringify({
+  python: '3.11.2',
+  executable: '/usr/bin/python3',
+  python_headers: true,
+  torch: '1.13.0',
+  torch_compile: false,
+  cuda_available: false,
+  torch_cuda: null,
+  numpy: '1.24.2',
+  triton: null,
+});
+
+/** A machine described by the tools it has; anything else is "not found". */
+function machine(tools: Record<string, ToolRun>): ToolRunner {
+  return async (command, args) => {
+    const key = command === 'nvidia-smi' || command === 'nvcc' || command === 'g++' || command === 'ninja' ? command : args[0] === '-c' && args[1]?.includes('sysconfig') ? 'probe' : `${command} ${args.join(' ')}`;
+    return tools[key] ?? { ok: false, stdout: '', stderr: `${command}: not found` };
+  };
+}
+
+async function doctor(run: ToolRunner, args: string[] = ['doctor', '--json']) {
+  let stdout = '';
+  let code = -1;
+  const status = await runProgram(args, [(program, io) => registerDoctorCommand(program, { ...io, run, setExitCode: (value) => void (code = value) })], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: () => true },
+    environment: { KFORGE_PYTHON: 'python3', KFORGE_WORKER_DIR: fixturePath('fake-worker') },
+    color: false,
+  });
+  return { stdout, code: status ?? code };
+}
+
+const ok = (stdout: string): ToolRun => ({ ok: true, stdout, stderr: '' });
+
+describe('kforge doctor', () => {
+  it('passes when the cpu backend can run, and names what the GPU backends lack', async () => {
+    const { stdout, code } = await doctor(machine({ probe: ok(PROBE_OK), 'g++': ok('g++ (Debian 12.2.0) 12.2.0\n'), ninja: ok('1.11.1\n') }));
+    assert.equal(code, 0);
+    const report = JSON.parse(stdout) as { backends: Record<string, boolean>; checks: Array<{ id: string; ok: boolean; fix?: string }> };
+    assert.deepEqual(report.backends, { cpu: true, cuda: false, triton: false });
+    const byId = new Map(report.checks.map((check) => [check.id, check]));
+    assert.equal(byId.get('torch')?.ok, true);
+    assert.equal(byId.get('torch')?.fix, undefined, 'no fix for what is fine');
+    assert.equal(byId.get('nvcc')?.ok, false);
+    assert.match(byId.get('nvcc')?.fix ?? '', /CUDA toolkit/);
+    assert.equal(byId.get('triton')?.fix, 'pip install triton');
+  });
+
+  it('fails when pieces the cpu backend needs are missing, with the command that installs each', async () => {
+    const probe = JSON.stringify({ ...JSON.parse(PROBE_OK), torch: undefined, torch_error: "ModuleNotFoundError: No module named 'torch'", python_headers: false });
+    const { stdout, code } = await doctor(machine({ probe: ok(probe) }));
+    assert.equal(code, 1);
+    const report = JSON.parse(stdout) as { backends: Record<string, boolean>; checks: Array<{ id: string; ok: boolean; fix?: string }> };
+    assert.equal(report.backends.cpu, false);
+    const fixes = Object.fromEntries(report.checks.filter((check) => !check.ok).map((check) => [check.id, check.fix]));
+    assert.match(fixes.torch ?? '', /apt-get install -y python3-torch python3-numpy python3-pytest ninja-build g\+\+ python3-dev|KFORGE_PYTHON=\/usr\/bin\/python3/);
+    assert.equal(fixes['python-headers'], 'apt-get install -y python3-dev');
+    assert.equal(fixes['g++'], 'apt-get install -y g++');
+    assert.equal(fixes.ninja, 'apt-get install -y ninja-build');
+  });
+
+  it('prints a readable table without --json', async () => {
+    const { stdout } = await doctor(machine({ probe: ok(PROBE_OK), ninja: ok('1.11.1\n') }), ['doctor']);
+    assert.match(stdout, /missing +g\+\+ +not found \(needed for cpu, cuda\)\n +fix: apt-get install -y g\+\+/);
+    assert.match(stdout, /the cpu backend cannot run here yet\. On Debian or Ubuntu: apt-get install -y python3-torch/);
+  });
+});

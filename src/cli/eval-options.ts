@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
+import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/stage-limits.js';
+import { UsageError } from './usage-error.js';
+
+/** The limits a `--timeout-<stage>` flag exists for, in the order the help lists them. */
+export const TIMEOUT_STAGES = Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS) as Array<keyof StageTimeoutsSeconds>;
+
+/** Commander's property name of a `--timeout-<stage>` flag. */
+export function timeoutOptionName(stage: keyof StageTimeoutsSeconds): string {
+  return `timeout${stage[0]!.toUpperCase()}${stage.slice(1)}`;
+}
+
+const shown = (value: unknown): string => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
+
+function choice<const T extends readonly [string, ...string[]]>(flag: string, values: T) {
+  return z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got ${shown(issue.input)}` });
+}
+
+function integer(flag: string, minimum: 0 | 1) {
+  const what = minimum === 1 ? 'a positive integer' : 'a non-negative integer';
+  const pattern = minimum === 1 ? /^\+?0*[1-9]\d*$/ : /^\+?\d+$/;
+  return z
+    .string({ error: (issue) => `expected \`${flag}\` to be ${what}, got ${shown(issue.input)}` })
+    .refine((text) => pattern.test(text.trim()) && Number.isSafeInteger(Number(text)), {
+      error: (issue) => `expected \`${flag}\` to be ${what}, got ${shown(issue.input)}`,
+    })
+    .transform(Number);
+}
+
+function seconds(flag: string) {
+  return z
+    .string()
+    .refine((text) => /^\+?(\d+\.?\d*|\.\d+)$/.test(text.trim()) && Number(text) > 0 && Number.isFinite(Number(text)), {
+      error: (issue) => `expected \`${flag}\` to be a positive number of seconds, got ${shown(issue.input)}`,
+    })
+    .transform(Number);
+}
+
+const timeoutShape = Object.fromEntries(
+  TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()]),
+) as Record<string, z.ZodOptional<ReturnType<typeof seconds>>>;
+
+/** Validates the raw flags of `kforge eval` (as commander collected them). */
+export const evalOptionsSchema = z.object({
+  backend: choice('--backend', BACKENDS).optional(),
+  precision: choice('--precision', PRECISIONS).default('fp32'),
+  tolerance: choice('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
+  preset: choice('--preset', PRESETS).optional(),
+  trials: integer('--trials', 1).optional(),
+  perfTrials: integer('--perf-trials', 1).optional(),
+  warmup: integer('--warmup', 0).optional(),
+  device: integer('--device', 0).optional(),
+  refreshBaselines: z.boolean().default(false),
+  timing: z.boolean().default(true),
+  json: z.boolean().default(false),
+  cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
+  ...timeoutShape,
+});
+export type EvalOptions = z.infer<typeof evalOptionsSchema>;
+
+/** Parses the flags or throws a {@link UsageError} naming the first bad one. */
+export function parseEvalOptions(raw: unknown): EvalOptions {
+  const parsed = evalOptionsSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+  return parsed.data;
+}
+
+/** The `--timeout-<stage>` values that were given, in seconds. */
+export function timeoutsFrom(options: EvalOptions): Partial<StageTimeoutsSeconds> {
+  const record = options as Record<string, unknown>;
+  const timeouts: Partial<StageTimeoutsSeconds> = {};
+  for (const stage of TIMEOUT_STAGES) {
+    const value = record[timeoutOptionName(stage)];
+    if (typeof value === 'number') timeouts[stage] = value;
+  }
+  return timeouts;
+}

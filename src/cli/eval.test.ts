@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { execa } from 'execa';
+import { evaluationResultSchema } from '../core/verdict.js';
+import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
+
+/** `kforge eval` as a user runs it: bin/kforge.js in a child process, against the fake worker. */
+const cacheRoot = mkdtempSync(path.join(os.tmpdir(), 'kforge-cli-test-'));
+after(() => rmSync(cacheRoot, { recursive: true, force: true }));
+
+const PROBLEM = fixturePath('fake-scenarios', 'problem.py');
+const candidate = (scenario: string): string => fixturePath('fake-scenarios', `candidate-${scenario}.py`);
+
+function kforge(args: string[], environment: Record<string, string> = {}) {
+  return execa(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), ...args], {
+    reject: false,
+    cwd: cacheRoot,
+    env: {
+      KFORGE_PYTHON: TEST_PYTHON,
+      KFORGE_WORKER_DIR: fixturePath('fake-worker'),
+      KFORGE_CACHE_DIR: path.join(cacheRoot, 'cache'),
+      NO_COLOR: '1',
+      ...environment,
+    },
+    timeout: 60_000,
+  });
+}
+
+describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['a negative count', ['--perf-trials', '-3'], /^kforge eval: expected `--perf-trials` to be a positive integer, got `-3`$/],
+    ['a count that is not a number', ['--trials=five'], /^kforge eval: expected `--trials` to be a positive integer, got `five`$/],
+    ['an unknown backend', ['--backend', 'rocm'], /^kforge eval: expected `--backend` to be one of cuda, triton, cpu, got `rocm`$/],
+    ['an unknown precision', ['--precision', 'fp8'], /^kforge eval: expected `--precision` to be one of fp32, fp16, bf16, got `fp8`$/],
+    ['a bad time limit', ['--timeout-build', '0'], /^kforge eval: expected `--timeout-build` to be a positive number of seconds, got `0`$/],
+    ['an unknown flag', ['--jsno'], /^kforge eval: unknown option '--jsno' \(did you mean --json\?\); run `kforge eval --help` for usage$/],
+  ];
+  for (const [name, flags, expected] of cases) {
+    it(name, async () => {
+      const result = await kforge(['eval', PROBLEM, candidate('correct'), ...flags]);
+      assert.equal(result.exitCode, 2, String(result.stderr));
+      assert.equal(result.stdout, '');
+      const lines = String(result.stderr).trim().split('\n');
+      assert.equal(lines.length, 1, String(result.stderr));
+      assert.match(lines[0]!, expected);
+    });
+  }
+
+  it('a missing file, a directory, an unreadable file, a missing argument', async () => {
+    const missing = await kforge(['eval', 'nope.py', candidate('correct'), '--json']);
+    assert.equal(missing.exitCode, 2);
+    assert.equal(missing.stdout, '');
+    assert.equal(String(missing.stderr).trim(), 'kforge eval: the problem file `nope.py` does not exist; pass the path of a KernelBench-style problem file');
+    const directory = await kforge(['eval', PROBLEM, cacheRoot]);
+    assert.equal(directory.exitCode, 2);
+    assert.match(String(directory.stderr), /is a directory; pass a candidate file that defines ModelNew/);
+    if (process.getuid?.() !== 0) {
+      const locked = path.join(cacheRoot, 'locked.py');
+      writeFileSync(locked, '# nothing');
+      chmodSync(locked, 0o000);
+      const unreadable = await kforge(['eval', PROBLEM, locked]);
+      assert.equal(unreadable.exitCode, 2);
+      assert.match(String(unreadable.stderr), /cannot be read \(EACCES\)/);
+    }
+    const short = await kforge(['eval', PROBLEM]);
+    assert.equal(short.exitCode, 2);
+    assert.equal(String(short.stderr).trim(), "kforge eval: missing required argument 'candidate'; run `kforge eval --help` for usage");
+  });
+
+  it('a worker that cannot start is the machine, not the candidate: exit 2 pointing at kforge doctor', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('correct'), '--backend', 'cpu', '--json'], {
+      KFORGE_WORKER_DIR: path.join(cacheRoot, 'no-worker'),
+    });
+    assert.equal(result.exitCode, 2);
+    assert.equal(result.stdout, '');
+    assert.match(String(result.stderr), /No module named kforge_worker.*kforge doctor/);
+  });
+});
+
+describe('kforge eval --json: exactly one JSON object on stdout', () => {
+  it('prints a correct result that validates against the verdict schema, exit 0', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('correct'), '--backend', 'cpu', '--perf-trials', '12', '--json']);
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    const stdout = String(result.stdout);
+    assert.equal(stdout.trim().split('\n').length, 1, 'one line of JSON, nothing else');
+    const parsed = evaluationResultSchema.parse(JSON.parse(stdout));
+    assert.equal(parsed.verdict, 'correct');
+    assert.equal(parsed.backend, 'cpu');
+    assert.equal(parsed.timing?.candidate_ms.n, 12);
+    assert.equal(parsed.timing?.speedup_vs_best, 2);
+    for (const field of ['verdict', 'reasons', 'problem', 'candidate', 'backend', 'precision', 'correctness', 'timing', 'diagnostics', 'environment']) {
+      assert.ok(field in parsed, `missing ${field}`);
+    }
+    assert.match(String(result.stderr), /building the candidate/, 'progress goes to stderr');
+  });
+
+  it('exits 1 for other verdicts and keeps the compiler diagnostics', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('compile_error'), '--backend', 'cpu', '--json']);
+    assert.equal(result.exitCode, 1);
+    const parsed = evaluationResultSchema.parse(JSON.parse(String(result.stdout)));
+    assert.equal(parsed.verdict, 'compile_error');
+    assert.equal(parsed.timing, undefined);
+    assert.match(parsed.diagnostics.compiler ?? '', /nvcc fatal/);
+  });
+
+  it('defaults the backend to cpu when no GPU is visible', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('correct'), '--no-timing', '--json'], { CUDA_VISIBLE_DEVICES: '' });
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    assert.equal(JSON.parse(String(result.stdout)).backend, 'cpu');
+    assert.match(String(result.stderr), /no GPU is visible, so the backend is cpu/);
+  });
+});
+
+/** Whether a process's working directory lies under `root` (the workers run in scratch directories there). */
+function isInScratchOf(pid: number, root: string): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`).startsWith(root);
+  } catch {
+    return false;
+  }
+}
+
+describe('kforge eval: interrupted', () => {
+  it('Ctrl-C stops the workers and exits 130', async () => {
+    const scratchRoot = path.join(cacheRoot, 'interrupted');
+    mkdirSync(scratchRoot, { recursive: true });
+    const child = kforge(['eval', PROBLEM, candidate('hang-build'), '--backend', 'cpu'], { TMPDIR: scratchRoot });
+    let stderr = '';
+    let interrupted = false;
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!interrupted && stderr.includes('building the candidate …') && child.pid) {
+        interrupted = true;
+        process.kill(child.pid, 'SIGINT');
+      }
+    });
+    const result = await child;
+    assert.equal(result.exitCode, 130, stderr);
+    assert.match(stderr, /kforge eval: cancelled; the workers were stopped/);
+    const leftover = await execa('pgrep', ['-f', `kforge_worker candidate`], { reject: false });
+    const workers = String(leftover.stdout).trim().split('\n').filter(Boolean).filter((pid) => isInScratchOf(Number(pid), scratchRoot));
+    assert.deepEqual(workers, [], 'no worker outlives kforge');
+  });
+});
+
+describe('kforge eval: the human summary', () => {
+  it('shows the verdict, the reasons and the error profile', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('incorrect'), '--backend', 'cpu']);
+    assert.equal(result.exitCode, 1);
+    const stdout = String(result.stdout);
+    assert.match(stdout, /^incorrect {2}candidate-incorrect\.py against problem\.py/);
+    assert.match(stdout, /\[mismatch\] the output: 412 of 512 elements differ/);
+    assert.match(stdout, /error profile: 0\/5 trials passed, max abs error 0\.530/);
+    assert.match(stdout, /stages: reference 3\.0 ms/);
+  });
+
+  it('shows the timing table and the known cause of a build failure', async () => {
+    const correct = String((await kforge(['eval', PROBLEM, candidate('correct'), '--backend', 'cpu', '--perf-trials', '10'])).stdout);
+    assert.match(correct, /candidate +1\.000 +\[1\.000, 1\.000\] +10/);
+    assert.match(correct, /eager +2\.000 .* 2\.00x/);
+    assert.match(correct, /speedup vs best baseline: 2\.00x/);
+    const failed = String((await kforge(['eval', PROBLEM, candidate('compile_error'), '--backend', 'cpu'])).stdout);
+    assert.match(failed, /first compiler error: Unsupported gpu architecture 'sm_70'/);
+    assert.match(failed, /known cause: the candidate hard-codes -arch=sm_70/);
+  });
+});

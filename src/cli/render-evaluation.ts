@@ -1,0 +1,117 @@
+import path from 'node:path';
+import type picocolors from 'picocolors';
+import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
+import { formatDuration, formatError, formatMilliseconds, formatSpeedup } from './format.js';
+
+type Colors = ReturnType<typeof picocolors.createColors>;
+
+const VERDICT_COLOR: Record<Verdict, 'green' | 'red' | 'yellow' | 'magenta'> = {
+  correct: 'green',
+  incorrect: 'red',
+  compile_error: 'red',
+  runtime_error: 'red',
+  timeout: 'yellow',
+  crashed: 'magenta',
+  rejected: 'red',
+  invalid_input: 'yellow',
+};
+
+/** Stage names in the order they run. */
+const STAGE_ORDER = ['reference', 'baseline', 'build', 'load', 'correctness', 'judge', 'timing'];
+
+/** Lines of a process's output shown when something failed. */
+const TAIL_LINES = 12;
+
+/**
+ * The human summary of `kforge eval`: verdict, reasons, the compiler's first error and its known
+ * cause, the error profile, a timing table and per-stage wall times.
+ */
+export function renderEvaluation(result: EvaluationResult, colors: Colors): string {
+  const lines: string[] = [];
+  const verdict = colors.bold(colors[VERDICT_COLOR[result.verdict]](result.verdict));
+  lines.push(
+    `${verdict}  ${path.basename(result.candidate)} against ${path.basename(result.problem)}  ` +
+      colors.dim(`(${result.backend}, ${result.precision}${result.preset ? `, preset ${result.preset}` : ''})`),
+  );
+  for (const reason of result.reasons) lines.push(`  ${colors.dim(`[${reason.check}]`)} ${reason.message}`);
+  const { diagnostics } = result;
+  if (diagnostics.first_error) lines.push('', `${colors.bold('first compiler error:')} ${diagnostics.first_error}`);
+  if (diagnostics.known_cause) lines.push(`${colors.bold('known cause:')} ${diagnostics.known_cause}`);
+  if (result.verdict === 'runtime_error' && diagnostics.traceback) {
+    lines.push('', colors.bold('traceback (last lines):'), ...tail(diagnostics.traceback).map((line) => `  ${line}`));
+  }
+  if (result.verdict !== 'correct' && result.verdict !== 'incorrect' && diagnostics.stderr.trim()) {
+    lines.push('', colors.bold('stderr (last lines):'), ...tail(diagnostics.stderr).map((line) => `  ${colors.dim(line)}`));
+  }
+  if (result.correctness) lines.push('', ...renderCorrectness(result, colors));
+  if (result.timing) lines.push('', ...renderTiming(result, colors));
+  const stages = renderStages(result.stages ?? {});
+  if (stages) lines.push('', `${colors.bold('stages:')} ${stages}`);
+  if (result.environment) {
+    const environment = result.environment;
+    const parts = [environment.device, `torch ${environment.torch}`];
+    if (environment.cuda) parts.push(`CUDA ${environment.cuda}`);
+    if (environment.driver) parts.push(`driver ${environment.driver}`);
+    if (environment.python) parts.push(`python ${environment.python}`);
+    lines.push(`${colors.bold('environment:')} ${parts.join(' · ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function renderCorrectness(result: EvaluationResult, colors: Colors): string[] {
+  const correctness = result.correctness!;
+  const tolerance =
+    correctness.atol === correctness.rtol ? `atol=rtol=${correctness.atol}` : `atol=${correctness.atol}, rtol=${correctness.rtol}`;
+  const lines = [
+    `${colors.bold('error profile:')} ${correctness.passed}/${correctness.trials} trials passed, ` +
+      `max abs error ${formatError(correctness.max_abs_error)}, max rel error ${formatError(correctness.max_rel_error)}` +
+      (correctness.mismatch_count ? `, ${correctness.mismatch_count} elements outside tolerance` : '') +
+      colors.dim(` (${correctness.tolerance ?? 'kernelbench'}: ${tolerance})`),
+  ];
+  if (correctness.fp64) {
+    lines.push(
+      `  against float64: max abs error ${formatError(correctness.fp64.max_abs_error)}, max rel error ${formatError(correctness.fp64.max_rel_error)}`,
+    );
+  }
+  return lines;
+}
+
+function renderTiming(result: EvaluationResult, colors: Colors): string[] {
+  const timing = result.timing!;
+  const row = (name: string, stats: TimingStats | null, speedup: string, note?: string): string[] => {
+    if (!stats) return [name, '—', '', '', note ?? 'not measured'];
+    return [name, formatMilliseconds(stats.median), `[${formatMilliseconds(stats.ci95[0])}, ${formatMilliseconds(stats.ci95[1])}]`, String(stats.n), speedup];
+  };
+  const rows = [
+    ['', 'median ms', '95% CI', 'n', 'candidate speedup'],
+    row('candidate', timing.candidate_ms, ''),
+    row('eager', timing.eager_ms, formatSpeedup(timing.speedup_vs_eager), timing.eager_unavailable),
+    row('torch.compile', timing.compile_ms, formatSpeedup(timing.speedup_vs_compile), timing.compile_unavailable),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => (cells[column] ?? '').length)));
+  const table = rows.map((cells, index) => {
+    const text = cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+    return `  ${index === 0 ? colors.dim(text) : text}`;
+  });
+  const cached = timing.baseline_cached ? colors.dim(' (baselines from the cache)') : '';
+  return [
+    `${colors.bold('timing')}${cached}`,
+    ...table,
+    `  ${colors.bold(`speedup vs best baseline: ${formatSpeedup(timing.speedup_vs_best)}`)}`,
+  ];
+}
+
+function renderStages(stages: Record<string, number>): string {
+  const names = Object.keys(stages).sort((a, b) => rank(a) - rank(b));
+  return names.map((name) => `${name} ${formatDuration(stages[name]!)}`).join(' · ');
+}
+
+function rank(stage: string): number {
+  const index = STAGE_ORDER.indexOf(stage);
+  return index === -1 ? STAGE_ORDER.length : index;
+}
+
+function tail(text: string): string[] {
+  const lines = text.trimEnd().split(/\r?\n/);
+  return lines.slice(-TAIL_LINES);
+}

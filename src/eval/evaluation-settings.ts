@@ -1,0 +1,60 @@
+import path from 'node:path';
+import type { Backend, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
+import type { EvaluationRequest } from './evaluator.js';
+import type { Stage } from './protocol.js';
+import { stageLimitsMs } from './stage-limits.js';
+import { toleranceFor, type Tolerance } from './tolerance.js';
+
+/** Defaults of SPEC.md sections 4 and 5. */
+export const EVALUATION_DEFAULTS = {
+  trials: 5,
+  perfTrials: 100,
+  warmupTrials: 10,
+  /** Input sets the timed calls rotate through (HACKS.md #8). */
+  timingSeeds: 3,
+  /** Timed calls whose outputs are judged (HACKS.md #9). */
+  sampleCalls: 3,
+} as const;
+
+/** An {@link EvaluationRequest} with every default filled in and paths made absolute. */
+export interface EvaluationSettings {
+  problemPath: string;
+  candidatePath: string;
+  backend: Backend;
+  precision: Precision;
+  toleranceProfile: ToleranceProfile;
+  tolerance: Tolerance;
+  preset: Preset;
+  /** `cpu`, or `cuda:N` on the GPU backends. */
+  device: string;
+  trials: number;
+  perfTrials: number;
+  warmupTrials: number;
+  timing: boolean;
+  refreshBaselines: boolean;
+  stageLimitsMs: Record<Stage, number>;
+  /** Limit on waiting for a worker outside any stage (the `startup` limit), ms. */
+  idleLimitMs: number;
+}
+
+/** Fills in the defaults of a request. */
+export function resolveEvaluationSettings(request: EvaluationRequest, workingDirectory = process.cwd()): EvaluationSettings {
+  const limits = stageLimitsMs(request.timeoutsSeconds);
+  return {
+    problemPath: path.resolve(workingDirectory, request.problemPath),
+    candidatePath: path.resolve(workingDirectory, request.candidatePath),
+    backend: request.backend,
+    precision: request.precision,
+    toleranceProfile: request.tolerance,
+    tolerance: toleranceFor(request.tolerance, request.precision),
+    preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
+    device: request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`,
+    trials: request.trials ?? EVALUATION_DEFAULTS.trials,
+    perfTrials: request.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
+    warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,
+    timing: request.skipTiming !== true,
+    refreshBaselines: request.refreshBaselines === true,
+    stageLimitsMs: limits.stages,
+    idleLimitMs: limits.idleMs,
+  };
+}

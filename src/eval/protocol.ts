@@ -1,0 +1,276 @@
+import { z } from 'zod';
+import type { Verdict } from '../core/verdict.js';
+import { ProtocolError } from './protocol-error.js';
+import { workerRoleSchema, type WorkerRole } from './worker-role.js';
+
+/**
+ * Schemas of worker protocol version 1 (docs/worker-protocol.md). Worker → parent messages arrive
+ * on fd 3, one JSON object per line; parent → worker requests go to the worker's stdin.
+ */
+export const PROTOCOL_VERSION = 1;
+
+
+/** Stages of each role, in the order the worker runs them. */
+export const ROLE_STAGES = {
+  reference: ['reference', 'baseline', 'judge'],
+  candidate: ['build', 'load', 'correctness', 'timing'],
+} as const satisfies Record<WorkerRole, readonly string[]>;
+
+export const STAGES = [...ROLE_STAGES.reference, ...ROLE_STAGES.candidate] as const;
+export const stageSchema = z.enum(STAGES);
+export type Stage = z.infer<typeof stageSchema>;
+
+const version = z.literal(PROTOCOL_VERSION);
+const seed = z.number().int().nonnegative();
+/** A time in milliseconds: finite and not negative. */
+const milliseconds = z.number().finite().nonnegative();
+/** An error figure; `null` where it does not exist (no tensor leaves, NaN in the output). */
+const errorFigure = z.number().nullable().optional();
+
+/** What the worker reports about the machine it runs on, sent in `hello`. */
+export const workerEnvironmentSchema = z
+  .object({
+    device: z.string(),
+    torch: z.string(),
+    cuda: z.string().nullable(),
+    driver: z.string().nullable(),
+    python: z.string().optional(),
+  })
+  .catchall(z.unknown());
+export type WorkerEnvironment = z.infer<typeof workerEnvironmentSchema>;
+
+export const helloMessageSchema = z.object({
+  v: version,
+  type: z.literal('hello'),
+  role: workerRoleSchema,
+  pid: z.number().int().positive(),
+  environment: workerEnvironmentSchema,
+});
+
+export const stageMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('stage'),
+    stage: stageSchema,
+    status: z.enum(['start', 'end']),
+    duration_ms: milliseconds.optional(),
+  })
+  .refine((message) => message.status === 'start' || message.duration_ms !== undefined, {
+    message: 'a stage `end` message needs `duration_ms`',
+    path: ['duration_ms'],
+  });
+
+/**
+ * Verdicts a `failure` may carry. The protocol names compile_error, runtime_error, invalid_input
+ * and crashed; the other non-correct verdicts are accepted too, so a worker guard can reject.
+ */
+export const FAILURE_KINDS = [
+  'compile_error',
+  'runtime_error',
+  'invalid_input',
+  'crashed',
+  'rejected',
+  'incorrect',
+  'timeout',
+] as const satisfies readonly Verdict[];
+
+export const failureMessageSchema = z.object({
+  v: version,
+  type: z.literal('failure'),
+  stage: stageSchema,
+  kind: z.enum(FAILURE_KINDS),
+  check: z.string().min(1),
+  message: z.string().min(1),
+  compiler_output: z.string().nullable().optional(),
+  traceback: z.string().nullable().optional(),
+});
+
+export const referenceTrialSchema = z.object({
+  seed,
+  input_digest: z.string(),
+  output: z.string(),
+});
+
+export const referenceReadyMessageSchema = z.object({
+  v: version,
+  type: z.literal('reference-ready'),
+  trials: z.array(referenceTrialSchema),
+});
+
+/** One baseline's raw call times, or why it could not be timed. */
+export const baselineEntrySchema = z.union([
+  z.object({ times_ms: z.array(milliseconds).min(1) }),
+  z.object({ error: z.string().min(1) }),
+]);
+export type BaselineEntry = z.infer<typeof baselineEntrySchema>;
+
+/** An entry that was not asked for is null. */
+export const baselineMessageSchema = z.object({
+  v: version,
+  type: z.literal('baseline'),
+  eager: baselineEntrySchema.nullable(),
+  compile: baselineEntrySchema.nullable(),
+});
+
+export const TRIAL_CHECKS = [
+  'mismatch',
+  'shape',
+  'dtype',
+  'structure',
+  'nan',
+  'missing-output',
+  'input-mutation',
+] as const;
+export type TrialCheck = (typeof TRIAL_CHECKS)[number];
+
+export const judgedTrialSchema = z.object({
+  seed,
+  passed: z.boolean(),
+  check: z.enum(TRIAL_CHECKS).nullable(),
+  message: z.string().nullable().optional(),
+  max_abs_error: errorFigure,
+  max_rel_error: errorFigure,
+  mismatch_count: z.number().int().nonnegative().nullable().optional(),
+  numel: z.number().int().nonnegative().nullable().optional(),
+  fp64_max_abs_error: errorFigure,
+  fp64_max_rel_error: errorFigure,
+  input_mutated: z.boolean().nullable().optional(),
+});
+export type JudgedTrial = z.infer<typeof judgedTrialSchema>;
+
+export const judgementMessageSchema = z.object({
+  v: version,
+  type: z.literal('judgement'),
+  passed: z.boolean(),
+  trials: z.array(judgedTrialSchema),
+});
+
+export const kernelResourceSchema = z
+  .object({
+    name: z.string(),
+    registers: z.number().int().nonnegative().nullable().optional(),
+    shared_bytes: z.number().int().nonnegative().nullable().optional(),
+    stack_bytes: z.number().int().nonnegative().nullable().optional(),
+    local_bytes: z.number().int().nonnegative().nullable().optional(),
+  })
+  .catchall(z.unknown());
+
+/** Extra fields (`objects`, `error` when cuobjdump is missing) are kept. */
+export const buildInfoMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('build-info'),
+    kernels: z.array(kernelResourceSchema),
+    sass: z.string().nullable().optional(),
+    ptx: z.string().nullable().optional(),
+  })
+  .catchall(z.unknown());
+
+/** A saved output file and the digest of the inputs after the call that produced it. */
+export const savedOutputSchema = z.object({
+  seed,
+  path: z.string().min(1),
+  input_digest: z.string(),
+});
+export type SavedOutput = z.infer<typeof savedOutputSchema>;
+
+export const correctnessOutputsMessageSchema = z.object({
+  v: version,
+  type: z.literal('correctness-outputs'),
+  outputs: z.array(savedOutputSchema),
+});
+
+export const timedSampleSchema = z.object({
+  call: z.number().int().nonnegative(),
+  seed,
+  path: z.string().min(1),
+});
+
+export const timingMessageSchema = z.object({
+  v: version,
+  type: z.literal('timing'),
+  times_ms: z.array(milliseconds).min(1),
+  wall_ms: z.array(milliseconds).optional(),
+  samples: z.array(timedSampleSchema),
+});
+
+/** Every message a worker may write on fd 3. */
+export const workerMessageSchema = z.discriminatedUnion('type', [
+  helloMessageSchema,
+  stageMessageSchema,
+  failureMessageSchema,
+  referenceReadyMessageSchema,
+  baselineMessageSchema,
+  judgementMessageSchema,
+  buildInfoMessageSchema,
+  correctnessOutputsMessageSchema,
+  timingMessageSchema,
+]);
+export type WorkerMessage = z.infer<typeof workerMessageSchema>;
+export type WorkerMessageType = WorkerMessage['type'];
+export type MessageOfType<T extends WorkerMessageType> = Extract<WorkerMessage, { type: T }>;
+export type HelloMessage = MessageOfType<'hello'>;
+export type StageMessage = MessageOfType<'stage'>;
+export type FailureMessage = MessageOfType<'failure'>;
+export type ReferenceReadyMessage = MessageOfType<'reference-ready'>;
+export type BaselineMessage = MessageOfType<'baseline'>;
+export type JudgementMessage = MessageOfType<'judgement'>;
+export type BuildInfoMessage = MessageOfType<'build-info'>;
+export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
+export type TimingMessage = MessageOfType<'timing'>;
+
+const MESSAGE_TYPES = new Set<string>(workerMessageSchema.options.map((option) => option.shape.type.value));
+
+/** Longest line quoted back in a protocol error, in characters. */
+const QUOTE_LIMIT = 120;
+
+function quote(line: string): string {
+  return line.length > QUOTE_LIMIT ? `${line.slice(0, QUOTE_LIMIT)}…` : line;
+}
+
+/**
+ * Parses one fd-3 line. Never throws: a line that is not JSON, has another protocol version, an
+ * unknown `type` or a malformed body comes back as a {@link ProtocolError}.
+ */
+export function parseWorkerMessage(
+  line: string,
+  role?: WorkerRole,
+): { ok: true; message: WorkerMessage } | { ok: false; error: ProtocolError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (cause) {
+    return failed(`the line is not JSON: \`${quote(line)}\``, line, role, cause);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return failed(`the line is not a JSON object: \`${quote(line)}\``, line, role);
+  }
+  const record = value as Record<string, unknown>;
+  if (record.v !== PROTOCOL_VERSION) {
+    return failed(`expected protocol version 1, got \`${JSON.stringify(record.v)}\``, line, role);
+  }
+  if (typeof record.type !== 'string' || !MESSAGE_TYPES.has(record.type)) {
+    return failed(`unknown message type \`${JSON.stringify(record.type)}\``, line, role);
+  }
+  const parsed = workerMessageSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at \`${issue.path.join('.')}\`` : '';
+    return failed(
+      `malformed \`${record.type}\` message${where}: ${issue?.message ?? 'invalid'}`,
+      line,
+      role,
+      parsed.error,
+    );
+  }
+  return { ok: true, message: parsed.data };
+}
+
+function failed(
+  reason: string,
+  line: string,
+  role: WorkerRole | undefined,
+  cause?: unknown,
+): { ok: false; error: ProtocolError } {
+  return { ok: false, error: new ProtocolError(reason, { line: quote(line), role, cause }) };
+}

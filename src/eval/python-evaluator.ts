@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { access, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import type { EvaluationResult } from '../core/verdict.js';
+import type { BaselineCache } from './baseline-cache.js';
+import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
+import { EvaluationRun } from './evaluation-run.js';
+import { EVALUATION_DEFAULTS, resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
+import type { EvaluateOptions, EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
+import { createScratchDirectory, type ScratchDirectory } from './scratch-directory.js';
+import { drawSeedPlan, type RandomInteger } from './seeds.js';
+import { buildWorkerEnvironment } from './worker-environment.js';
+import { WorkerProcess } from './worker-process.js';
+import type { WorkerRole } from './worker-role.js';
+
+export interface PythonEvaluatorOptions {
+  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
+  workerDirectory: string;
+  baselineCache: BaselineCache;
+  /** Python executable. Default `python3`. */
+  python?: string;
+  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
+  environment?: NodeJS.ProcessEnv;
+  /** Where scratch directories are made. Default: the system's temporary folder. */
+  scratchRoot?: string;
+  /** Keep each evaluation's scratch directory (its path is logged). Default false. */
+  keepScratch?: boolean;
+  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
+  terminationGraceMs?: number;
+  logger?: Logger;
+  /** Source of seeds; `crypto.randomInt` by default. */
+  randomInteger?: RandomInteger;
+  now?: () => Date;
+}
+
+/**
+ * The {@link Evaluator} of SPEC.md: runs `python3 -m kforge_worker reference|candidate` in a fresh
+ * scratch directory with a scrubbed environment, per the protocol of docs/worker-protocol.md.
+ * A candidate's failure comes back as a verdict; only the evaluator's own faults
+ * ({@link EvaluatorSetupError}) and cancellation ({@link EvaluationCancelledError}) are thrown.
+ *
+ * @example
+ * const evaluator = new PythonEvaluator({ workerDirectory: 'worker', baselineCache });
+ * const result = await evaluator.evaluate({ problemPath, candidatePath, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' });
+ */
+export class PythonEvaluator implements Evaluator {
+  readonly #options: PythonEvaluatorOptions;
+  readonly #logger: Logger;
+
+  constructor(options: PythonEvaluatorOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+  }
+
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
+    if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    const settings = resolveEvaluationSettings(request);
+    const unreadable = await this.#unreadableInput(settings);
+    if (unreadable) return unreadable;
+    const problemSha256 = createHash('sha256').update(await readFile(settings.problemPath)).digest('hex');
+    const seeds = drawSeedPlan(
+      {
+        trials: settings.trials,
+        timingSeeds: settings.timing ? EVALUATION_DEFAULTS.timingSeeds : 0,
+        perfTrials: settings.timing ? settings.perfTrials : 0,
+        sampleCalls: EVALUATION_DEFAULTS.sampleCalls,
+      },
+      this.#options.randomInteger,
+    );
+    const scratch = await createScratchDirectory({ root: this.#options.scratchRoot, keep: this.#options.keepScratch });
+    if (this.#options.keepScratch) this.#logger.warn({ scratch: scratch.path }, 'keeping the scratch directory');
+    try {
+      const run = new EvaluationRun({
+        settings,
+        seeds,
+        scratch,
+        problemSha256,
+        baselineCache: this.#options.baselineCache,
+        startWorker: (role, onProgress) => this.#startWorker(role, settings, scratch, options.signal, onProgress),
+        onProgress: options.onProgress,
+        logger: this.#logger,
+        now: this.#options.now ?? (() => new Date()),
+      });
+      return await run.run();
+    } finally {
+      await scratch.remove();
+    }
+  }
+
+  #startWorker(
+    role: WorkerRole,
+    settings: EvaluationSettings,
+    scratch: ScratchDirectory,
+    signal: AbortSignal | undefined,
+    onProgress: (event: EvaluationProgress) => void,
+  ): WorkerProcess {
+    return WorkerProcess.start({
+      role,
+      command: this.#options.python ?? 'python3',
+      args: ['-m', 'kforge_worker', role],
+      cwd: scratch.path,
+      environment: buildWorkerEnvironment(this.#options.environment ?? process.env, {
+        homeDirectory: scratch.homeDirectory,
+        temporaryDirectory: scratch.temporaryDirectory,
+        workerDirectory: this.#options.workerDirectory,
+      }),
+      stageLimitsMs: settings.stageLimitsMs,
+      idleLimitMs: settings.idleLimitMs,
+      terminationGraceMs: this.#options.terminationGraceMs,
+      cancelSignal: signal,
+      onStage: (message) =>
+        onProgress(
+          message.status === 'start'
+            ? { kind: 'stage-started', role, stage: message.stage }
+            : { kind: 'stage-finished', role, stage: message.stage, durationMs: message.duration_ms ?? 0 },
+        ),
+    });
+  }
+
+  /** An `invalid_input` result when the problem or the candidate file cannot be read. */
+  async #unreadableInput(settings: EvaluationSettings): Promise<EvaluationResult | null> {
+    for (const [what, file, check] of [
+      ['problem', settings.problemPath, 'problem-load'],
+      ['candidate', settings.candidatePath, 'candidate-load'],
+    ] as const) {
+      try {
+        await access(file, constants.R_OK);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
+        return {
+          verdict: 'invalid_input',
+          reasons: [{ check, message: `the ${what} file ${file} ${why}; pass the path of a readable Python file` }],
+          problem: settings.problemPath,
+          candidate: settings.candidatePath,
+          backend: settings.backend,
+          precision: settings.precision,
+          preset: settings.preset,
+          diagnostics: { stdout: '', stderr: '' },
+          environment: null,
+        };
+      }
+    }
+    return null;
+  }
+}

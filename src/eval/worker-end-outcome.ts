@@ -1,0 +1,107 @@
+import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
+import { EvaluatorSetupError } from './evaluator-setup-error.js';
+import { outcome, type Outcome } from './outcome.js';
+import { describeSignal } from './signal-description.js';
+import type { WorkerProcessResult } from './worker-process-types.js';
+
+/** The command-line flag that raises each limit, for messages. */
+const LIMIT_FLAGS: Record<string, string> = {
+  startup: '--timeout-startup',
+  idle: '--timeout-startup',
+  build: '--timeout-build',
+  load: '--timeout-load',
+  correctness: '--timeout-correctness',
+  timing: '--timeout-timing',
+  reference: '--timeout-reference',
+  baseline: '--timeout-baseline',
+  judge: '--timeout-judge',
+};
+
+/**
+ * Turns the end of a worker that stopped before sending `expected` into an outcome: a time-out,
+ * a crash (signal or non-zero status) or a protocol failure. A worker that ended before `hello`
+ * ran no problem or candidate code, so that is the machine's fault: an {@link EvaluatorSetupError}.
+ * A cancelled evaluation throws {@link EvaluationCancelledError}.
+ */
+export function outcomeOfWorkerEnd(result: WorkerProcessResult, expected: string, helloSeen: boolean): Outcome {
+  const who = result.role === 'candidate' ? 'the candidate process' : 'the reference process (which never imports the candidate)';
+  if (result.cancelled) throw new EvaluationCancelledError();
+  if (!helloSeen) throw setupError(result);
+  if (refusedRequest(result)) {
+    throw new EvaluatorSetupError(`the ${result.role} worker refused the request: ${lastStderrLine(result.stderr) ?? `exit status ${WORKER_USAGE_STATUS}`}`, {
+      hint: 'check the flags against this machine (`kforge doctor` lists what it has)',
+      stderr: result.stderr,
+    });
+  }
+  if (result.timedOut) {
+    const seconds = formatSeconds(result.timeLimitMs ?? 0);
+    const flag = LIMIT_FLAGS[result.timedOut] ?? '--timeout-startup';
+    if (result.timedOut === 'idle') {
+      return outcome('timeout', 'timeout-idle', `${who} stopped responding outside any stage for ${seconds} while kforge waited for \`${expected}\`, and was killed; raise the limit with ${flag} if the machine is just slow`);
+    }
+    return outcome(
+      'timeout',
+      `timeout-${result.timedOut}`,
+      `the ${result.timedOut} stage ran past its limit of ${seconds} and was killed; if it is only slow, raise the limit with ${flag}`,
+    );
+  }
+  if (result.protocolError) {
+    return outcome('crashed', 'protocol', `${who} broke the worker protocol, so kforge stopped it: ${result.protocolError.message}`);
+  }
+  const during = result.stage ? ` during the ${result.stage} stage` : '';
+  if (result.signal) {
+    return outcome('crashed', 'crash', `${who} died${during} of ${describeSignal(result.signal)}`);
+  }
+  const lastLine = lastStderrLine(result.stderr);
+  if (result.exitCode !== 0) {
+    return outcome(
+      'crashed',
+      'crash',
+      `${who} exited with status ${result.exitCode}${during} without reporting a failure${lastLine ? `; its last words on stderr: ${lastLine}` : ''}`,
+    );
+  }
+  return outcome('crashed', 'protocol', `${who} exited${during} before sending \`${expected}\`${lastLine ? `; its last words on stderr: ${lastLine}` : ''}`);
+}
+
+/** The worker's exit status for a request it refuses (docs/worker-protocol.md). */
+const WORKER_USAGE_STATUS = 2;
+
+/**
+ * Status 2 from a worker that ran no problem or candidate code yet: it refused kforge's request
+ * (the cuda backend without a CUDA device, say). The reference role never runs candidate code,
+ * and the candidate role runs it only inside its stages.
+ */
+function refusedRequest(result: WorkerProcessResult): boolean {
+  if (result.exitCode !== WORKER_USAGE_STATUS || result.signal || result.timedOut || result.protocolError) return false;
+  return result.role === 'reference' || (result.stage === null && Object.keys(result.stageDurationsMs).length === 0);
+}
+
+function setupError(result: WorkerProcessResult): EvaluatorSetupError {
+  const hint = 'run `kforge doctor` to check Python, PyTorch and the worker package (set KFORGE_PYTHON to choose the Python)';
+  if (result.spawnError) {
+    return new EvaluatorSetupError(`could not start the ${result.role} worker: ${result.spawnError.message}`, { hint, cause: result.spawnError });
+  }
+  if (result.timedOut) {
+    return new EvaluatorSetupError(
+      `the ${result.role} worker did not say hello within ${formatSeconds(result.timeLimitMs ?? 0)} (importing torch can be slow on a busy machine: raise --timeout-startup)`,
+      { hint, stderr: result.stderr },
+    );
+  }
+  const lastLine = lastStderrLine(result.stderr);
+  const how = result.signal ? `died of ${result.signal}` : `exited with status ${result.exitCode}`;
+  const why = result.protocolError ? `broke the protocol (${result.protocolError.message})` : `${how} before saying hello`;
+  return new EvaluatorSetupError(`the ${result.role} worker ${why}${lastLine ? `: ${lastLine}` : ''}`, { hint, stderr: result.stderr });
+}
+
+/** The last non-empty line of a process's stderr, shortened. */
+export function lastStderrLine(stderr: string): string | null {
+  const lines = stderr.split(/\r?\n/).map((line) => line.trim()).filter((line) => line.length > 0);
+  const last = lines[lines.length - 1];
+  if (last === undefined) return null;
+  return last.length > 300 ? `${last.slice(0, 300)}…` : last;
+}
+
+function formatSeconds(milliseconds: number): string {
+  const seconds = milliseconds / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}

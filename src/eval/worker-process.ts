@@ -1,0 +1,306 @@
+import { performance } from 'node:perf_hooks';
+import type { Readable, Writable } from 'node:stream';
+import { execa, type ResultPromise } from 'execa';
+import { CappedOutput, DEFAULT_OUTPUT_LIMIT_BYTES } from './capped-output.js';
+import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js';
+import { parseWorkerMessage, type Stage, type StageMessage } from './protocol.js';
+import { workerRequestSchema, type WorkerRequest } from './worker-requests.js';
+import { ProtocolError } from './protocol-error.js';
+import { ProtocolLineReader } from './protocol-line-reader.js';
+import { MessageOrder } from './message-order.js';
+import type { WorkerRole } from './worker-role.js';
+import type { WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
+
+/** How long a worker gets between SIGTERM and SIGKILL, in milliseconds. */
+export const DEFAULT_TERMINATION_GRACE_MS = 2000;
+
+type WorkerSubprocess = ResultPromise<{
+  cwd: string;
+  env: Record<string, string>;
+  extendEnv: false;
+  detached: true;
+  stdio: ['pipe', 'pipe', 'pipe', 'pipe'];
+  buffer: false;
+  reject: false;
+  stripFinalNewline: false;
+}>;
+
+/** How long the pipes may stay open after the worker's group was killed, in milliseconds. */
+const PIPE_DRAIN_MS = 2000;
+
+/**
+ * One worker process: spawned detached (its own process group) with fd 3 as the protocol channel,
+ * stage time limits, bounded output capture, and its whole group killed when it ends.
+ *
+ * @example
+ * const worker = WorkerProcess.start({ role: 'candidate', command: 'python3', args, cwd, environment,
+ *   stageLimitsMs: { build: 600_000 }, idleLimitMs: 120_000 });
+ * const event = await worker.next();
+ */
+export class WorkerProcess {
+  readonly role: WorkerRole;
+  readonly #options: WorkerProcessOptions;
+  readonly #subprocess: WorkerSubprocess;
+  readonly #startedAt = performance.now();
+  readonly #stdout: CappedOutput;
+  readonly #stderr: CappedOutput;
+  readonly #reader: ProtocolLineReader;
+  readonly #queue: WorkerEvent[] = [];
+  readonly #waiters: Array<(event: WorkerEvent) => void> = [];
+  readonly #stageDurationsMs: Partial<Record<Stage, number>> = {};
+  readonly #result: Promise<WorkerProcessResult>;
+  readonly #order: MessageOrder;
+  #waiting = 0;
+  #stageTimer: NodeJS.Timeout | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #killTimer: NodeJS.Timeout | undefined;
+  #exited = false;
+  #timedOut: WorkerProcessResult['timedOut'] = null;
+  #timeLimitMs: number | null = null;
+  #cancelled = false;
+  #protocolError: ProtocolError | null = null;
+  #exitEvent: WorkerEvent | undefined;
+
+  private constructor(options: WorkerProcessOptions) {
+    this.role = options.role;
+    this.#options = options;
+    this.#order = new MessageOrder(options.role);
+    this.#stdout = new CappedOutput(options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES);
+    this.#stderr = new CappedOutput(options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES);
+    this.#reader = new ProtocolLineReader({
+      maxLineBytes: options.maxLineBytes,
+      onLine: (line) => this.#onLine(line),
+      onOverflow: (length) =>
+        this.fail(new ProtocolError(`an fd-3 line grew past the limit (${length} bytes without a newline)`, { role: this.role })),
+    });
+    this.#subprocess = execa(options.command, [...options.args], {
+      cwd: options.cwd,
+      env: options.environment,
+      extendEnv: false,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      buffer: false,
+      reject: false,
+      stripFinalNewline: false,
+    });
+    this.#result = this.#watch();
+  }
+
+  /** Spawns a worker. Never throws for a failed spawn: the result carries `spawnError`. */
+  static start(options: WorkerProcessOptions): WorkerProcess {
+    return new WorkerProcess(options);
+  }
+
+  /** The worker's pid, which is also its process group id. */
+  get pid(): number | undefined {
+    return this.#subprocess.pid;
+  }
+
+  /** The result, available once the worker has exited and its group was killed. */
+  get result(): Promise<WorkerProcessResult> {
+    return this.#result;
+  }
+
+  /** Writes one request line to the worker's stdin. Writes after the exit are dropped. */
+  send(request: WorkerRequest): void {
+    const line = `${JSON.stringify(workerRequestSchema.parse(request))}\n`;
+    const stdin = this.#subprocess.stdin;
+    if (this.#exited || !stdin || stdin.destroyed || stdin.writableEnded) return;
+    stdin.write(line);
+  }
+
+  /** Closes the worker's stdin (the reference role's judge loop ends on it). */
+  closeInput(): void {
+    const stdin = this.#subprocess.stdin;
+    if (stdin && !stdin.writableEnded) stdin.end();
+  }
+
+  /** The next non-stage message, or the exit once no message is left. */
+  next(): Promise<WorkerEvent> {
+    const queued = this.#queue.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.#exitEvent) return Promise.resolve(this.#exitEvent);
+    this.#waiting += 1;
+    this.#updateIdleTimer();
+    return new Promise((resolve) => {
+      this.#waiters.push((event) => {
+        this.#waiting -= 1;
+        this.#updateIdleTimer();
+        resolve(event);
+      });
+    });
+  }
+
+  /**
+   * Closes stdin and waits for the worker to exit; after `withinMs` (default: the idle limit) its
+   * group is killed. The caller already has what it needed, so this is not a time-out.
+   */
+  async finish(withinMs: number = this.#options.idleLimitMs): Promise<WorkerProcessResult> {
+    this.closeInput();
+    const timer = setTimeout(() => this.#kill('SIGKILL'), withinMs);
+    try {
+      return await this.#result;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Records a protocol violation found by the caller and kills the worker's group at once. */
+  fail(error: ProtocolError): void {
+    if (this.#protocolError || this.#exitEvent) return;
+    this.#protocolError = error;
+    this.#reader.stop();
+    this.#queue.length = 0;
+    this.#kill('SIGKILL');
+  }
+
+  async #watch(): Promise<WorkerProcessResult> {
+    const subprocess = this.#subprocess;
+    const stdio: ReadonlyArray<Readable | Writable | null> = subprocess.stdio;
+    subprocess.stdout?.on('data', (chunk: Buffer) => this.#stdout.append(chunk));
+    subprocess.stderr?.on('data', (chunk: Buffer) => this.#stderr.append(chunk));
+    (stdio[3] as Readable | null)?.on('data', (chunk: Buffer) => this.#reader.push(chunk));
+    subprocess.stdin?.on('error', () => undefined);
+    const groupId = subprocess.pid;
+    if (groupId !== undefined) trackProcessGroup(groupId);
+    const cancelSignal = this.#options.cancelSignal;
+    const onAbort = (): void => {
+      this.#cancelled = true;
+      this.#queue.length = 0;
+      this.#terminate();
+    };
+    if (cancelSignal?.aborted) onAbort();
+    else cancelSignal?.addEventListener('abort', onAbort, { once: true });
+
+    const exited = new Promise<void>((resolve) => subprocess.once('exit', () => resolve()));
+    const settled = subprocess.then((value) => value);
+    await Promise.race([exited, settled]);
+    const durationMs = performance.now() - this.#startedAt;
+    this.#exited = true;
+    this.#clearTimers();
+    cancelSignal?.removeEventListener('abort', onAbort);
+    if (groupId !== undefined) {
+      signalProcessGroup(groupId, 'SIGKILL');
+      untrackProcessGroup(groupId);
+    }
+    const drained = await Promise.race([
+      settled.then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), PIPE_DRAIN_MS).unref()),
+    ]);
+    if (!drained) for (const stream of stdio) stream?.destroy();
+    const final = await settled;
+    this.#reader.end();
+    const failure = final as { code?: string; originalMessage?: string; cause?: unknown };
+    const spawnError =
+      groupId === undefined ? new Error(failure.originalMessage ?? `could not start ${this.#options.command}`, { cause: failure.cause }) : null;
+    const result: WorkerProcessResult = {
+      role: this.role,
+      pid: groupId,
+      exitCode: final.exitCode ?? null,
+      signal: (final.signal as NodeJS.Signals | undefined) ?? null,
+      timedOut: this.#timedOut,
+      timeLimitMs: this.#timeLimitMs,
+      stage: this.#order.activeStage,
+      cancelled: this.#cancelled,
+      protocolError: this.#protocolError,
+      spawnError,
+      durationMs,
+      stdout: this.#stdout.text(),
+      stderr: this.#stderr.text(),
+      droppedBytes: { stdout: this.#stdout.droppedBytes, stderr: this.#stderr.droppedBytes },
+      stageDurationsMs: { ...this.#stageDurationsMs },
+    };
+    this.#exitEvent = { type: 'exit', result };
+    this.#deliver(this.#exitEvent);
+    return result;
+  }
+
+  #onLine(line: string): void {
+    if (this.#protocolError || this.#timedOut || this.#cancelled) return;
+    const parsed = parseWorkerMessage(line, this.role);
+    if (!parsed.ok) {
+      this.fail(parsed.error);
+      return;
+    }
+    const message = parsed.message;
+    const violation = this.#order.accept(message);
+    if (violation) {
+      this.fail(new ProtocolError(violation, { role: this.role, line: line.slice(0, 120) }));
+      return;
+    }
+    if (message.type === 'stage') {
+      this.#onStage(message);
+      return;
+    }
+    if (message.type === 'failure') this.#stopStageTimer();
+    this.#deliver({ type: 'message', message });
+  }
+
+  #onStage(message: StageMessage): void {
+    if (message.status === 'start') {
+      const limitMs = this.#options.stageLimitsMs[message.stage];
+      if (limitMs !== undefined) {
+        this.#stageTimer = setTimeout(() => this.#expire(message.stage, limitMs), limitMs);
+      }
+    } else {
+      this.#stopStageTimer();
+      const previous = this.#stageDurationsMs[message.stage] ?? 0;
+      this.#stageDurationsMs[message.stage] = previous + (message.duration_ms ?? 0);
+    }
+    this.#updateIdleTimer();
+    this.#options.onStage?.(message);
+  }
+
+  /** A failed stage never ends: its limit stops with the `failure` message (the stage stays named). */
+  #stopStageTimer(): void {
+    clearTimeout(this.#stageTimer);
+    this.#stageTimer = undefined;
+  }
+
+  #updateIdleTimer(): void {
+    const shouldRun = !this.#exited && this.#order.activeStage === null && this.#waiting > 0;
+    if (!shouldRun) {
+      clearTimeout(this.#idleTimer);
+      this.#idleTimer = undefined;
+      return;
+    }
+    if (this.#idleTimer) return;
+    const limitMs = this.#options.idleLimitMs;
+    this.#idleTimer = setTimeout(() => this.#expire(this.#order.helloSeen ? 'idle' : 'startup', limitMs), limitMs);
+  }
+
+  #expire(what: NonNullable<WorkerProcessResult['timedOut']>, limitMs: number): void {
+    if (this.#exited || this.#timedOut) return;
+    this.#timedOut = what;
+    this.#timeLimitMs = limitMs;
+    this.#queue.length = 0;
+    this.#terminate();
+  }
+
+  /** SIGTERM to the group, then SIGKILL after the grace period. */
+  #terminate(): void {
+    if (this.#exited || this.#killTimer) return;
+    this.#kill('SIGTERM');
+    const graceMs = this.#options.terminationGraceMs ?? DEFAULT_TERMINATION_GRACE_MS;
+    this.#killTimer = setTimeout(() => this.#kill('SIGKILL'), graceMs);
+  }
+
+  #kill(signal: NodeJS.Signals): void {
+    const groupId = this.#subprocess.pid;
+    if (groupId === undefined || this.#exited) return;
+    signalProcessGroup(groupId, signal);
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#stageTimer);
+    clearTimeout(this.#idleTimer);
+    clearTimeout(this.#killTimer);
+  }
+
+  #deliver(event: WorkerEvent): void {
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter(event);
+    else if (event.type === 'message') this.#queue.push(event);
+    if (event.type === 'exit') for (const next of this.#waiters.splice(0)) next(event);
+  }
+}

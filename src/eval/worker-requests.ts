@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { backendSchema, precisionSchema, presetSchema } from '../core/verdict.js';
+import { PROTOCOL_VERSION, savedOutputSchema } from './protocol.js';
+
+/**
+ * Parent → worker requests of protocol version 1 (docs/worker-protocol.md), written to the
+ * worker's stdin. Validated before they are written, so a bug on this side fails loudly.
+ */
+const version = z.literal(PROTOCOL_VERSION);
+const seed = z.number().int().nonnegative();
+
+const seedList = z.array(seed).min(1);
+
+export const referenceRequestSchema = z.object({
+  v: version,
+  type: z.literal('reference'),
+  problem: z.string().min(1),
+  backend: backendSchema,
+  precision: precisionSchema,
+  preset: presetSchema,
+  device: z.string().min(1),
+  correctness_seeds: seedList,
+  timing_seeds: z.array(seed),
+  baselines: z
+    .object({
+      eager: z.boolean(),
+      compile: z.boolean(),
+      perf_trials: z.number().int().positive(),
+      warmup_trials: z.number().int().nonnegative(),
+    })
+    .nullable(),
+});
+export type ReferenceRequest = z.infer<typeof referenceRequestSchema>;
+
+export const candidateRequestSchema = z.object({
+  v: version,
+  type: z.literal('candidate'),
+  problem: z.string().min(1),
+  candidate: z.string().min(1),
+  backend: backendSchema,
+  precision: precisionSchema,
+  preset: presetSchema,
+  device: z.string().min(1),
+  correctness_seeds: seedList,
+  timing_seeds: z.array(seed),
+  perf_trials: z.number().int().nonnegative(),
+  warmup_trials: z.number().int().nonnegative(),
+  sample_calls: z.array(z.number().int().nonnegative()),
+  output_dir: z.string().min(1),
+  build_dir: z.string().min(1),
+});
+export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
+
+export const judgeRequestSchema = z.object({
+  v: version,
+  type: z.literal('judge'),
+  atol: z.number().nonnegative(),
+  rtol: z.number().nonnegative(),
+  /** `input_digest` is left out for timed outputs, whose inputs are not hashed after the call. */
+  outputs: z.array(savedOutputSchema.extend({ input_digest: z.string().optional() })).min(1),
+});
+export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
+
+export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']) });
+
+export const workerRequestSchema = z.discriminatedUnion('type', [
+  referenceRequestSchema,
+  candidateRequestSchema,
+  judgeRequestSchema,
+  controlRequestSchema,
+]);
+export type WorkerRequest = z.infer<typeof workerRequestSchema>;

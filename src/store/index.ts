@@ -1,0 +1,14 @@
+export * from './run-store.js';
+export * from './content-hash.js';
+export * from './open-run-store.js';
+export * from './sqlite-run-store.js';
+export * from './run-summary.js';
+export * from './store-input-schemas.js';
+export { STORE_MIGRATIONS, LATEST_STORE_MIGRATION } from './migrations/store-migrations.js';
+export * from './errors/store-error.js';
+export * from './errors/store-not-found-error.js';
+export * from './errors/store-open-error.js';
+export * from './errors/store-schema-error.js';
+export * from './errors/store-data-error.js';
+export * from './errors/store-reference-error.js';
+export * from './errors/store-validation-error.js';

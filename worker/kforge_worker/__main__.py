@@ -1,0 +1,80 @@
+"""`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md.
+
+Exit status: 0 after the role finished or wrote a `failure` message; 2 when the parent broke the
+protocol (message on stderr); 1 on a fault of the worker itself (traceback on stderr). The process
+ends with os._exit so that threads a candidate left behind cannot keep it alive.
+"""
+
+import os
+import sys
+
+ROLES = ("reference", "candidate")
+
+
+def _harden_import_path() -> None:
+    """No bytecode next to problem files, and no module shadowing from the working directory."""
+    sys.dont_write_bytecode = True
+    cwd = os.getcwd()
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:] = [entry for entry in sys.path
+                   if entry not in ("", ".") and (os.path.abspath(entry) != cwd or entry == package_parent)]
+
+
+def _exit(status: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
+
+
+def main(argv) -> None:
+    if len(argv) != 2 or argv[1] not in ROLES:
+        print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)}", file=sys.stderr)
+        _exit(2)
+    role = argv[1]
+    _harden_import_path()
+    from .channel import ProtocolError, open_channel
+
+    try:
+        channel = open_channel()
+    except ProtocolError as error:
+        print(f"kforge_worker: {error}", file=sys.stderr)
+        _exit(2)
+    try:
+        _serve(role, channel)
+    except ProtocolError as error:
+        print(f"kforge_worker: protocol error: {error}", file=sys.stderr)
+        _exit(2)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        _exit(1)
+    _exit(0)
+
+
+def _serve(role: str, channel) -> None:
+    from .environment import collect_environment
+    from .errors import StageFailure
+
+    channel.send("hello", role=role, pid=os.getpid(), environment=collect_environment())
+    message = channel.receive()
+    if message is None:
+        return
+    try:
+        if role == "reference":
+            from .reference_role import run_reference
+
+            run_reference(channel, message)
+        else:
+            from .candidate_role import run_candidate
+
+            run_candidate(channel, message)
+    except StageFailure as failure:
+        channel.send("failure", **failure.message_fields())
+
+
+if __name__ == "__main__":
+    main(sys.argv)

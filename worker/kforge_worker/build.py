@@ -1,0 +1,150 @@
+"""The candidate's build: executing its module with extension builds pointed at `build_dir`.
+
+`load_inline`/`load` are wrapped so that builds are quiet (`verbose=False`: the compiler's output
+then travels inside the exception), land in `TORCH_EXTENSIONS_DIR=build_dir`, and the shared
+objects they load are recorded for `cuobjdump`. Failures are classified:
+
+- torch's `Error building extension` RuntimeError, a Triton CompilationError, or an extension
+  that built but will not load (undefined symbol) → compile_error / build;
+- unreadable file, SyntaxError, no `ModelNew(torch.nn.Module)` → invalid_input / candidate-load;
+- any other exception while importing → runtime_error / import (out of memory and device errors
+  as in errors.py).
+"""
+
+import functools
+import inspect
+import os
+import re
+from dataclasses import dataclass, field
+from typing import List
+
+import torch
+
+from .errors import StageFailure, classify, format_traceback, shorten
+from .problem_loader import execute_source, read_source
+
+CANDIDATE_MODULE_NAME = "kforge_candidate"
+COMPILER_OUTPUT_LIMIT_CHARS = 1024 * 1024
+BUILD_ERROR_MARKER = "Error building extension"
+_ERROR_LINE = re.compile(r"(\berror\b|\bError\b)")
+
+
+@dataclass
+class BuiltCandidate:
+    module: object
+    model_class: type
+    shared_objects: List[str] = field(default_factory=list)
+
+
+def cuda_arch_list(device: torch.device) -> str:
+    """The device's own architecture for TORCH_CUDA_ARCH_LIST: `9.0a` on capability 9.0 (the
+    arch-specific variant from 9.0 on, where this torch accepts it), `8.6` on 8.6."""
+    major, minor = torch.cuda.get_device_capability(device)
+    plain = f"{major}.{minor}"
+    if major < 9:
+        return plain
+    try:
+        from torch.utils.cpp_extension import _get_cuda_arch_flags
+    except ImportError:
+        return plain
+    previous = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    os.environ["TORCH_CUDA_ARCH_LIST"] = plain + "a"
+    try:
+        _get_cuda_arch_flags()
+        return plain + "a"
+    except (ValueError, RuntimeError):
+        return plain
+    finally:
+        if previous is None:
+            del os.environ["TORCH_CUDA_ARCH_LIST"]
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = previous
+
+
+def configure_build_environment(build_dir: str, device: torch.device) -> None:
+    os.makedirs(build_dir, exist_ok=True)
+    os.environ["TORCH_EXTENSIONS_DIR"] = build_dir
+    if device.type == "cuda":
+        os.environ["TORCH_CUDA_ARCH_LIST"] = cuda_arch_list(device)
+
+
+def _quiet(original, shared_objects: List[str]):
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def build(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)
+        bound.arguments["verbose"] = False
+        bound.arguments.pop("build_directory", None)
+        module = original(*bound.args, **bound.kwargs)
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path.endswith(".so"):
+            shared_objects.append(path)
+        return module
+
+    return build
+
+
+def install_extension_hooks(shared_objects: List[str]) -> None:
+    """Replaces torch.utils.cpp_extension.load_inline/load with quiet, recording wrappers."""
+    import torch.utils.cpp_extension as cpp_extension
+
+    cpp_extension.load_inline = _quiet(cpp_extension.load_inline, shared_objects)
+    cpp_extension.load = _quiet(cpp_extension.load, shared_objects)
+
+
+def first_error_line(output: str) -> str:
+    """The compiler's first error line (`file.cu(12): error: …`), or its first line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if "error:" in line.lower() and BUILD_ERROR_MARKER not in line:
+            return line
+    for line in lines:
+        if _ERROR_LINE.search(line) and not line.startswith("ninja:") and BUILD_ERROR_MARKER not in line:
+            return line
+    return lines[0] if lines else ""
+
+
+def _compile_failure(exc: BaseException, compiler_output: str, what: str) -> StageFailure:
+    output = compiler_output[:COMPILER_OUTPUT_LIMIT_CHARS]
+    return StageFailure(
+        "compile_error", "build", shorten(f"{what} did not build: {first_error_line(output)}"),
+        traceback_text=format_traceback(exc), compiler_output=output,
+    )
+
+
+def classify_build_exception(exc: BaseException) -> StageFailure:
+    """The failure for an exception raised while the candidate module ran."""
+    if isinstance(exc, StageFailure):
+        return exc
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and BUILD_ERROR_MARKER in text:
+        _, _, output = text.partition(": ")
+        return _compile_failure(exc, output or text, "the extension")
+    if isinstance(exc, ImportError) and "undefined symbol" in text:
+        return _compile_failure(exc, text, "the extension (it built but does not load)")
+    return classify(exc, "runtime_error", "import", "the candidate raised while importing")
+
+
+def build_candidate(path: str, build_dir: str, device: torch.device) -> BuiltCandidate:
+    """Executes the candidate file as a fresh module; its ModelNew class and built objects."""
+    path = os.path.abspath(path)
+    configure_build_environment(build_dir, device)
+    shared_objects: List[str] = []
+    install_extension_hooks(shared_objects)
+    code = read_source(path, "candidate-load", "candidate")
+    try:
+        module = execute_source(code, CANDIDATE_MODULE_NAME, path)
+    except (Exception, SystemExit) as exc:
+        raise classify_build_exception(exc) from exc
+    model_class = module.__dict__.get("ModelNew")
+    if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
+        found = "no ModelNew" if model_class is None else f"ModelNew as a {type(model_class).__name__}"
+        raise StageFailure(
+            "invalid_input", "candidate-load",
+            f"the candidate file {path} defines {found}; it must define class ModelNew(torch.nn.Module)",
+        )
+    return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects)

@@ -1,0 +1,216 @@
+"""Degenerate tolerances (HACKS.md #12): when a trivial output passes, judge with a scale-aware metric.
+
+Some problems make ``|c - r| <= atol + rtol * |r|`` meaningless: every element of a softmax over
+8192 columns is below 0.01, so all zeros pass ``atol = rtol = 1e-2`` (KernelBench issue 165;
+norms and min-reductions behave alike). Before trusting the tolerance, :func:`audit` checks
+whether any *trivial* output passes it against the reference: zeros, a constant equal to the
+reference's mean, ones, and the input itself where an input has the output's shape. If one does,
+the problem is degenerate under that tolerance and candidates are judged with
+:func:`scale_aware_compare` instead (or as well).
+
+The scale-aware metric, for each output tensor, computed in float64:
+
+    e = ||c - r||_2 / ||r||_2                       (relative L2 error)
+    e = inf  if c is NaN/Inf where r is finite, or if the shapes differ
+    e = 0 if r and c are both all zero; inf if r is all zero and c is not
+
+A candidate passes when ``e <= tau`` for every output tensor, where
+
+    tau = min(0.01, 0.1 * e_trivial)
+
+and ``e_trivial`` is the smallest relative L2 error of the trivial outputs on that reference.
+Zeros always score ``e = 1``; the constant mean scores ``sigma / sqrt(sigma^2 + mu^2)`` (about 0.8 for
+a softmax of standard-normal logits), so ``tau`` is 0.01 unless the reference is nearly constant,
+and a trivial output always fails by at least a factor of ten. 0.01 sits above the rounding error
+of correct float32 (~1e-7), float16 (~5e-4) and bfloat16 (~4e-3) results. When a trivial output is
+*exactly* right (``e_trivial == 0``) the problem itself is degenerate: :func:`audit` says so in
+``exact_trivial`` and the verdict should flag the problem, not the kernel.
+
+All functions are pure: they read tensors and return plain dicts of Python values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import torch
+
+#: Upper bound of the scale-aware threshold (relative L2 error).
+DEFAULT_RELATIVE_L2_THRESHOLD = 1e-2
+#: The threshold is at most this fraction of the best trivial output's error.
+TRIVIAL_MARGIN = 0.1
+
+TRIVIAL_OUTPUTS = ("zeros", "mean", "ones", "input")
+
+
+def tensor_leaves(value: Any) -> list[torch.Tensor]:
+    """The tensors of a nested output (tuples, lists, dict values), in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, Mapping):
+        return [leaf for item in value.values() for leaf in tensor_leaves(item)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in tensor_leaves(item)]
+    return []
+
+
+def _floating(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point() or tensor.is_complex()
+
+
+def passes_tolerance(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> bool:
+    """``|c - r| <= atol + rtol * |r|`` everywhere (float64); NaN/Inf in c where r is finite fails."""
+    if candidate.shape != reference.shape:
+        return False
+    c = candidate.detach().to("cpu", torch.float64)
+    r = reference.detach().to("cpu", torch.float64)
+    finite = torch.isfinite(r)
+    if not bool(torch.isfinite(c[finite]).all()):
+        return False
+    close = (c[finite] - r[finite]).abs() <= atol + rtol * r[finite].abs()
+    same_special = (c[~finite] == r[~finite]) | (torch.isnan(c[~finite]) & torch.isnan(r[~finite]))
+    return bool(close.all()) and bool(same_special.all())
+
+
+def relative_l2_error(candidate: torch.Tensor, reference: torch.Tensor) -> float:
+    """``||c - r||_2 / ||r||_2`` in float64 over the reference's finite elements (see module docs)."""
+    if candidate.shape != reference.shape:
+        return math.inf
+    c = candidate.detach().to("cpu", torch.float64).reshape(-1)
+    r = reference.detach().to("cpu", torch.float64).reshape(-1)
+    finite = torch.isfinite(r)
+    if not bool(torch.isfinite(c[finite]).all()):
+        return math.inf
+    special_c, special_r = c[~finite], r[~finite]
+    if not bool(((special_c == special_r) | (torch.isnan(special_c) & torch.isnan(special_r))).all()):
+        return math.inf
+    difference = float(torch.linalg.vector_norm(c[finite] - r[finite]))
+    scale = float(torch.linalg.vector_norm(r[finite]))
+    if scale == 0.0:
+        return 0.0 if difference == 0.0 else math.inf
+    return difference / scale
+
+
+def _trivial(name: str, reference: torch.Tensor, inputs: Sequence[torch.Tensor]) -> torch.Tensor | None:
+    if name == "zeros":
+        return torch.zeros_like(reference)
+    if name == "ones":
+        return torch.ones_like(reference)
+    if name == "mean":
+        finite = reference.detach().double()[torch.isfinite(reference.detach().double())]
+        mean = float(finite.mean()) if finite.numel() else 0.0
+        return torch.full_like(reference, mean)
+    for candidate in inputs:
+        if candidate.shape == reference.shape and _floating(candidate):
+            return candidate.detach().to(reference.device, reference.dtype)
+    return None
+
+
+def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) -> dict[str, Any]:
+    """Does a trivial output pass ``atol``/``rtol`` against this reference?
+
+    ``reference_outputs`` is one trial's reference output (a tensor or a nested structure of
+    them); ``inputs`` (optional) that trial's forward arguments, for the "input itself" trivial
+    output. Only floating-point outputs are audited. Returns::
+
+        {"degenerate": bool,                 # some trivial output passes the tolerance
+         "passing": ["zeros", ...],          # which ones
+         "exact_trivial": ["zeros", ...],    # trivial outputs that are exactly right (flag the problem)
+         "trivial": {name: {"applicable": bool, "passes": bool,
+                            "max_abs_error": float | None, "relative_l2_error": float | None}},
+         "scale_aware_threshold": float,     # tau for scale_aware_compare
+         "atol": atol, "rtol": rtol}
+    """
+    references = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
+    input_leaves = [leaf for leaf in tensor_leaves(inputs)]
+    trivial: dict[str, dict[str, Any]] = {}
+    for name in TRIVIAL_OUTPUTS:
+        passes, applicable = True, False
+        worst_abs, worst_rel = 0.0, 0.0
+        for reference in references:
+            output = _trivial(name, reference, input_leaves)
+            if output is None:
+                continue
+            applicable = True
+            passes = passes and passes_tolerance(output, reference, atol, rtol)
+            error = (output.double() - reference.double()).abs()
+            finite = error[torch.isfinite(error)]
+            worst_abs = max(worst_abs, float(finite.max()) if finite.numel() else math.inf)
+            worst_rel = max(worst_rel, relative_l2_error(output, reference))
+        trivial[name] = {
+            "applicable": applicable,
+            "passes": applicable and passes,
+            "max_abs_error": worst_abs if applicable else None,
+            "relative_l2_error": worst_rel if applicable else None,
+        }
+    passing = [name for name, entry in trivial.items() if entry["passes"]]
+    errors = [entry["relative_l2_error"] for entry in trivial.values() if entry["applicable"]]
+    exact = [name for name, entry in trivial.items() if entry["applicable"] and entry["relative_l2_error"] == 0.0]
+    return {
+        "degenerate": bool(passing),
+        "passing": passing,
+        "exact_trivial": exact,
+        "trivial": trivial,
+        "scale_aware_threshold": scale_aware_threshold(errors),
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def scale_aware_threshold(trivial_errors: Iterable[float]) -> float:
+    """``tau = min(0.01, 0.1 * smallest nonzero trivial error)``; 0.01 when none is known."""
+    positive = [error for error in trivial_errors if error is not None and error > 0.0]
+    if not positive:
+        return DEFAULT_RELATIVE_L2_THRESHOLD
+    return min(DEFAULT_RELATIVE_L2_THRESHOLD, TRIVIAL_MARGIN * min(positive))
+
+
+def audit_trials(trials: Iterable[tuple[Any, Any]], atol: float, rtol: float) -> dict[str, Any]:
+    """:func:`audit` over several ``(reference_outputs, inputs)`` trials: a trivial output counts as
+    passing only if it passes in every trial; the threshold is the smallest of the trials'."""
+    audits = [audit(outputs, atol, rtol, inputs) for outputs, inputs in trials]
+    if not audits:
+        raise ValueError("audit_trials needs at least one (reference_outputs, inputs) trial")
+    passing = [name for name in TRIVIAL_OUTPUTS if all(name in item["passing"] for item in audits)]
+    exact = [name for name in TRIVIAL_OUTPUTS if all(name in item["exact_trivial"] for item in audits)]
+    return {
+        "degenerate": bool(passing),
+        "passing": passing,
+        "exact_trivial": exact,
+        "trials": audits,
+        "scale_aware_threshold": min(item["scale_aware_threshold"] for item in audits),
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def scale_aware_compare(candidate: Any, reference: Any, threshold: float | None = None) -> dict[str, Any]:
+    """Judge ``candidate`` against ``reference`` by relative L2 error (see the module docs).
+
+    Both are tensors or matching nested structures. ``threshold`` defaults to
+    :data:`DEFAULT_RELATIVE_L2_THRESHOLD`; pass ``audit(...)["scale_aware_threshold"]``. Non-float
+    tensors must match exactly. Returns ``{"passed", "relative_l2_error" (worst leaf), "threshold",
+    "metric": "relative_l2", "leaves": [{"relative_l2_error", "passed"}], "message"}``.
+    """
+    tau = DEFAULT_RELATIVE_L2_THRESHOLD if threshold is None else float(threshold)
+    candidates, references = tensor_leaves(candidate), tensor_leaves(reference)
+    if len(candidates) != len(references):
+        return {"passed": False, "relative_l2_error": math.inf, "threshold": tau, "metric": "relative_l2",
+                "leaves": [], "message": f"the output has {len(candidates)} tensors, the reference "
+                                         f"{len(references)}"}
+    leaves = []
+    for produced, expected in zip(candidates, references):
+        if _floating(expected):
+            error = relative_l2_error(produced, expected)
+        else:
+            error = 0.0 if produced.shape == expected.shape and bool(torch.equal(produced.cpu(), expected.cpu())) \
+                else math.inf
+        leaves.append({"relative_l2_error": error, "passed": error <= tau})
+    worst = max((leaf["relative_l2_error"] for leaf in leaves), default=0.0)
+    passed = all(leaf["passed"] for leaf in leaves)
+    message = (f"relative L2 error {worst:.3g} is within {tau:.3g}" if passed else
+               f"relative L2 error {worst:.3g} exceeds {tau:.3g}: the tolerance on this problem lets "
+               f"trivial outputs pass, so it is judged by ||c - r|| / ||r|| instead")
+    return {"passed": passed, "relative_l2_error": worst, "threshold": tau, "metric": "relative_l2",
+            "leaves": leaves, "message": message}

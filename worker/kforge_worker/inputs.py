@@ -1,0 +1,105 @@
+"""Seeds, inputs and models built the same way in both roles.
+
+Inputs: seed everything with the trial's seed, call `get_inputs()` (deterministic CPU generation),
+then move and cast. Models: seed again with the same seed, call `get_init_inputs()` and construct,
+so the reference's and the candidate's weights are identical.
+"""
+
+import hashlib
+import random
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+from .device import synchronize
+from .errors import StageFailure, failures_as
+from .precision import cast_model, cast_value
+
+MAX_SEED = 2**32 - 1
+
+
+def seed_everything(seed: int) -> None:
+    """Seeds torch (CPU and every CUDA device), `random` and, where installed, numpy."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
+def make_inputs(problem, seed: int) -> List[Any]:
+    """The problem's forward arguments for `seed`, as `get_inputs()` builds them (not yet cast)."""
+    seed_everything(seed)
+    with failures_as("invalid_input", "problem-inputs", "the problem's get_inputs() raised"):
+        values = problem.get_inputs()
+    if not isinstance(values, (list, tuple)):
+        raise StageFailure(
+            "invalid_input", "problem-inputs", f"get_inputs() returned a {type(values).__name__}, expected a list"
+        )
+    return list(values)
+
+
+def make_model(problem, model_class, seed: int, device: torch.device, dtype: Optional[torch.dtype], *,
+               kind: str, check: str, context: str) -> torch.nn.Module:
+    """Seeds, constructs `model_class(*get_init_inputs())`, moves and casts it.
+
+    A raising constructor is a StageFailure of (kind, check), with `context` as the message's start.
+    """
+    seed_everything(seed)
+    with failures_as("invalid_input", "problem-inputs", "the problem's get_init_inputs() raised"):
+        init_inputs = problem.get_init_inputs()
+    if not isinstance(init_inputs, (list, tuple)):
+        raise StageFailure(
+            "invalid_input", "problem-inputs",
+            f"get_init_inputs() returned a {type(init_inputs).__name__}, expected a list",
+        )
+    with failures_as(kind, check, context):
+        model = model_class(*init_inputs)
+        return cast_model(model, device, dtype)
+
+
+def cast_inputs(values: List[Any], device: torch.device, dtype: Optional[torch.dtype]) -> List[Any]:
+    """Independent copies of the inputs on `device`, floating ones cast to `dtype`."""
+    return [cast_value(value, device, dtype) for value in values]
+
+
+def make_trial(problem, model_class, seed: int, device: torch.device, dtype: Optional[torch.dtype], *,
+               kind: str, check: str, context: str) -> Tuple[torch.nn.Module, List[Any]]:
+    """A model and its inputs for `seed`, built the same way in both roles: inputs first."""
+    inputs = cast_inputs(make_inputs(problem, seed), device, dtype)
+    model = make_model(problem, model_class, seed, device, dtype, kind=kind, check=check, context=context)
+    return model, inputs
+
+
+def call_model(model: torch.nn.Module, inputs: List[Any], seed: int, device: torch.device) -> Any:
+    """One untimed forward: reseeded (random ops in forward agree across roles), without autograd,
+    followed by a device-wide synchronize so that device errors surface here."""
+    seed_everything(seed)
+    with torch.no_grad():
+        output = model(*inputs)
+    synchronize(device)
+    return output
+
+
+def _update_digest(digest, value: Any) -> None:
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        digest.update(f"tensor {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+        flat = tensor.to("cpu").contiguous().reshape(-1)
+        if flat.numel():
+            digest.update(flat.view(torch.uint8).numpy())
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"{type(value).__name__} {len(value)}\n".encode())
+        for item in value:
+            _update_digest(digest, item)
+    else:
+        digest.update(f"{type(value).__name__} {value!r}\n".encode())
+
+
+def input_digest(values: List[Any]) -> str:
+    """SHA-256 over the inputs' dtypes, shapes and bytes (hex), to detect in-place mutation."""
+    digest = hashlib.sha256()
+    _update_digest(digest, values)
+    return digest.hexdigest()

@@ -1,0 +1,152 @@
+"""Output structures as leaves plus a skeleton, and their files.
+
+`flatten` turns a model's output (a tensor, tuples/lists/dicts of them, nested, with non-tensor
+leaves such as int, float or None) into a `FlatOutput`: a skeleton string where `T` stands for a
+tensor leaf and `L` for any other leaf (`(T, [T, L])`), the leaves in order (tensors detached and
+copied to the CPU), and one info dict per leaf (`type`, and for tensors `device`).
+
+Files are written with `torch.save` and read with `torch.load(weights_only=True)`. Python floats
+are stored as `float.hex()` strings because PyTorch 1.13's weights-only loader refuses floats.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Any, List
+
+import torch
+
+FILE_FORMAT = "kforge-outputs"
+FILE_VERSION = 1
+MAX_DEPTH = 32
+MAX_LEAVES = 4096
+MAX_REPR_CHARS = 200
+SIMPLE_TYPES = (bool, int, str, type(None))
+
+
+class OutputStructureError(Exception):
+    """An output too deep or too wide to describe (a cycle, a huge container)."""
+
+
+class OutputFileError(Exception):
+    """An output file that is missing, unreadable or not in kforge's format."""
+
+
+@dataclass
+class FlatOutput:
+    skeleton: str
+    leaves: List[Any]
+    leaf_info: List[dict]
+
+
+def _leaf_info(value: Any) -> dict:
+    if isinstance(value, torch.Tensor):
+        plain = type(value) in (torch.Tensor, torch.nn.Parameter)
+        return {"type": "tensor" if plain else "tensor-subclass:" + type(value).__name__, "device": value.device.type}
+    if isinstance(value, SIMPLE_TYPES) or type(value) is float:
+        return {"type": type(value).__name__}
+    return {"type": "object:" + type(value).__name__}
+
+
+def _plain_cpu_copy(tensor: torch.Tensor) -> torch.Tensor:
+    plain = tensor.detach()
+    if type(plain) is not torch.Tensor:
+        plain = plain.as_subclass(torch.Tensor)
+    return plain.to("cpu").clone(memory_format=torch.contiguous_format)
+
+
+def _leaf_value(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return _plain_cpu_copy(value)
+    if isinstance(value, SIMPLE_TYPES) or type(value) is float:
+        return value
+    text = repr(value)
+    return text[:MAX_REPR_CHARS]
+
+
+def flatten(value: Any) -> FlatOutput:
+    """Flattens an output structure; raises OutputStructureError past MAX_DEPTH or MAX_LEAVES."""
+    leaves: List[Any] = []
+    infos: List[dict] = []
+
+    def walk(node: Any, depth: int) -> str:
+        if depth > MAX_DEPTH:
+            raise OutputStructureError(f"the output is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, (tuple, list)) and not isinstance(node, torch.Tensor):
+            parts = [walk(item, depth + 1) for item in node]
+            if isinstance(node, list):
+                return "[" + ", ".join(parts) + "]"
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        if isinstance(node, dict):
+            parts = [f"{str(key)!r}: {walk(item, depth + 1)}" for key, item in node.items()]
+            return "{" + ", ".join(parts) + "}"
+        if len(leaves) >= MAX_LEAVES:
+            raise OutputStructureError(f"the output has more than {MAX_LEAVES} leaves")
+        infos.append(_leaf_info(node))
+        leaves.append(_leaf_value(node))
+        return "T" if isinstance(node, torch.Tensor) else "L"
+
+    skeleton = walk(value, 0)
+    return FlatOutput(skeleton=skeleton, leaves=leaves, leaf_info=infos)
+
+
+def describe_leaf(leaf: Any, info: dict) -> str:
+    if isinstance(leaf, torch.Tensor):
+        dtype = str(leaf.dtype).replace("torch.", "")
+        return f"{info['type']} {dtype} {tuple(leaf.shape)}"
+    return info["type"]
+
+
+def describe(flat: FlatOutput) -> str:
+    """A short description, e.g. `[tensor float32 (16, 1024)]` or `[(tensor float32 (4,), int)]`."""
+    described = iter([describe_leaf(leaf, info) for leaf, info in zip(flat.leaves, flat.leaf_info)])
+    out, quote, escaped = [], None, False
+    for char in flat.skeleton:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            out.append(char)
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        else:
+            out.append(next(described) if char in "TL" else char)
+    return "[" + "".join(out) + "]"
+
+
+def save(flat: FlatOutput, path: str) -> None:
+    """Writes the output file (leaves already plain CPU tensors or simple values)."""
+    leaves = [leaf.hex() if type(leaf) is float else leaf for leaf in flat.leaves]
+    payload = {
+        "format": FILE_FORMAT, "version": FILE_VERSION, "skeleton": flat.skeleton,
+        "leaves": leaves, "leaf_info": flat.leaf_info,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    torch.save(payload, path)
+
+
+def load(path: str) -> FlatOutput:
+    """Reads an output file with `torch.load(weights_only=True)`; raises OutputFileError."""
+    if not os.path.isfile(path):
+        raise OutputFileError(f"the output file {path} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:
+        raise OutputFileError(f"the output file {path} cannot be loaded: {type(error).__name__}") from error
+    if not (isinstance(payload, dict) and payload.get("format") == FILE_FORMAT):
+        raise OutputFileError(f"the output file {path} is not a kforge output file")
+    skeleton, leaves, infos = payload.get("skeleton"), payload.get("leaves"), payload.get("leaf_info")
+    valid = (
+        isinstance(skeleton, str) and isinstance(leaves, list) and isinstance(infos, list)
+        and len(leaves) == len(infos) and all(isinstance(info, dict) and "type" in info for info in infos)
+    )
+    if not valid:
+        raise OutputFileError(f"the output file {path} is malformed")
+    try:
+        restored = [float.fromhex(leaf) if info["type"] == "float" else leaf for leaf, info in zip(leaves, infos)]
+    except (TypeError, ValueError) as error:
+        raise OutputFileError(f"the output file {path} is malformed: {error}") from error
+    return FlatOutput(skeleton=skeleton, leaves=restored, leaf_info=infos)

@@ -1,0 +1,276 @@
+"""Guard policies: what a candidate may call, as plain data.
+
+A policy is a JSON-compatible dict, so the TypeScript side and configuration files can pass one.
+:func:`load_policy` accepts a policy name, a dict, or JSON text, and returns a complete, validated
+dict with every field below. A partial dict may name a ``base`` policy whose fields it overrides
+(``{"name": "mine", "base": "default", "vendor_libraries": ["cublas"]}``).
+
+Fields
+------
+name : str
+    Identifier quoted in every message ("the policy `default` allows ...").
+enforce : bool
+    ``False`` records every finding as a ``note`` and rejects nothing (the ``permissive`` policy).
+forward_torch : "glue" | "any"
+    ``"glue"``: ``forward`` (and what it calls) may use only the torch functions, namespaces and
+    tensor methods listed below; any other torch compute is a ``torch-fallback`` rejection.
+    ``"any"``: torch compute in ``forward`` is recorded as a note.
+glue_torch_functions : list[str]
+    Names ``N`` for which ``torch.N(...)`` is allowed in ``forward``: allocation, view and
+    shape/dtype/device queries.
+glue_torch_namespaces : list[str]
+    Dotted prefixes (``"torch.cuda"``) whose calls are allowed in ``forward``, apart from the checks
+    of their own (side streams, seeds, precision flags).
+glue_tensor_methods : list[str]
+    Tensor methods allowed in ``forward`` (``view``, ``contiguous``, ``size`` ...). Casts are listed
+    here too; a cast to a lower precision than the run's is judged by ``precision_downgrade``.
+vendor_libraries : list[str]
+    Native libraries the C++/CUDA sources may call, each one of :data:`KNOWN_VENDOR_LIBRARIES`.
+    A call into a library not listed is a ``library-policy`` rejection.
+aten_compute_in_native : bool
+    Whether C++ sources may call ATen/LibTorch compute ops (``at::matmul``, ``torch::softmax``,
+    ``input.sum()``). ``False`` in every shipped policy: an extension that calls ATen's op is a
+    PyTorch fallback.
+precision_downgrade : "reject" | "note"
+    Severity of a cast below the run precision in Python (``.half()`` in an fp32 run) and of
+    switches such as ``torch.backends.cuda.matmul.allow_tf32 = True``.
+native_low_precision : "reject" | "note"
+    Severity of half/bfloat16/TF32 arithmetic found in native or Triton sources in an fp32 run
+    (``__float2half``, ``wmma``, ``tl.dot`` without ``input_precision="ieee"``). The float64 error
+    profile of the run decides whether it matters, so ``default`` only notes it.
+environment_keys : list[str]
+    Environment variables the candidate may read or set (build knobs such as
+    ``TORCH_CUDA_ARCH_LIST``); such accesses are notes, any other access is a ``sandbox`` rejection.
+severity : dict[str, "reject" | "note"]
+    Per-check overrides, applied after the defaults (``{"side-stream": "reject"}``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Mapping
+
+SEVERITIES = ("reject", "note")
+
+#: Native libraries the guard recognises in C++/CUDA sources.
+KNOWN_VENDOR_LIBRARIES = (
+    "cublas",
+    "cublaslt",
+    "cudnn",
+    "cutlass",
+    "cub",
+    "thrust",
+    "cufft",
+    "curand",
+    "cusparse",
+    "cusolver",
+    "nccl",
+    "cpu-blas",
+    "onednn",
+    "eigen",
+)
+
+#: ``torch.N(...)`` calls that are allocation, view or query glue.
+GLUE_TORCH_FUNCTIONS = (
+    # allocation
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
+    "full", "full_like", "arange", "tensor", "as_tensor", "from_numpy", "frombuffer",
+    # views and layout
+    "reshape", "flatten", "unflatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
+    "narrow", "chunk", "split", "tensor_split", "unbind", "select", "movedim", "swapaxes",
+    "as_strided", "broadcast_to", "view_as_real", "view_as_complex",
+    # queries, dtypes, devices, contexts
+    "Size", "device", "dtype", "finfo", "iinfo", "is_tensor", "is_floating_point", "is_complex",
+    "numel", "get_default_dtype", "result_type", "promote_types", "can_cast", "broadcast_shapes",
+    "no_grad", "enable_grad", "inference_mode", "Generator", "get_num_threads",
+    "get_num_interop_threads", "typename",
+)
+
+#: Dotted prefixes whose calls are glue in ``forward`` (their own checks still apply).
+GLUE_TORCH_NAMESPACES = (
+    "torch.cuda",
+    "torch.utils.cpp_extension",
+    "torch.utils.dlpack",
+    "torch.autograd.Function",
+    "torch.library",
+    "torch.version",
+    "torch.backends.cuda.is_built",
+    "torch.backends.cudnn.is_available",
+    "torch.backends.mps.is_available",
+    "torch.testing",
+)
+
+#: Tensor methods that are shape, view, allocation, copy or query glue.
+GLUE_TENSOR_METHODS = (
+    "view", "view_as", "reshape", "reshape_as", "contiguous", "size", "dim", "ndimension",
+    "numel", "nelement", "stride", "storage_offset", "element_size", "is_contiguous",
+    "is_floating_point", "is_complex", "is_pinned", "data_ptr", "get_device", "permute",
+    "transpose", "t", "flatten", "unflatten", "unsqueeze", "squeeze", "expand", "expand_as",
+    "narrow", "chunk", "split", "tensor_split", "unbind", "select", "movedim", "swapaxes",
+    "as_strided", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "int", "long",
+    "short", "bool", "byte", "char", "type_as", "clone", "detach", "detach_", "requires_grad_",
+    "copy_", "zero_", "fill_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor",
+    "new_empty_strided", "item", "tolist", "numpy", "untyped_storage", "storage", "pin_memory",
+    "record_stream", "__len__", "__getitem__", "__setitem__", "dim_order",
+)
+
+#: Build knobs a candidate may set or read without a rejection.
+DEFAULT_ENVIRONMENT_KEYS = (
+    "TORCH_CUDA_ARCH_LIST",
+    "MAX_JOBS",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CXX",
+    "CC",
+    "TRITON_CACHE_DIR",
+)
+
+_DEFAULT: dict[str, Any] = {
+    "name": "default",
+    "enforce": True,
+    "forward_torch": "glue",
+    "glue_torch_functions": list(GLUE_TORCH_FUNCTIONS),
+    "glue_torch_namespaces": list(GLUE_TORCH_NAMESPACES),
+    "glue_tensor_methods": list(GLUE_TENSOR_METHODS),
+    "vendor_libraries": ["cublas", "cublaslt", "cudnn", "cutlass", "cub", "thrust"],
+    "aten_compute_in_native": False,
+    "precision_downgrade": "reject",
+    "native_low_precision": "note",
+    "environment_keys": list(DEFAULT_ENVIRONMENT_KEYS),
+    "severity": {},
+}
+
+_STRICT_OVERRIDES: dict[str, Any] = {
+    "name": "strict",
+    "vendor_libraries": [],
+    "native_low_precision": "reject",
+}
+
+_PERMISSIVE_OVERRIDES: dict[str, Any] = {
+    "name": "permissive",
+    "enforce": False,
+    "forward_torch": "any",
+    "vendor_libraries": list(KNOWN_VENDOR_LIBRARIES),
+    "aten_compute_in_native": True,
+    "precision_downgrade": "note",
+}
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; the message names the field and the bad value."""
+
+    def __init__(self, message: str, *, field: str | None = None, cause: BaseException | None = None):
+        super().__init__(message)
+        self.field = field
+        self.__cause__ = cause
+
+
+def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(dict(base))
+    for key, value in overrides.items():
+        merged[key] = copy.deepcopy(value)
+    return merged
+
+
+BUILTIN_POLICIES: dict[str, dict[str, Any]] = {
+    "default": copy.deepcopy(_DEFAULT),
+    "strict": _merged(_DEFAULT, _STRICT_OVERRIDES),
+    "permissive": _merged(_DEFAULT, _PERMISSIVE_OVERRIDES),
+}
+
+
+def policy_names() -> list[str]:
+    """Names of the shipped policies."""
+    return sorted(BUILTIN_POLICIES)
+
+
+def _require(condition: bool, field: str, expected: str, value: Any) -> None:
+    if not condition:
+        raise PolicyError(f"expected policy field `{field}` to be {expected}, got {value!r}", field=field)
+
+
+def _string_list(policy: Mapping[str, Any], field: str) -> None:
+    value = policy[field]
+    _require(isinstance(value, list) and all(isinstance(item, str) for item in value),
+             field, "a list of strings", value)
+
+
+def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """Check every field of a complete policy; return a deep copy or raise :class:`PolicyError`."""
+    _require(isinstance(policy, Mapping), "<policy>", "an object", policy)
+    missing = [key for key in _DEFAULT if key not in policy]
+    if missing:
+        raise PolicyError(f"policy is missing field(s) {', '.join(missing)}; give a `base` policy "
+                          f"or set them", field=missing[0])
+    unknown = [key for key in policy if key not in _DEFAULT]
+    if unknown:
+        raise PolicyError(f"unknown policy field `{unknown[0]}`; known fields: "
+                          f"{', '.join(sorted(_DEFAULT))}", field=unknown[0])
+    _require(isinstance(policy["name"], str) and policy["name"] != "", "name", "a non-empty string",
+             policy["name"])
+    _require(isinstance(policy["enforce"], bool), "enforce", "true or false", policy["enforce"])
+    _require(policy["forward_torch"] in ("glue", "any"), "forward_torch", '"glue" or "any"',
+             policy["forward_torch"])
+    for field in ("glue_torch_functions", "glue_torch_namespaces", "glue_tensor_methods",
+                  "vendor_libraries", "environment_keys"):
+        _string_list(policy, field)
+    for library in policy["vendor_libraries"]:
+        _require(library in KNOWN_VENDOR_LIBRARIES, "vendor_libraries",
+                 f"a list drawn from {', '.join(KNOWN_VENDOR_LIBRARIES)}", library)
+    _require(isinstance(policy["aten_compute_in_native"], bool), "aten_compute_in_native",
+             "true or false", policy["aten_compute_in_native"])
+    for field in ("precision_downgrade", "native_low_precision"):
+        _require(policy[field] in SEVERITIES, field, '"reject" or "note"', policy[field])
+    severity = policy["severity"]
+    _require(isinstance(severity, Mapping), "severity", "an object of check id to severity", severity)
+    for check, level in severity.items():
+        _require(isinstance(check, str) and level in SEVERITIES, f"severity.{check}",
+                 '"reject" or "note"', level)
+    return copy.deepcopy(dict(policy))
+
+
+def load_policy(spec: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Return a complete, validated policy.
+
+    ``spec`` is ``None`` (the ``default`` policy), a shipped policy's name, JSON text of a policy
+    object, or a policy dict. A dict or JSON object with a ``base`` field is merged onto that
+    shipped policy; one without ``base`` must be complete.
+    """
+    if spec is None:
+        return copy.deepcopy(BUILTIN_POLICIES["default"])
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.startswith("{"):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise PolicyError(f"policy JSON does not parse: {error.msg} at line {error.lineno}",
+                                  cause=error) from error
+            return load_policy(parsed)
+        if text not in BUILTIN_POLICIES:
+            raise PolicyError(f"unknown policy `{text}`; choose one of {', '.join(policy_names())}",
+                              field="name")
+        return copy.deepcopy(BUILTIN_POLICIES[text])
+    _require(isinstance(spec, Mapping), "<policy>", "a name, JSON text or an object", spec)
+    if "base" in spec:
+        base_name = spec["base"]
+        _require(base_name in BUILTIN_POLICIES, "base", f"one of {', '.join(policy_names())}", base_name)
+        overrides = {key: value for key, value in spec.items() if key != "base"}
+        return validate_policy(_merged(BUILTIN_POLICIES[base_name], overrides))
+    return validate_policy(spec)
+
+
+def load_policy_file(path: str) -> dict[str, Any]:
+    """Read a policy from a JSON file holding a policy object or a shipped policy's name."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise PolicyError(f"cannot read policy file {path}: {error.strerror}", cause=error) from error
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PolicyError(f"policy file {path} is not JSON: {error.msg} at line {error.lineno}",
+                          cause=error) from error
+    return load_policy(parsed)

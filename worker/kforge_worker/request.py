@@ -1,0 +1,168 @@
+"""Validation of the parent's request lines (docs/worker-protocol.md), with messages that name
+the field and the bad value. A bad request is a ProtocolError: the worker exits with status 2."""
+
+import os
+from dataclasses import dataclass
+from typing import Any, List, Optional
+
+from .channel import ProtocolError
+from .inputs import MAX_SEED
+
+
+def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:
+    if name not in message or message[name] is None:
+        if optional:
+            return None
+        raise ProtocolError(f"the {message.get('type')!r} request lacks `{name}` ({description})")
+    value = message[name]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        raise ProtocolError(f"expected `{name}` to be {description}, got {value!r}")
+    return value
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _count(message: dict, name: str, *, optional: bool = False) -> Optional[int]:
+    value = _field(message, name, int, "a non-negative integer", optional=optional)
+    if value is not None and value < 0:
+        raise ProtocolError(f"expected `{name}` to be a non-negative integer, got {value!r}")
+    return value
+
+
+def _seeds(message: dict, name: str, *, allow_empty: bool = False) -> List[int]:
+    seeds = _field(message, name, list, "a list of seeds")
+    if not seeds and not allow_empty:
+        raise ProtocolError(f"expected `{name}` to hold at least one seed, got []")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ProtocolError(f"expected every entry of `{name}` to be an integer in [0, {MAX_SEED}], got {seed!r}")
+    return seeds
+
+
+def _path(message: dict, name: str) -> str:
+    return os.path.abspath(_field(message, name, str, "a path"))
+
+
+def expect_type(message: dict, *expected: str) -> str:
+    kind = message.get("type")
+    if kind not in expected:
+        raise ProtocolError(f"expected a {' or '.join(repr(e) for e in expected)} request, got type {kind!r}")
+    return kind
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What both roles share: the problem, backend, precision, preset, device and seeds."""
+
+    problem: str
+    backend: str
+    precision: str
+    preset: Optional[str]
+    device: str
+    correctness_seeds: List[int]
+    timing_seeds: List[int]
+
+
+def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
+    return RunSettings(
+        problem=_path(message, "problem"),
+        backend=_field(message, "backend", str, "cuda, triton or cpu"),
+        precision=_field(message, "precision", str, "fp32, fp16 or bf16"),
+        preset=_field(message, "preset", str, "a preset name", optional=True),
+        device=_field(message, "device", str, "`cpu` or `cuda:N`"),
+        correctness_seeds=_seeds(message, "correctness_seeds"),
+        timing_seeds=_seeds(message, "timing_seeds", allow_empty=not timing_required),
+    )
+
+
+@dataclass(frozen=True)
+class Baselines:
+    eager: bool
+    compile: bool
+    perf_trials: int
+    warmup_trials: int
+
+
+@dataclass(frozen=True)
+class ReferenceRequest:
+    run: RunSettings
+    baselines: Optional[Baselines]
+
+
+def parse_reference_request(message: dict) -> ReferenceRequest:
+    expect_type(message, "reference")
+    raw = _field(message, "baselines", dict, "an object or null", optional=True)
+    baselines = None
+    if raw is not None:
+        raw = {"type": "baselines", **raw}
+        baselines = Baselines(
+            eager=_field(raw, "eager", bool, "true or false"),
+            compile=_field(raw, "compile", bool, "true or false"),
+            perf_trials=_count(raw, "perf_trials"),
+            warmup_trials=_count(raw, "warmup_trials"),
+        )
+    return ReferenceRequest(run=_run_settings(message, timing_required=baselines is not None), baselines=baselines)
+
+
+@dataclass(frozen=True)
+class CandidateRequest:
+    run: RunSettings
+    candidate: str
+    perf_trials: int
+    warmup_trials: int
+    sample_calls: List[int]
+    output_dir: str
+    build_dir: str
+
+
+def parse_candidate_request(message: dict) -> CandidateRequest:
+    expect_type(message, "candidate")
+    perf_trials = _count(message, "perf_trials")
+    samples = _field(message, "sample_calls", list, "a list of call indices", optional=True) or []
+    for call in samples:
+        if isinstance(call, bool) or not isinstance(call, int) or not 0 <= call < max(perf_trials, 1):
+            raise ProtocolError(f"expected every entry of `sample_calls` to be a call index in [0, {perf_trials}), got {call!r}")
+    return CandidateRequest(
+        run=_run_settings(message, timing_required=perf_trials > 0),
+        candidate=_path(message, "candidate"),
+        perf_trials=perf_trials,
+        warmup_trials=_count(message, "warmup_trials"),
+        sample_calls=sorted(set(samples)),
+        output_dir=_path(message, "output_dir"),
+        build_dir=_path(message, "build_dir"),
+    )
+
+
+@dataclass(frozen=True)
+class JudgedOutput:
+    seed: int
+    path: str
+    input_digest: Optional[str]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    atol: float
+    rtol: float
+    outputs: List[JudgedOutput]
+
+
+def parse_judge_request(message: dict) -> JudgeRequest:
+    expect_type(message, "judge")
+    atol = _field(message, "atol", (int, float), "a non-negative number")
+    rtol = _field(message, "rtol", (int, float), "a non-negative number")
+    if atol < 0 or rtol < 0:
+        raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
+    outputs = []
+    for entry in _field(message, "outputs", list, "a list of {seed, path, input_digest}"):
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"expected every entry of `outputs` to be an object, got {entry!r}")
+        entry = {"type": "judge output", **entry}
+        outputs.append(JudgedOutput(
+            seed=_field(entry, "seed", int, "a seed"),
+            path=_path(entry, "path"),
+            input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
+        ))
+    return JudgeRequest(atol=float(atol), rtol=float(rtol), outputs=outputs)

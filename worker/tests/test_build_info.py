@@ -1,0 +1,43 @@
+"""build_info.py directly: parsing `cuobjdump --dump-resource-usage` output."""
+
+from kforge_worker.build_info import collect_build_info, parse_resource_usage
+
+RESOURCE_USAGE = """
+Fatbin elf code:
+================
+arch = sm_90a
+code version = [1,8]
+host = linux
+compile_size = 64bit
+
+Resource usage:
+ Common:
+  GLOBAL:0
+ Function _Z17kforge_add_kernelPKfS0_Pfl:
+  REG:16 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:928 TEXTURE:0 SURFACE:0 SAMPLER:0
+ Function _Z12tiled_kernelPf:
+  REG:40 STACK:16 SHARED:8192 LOCAL:24 CONSTANT[0]:904 TEXTURE:0 SURFACE:0 SAMPLER:0
+
+Fatbin ptx code:
+================
+arch = sm_90a
+code version = [8,8]
+host = linux
+compile_size = 64bit
+"""
+
+
+def test_parses_every_kernel_with_its_resources():
+    kernels = parse_resource_usage(RESOURCE_USAGE)
+    assert [(k["mangled"], k["arch"], k["registers"], k["shared_bytes"], k["stack_bytes"], k["local_bytes"])
+            for k in kernels] == [
+        ("_Z17kforge_add_kernelPKfS0_Pfl", "sm_90a", 16, 0, 0, 0),
+        ("_Z12tiled_kernelPf", "sm_90a", 40, 8192, 16, 24),
+    ]
+    assert kernels[0]["name"] in ("_Z17kforge_add_kernelPKfS0_Pfl",
+                                  "kforge_add_kernel(float const*, float const*, float*, long)")
+
+
+def test_no_objects_gives_empty_info():
+    info = collect_build_info([])
+    assert info["kernels"] == [] and info["sass"] == "" and info["ptx"] == ""

@@ -1,0 +1,86 @@
+"""The cuda and triton backends on a real GPU (skipped where torch sees no CUDA device)."""
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+import sources
+from worker_process import evaluate
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+GPU = dict(device="cuda:0", preset="gpu", perf_trials=20, warmup_trials=3, sample_calls=[5, 19])
+BASELINES = {"eager": True, "compile": True, "perf_trials": 20, "warmup_trials": 3}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, build_dir):
+    root = tmp_path_factory.mktemp("gpu")
+    problem = root / "add.py"
+    problem.write_text(sources.ADD_PROBLEM.replace("size = 4096", "size = 1 << 22"))
+    cases = {
+        "cuda": ("cuda", sources.CUDA_ADD_CORRECT, BASELINES),
+        "cuda-broken": ("cuda", sources.CUDA_BROKEN, None),
+        "cuda-illegal": ("cuda", sources.CUDA_ILLEGAL_ADDRESS, None),
+        "triton": ("triton", sources.TRITON_ADD_CORRECT, None),
+        "triton-broken": ("triton", sources.TRITON_COMPILE_ERROR, None),
+    }
+    jobs = {}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        for name, (backend, source, baselines) in cases.items():
+            candidate = root / f"{name}.py"
+            candidate.write_text(source)
+            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir,
+                                     backend=backend, baselines=baselines, **GPU)
+        return {name: job.result() for name, job in jobs.items()}
+
+
+def test_hello_describes_the_gpu(runs):
+    environment = runs["cuda"].candidate.messages[0]["environment"]
+    assert environment["device"] == torch.cuda.get_device_name(0)
+    major, minor = torch.cuda.get_device_capability(0)
+    assert environment["capability"] == f"{major}.{minor}"
+    assert environment["sm_count"] > 0 and environment["cuda"] and environment["l2_bytes"] > 0
+    if shutil.which("nvidia-smi"):
+        assert environment["driver"] and environment["clocks"]["sm_max_mhz"] > 0, environment
+
+
+def test_cuda_extension_is_correct_timed_and_described(runs):
+    result = runs["cuda"]
+    assert result.failures == {}, result.candidate.stderr[-3000:]
+    assert result.judgement["passed"] is True and result.timed_judgement["passed"] is True
+    assert len(result.timing["times_ms"]) == len(result.timing["wall_ms"]) == 20
+    assert all(0 < event <= wall for event, wall in zip(result.timing["times_ms"], result.timing["wall_ms"]))
+    info = result.candidate.of_type("build-info")[0]
+    kernels = [kernel for kernel in info["kernels"] if "kforge_add_kernel" in kernel["name"]]
+    assert kernels and kernels[0]["registers"] > 0, info
+    assert "kforge_add_kernel" in info["sass"]
+    baseline = result.baseline
+    assert len(baseline["eager"]["times_ms"]) == 20
+    assert len(baseline["compile"]["times_ms"]) == 20, baseline["compile"]
+
+
+def test_cuda_compile_error_carries_nvcc_output(runs):
+    failure = runs["cuda-broken"].failures["candidate"]
+    assert (failure["kind"], failure["check"]) == ("compile_error", "build")
+    assert "kforge_undefined_device_value" in failure["compiler_output"]
+    assert "kforge_undefined_device_value" in failure["message"]
+
+
+def test_illegal_address_is_a_device_error(runs):
+    failure = runs["cuda-illegal"].failures["candidate"]
+    assert (failure["stage"], failure["kind"], failure["check"]) == ("correctness", "runtime_error", "device-error")
+
+
+def test_triton_kernel_is_correct(runs):
+    result = runs["triton"]
+    assert result.failures == {}, result.candidate.stderr[-3000:]
+    assert result.judgement["passed"] is True and result.timed_judgement["passed"] is True
+
+
+def test_triton_compile_error_at_first_call_is_a_compile_error(runs):
+    failure = runs["triton-broken"].failures["candidate"]
+    assert (failure["stage"], failure["kind"], failure["check"]) == ("correctness", "compile_error", "build")
+    assert "kforge_not_a_triton_name" in failure["compiler_output"]

@@ -1,0 +1,52 @@
+"""Timed calls of the candidate and the baselines (cpu backend: host clock)."""
+
+import pytest
+import torch
+
+import sources
+from worker_process import evaluate
+
+PERF_TRIALS = 7
+BASELINES = {"eager": True, "compile": True, "perf_trials": 5, "warmup_trials": 1}
+
+
+@pytest.fixture(scope="module")
+def timed_run(tmp_path_factory, build_dir):
+    root = tmp_path_factory.mktemp("timing")
+    problem = root / "linear_relu.py"
+    problem.write_text(sources.LINEAR_RELU_PROBLEM)
+    candidate = root / "candidate.py"
+    candidate.write_text(sources.LINEAR_RELU_CORRECT)
+    return evaluate(problem, candidate, root / "run", build_dir, baselines=BASELINES,
+                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23))
+
+
+def test_candidate_timing_returns_one_time_per_call(timed_run):
+    timing = timed_run.timing
+    assert timing["type"] == "timing"
+    assert len(timing["times_ms"]) == len(timing["wall_ms"]) == PERF_TRIALS
+    assert all(time_ms > 0 for time_ms in timing["times_ms"])
+    assert timed_run.candidate.stages()[-2:] == [("timing", "start"), ("timing", "end")]
+    assert timed_run.exit_codes == {"reference": 0, "candidate": 0}
+
+
+def test_sampled_timed_outputs_rotate_seeds_and_match_their_reference(timed_run):
+    samples = timed_run.timing["samples"]
+    assert [(sample["call"], sample["seed"]) for sample in samples] == [(0, 21), (4, 22), (5, 23)]
+    assert all(sample["path"].endswith(f"timed-{sample['call']}.pt") for sample in samples)
+    judgement = timed_run.timed_judgement
+    assert judgement["passed"] is True
+    assert [trial["input_mutated"] for trial in judgement["trials"]] == [None, None, None]
+
+
+def test_baselines_time_the_requested_number_of_calls(timed_run):
+    baseline = timed_run.baseline
+    assert baseline["type"] == "baseline"
+    assert len(baseline["eager"]["times_ms"]) == BASELINES["perf_trials"]
+    if hasattr(torch, "compile"):
+        assert len(baseline["compile"]["times_ms"]) == BASELINES["perf_trials"]
+    else:
+        major_minor = ".".join(torch.__version__.split(".")[:2])
+        assert baseline["compile"] == {"error": f"torch {major_minor} has no torch.compile"}
+    stages = timed_run.reference.stages()
+    assert stages[:4] == [("reference", "start"), ("reference", "end"), ("baseline", "start"), ("baseline", "end")]

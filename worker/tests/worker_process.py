@@ -1,0 +1,183 @@
+"""Test support: the worker as a real subprocess, spoken to through its real protocol.
+
+fd 3 of the child is the write end of a pipe (as the TypeScript parent sets it up), requests go in
+on stdin, stdout and stderr land in files.
+"""
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+WORKER_ROOT = Path(__file__).resolve().parent.parent
+MESSAGE_TIMEOUT_SECONDS = 240
+
+
+class Worker:
+    """One `python3 -m kforge_worker ROLE` process."""
+
+    def __init__(self, role: str, cwd: Path, env: Optional[Dict[str, str]] = None):
+        cwd.mkdir(parents=True, exist_ok=True)
+        read_fd, write_fd = os.pipe()
+
+        def give_fd_3():
+            if write_fd == 3:
+                os.set_inheritable(3, True)
+            else:
+                os.dup2(write_fd, 3)
+
+        environment = {**os.environ, "PYTHONPATH": str(WORKER_ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.stdout_path = cwd / f"{role}.stdout"
+        self.stderr_path = cwd / f"{role}.stderr"
+        with open(self.stdout_path, "wb") as stdout, open(self.stderr_path, "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kforge_worker", role], cwd=cwd, env=environment,
+                stdin=subprocess.PIPE, stdout=stdout, stderr=stderr,
+                preexec_fn=give_fd_3, close_fds=False, start_new_session=True,
+            )
+        os.close(write_fd)
+        self.messages: List[dict] = []
+        self._closed = False
+        self._queue: "queue.Queue[Optional[dict]]" = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as pipe:
+            for line in pipe:
+                self._queue.put(json.loads(line))
+        self._queue.put(None)
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps({"v": 1, **message}) + "\n").encode())
+        self.process.stdin.flush()
+
+    def close_stdin(self) -> None:
+        if not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def next_message(self, timeout: float = MESSAGE_TIMEOUT_SECONDS) -> Optional[dict]:
+        """The next message, or None once fd 3 is closed (every later call returns None too)."""
+        if self._closed:
+            return None
+        message = self._queue.get(timeout=timeout)
+        if message is None:
+            self._closed = True
+        else:
+            self.messages.append(message)
+        return message
+
+    def read_until(self, *types: str, timeout: float = MESSAGE_TIMEOUT_SECONDS) -> Optional[dict]:
+        """Messages up to the first of `types` or `failure`; that message, or None at EOF."""
+        while True:
+            message = self.next_message(timeout)
+            if message is None or message["type"] in types or message["type"] == "failure":
+                return message
+
+    def finish(self, timeout: float = 60) -> int:
+        self.close_stdin()
+        code = self.process.wait(timeout=timeout)
+        while self.next_message(timeout=timeout) is not None:
+            pass
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_path.read_text(errors="replace")
+
+    def of_type(self, kind: str) -> List[dict]:
+        return [message for message in self.messages if message["type"] == kind]
+
+    def stages(self) -> List[tuple]:
+        return [(message["stage"], message["status"]) for message in self.of_type("stage")]
+
+
+@dataclass
+class Evaluation:
+    reference: Worker
+    candidate: Worker
+    ready: Optional[dict] = None
+    baseline: Optional[dict] = None
+    correctness: Optional[dict] = None
+    judgement: Optional[dict] = None
+    timing: Optional[dict] = None
+    timed_judgement: Optional[dict] = None
+    failures: Dict[str, dict] = field(default_factory=dict)
+    exit_codes: Dict[str, int] = field(default_factory=dict)
+
+
+def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset="cpu", device="cpu",
+                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None) -> dict:
+    return {"type": "reference", "problem": str(problem), "backend": backend, "precision": precision,
+            "preset": preset, "device": device, "correctness_seeds": list(correctness_seeds),
+            "timing_seeds": list(timing_seeds), "baselines": baselines}
+
+
+def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: Path, *, backend="cpu",
+                      precision="fp32", preset="cpu", device="cpu", correctness_seeds=(11, 12),
+                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, sample_calls=(1, 4)) -> dict:
+    return {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
+            "precision": precision, "preset": preset, "device": device,
+            "correctness_seeds": list(correctness_seeds), "timing_seeds": list(timing_seeds),
+            "perf_trials": perf_trials, "warmup_trials": warmup_trials, "sample_calls": list(sample_calls),
+            "output_dir": str(scratch / "out"), "build_dir": str(build_dir)}
+
+
+def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
+             run_timing=True, baselines=None, **settings) -> Evaluation:
+    """Drives both roles as the parent would: reference and candidate side by side, then the judge,
+    then (when asked) the timed calls and the judging of their sampled outputs."""
+    shared = {key: settings[key] for key in ("backend", "precision", "preset", "device",
+                                             "correctness_seeds", "timing_seeds") if key in settings}
+    reference = Worker("reference", work / "reference")
+    candidate = Worker("candidate", work / "scratch")
+    result = Evaluation(reference=reference, candidate=candidate)
+    try:
+        reference.send(reference_request(problem, baselines=baselines, **shared))
+        candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
+        result.ready = reference.read_until("reference-ready")
+        if baselines is not None and _is(result.ready, "reference-ready"):
+            result.baseline = reference.read_until("baseline")
+        result.correctness = candidate.read_until("correctness-outputs")
+        for role, message in (("reference", result.ready), ("candidate", result.correctness)):
+            if _is(message, "failure"):
+                result.failures[role] = message
+        if _is(result.ready, "reference-ready") and _is(result.correctness, "correctness-outputs"):
+            reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": result.correctness["outputs"]})
+            result.judgement = reference.read_until("judgement")
+            if run_timing:
+                candidate.send({"type": "continue"})
+                result.timing = candidate.read_until("timing")
+                if _is(result.timing, "failure"):
+                    result.failures["candidate"] = result.timing
+                elif _is(result.timing, "timing") and result.timing["samples"]:
+                    reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": result.timing["samples"]})
+                    result.timed_judgement = reference.read_until("judgement")
+            else:
+                candidate.send({"type": "stop"})
+        result.exit_codes = {"reference": reference.finish(), "candidate": candidate.finish()}
+    finally:
+        reference.kill()
+        candidate.kill()
+    return result
+
+
+def _is(message: Optional[dict], kind: str) -> bool:
+    return message is not None and message["type"] == kind
