@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: type-check, TypeScript tests, Python worker tests.
+# The whole test suite: type-check, TypeScript tests, Python worker tests. The end-to-end tests
+# need a Python with PyTorch; this script finds it (scripts/python.sh) and fails if there is none,
+# so that no end-to-end test is skipped silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+KFORGE_PYTHON="$(bash scripts/python.sh)"
+export KFORGE_PYTHON
+echo "kforge tests: worker Python is $KFORGE_PYTHON" >&2
 npx tsc --noEmit -p tsconfig.json
 bash scripts/test-ts.sh
 bash scripts/test-py.sh

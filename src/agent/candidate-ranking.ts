@@ -1,22 +1,9 @@
-import type { EvaluationResult, Verdict } from '../core/verdict.js';
+import type { EvaluationResult } from '../core/verdict.js';
+import { VERDICT_RANK } from '../store/run-store.js';
 import type { Attempt, EvaluatedAttempt } from './attempt.js';
 
 /** Which baseline a speedup is measured against. `best` is the faster of eager and compile. */
 export type SpeedupBaseline = 'eager' | 'compile' | 'best';
-
-/**
- * How far a failed candidate got, best first: one that ran beats one that did not build, so a
- * problem with no correct candidate still reports its most useful attempt.
- */
-const FAILURE_ORDER: readonly Verdict[] = [
-  'incorrect',
-  'rejected',
-  'runtime_error',
-  'timeout',
-  'crashed',
-  'compile_error',
-  'invalid_input',
-];
 
 /** Median candidate time in ms of a correct result, or null. */
 export function medianMs(result: EvaluationResult): number | null {
@@ -43,7 +30,9 @@ export function compareAttempts(a: EvaluatedAttempt, b: EvaluatedAttempt): numbe
   if (aMs !== null && bMs !== null) return aMs - bMs;
   if (aMs !== null) return -1;
   if (bMs !== null) return 1;
-  return FAILURE_ORDER.indexOf(a.result.verdict) - FAILURE_ORDER.indexOf(b.result.verdict);
+  // How far a failed candidate got (the store's order: one that ran beats one that did not build),
+  // so a problem with no correct candidate still reports its most useful attempt.
+  return VERDICT_RANK.indexOf(a.result.verdict) - VERDICT_RANK.indexOf(b.result.verdict);
 }
 
 /** The best evaluated attempt of a history (see `compareAttempts`), or null when none was evaluated. */

@@ -27,6 +27,11 @@ export interface OptimizeRequest {
   tolerance?: ToleranceProfile;
   trials?: number;
   perfTrials?: number;
+  warmupTrials?: number;
+  /** GPU index on multi-GPU hosts. */
+  deviceIndex?: number;
+  /** Per-stage limits of the evaluator, seconds. */
+  timeoutsSeconds?: Record<string, number>;
   preset?: Preset;
   stallAfter?: number;
   onStall?: StallPolicy;
@@ -104,6 +109,9 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
       preset: request.preset,
       trials: request.trials ?? evaluator.trials,
       perfTrials: request.perfTrials ?? evaluator.perfTrials,
+      warmupTrials: request.warmupTrials,
+      deviceIndex: request.deviceIndex,
+      timeoutsSeconds: request.timeoutsSeconds && Object.keys(request.timeoutsSeconds).length > 0 ? request.timeoutsSeconds : undefined,
     }),
     stall: defined({ patience: request.stallAfter ?? DEFAULT_STALL_AFTER, policy: request.onStall ?? 'continue', switchTo: request.switchTo }),
     model,

@@ -24,6 +24,8 @@ export const optimizePlanSchema = z.object({
   version: z.literal(1),
   /** Problem files, absolute paths, in run order. */
   problems: z.array(z.string().min(1)).min(1),
+  /** The file each problem came from in this run, by content hash (filled in when the run is created). */
+  problemPaths: z.record(z.string(), z.string()).default({}),
   strategy: strategyNameSchema,
   strategies: z
     .object({

@@ -35,15 +35,16 @@ export interface OptimizeDependencies {
   now?: () => number;
 }
 
-function problemStem(record: ProblemRecord): string {
-  return record.path ? path.basename(record.path, '.py') : record.name;
+/** The file a problem came from in this run (the store keeps only the first path its content was seen at). */
+function givenPath(record: ProblemRecord, plan: OptimizePlan): string | null {
+  return plan.problemPaths[record.hash] ?? record.path;
 }
 
 /** The file the evaluator reads: the original while it still holds the stored source, else a snapshot. */
-async function problemFile(record: ProblemRecord, candidatesDir: string, stem: string): Promise<string> {
-  if (record.path) {
-    const current = await readFile(record.path, 'utf8').catch(() => null);
-    if (current !== null && sha256Hex(current) === record.hash) return path.resolve(record.path);
+async function problemFile(record: ProblemRecord, given: string | null, candidatesDir: string, stem: string): Promise<string> {
+  if (given) {
+    const current = await readFile(given, 'utf8').catch(() => null);
+    if (current !== null && sha256Hex(current) === record.hash) return path.resolve(given);
   }
   const snapshot = path.resolve(candidatesDir, 'problems', `${stem}-${record.hash.slice(0, 8)}.py`);
   await mkdir(path.dirname(snapshot), { recursive: true });
@@ -51,13 +52,15 @@ async function problemFile(record: ProblemRecord, candidatesDir: string, stem: s
   return snapshot;
 }
 
-async function problemEntries(records: readonly ProblemRecord[], candidatesDir: string): Promise<ProblemEntry[]> {
-  const stems = records.map(problemStem);
+async function problemEntries(records: readonly ProblemRecord[], plan: OptimizePlan): Promise<ProblemEntry[]> {
+  const given = records.map((record) => givenPath(record, plan));
+  const stems = records.map((record, index) => (given[index] ? path.basename(given[index], '.py') : record.name));
   return Promise.all(
     records.map(async (record, index) => {
       const shared = stems.filter((stem) => stem === stems[index]).length > 1;
       const stem = shared ? `${stems[index]}-${record.hash.slice(0, 8)}` : stems[index]!;
-      return { record, stem, path: await problemFile(record, candidatesDir, stem), index, total: records.length };
+      const file = await problemFile(record, given[index]!, plan.candidatesDir, stem);
+      return { record, stem, path: file, givenPath: given[index] ?? file, index, total: records.length };
     }),
   );
 }
@@ -77,7 +80,9 @@ export async function startOptimizeRun(input: OptimizePlanInput, deps: OptimizeD
   for (const file of plan.problems) {
     const source = await readFile(file, 'utf8');
     const record = await deps.store.upsertProblem({ name: path.basename(file, '.py'), source, path: file });
-    if (!records.some((known) => known.hash === record.hash)) records.push(record);
+    if (records.some((known) => known.hash === record.hash)) continue;
+    records.push(record);
+    plan.problemPaths[record.hash] = file;
   }
   const describe = deps.model.describe();
   const run = await deps.store.createRun({
@@ -116,7 +121,7 @@ export async function resumeOptimizeRun(runId: string, deps: OptimizeDependencie
 async function executeRun(run: Run, plan: OptimizePlan, records: readonly ProblemRecord[], deps: OptimizeDependencies, resumed: boolean): Promise<RunReport> {
   const now = deps.now ?? Date.now;
   const signal = deps.signal ?? new AbortController().signal;
-  const entries = await problemEntries(records, plan.candidatesDir);
+  const entries = await problemEntries(records, plan);
   const loadOptions = (entry: ProblemEntry): LoadProblemStateOptions => ({
     runId: run.id,
     problemHash: entry.record.hash,
@@ -143,27 +148,8 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     now,
   };
   deps.onEvent?.({ type: 'run-started', runId: run.id, problemCount: entries.length, resumed });
-  let target = deps.target ?? (plan.evaluation.backend === 'cpu' ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
-  let status: RunOutcomeStatus = 'finished';
-  try {
-    for (const [index, entry] of entries.entries()) {
-      const state = states[index]!;
-      if (signal.aborted) break;
-      if (state.finished) continue;
-      const searched = await searchProblem(context, entry, state, target);
-      target = searched.target;
-      if (searched.endReason === 'paused') status = 'paused';
-    }
-    if (signal.aborted) status = 'stopped';
-  } catch (error) {
-    if (!SearchStoppedError.isInstance(error) && !signal.aborted) {
-      const message = error instanceof Error ? error.message : String(error);
-      await deps.store.updateRunStatus(run.id, 'failed', { error: message });
-      deps.onEvent?.({ type: 'run-finished', runId: run.id, status: 'failed' });
-      throw new OptimizeRunError(run.id, `run \`${run.id}\` failed: ${message}`, { cause: error });
-    }
-    status = 'stopped';
-  }
+  const target = deps.target ?? (plan.evaluation.backend === 'cpu' ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
+  const status = await searchProblems(context, entries, states, target);
   const reports: ProblemReport[] = [];
   for (const entry of entries) {
     const state = await loadProblemState(deps.store, loadOptions(entry));
@@ -174,12 +160,39 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
   return buildRunReport(run.id, status, reports);
 }
 
+/**
+ * Searches the problems in order, skipping those that ended for good, and says how the run ended.
+ * A fault that is not a stop marks the run `failed` and throws `OptimizeRunError`.
+ */
+async function searchProblems(context: ProblemSearchContext, entries: readonly ProblemEntry[], states: readonly ProblemState[], initialTarget: TargetDevice): Promise<RunOutcomeStatus> {
+  const { signal, store, runId } = context;
+  let target = initialTarget;
+  let status: RunOutcomeStatus = 'finished';
+  try {
+    for (const [index, entry] of entries.entries()) {
+      if (signal.aborted) break;
+      if (states[index]!.finished) continue;
+      const searched = await searchProblem(context, entry, states[index]!, target);
+      target = searched.target;
+      if (searched.endReason === 'paused') status = 'paused';
+    }
+  } catch (error) {
+    if (!SearchStoppedError.isInstance(error) && !signal.aborted) {
+      const message = error instanceof Error ? error.message : String(error);
+      await store.updateRunStatus(runId, 'failed', { error: message });
+      context.onEvent?.({ type: 'run-finished', runId, status: 'failed' });
+      throw new OptimizeRunError(runId, `run \`${runId}\` failed: ${message}`, { cause: error });
+    }
+  }
+  return signal.aborted ? 'stopped' : status;
+}
+
 async function problemReport(plan: OptimizePlan, entry: ProblemEntry, state: ProblemState): Promise<ProblemReport> {
   const best = bestAttempt(state.attempts);
   const written = best ? await writeBestKernel(plan.outDir, entry.stem, best) : null;
   return {
     name: entry.stem,
-    path: entry.record.path ?? entry.path,
+    path: entry.givenPath,
     hash: entry.record.hash,
     ...countCandidates(state.attempts, state.pending.length),
     best: best && written ? { candidateId: best.candidate.id, verdict: best.result.verdict, result: best.result, ...written } : null,

@@ -84,11 +84,11 @@ async function scratchFolder(): Promise<{ folder: string; problem: string }> {
   return { folder, problem };
 }
 
-test('refine over HTTP: a build failure, a 429, its fix, a reply without code, a hang, a faster kernel', { skip, timeout: 15 * 60_000 }, async () => {
+test('refine over HTTP: a build failure, a 429, its fix, a reply without code, a hang, a faster kernel', { skip, timeout: 25 * 60_000 }, async () => {
   const { folder, problem } = await scratchFolder();
   const compileError = await readFile(path.join(REPOSITORY_ROOT, 'examples', 'level1_01_relu', 'cpu_compile_error.py'), 'utf8');
   const server = await startOpenAiCompatibleServer({
-    lifetimeMs: 14 * 60_000,
+    lifetimeMs: 24 * 60_000,
     script: [
       fence(compileError),
       { status: 429, retryAfterSeconds: 0, message: 'rate limited' },

@@ -33,6 +33,8 @@ export interface ProblemEntry {
   record: ProblemRecord;
   /** The problem file given to the evaluator (the stored source, byte for byte). */
   path: string;
+  /** The file as the user named it for this run (reports show it). */
+  givenPath: string;
   /** Unique within the run: the file stem, with a hash prefix where two problems share a stem. */
   stem: string;
   index: number;

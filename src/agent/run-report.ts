@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { EvaluationResult, TimingSummary, Verdict } from '../core/verdict.js';
 import type { Attempt, EvaluatedAttempt } from './attempt.js';
 import type { BudgetUsage } from './budget.js';
@@ -38,6 +39,8 @@ export interface RunReport {
   status: RunOutcomeStatus;
   problems: ProblemReport[];
   metrics: SuiteMetrics;
+  /** The same metrics per folder of problems (a KernelBench level), when the run spans several folders. */
+  levels: Array<{ level: string; metrics: SuiteMetrics }>;
   totals: { candidates: number; tokens: number; costUsd: number; deviceMs: number };
 }
 
@@ -64,11 +67,17 @@ function outcomeOf(problem: ProblemReport): ProblemOutcome {
 /** The report of a run from its problems' reports. */
 export function buildRunReport(runId: string, status: RunOutcomeStatus, problems: ProblemReport[]): RunReport {
   const sum = (pick: (problem: ProblemReport) => number): number => problems.reduce((total, problem) => total + pick(problem), 0);
+  const folders = [...new Set(problems.map((problem) => path.basename(path.dirname(problem.path))))];
+  const levels =
+    folders.length > 1
+      ? folders.map((level) => ({ level, metrics: computeSuiteMetrics(problems.filter((problem) => path.basename(path.dirname(problem.path)) === level).map(outcomeOf)) }))
+      : [];
   return {
     runId,
     status,
     problems,
     metrics: computeSuiteMetrics(problems.map(outcomeOf)),
+    levels,
     totals: {
       candidates: sum((problem) => problem.candidateCount),
       tokens: sum((problem) => problem.usage.tokens),

@@ -25,7 +25,7 @@ function kforge(args: string[], environment: Record<string, string> = {}) {
       NO_COLOR: '1',
       ...environment,
     },
-    timeout: 60_000,
+    timeout: 120_000,
   });
 }
 

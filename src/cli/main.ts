@@ -1,9 +1,14 @@
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEvalCommand } from './commands/eval.js';
+import { registerRunsCommand } from './commands/runs.js';
 import { runProgram, type CommandRegistration } from './run-program.js';
 
 /** Every command of `kforge`. A new command is one more registration here. */
-const COMMANDS: readonly CommandRegistration[] = [registerEvalCommand, registerDoctorCommand];
+const COMMANDS: readonly CommandRegistration[] = [
+  registerEvalCommand,
+  (program) => registerRunsCommand(program),
+  registerDoctorCommand,
+];
 
 const status = await runProgram(process.argv.slice(2), COMMANDS);
 if (status !== undefined) process.exitCode = status;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
-import { baselineCacheKey, type BaselineCache, type BaselineKeyMaterial, type CachedBaselines } from './baseline-cache.js';
+import type { BaselineCache } from './baseline-cache.js';
+import type { EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import type { EvaluationProgress } from './evaluator.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import { outcomeOfFailure } from './failure-outcome.js';
@@ -10,12 +11,14 @@ import type { Outcome } from './outcome.js';
 import type {
   BaselineEntry,
   BuildInfoMessage,
+  HelloMessage,
   MessageOfType,
   SavedOutput,
   WorkerEnvironment,
   WorkerMessageType,
 } from './protocol.js';
 import { ProtocolError } from './protocol-error.js';
+import { lookUpBaselines, storeBaselines } from './run-baselines.js';
 import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
@@ -32,9 +35,11 @@ export interface EvaluationRunContext {
   scratch: ScratchDirectory;
   problemSha256: string;
   baselineCache: BaselineCache;
-  /** Starts a worker of a role in the scratch directory. */
-  startWorker: (role: WorkerRole, onProgress: (event: EvaluationProgress) => void) => WorkerProcess;
+  /** Starts a worker of a role in the scratch directory (or hands over a warm one). */
+  startWorker: (role: WorkerRole, onProgress: (event: EvaluationProgress) => void) => WorkerProcess | Promise<WorkerProcess>;
   onProgress?: (event: EvaluationProgress) => void;
+  /** Build before holding the device (see {@link EvaluationPipeline}); absent: the one-after-another order. */
+  pipeline?: EvaluationPipeline;
   logger: Logger;
   now: () => Date;
 }
@@ -51,7 +56,8 @@ interface Baselines {
 /**
  * One evaluation through the two worker roles of docs/worker-protocol.md: reference first (and
  * baselines when not cached), then the candidate's build, load and correctness trials, the judge,
- * the timed calls, and the judge again on a sample of the timed outputs.
+ * the timed calls, and the judge again on a sample of the timed outputs. With a
+ * {@link EvaluationPipeline} the candidate builds first and everything else waits for the device.
  */
 export class EvaluationRun {
   readonly #context: EvaluationRunContext;
@@ -62,6 +68,8 @@ export class EvaluationRun {
   #correctness: CorrectnessSummary | undefined;
   #timing: TimingSummary | undefined;
   #buildInfo: BuildInfoMessage | undefined;
+  #buildDurationMs: number | null = null;
+  #heldDevice: HeldDevice | undefined;
 
   constructor(context: EvaluationRunContext) {
     this.#context = context;
@@ -71,9 +79,10 @@ export class EvaluationRun {
   async run(): Promise<EvaluationResult> {
     let ended: Outcome;
     try {
-      ended = await this.#evaluate();
+      ended = await (this.#context.pipeline ? this.#evaluatePipelined(this.#context.pipeline) : this.#evaluate());
     } finally {
       await this.#stopWorkers();
+      this.#heldDevice?.release();
     }
     return this.#result(ended);
   }
@@ -81,28 +90,50 @@ export class EvaluationRun {
   async #evaluate(): Promise<Outcome> {
     const baselines = await this.#prepareReference();
     if (!baselines.ok) return baselines.outcome;
+    const started = await this.#startCandidate(false);
+    if (!started.ok) return started.outcome;
+    return this.#finishCandidate(baselines.value);
+  }
+
+  /** Build first (no device held), then the device, the reference, and the rest of the candidate. */
+  async #evaluatePipelined(pipeline: EvaluationPipeline): Promise<Outcome> {
+    let built: Step<MessageOfType<'built'> | null> | undefined;
+    try {
+      built = await this.#startCandidate(true);
+    } finally {
+      const cacheHit = built?.ok ? (built.value?.cache_hit ?? null) : null;
+      pipeline.buildFinished({ built: built?.ok === true, cacheHit, durationMs: this.#buildDurationMs });
+    }
+    if (!built.ok) return built.outcome;
+    this.#heldDevice = await pipeline.acquireDevice();
+    const baselines = await this.#prepareReference();
+    if (!baselines.ok) return baselines.outcome;
+    this.#workers.candidate!.send({ v: 1, type: 'continue' });
+    return this.#finishCandidate(baselines.value);
+  }
+
+  /** From the correctness outputs on: judge, then time (when correct and timed) and judge the sample. */
+  async #finishCandidate(baselines: Baselines | null): Promise<Outcome> {
     const checked = await this.#checkCandidate();
     if (!checked.ok) return checked.outcome;
     const candidate = this.#workers.candidate!;
-    if (checked.value.verdict !== 'correct' || baselines.value === null) {
+    if (checked.value.verdict !== 'correct' || baselines === null) {
       // Not correct, or correctness only (--no-timing): the candidate is not timed.
       candidate.send({ v: 1, type: 'stop' });
       return checked.value;
     }
     candidate.send({ v: 1, type: 'continue' });
-    return this.#timeCandidate(baselines.value);
+    return this.#timeCandidate(baselines);
   }
 
   /** Reference role: hello, the reference outputs, and the baselines (cached or measured; null untimed). */
   async #prepareReference(): Promise<Step<Baselines | null>> {
     const { settings, seeds } = this.#context;
-    const reference = this.#start('reference');
+    const reference = await this.#start('reference');
     const hello = await this.#expect(reference, 'hello');
     if (!hello.ok) return hello;
-    // `hello` describes the machine; on the cpu backend the run's device is the CPU.
-    const environment = hello.value.environment;
-    this.#environment = settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
-    const cached = await this.#cachedBaselines();
+    this.#environment = this.#environmentOf(hello.value);
+    const cached = await lookUpBaselines(this.#context, this.#environment);
     reference.send({
       v: 1,
       type: 'reference',
@@ -124,16 +155,23 @@ export class EvaluationRun {
     if (cached) return { ok: true, value: { eager: cached.eager, compile: cached.compile, cached: true } };
     const measured = await this.#expect(reference, 'baseline');
     if (!measured.ok) return measured;
-    await this.#storeBaselines(measured.value);
+    await storeBaselines(this.#context, this.#environment, measured.value);
     return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
   }
 
-  /** Candidate role up to the judged correctness trials; the value is the judgement's outcome. */
-  async #checkCandidate(): Promise<Step<Outcome>> {
+  /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
+  #environmentOf(hello: HelloMessage): WorkerEnvironment {
+    const environment = hello.environment;
+    return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
+  }
+
+  /** Candidate role: hello and the request; with `awaitDevice`, also its build-info and `built`. */
+  async #startCandidate(awaitDevice: boolean): Promise<Step<MessageOfType<'built'> | null>> {
     const { settings, seeds, scratch } = this.#context;
-    const candidate = this.#start('candidate');
+    const candidate = await this.#start('candidate');
     const hello = await this.#expect(candidate, 'hello');
     if (!hello.ok) return hello;
+    this.#environment ??= this.#environmentOf(hello.value);
     candidate.send({
       v: 1,
       type: 'candidate',
@@ -149,8 +187,24 @@ export class EvaluationRun {
       warmup_trials: settings.warmupTrials,
       sample_calls: seeds.sampleCalls,
       output_dir: scratch.outputDirectory,
-      build_dir: scratch.buildDirectory,
+      build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
+      ...(awaitDevice ? { await_device: true } : {}),
     });
+    if (!awaitDevice) return { ok: true, value: null };
+    let built = await this.#expect(candidate, 'build-info', 'built');
+    if (built.ok && built.value.type === 'build-info') {
+      this.#buildInfo = built.value;
+      built = await this.#expect(candidate, 'built');
+    }
+    if (!built.ok) return built;
+    if (built.value.type !== 'built') return this.#breach(candidate, 'expected `built`');
+    return { ok: true, value: built.value };
+  }
+
+  /** Candidate role up to the judged correctness trials; the value is the judgement's outcome. */
+  async #checkCandidate(): Promise<Step<Outcome>> {
+    const { settings, seeds } = this.#context;
+    const candidate = this.#workers.candidate!;
     let saved = await this.#expect(candidate, 'build-info', 'correctness-outputs');
     if (saved.ok && saved.value.type === 'build-info') {
       this.#buildInfo = saved.value;
@@ -189,8 +243,11 @@ export class EvaluationRun {
     return { verdict: 'correct', reasons: [] };
   }
 
-  #start(role: WorkerRole): WorkerProcess {
-    const worker = this.#context.startWorker(role, (event) => this.#context.onProgress?.(event));
+  async #start(role: WorkerRole): Promise<WorkerProcess> {
+    const worker = await this.#context.startWorker(role, (event) => {
+      if (role === 'candidate' && event.kind === 'stage-finished' && event.stage === 'build') this.#buildDurationMs = event.durationMs;
+      this.#context.onProgress?.(event);
+    });
     this.#workers[role] = worker;
     return worker;
   }
@@ -230,50 +287,6 @@ export class EvaluationRun {
       return this.#breach(reference, `judged ${judged.value.trials.length} outputs, ${outputs.length} were sent`);
     }
     return judged;
-  }
-
-  /** What the baselines depend on; null when nothing is timed or the worker never said hello. */
-  #baselineKeyMaterial(): BaselineKeyMaterial | null {
-    const environment = this.#environment;
-    const { settings } = this.#context;
-    if (!environment || !settings.timing) return null;
-    return {
-      problem_sha256: this.#context.problemSha256,
-      preset: settings.preset,
-      precision: settings.precision,
-      backend: settings.backend,
-      // Host timings depend on the processor, so the cpu backend keys on its model.
-      device: settings.backend === 'cpu' && typeof environment.cpu === 'string' ? `cpu: ${environment.cpu}` : environment.device,
-      torch: environment.torch,
-      cuda: environment.cuda,
-      driver: environment.driver,
-      perf_trials: settings.perfTrials,
-    };
-  }
-
-  async #cachedBaselines(): Promise<CachedBaselines | null> {
-    const material = this.#baselineKeyMaterial();
-    if (!material || this.#context.settings.refreshBaselines) return null;
-    const key = baselineCacheKey(material);
-    const cached = await this.#context.baselineCache.get(key);
-    this.#context.logger.debug({ key, hit: cached !== null }, 'baseline cache lookup');
-    return cached;
-  }
-
-  async #storeBaselines(measured: MessageOfType<'baseline'>): Promise<void> {
-    const material = this.#baselineKeyMaterial();
-    if (!material) return;
-    try {
-      await this.#context.baselineCache.put({
-        key: baselineCacheKey(material),
-        key_material: material,
-        measured_at: this.#context.now().toISOString(),
-        eager: measured.eager,
-        compile: measured.compile,
-      });
-    } catch (error) {
-      this.#context.logger.warn({ err: error }, 'could not write the baseline cache; the baselines will be measured again next time');
-    }
   }
 
   async #stopWorkers(): Promise<void> {

@@ -194,6 +194,20 @@ export const timingMessageSchema = z.object({
   samples: z.array(timedSampleSchema),
 });
 
+/**
+ * The candidate's build stage is over and it waits for `continue` (sent once the device is held)
+ * or `stop`: written only when the request had `await_device: true`. `cache_hit` is true when no
+ * shared object was compiled or linked by this build (all predate the stage), false when one was,
+ * null when the candidate built no extension.
+ */
+export const builtMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('built'),
+    cache_hit: z.boolean().nullable().optional(),
+  })
+  .catchall(z.unknown());
+
 /** Every message a worker may write on fd 3. */
 export const workerMessageSchema = z.discriminatedUnion('type', [
   helloMessageSchema,
@@ -203,6 +217,7 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   baselineMessageSchema,
   judgementMessageSchema,
   buildInfoMessageSchema,
+  builtMessageSchema,
   correctnessOutputsMessageSchema,
   timingMessageSchema,
 ]);
@@ -216,6 +231,7 @@ export type ReferenceReadyMessage = MessageOfType<'reference-ready'>;
 export type BaselineMessage = MessageOfType<'baseline'>;
 export type JudgementMessage = MessageOfType<'judgement'>;
 export type BuildInfoMessage = MessageOfType<'build-info'>;
+export type BuiltMessage = MessageOfType<'built'>;
 export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
 export type TimingMessage = MessageOfType<'timing'>;
 

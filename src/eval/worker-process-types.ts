@@ -31,6 +31,13 @@ export interface WorkerProcessOptions {
   onStage?: (message: StageMessage) => void;
 }
 
+/**
+ * What an evaluation sets on a worker it takes over from a warm pool (see
+ * {@link WorkerProcess.adopt}): the limits, the cancel signal and the stage callback of that
+ * evaluation replace those the worker was started with.
+ */
+export type WorkerAssignment = Pick<WorkerProcessOptions, 'stageLimitsMs' | 'idleLimitMs' | 'terminationGraceMs' | 'cancelSignal' | 'onStage'>;
+
 /** How a worker ended; the shape follows execa's result. */
 export interface WorkerProcessResult {
   role: WorkerRole;

@@ -3,13 +3,13 @@ import type { Readable, Writable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT_BYTES } from './capped-output.js';
 import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js';
-import { parseWorkerMessage, type Stage, type StageMessage } from './protocol.js';
+import { parseWorkerMessage, type HelloMessage, type Stage, type StageMessage } from './protocol.js';
 import { workerRequestSchema, type WorkerRequest } from './worker-requests.js';
 import { ProtocolError } from './protocol-error.js';
 import { ProtocolLineReader } from './protocol-line-reader.js';
 import { MessageOrder } from './message-order.js';
 import type { WorkerRole } from './worker-role.js';
-import type { WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
+import type { WorkerAssignment, WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
 
 /** How long a worker gets between SIGTERM and SIGKILL, in milliseconds. */
 export const DEFAULT_TERMINATION_GRACE_MS = 2000;
@@ -39,7 +39,7 @@ const PIPE_DRAIN_MS = 2000;
  */
 export class WorkerProcess {
   readonly role: WorkerRole;
-  readonly #options: WorkerProcessOptions;
+  #options: WorkerProcessOptions;
   readonly #subprocess: WorkerSubprocess;
   readonly #startedAt = performance.now();
   readonly #stdout: CappedOutput;
@@ -60,11 +60,15 @@ export class WorkerProcess {
   #cancelled = false;
   #protocolError: ProtocolError | null = null;
   #exitEvent: WorkerEvent | undefined;
+  readonly #hello: Promise<HelloMessage | null>;
+  #resolveHello: (hello: HelloMessage | null) => void = () => undefined;
+  readonly #cancelListeners: Array<() => void> = [];
 
   private constructor(options: WorkerProcessOptions) {
     this.role = options.role;
     this.#options = options;
     this.#order = new MessageOrder(options.role);
+    this.#hello = new Promise((resolve) => (this.#resolveHello = resolve));
     this.#stdout = new CappedOutput(options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES);
     this.#stderr = new CappedOutput(options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES);
     this.#reader = new ProtocolLineReader({
@@ -94,6 +98,29 @@ export class WorkerProcess {
   /** The worker's pid, which is also its process group id. */
   get pid(): number | undefined {
     return this.#subprocess.pid;
+  }
+
+  /**
+   * The worker's `hello`, once it arrived (it stays queued for {@link next}), or null when the
+   * worker ended without one. Lets a pool wait for readiness without consuming the message.
+   */
+  get hello(): Promise<HelloMessage | null> {
+    return this.#hello;
+  }
+
+  /** Whether the worker's process has exited. */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  /**
+   * Hands a started (warm) worker to an evaluation: from now on the stage limits, idle limit,
+   * grace period, stage callback and cancel signal of `assignment` apply. Limits already running
+   * keep their old length; the cancel signal the worker was started with stays in force too.
+   */
+  adopt(assignment: WorkerAssignment): void {
+    this.#options = { ...this.#options, ...assignment };
+    if (assignment.cancelSignal) this.#listenForCancel(assignment.cancelSignal);
   }
 
   /** The result, available once the worker has exited and its group was killed. */
@@ -163,14 +190,7 @@ export class WorkerProcess {
     subprocess.stdin?.on('error', () => undefined);
     const groupId = subprocess.pid;
     if (groupId !== undefined) trackProcessGroup(groupId);
-    const cancelSignal = this.#options.cancelSignal;
-    const onAbort = (): void => {
-      this.#cancelled = true;
-      this.#queue.length = 0;
-      this.#terminate();
-    };
-    if (cancelSignal?.aborted) onAbort();
-    else cancelSignal?.addEventListener('abort', onAbort, { once: true });
+    if (this.#options.cancelSignal) this.#listenForCancel(this.#options.cancelSignal);
 
     const exited = new Promise<void>((resolve) => subprocess.once('exit', () => resolve()));
     const settled = subprocess.then((value) => value);
@@ -178,7 +198,7 @@ export class WorkerProcess {
     const durationMs = performance.now() - this.#startedAt;
     this.#exited = true;
     this.#clearTimers();
-    cancelSignal?.removeEventListener('abort', onAbort);
+    for (const remove of this.#cancelListeners.splice(0)) remove();
     if (groupId !== undefined) {
       signalProcessGroup(groupId, 'SIGKILL');
       untrackProcessGroup(groupId);
@@ -211,6 +231,7 @@ export class WorkerProcess {
       stageDurationsMs: { ...this.#stageDurationsMs },
     };
     this.#exitEvent = { type: 'exit', result };
+    this.#resolveHello(null);
     this.#deliver(this.#exitEvent);
     return result;
   }
@@ -233,7 +254,23 @@ export class WorkerProcess {
       return;
     }
     if (message.type === 'failure') this.#stopStageTimer();
+    if (message.type === 'hello') this.#resolveHello(message);
     this.#deliver({ type: 'message', message });
+  }
+
+  #listenForCancel(signal: AbortSignal): void {
+    const onAbort = (): void => {
+      if (this.#exited) return;
+      this.#cancelled = true;
+      this.#queue.length = 0;
+      this.#terminate();
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.#cancelListeners.push(() => signal.removeEventListener('abort', onAbort));
   }
 
   #onStage(message: StageMessage): void {

@@ -48,6 +48,8 @@ export const candidateRequestSchema = z.object({
   sample_calls: z.array(z.number().int().nonnegative()),
   output_dir: z.string().min(1),
   build_dir: z.string().min(1),
+  /** Write `built` after the build stage and wait for `continue`/`stop` before loading (pipelined evaluation). */
+  await_device: z.boolean().optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 

@@ -1,8 +1,9 @@
-"""`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md.
+"""`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md; and
+`python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py).
 
-Exit status: 0 after the role finished or wrote a `failure` message; 2 when the parent broke the
-protocol (message on stderr); 1 on a fault of the worker itself (traceback on stderr). The process
-ends with os._exit so that threads a candidate left behind cannot keep it alive.
+Exit status of a role: 0 after the role finished or wrote a `failure` message; 2 when the parent
+broke the protocol (message on stderr); 1 on a fault of the worker itself (traceback on stderr).
+The process ends with os._exit so that threads a candidate left behind cannot keep it alive.
 """
 
 import os
@@ -30,8 +31,18 @@ def _exit(status: int) -> None:
 
 
 def main(argv) -> None:
+    if len(argv) >= 2 and argv[1] == "audit":
+        _harden_import_path()
+        from .audit_command import main as audit_main
+
+        try:
+            status = audit_main(list(argv[2:]))
+        except SystemExit as exit_request:
+            status = exit_request.code if isinstance(exit_request.code, int) else 2
+        _exit(status)
     if len(argv) != 2 or argv[1] not in ROLES:
-        print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)}", file=sys.stderr)
+        print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
+              file=sys.stderr)
         _exit(2)
     role = argv[1]
     _harden_import_path()
@@ -56,9 +67,16 @@ def main(argv) -> None:
 
 
 def _serve(role: str, channel) -> None:
-    from .environment import collect_environment
+    from .channel import ProtocolError
+    from .environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up_device
     from .errors import StageFailure
 
+    warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
+    if warm_device:
+        try:
+            warm_up_device(warm_device)
+        except ValueError as error:
+            raise ProtocolError(str(error)) from error
     channel.send("hello", role=role, pid=os.getpid(), environment=collect_environment())
     message = channel.receive()
     if message is None:

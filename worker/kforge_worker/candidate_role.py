@@ -1,33 +1,33 @@
-"""The candidate role: build, load, correctness trials (outputs saved to files), timed calls.
+"""The candidate role: static guard and build, load, correctness trials (outputs saved to files),
+timed calls — each call under the run-time guard (guard_runtime.py).
 
 Before the candidate runs: the channel is already private (channel.py), core dumps are off, the
-identities of the timing functions are recorded, and the cwd is the scratch directory the parent
-started the worker in. The request lives only in this function's locals.
+identities of the timing functions and torch's global state are recorded, the static guard has
+read the source, and the cwd is the scratch directory the parent started the worker in. The
+request lives only in this function's locals.
 """
 
 import gc
 import os
 import resource
-from typing import Any, Dict, List
+import time
+from typing import Any, Dict
 
-import torch
-
-from . import outputs
 from .build import build_candidate
 from .build_info import collect_build_info
 from .channel import Channel, ProtocolError
+from .correctness_stage import CONSTRUCT, run_correctness
 from .device import resolve_device
-from .environment import l2_cache_bytes
-from .errors import StageFailure, failures_as
-from .inputs import call_model, input_digest, make_model, make_trial
+from .errors import StageFailure
+from .guard_runtime import GuardRuntime
+from .inputs import make_model
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .request import parse_candidate_request
 from .stages import stage
-from .timing import bound_calls, changed_timers, time_calls, timer_identities
-
-CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
-FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
+from .static_stage import run_static_guard
+from .timing import changed_timers, timer_identities
+from .timing_stage import run_timing
 
 
 def limit_resources() -> None:
@@ -44,45 +44,37 @@ def check_timers(snapshot: Dict[str, Any]) -> None:
         )
 
 
-def save_output(output: Any, path: str) -> str:
+def check_after(timers: Dict[str, Any], guard: GuardRuntime, when: str) -> None:
+    check_timers(timers)
+    guard.check_state(when)
+
+
+def awaits_device(message: dict) -> bool:
+    """The request's `await_device` (docs/worker-protocol.md, Candidate role); false when absent."""
+    value = message.get("await_device", False)
+    if not isinstance(value, bool):
+        raise ProtocolError(f"expected `await_device` to be true or false, got {value!r}")
+    return value
+
+
+def reused_build(shared_objects, started_ns: int):
+    """True when every shared object the build loaded predates the build stage (nothing was
+    compiled or linked: a build-cache hit), False when one is newer, None without extensions."""
     try:
-        flat = outputs.flatten(output)
-    except outputs.OutputStructureError as error:
-        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
-    outputs.save(flat, path)
-    return path
+        modified = [os.stat(path).st_mtime_ns for path in shared_objects]
+    except OSError:
+        return None
+    return all(time_ns < started_ns for time_ns in modified) if modified else None
 
 
-def run_correctness(problem, model_class, seeds: List[int], device, dtype, output_dir: str) -> List[dict]:
-    saved = []
-    for index, seed in enumerate(seeds):
-        model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
-        with failures_as(**FORWARD):
-            output = call_model(model, inputs, seed, device)
-        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.pt"))
-        saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
-        del model, inputs, output
-    return saved
-
-
-def run_timing(problem, model_class, request, device, dtype) -> dict:
-    sets = [make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT) for seed in request.run.timing_seeds]
-    wanted = set(request.sample_calls)
-    kept: Dict[int, outputs.FlatOutput] = {}
-
-    def keep(index: int, output: Any) -> None:
-        if index in wanted:
-            kept[index] = outputs.flatten(output)
-
-    with failures_as(**FORWARD), torch.no_grad():
-        timed = time_calls(bound_calls(sets), request.warmup_trials, request.perf_trials, device,
-                           l2_cache_bytes(device), on_output=keep)
-    samples = []
-    for index in sorted(kept):
-        path = os.path.join(request.output_dir, f"timed-{index}.pt")
-        outputs.save(kept[index], path)
-        samples.append({"call": index, "seed": request.run.timing_seeds[index % len(sets)], "path": path})
-    return {"times_ms": timed.times_ms, "wall_ms": timed.wall_ms, "samples": samples}
+def wait_for_device(channel: Channel) -> bool:
+    """After `built`: True on `continue`, False on `stop` or the end of stdin."""
+    reply = channel.receive()
+    if reply is None or reply.get("type") == "stop":
+        return False
+    if reply.get("type") != "continue":
+        raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    return True
 
 
 def run_candidate(channel: Channel, message: dict) -> None:
@@ -93,27 +85,43 @@ def run_candidate(channel: Channel, message: dict) -> None:
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
     timers = timer_identities()
+    guard = GuardRuntime(device)
     os.makedirs(request.output_dir, exist_ok=True)
+    await_device = awaits_device(message)
+    build_started_ns = time.time_ns()
     with stage(channel.send, "build"):
         problem = load_problem(run.problem, run.preset)
         gc.collect()
         os.chdir(scratch_dir)
+        run_static_guard(channel.send, request.candidate, request.guard, run.precision)
+        guard.snapshot_state()
         built = build_candidate(request.candidate, request.build_dir, device)
         if run.backend == "cuda":
             channel.send("build-info", **collect_build_info(built.shared_objects))
-        check_timers(timers)
+        guard.refresh_runtime()
+        check_after(timers, guard, "importing the candidate")
+    if await_device:
+        channel.send("built", cache_hit=reused_build(built.shared_objects, build_started_ns))
+        if not wait_for_device(channel):
+            return
     with stage(channel.send, "load"):
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
+        guard.check_state("constructing ModelNew")
     with stage(channel.send, "correctness"):
-        saved = run_correctness(problem, built.model_class, run.correctness_seeds, device, dtype, request.output_dir)
-        check_timers(timers)
-    channel.send("correctness-outputs", outputs=saved)
+        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard)
+        check_after(timers, guard, "the correctness trials")
+        guard.record_call_checks()
+        channel.send("guard-checks", stage="correctness", checks=guard.log.take())
+    channel.send("correctness-outputs", outputs=saved, generalisation=extra)
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return
     if reply.get("type") != "continue":
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
     with stage(channel.send, "timing"):
-        result = run_timing(problem, built.model_class, request, device, dtype)
-        check_timers(timers)
+        guard.check_state("the candidate, before timing")
+        guard.reset_persisting_l2()
+        result = run_timing(problem, built.model_class, request, device, dtype, guard)
+        check_after(timers, guard, "the timed calls")
+        channel.send("guard-checks", stage="timing", checks=guard.log.take())
     channel.send("timing", **result)

@@ -116,6 +116,25 @@ def gpu_driver_and_clocks(properties) -> tuple:
     return values[0] or None, clocks
 
 
+WARM_DEVICE_VARIABLE = "KFORGE_WARM_DEVICE"
+
+
+def warm_up_device(name: str) -> None:
+    """The warm start (docs/worker-protocol.md, Start-up): makes CUDA device `name` (`cuda:N`)
+    current and creates its context before `hello`, so that the evaluation which later takes this
+    worker does not wait for it. ValueError when `name` is not `cuda:N` or there is no such device."""
+    match = re.fullmatch(r"cuda:(\d+)", name)
+    if match is None:
+        raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cuda:N`, got {name!r}")
+    index = int(match.group(1))
+    if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        raise ValueError(f"{WARM_DEVICE_VARIABLE}={name} names no device: torch sees {count} CUDA devices")
+    torch.cuda.set_device(index)
+    torch.empty(1, device=torch.device("cuda", index))
+    torch.cuda.synchronize(index)
+
+
 def collect_environment() -> dict:
     """The `hello` message's `environment` (docs/worker-protocol.md, Start-up)."""
     environment = {

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional
 
 from .channel import ProtocolError
+from .guard_settings import GuardSettings, parse_guard
 from .inputs import MAX_SEED
 
 
@@ -86,9 +87,57 @@ class Baselines:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Measured device ceilings: copy bandwidth (bytes/s) and the precision's peak rate (FLOP/s)."""
+
+    bandwidth_bytes_per_s: float
+    peak_flops_per_s: Optional[float]
+
+
+@dataclass(frozen=True)
 class ReferenceRequest:
     run: RunSettings
     baselines: Optional[Baselines]
+    guard: GuardSettings = None
+    tolerance: Optional[Tolerance] = None
+    ceilings: Optional[Ceilings] = None
+    generalisation_seeds: List[int] = ()
+
+
+def _tolerance(message: dict) -> Optional[Tolerance]:
+    atol = _field(message, "atol", (int, float), "a non-negative number", optional=True)
+    rtol = _field(message, "rtol", (int, float), "a non-negative number", optional=True)
+    if atol is None and rtol is None:
+        return None
+    if atol is None or rtol is None:
+        raise ProtocolError("give both `atol` and `rtol`, or neither")
+    if atol < 0 or rtol < 0:
+        raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
+    return Tolerance(float(atol), float(rtol))
+
+
+def _ceilings(message: dict) -> Optional[Ceilings]:
+    raw = _field(message, "ceilings", dict, "an object {bandwidth_bytes_per_s, peak_flops_per_s}", optional=True)
+    if raw is None:
+        return None
+    raw = {"type": "ceilings", **raw}
+    bandwidth = _field(raw, "bandwidth_bytes_per_s", (int, float), "a positive number (bytes/s)")
+    peak = _field(raw, "peak_flops_per_s", (int, float), "a positive number (FLOP/s) or null", optional=True)
+    if bandwidth <= 0 or (peak is not None and peak <= 0):
+        raise ProtocolError(f"expected positive ceilings, got bandwidth {bandwidth!r} and peak {peak!r}")
+    return Ceilings(float(bandwidth), None if peak is None else float(peak))
+
+
+def _generalisation_seeds(message: dict) -> List[int]:
+    if message.get("generalisation_seeds") is None:
+        return []
+    return _seeds(message, "generalisation_seeds", allow_empty=True)
 
 
 def parse_reference_request(message: dict) -> ReferenceRequest:
@@ -103,7 +152,11 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
             perf_trials=_count(raw, "perf_trials"),
             warmup_trials=_count(raw, "warmup_trials"),
         )
-    return ReferenceRequest(run=_run_settings(message, timing_required=baselines is not None), baselines=baselines)
+    return ReferenceRequest(
+        run=_run_settings(message, timing_required=baselines is not None), baselines=baselines,
+        guard=parse_guard(message), tolerance=_tolerance(message), ceilings=_ceilings(message),
+        generalisation_seeds=_generalisation_seeds(message),
+    )
 
 
 @dataclass(frozen=True)
@@ -115,6 +168,8 @@ class CandidateRequest:
     sample_calls: List[int]
     output_dir: str
     build_dir: str
+    guard: GuardSettings = None
+    generalisation_seeds: List[int] = ()
 
 
 def parse_candidate_request(message: dict) -> CandidateRequest:
@@ -132,14 +187,36 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         sample_calls=sorted(set(samples)),
         output_dir=_path(message, "output_dir"),
         build_dir=_path(message, "build_dir"),
+        guard=parse_guard(message),
+        generalisation_seeds=_generalisation_seeds(message),
     )
 
 
 @dataclass(frozen=True)
 class JudgedOutput:
+    """One output to judge: the model's seed, the seed of its input contents (the model's own
+    seed unless a timed call said otherwise) and the problem constants it ran with (None: the
+    preset's)."""
+
     seed: int
     path: str
     input_digest: Optional[str]
+    input_seed: Optional[int] = None
+    variant: Optional[dict] = None
+
+    @property
+    def contents_seed(self) -> int:
+        return self.seed if self.input_seed is None else self.input_seed
+
+
+def _variant(entry: dict) -> Optional[dict]:
+    variant = _field(entry, "variant", dict, "an object of problem constants", optional=True)
+    if variant is None:
+        return None
+    for name, value in variant.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ProtocolError(f"expected `variant.{name}` to be a positive integer, got {value!r}")
+    return dict(variant)
 
 
 @dataclass(frozen=True)
@@ -164,5 +241,7 @@ def parse_judge_request(message: dict) -> JudgeRequest:
             seed=_field(entry, "seed", int, "a seed"),
             path=_path(entry, "path"),
             input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
+            input_seed=_field(entry, "input_seed", int, "a seed", optional=True),
+            variant=_variant(entry),
         ))
     return JudgeRequest(atol=float(atol), rtol=float(rtol), outputs=outputs)

@@ -82,26 +82,40 @@ def bound_calls(sets: Sequence[Tuple[Callable, Sequence[Any]]]) -> List[Callable
     return [bind(model, inputs) for model, inputs in sets]
 
 
-def time_calls(calls: Sequence[Callable[[], Any]], warmup_trials: int, perf_trials: int,
-               device: torch.device, l2_bytes: Optional[int] = None,
-               on_output: Optional[Callable[[int, Any], None]] = None) -> TimedCalls:
-    """Times `perf_trials` calls after `warmup_trials` untimed ones; `calls[i % len(calls)]` is call i.
+Hook = Optional[Callable[..., None]]
 
-    `on_output(i, output)` sees each timed call's output after the closing synchronize, outside
-    the timed region. Autograd is the caller's to disable (around this call, not inside it). `l2_bytes` sizes the flush buffer on cuda (DEFAULT_L2_BYTES when unknown).
+
+def time_calls(calls: Sequence[Callable[[], Any]], warmup_trials: int, perf_trials: int,
+               device: torch.device, l2_bytes: Optional[int] = None, *,
+               prepare: Hook = None, after: Hook = None) -> TimedCalls:
+    """Times `perf_trials` calls after `warmup_trials` untimed ones; `calls[i % len(calls)]` is
+    warm-up call i and timed call i.
+
+    `prepare(phase, i)` runs before each call and its device-wide synchronize, outside the timed
+    region (`phase` is "warmup" or "timed"); `after(phase, i, output)` sees each call's output
+    after the closing synchronize, outside the timed region. Autograd is the caller's to disable
+    (around this call, not inside it). `l2_bytes` sizes the flush buffer on cuda
+    (DEFAULT_L2_BYTES when unknown).
     """
     count = len(calls)
     is_cuda = device.type == "cuda"
     for index in range(warmup_trials):
-        calls[index % count]()
+        if prepare is not None:
+            prepare("warmup", index)
+        output = calls[index % count]()
         if is_cuda:
             _synchronize(device)
+        if after is not None:
+            after("warmup", index, output)
+        del output
     result = TimedCalls()
     if is_cuda:
         flush = _empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
         start, end = _Event(enable_timing=True), _Event(enable_timing=True)
     for index in range(perf_trials):
         call = calls[index % count]
+        if prepare is not None:
+            prepare("timed", index)
         if is_cuda:
             _synchronize(device)
             _zero(flush)
@@ -119,7 +133,7 @@ def time_calls(calls: Sequence[Callable[[], Any]], warmup_trials: int, perf_tria
             wall_ms = (_perf_counter_ns() - wall_start) / 1e6
             result.times_ms.append(wall_ms)
         result.wall_ms.append(wall_ms)
-        if on_output is not None:
-            on_output(index, output)
+        if after is not None:
+            after("timed", index, output)
         del output
     return result

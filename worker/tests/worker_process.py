@@ -109,6 +109,12 @@ class Worker:
         return [(message["stage"], message["status"]) for message in self.of_type("stage")]
 
 
+#: The guard the worker's own protocol tests run under: their candidates use PyTorch ops freely
+#: (they test the protocol, not the guard), so static findings are notes; the dynamic checks
+#: still run. The adversarial suite passes `guard=None` (the worker's default policy) or its own.
+PERMISSIVE = {"policy": "permissive"}
+
+
 @dataclass
 class Evaluation:
     reference: Worker
@@ -117,40 +123,62 @@ class Evaluation:
     baseline: Optional[dict] = None
     correctness: Optional[dict] = None
     judgement: Optional[dict] = None
+    generalisation_judgement: Optional[dict] = None
     timing: Optional[dict] = None
     timed_judgement: Optional[dict] = None
     failures: Dict[str, dict] = field(default_factory=dict)
     exit_codes: Dict[str, int] = field(default_factory=dict)
 
+    def message(self, role: str, kind: str) -> Optional[dict]:
+        """The first message of `kind` that `role` wrote, or None."""
+        found = getattr(self, role).of_type(kind)
+        return found[0] if found else None
+
 
 def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset="cpu", device="cpu",
-                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None) -> dict:
-    return {"type": "reference", "problem": str(problem), "backend": backend, "precision": precision,
-            "preset": preset, "device": device, "correctness_seeds": list(correctness_seeds),
-            "timing_seeds": list(timing_seeds), "baselines": baselines}
+                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None, guard=PERMISSIVE,
+                      atol=None, rtol=None, ceilings=None, generalisation_seeds=None) -> dict:
+    request = {"type": "reference", "problem": str(problem), "backend": backend, "precision": precision,
+               "preset": preset, "device": device, "correctness_seeds": list(correctness_seeds),
+               "timing_seeds": list(timing_seeds), "baselines": baselines}
+    optional = {"guard": guard, "atol": atol, "rtol": rtol, "ceilings": ceilings,
+                "generalisation_seeds": None if generalisation_seeds is None else list(generalisation_seeds)}
+    request.update({key: value for key, value in optional.items() if value is not None})
+    return request
 
 
 def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: Path, *, backend="cpu",
                       precision="fp32", preset="cpu", device="cpu", correctness_seeds=(11, 12),
-                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, sample_calls=(1, 4)) -> dict:
-    return {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
-            "precision": precision, "preset": preset, "device": device,
-            "correctness_seeds": list(correctness_seeds), "timing_seeds": list(timing_seeds),
-            "perf_trials": perf_trials, "warmup_trials": warmup_trials, "sample_calls": list(sample_calls),
-            "output_dir": str(scratch / "out"), "build_dir": str(build_dir)}
+                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, sample_calls=(1, 4),
+                      guard=PERMISSIVE, generalisation_seeds=None) -> dict:
+    request = {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
+               "precision": precision, "preset": preset, "device": device,
+               "correctness_seeds": list(correctness_seeds), "timing_seeds": list(timing_seeds),
+               "perf_trials": perf_trials, "warmup_trials": warmup_trials, "sample_calls": list(sample_calls),
+               "output_dir": str(scratch / "out"), "build_dir": str(build_dir)}
+    if guard is not None:
+        request["guard"] = guard
+    if generalisation_seeds is not None:
+        request["generalisation_seeds"] = list(generalisation_seeds)
+    return request
+
+
+SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seeds", "timing_seeds", "guard",
+                   "generalisation_seeds")
 
 
 def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
-             run_timing=True, baselines=None, **settings) -> Evaluation:
-    """Drives both roles as the parent would: reference and candidate side by side, then the judge,
-    then (when asked) the timed calls and the judging of their sampled outputs."""
-    shared = {key: settings[key] for key in ("backend", "precision", "preset", "device",
-                                             "correctness_seeds", "timing_seeds") if key in settings}
+             run_timing=True, baselines=None, ceilings=None, **settings) -> Evaluation:
+    """Drives both roles as the parent would: reference and candidate side by side, then the judge
+    (correctness outputs, then generalisation outputs when there are any), then (when asked) the
+    timed calls and the judging of their sampled outputs."""
+    shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     reference = Worker("reference", work / "reference")
     candidate = Worker("candidate", work / "scratch")
     result = Evaluation(reference=reference, candidate=candidate)
     try:
-        reference.send(reference_request(problem, baselines=baselines, **shared))
+        reference.send(reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings,
+                                         **shared))
         candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
         result.ready = reference.read_until("reference-ready")
         if baselines is not None and _is(result.ready, "reference-ready"):
@@ -162,6 +190,10 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
         if _is(result.ready, "reference-ready") and _is(result.correctness, "correctness-outputs"):
             reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": result.correctness["outputs"]})
             result.judgement = reference.read_until("judgement")
+            extra = [entry for entry in result.correctness.get("generalisation", []) if entry["path"]]
+            if extra:
+                reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": extra})
+                result.generalisation_judgement = reference.read_until("judgement")
             if run_timing:
                 candidate.send({"type": "continue"})
                 result.timing = candidate.read_until("timing")

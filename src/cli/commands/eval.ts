@@ -48,8 +48,13 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
   for (const stage of TIMEOUT_STAGES) {
-    command.option(`--timeout-${stage} <seconds>`, `limit of the ${stage} stage (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+    const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
+    command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }
+  command.addHelpText(
+    'after',
+    '\nExit status: 0 correct, 1 any other verdict, 2 misuse (or a machine that cannot evaluate: see `kforge doctor`),\n3 an internal error of kforge, 130 interrupted.',
+  );
   command.action(async (problem: string, candidate: string, rawOptions: unknown) => {
     const io = resolveCliIo(dependencies);
     io.setExitCode(await runEval(problem, candidate, rawOptions, io, dependencies));

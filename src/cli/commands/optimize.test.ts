@@ -96,8 +96,9 @@ test('without --json the table gives per-problem results and the suite totals', 
   const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')] });
   await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
   const table = cli.stdout.join('');
-  assert.match(table, /problem\s+best verdict\s+candidates\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s/);
-  assert.match(table, /01_relu\s+correct\s+1\s+0\.5\s+2\.00x\s+—\s+2\.00x/);
+  assert.match(table, /problem\s+best verdict\s+candidates\s+correct\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s/);
+  assert.match(table, /01_relu\s+correct\s+1\s+1\/1\s+0\.5\s+2\.00x\s+—\s+2\.00x/);
+  assert.match(table, /02_gelu\s+incorrect\s+1\s+0\/1\s+—/);
   assert.match(table, /1 of 2 problems correct \(50%\)/);
   assert.match(table, /fast_0 50%  fast_1 50%  fast_1\.5 50%  fast_2 0%/);
   assert.match(table, /geomean speedup: eager 2\.00x, compile —, best 2\.00x/);
@@ -169,4 +170,18 @@ test('the files provider replays shipped candidates with no key (the README comm
   const output = JSON.parse(real.stdout[0]!) as { problems: Array<{ candidate_count: number; best: { verdict: string } }> };
   assert.equal(output.problems[0]!.candidate_count, 2, 'the folder ran out after two replies');
   assert.equal(output.problems[0]!.best.verdict, 'correct');
+});
+
+test('the evaluator flags of kforge eval reach every evaluation request', async () => {
+  const cli = harness({ replies: [kernel('correct 0.5')] });
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--precision', 'fp16', '--tolerance', 'strict', '--trials', '3', '--perf-trials', '7', '--warmup', '2', '--preset', 'cpu', '--timeout-build', '900');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  const { request } = cli.evaluator.calls[0]!;
+  assert.deepEqual(
+    { backend: request.backend, precision: request.precision, tolerance: request.tolerance, trials: request.trials, perfTrials: request.perfTrials, warmupTrials: request.warmupTrials, preset: request.preset, timeouts: request.timeoutsSeconds },
+    { backend: 'cpu', precision: 'fp16', tolerance: 'strict', trials: 3, perfTrials: 7, warmupTrials: 2, preset: 'cpu', timeouts: { build: 900 } },
+  );
+  const bad = harness();
+  await bad.run('level1', '--provider', 'vllm', '--timeout-build', 'soon');
+  assert.match(bad.stderr.join(''), /expected `--timeout-build` to be a positive number, got `soon`/);
 });

@@ -28,6 +28,8 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
 import { createPythonEvaluator } from '../create-python-evaluator.js';
 import { UsageError } from '../usage-error.js';
+import { TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
 /** What `kforge optimize` needs beyond its io; tests replace any of it. */
 export interface OptimizeCommandDependencies extends Partial<CliIo> {
@@ -52,6 +54,16 @@ const positiveInteger = (flag: string) =>
     const value = Number(text);
     if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
       context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive integer, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const nonNegativeInteger = (flag: string) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value)) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a non-negative integer, got \`${text}\`` });
       return z.NEVER;
     }
     return value;
@@ -94,6 +106,9 @@ const flagsSchema = z.object({
   tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
+  warmup: nonNegativeInteger('--warmup').optional(),
+  device: nonNegativeInteger('--device').optional(),
+  cacheDir: z.string().min(1).optional(),
   preset: oneOf('--preset', PRESETS).optional(),
   stallAfter: positiveInteger('--stall-after').optional(),
   onStall: oneOf('--on-stall', STALL_POLICIES).optional(),
@@ -103,16 +118,21 @@ const flagsSchema = z.object({
   resume: z.string().min(1).optional(),
   config: z.string().min(1).optional(),
   json: z.boolean().default(false),
+  ...Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), positiveNumber(`--timeout-${stage}`).optional()])),
 });
-type OptimizeFlags = z.infer<typeof flagsSchema>;
+type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
 
 /** Flags that describe a new run; with `--resume` the stored settings are used instead. */
-const NEW_RUN_FLAGS = ['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency', 'backend', 'precision', 'tolerance', 'trials', 'perfTrials', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'] as const;
+const NEW_RUN_FLAGS = [
+  ...['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency'],
+  ...['backend', 'precision', 'tolerance', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
+  ...TIMEOUT_STAGES.map(timeoutOptionName),
+];
 
 function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
   const parsed = flagsSchema.safeParse(raw);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
-  const flags = parsed.data;
+  const flags: OptimizeFlags = parsed.data;
   if (flags.resume) {
     const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined);
     if (problems.length > 0 || extra.length > 0) {
@@ -145,6 +165,9 @@ function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string,
     ...{ provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency },
     ...{ backend, precision, tolerance, trials, perfTrials, preset, stallAfter, onStall, switchTo },
     ...(flags.maxCost === undefined ? {} : { maxCostUsd: flags.maxCost }),
+    ...(flags.warmup === undefined ? {} : { warmupTrials: flags.warmup }),
+    ...(flags.device === undefined ? {} : { deviceIndex: flags.device }),
+    timeoutsSeconds: Object.fromEntries(TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : []))),
     problems,
     outDir: path.resolve(cwd, flags.out ?? 'kforge-out'),
     candidatesDir: path.join(path.dirname(storePath), 'candidates'),
@@ -200,7 +223,8 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const dependenciesOfRun: OptimizeDependencies = {
         store,
         model: await (dependencies.createModel ?? createKernelModel)(modelSettings(plan, config)),
-        evaluator: await (dependencies.createEvaluator?.({ logger, backend }) ?? createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger })),
+        evaluator: await (dependencies.createEvaluator?.({ logger, backend }) ??
+          createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) })),
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
         onEvent: progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true),
         signal: controller.signal,
@@ -215,7 +239,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     }
   };
 
-  return program
+  const command = program
     .command('optimize')
     .description('search for the fastest correct kernel for one problem or a whole suite, with every step kept in the store')
     .argument('[problems...]', 'problem files (KernelBench format) or folders of them')
@@ -231,12 +255,15 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--max-gpu-seconds <s>', 'device seconds for the whole run')
     .option('--target-speedup <x>', 'stop a problem once a correct kernel is this much faster than the best baseline')
     .option('--concurrency <n>', 'model calls at once for this provider')
-    .option('--backend <backend>', 'cuda, triton or cpu (default cuda)')
+    .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
     .option('--trials <n>', 'correctness trials per candidate (default 5)')
     .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
+    .option('--warmup <n>', 'untimed calls before timing (default 10)')
+    .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
+    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
     .option('--stall-after <n>', `candidates without a better one before a problem is stalled (default ${DEFAULT_STALL_AFTER})`)
     .option('--on-stall <policy>', `on a stall: ${STALL_POLICIES.join(', ')} (default continue)`)
     .option('--switch-to <strategy>', 'the strategy a stalled problem switches to')
@@ -244,7 +271,11 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
     .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
     .option('--config <path>', 'config file (default kforge.config.json when present)')
-    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout')
+    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout');
+  for (const stage of TIMEOUT_STAGES) {
+    command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+  }
+  return command
     .action(async (problemArguments: string[], rawOptions: unknown) => {
       const io = resolveCliIo(dependencies);
       try {

@@ -1,0 +1,10 @@
+export * from './create-server.js';
+export * from './server-options.js';
+export type { ServerContext, ZodApp } from './server-context.js';
+export * from './api-error.js';
+export * from './actions/run-launcher.js';
+export * from './actions/detached-process-launcher.js';
+export * from './actions/candidate-edit-service.js';
+export * from './report/report-data.js';
+export * from './report/report-format.js';
+export * from './api-types.js';

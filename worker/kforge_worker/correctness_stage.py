@@ -1,0 +1,97 @@
+"""The candidate's correctness stage: a warm call, the checked trials, the generalisation trials.
+
+Every call goes through `guarded_call`: reseed (random ops in forward agree with the reference's),
+poison the allocator, run the forward without autograd, synchronize the whole device, then the
+run-time guard's checks on the output. The first call is a warm call on the first seed's inputs
+(its output is checked and dropped): it sets the thread baseline and the poison sizes. Outputs are
+saved with torch.save; the reference outputs never exist in this process.
+"""
+
+import os
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from . import generalisation, outputs
+from .device import synchronize
+from .errors import StageFailure, failures_as
+from .guard_runtime import GuardRuntime
+from .inputs import input_digest, make_trial, seed_everything
+
+CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
+FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
+#: Failures of a generalisation trial that are recorded as its result instead of ending the role.
+TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
+
+
+def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: torch.device,
+                 guard: GuardRuntime, where: str) -> Any:
+    """One checked forward call (see the module docs); raises StageFailure."""
+    seed_everything(seed)
+    guard.before_call(inputs)
+    with failures_as(**FORWARD):
+        with torch.no_grad():
+            output = model(*inputs)
+        synchronize(device)
+    guard.after_call(output, where)
+    return output
+
+
+def save_output(output: Any, path: str) -> str:
+    try:
+        flat = outputs.flatten(output)
+    except outputs.OutputStructureError as error:
+        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
+    outputs.save(flat, path)
+    return path
+
+
+def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntime) -> None:
+    model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+    guarded_call(model, inputs, seed, device, guard, "the warm-up call")
+
+
+def run_trials(problem, model_class, seeds: List[int], device, dtype, output_dir: str,
+               guard: GuardRuntime) -> List[dict]:
+    saved = []
+    for index, seed in enumerate(seeds):
+        model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+        output = guarded_call(model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})")
+        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.pt"))
+        saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
+        del model, inputs, output
+    return saved
+
+
+def run_generalisation(problem, model_class, trials: List[Tuple[int, Dict[str, int]]], device, dtype,
+                       output_dir: str, guard: GuardRuntime) -> List[dict]:
+    """Each trial's output file, or its error when the candidate raised at that size."""
+    entries = []
+    for index, (seed, variant) in enumerate(trials):
+        entry = {"seed": seed, "variant": variant, "path": None, "input_digest": None, "error": None}
+        try:
+            with generalisation.overridden(problem, variant):
+                model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+                output = guarded_call(model, inputs, seed, device, guard,
+                                      f"generalisation trial {index} ({variant})")
+            entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.pt"))
+            entry["input_digest"] = input_digest(inputs)
+            del model, inputs, output
+        except StageFailure as failure:
+            if failure.check not in TRIAL_CHECKS:
+                raise
+            entry["error"] = failure.message
+        entries.append(entry)
+    return entries
+
+
+def run_correctness(problem, model_class, request, device, dtype, guard: GuardRuntime) -> Tuple[List[dict], List[dict]]:
+    """(saved correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
+    run = request.run
+    warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
+    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard)
+    seeds = generalisation.effective_seeds(request.generalisation_seeds, request.guard.gate_specialisation,
+                                           run.correctness_seeds)
+    trials = generalisation.plan(problem, seeds)
+    extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard)
+    return saved, extra

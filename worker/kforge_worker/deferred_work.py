@@ -1,0 +1,108 @@
+"""The `deferred-work` check (HACKS.md #4): outputs that are real tensors, and no threads left behind.
+
+An output leaf must be exactly a `torch.Tensor` (or an `nn.Parameter`, which torch itself
+returns): a subclass can compute when it is first read (`__torch_function__`), after the timer
+stopped. It must have real storage: not on the meta device, and a storage whose bytes cover
+`numel * element_size` (a stride-0 `expand` of a few values is not a computed output).
+
+Threads: `ThreadWatch` counts the process's OS threads (`/proc/self/task`) and its Python threads
+(`threading.enumerate()`). No forward call may leave a Python thread running that was not there
+before it. OS threads: the first (warm) call may start torch's own pools (intra-op OpenMP, interop,
+CUDA driver threads); the count after it is the baseline, and a later call that leaves more OS
+threads than the baseline is rejected.
+"""
+
+import os
+import threading
+from typing import Any, Iterator, List, Optional
+
+import torch
+
+PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+TASK_DIR = "/proc/self/task"
+
+
+def tensor_leaves(value: Any, depth: int = 0) -> Iterator[Any]:
+    """Tensor-like leaves of an output (tuples, lists, dict values), including subclasses."""
+    if depth > 32:
+        return
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from tensor_leaves(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from tensor_leaves(item, depth + 1)
+
+
+def storage_bytes(tensor: torch.Tensor) -> Optional[int]:
+    """Bytes of the tensor's storage, or None where this torch cannot say."""
+    try:
+        if hasattr(tensor, "untyped_storage"):
+            return int(tensor.untyped_storage().nbytes())
+        return int(tensor.storage().nbytes())
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return None
+
+
+def leaf_problem(leaf: Any, name: str) -> Optional[str]:
+    """Why an output leaf is not a plain, materialised tensor; None when it is."""
+    if type(leaf) not in PLAIN_TYPES:
+        return f"{name} is a {type(leaf).__name__}, a torch.Tensor subclass: the output must be a plain torch.Tensor"
+    if leaf.device.type == "meta":
+        return f"{name} is on the meta device (it has no data)"
+    if leaf.layout != torch.strided:
+        return None
+    needed = leaf.numel() * leaf.element_size()
+    held = storage_bytes(leaf)
+    if held is not None and held < needed:
+        return (f"{name} has {leaf.numel()} elements of {leaf.element_size()} bytes but its storage holds "
+                f"{held} bytes (a stride-0 view, not a computed output)")
+    return None
+
+
+def output_problems(output: Any) -> List[str]:
+    """Every leaf problem of an output, in leaf order."""
+    leaves = list(tensor_leaves(output))
+    problems = []
+    for index, leaf in enumerate(leaves):
+        problem = leaf_problem(leaf, "the output" if len(leaves) == 1 else f"output leaf {index}")
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def os_thread_count() -> Optional[int]:
+    try:
+        return len(os.listdir(TASK_DIR))
+    except OSError:
+        return None
+
+
+class ThreadWatch:
+    """Thread counts around forward calls; `after_call` returns a problem or None."""
+
+    def __init__(self) -> None:
+        self.baseline: Optional[int] = None
+        self._python_before: set = set()
+
+    def before_call(self) -> None:
+        self._python_before = {thread.ident for thread in threading.enumerate()}
+
+    def after_call(self) -> Optional[str]:
+        started = [thread for thread in threading.enumerate()
+                   if thread.ident not in self._python_before and thread.is_alive()]
+        if started:
+            names = ", ".join(sorted(thread.name for thread in started))
+            return f"the forward call left {len(started)} Python thread(s) running ({names})"
+        count = os_thread_count()
+        if count is None:
+            return None
+        if self.baseline is None:
+            self.baseline = count
+            return None
+        if count > self.baseline:
+            return (f"the process has {count} OS threads after the call, {self.baseline} after the first call "
+                    f"(work left running on a thread the candidate started)")
+        return None

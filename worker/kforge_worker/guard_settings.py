@@ -1,0 +1,50 @@
+"""The request's optional `guard` object: `{"policy": name-or-object, "gate_specialisation": false}`.
+
+`policy` is a shipped policy's name (`default`, `strict`, `permissive`) or a policy object as
+:func:`kforge_worker.policy.load_policy` accepts it (a partial object names a `base`). A policy
+that does not load, an unknown key or a value of the wrong type is the parent's fault
+(ProtocolError, exit status 2).
+"""
+
+from dataclasses import dataclass
+from typing import Any, Dict
+
+from .channel import ProtocolError
+from .policy import PolicyError, load_policy
+
+GUARD_KEYS = ("policy", "gate_specialisation")
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    policy: Dict[str, Any]
+    gate_specialisation: bool
+
+    @property
+    def policy_name(self) -> str:
+        return self.policy["name"]
+
+
+def parse_guard(message: dict) -> GuardSettings:
+    """The validated `guard` field of a request; defaults where it or its keys are absent."""
+    raw = message.get("guard")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"expected `guard` to be an object, got {raw!r}")
+    unknown = sorted(set(raw) - set(GUARD_KEYS))
+    if unknown:
+        raise ProtocolError(f"unknown key `guard.{unknown[0]}`; `guard` holds {', '.join(GUARD_KEYS)}")
+    spec = raw.get("policy", "default")
+    if spec is None:
+        spec = "default"
+    if not isinstance(spec, (str, dict)):
+        raise ProtocolError(f"expected `guard.policy` to be a policy name or object, got {spec!r}")
+    try:
+        policy = load_policy(spec)
+    except PolicyError as error:
+        raise ProtocolError(f"`guard.policy` cannot be used: {error}") from error
+    gate = raw.get("gate_specialisation", False)
+    if not isinstance(gate, bool):
+        raise ProtocolError(f"expected `guard.gate_specialisation` to be true or false, got {gate!r}")
+    return GuardSettings(policy=policy, gate_specialisation=gate)

@@ -1,0 +1,87 @@
+"""The candidate's timing stage: timed calls on refilled inputs, guarded like the checked calls.
+
+Before each warm-up and timed call (outside the timed region): the model's live inputs are
+refilled with the call's contents (timing_inputs.py), everything is reseeded with the contents'
+seed, and the allocator is poisoned as before a correctness call. After each call (after the
+closing synchronize): the device's last error, the output's leaves (`deferred-work`), the poison
+(`stale-output`) and the thread count are checked, exactly as for a correctness call; the outputs
+of the sampled calls are copied and saved with the digest of their inputs. After the loop, on
+cuda, `side-stream`: median event time < SIDE_STREAM_RATIO x median wall time - SIDE_STREAM_SLACK_MS.
+"""
+
+import os
+import statistics
+from typing import Any, Dict, List
+
+import torch
+
+from . import outputs
+from .correctness_stage import CONSTRUCT, FORWARD
+from .environment import l2_cache_bytes
+from .errors import StageFailure, failures_as
+from .guard_runtime import GuardRuntime
+from .inputs import input_digest, seed_everything
+from .timing import bound_calls, time_calls
+from .timing_inputs import build_timed_models, content_index, refill
+
+SIDE_STREAM_RATIO = 0.5
+SIDE_STREAM_SLACK_MS = 0.05
+
+
+def side_stream_problem(times_ms: List[float], wall_ms: List[float]) -> str:
+    """The `side-stream` finding for cuda timings, or '' when event and wall time agree."""
+    if not times_ms or not wall_ms:
+        return ""
+    event, wall = statistics.median(times_ms), statistics.median(wall_ms)
+    if event < SIDE_STREAM_RATIO * wall - SIDE_STREAM_SLACK_MS:
+        return (f"the median CUDA-event time on the current stream ({event:.4f} ms) is below half the median "
+                f"wall time of the synchronized call ({wall:.4f} ms): work ran on a stream the events do not see")
+    return ""
+
+
+def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime) -> Dict[str, Any]:
+    """The fields of the `timing` message."""
+    run = request.run
+    models = build_timed_models(problem, model_class, run.timing_seeds, request.warmup_trials,
+                                request.perf_trials, device, dtype, **CONSTRUCT)
+    count, contents = len(models), len(models[0].contents)
+    wanted = set(request.sample_calls)
+    kept: Dict[int, dict] = {}
+
+    def slot(phase: str, index: int):
+        model_index, content = content_index(phase, index, count, request.warmup_trials, contents)
+        return models[model_index], content
+
+    def prepare(phase: str, index: int) -> None:
+        timed, content = slot(phase, index)
+        refill(timed.live, timed.contents[content])
+        seed_everything(timed.content_seeds[content])
+        guard.before_call(timed.live)
+
+    def after(phase: str, index: int, output: Any) -> None:
+        guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
+        if phase == "timed" and index in wanted:
+            timed, content = slot(phase, index)
+            kept[index] = {"flat": outputs.flatten(output), "seed": timed.seed,
+                           "input_seed": timed.content_seeds[content], "input_digest": input_digest(timed.live)}
+
+    with failures_as(**FORWARD), torch.no_grad():
+        timed_calls = time_calls(bound_calls([(timed.model, timed.live) for timed in models]),
+                                 request.warmup_trials, request.perf_trials, device, l2_cache_bytes(device),
+                                 prepare=prepare, after=after)
+    samples = []
+    for index in sorted(kept):
+        path = os.path.join(request.output_dir, f"timed-{index}.pt")
+        outputs.save(kept[index]["flat"], path)
+        samples.append({"call": index, "seed": kept[index]["seed"], "input_seed": kept[index]["input_seed"],
+                        "path": path, "input_digest": kept[index]["input_digest"]})
+    if device.type == "cuda":
+        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.wall_ms)
+        if problem_text:
+            raise StageFailure("rejected", "side-stream", problem_text)
+        guard.log.record("side-stream", "passed", "event and wall times agree")
+    else:
+        guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
+    guard.record_call_checks()
+    return {"times_ms": timed_calls.times_ms, "wall_ms": timed_calls.wall_ms, "samples": samples,
+            "contents_per_model": contents}

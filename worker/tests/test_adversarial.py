@@ -1,0 +1,105 @@
+"""The adversarial corpus (tests/adversarial) end to end: every cpu case through both worker
+processes under the worker's default guard, judged by the parent's rules (verdicts.py).
+
+Each cheat must end with the manifest's verdict and check; each honest look-alike must be correct,
+with its sampled timed outputs passing too. Static cheats must be rejected by the `guard` message's
+first reject finding; dynamic ones must pass static analysis and be caught at run time. Cases run
+two at a time; the two native honest cases (h06b, h06c) are the only C++ builds here (c06b is
+rejected before it builds), in the session's shared build directory.
+"""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from verdicts import generalisation_failures, verdict
+from worker_process import evaluate
+
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
+MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
+CPU_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cpu"]
+GATED = [case for case in CPU_CASES if case.get("gate") == "generalisation"]
+GATE_GUARD = {"policy": "default", "gate_specialisation": True}
+
+
+def _run(case: dict, root: Path, build_dir: Path, guard=None):
+    name = Path(case["file"]).stem + ("-gated" if guard else "")
+    return evaluate(CORPUS / case["problem"], CORPUS / case["file"], root / name, build_dir, guard=guard)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, build_dir):
+    root = tmp_path_factory.mktemp("adversarial")
+    jobs = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for case in CPU_CASES:
+            jobs[case["file"]] = pool.submit(_run, case, root, build_dir)
+        for case in GATED + [case for case in CPU_CASES if case["file"] == "cpu/h13_fast_path.py"]:
+            jobs[case["file"] + "#gated"] = pool.submit(_run, case, root, build_dir, GATE_GUARD)
+        return {key: job.result() for key, job in jobs.items()}
+
+
+def _expected(case: dict):
+    verdict_name = case.get("default_verdict", case["expected_verdict"])
+    check = case["expected_check"] if verdict_name == case["expected_verdict"] else None
+    return verdict_name, check
+
+
+def _static_rejects(result) -> list:
+    guard = result.message("candidate", "guard")
+    assert guard is not None and guard["policy"] == "default", result.candidate.messages[:4]
+    return [finding["check"] for finding in guard["findings"] if finding["severity"] == "reject"]
+
+
+@pytest.mark.parametrize("case", CPU_CASES, ids=[case["file"] for case in CPU_CASES])
+def test_case_ends_with_its_verdict(runs, case):
+    result = runs[case["file"]]
+    expected = _expected(case)
+    assert verdict(result) == expected, (result.failures, result.judgement, result.timed_judgement,
+                                         result.candidate.stderr[-2000:])
+    assert result.exit_codes == {"reference": 0, "candidate": 0}
+    rejects = _static_rejects(result)
+    if case["detected_by"] == "static":
+        assert rejects and rejects[0] == case["expected_check"]
+        assert result.failures["candidate"]["stage"] == "build"
+    else:
+        assert rejects == [], rejects
+    if expected[0] == "correct":
+        assert result.timed_judgement is not None and result.timed_judgement["passed"] is True
+
+
+@pytest.mark.parametrize("case", [case for case in CPU_CASES if case["static_notes"]],
+                         ids=[case["file"] for case in CPU_CASES if case["static_notes"]])
+def test_static_notes_are_reported(runs, case):
+    guard = runs[case["file"]].message("candidate", "guard")
+    notes = {finding["check"] for finding in guard["findings"] if finding["severity"] == "note"}
+    assert set(case["static_notes"]) <= notes
+
+
+@pytest.mark.parametrize("case", GATED, ids=[case["file"] for case in GATED])
+def test_gated_case_is_rejected_when_the_gate_is_on(runs, case):
+    result = runs[case["file"] + "#gated"]
+    assert verdict(result, gate_specialisation=True) == (case["expected_verdict"], case["expected_check"])
+    entries = result.correctness["generalisation"]
+    assert [entry["variant"] for entry in entries] == [{"batch_size": 16}, {"batch_size": 4}]
+    assert generalisation_failures(result)
+    ungated = runs[case["file"]]
+    assert ungated.correctness["generalisation"] == []
+
+
+def test_honest_fast_path_passes_the_generalisation_gate(runs):
+    result = runs["cpu/h13_fast_path.py#gated"]
+    assert verdict(result, gate_specialisation=True) == ("correct", None)
+    assert result.generalisation_judgement["passed"] is True
+    assert [trial["variant"] for trial in result.generalisation_judgement["trials"]] == [
+        {"batch_size": 16}, {"batch_size": 4}]
+
+
+def test_value_keyed_cache_never_sees_the_same_contents_twice(runs):
+    result = runs["cpu/c16_impossibly_fast.py"]
+    timing = result.timing
+    assert timing["contents_per_model"] >= 4  # (2 warm-up + 6 timed calls) / 2 models
+    seeds = [sample["input_seed"] for sample in timing["samples"]]
+    assert len(set(seeds)) == len(seeds) and result.timed_judgement["passed"] is True

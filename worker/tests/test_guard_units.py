@@ -1,0 +1,206 @@
+"""Unit tests of the run-time guard's parts: poison, global-state snapshots, timed-call contents,
+the side-stream rule, the CUDA runtime wrapper, the scale-aware judge, guard settings."""
+
+import math
+import threading
+
+import pytest
+import torch
+
+from kforge_worker import generalisation, global_state
+from kforge_worker.channel import ProtocolError
+from kforge_worker.cudart import CudaRuntime, mapped_cudart_paths
+from kforge_worker.deferred_work import ThreadWatch, output_problems
+from kforge_worker.guard_settings import parse_guard
+from kforge_worker.outputs import flatten
+from kforge_worker.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
+from kforge_worker.scale_aware_judge import judge_scale_aware
+from kforge_worker.seeds import derived_seed
+from kforge_worker.timing_inputs import calls_of_model, content_count, content_index, refill
+from kforge_worker.timing_stage import side_stream_problem
+
+CPU = torch.device("cpu")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32])
+def test_an_unwritten_block_after_poisoning_is_stale(dtype):
+    template = torch.zeros(8, 64, dtype=dtype)
+    fractions = []
+    for _ in range(3):  # the first allocation of a size may come fresh from the system
+        poison_allocator(poison_sizes([template], CPU), CPU)
+        fractions.append(poisoned_fraction(torch.empty_like(template)))
+    assert fractions[-1] >= 0.9, fractions
+
+
+def test_written_outputs_and_torch_nans_never_match_the_pattern():
+    poison_allocator([8 * 64 * 4], CPU)
+    written = torch.empty(8, 64)
+    written.copy_(torch.randn(8, 64))
+    assert poisoned_fraction(written) == 0.0
+    assert poisoned_fraction(torch.full((8, 64), float("nan"))) == 0.0
+    assert is_stale(torch.full((8, 64), math.inf)) is None
+
+
+def test_the_pattern_is_found_through_views_and_not_in_tiny_tensors():
+    block = torch.empty(4096, dtype=torch.int32).fill_(POISON_WORD)
+    as_float = block.view(torch.float32).view(64, 64)
+    assert poisoned_fraction(as_float.t()) == 1.0
+    assert poisoned_fraction(as_float[:, ::2]) == 1.0
+    assert is_stale(as_float[:10]) == 1.0
+    assert poisoned_fraction(torch.zeros(1, dtype=torch.float16)) is None
+    half = as_float.clone()
+    half.view(-1)[: 64 * 40] = 1.0
+    assert is_stale(half) is None and poisoned_fraction(half) == pytest.approx(24 / 64)
+
+
+def test_poison_sizes_skip_blocks_glibc_does_not_reuse():
+    big = torch.empty(0).new_empty((9 * 1024 * 1024,))  # 36 MiB
+    assert poison_sizes([big, [torch.zeros(3)]], CPU) == [12]
+    assert poison_sizes([big], torch.device("cuda")) == [big.numel() * 4]
+
+
+def test_output_problems_name_subclasses_meta_and_expanded_outputs():
+    class Lazy(torch.Tensor):
+        pass
+
+    assert output_problems((torch.zeros(2), [torch.nn.Parameter(torch.zeros(2))])) == []
+    assert "Lazy, a torch.Tensor subclass" in output_problems(torch.zeros(2).as_subclass(Lazy))[0]
+    assert "meta device" in output_problems(torch.empty(3, device="meta"))[0]
+    assert "output leaf 1" in output_problems((torch.zeros(2), torch.zeros(1).expand(5)))[0]
+
+
+def test_thread_watch_sees_python_threads_left_running():
+    watch = ThreadWatch()
+    watch.before_call()
+    assert watch.after_call() is None and watch.baseline is not None
+    stop = threading.Event()
+    watch.before_call()
+    worker = threading.Thread(target=stop.wait, name="kforge-test-thread")
+    worker.start()
+    try:
+        assert "kforge-test-thread" in watch.after_call()
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_global_state_changes_name_the_flag_and_its_check():
+    before = global_state.snapshot()
+    assert "torch.get_num_threads()" in before and "torch.backends.cudnn.enabled" in before
+    after = dict(before, **{"torch.backends.cuda.matmul.allow_tf32": True, "torch.get_num_threads()": 99})
+    found = global_state.changes(before, after)
+    assert {change.flag for change in found} == {"torch.backends.cuda.matmul.allow_tf32", "torch.get_num_threads()"}
+    assert global_state.first_check(found) == "precision"
+    assert global_state.first_check(found[1:]) == "global-state"
+    assert global_state.changes(before, global_state.snapshot()) == []
+    with_l2 = global_state.snapshot(lambda: 1234)
+    assert with_l2[global_state.PERSISTING_L2] == 1234
+    assert global_state.changes(with_l2, dict(with_l2, **{global_state.PERSISTING_L2: 0}))[0].check == "global-state"
+
+
+def test_timed_call_contents_never_repeat_within_the_budget():
+    models, warmup, perf = 3, 10, 100
+    contents = content_count(models, warmup, perf, bytes_per_set=4096)
+    assert contents == calls_of_model(0, models, warmup) + calls_of_model(0, models, perf) == 4 + 34
+    seen = set()
+    for phase, count in (("warmup", warmup), ("timed", perf)):
+        for index in range(count):
+            slot = content_index(phase, index, models, warmup, contents)
+            assert slot[0] == index % models and slot not in seen
+            seen.add(slot)
+    assert len(seen) == warmup + perf
+
+
+def test_content_budget_keeps_at_least_two_sets():
+    assert content_count(3, 10, 100, bytes_per_set=2 * 1024 ** 3) == 2
+    assert content_count(3, 10, 100, bytes_per_set=100 * 1024 ** 2) == 3
+    assert content_count(1, 0, 1, bytes_per_set=1) == 1
+
+
+def test_refill_keeps_tensor_identity_and_changes_values():
+    live = [torch.zeros(4), (torch.zeros(2), 3), 7]
+    address, identity = live[0].data_ptr(), id(live[0])
+    same = refill(live, [torch.ones(4), (torch.full((2,), 2.0), 5), 8])
+    assert same is live and live[0].data_ptr() == address and id(live[0]) == identity
+    assert live[0].tolist() == [1.0] * 4 and live[1][0].tolist() == [2.0, 2.0] and live[1][1] == 5 and live[2] == 8
+    reshaped = refill(live, [torch.ones(6), (torch.zeros(2), 3), 7])
+    assert reshaped[0].shape == (6,)
+
+
+def test_derived_seeds_are_stable_and_distinct():
+    assert derived_seed(21, 1) == 3350528861
+    assert len({derived_seed(21, index) for index in range(1000)}) == 1000
+    assert all(0 <= derived_seed(2 ** 32 - 1, index) < 2 ** 32 for index in range(10))
+
+
+@pytest.mark.parametrize("event, wall, flagged", [
+    (0.023, 0.230, True),  # c03 on the H200 (manifest.json)
+    (0.049, 0.064, False),  # h03, side stream joined back
+    (0.022, 0.037, False),  # h01
+    (1.0, 2.2, True),
+])
+def test_side_stream_rule(event, wall, flagged):
+    assert bool(side_stream_problem([event] * 5, [wall] * 5)) is flagged
+
+
+def test_cuda_runtime_without_libraries_skips_everything(tmp_path):
+    maps = tmp_path / "maps"
+    maps.write_text(
+        "7f0000000000-7f0000001000 r-xp 00000000 08:01 1 /usr/lib/libc.so.6\n"
+        f"7f0000002000-7f0000003000 r-xp 00000000 08:01 2 {maps}\n"
+        "7f0000004000-7f0000005000 r-xp 00000000 08:01 3 /nonexistent/libcudart.so.12\n")
+    assert mapped_cudart_paths(str(maps)) == []
+    cudart_file = tmp_path / "libcudart.so.13"
+    cudart_file.write_text("")
+    maps.write_text(maps.read_text() + f"7f0000006000-7f0000007000 r-xp 00000000 08:01 4 {cudart_file}\n" * 2)
+    assert mapped_cudart_paths(str(maps)) == [str(cudart_file)]
+    runtime = CudaRuntime([])
+    assert runtime.available is False and runtime.take_last_errors() == []
+    assert runtime.persisting_l2_limit() is None
+    assert runtime.reset_persisting_l2(None) == ["no libcudart could be loaded"]
+
+
+def _softmax(seed: int):
+    logits = torch.randn(4, 8192, generator=torch.Generator().manual_seed(seed))
+    return flatten(torch.softmax(logits, dim=1))
+
+
+@pytest.mark.parametrize("make, check", [
+    (lambda ref: torch.zeros_like(ref), "degenerate-output"),
+    (lambda ref: torch.full_like(ref, 1 / 8192), "degenerate-output"),
+    (lambda ref: ref * 0.5, "degenerate-output"),
+    (lambda ref: ref * 1.05, "scale-aware-mismatch"),
+    (lambda ref: ref * (1 + 1e-4), None),
+])
+def test_scale_aware_judge_tells_trivial_outputs_from_wrong_ones(make, check):
+    reference = _softmax(3)
+    candidate = flatten(make(reference.leaves[0]))
+    outcome = judge_scale_aware(reference, candidate, 0.01)
+    assert outcome["check"] == check and outcome["passed"] is (check is None)
+    assert outcome["trivial_relative_l2_error"] == pytest.approx(0.79, abs=0.05)
+
+
+def test_guard_settings_defaults_and_errors():
+    settings = parse_guard({})
+    assert settings.policy_name == "default" and settings.gate_specialisation is False
+    custom = parse_guard({"guard": {"policy": {"base": "default", "name": "mine",
+                                               "severity": {"torch-fallback": "note"}},
+                                    "gate_specialisation": True}})
+    assert custom.policy_name == "mine" and custom.gate_specialisation is True
+    for bad in ({"policy": "nonexistent"}, {"policy": 3}, {"gate": True}, {"gate_specialisation": "yes"}, []):
+        with pytest.raises(ProtocolError):
+            parse_guard({"guard": bad})
+
+
+def test_generalisation_plan_scales_the_batch():
+    class Problem:
+        batch_size = 8
+
+    assert generalisation.plan(Problem, [5]) == [(5, {"batch_size": 16}), (5, {"batch_size": 4})]
+    assert generalisation.plan(Problem, []) == []
+    assert generalisation.effective_seeds([], True, [11]) == [derived_seed(11, 1000), derived_seed(11, 1001)]
+    assert generalisation.effective_seeds([], False, [11]) == []
+    with generalisation.overridden(Problem, {"batch_size": 16}):
+        assert Problem.batch_size == 16
+    assert Problem.batch_size == 8
+    assert "no integer constant 'rows'" in generalisation.variant_problem(Problem, {"rows": 2})
