@@ -42,6 +42,9 @@ const timeoutShape = Object.fromEntries(
   TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()]),
 ) as Record<string, z.ZodOptional<ReturnType<typeof seconds>>>;
 
+/** The guard policies the worker ships (worker/kforge_worker/policy.py). */
+export const GUARD_POLICIES = ['default', 'strict', 'permissive'] as const;
+
 /** Validates the raw flags of `kforge eval` (as commander collected them). */
 export const evalOptionsSchema = z.object({
   backend: choice('--backend', BACKENDS).optional(),
@@ -54,6 +57,9 @@ export const evalOptionsSchema = z.object({
   device: integer('--device', 0).optional(),
   refreshBaselines: z.boolean().default(false),
   timing: z.boolean().default(true),
+  guardPolicy: choice('--guard-policy', GUARD_POLICIES).default('default'),
+  shapes: z.boolean().default(false),
+  shapesGate: z.boolean().default(false),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   ...timeoutShape,

@@ -1,11 +1,13 @@
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEvalCommand } from './commands/eval.js';
+import { registerOptimizeCommand } from './commands/optimize.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { runProgram, type CommandRegistration } from './run-program.js';
 
 /** Every command of `kforge`. A new command is one more registration here. */
 const COMMANDS: readonly CommandRegistration[] = [
   registerEvalCommand,
+  registerOptimizeCommand,
   (program) => registerRunsCommand(program),
   registerDoctorCommand,
 ];

@@ -124,6 +124,8 @@ export const evaluationResultSchema = z.object({
     traceback: z.string().optional(),
   }),
   build: z.record(z.string(), z.unknown()).optional(),
+  /** The guard's findings, run-time checks, tolerance audit, speed-of-light bound and notes (docs/guard.md). */
+  guard: z.record(z.string(), z.unknown()).optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
   environment: environmentSchema.nullable(),

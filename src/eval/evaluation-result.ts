@@ -1,5 +1,6 @@
 import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
+import type { GuardReport } from './guard-outcome.js';
 import type { Outcome } from './outcome.js';
 import type { BuildInfoMessage, WorkerEnvironment } from './protocol.js';
 import type { WorkerProcessResult } from './worker-process-types.js';
@@ -15,6 +16,7 @@ export interface ResultParts {
   correctness?: CorrectnessSummary | undefined;
   timing?: TimingSummary | undefined;
   buildInfo?: BuildInfoMessage | undefined;
+  guard?: GuardReport | null;
 }
 
 /** The JSON result of SPEC.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
@@ -38,6 +40,7 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
   };
   if (parts.correctness) result.correctness = parts.correctness;
   if (parts.timing && outcome.verdict === 'correct') result.timing = parts.timing;
+  if (parts.guard) result.guard = parts.guard as unknown as Record<string, unknown>;
   if (parts.buildInfo) {
     const { v: _version, type: _type, ...build } = parts.buildInfo;
     result.build = build;

@@ -15,9 +15,12 @@ import type {
   MessageOfType,
   SavedOutput,
   WorkerEnvironment,
+  WorkerMessage,
   WorkerMessageType,
 } from './protocol.js';
 import { ProtocolError } from './protocol-error.js';
+import { deviceCeilings, type DeviceCeilings } from './device-ceilings.js';
+import { GuardRecorder } from './guard-outcome.js';
 import { lookUpBaselines, storeBaselines } from './run-baselines.js';
 import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
@@ -70,6 +73,7 @@ export class EvaluationRun {
   #buildInfo: BuildInfoMessage | undefined;
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
+  readonly #guard = new GuardRecorder();
 
   constructor(context: EvaluationRunContext) {
     this.#context = context;
@@ -144,6 +148,11 @@ export class EvaluationRun {
       device: settings.device,
       correctness_seeds: seeds.correctness,
       timing_seeds: seeds.timing,
+      atol: settings.tolerance.atol,
+      rtol: settings.tolerance.rtol,
+      ...this.#ceilingsField(),
+      guard: this.#guardField(),
+      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       baselines:
         settings.timing && !cached
           ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials }
@@ -157,6 +166,20 @@ export class EvaluationRun {
     if (!measured.ok) return measured;
     await storeBaselines(this.#context, this.#environment, measured.value);
     return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
+  }
+
+  /** The guard request field, the same for both roles. */
+  #guardField(): { policy: string; gate_specialisation: boolean } {
+    const { settings } = this.#context;
+    return { policy: settings.guardPolicy, gate_specialisation: settings.shapesGate };
+  }
+
+  /** `ceilings` for the speed-of-light bound where the device is known (none on the cpu backend). */
+  #ceilingsField(): { ceilings?: DeviceCeilings } {
+    const { settings } = this.#context;
+    if (settings.backend === 'cpu' || !this.#environment) return {};
+    const ceilings = deviceCeilings(this.#environment.device, settings.precision);
+    return ceilings ? { ceilings } : {};
   }
 
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
@@ -188,6 +211,8 @@ export class EvaluationRun {
       sample_calls: seeds.sampleCalls,
       output_dir: scratch.outputDirectory,
       build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
+      guard: this.#guardField(),
+      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       ...(awaitDevice ? { await_device: true } : {}),
     });
     if (!awaitDevice) return { ok: true, value: null };
@@ -219,7 +244,17 @@ export class EvaluationRun {
     const judged = await this.#judge(outputs);
     if (!judged.ok) return judged;
     this.#correctness = summarizeCorrectness(judged.value, settings.tolerance, settings.toleranceProfile);
-    return { ok: true, value: outcomeOfJudgement(judged.value, settings.tolerance) };
+    const verdict = outcomeOfJudgement(judged.value, settings.tolerance);
+    const generalisation = saved.value.generalisation ?? [];
+    if (verdict.verdict !== 'correct' || generalisation.length === 0) return { ok: true, value: verdict };
+    const judgeable = generalisation.filter((entry) => !entry.error && entry.path !== null);
+    let variants: MessageOfType<'judgement'> | null = null;
+    if (judgeable.length > 0) {
+      const judgedVariants = await this.#judge(judgeable as Array<SavedOutput & Record<string, unknown>>);
+      if (!judgedVariants.ok) return judgedVariants;
+      variants = judgedVariants.value;
+    }
+    return { ok: true, value: this.#guard.generalisation(generalisation, variants, settings.shapesGate) ?? verdict };
   }
 
   /** Candidate role after `continue`: the timed calls, and the judge on a sample of their outputs. */
@@ -234,13 +269,13 @@ export class EvaluationRun {
       return (await this.#breach(candidate, 'the timing message does not hold the requested timed calls and samples')).outcome;
     }
     if (timing.samples.length > 0) {
-      const sampled = await this.#judge(timing.samples.map(({ seed, path }) => ({ seed, path })));
+      const sampled = await this.#judge(timing.samples);
       if (!sampled.ok) return sampled.outcome;
       const dishonest = outcomeOfTimedJudgement(sampled.value, calls, settings.tolerance);
       if (dishonest) return dishonest;
     }
     this.#timing = summarizeTiming({ candidate: timing, eager: baselines.eager, compile: baselines.compile, baselineCached: baselines.cached });
-    return { verdict: 'correct', reasons: [] };
+    return this.#guard.speedOfLight(this.#timing.candidate_ms.median) ?? { verdict: 'correct', reasons: [] };
   }
 
   async #start(role: WorkerRole): Promise<WorkerProcess> {
@@ -254,7 +289,11 @@ export class EvaluationRun {
 
   /** The next message, which must be of one of `types`; a failure or the worker's end stops the run. */
   async #expect<T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]): Promise<Step<MessageOfType<T>>> {
-    const event = await worker.next();
+    let event = await worker.next();
+    while (event.type === 'message' && isGuardMessage(event.message) && !(types as string[]).includes(event.message.type)) {
+      this.#guard.record(event.message);
+      event = await worker.next();
+    }
     const expected = types.join('` or `');
     if (event.type === 'exit') {
       this.#blame = worker.role;
@@ -265,7 +304,7 @@ export class EvaluationRun {
     if ((types as string[]).includes(message.type)) return { ok: true, value: message as MessageOfType<T> };
     this.#blame = worker.role;
     if (message.type === 'failure') {
-      return { ok: false, outcome: outcomeOfFailure(message, this.#environment?.cuda ?? null) };
+      return { ok: false, outcome: this.#guard.staticRejection(outcomeOfFailure(message, this.#environment?.cuda ?? null)) };
     }
     return this.#breach(worker, `expected \`${expected}\`, got \`${message.type}\``);
   }
@@ -305,6 +344,14 @@ export class EvaluationRun {
       correctness: this.#correctness,
       timing: this.#timing,
       buildInfo: this.#buildInfo,
+      guard: this.#guard.report(),
     });
   }
+}
+
+const GUARD_MESSAGE_TYPES: ReadonlySet<string> = new Set(['guard', 'guard-checks', 'audit', 'roofline']);
+
+/** The guard's informational messages, which may arrive between any two expected ones. */
+function isGuardMessage(message: WorkerMessage): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline'> {
+  return GUARD_MESSAGE_TYPES.has(message.type);
 }

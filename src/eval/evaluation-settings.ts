@@ -35,6 +35,11 @@ export interface EvaluationSettings {
   stageLimitsMs: Record<Stage, number>;
   /** Limit on waiting for a worker outside any stage (the `startup` limit), ms. */
   idleLimitMs: number;
+  /** The guard policy's name, sent to both roles. */
+  guardPolicy: string;
+  /** Generalisation trials at other sizes, and whether they gate the verdict. */
+  shapes: boolean;
+  shapesGate: boolean;
 }
 
 /** Fills in the defaults of a request. */
@@ -56,5 +61,8 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     refreshBaselines: request.refreshBaselines === true,
     stageLimitsMs: limits.stages,
     idleLimitMs: limits.idleMs,
+    guardPolicy: request.guardPolicy ?? 'default',
+    shapes: request.shapes === true || request.shapesGate === true,
+    shapesGate: request.shapesGate === true,
   };
 }

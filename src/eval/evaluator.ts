@@ -41,6 +41,12 @@ export interface EvaluationRequest {
   timeoutsSeconds?: Partial<StageTimeoutsSeconds>;
   /** Device index on multi-GPU hosts (`cuda:N`). Default 0. */
   deviceIndex?: number;
+  /** Guard policy: a shipped policy's name (`default`, `strict`, `permissive`). Default `default`. */
+  guardPolicy?: string;
+  /** Also check correctness at other problem sizes (`--shapes`): reported, and a gate with `shapesGate`. */
+  shapes?: boolean;
+  /** Reject a candidate that fails at other problem sizes (HACKS.md #13). Implies `shapes`. */
+  shapesGate?: boolean;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

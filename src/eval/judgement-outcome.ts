@@ -29,6 +29,9 @@ export function summarizeCorrectness(
   };
 }
 
+/** Trial checks that show a dishonest result rather than a wrong one (docs/worker-protocol.md, "Verdicts from the guard"). */
+const DISHONEST_CHECKS: ReadonlySet<string> = new Set(['input-mutation', 'degenerate-output']);
+
 /**
  * The verdict of the correctness trials' judgement: `correct` only when every trial passed;
  * `rejected` when any trial changed its inputs (HACKS.md #2); otherwise `incorrect`, with one
@@ -54,9 +57,9 @@ export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Toler
         : `trial ${index} of ${total}, seed ${first.seed}${others > 0 ? `; ${others} more trial${others === 1 ? '' : 's'} failed the same way` : ''}`;
     reasons.push({ check, message: `${trialMessage(first, tolerance)} (${where})` });
   }
-  const mutation = reasons.findIndex((reason) => reason.check === 'input-mutation');
-  if (mutation >= 0) {
-    const [reason] = reasons.splice(mutation, 1);
+  const dishonest = reasons.findIndex((reason) => DISHONEST_CHECKS.has(reason.check));
+  if (dishonest >= 0) {
+    const [reason] = reasons.splice(dishonest, 1);
     return { verdict: 'rejected', reasons: [reason!, ...reasons] };
   }
   return { verdict: 'incorrect', reasons };
@@ -75,6 +78,9 @@ export function outcomeOfTimedJudgement(
   if (judgement.passed && failing === -1) return null;
   const trial = judgement.trials[failing === -1 ? 0 : failing]!;
   const call = calls[failing === -1 ? 0 : failing];
+  if (trial.check && DISHONEST_CHECKS.has(trial.check)) {
+    return { verdict: 'rejected', reasons: [{ check: trial.check, message: `timed call ${call} (seed ${trial.seed}): ${trialMessage(trial, tolerance)}` }] };
+  }
   return {
     verdict: 'rejected',
     reasons: [

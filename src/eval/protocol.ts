@@ -120,6 +120,8 @@ export const TRIAL_CHECKS = [
   'nan',
   'missing-output',
   'input-mutation',
+  'degenerate-output',
+  'scale-aware-mismatch',
 ] as const;
 export type TrialCheck = (typeof TRIAL_CHECKS)[number];
 
@@ -135,6 +137,9 @@ export const judgedTrialSchema = z.object({
   fp64_max_abs_error: errorFigure,
   fp64_max_rel_error: errorFigure,
   input_mutated: z.boolean().nullable().optional(),
+  input_seed: seed.nullable().optional(),
+  variant: z.record(z.string(), z.number()).nullable().optional(),
+  scale_aware: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 export type JudgedTrial = z.infer<typeof judgedTrialSchema>;
 
@@ -142,8 +147,60 @@ export const judgementMessageSchema = z.object({
   v: version,
   type: z.literal('judgement'),
   passed: z.boolean(),
+  degenerate: z.boolean().optional(),
   trials: z.array(judgedTrialSchema),
 });
+
+/** One finding of the static guard (docs/guard.md); `reject` findings fail the build stage. */
+export const guardFindingSchema = z
+  .object({
+    check: z.string().min(1),
+    severity: z.enum(['reject', 'note']),
+    message: z.string(),
+    line: z.number().int().nullable().optional(),
+  })
+  .catchall(z.unknown());
+export type GuardFinding = z.infer<typeof guardFindingSchema>;
+
+/** The static guard's findings on the candidate's sources, notes included. */
+export const guardMessageSchema = z.object({
+  v: version,
+  type: z.literal('guard'),
+  policy: z.string(),
+  findings: z.array(guardFindingSchema),
+});
+
+/** Outcomes of the run-time checks of a stage (informational: a failed check is a `failure`). */
+export const guardChecksMessageSchema = z.object({
+  v: version,
+  type: z.literal('guard-checks'),
+  stage: z.string(),
+  checks: z.array(z.object({ check: z.string(), status: z.string(), message: z.string() }).catchall(z.unknown())),
+});
+
+/** Whether trivial outputs pass the problem's tolerance (HACKS.md #12). */
+export const auditMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('audit'),
+    degenerate: z.boolean(),
+    passing: z.array(z.string()),
+    exact_trivial: z.array(z.string()),
+    scale_aware_threshold: z.number().nullable().optional(),
+  })
+  .catchall(z.unknown());
+
+/** Bytes and FLOPs of the reference, for the speed-of-light bound (HACKS.md #16). */
+export const rooflineMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('roofline'),
+    bytes: z.number().nonnegative().nullable(),
+    flops: z.number().nonnegative().nullable(),
+    lower_bound_ms: z.number().nonnegative().nullable().optional(),
+    error: z.string().nullable().optional(),
+  })
+  .catchall(z.unknown());
 
 export const kernelResourceSchema = z
   .object({
@@ -174,16 +231,31 @@ export const savedOutputSchema = z.object({
 });
 export type SavedOutput = z.infer<typeof savedOutputSchema>;
 
+/** A generalisation trial's output (a variant of the problem's constants); `error` when it raised. */
+export const generalisationOutputSchema = z
+  .object({
+    seed,
+    variant: z.record(z.string(), z.number()),
+    path: z.string().nullable(),
+    input_digest: z.string().nullable().optional(),
+    error: z.string().nullable().optional(),
+  })
+  .catchall(z.unknown());
+export type GeneralisationOutput = z.infer<typeof generalisationOutputSchema>;
+
 export const correctnessOutputsMessageSchema = z.object({
   v: version,
   type: z.literal('correctness-outputs'),
   outputs: z.array(savedOutputSchema),
+  generalisation: z.array(generalisationOutputSchema).optional(),
 });
 
 export const timedSampleSchema = z.object({
   call: z.number().int().nonnegative(),
   seed,
+  input_seed: seed.optional(),
   path: z.string().min(1),
+  input_digest: z.string().optional(),
 });
 
 export const timingMessageSchema = z.object({
@@ -192,6 +264,7 @@ export const timingMessageSchema = z.object({
   times_ms: z.array(milliseconds).min(1),
   wall_ms: z.array(milliseconds).optional(),
   samples: z.array(timedSampleSchema),
+  contents_per_model: z.number().int().positive().optional(),
 });
 
 /**
@@ -220,6 +293,10 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   builtMessageSchema,
   correctnessOutputsMessageSchema,
   timingMessageSchema,
+  guardMessageSchema,
+  guardChecksMessageSchema,
+  auditMessageSchema,
+  rooflineMessageSchema,
 ]);
 export type WorkerMessage = z.infer<typeof workerMessageSchema>;
 export type WorkerMessageType = WorkerMessage['type'];
@@ -234,6 +311,10 @@ export type BuildInfoMessage = MessageOfType<'build-info'>;
 export type BuiltMessage = MessageOfType<'built'>;
 export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
 export type TimingMessage = MessageOfType<'timing'>;
+export type GuardMessage = MessageOfType<'guard'>;
+export type GuardChecksMessage = MessageOfType<'guard-checks'>;
+export type AuditMessage = MessageOfType<'audit'>;
+export type RooflineMessage = MessageOfType<'roofline'>;
 
 const MESSAGE_TYPES = new Set<string>(workerMessageSchema.options.map((option) => option.shape.type.value));
 

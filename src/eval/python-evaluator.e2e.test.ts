@@ -39,6 +39,9 @@ async function evaluate(candidate: string, overrides: Partial<EvaluationRequest>
     tolerance: 'kernelbench',
     perfTrials: 20,
     warmupTrials: 2,
+    // The fixtures are pure PyTorch: they exercise the evaluator's stages, not the guard, so the
+    // permissive policy records the static guard's findings without rejecting them.
+    guardPolicy: 'permissive',
     ...overrides,
   });
   const valid = evaluationResultSchema.safeParse(result);
@@ -107,5 +110,15 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
     const cheat = await evaluate('cheats-when-timed');
     assert.equal(cheat.verdict, 'rejected', reason(cheat));
     assert.equal(cheat.reasons[0]?.check, 'timed-output');
+  });
+
+  it('rejected by the default guard policy: torch compute in forward, with every finding as a reason', async () => {
+    const result = await evaluate('scale-add-correct', { guardPolicy: 'default', skipTiming: true });
+    assert.equal(result.verdict, 'rejected', reason(result));
+    assert.ok(result.reasons.length >= 2, reason(result));
+    assert.ok(result.reasons.every((entry) => entry.check === 'torch-fallback'), reason(result));
+    const guard = result.guard as { policy: string; findings: Array<{ severity: string }> };
+    assert.equal(guard.policy, 'default');
+    assert.equal(guard.findings.filter((finding) => finding.severity === 'reject').length, result.reasons.length);
   });
 });

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import { access, readFile } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { BaselineCache } from './baseline-cache.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import { EvaluationRun } from './evaluation-run.js';
-import { EVALUATION_DEFAULTS, resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
+import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import type { EvaluateOptions, EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
 import { createScratchDirectory, type ScratchDirectory } from './scratch-directory.js';
-import { drawSeedPlan, type RandomInteger } from './seeds.js';
+import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
+import type { RandomInteger } from './seeds.js';
+import { unreadableInput } from './unreadable-input.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerRole } from './worker-role.js';
@@ -56,18 +57,10 @@ export class PythonEvaluator implements Evaluator {
   async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     const settings = resolveEvaluationSettings(request);
-    const unreadable = await this.#unreadableInput(settings);
+    const unreadable = await unreadableInput(settings);
     if (unreadable) return unreadable;
     const problemSha256 = createHash('sha256').update(await readFile(settings.problemPath)).digest('hex');
-    const seeds = drawSeedPlan(
-      {
-        trials: settings.trials,
-        timingSeeds: settings.timing ? EVALUATION_DEFAULTS.timingSeeds : 0,
-        perfTrials: settings.timing ? settings.perfTrials : 0,
-        sampleCalls: EVALUATION_DEFAULTS.sampleCalls,
-      },
-      this.#options.randomInteger,
-    );
+    const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
     const scratch = await createScratchDirectory({ root: this.#options.scratchRoot, keep: this.#options.keepScratch });
     if (this.#options.keepScratch) this.#logger.warn({ scratch: scratch.path }, 'keeping the scratch directory');
     try {
@@ -116,32 +109,5 @@ export class PythonEvaluator implements Evaluator {
             : { kind: 'stage-finished', role, stage: message.stage, durationMs: message.duration_ms ?? 0 },
         ),
     });
-  }
-
-  /** An `invalid_input` result when the problem or the candidate file cannot be read. */
-  async #unreadableInput(settings: EvaluationSettings): Promise<EvaluationResult | null> {
-    for (const [what, file, check] of [
-      ['problem', settings.problemPath, 'problem-load'],
-      ['candidate', settings.candidatePath, 'candidate-load'],
-    ] as const) {
-      try {
-        await access(file, constants.R_OK);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
-        return {
-          verdict: 'invalid_input',
-          reasons: [{ check, message: `the ${what} file ${file} ${why}; pass the path of a readable Python file` }],
-          problem: settings.problemPath,
-          candidate: settings.candidatePath,
-          backend: settings.backend,
-          precision: settings.precision,
-          preset: settings.preset,
-          diagnostics: { stdout: '', stderr: '' },
-          environment: null,
-        };
-      }
-    }
-    return null;
   }
 }

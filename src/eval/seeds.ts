@@ -23,7 +23,12 @@ export interface SeedPlan {
   timing: number[];
   /** Indices of timed calls whose outputs are judged, ascending. */
   sampleCalls: number[];
+  /** Seeds of the generalisation trials at other problem sizes (used with `--shapes`). */
+  generalisation: number[];
 }
+
+/** Generalisation trials drawn per evaluation (one per size variant the worker derives). */
+const GENERALISATION_SEEDS = 2;
 
 /**
  * Draws fresh seeds for one evaluation (HACKS.md #13: hidden seeds): correctness and timing seeds
@@ -34,10 +39,20 @@ export interface SeedPlan {
 export function drawSeedPlan(options: SeedPlanOptions, random: RandomInteger = randomInt): SeedPlan {
   const seeds = distinct(options.trials + options.timingSeeds, MAX_SEED + 1, random);
   const samples = distinct(Math.min(options.sampleCalls, options.perfTrials), options.perfTrials, random);
+  const taken = new Set(seeds);
+  const generalisation: number[] = [];
+  while (generalisation.length < GENERALISATION_SEEDS) {
+    const seed = random(MAX_SEED + 1);
+    if (!taken.has(seed)) {
+      taken.add(seed);
+      generalisation.push(seed);
+    }
+  }
   return {
     correctness: seeds.slice(0, options.trials),
     timing: seeds.slice(options.trials),
     sampleCalls: samples.sort((a, b) => a - b),
+    generalisation,
   };
 }
 

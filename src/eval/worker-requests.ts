@@ -11,6 +11,9 @@ const seed = z.number().int().nonnegative();
 
 const seedList = z.array(seed).min(1);
 
+/** The guard's settings, the same object for both roles (docs/worker-protocol.md). */
+const guardSettings = z.object({ policy: z.string().min(1), gate_specialisation: z.boolean() });
+
 export const referenceRequestSchema = z.object({
   v: version,
   type: z.literal('reference'),
@@ -21,6 +24,11 @@ export const referenceRequestSchema = z.object({
   device: z.string().min(1),
   correctness_seeds: seedList,
   timing_seeds: z.array(seed),
+  atol: z.number().nonnegative().optional(),
+  rtol: z.number().nonnegative().optional(),
+  ceilings: z.object({ bandwidth_bytes_per_s: z.number().positive(), peak_flops_per_s: z.number().positive().nullable() }).optional(),
+  guard: guardSettings.optional(),
+  generalisation_seeds: z.array(seed).optional(),
   baselines: z
     .object({
       eager: z.boolean(),
@@ -50,6 +58,8 @@ export const candidateRequestSchema = z.object({
   build_dir: z.string().min(1),
   /** Write `built` after the build stage and wait for `continue`/`stop` before loading (pipelined evaluation). */
   await_device: z.boolean().optional(),
+  guard: guardSettings.optional(),
+  generalisation_seeds: z.array(seed).optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -59,7 +69,15 @@ export const judgeRequestSchema = z.object({
   atol: z.number().nonnegative(),
   rtol: z.number().nonnegative(),
   /** `input_digest` is left out for timed outputs, whose inputs are not hashed after the call. */
-  outputs: z.array(savedOutputSchema.extend({ input_digest: z.string().optional() })).min(1),
+  outputs: z
+    .array(
+      savedOutputSchema.extend({
+        input_digest: z.string().nullable().optional(),
+        input_seed: seed.optional(),
+        variant: z.record(z.string(), z.number()).optional(),
+      }).passthrough(),
+    )
+    .min(1),
 });
 export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
@@ -47,6 +47,15 @@ class StreamReader {
     }
   }
 
+  /** Resolves once the response headers are in. */
+  async opened(timeoutMs = 5000): Promise<void> {
+    const started = Date.now();
+    while (this.status === 0) {
+      if (Date.now() - started > timeoutMs) throw new Error(`the stream did not open within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   async waitFor(test: (event: ReceivedEvent) => boolean, timeoutMs = 5000): Promise<ReceivedEvent> {
     const started = Date.now();
     for (;;) {
@@ -61,6 +70,19 @@ class StreamReader {
     this.request.destroy();
   }
 }
+
+const open: StreamReader[] = [];
+
+/** A stream closed after each test, whatever the test's outcome. */
+function stream(url: string, headers: Record<string, string> = {}): StreamReader {
+  const reader = new StreamReader(url, headers);
+  open.push(reader);
+  return reader;
+}
+
+afterEach(() => {
+  for (const reader of open.splice(0)) reader.close();
+});
 
 let seededStore: SeededTestStore;
 let app: ZodApp;
@@ -79,27 +101,27 @@ after(async () => {
 
 describe('GET /api/stream/runs/:runId', () => {
   it('sends each new event of the run as it is stored, with its id', async () => {
-    const stream = new StreamReader(`${base}/api/stream/runs/cpu-demo`);
-    await stream.waitFor(() => stream.status === 200);
-    assert.match(stream.contentType, /text\/event-stream/);
+    const reader = stream(`${base}/api/stream/runs/cpu-demo`);
+    await reader.opened();
+    assert.equal(reader.status, 200);
+    assert.match(reader.contentType, /text\/event-stream/);
     await new Promise((resolve) => setTimeout(resolve, 120));
-    assert.equal(stream.events.length, 0, 'old events are not replayed without a cursor');
+    assert.equal(reader.events.length, 0, 'old events are not replayed without a cursor');
     const action = await seededStore.store.recordAction({ runId: 'cpu-demo', type: 'hint', note: 'watch the stream' });
-    const received = await stream.waitFor((event) => event.data['type'] === 'action-recorded');
+    const received = await reader.waitFor((event) => event.data['type'] === 'action-recorded');
     assert.equal(received.event, 'run-event');
     assert.deepEqual(received.data['payload'], { actionId: action.id, type: 'hint' });
     assert.equal(received.id, String(received.data['id']));
-    stream.close();
   });
 
   it('resumes after Last-Event-ID, and after an afterId cursor', async () => {
     const events = await seededStore.store.listEvents('cpu-demo');
     const cursor = events.at(-3)!.id;
-    const resumed = new StreamReader(`${base}/api/stream/runs/cpu-demo`, { 'last-event-id': String(cursor) });
+    const resumed = stream(`${base}/api/stream/runs/cpu-demo`, { 'last-event-id': String(cursor) });
     const first = await resumed.waitFor(() => true);
     assert.equal(Number(first.id), events.at(-2)!.id);
     resumed.close();
-    const fromQuery = new StreamReader(`${base}/api/stream/runs/cpu-demo?afterId=${cursor}`);
+    const fromQuery = stream(`${base}/api/stream/runs/cpu-demo?afterId=${cursor}`);
     await fromQuery.waitFor(() => fromQuery.events.length >= 2);
     assert.deepEqual(fromQuery.events.slice(0, 2).map((event) => Number(event.id)), [events.at(-2)!.id, events.at(-1)!.id]);
     fromQuery.close();
@@ -113,14 +135,14 @@ describe('GET /api/stream/runs/:runId', () => {
 
 describe('GET /api/stream/runs', () => {
   it('sends runs-changed when a run changes status', async () => {
-    const stream = new StreamReader(`${base}/api/stream/runs`);
-    await stream.waitFor(() => stream.status === 200);
+    const reader = stream(`${base}/api/stream/runs`);
+    await reader.opened();
+    assert.equal(reader.status, 200);
     await new Promise((resolve) => setTimeout(resolve, 2300));
     seededStore.clock.advance(1000);
     await seededStore.store.updateRunStatus('h200-demo', 'running');
-    const changed = await stream.waitFor((event) => event.event === 'runs-changed', 6000);
+    const changed = await reader.waitFor((event) => event.event === 'runs-changed', 6000);
     assert.equal(changed.data['runs'], 2);
-    stream.close();
   });
 });
 
@@ -128,11 +150,11 @@ describe('closing the server', () => {
   it('ends open streams so close does not hang', async () => {
     const extra = await createServer({ store: seededStore.store, evaluator: new FakeEvaluator(), webRoot: null, pollIntervalMs: 50 });
     await extra.listen({ host: '127.0.0.1', port: 0 });
-    const stream = new StreamReader(`http://127.0.0.1:${(extra.server.address() as AddressInfo).port}/api/stream/runs/cpu-demo`);
-    await stream.waitFor(() => stream.status === 200);
+    const reader = stream(`http://127.0.0.1:${(extra.server.address() as AddressInfo).port}/api/stream/runs/cpu-demo`);
+    await reader.opened();
+    assert.equal(reader.status, 200);
     const started = Date.now();
     await extra.close();
     assert.ok(Date.now() - started < 2000);
-    stream.close();
   });
 });

@@ -20,12 +20,17 @@ const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 export type PageFallback = (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
 
 /**
- * Serves the built web app from `webRoot` (hashed assets cached for a year, `index.html` never),
- * and returns the fallback that answers every other page URL with `index.html`. Without a build,
- * page URLs get a page that says how to build it.
+ * Serves the built web app from `webRoot` (hashed assets cached for a year, `index.html` never;
+ * files are looked up per request, so a rebuild needs no restart), and returns the fallback that
+ * answers every other page URL with `index.html`. Without a build, page URLs get a page that
+ * says how to build it.
  */
 export async function registerWebApp(app: ZodApp, webRoot: string | null): Promise<PageFallback> {
-  const isPage = (request: FastifyRequest): boolean => request.method === 'GET' && !request.url.startsWith('/api/');
+  /** A page URL (not the API, not a missing asset: a missing script must not get HTML back). */
+  const isPage = (request: FastifyRequest): boolean => {
+    const pathname = request.url.split('?')[0] ?? '';
+    return request.method === 'GET' && !pathname.startsWith('/api/') && !pathname.startsWith('/assets/') && !/\.[a-z0-9]+$/i.test(pathname);
+  };
   if (webRoot === null) return () => undefined;
   const built = existsSync(path.join(webRoot, 'index.html'));
   if (!built) {
@@ -34,9 +39,10 @@ export async function registerWebApp(app: ZodApp, webRoot: string | null): Promi
   await app.register(fastifyStatic, {
     root: webRoot,
     prefix: '/',
-    wildcard: false,
+    wildcard: true,
     index: false,
     schemaHide: true,
+    cacheControl: false,
     setHeaders: (response, filePath) => {
       const immutable = filePath.includes(`${path.sep}assets${path.sep}`);
       response.setHeader('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
@@ -44,9 +50,10 @@ export async function registerWebApp(app: ZodApp, webRoot: string | null): Promi
       if (filePath.endsWith('.html')) response.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
     },
   });
-  return (request, reply) => {
-    if (!isPage(request)) return undefined;
+  const sendPage = (reply: FastifyReply): FastifyReply => {
     reply.header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY).header('cache-control', 'no-cache');
     return reply.type('text/html; charset=utf-8').sendFile('index.html');
   };
+  app.get('/', { schema: { hide: true } }, (_request, reply) => sendPage(reply));
+  return (request, reply) => (isPage(request) ? sendPage(reply) : undefined);
 }

@@ -68,13 +68,13 @@ def main(argv) -> None:
 
 def _serve(role: str, channel) -> None:
     from .channel import ProtocolError
-    from .environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up_device
+    from .environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up
     from .errors import StageFailure
 
     warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
     if warm_device:
         try:
-            warm_up_device(warm_device)
+            warm_up(warm_device, role)
         except ValueError as error:
             raise ProtocolError(str(error)) from error
     channel.send("hello", role=role, pid=os.getpid(), environment=collect_environment())

@@ -24,6 +24,7 @@ from .inputs import make_model
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .request import parse_candidate_request
+from .source_times import keep_unchanged_source_times
 from .stages import stage
 from .static_stage import run_static_guard
 from .timing import changed_timers, timer_identities
@@ -88,6 +89,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     guard = GuardRuntime(device)
     os.makedirs(request.output_dir, exist_ok=True)
     await_device = awaits_device(message)
+    keep_unchanged_source_times()
     build_started_ns = time.time_ns()
     with stage(channel.send, "build"):
         problem = load_problem(run.problem, run.preset)
@@ -119,7 +121,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     if reply.get("type") != "continue":
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
     with stage(channel.send, "timing"):
-        guard.check_state("the candidate, before timing")
+        guard.check_state("the candidate's calls before timing")
         guard.reset_persisting_l2()
         result = run_timing(problem, built.model_class, request, device, dtype, guard)
         check_after(timers, guard, "the timed calls")

@@ -4,6 +4,7 @@ Written before the request is read, so it describes the machine: the current CUD
 is visible, `cpu` otherwise. Tools that are absent (nvidia-smi, nvcc, Triton) give null.
 """
 
+import importlib
 import os
 import platform
 import re
@@ -119,17 +120,22 @@ def gpu_driver_and_clocks(properties) -> tuple:
 WARM_DEVICE_VARIABLE = "KFORGE_WARM_DEVICE"
 
 
-def warm_up_device(name: str) -> None:
-    """The warm start (docs/worker-protocol.md, Start-up): makes CUDA device `name` (`cuda:N`)
-    current and creates its context before `hello`, so that the evaluation which later takes this
-    worker does not wait for it. ValueError when `name` is not `cuda:N` or there is no such device."""
-    match = re.fullmatch(r"cuda:(\d+)", name)
+def warm_up(device: str, role: str) -> None:
+    """The warm start (docs/worker-protocol.md, Start-up), before `hello`: a candidate worker
+    imports torch's extension builder (it pulls in setuptools, about a second); on `cuda:N` the
+    worker makes that device current and creates its context. So the evaluation that later takes
+    this worker waits for neither. ValueError when `device` is not `cpu` or an existing `cuda:N`."""
+    match = re.fullmatch(r"cuda:(\d+)", device)
+    if device != "cpu" and match is None:
+        raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cpu` or `cuda:N`, got {device!r}")
+    if role == "candidate":
+        importlib.import_module("torch.utils.cpp_extension")
     if match is None:
-        raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cuda:N`, got {name!r}")
+        return
     index = int(match.group(1))
     if not torch.cuda.is_available() or index >= torch.cuda.device_count():
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        raise ValueError(f"{WARM_DEVICE_VARIABLE}={name} names no device: torch sees {count} CUDA devices")
+        raise ValueError(f"{WARM_DEVICE_VARIABLE}={device} names no device: torch sees {count} CUDA devices")
     torch.cuda.set_device(index)
     torch.empty(1, device=torch.device("cuda", index))
     torch.cuda.synchronize(index)

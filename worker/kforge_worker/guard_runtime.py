@@ -72,6 +72,8 @@ class GuardRuntime:
     def snapshot_state(self) -> None:
         """Called before the candidate's module runs."""
         prewarm_torch(self.device)
+        if self.cudart is not None:
+            self.cudart.take_last_errors()  # whatever torch's start-up left is not the candidate's
         self.state = global_state.snapshot(self._l2_reader())
         if self.is_cuda and global_state.PERSISTING_L2 not in self.state:
             self.log.record("global-state", "note", "the persisting-L2 limit is not compared: libcudart "
@@ -105,7 +107,8 @@ class GuardRuntime:
         if problems:
             self.log.record("l2-persist", "note", "; ".join(problems))
         else:
-            self.log.record("l2-persist", "passed", "persisting-L2 limit set to 0 and the stream's access window cleared")
+            self.log.record("l2-persist", "passed",
+                            "persisting-L2 limit set to 0 and the stream's access window cleared")
         limit = self.cudart.persisting_l2_limit()
         if limit is not None:
             self.state[global_state.PERSISTING_L2] = limit
@@ -153,9 +156,13 @@ class GuardRuntime:
         count, self.checked_outputs = self.checked_outputs, 0
         where = "cpu: glibc reuses freed blocks up to 32 MiB" if not self.is_cuda else "cuda caching allocator"
         self.log.record("stale-output", "passed", f"{count} outputs free of the poison ({where})")
-        self.log.record("deferred-work", "passed", f"{count} outputs plain tensors with storage; no threads left running")
+        started = self.threads.first_call_threads
+        self.log.record("deferred-work", "note" if started else "passed", (
+            f"{count} outputs plain tensors with storage; no threads left running"
+            + (f"; the first call started Python thread(s) {', '.join(started)}, counted in the baseline"
+               if started else "")))
         if self.is_cuda:
             status = "passed" if self.cudart is not None and self.cudart.available else "note"
-            detail = (f"synchronize and cudaGetLastError after each call ({self.cudart.describe()})" if status == "passed"
-                      else "synchronize only: no libcudart could be loaded for cudaGetLastError")
+            detail = (f"synchronize and cudaGetLastError after each call ({self.cudart.describe()})"
+                      if status == "passed" else "synchronize only: no libcudart could be loaded for cudaGetLastError")
             self.log.record("device-error", status, detail)

@@ -4,8 +4,10 @@ Before a call, `poison_allocator(sizes, device)` allocates blocks of each given 
 them with the 32-bit word 0x7FA5A5A5 (a float32 NaN no arithmetic produces: its payload is
 arbitrary) and frees them. The next allocation of that size gets one of these blocks back: on
 cuda the caching allocator returns the best-fitting free block of the stream; on cpu glibc's
-malloc returns the chunk just freed (up to its mmap threshold, at most 32 MiB: larger blocks are
-returned to the system and a new allocation reads as zeros, so they are not poisoned).
+malloc returns the chunk just freed, best effort: reliably from about 2 KiB up to its mmap
+threshold (at most 32 MiB: larger blocks are returned to the system and a new allocation reads
+as zeros, so they are not poisoned); below about 1 KiB freed chunks sit in glibc's per-size
+caches, which the aligned allocation torch makes does not reuse.
 
 After the call, `poisoned_fraction(tensor)` reads the bytes the tensor spans and counts the
 4-byte-aligned words (by address) equal to the pattern. The comparison is on bit patterns, not
@@ -51,18 +53,22 @@ def poison_sizes(values: Iterable, device: torch.device) -> List[int]:
 
 def poison_allocator(sizes: Iterable[int], device: torch.device) -> None:
     """Allocates BLOCKS_PER_SIZE blocks of each size on `device`, fills them with the poison
-    word and frees them (at most MAX_POISON_BYTES in all)."""
+    word and frees them (at most MAX_POISON_BYTES in all). Best effort: where memory runs out,
+    the sizes poisoned so far are kept and the rest are skipped."""
     budget = MAX_POISON_BYTES
     blocks = []
-    for size in sizes:
-        words = max(1, (int(size) + 3) // 4)
-        for _ in range(BLOCKS_PER_SIZE):
-            if words * 4 > budget:
-                break
-            budget -= words * 4
-            block = torch.empty(words, dtype=torch.int32, device=device)
-            block.fill_(POISON_WORD)
-            blocks.append(block)
+    try:
+        for size in sizes:
+            words = max(1, (int(size) + 3) // 4)
+            for _ in range(BLOCKS_PER_SIZE):
+                if words * 4 > budget:
+                    break
+                budget -= words * 4
+                block = torch.empty(words, dtype=torch.int32, device=device)
+                block.fill_(POISON_WORD)
+                blocks.append(block)
+    except (RuntimeError, MemoryError):  # out of memory (torch.cuda.OutOfMemoryError is a RuntimeError)
+        pass
     del blocks
 
 

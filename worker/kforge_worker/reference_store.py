@@ -30,7 +30,8 @@ def _flatten_reference(output) -> outputs.FlatOutput:
     try:
         return outputs.flatten(output)
     except outputs.OutputStructureError as error:
-        raise StageFailure("invalid_input", "reference-forward", f"the reference's output cannot be compared: {error}") from error
+        raise StageFailure("invalid_input", "reference-forward",
+                           f"the reference's output cannot be compared: {error}") from error
 
 
 def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str):
@@ -49,7 +50,8 @@ class ReferenceStore:
 
     def _fp64_output(self, seed: int, input_seed: int) -> Optional[outputs.FlatOutput]:
         try:
-            model, inputs = reference_trial(self.problem, seed, input_seed, self.device, FLOAT64, "the float64 reference")
+            model, inputs = reference_trial(self.problem, seed, input_seed, self.device, FLOAT64,
+                                            "the float64 reference")
             return outputs.flatten(call_model(model, inputs, input_seed, self.device))
         except Exception:
             return None
@@ -77,7 +79,8 @@ class ReferenceStore:
         self.records[key] = record
         return record
 
-    def lookup(self, seed: int, input_seed: Optional[int], variant: Optional[dict]) -> Tuple[Optional[ReferenceRecord], str]:
+    def lookup(self, seed: int, input_seed: Optional[int],
+               variant: Optional[dict]) -> Tuple[Optional[ReferenceRecord], str]:
         """The record for a judged output, computing it when needed; (None, why) when it cannot be had."""
         problem = generalisation.variant_problem(self.problem, variant)
         if problem:

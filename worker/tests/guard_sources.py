@@ -2,6 +2,7 @@
 adversarial corpus's relu (8 x 64) and softmax (4 x 8192) problems. They use PyTorch freely and
 run under the permissive policy, so that the dynamic check under test is the one that fires."""
 
+# Returns zeros (written memory, so no poison) and lets a thread fill in the answer later.
 LINGERING_THREAD = '''
 import threading
 import time
@@ -9,7 +10,7 @@ import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
-        out = torch.empty_like(x)
+        out = torch.zeros_like(x)
         source = x.clone()
 
         def fill():

@@ -24,12 +24,12 @@ CPU = torch.device("cpu")
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32])
 def test_an_unwritten_block_after_poisoning_is_stale(dtype):
-    template = torch.zeros(8, 64, dtype=dtype)
+    template = torch.zeros(2048 // torch.empty(0, dtype=dtype).element_size())  # 2 KiB: glibc reuses it
     fractions = []
-    for _ in range(3):  # the first allocation of a size may come fresh from the system
+    for _ in range(5):  # best effort on cpu: the heap's state decides which chunk comes back
         poison_allocator(poison_sizes([template], CPU), CPU)
         fractions.append(poisoned_fraction(torch.empty_like(template)))
-    assert fractions[-1] >= 0.9, fractions
+    assert max(fractions) >= 0.9 and sum(fraction >= 0.9 for fraction in fractions) >= 3, fractions
 
 
 def test_written_outputs_and_torch_nans_never_match_the_pattern():

@@ -36,7 +36,9 @@ def test_sampled_timed_outputs_rotate_seeds_and_match_their_reference(timed_run)
     assert all(sample["path"].endswith(f"timed-{sample['call']}.pt") for sample in samples)
     judgement = timed_run.timed_judgement
     assert judgement["passed"] is True
-    assert [trial["input_mutated"] for trial in judgement["trials"]] == [None, None, None]
+    assert [trial["input_mutated"] for trial in judgement["trials"]] == [False, False, False]
+    assert all(sample["input_seed"] != sample["seed"] for sample in samples[1:])
+    assert [trial["input_seed"] for trial in judgement["trials"]] == [sample["input_seed"] for sample in samples]
 
 
 def test_baselines_time_the_requested_number_of_calls(timed_run):

@@ -45,6 +45,9 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--device <index>', 'GPU index on multi-GPU hosts (default: 0)')
     .option('--refresh-baselines', 're-time the eager and torch.compile baselines even when cached')
     .option('--no-timing', 'check correctness only')
+    .option('--guard-policy <policy>', 'guard policy: default (shape/view glue only in forward; vendor libraries allowed), strict (no vendor libraries) or permissive (findings recorded, never rejected)')
+    .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
+    .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
   for (const stage of TIMEOUT_STAGES) {
@@ -119,6 +122,9 @@ function request(problemPath: string, candidatePath: string, backend: Backend, o
     deviceIndex: options.device,
     refreshBaselines: options.refreshBaselines,
     skipTiming: !options.timing,
+    guardPolicy: options.guardPolicy,
+    shapes: options.shapes,
+    shapesGate: options.shapesGate,
     timeoutsSeconds: timeoutsFrom(options),
   };
 }

@@ -1,0 +1,124 @@
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Backend } from '../../src/core/verdict.js';
+
+/** How a benchmark candidate was made from a shipped example. */
+export type CandidateVariant =
+  /** The shipped file as it is. */
+  | 'shipped'
+  /** A comment added: another content hash (so another build), the same kernel and verdict. */
+  | 'comment'
+  /** The output multiplied by 1.5 after the kernel: builds, runs, and is wrong. */
+  | 'scaled'
+  /** A failing `static_assert` after the first include: does not build. */
+  | 'broken';
+
+/** One candidate of the benchmark batch. */
+export interface BatchCandidate {
+  id: string;
+  problemPath: string;
+  candidatePath: string;
+  /** The shipped example it came from, relative to the repository. */
+  origin: string;
+  variant: CandidateVariant;
+}
+
+export interface CandidateBatchOptions {
+  repositoryRoot: string;
+  backend: Backend;
+  /** Folder the generated candidate files are written to. */
+  directory: string;
+  /** Problems to draw from (those with a `*_fast` example, in folder order). */
+  problems: number;
+  /** Take shipped examples that spin forever (`cpu_timeout.py`): each costs a whole stage limit. */
+  includeTimeouts?: boolean;
+}
+
+const PREFIX = { cpu: 'cpu_', cuda: 'cuda_', triton: 'triton_' } as const;
+
+/** `level1_02_gelu` → `<repo>/problems/level1/02_gelu.py`. */
+function problemOf(repositoryRoot: string, folder: string): string | null {
+  const match = /^level(\d+)_(.+)$/.exec(folder);
+  return match ? path.join(repositoryRoot, 'problems', `level${match[1]}`, `${match[2]}.py`) : null;
+}
+
+const INCLUDE = '#include <torch/extension.h>';
+
+/** The source of a variant, or null when the example cannot make it. */
+export function variantSource(source: string, variant: CandidateVariant, id: string): string | null {
+  switch (variant) {
+    case 'shipped':
+      return source;
+    case 'comment':
+      return `${source.trimEnd()}\n# kforge throughput benchmark: variant ${id} (a comment, so another content hash)\n`;
+    case 'scaled':
+      return (
+        `${source.trimEnd()}\n\n\n# kforge throughput benchmark: variant ${id}, wrong on purpose.\n` +
+        '_kforge_bench_forward = ModelNew.forward\n\n\n' +
+        'def _kforge_bench_wrong(self, *args, **kwargs):\n    return _kforge_bench_forward(self, *args, **kwargs) * 1.5\n\n\n' +
+        'ModelNew.forward = _kforge_bench_wrong\n'
+      );
+    case 'broken': {
+      const at = source.indexOf(INCLUDE);
+      if (at < 0) return null;
+      const end = at + INCLUDE.length;
+      return `${source.slice(0, end)}\nstatic_assert(sizeof(int) == 0, "kforge throughput benchmark: variant ${id} must not build");${source.slice(end)}`;
+    }
+  }
+}
+
+/**
+ * The batch: for each of the first `problems` problems with a `<backend>_fast.py` example, that
+ * example shipped, with a comment added, and scaled (wrong); every other shipped example of the
+ * backend (compile errors, crashes, wrong kernels) of those problems; and a broken variant of the
+ * first two problems' fast examples. Every candidate's source is distinct.
+ */
+export async function generateCandidateBatch(options: CandidateBatchOptions): Promise<BatchCandidate[]> {
+  const examplesRoot = path.join(options.repositoryRoot, 'examples');
+  const prefix = PREFIX[options.backend];
+  const folders = (await readdir(examplesRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  const batch: BatchCandidate[] = [];
+  await mkdir(options.directory, { recursive: true });
+  let used = 0;
+  for (const folder of folders) {
+    if (used >= options.problems) break;
+    const problemPath = problemOf(options.repositoryRoot, folder);
+    const files = (await readdir(path.join(examplesRoot, folder))).filter((name) => name.startsWith(prefix) && name.endsWith('.py')).sort();
+    if (!problemPath || !files.includes(`${prefix}fast.py`)) continue;
+    used += 1;
+    for (const file of files) {
+      if (file.includes('timeout') && !options.includeTimeouts) continue;
+      const origin = path.join('examples', folder, file);
+      const source = await readFile(path.join(options.repositoryRoot, origin), 'utf8');
+      const variants: CandidateVariant[] = file === `${prefix}fast.py` ? ['shipped', 'comment', 'scaled', ...(used <= 2 ? (['broken'] as const) : [])] : ['shipped'];
+      for (const variant of variants) {
+        const id = `${folder}-${file.replace(/\.py$/, '')}-${variant}`;
+        const text = variantSource(source, variant, id);
+        if (text === null) continue;
+        const candidatePath = path.join(options.directory, `${id}.py`);
+        await writeFile(candidatePath, text, 'utf8');
+        batch.push({ id, problemPath, candidatePath, origin, variant });
+      }
+    }
+  }
+  return batch;
+}
+
+/**
+ * `count` distinct pure-PyTorch candidates for one problem (its `Model` renamed `ModelNew`, with
+ * a numbered comment), for batches that measure the orchestrator rather than builds.
+ */
+export async function generatePurePytorchBatch(problemPath: string, directory: string, count: number): Promise<BatchCandidate[]> {
+  const source = await readFile(problemPath, 'utf8');
+  if (!/^class Model\(/m.test(source)) throw new Error(`the problem ${problemPath} defines no top-level \`class Model(\``);
+  const renamed = `${source.replace(/^class Model\(/m, 'class ModelNew(').trimEnd()}\n`;
+  await mkdir(directory, { recursive: true });
+  const batch: BatchCandidate[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const id = `pure-${String(index).padStart(4, '0')}`;
+    const candidatePath = path.join(directory, `${id}.py`);
+    await writeFile(candidatePath, `${renamed}# kforge throughput benchmark: pure-PyTorch candidate ${index}\n`, 'utf8');
+    batch.push({ id, problemPath, candidatePath, origin: path.basename(problemPath), variant: 'comment' });
+  }
+  return batch;
+}

@@ -1,0 +1,1 @@
+../../level1_02_gelu/cpu_fast.py

@@ -1,0 +1,135 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import picocolors from 'picocolors';
+import { z } from 'zod';
+import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/build-cache.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+
+const optionsSchema = z.object({
+  json: z.boolean().default(false),
+  cacheRoot: z.string().min(1, 'expected `--cache-root` to name a folder, got an empty string').optional(),
+  only: z.enum(['builds', 'baselines'], { error: (issue) => `expected \`--only\` to be builds or baselines, got \`${String(issue.input)}\`` }).optional(),
+});
+type CacheOptions = z.infer<typeof optionsSchema>;
+
+/** `512 B`, `3.4 MiB`, `20.0 GiB`. */
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} B`;
+}
+
+/** The baseline cache's files: one JSON file per key. */
+interface BaselineStats {
+  directory: string;
+  entries: number;
+  totalBytes: number;
+}
+
+/** Where the caches live: `--cache-root`, else `$KFORGE_CACHE_DIR`, else `.kforge` in the working directory. */
+function cacheFolders(options: CacheOptions, io: CliIo): { root: string; builds: string; baselines: string } {
+  const root = options.cacheRoot
+    ? path.resolve(io.cwd, options.cacheRoot)
+    : path.dirname(defaultBaselineCacheDirectory(io.environment, io.cwd));
+  return { root, builds: path.join(root, 'builds'), baselines: path.join(root, 'baselines') };
+}
+
+async function baselineFiles(directory: string): Promise<string[]> {
+  try {
+    return (await readdir(directory)).filter((name) => /^[0-9a-f]{64}\.json$/.test(name)).map((name) => path.join(directory, name));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+async function baselineStats(directory: string): Promise<BaselineStats> {
+  const files = await baselineFiles(directory);
+  const sizes = await Promise.all(files.map((file) => stat(file).then((info) => info.size, () => 0)));
+  return { directory, entries: files.length, totalBytes: sizes.reduce((sum, size) => sum + size, 0) };
+}
+
+function renderStats(builds: BuildCacheStats, baselines: BaselineStats, colors: ReturnType<typeof picocolors.createColors>): string {
+  const lastUse = builds.newestUseAt ? `   last used ${builds.newestUseAt.slice(0, 16).replace('T', ' ')} UTC` : '';
+  return [
+    `${colors.bold('build cache')}  ${builds.directory}`,
+    `  ${builds.entries} entries${builds.inUse > 0 ? ` (${builds.inUse} in use)` : ''}   ${formatBytes(builds.totalBytes)} of ${formatBytes(builds.maxBytes)}` +
+      `   ${builds.uses} uses: ${builds.builds} builds, ${builds.hits} hits${lastUse}`,
+    `${colors.bold('baselines')}    ${baselines.directory}`,
+    `  ${baselines.entries} entries   ${formatBytes(baselines.totalBytes)}`,
+  ].join('\n') + '\n';
+}
+
+/**
+ * Adds `kforge cache stats [--json]` and `kforge cache clear [--only builds|baselines] [--json]`:
+ * the content-addressed build cache (`<root>/builds`, bounded by KFORGE_BUILD_CACHE_MAX_GB,
+ * least recently used entries evicted first) and the baseline cache (`<root>/baselines`).
+ * Entries an evaluation holds right now are never removed.
+ */
+export function registerCacheCommand(program: Command, overrides: Partial<CliIo> = {}): Command {
+  const run = (rawOptions: unknown, work: (options: CacheOptions, io: CliIo) => Promise<void>): Promise<void> => {
+    const io = resolveCliIo(overrides);
+    const parsed = optionsSchema.safeParse(rawOptions);
+    if (!parsed.success) {
+      io.stderr.write(`kforge cache: ${parsed.error.issues[0]?.message ?? 'invalid options'}\n`);
+      io.setExitCode(EXIT.usage);
+      return Promise.resolve();
+    }
+    return work(parsed.data, io).catch((error: unknown) => {
+      if (!(error instanceof RangeError)) throw error;
+      io.stderr.write(`kforge cache: ${error.message}\n`);
+      io.setExitCode(EXIT.usage);
+    });
+  };
+  const cache = program.command('cache').description('show or clear the build cache and the baseline cache');
+  const rootHelp = 'the cache folder holding builds/ and baselines/ (default $KFORGE_CACHE_DIR or .kforge)';
+
+  cache
+    .command('stats')
+    .description('entries, size, bound, builds and hits of the build cache; entries and size of the baselines')
+    .option('--json', 'print one JSON object { root, builds, baselines }')
+    .option('--cache-root <dir>', rootHelp)
+    .action((rawOptions: unknown) =>
+      run(rawOptions, async (options, io) => {
+        const folders = cacheFolders(options, io);
+        const builds = await new BuildCache({ directory: folders.builds, maxBytes: buildCacheMaxBytes(io.environment) }).stats();
+        const baselines = await baselineStats(folders.baselines);
+        io.stdout.write(options.json ? `${JSON.stringify({ root: folders.root, builds, baselines })}\n` : renderStats(builds, baselines, picocolors.createColors(io.color)));
+        io.setExitCode(EXIT.correct);
+      }),
+    );
+
+  cache
+    .command('clear')
+    .description('remove cached builds and baselines (entries in use by a running evaluation are kept)')
+    .option('--only <which>', 'clear only `builds` or only `baselines`')
+    .option('--json', 'print one JSON object { builds, baselines } of what was removed')
+    .option('--cache-root <dir>', rootHelp)
+    .action((rawOptions: unknown) =>
+      run(rawOptions, async (options, io) => {
+        const folders = cacheFolders(options, io);
+        const builds = options.only === 'baselines' ? null : await new BuildCache({ directory: folders.builds }).clear();
+        let baselines: { removed: number; freedBytes: number } | null = null;
+        if (options.only !== 'builds') {
+          const before = await baselineStats(folders.baselines);
+          await Promise.all((await baselineFiles(folders.baselines)).map((file) => rm(file, { force: true })));
+          baselines = { removed: before.entries, freedBytes: before.totalBytes };
+        }
+        if (options.json) io.stdout.write(`${JSON.stringify({ builds, baselines })}\n`);
+        else {
+          const lines: string[] = [];
+          if (builds) {
+            const kept = builds.skippedInUse > 0 ? ` (${builds.skippedInUse} in use, kept)` : '';
+            lines.push(`removed ${builds.removed} builds, ${formatBytes(builds.freedBytes)}${kept} from ${folders.builds}`);
+          }
+          if (baselines) lines.push(`removed ${baselines.removed} baselines, ${formatBytes(baselines.freedBytes)} from ${folders.baselines}`);
+          io.stdout.write(`${lines.join('\n')}\n`);
+        }
+        io.setExitCode(EXIT.correct);
+      }),
+    );
+  return cache;
+}

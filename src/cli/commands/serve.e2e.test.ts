@@ -1,0 +1,215 @@
+/**
+ * End to end: `kforge serve` on a store filled through the RunStore API (two runs shaped like a
+ * cpu and a CUDA search, plus a tiny pure-PyTorch run for the edit step), driven through Debian's
+ * Chromium with playwright-core: open a run, open a candidate, see its diff, add a hint, edit and
+ * evaluate a candidate (the real PythonEvaluator on the cpu backend with a pure-PyTorch problem
+ * and candidate: no build, 10–30 s; the guard rejects PyTorch arithmetic, so the verdict is
+ * `rejected` with its reasons), accept a kernel — each result checked in the store. Screenshots of the main pages at 1280×800 go to
+ * `$KFORGE_SCREENSHOTS` (`docs/screenshots` to refresh the committed ones), else a temporary folder.
+ * Skipped, saying why, without Chromium or without a Python that has PyTorch.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
+import { browserUnavailable, openBrowser, type BrowserSession } from '../../server/fixtures/browser-session.js';
+import { seedPlan } from '../../server/fixtures/seed-dashboard-store.js';
+import { correct } from '../../server/fixtures/seed-results.js';
+import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
+import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+
+const torch = spawnSync(TEST_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
+const skip = browserUnavailable() ?? (torch.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torch.stderr?.trim().split('\n').at(-1) ?? 'not found'}`);
+
+const shotsFolder = process.env.KFORGE_SCREENSHOTS ? path.resolve(REPOSITORY_ROOT, process.env.KFORGE_SCREENSHOTS) : null;
+const WEB_DIST = path.join(REPOSITORY_ROOT, 'web', 'dist', 'index.html');
+
+let seededStore: SeededTestStore;
+let server: ChildProcess | undefined;
+let base = '';
+let browser: BrowserSession;
+let reader: SqliteRunStore;
+let editRoot = 0;
+
+/** `kforge serve` as a child process: the installed binary once main.ts registers the command, else the same registration through run-program. */
+async function startServe(folder: string, storePath: string): Promise<{ child: ChildProcess; url: string }> {
+  const main = readFileSync(path.join(REPOSITORY_ROOT, 'src', 'cli', 'main.ts'), 'utf8');
+  let command: string[];
+  if (main.includes('registerServeCommand')) {
+    command = [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
+  } else {
+    const entry = path.join(folder, 'serve-entry.mts');
+    const cli = (file: string): string => JSON.stringify(path.join(REPOSITORY_ROOT, 'src', 'cli', file));
+    await writeFile(entry, `import { runProgram } from ${cli('run-program.ts')};\nimport { registerServeCommand } from ${cli('commands/serve.ts')};\nconst status = await runProgram(process.argv.slice(2), [registerServeCommand]);\nif (status !== undefined) process.exitCode = status;\n`);
+    command = ['--import', import.meta.resolve('tsx'), entry];
+  }
+  const child = spawn(process.execPath, [...command, 'serve', '--store', storePath, '--port', '0'], {
+    cwd: folder,
+    env: { ...process.env, KFORGE_PYTHON: TEST_PYTHON, KFORGE_LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((text) => text.startsWith('http://'));
+      if (line) resolve(line.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`kforge serve exited with ${code}: ${stderr}`)));
+    setTimeout(() => reject(new Error(`kforge serve printed no URL within 60 s: ${stderr}`)), 60_000).unref();
+  });
+  return { child, url };
+}
+
+async function screenshot(name: string): Promise<void> {
+  const folder = shotsFolder ?? path.join(seededStore.folder, 'screenshots');
+  await mkdir(folder, { recursive: true });
+  const file = path.join(folder, `${name}.png`);
+  await browser.page.waitForTimeout(400);
+  await browser.page.screenshot({ path: file });
+  assert.ok((await stat(file)).size > 10_000, `${name}.png holds a picture`);
+}
+
+before(async () => {
+  if (skip) return;
+  if (!existsSync(WEB_DIST)) {
+    const build = spawnSync('bash', [path.join(REPOSITORY_ROOT, 'scripts', 'build-web.sh')], { cwd: REPOSITORY_ROOT, encoding: 'utf8' });
+    assert.equal(build.status, 0, `building the web app failed: ${build.stderr}`);
+  }
+  seededStore = await openSeededTestStore('kforge-e2e-');
+  const { store, folder } = seededStore;
+  const problemFile = fixturePath('problems', 'scale-add.py');
+  const problem = await store.upsertProblem({ name: 'scale-add', source: readFileSync(problemFile, 'utf8'), path: problemFile });
+  await store.createRun({ id: 'e2e-scale-add', strategy: 'refine', model: 'files:scripted', config: seedPlan({ problems: [problem], backend: 'cpu', strategy: 'refine', workDirectory: folder, provider: 'files', model: 'scripted', perfTrials: 20 }), problemHashes: [problem.hash] });
+  const root = await store.addCandidate({ runId: 'e2e-scale-add', problemHash: problem.hash, round: 0, source: readFileSync(fixturePath('candidates', 'scale-add-correct.py'), 'utf8'), origin: 'files' });
+  await store.recordEvaluation({ candidateId: root.id, result: correct('cpu', { medianMs: 0.018, eagerMs: 0.014, compileMs: null }), gpuSeconds: 20, optionsHash: 'seed', cacheKey: 'e2e-root' });
+  await store.updateRunStatus('e2e-scale-add', 'finished');
+  editRoot = root.id;
+  await seededStore.closeStore();
+  const started = await startServe(folder, seededStore.storePath);
+  server = started.child;
+  base = started.url.replace(/\/$/, '');
+  reader = await SqliteRunStore.open({ path: seededStore.storePath, mustExist: true });
+  browser = await openBrowser();
+});
+
+after(async () => {
+  if (skip) return;
+  await browser?.close();
+  await reader?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server.kill('SIGINT');
+    await exited;
+  }
+  await seededStore?.cleanup();
+});
+
+describe('the dashboard in a browser', { skip }, () => {
+  it('lists the runs and opens one', async () => {
+    const { page } = browser;
+    await page.goto(`${base}/`);
+    await page.getByTestId('run-row-cpu-demo').waitFor();
+    assert.equal(await page.getByTestId('run-row-h200-demo').count(), 1);
+    await screenshot('runs');
+    await page.getByRole('link', { name: 'cpu-demo', exact: true }).click();
+    await page.getByRole('heading', { name: /Run cpu-demo/ }).waitFor();
+    await page.getByTestId('problem-row-01_relu').waitFor();
+    assert.match(page.url(), /\/runs\/cpu-demo$/);
+    await screenshot('run');
+  });
+
+  it('opens a candidate and shows its verdict, code and diff against its parent', async () => {
+    const { page } = browser;
+    const ids = seededStore.seeded.ids;
+    await page.getByRole('link', { name: '01_relu' }).click();
+    await page.getByTestId(`tree-node-${ids['reluOmp']}`).click();
+    await page.getByText(`Candidate #${ids['reluOmp']}`, { exact: true }).waitFor();
+    await page.getByTestId('timing-table').waitFor();
+    await screenshot('problem');
+    await page.getByTestId('tab-diff').click();
+    await page.locator('.d2h-wrapper').waitFor();
+    assert.match(await page.locator('.d2h-wrapper').innerText(), /#pragma omp parallel for schedule\(static\)/);
+    assert.match(await page.getByTestId('diff-summary').innerText(), new RegExp(`candidate-${ids['reluSerial']}\\.py → candidate-${ids['reluOmp']}\\.py`));
+    await screenshot('candidate-diff');
+    await page.getByTestId('tab-code').click();
+    await page.locator('[data-testid=candidate-code] span[style*="color"]').first().waitFor();
+  });
+
+  it('adds a hint for the problem, stored for the search to read', async () => {
+    const { page } = browser;
+    await page.getByTestId('hint-input').fill('Try 16-wide chunks with aligned loads.');
+    await page.getByTestId('add-hint').click();
+    await page.getByTestId('hint-list').getByText('Try 16-wide chunks with aligned loads.').waitFor();
+    const hints = await reader.listHints('cpu-demo', seededStore.seeded.problems.relu.hash);
+    assert.equal(hints.at(-1)?.note, 'Try 16-wide chunks with aligned loads.');
+    assert.equal(hints.at(-1)?.problemHash, seededStore.seeded.problems.relu.hash);
+  });
+
+  it('accepts a correct kernel with a note', async () => {
+    const { page } = browser;
+    const chosen = seededStore.seeded.ids['reluChunked']!;
+    await page.getByTestId(`tree-node-${chosen}`).click();
+    await page.getByText(`Candidate #${chosen}`, { exact: true }).waitFor();
+    await page.getByTestId('accept-open').click();
+    await page.getByTestId('accept-note').fill('vectorised, tail handled; ship it');
+    await page.getByTestId('accept').click();
+    await page.locator('.chip.accepted', { hasText: 'vectorised, tail handled; ship it' }).waitFor();
+    const accepted = (await reader.listActions('cpu-demo', { types: ['accept'] })).at(-1);
+    assert.deepEqual([accepted?.candidateId, accepted?.note], [chosen, 'vectorised, tail handled; ship it']);
+  });
+
+  it('edits a candidate and evaluates it as a new one, written by a person', async () => {
+    const { page } = browser;
+    const problem = (await reader.listRunProblems('e2e-scale-add'))[0]!;
+    await page.goto(`${base}/runs/e2e-scale-add/problems/${problem.hash}?candidate=${editRoot}`);
+    await page.getByTestId('tab-edit').click();
+    const editor = page.getByTestId('candidate-editor');
+    const original = await editor.inputValue();
+    const edited = original.replace('return (x * self.scale + self.bias).clamp_min(0.0)', 'return (self.bias + x * self.scale).clamp_min(0.0)  # edited in the dashboard');
+    assert.notEqual(edited, original);
+    await editor.fill(edited);
+    await page.getByTestId('evaluate-edit').click();
+    await page.waitForURL((url) => url.searchParams.get('candidate') !== String(editRoot));
+    const editedId = Number(new URL(page.url()).searchParams.get('candidate'));
+    assert.notEqual(editedId, editRoot);
+    await page.locator('.candidate-head .badge.verdict').waitFor({ timeout: 240_000 });
+    const stored = await reader.getCandidate(editedId);
+    assert.deepEqual([stored?.origin, stored?.parentId, stored?.source], ['human', editRoot, edited]);
+    // The guard's default policy allows only glue in forward, so pure-PyTorch arithmetic is rejected, with its reasons.
+    assert.equal(stored?.evaluation?.verdict, 'rejected', JSON.stringify(stored?.evaluation?.result.reasons));
+    assert.ok(stored?.evaluation?.result.candidate.startsWith(seededStore.folder), 'evaluated from the run\'s candidates folder');
+    assert.equal(await page.locator('.candidate-head .badge.verdict').innerText(), 'rejected');
+    const reasons = await page.getByTestId('verdict-reason').allInnerTexts();
+    assert.ok(reasons.length > 0 && reasons.every((text) => text.startsWith('torch-fallback')), reasons.join(' | '));
+    const edits = await reader.listActions('e2e-scale-add', { types: ['edit-candidate'] });
+    assert.equal(edits.at(-1)?.candidateId, editedId);
+    await screenshot('candidate-edited');
+  });
+
+  it('shows CUDA build figures and compares runs and candidates', async () => {
+    const { page } = browser;
+    const { ids, problems } = seededStore.seeded;
+    await page.goto(`${base}/runs/h200-demo/problems/${problems.softmax.hash}?candidate=${ids['cudaSoftmaxSpill']}`);
+    await page.getByTestId('tab-build').click();
+    await page.getByTestId('build-view').getByText('256 B — spills').waitFor();
+    await screenshot('candidate-build');
+    await page.goto(`${base}/compare/runs?a=cpu-demo&b=h200-demo`);
+    await page.getByTestId('compare-runs-problems').waitFor();
+    await screenshot('compare-runs');
+    await page.goto(`${base}/compare/candidates?a=${ids['reluOmp']}&b=${ids['reluChunked']}`);
+    await page.locator('.d2h-wrapper').waitFor();
+    await screenshot('compare-candidates');
+  });
+
+  it('fetched nothing from anywhere but the server, and logged no errors', () => {
+    const foreign = browser.requests.filter((url) => !url.startsWith(base) && !url.startsWith('data:'));
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(browser.errors.filter((text) => !/Failed to load resource.*404/.test(text)), []);
+  });
+});

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import pino, { type Logger } from 'pino';
+import { z } from 'zod';
+import type { Evaluator } from '../../eval/evaluator.js';
+import type { RunLauncher } from '../../server/actions/run-launcher.js';
+import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
+import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
+import { StoreOpenError } from '../../store/errors/store-open-error.js';
+import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
+import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
+import type { RunStore } from '../../store/run-store.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { UsageError } from '../usage-error.js';
+
+/** Where `kforge serve` listens unless told otherwise. */
+export const DEFAULT_SERVE_HOST = '127.0.0.1';
+export const DEFAULT_SERVE_PORT = 4319;
+
+/** What `kforge serve` needs beyond its io; tests replace any of it. */
+export interface ServeCommandDependencies extends Partial<CliIo> {
+  openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
+  /** Default: the PythonEvaluator configured from the environment, as `kforge eval` uses it. */
+  createEvaluator?: (wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }) => Evaluator;
+  launcher?: RunLauncher;
+  /** Default: this checkout's `web/dist`. */
+  webRoot?: string | null;
+  /** Where SIGINT and SIGTERM are listened for. Default `process`. */
+  signals?: Pick<NodeJS.Process, 'on' | 'off'>;
+  /** Told the URL once the server listens (tests). */
+  onListening?: (url: string) => void;
+  /** Makes the token when one is needed and none was given. */
+  randomToken?: () => string;
+}
+
+const optionsSchema = z.object({
+  store: z.string().min(1, 'expected `--store` to name a database file, got an empty string').optional(),
+  host: z.string().trim().min(1, 'expected `--host` to name an address, got an empty string').default(DEFAULT_SERVE_HOST),
+  port: z
+    .string()
+    .default(String(DEFAULT_SERVE_PORT))
+    .transform((text, context) => {
+      const value = Number(text);
+      if (!/^\d+$/.test(text.trim()) || value > 65535) {
+        context.addIssue({ code: 'custom', message: `expected \`--port\` to be a port number from 0 to 65535 (0 picks a free one), got \`${text}\`` });
+        return z.NEVER;
+      }
+      return value;
+    }),
+  token: z.string().min(16, 'expected `--token` to be at least 16 characters: it is the only lock on a server others can reach').optional(),
+});
+
+/** Whether `host` is this machine's loopback interface (nobody else can connect). */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return name === 'localhost' || name === '::1' || /^127(?:\.\d{1,3}){3}$/.test(name);
+}
+
+/** `http://host:port/`, with IPv6 addresses in brackets and the token in the fragment (never sent to the server, never logged). */
+export function serverUrl(host: string, port: number, token?: string): string {
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${shown}:${port}/${token ? `#token=${encodeURIComponent(token)}` : ''}`;
+}
+
+function waitForSignal(signals: Pick<NodeJS.Process, 'on' | 'off'>): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string): void => {
+      signals.off('SIGINT', stop);
+      signals.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    signals.on('SIGINT', stop);
+    signals.on('SIGTERM', stop);
+  });
+}
+
+async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandDependencies): Promise<number> {
+  const parsed = optionsSchema.safeParse(rawOptions);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+  const { host, port } = parsed.data;
+  const loopback = isLoopbackHost(host);
+  const token = parsed.data.token ?? (io.environment.KFORGE_TOKEN?.trim() || undefined) ?? (loopback ? undefined : (dependencies.randomToken ?? (() => randomBytes(24).toString('base64url')))());
+  const storePath = resolveStorePath({ path: parsed.data.store, cwd: io.cwd });
+  const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+  const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
+  const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
+  const app = await createServer({
+    store,
+    evaluator: (dependencies.createEvaluator ?? createPythonEvaluator)({ logger, environment: io.environment, cwd: io.cwd }),
+    token,
+    logger,
+    webRoot,
+    allowedHostNames: loopback ? LOOPBACK_HOST_NAMES : [],
+    storePath,
+    ...(dependencies.launcher ? { launcher: dependencies.launcher } : {}),
+  });
+  try {
+    try {
+      await app.listen({ host, port });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is in use: pass --port N (0 picks a free one)`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on \`${host}\`: it is not an address of this machine`);
+      throw error;
+    }
+    const address = app.server.address();
+    const url = serverUrl(host, typeof address === 'object' && address ? address.port : port, token);
+    io.stdout.write(`${url}\n`);
+    io.stderr.write(`kforge serve: reading ${store.location}; Ctrl-C stops the server\n`);
+    if (!loopback) io.stderr.write(`kforge serve: listening beyond loopback on ${host}: API requests need the token (the URL above carries it)\n`);
+    if (webRoot !== null && !existsSync(path.join(webRoot, 'index.html'))) {
+      io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
+    }
+    dependencies.onListening?.(url);
+    await waitForSignal(dependencies.signals ?? process);
+    io.stderr.write('kforge serve: stopping\n');
+    return 0;
+  } finally {
+    await app.close();
+    await store.close();
+  }
+}
+
+/**
+ * Adds `kforge serve [--store PATH] [--host 127.0.0.1] [--port 4319] [--token TOKEN]`: the
+ * dashboard and its JSON API over one store, until Ctrl-C. On loopback no token is needed; bound
+ * to any other address it needs one (`--token`, `KFORGE_TOKEN`, or one made up and printed in the
+ * URL). Prints the URL on stdout. Exit status 0 when stopped, 2 for misuse.
+ */
+export function registerServeCommand(program: Command, dependencies: ServeCommandDependencies = {}): Command {
+  return program
+    .command('serve')
+    .description('the dashboard: runs, candidate trees, code, diffs, verdicts, timings; step in with hints, edits, stop and resume')
+    .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
+    .option('--host <address>', `address to listen on (default ${DEFAULT_SERVE_HOST}; any other needs a token)`)
+    .option('--port <port>', `port to listen on (default ${DEFAULT_SERVE_PORT}; 0 picks a free one)`)
+    .option('--token <token>', 'token API requests must carry (default: KFORGE_TOKEN; made up when listening beyond loopback)')
+    .action(async (rawOptions: unknown) => {
+      const io = resolveCliIo(dependencies);
+      try {
+        io.setExitCode(await serve(io, rawOptions, dependencies));
+      } catch (error) {
+        const usage = [UsageError, StoreOpenError, StoreSchemaError].some((kind) => error instanceof kind);
+        if (!usage) throw error;
+        io.stderr.write(`kforge serve: ${(error as Error).message}\n`);
+        io.setExitCode(EXIT.usage);
+      }
+    });
+}

@@ -1,0 +1,151 @@
+import type { Reason } from '../core/verdict.js';
+import type { Outcome } from './outcome.js';
+import type {
+  AuditMessage,
+  GeneralisationOutput,
+  GuardChecksMessage,
+  GuardMessage,
+  JudgementMessage,
+  RooflineMessage,
+} from './protocol.js';
+
+/**
+ * Below this share of the speed-of-light bound a timing is physically impossible and rejected; between
+ * it and the bound it is noted (docs/guard.md, `faster-than-light`).
+ */
+export const IMPOSSIBLE_SHARE_OF_BOUND = 0.5;
+
+/** What the guard found, as it goes into the result's `guard` field. */
+export interface GuardReport {
+  policy: string | null;
+  /** Static findings, rejections and notes, with their line in the candidate. */
+  findings: GuardMessage['findings'];
+  /** Run-time checks per stage, as the worker reported them. */
+  checks: Array<GuardChecksMessage['checks'][number] & { stage: string }>;
+  /** Whether trivial outputs (zeros, the mean, …) pass this problem's tolerance. */
+  audit: Omit<AuditMessage, 'v' | 'type'> | null;
+  /** Bytes and FLOPs of the reference and the bound they give, in ms (null where unknown). */
+  speed_of_light: SpeedOfLight | null;
+  /** Trials at other problem sizes (`--shapes`), with the gate's effect. */
+  generalisation: GeneralisationReport | null;
+  /** Sentences that change no verdict but that a person should read. */
+  notes: string[];
+}
+
+export interface SpeedOfLight {
+  bytes: number | null;
+  flops: number | null;
+  lower_bound_ms: number | null;
+  /** bound ÷ measured median: 1 means the candidate runs at the bound (null when either is unknown). */
+  share_of_bound: number | null;
+}
+
+export interface GeneralisationReport {
+  gated: boolean;
+  trials: Array<{ variant: Record<string, number>; seed: number; passed: boolean; message: string | null }>;
+}
+
+/** Gathers the guard's messages; turns them into the result's report and into verdicts where they decide one. */
+export class GuardRecorder {
+  #guard: GuardMessage | undefined;
+  readonly #checks: GuardReport['checks'] = [];
+  #audit: AuditMessage | undefined;
+  #roofline: RooflineMessage | undefined;
+  #generalisation: GeneralisationReport | null = null;
+  #boundShare: number | null = null;
+  readonly #notes: string[] = [];
+
+  /** Records one of the guard's informational messages. */
+  record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage): void {
+    if (message.type === 'guard') this.#guard = message;
+    else if (message.type === 'guard-checks') this.#checks.push(...message.checks.map((check) => ({ ...check, stage: message.stage })));
+    else if (message.type === 'audit') this.#audit = message;
+    else this.#roofline = message;
+  }
+
+  /**
+   * A static rejection's reasons: every `reject` finding of the `guard` message (the worker's
+   * failure names only the first).
+   */
+  staticRejection(outcome: Outcome): Outcome {
+    const rejects = (this.#guard?.findings ?? []).filter((finding) => finding.severity === 'reject');
+    if (outcome.verdict !== 'rejected' || rejects.length === 0) return outcome;
+    if (!rejects.some((finding) => finding.check === outcome.reasons[0]?.check)) return outcome;
+    const reasons: Reason[] = rejects.map((finding) => ({
+      check: finding.check,
+      message: finding.message,
+    }));
+    return { ...outcome, reasons };
+  }
+
+  /**
+   * Judged generalisation trials: with the gate on, a failing or raising variant rejects the
+   * candidate (`generalisation`); with it off, it is reported only.
+   */
+  generalisation(entries: readonly GeneralisationOutput[], judgement: JudgementMessage | null, gated: boolean): Outcome | null {
+    const judged = judgement?.trials ?? [];
+    let next = 0;
+    const trials = entries.map((entry) => {
+      if (entry.error || entry.path === null) {
+        return { variant: entry.variant, seed: entry.seed, passed: false, message: entry.error ?? 'no output was saved' };
+      }
+      const trial = judged[next++];
+      return { variant: entry.variant, seed: entry.seed, passed: trial?.passed === true, message: trial?.passed ? null : (trial?.message ?? trial?.check ?? 'not judged') };
+    });
+    this.#generalisation = { gated, trials };
+    const failed = trials.find((trial) => !trial.passed);
+    if (!failed) return null;
+    const sizes = Object.entries(failed.variant).map(([name, value]) => `${name}=${value}`).join(', ');
+    const message = `at other problem sizes (${sizes}) the candidate fails: ${failed.message}; a kernel must be correct at any valid size, not only the benchmark's`;
+    if (!gated) {
+      this.#notes.push(message);
+      return null;
+    }
+    return { verdict: 'rejected', reasons: [{ check: 'generalisation', message }] };
+  }
+
+  /**
+   * The speed-of-light check on a timed median (HACKS.md #16): under half the bound is impossible
+   * (`faster-than-light`, rejected); between half and the bound is noted.
+   */
+  speedOfLight(medianMs: number): Outcome | null {
+    const bound = this.#roofline?.lower_bound_ms ?? null;
+    if (bound === null || bound <= 0 || !(medianMs > 0)) return null;
+    this.#boundShare = bound / medianMs;
+    const claim = `${medianMs.toPrecision(3)} ms against a lower bound of ${bound.toPrecision(3)} ms from ${this.#roofline?.bytes ?? '?'} bytes moved and ${this.#roofline?.flops ?? '?'} FLOPs at this device's peak rates`;
+    if (medianMs < IMPOSSIBLE_SHARE_OF_BOUND * bound) {
+      return {
+        verdict: 'rejected',
+        reasons: [{ check: 'faster-than-light', message: `the measured time is physically impossible: ${claim}; the timing was not honest (skipped work, cached results or a patched timer)` }],
+      };
+    }
+    if (medianMs < bound) this.#notes.push(`faster than the speed-of-light bound (${claim}): check the bound's byte and FLOP counts`);
+    return null;
+  }
+
+  /** The report for the result (null when no guard message arrived at all). */
+  report(): GuardReport | null {
+    if (!this.#guard && this.#checks.length === 0 && !this.#audit && !this.#roofline) return null;
+    const notes = [...this.#notes];
+    if (this.#audit && this.#audit.exact_trivial.length > 0) {
+      notes.push(`this problem is trivial under its tolerance: ${this.#audit.exact_trivial.join(', ')} is exactly right; flag the problem, not the kernel`);
+    }
+    const { v: _v, type: _t, ...audit } = this.#audit ?? { v: 1, type: 'audit' };
+    return {
+      policy: this.#guard?.policy ?? null,
+      findings: this.#guard?.findings ?? [],
+      checks: this.#checks,
+      audit: this.#audit ? (audit as GuardReport['audit']) : null,
+      speed_of_light: this.#roofline
+        ? {
+            bytes: this.#roofline.bytes,
+            flops: this.#roofline.flops,
+            lower_bound_ms: this.#roofline.lower_bound_ms ?? null,
+            share_of_bound: this.#boundShare,
+          }
+        : null,
+      generalisation: this.#generalisation,
+      notes,
+    };
+  }
+}

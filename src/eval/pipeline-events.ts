@@ -1,0 +1,17 @@
+import type { EvaluateOptions } from './evaluator.js';
+
+/**
+ * What a pipelined evaluation reports besides its stages, in order: the build waits for its
+ * folder and a build slot, builds (or finds it built), waits for the device, holds it, frees it.
+ * Times are in milliseconds.
+ */
+export type PipelineEvent =
+  | { kind: 'build-started'; device: string; buildKey: string | null; previouslyBuilt: boolean; waitedMs: number }
+  | { kind: 'build-finished'; device: string; buildKey: string | null; built: boolean; cacheHit: boolean | null; durationMs: number | null }
+  | { kind: 'device-acquired'; device: string; waitedMs: number }
+  | { kind: 'device-released'; device: string; heldMs: number };
+
+/** {@link EvaluateOptions} plus the pipeline's own events. */
+export interface PipelinedEvaluateOptions extends EvaluateOptions {
+  onPipelineEvent?: (event: PipelineEvent) => void;
+}

@@ -1,0 +1,314 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import pino, { type Logger } from 'pino';
+import type { EvaluationResult } from '../core/verdict.js';
+import type { BaselineCache } from './baseline-cache.js';
+import type { BuildCache, BuildReservation } from './build-cache.js';
+import { buildKey, buildKeyMaterialOf } from './build-key.js';
+import { probeCompilerIdentity } from './compiler-identity.js';
+import type { DeviceUsage } from './device-pool.js';
+import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
+import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
+import { EvaluationRun } from './evaluation-run.js';
+import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
+import type { EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
+import type { PipelineEvent, PipelinedEvaluateOptions } from './pipeline-events.js';
+import { createPipelineLane, type LaneKind, type PipelineLane } from './pipeline-lane.js';
+import type { PipelineSizing } from './pipeline-sizing.js';
+import { ProcessGroupPauser } from './process-group-pauser.js';
+import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
+import type { RandomInteger } from './seeds.js';
+import type { Release } from './semaphore.js';
+import { SharedBaselineCache } from './shared-baseline-cache.js';
+import { unreadableInput } from './unreadable-input.js';
+import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from './warm-worker-pool.js';
+import { WarmWorkerSpawner } from './warm-worker-spawner.js';
+
+/** How long a worker may take to exit once its evaluation is over, in ms. */
+const EXIT_WINDOW_MS = 5000;
+
+export interface PipelinedEvaluatorOptions {
+  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
+  workerDirectory: string;
+  baselineCache: BaselineCache;
+  buildCache: BuildCache;
+  /** Python executable. Default `python3`. */
+  python?: string;
+  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
+  environment?: NodeJS.ProcessEnv;
+  /** Where scratch directories are made. Default: the system's temporary folder. */
+  scratchRoot?: string;
+  keepScratch?: boolean;
+  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
+  terminationGraceMs?: number;
+  logger?: Logger;
+  randomInteger?: RandomInteger;
+  now?: () => Date;
+  /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
+  cudaDevices?: readonly string[];
+  /** Overrides of the sizing derived from the host's cores and memory. */
+  sizing?: Partial<PipelineSizing>;
+  /** The host compiler's identity for build keys; probed once by default. */
+  compilerIdentity?: () => Promise<string | null>;
+  /**
+   * Also pause builds and warm-ups while a candidate's timing stage runs on a GPU (they always
+   * pause for CPU timing, and for baselines on either backend). Default false: on a GPU host the
+   * build pool leaves a core per GPU free, and pausing would cost build throughput.
+   */
+  pauseBuildsDuringGpuTiming?: boolean;
+}
+
+/** What the pipeline did so far, for benchmarks and logs. */
+export interface PipelineUsage {
+  devices: DeviceUsage[];
+  pool: WarmWorkerPoolStats;
+  /** Pauses of background work while the CPU timed (count and total ms). */
+  cpuQuiet: { pauses: number; pausedMs: number };
+}
+
+/**
+ * The {@link Evaluator} for many candidates at once. Each candidate builds on the host's cores
+ * (a bounded pool) in a content-addressed {@link BuildCache} folder, in a warm worker that waits
+ * after its build (`await_device`); then it takes a lease on one device — the stages that run
+ * there (the reference, load, correctness, timing) hold it alone — with a warm reference worker,
+ * and baselines measured once per key for the whole pipeline. Builds of later candidates overlap
+ * the device stages of earlier ones. Every worker serves one candidate and is then discarded.
+ * Builds and warm-ups are paused (SIGSTOP) while baselines are timed, and on the cpu backend
+ * while a candidate is timed.
+ * Results are those of {@link PythonEvaluator}; the request's `deviceIndex` is not used: the
+ * pipeline spreads candidates over every device.
+ *
+ * @example
+ * const evaluator = new PipelinedEvaluator({ workerDirectory, baselineCache, buildCache });
+ * const results = await Promise.all(requests.map((request) => evaluator.evaluate(request)));
+ * await evaluator.close();
+ */
+export class PipelinedEvaluator implements Evaluator {
+  readonly #options: PipelinedEvaluatorOptions;
+  readonly #logger: Logger;
+  readonly #environment: NodeJS.ProcessEnv;
+  readonly #pauser = new ProcessGroupPauser();
+  readonly #baselines: SharedBaselineCache;
+  readonly #pool: WarmWorkerPool;
+  readonly #lanes = new Map<LaneKind, Promise<PipelineLane>>();
+  readonly #sizingOfDevice = new Map<string, PipelineSizing>();
+  #compiler: Promise<string | null> | undefined;
+
+  constructor(options: PipelinedEvaluatorOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#environment = options.environment ?? process.env;
+    this.#baselines = new SharedBaselineCache(options.baselineCache);
+    const spawner = new WarmWorkerSpawner({
+      python: options.python ?? 'python3',
+      workerDirectory: options.workerDirectory,
+      environment: this.#environment,
+      scratchRoot: options.scratchRoot,
+      keepScratch: options.keepScratch,
+      terminationGraceMs: options.terminationGraceMs,
+      pauser: this.#pauser,
+    });
+    this.#pool = new WarmWorkerPool({
+      spawn: (role, device) => spawner.spawn(role, device),
+      discard: (warm) => spawner.discard(warm),
+      idleTarget: (role, device) => {
+        const sizing = this.#sizingOfDevice.get(device);
+        if (!sizing) return 0;
+        return role === 'candidate' ? sizing.warmCandidatesPerDevice : sizing.warmReferencesPerDevice;
+      },
+      logger: this.#logger,
+    });
+  }
+
+  /** Finds the devices of a backend and starts its warm workers, before the first evaluation. */
+  async warmUp(backend: EvaluationRequest['backend']): Promise<readonly string[]> {
+    return (await this.#lane(backend === 'cpu' ? 'cpu' : 'gpu')).devices.devices;
+  }
+
+  async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
+    if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
+    const releaseInFlight = await lane.inFlight.acquire(options.signal);
+    const assignment = lane.devices.assign();
+    try {
+      return await this.#evaluateOn(lane, assignment.device, request, options);
+    } finally {
+      assignment.release();
+      releaseInFlight();
+    }
+  }
+
+  /** Devices, warm pool and CPU pauses so far. */
+  async usage(): Promise<PipelineUsage> {
+    const lanes = await Promise.all([...this.#lanes.values()].map((lane) => lane.catch(() => null)));
+    const { pauses, pausedMs } = this.#pauser.stats();
+    return {
+      devices: lanes.flatMap((lane) => lane?.devices.usage() ?? []),
+      pool: this.#pool.stats(),
+      cpuQuiet: { pauses, pausedMs },
+    };
+  }
+
+  /** Ends the idle warm workers; evaluations still running finish first only if awaited by the caller. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: PipelinedEvaluateOptions): Promise<EvaluationResult> {
+    const base = resolveEvaluationSettings(request);
+    const unreadable = await unreadableInput(base);
+    if (unreadable) return unreadable;
+    const [problem, source] = await Promise.all([readFile(base.problemPath), readFile(base.candidatePath)]);
+    // The view below refreshes once per key for the pipeline, so the run itself never skips the cache.
+    const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
+    const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
+    const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
+    const emit = (event: PipelineEvent): void => options.onPipelineEvent?.(event);
+    const taken: WarmWorker[] = [];
+    let reservation: BuildReservation | undefined;
+    let releaseBuild: Release | undefined;
+    let finishing: Promise<void> | undefined;
+    let resumeBackground: (() => void) | undefined;
+    try {
+      const candidate = await this.#pool.take('candidate', device);
+      taken.push(candidate);
+      this.#adopt(candidate, settings, options.signal, options.onProgress ?? (() => undefined));
+      // A worker that never says hello is left to the run, which times it out as a setup error.
+      const hello = await withinMs(candidate.worker.hello, settings.idleLimitMs);
+      const askedAtMs = performance.now();
+      let key: string | null = null;
+      if (hello) {
+        const material = buildKeyMaterialOf({
+          sourceSha256: createHash('sha256').update(source).digest('hex'),
+          backend: settings.backend,
+          environment: hello.environment,
+          compiler: await this.#compilerIdentity(),
+          parentEnvironment: this.#environment,
+        });
+        key = buildKey(material);
+        reservation = await this.#options.buildCache.reserve(key, material, options.signal);
+      }
+      releaseBuild = await lane.builds.acquire(options.signal);
+      emit({ kind: 'build-started', device, buildKey: key, previouslyBuilt: reservation?.previouslyBuilt ?? false, waitedMs: performance.now() - askedAtMs });
+      const candidatePid = candidate.worker.pid;
+      if (candidatePid !== undefined) this.#pauser.add(candidatePid);
+      const pipeline: EvaluationPipeline = {
+        buildDirectory: reservation?.directory ?? candidate.scratch.buildDirectory,
+        buildFinished: (report: BuildReport) => {
+          releaseBuild?.();
+          if (candidatePid !== undefined) this.#pauser.remove(candidatePid);
+          finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
+          emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
+        },
+        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit),
+      };
+      const onProgress = (event: EvaluationProgress): void => {
+        if (this.#pausesFor(lane, event)) {
+          if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
+          else resumeBackground?.();
+        }
+        options.onProgress?.(event);
+      };
+      const run = new EvaluationRun({
+        settings,
+        seeds,
+        scratch: candidate.scratch,
+        problemSha256: createHash('sha256').update(problem).digest('hex'),
+        baselineCache: baselines,
+        pipeline,
+        startWorker: async (role, progress) => {
+          const warm = role === 'candidate' ? candidate : await this.#pool.take('reference', device);
+          if (warm !== candidate) taken.push(warm);
+          this.#adopt(warm, settings, options.signal, progress);
+          return warm.worker;
+        },
+        onProgress,
+        logger: this.#logger,
+        now: this.#options.now ?? (() => new Date()),
+      });
+      return await run.run();
+    } finally {
+      resumeBackground?.();
+      releaseBuild?.();
+      baselines.release();
+      await (finishing ?? reservation?.abandon());
+      await Promise.all(taken.map(async (warm) => {
+        if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
+        await warm.worker.finish(EXIT_WINDOW_MS);
+        await warm.scratch.remove();
+      }));
+    }
+  }
+
+  /**
+   * Whether background work (builds, warm-ups) stops during this stage: the eager and
+   * torch.compile baselines always (every later speedup of the problem rests on them), a
+   * candidate's timed calls on the cpu (the timed device itself) and, when asked, on a GPU.
+   */
+  #pausesFor(lane: PipelineLane, event: EvaluationProgress): boolean {
+    if (event.role === 'reference') return event.stage === 'baseline';
+    return event.stage === 'timing' && (lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true);
+  }
+
+  async #acquireDevice(lane: PipelineLane, device: string, signal: AbortSignal | undefined, emit: (event: PipelineEvent) => void): Promise<HeldDevice> {
+    const lease = await lane.devices.acquire(device, signal);
+    const acquiredAtMs = performance.now();
+    emit({ kind: 'device-acquired', device, waitedMs: lease.waitedMs });
+    let released = false;
+    return {
+      device,
+      release: () => {
+        if (released) return;
+        released = true;
+        lease.release();
+        emit({ kind: 'device-released', device, heldMs: performance.now() - acquiredAtMs });
+      },
+    };
+  }
+
+  #adopt(warm: WarmWorker, settings: EvaluationSettings, signal: AbortSignal | undefined, onProgress: (event: EvaluationProgress) => void): void {
+    const role = warm.role;
+    warm.worker.adopt({
+      stageLimitsMs: settings.stageLimitsMs,
+      idleLimitMs: settings.idleLimitMs,
+      terminationGraceMs: this.#options.terminationGraceMs,
+      cancelSignal: signal,
+      onStage: (message) =>
+        onProgress(
+          message.status === 'start'
+            ? { kind: 'stage-started', role, stage: message.stage }
+            : { kind: 'stage-finished', role, stage: message.stage, durationMs: message.duration_ms ?? 0 },
+        ),
+    });
+  }
+
+  #lane(kind: LaneKind): Promise<PipelineLane> {
+    let lane = this.#lanes.get(kind);
+    if (!lane) {
+      lane = createPipelineLane(kind, { cudaDevices: this.#options.cudaDevices, sizing: this.#options.sizing, environment: this.#environment }).then((created) => {
+        for (const device of created.devices.devices) {
+          this.#sizingOfDevice.set(device, created.sizing);
+          this.#pool.prewarm('candidate', device);
+          this.#pool.prewarm('reference', device);
+        }
+        return created;
+      });
+      // A lane that could not be made (no GPU) is tried again by the next evaluation.
+      lane.catch(() => this.#lanes.delete(kind));
+      this.#lanes.set(kind, lane);
+    }
+    return lane;
+  }
+
+  #compilerIdentity(): Promise<string | null> {
+    this.#compiler ??= (this.#options.compilerIdentity ?? (() => probeCompilerIdentity(this.#environment)))();
+    return this.#compiler;
+  }
+}
+
+/** The promise's value, or null when it takes longer than `limitMs`. */
+function withinMs<T>(promise: Promise<T | null>, limitMs: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), limitMs)));
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,82 @@
+import type { CandidateNode } from '../../../src/server/api-types';
+import { speedup } from '../lib/format';
+import { VERDICT_COLORS, verdictLabel, type Verdict } from '../lib/verdicts';
+import { Dot } from './badges';
+
+interface TreeRow {
+  node: CandidateNode;
+  depth: number;
+}
+
+/** Depth-first rows: each root, then its children in creation order. */
+function rows(candidates: readonly CandidateNode[]): TreeRow[] {
+  const ids = new Set(candidates.map((node) => node.id));
+  const children = new Map<number | null, CandidateNode[]>();
+  for (const node of candidates) {
+    const parent = node.parentId !== null && ids.has(node.parentId) ? node.parentId : null;
+    children.set(parent, [...(children.get(parent) ?? []), node]);
+  }
+  const out: TreeRow[] = [];
+  const visit = (parent: number | null, depth: number): void => {
+    for (const node of children.get(parent) ?? []) {
+      out.push({ node, depth });
+      visit(node.id, depth + 1);
+    }
+  };
+  visit(null, 0);
+  return out;
+}
+
+function tooltip(node: CandidateNode): string {
+  const parts = [`#${node.id}, round ${node.round}`, verdictLabel(node.verdict)];
+  if (node.ideaLabel) parts.push(`idea: ${node.ideaLabel}`);
+  if (node.origin !== 'model') parts.push(node.origin === 'human' ? 'written by a person' : 'from a file');
+  if (node.firstReason) parts.push(node.firstReason);
+  return parts.join(' · ');
+}
+
+/**
+ * The lineage of a problem's candidates as an indented tree: a dot coloured by verdict, the id,
+ * round, idea label and origin, and the speedup over the best baseline of correct ones.
+ */
+export function CandidateTree({ candidates, selected, onSelect, bestId }: { candidates: readonly CandidateNode[]; selected: number | null; onSelect: (id: number) => void; bestId: number | null }) {
+  const present = new Set(candidates.map((node) => node.verdict));
+  return (
+    <>
+      <div className="tree" role="tree" aria-label="candidate tree">
+        {rows(candidates).map(({ node, depth }) => (
+          <div
+            key={node.id}
+            role="treeitem"
+            aria-selected={node.id === selected}
+            data-testid={`tree-node-${node.id}`}
+            className={`tree-node ${node.id === selected ? 'selected' : ''}`}
+            style={{ paddingLeft: 10 }}
+            title={tooltip(node)}
+            onClick={() => onSelect(node.id)}
+          >
+            {Array.from({ length: depth }, (_, index) => <span key={index} className="guide" />)}
+            <Dot verdict={node.verdict} />
+            <span className="node-id">#{node.id}</span>
+            <span className="faint" style={{ fontSize: 11.5 }}>r{node.round}</span>
+            {node.ideaLabel ? <span className="chip idea">{node.ideaLabel}</span> : null}
+            {node.origin === 'human' ? <span className="chip human">person</span> : null}
+            {node.accepted ? <span className="chip accepted">accepted</span> : null}
+            {node.id === bestId ? <span title="fastest correct" aria-label="fastest correct">★</span> : null}
+            <span className="node-speed">{node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}</span>
+          </div>
+        ))}
+      </div>
+      <div className="legend">
+        {(Object.keys(VERDICT_COLORS) as Verdict[]).filter((verdict) => present.has(verdict)).map((verdict) => (
+          <span key={verdict}>
+            <i style={{ background: VERDICT_COLORS[verdict] }} />
+            {verdictLabel(verdict)}
+          </span>
+        ))}
+        {present.has(null) ? <span><i style={{ background: '#afb8c1' }} />not evaluated</span> : null}
+        <span>speedup vs best baseline</span>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,76 @@
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { CandidateNode } from '../../../src/server/api-types';
+import { bestSoFar } from '../lib/best-so-far';
+import { VERDICT_COLORS } from '../lib/verdicts';
+
+/** One uPlot chart that follows its container's width. */
+function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabel: string; title: string; onPick: (index: number) => void }) {
+  const host = useRef<HTMLDivElement>(null);
+  const pick = useRef(onPick);
+  pick.current = onPick;
+  useEffect(() => {
+    const element = host.current;
+    if (!element) return;
+    const options: uPlot.Options = {
+      title,
+      width: Math.max(320, element.clientWidth),
+      height: 190,
+      cursor: { points: { size: 7 } },
+      legend: { show: false },
+      scales: { x: { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
+      axes: [
+        { label: xLabel, labelSize: 16, size: 36, stroke: '#59636e', grid: { stroke: '#eef1f4' } },
+        { label: 'speedup (×)', labelSize: 16, size: 44, stroke: '#59636e', grid: { stroke: '#eef1f4' }, values: (_u, values) => values.map((value) => `${value}×`) },
+      ],
+      series: [
+        {},
+        { label: 'best so far', stroke: VERDICT_COLORS.correct, width: 2, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false } },
+        { label: 'candidate', stroke: '#0969da', fill: '#0969da', width: 0, paths: () => null, points: { show: true, size: 6, fill: '#0969da' } },
+        { label: 'baseline', stroke: '#24292f', width: 1, dash: [4, 4], points: { show: false } },
+      ],
+      hooks: {
+        ready: [
+          (plot) => {
+            plot.over.addEventListener('click', () => {
+              const index = plot.cursor.idx;
+              if (index !== null && index !== undefined) pick.current(index);
+            });
+          },
+        ],
+      },
+    };
+    const plot = new uPlot(options, data, element);
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(320, element.clientWidth), height: 190 }));
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [data, xLabel, title]);
+  return <div ref={host} className="chart" />;
+}
+
+/**
+ * Best-so-far speedup over the best baseline against candidates evaluated and against minutes
+ * since the run started; dots are each correct candidate, the dashed line is 1× (the baseline).
+ * Clicking a point opens its candidate.
+ */
+export function ProgressCharts({ candidates, runStartedAt, onPick }: { candidates: readonly CandidateNode[]; runStartedAt: string; onPick: (candidateId: number) => void }) {
+  const series = bestSoFar(candidates, runStartedAt);
+  if (series.index.length === 0) return <div className="panel panel-body muted">No candidate has been evaluated yet; the progress charts appear with the first verdict.</div>;
+  const ones = series.index.map(() => 1);
+  const byIndex: uPlot.AlignedData = [series.index, series.best, series.own, ones];
+  const byTime: uPlot.AlignedData = [series.minutes, series.best, series.own, ones];
+  const choose = (index: number): void => {
+    const id = series.ids[index];
+    if (id !== undefined) onPick(id);
+  };
+  return (
+    <div className="charts">
+      <div className="panel panel-body" data-testid="chart-candidates"><Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} /></div>
+      <div className="panel panel-body" data-testid="chart-time"><Chart data={byTime} xLabel="minutes since the run started" title="Best speedup so far, by time" onPick={choose} /></div>
+    </div>
+  );
+}

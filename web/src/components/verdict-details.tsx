@@ -1,0 +1,64 @@
+import type { CandidateDetail } from '../../../src/server/api-types';
+import { error, ms } from '../lib/format';
+import { VerdictBadge } from './badges';
+
+type Result = NonNullable<CandidateDetail['evaluation']>['result'];
+
+/** The verdict, the guard's and the harness's reasons, the error profile and the diagnostics. */
+export function VerdictDetails({ result }: { result: Result }) {
+  const { correctness, diagnostics } = result;
+  return (
+    <div>
+      <div style={{ display: 'flex', gap: 10, alignItems: 'center', marginBottom: 10 }}>
+        <VerdictBadge verdict={result.verdict} />
+        <span className="muted">
+          {result.backend} · {result.precision}
+          {result.preset ? ` · ${result.preset} sizes` : ''}
+          {result.environment ? ` · ${typeof result.environment['cpu'] === 'string' && result.environment.device === 'cpu' ? result.environment['cpu'] : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
+        </span>
+      </div>
+      {result.reasons.length > 0 ? (
+        <>
+          <h3>Reasons</h3>
+          {result.reasons.map((reason, index) => (
+            <div className="reason" key={index} data-testid="verdict-reason">
+              <div className="check">{reason.check}</div>
+              <div>{reason.message}</div>
+            </div>
+          ))}
+        </>
+      ) : null}
+      {correctness ? (
+        <>
+          <h3>Error profile</h3>
+          <dl className="kv">
+            <dt>trials passed</dt>
+            <dd>{correctness.passed} of {correctness.trials}</dd>
+            <dt>max abs error</dt>
+            <dd>{error(correctness.max_abs_error)} <span className="faint">(atol {correctness.atol ?? '–'}, {correctness.tolerance ?? 'tolerance'})</span></dd>
+            <dt>max rel error</dt>
+            <dd>{error(correctness.max_rel_error)} <span className="faint">(rtol {correctness.rtol ?? '–'})</span></dd>
+            {correctness.mismatch_count !== undefined ? (<><dt>elements out of tolerance</dt><dd>{correctness.mismatch_count.toLocaleString('en')}</dd></>) : null}
+            {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
+          </dl>
+          {correctness.trial_details?.filter((trial) => trial['message']).slice(0, 3).map((trial, index) => (
+            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {String(trial['seed'])}: {String(trial['message'])}</p>
+          ))}
+        </>
+      ) : null}
+      {diagnostics.first_error ? (<><h3>First error</h3><pre className="log">{diagnostics.first_error}</pre></>) : null}
+      {diagnostics.known_cause ? <p className="notice">{diagnostics.known_cause}</p> : null}
+      {diagnostics.compiler ? (<><h3>Compiler output</h3><pre className="log" data-testid="compiler-output">{diagnostics.compiler}</pre></>) : null}
+      {diagnostics.traceback ? (<><h3>Traceback</h3><pre className="log">{diagnostics.traceback}</pre></>) : null}
+      {diagnostics.stderr.trim() ? (<><h3>Standard error</h3><pre className="log">{diagnostics.stderr}</pre></>) : null}
+      {result.stages ? (
+        <>
+          <h3>Stages</h3>
+          <p className="muted" style={{ margin: 0 }}>
+            {Object.entries(result.stages).map(([stage, duration]) => `${stage} ${ms(duration)}`).join(' · ')}
+          </p>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api } from './api';
+
+export interface ApiState<T> {
+  data: T | undefined;
+  error: Error | undefined;
+  /** True only before the first answer; reloads keep showing the old data. */
+  loading: boolean;
+  reload: () => void;
+}
+
+/** GETs `url` (null: nothing yet) and again on `reload`; stale answers to an older URL are dropped. */
+export function useApi<T>(url: string | null): ApiState<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<Error>();
+  const [loading, setLoading] = useState(url !== null);
+  const [generation, setGeneration] = useState(0);
+  const current = useRef(url);
+  current.current = url;
+  const shown = useRef<string | null>(null);
+
+  useEffect(() => {
+    if (url === null) return;
+    if (shown.current !== url) {
+      setLoading(true);
+      setData(undefined);
+      setError(undefined);
+    }
+    let cancelled = false;
+    api
+      .get<T>(url)
+      .then((answer) => {
+        if (cancelled || current.current !== url) return;
+        shown.current = url;
+        setData(answer);
+        setError(undefined);
+      })
+      .catch((failure: unknown) => {
+        if (!cancelled && current.current === url) setError(failure instanceof Error ? failure : new Error(String(failure)));
+      })
+      .finally(() => {
+        if (!cancelled && current.current === url) setLoading(false);
+      });
+    return () => {
+      cancelled = true;
+    };
+  }, [url, generation]);
+
+  const reload = useCallback(() => setGeneration((value) => value + 1), []);
+  return { data, error, loading, reload };
+}

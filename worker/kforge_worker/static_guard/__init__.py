@@ -1,0 +1,19 @@
+"""Static guard: reward-hack checks on a candidate's source, before any of it runs.
+
+:func:`analyze` parses the candidate with :mod:`ast` and scans the C++/CUDA strings it hands to
+``load_inline``. It returns findings ``{"check", "severity", "message", "line"}``: ``check`` is a
+stable id from :data:`CHECKS`, ``severity`` is ``"reject"`` (the verdict is ``rejected``) or
+``"note"`` (recorded, the dynamic checks decide), ``message`` is one sentence a person can act on,
+``line`` is 1-based or ``None``. The guard is conservative where it cannot know types: a method is
+treated as a tensor method unless its receiver is known to be something else (a built extension,
+a Python list, a dict). See HACKS.md for the classes behind each check.
+
+The package is split by concern: `names` (tables), `report` (findings), `symbols` and `inference`
+(the module's symbol table and types), `forward_walker` (ModelNew.forward), `module_checker`
+(whole-module checks), `native` (C++/CUDA sources), `analysis` (entry points).
+"""
+
+from .analysis import analyze, analyze_file, main, rejections
+from .names import CHECKS, COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS
+
+__all__ = ["CHECKS", "COMPUTE_FUNCTIONS", "COMPUTE_TENSOR_METHODS", "analyze", "analyze_file", "main", "rejections"]

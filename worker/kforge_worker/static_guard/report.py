@@ -1,0 +1,49 @@
+"""Findings of the static guard and their severities under a policy.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Report:
+    policy: Mapping[str, Any]
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, check: str, message: str, line: int | None, severity: str = "reject") -> None:
+        self.findings.append({"check": check, "severity": severity, "message": message, "line": line})
+
+    def finish(self) -> list[dict[str, Any]]:
+        policy = self.policy
+        seen: set[tuple[Any, ...]] = set()
+        out: list[dict[str, Any]] = []
+        for finding in self.findings:
+            severity = policy["severity"].get(finding["check"], finding["severity"])
+            if finding["check"] in ("torch-fallback", "silent-fallback") and policy["forward_torch"] == "any":
+                severity = "note"
+            if not policy["enforce"]:
+                severity = "note"
+            key = (finding["check"], finding["line"], finding["message"])
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({**finding, "severity": severity})
+        out.sort(key=lambda item: (item["line"] if item["line"] is not None else 0, item["check"]))
+        return out
+
+
+def _line(node: ast.AST | None) -> int | None:
+    return getattr(node, "lineno", None)
+
+
+def _at(node: ast.AST | None) -> str:
+    line = _line(node)
+    return f" (line {line})" if line is not None else ""
