@@ -28,10 +28,12 @@ export interface CandidateBatchOptions {
   backend: Backend;
   /** Folder the generated candidate files are written to. */
   directory: string;
-  /** Problems to draw from (those with a `*_fast` example, in folder order). */
+  /** Example folders (problems) to draw from, in folder order. */
   problems: number;
   /** Take shipped examples that spin forever (`cpu_timeout.py`): each costs a whole stage limit. */
   includeTimeouts?: boolean;
+  /** At most this many candidates, taken round-robin over the problems. */
+  limit?: number;
 }
 
 const PREFIX = { cpu: 'cpu_', cuda: 'cuda_', triton: 'triton_' } as const;
@@ -67,41 +69,57 @@ export function variantSource(source: string, variant: CandidateVariant, id: str
   }
 }
 
+/** Order of a problem's candidates when a batch is cut short: kinds of outcome first, look-alikes last. */
+const PRIORITY: Record<CandidateVariant, number> = { shipped: 0, broken: 1, scaled: 2, comment: 3 };
+
 /**
- * The batch: for each of the first `problems` problems with a `<backend>_fast.py` example, that
- * example shipped, with a comment added, and scaled (wrong); every other shipped example of the
- * backend (compile errors, crashes, wrong kernels) of those problems; and a broken variant of the
- * first two problems' fast examples. Every candidate's source is distinct.
+ * The batch, from the first `problems` example folders that hold `<backend>_*.py` files: each
+ * shipped example; for a `<backend>_fast.py`, also that kernel with a comment added and scaled
+ * (wrong), and for the first two such problems a broken variant. With `limit`, candidates are
+ * taken round-robin over the problems (fast kernels first, then broken, wrong, other shipped
+ * examples and look-alikes), so a short batch still spans every problem and kind of verdict.
+ * Every candidate's source is distinct.
  */
 export async function generateCandidateBatch(options: CandidateBatchOptions): Promise<BatchCandidate[]> {
   const examplesRoot = path.join(options.repositoryRoot, 'examples');
   const prefix = PREFIX[options.backend];
   const folders = (await readdir(examplesRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  const batch: BatchCandidate[] = [];
   await mkdir(options.directory, { recursive: true });
-  let used = 0;
+  const perProblem: BatchCandidate[][] = [];
+  let fastProblems = 0;
   for (const folder of folders) {
-    if (used >= options.problems) break;
+    if (perProblem.length >= options.problems) break;
     const problemPath = problemOf(options.repositoryRoot, folder);
-    const files = (await readdir(path.join(examplesRoot, folder))).filter((name) => name.startsWith(prefix) && name.endsWith('.py')).sort();
-    if (!problemPath || !files.includes(`${prefix}fast.py`)) continue;
-    used += 1;
+    const files = (await readdir(path.join(examplesRoot, folder)))
+      .filter((name) => name.startsWith(prefix) && name.endsWith('.py') && (options.includeTimeouts || !name.includes('timeout')))
+      .sort();
+    if (!problemPath || files.length === 0) continue;
+    const hasFast = files.includes(`${prefix}fast.py`);
+    if (hasFast) fastProblems += 1;
+    const candidates: Array<BatchCandidate & { rank: number }> = [];
     for (const file of files) {
-      if (file.includes('timeout') && !options.includeTimeouts) continue;
       const origin = path.join('examples', folder, file);
       const source = await readFile(path.join(options.repositoryRoot, origin), 'utf8');
-      const variants: CandidateVariant[] = file === `${prefix}fast.py` ? ['shipped', 'comment', 'scaled', ...(used <= 2 ? (['broken'] as const) : [])] : ['shipped'];
+      const fast = file === `${prefix}fast.py`;
+      const variants: CandidateVariant[] = fast ? ['shipped', 'comment', 'scaled', ...(fastProblems <= 2 ? (['broken'] as const) : [])] : ['shipped'];
       for (const variant of variants) {
         const id = `${folder}-${file.replace(/\.py$/, '')}-${variant}`;
         const text = variantSource(source, variant, id);
         if (text === null) continue;
         const candidatePath = path.join(options.directory, `${id}.py`);
         await writeFile(candidatePath, text, 'utf8');
-        batch.push({ id, problemPath, candidatePath, origin, variant });
+        // Other shipped examples (compile errors, crashes, wrong kernels) come after the broken variant.
+        const rank = fast ? PRIORITY[variant] : 2.5;
+        candidates.push({ id, problemPath, candidatePath, origin, variant, rank });
       }
     }
+    perProblem.push(candidates.sort((a, b) => a.rank - b.rank).map(({ rank: _rank, ...candidate }) => candidate));
   }
-  return batch;
+  const batch: BatchCandidate[] = [];
+  for (let round = 0; perProblem.some((list) => list.length > round); round += 1) {
+    for (const list of perProblem) if (list[round]) batch.push(list[round]!);
+  }
+  return options.limit === undefined ? batch : batch.slice(0, options.limit);
 }
 
 /**

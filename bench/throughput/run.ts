@@ -5,7 +5,7 @@
  * repeatability of one candidate's median within a batch and (cpu, on request) the orchestrator's
  * memory over a long pure-PyTorch batch. Writes result.json and result.md into --out.
  *
- *   node --import tsx bench/throughput/run.ts --backend cpu|cuda [--problems 6] [--trials 5]
+ *   node --import tsx bench/throughput/run.ts --backend cpu|cuda [--problems 6] [--limit N] [--trials 5]
  *     [--perf-trials 100] [--repeats 10] [--re-evaluations 3] [--memory-batch 0] [--skip-sequential]
  *     [--build-concurrency N] [--out DIR] [--python PY] [--worker-dir DIR] [--include-timeouts]
  *
@@ -34,6 +34,7 @@ const argumentsSchema = z.object({
   're-evaluations': count('re-evaluations', 0).default(3),
   'memory-batch': count('memory-batch', 0).default(0),
   'build-concurrency': count('build-concurrency', 1).optional(),
+  limit: count('limit', 1).optional(),
   'skip-sequential': z.boolean().default(false),
   'include-timeouts': z.boolean().default(false),
   out: z.string().min(1).optional(),
@@ -42,7 +43,7 @@ const argumentsSchema = z.object({
 });
 
 function parse(): z.infer<typeof argumentsSchema> {
-  const strings = ['backend', 'problems', 'trials', 'perf-trials', 'repeats', 're-evaluations', 'memory-batch', 'build-concurrency', 'out', 'python', 'worker-dir'];
+  const strings = ['backend', 'limit', 'problems', 'trials', 'perf-trials', 'repeats', 're-evaluations', 'memory-batch', 'build-concurrency', 'out', 'python', 'worker-dir'];
   const { values } = parseArgs({
     options: {
       ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     log,
   };
   try {
-    const batch = await generateCandidateBatch({ repositoryRoot: REPOSITORY_ROOT, backend: args.backend, directory: path.join(out, 'candidates'), problems: args.problems, includeTimeouts: args['include-timeouts'] });
+    const batch = await generateCandidateBatch({ repositoryRoot: REPOSITORY_ROOT, backend: args.backend, directory: path.join(out, 'candidates'), problems: args.problems, includeTimeouts: args['include-timeouts'], ...(args.limit ? { limit: args.limit } : {}) });
     log(`batch: ${batch.length} distinct candidates over ${new Set(batch.map((candidate) => candidate.problemPath)).size} problems, backend ${args.backend}`);
 
     const pipeline = createPipeline(settings);

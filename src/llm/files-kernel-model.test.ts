@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -81,5 +81,27 @@ describe('FilesKernelModel', () => {
     const model = await FilesKernelModel.fromDirectory(dir);
     await assert.rejects(model.generate({ messages, signal: AbortSignal.abort() }));
     assert.equal(model.remaining(), 4);
+  });
+});
+
+describe('FilesKernelModel over links', () => {
+  it('serves a link to a file like the file itself, and skips a link to a folder', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'kforge-files-links-'));
+    try {
+      await writeFile(join(folder, 'shipped.py'), 'class ModelNew:\n    pass  # shipped\n');
+      await mkdir(join(folder, 'replies'));
+      await mkdir(join(folder, 'elsewhere.py'));
+      await writeFile(join(folder, 'replies', '1-own.py'), 'class ModelNew:\n    pass  # own\n');
+      await symlink(join(folder, 'shipped.py'), join(folder, 'replies', '2-linked.py'));
+      await symlink(join(folder, 'elsewhere.py'), join(folder, 'replies', '3-folder.py'));
+      const model = await FilesKernelModel.fromDirectory(join(folder, 'replies'));
+      const first = await model.generate({ messages: [{ role: 'user', content: 'go' }] });
+      const second = await model.generate({ messages: [{ role: 'user', content: 'go' }] });
+      assert.match(first.text, /# own/);
+      assert.match(second.text, /# shipped/);
+      await assert.rejects(model.generate({ messages: [{ role: 'user', content: 'go' }] }), ModelExhaustedError);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { KernelModel, KernelModelRequest, ModelDescription, ModelReply } from './kernel-model.js';
 import { ModelConfigurationError } from './model-configuration-error.js';
@@ -44,10 +44,14 @@ export class FilesKernelModel implements KernelModel {
     let names: string[];
     try {
       const entries = await readdir(absolute, { withFileTypes: true });
-      names = entries
-        .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
-        .map((entry) => entry.name)
-        .filter((name) => CANDIDATE_EXTENSIONS.has(extname(name)) || REPLY_EXTENSIONS.has(extname(name)));
+      const listed = entries
+        .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
+        .filter((entry) => CANDIDATE_EXTENSIONS.has(extname(entry.name)) || REPLY_EXTENSIONS.has(extname(entry.name)));
+      // A link counts when it leads to a file (a folder of replies may link to shipped candidates).
+      const kept = await Promise.all(
+        listed.map(async (entry) => (entry.isFile() || (await stat(join(absolute, entry.name))).isFile() ? entry.name : null)),
+      );
+      names = kept.filter((name): name is string => name !== null);
     } catch (error) {
       throw new ModelConfigurationError(`The files provider cannot read the folder ${absolute}; check --dir.`, {
         provider: 'files',

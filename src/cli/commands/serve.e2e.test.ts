@@ -66,7 +66,8 @@ async function startServe(folder: string, storePath: string): Promise<{ child: C
   return { child, url };
 }
 
-async function screenshot(name: string): Promise<void> {
+async function screenshot(name: string, scrollY = 0): Promise<void> {
+  await browser.page.evaluate((y) => window.scrollTo(0, y), scrollY);
   const folder = shotsFolder ?? path.join(seededStore.folder, 'screenshots');
   await mkdir(folder, { recursive: true });
   const file = path.join(folder, `${name}.png`);
@@ -81,7 +82,7 @@ before(async () => {
     const build = spawnSync('bash', [path.join(REPOSITORY_ROOT, 'scripts', 'build-web.sh')], { cwd: REPOSITORY_ROOT, encoding: 'utf8' });
     assert.equal(build.status, 0, `building the web app failed: ${build.stderr}`);
   }
-  seededStore = await openSeededTestStore('kforge-e2e-');
+  seededStore = await openSeededTestStore('kforge-e2e-', { startIso: new Date(Date.now() - 5 * 3_600_000).toISOString() });
   const { store, folder } = seededStore;
   const problemFile = fixturePath('problems', 'scale-add.py');
   const problem = await store.upsertProblem({ name: 'scale-add', source: readFileSync(problemFile, 'utf8'), path: problemFile });
@@ -122,6 +123,9 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.getByTestId('problem-row-01_relu').waitFor();
     assert.match(page.url(), /\/runs\/cpu-demo$/);
     await screenshot('run');
+    // News written by another process (the search) reaches the open page through the live stream.
+    await reader.recordEvent({ runId: 'cpu-demo', type: 'problem-stalled', problemHash: seededStore.seeded.problems.fused.hash, payload: { after: 4 } });
+    await page.locator('.feed').getByText('problem stalled on 03_bias_silu_scale_clamp').waitFor({ timeout: 15_000 });
   });
 
   it('opens a candidate and shows its verdict, code and diff against its parent', async () => {
@@ -136,7 +140,7 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.locator('.d2h-wrapper').waitFor();
     assert.match(await page.locator('.d2h-wrapper').innerText(), /#pragma omp parallel for schedule\(static\)/);
     assert.match(await page.getByTestId('diff-summary').innerText(), new RegExp(`candidate-${ids['reluSerial']}\\.py → candidate-${ids['reluOmp']}\\.py`));
-    await screenshot('candidate-diff');
+    await screenshot('candidate-diff', 340);
     await page.getByTestId('tab-code').click();
     await page.locator('[data-testid=candidate-code] span[style*="color"]').first().waitFor();
   });
@@ -178,6 +182,7 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.waitForURL((url) => url.searchParams.get('candidate') !== String(editRoot));
     const editedId = Number(new URL(page.url()).searchParams.get('candidate'));
     assert.notEqual(editedId, editRoot);
+    await page.getByText(`Candidate #${editedId}`, { exact: true }).waitFor();
     await page.locator('.candidate-head .badge.verdict').waitFor({ timeout: 240_000 });
     const stored = await reader.getCandidate(editedId);
     assert.deepEqual([stored?.origin, stored?.parentId, stored?.source], ['human', editRoot, edited]);
@@ -189,7 +194,7 @@ describe('the dashboard in a browser', { skip }, () => {
     assert.ok(reasons.length > 0 && reasons.every((text) => text.startsWith('torch-fallback')), reasons.join(' | '));
     const edits = await reader.listActions('e2e-scale-add', { types: ['edit-candidate'] });
     assert.equal(edits.at(-1)?.candidateId, editedId);
-    await screenshot('candidate-edited');
+    await screenshot('candidate-edited', 340);
   });
 
   it('shows CUDA build figures and compares runs and candidates', async () => {
@@ -198,7 +203,7 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.goto(`${base}/runs/h200-demo/problems/${problems.softmax.hash}?candidate=${ids['cudaSoftmaxSpill']}`);
     await page.getByTestId('tab-build').click();
     await page.getByTestId('build-view').getByText('256 B — spills').waitFor();
-    await screenshot('candidate-build');
+    await screenshot('candidate-build', 340);
     await page.goto(`${base}/compare/runs?a=cpu-demo&b=h200-demo`);
     await page.getByTestId('compare-runs-problems').waitFor();
     await screenshot('compare-runs');
@@ -207,8 +212,23 @@ describe('the dashboard in a browser', { skip }, () => {
     await screenshot('compare-candidates');
   });
 
+  it('says what to do when the store has no runs', async () => {
+    const { page } = browser;
+    const empty = await startServe(seededStore.folder, path.join(seededStore.folder, 'empty', 'kforge.db'));
+    try {
+      await page.goto(empty.url);
+      await page.getByRole('heading', { name: 'No runs yet' }).waitFor();
+      assert.match(await page.locator('.state pre').innerText(), /^kforge optimize .* --store .*empty\/kforge\.db/);
+      await screenshot('empty');
+    } finally {
+      const exited = new Promise((resolve) => empty.child.once('exit', resolve));
+      empty.child.kill('SIGINT');
+      await exited;
+    }
+  });
+
   it('fetched nothing from anywhere but the server, and logged no errors', () => {
-    const foreign = browser.requests.filter((url) => !url.startsWith(base) && !url.startsWith('data:'));
+    const foreign = browser.requests.filter((url) => !url.startsWith('http://127.0.0.1:') && !url.startsWith('data:'));
     assert.deepEqual(foreign, []);
     assert.deepEqual(browser.errors.filter((text) => !/Failed to load resource.*404/.test(text)), []);
   });

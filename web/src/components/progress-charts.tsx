@@ -62,7 +62,8 @@ export function ProgressCharts({ candidates, runStartedAt, onPick }: { candidate
   if (series.index.length === 0) return <div className="panel panel-body muted">No candidate has been evaluated yet; the progress charts appear with the first verdict.</div>;
   const ones = series.index.map(() => 1);
   const byIndex: uPlot.AlignedData = [series.index, series.best, series.own, ones];
-  const byTime: uPlot.AlignedData = [series.minutes, series.best, series.own, ones];
+  const hours = (series.minutes.at(-1) ?? 0) > 180;
+  const byTime: uPlot.AlignedData = [hours ? series.minutes.map((minutes) => minutes / 60) : series.minutes, series.best, series.own, ones];
   const choose = (index: number): void => {
     const id = series.ids[index];
     if (id !== undefined) onPick(id);
@@ -70,7 +71,7 @@ export function ProgressCharts({ candidates, runStartedAt, onPick }: { candidate
   return (
     <div className="charts">
       <div className="panel panel-body" data-testid="chart-candidates"><Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} /></div>
-      <div className="panel panel-body" data-testid="chart-time"><Chart data={byTime} xLabel="minutes since the run started" title="Best speedup so far, by time" onPick={choose} /></div>
+      <div className="panel panel-body" data-testid="chart-time"><Chart data={byTime} xLabel={hours ? 'hours since the run started' : 'minutes since the run started'} title="Best speedup so far, by time" onPick={choose} /></div>
     </div>
   );
 }

@@ -1,11 +1,15 @@
+import type { ReactNode } from 'react';
 import type { CandidateDetail } from '../../../src/server/api-types';
 import { error, ms } from '../lib/format';
 import { VerdictBadge } from './badges';
 
 type Result = NonNullable<CandidateDetail['evaluation']>['result'];
 
-/** The verdict, the guard's and the harness's reasons, the error profile and the diagnostics. */
-export function VerdictDetails({ result }: { result: Result }) {
+/**
+ * The verdict, the guard's and the harness's reasons, then `timing` (what matters most for a
+ * correct candidate), the error profile and the diagnostics.
+ */
+export function VerdictDetails({ result, timing }: { result: Result; timing?: ReactNode }) {
   const { correctness, diagnostics } = result;
   return (
     <div>
@@ -28,6 +32,7 @@ export function VerdictDetails({ result }: { result: Result }) {
           ))}
         </>
       ) : null}
+      {timing}
       {correctness ? (
         <>
           <h3>Error profile</h3>

@@ -36,7 +36,8 @@ export function ProblemPage({ runId, problemHash, candidateId }: { runId: string
   const crumbs = [{ label: 'runs', to: paths.runs() }, { label: runId, to: paths.run(runId) }, { label: data?.problem.name ?? problemHash.slice(0, 12) }];
   if (loading) return <Page crumbs={crumbs}><Loading what="the problem" /></Page>;
   if (error || !data) return <Page crumbs={crumbs}><ErrorState error={error ?? new Error('no answer')} retry={reload} what="the problem" /></Page>;
-  const selected = candidateId !== null && data.candidates.some((node) => node.id === candidateId) ? candidateId : defaultCandidate(data);
+  // A candidate named in the URL is shown even before the tree lists it (an edit just stored).
+  const selected = candidateId ?? defaultCandidate(data);
   const select = (id: number): void => navigate(paths.problem(runId, problemHash, id), { replace: true });
   const onEdited = (edit: EditResponse): void => {
     reload();
