@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { generatePurePytorchBatch } from './candidate-batch.js';
 import { createPipeline, requestFor, type BenchSettings } from './batch-runs.js';
@@ -48,7 +49,9 @@ function sample(completed: number, startedAtMs: number): MemorySample {
  */
 export async function runMemoryBatch(problemPath: string, count: number, settings: BenchSettings, outstanding = 32): Promise<MemoryFigures> {
   const batch = await generatePurePytorchBatch(problemPath, path.join(settings.workDirectory, 'memory-candidates'), count);
-  const pipeline = createPipeline({ ...settings, workDirectory: path.join(settings.workDirectory, 'memory') });
+  const workDirectory = path.join(settings.workDirectory, 'memory');
+  await mkdir(workDirectory, { recursive: true });
+  const pipeline = createPipeline({ ...settings, workDirectory });
   const started = performance.now();
   await pipeline.evaluator.warmUp(settings.backend);
   const every = Math.max(1, Math.floor(count / 20));

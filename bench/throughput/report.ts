@@ -86,6 +86,8 @@ export interface ReportParts {
   reEvaluations: ReEvaluation[];
   repeat: Repeatability | null;
   memory: MemoryFigures | null;
+  /** 1-minute load average per phase (other work on the machine shows here). */
+  loadByPhase?: Record<string, { mean: number; max: number; samples: number }>;
 }
 
 /** The markdown table and notes of one benchmark run. */
@@ -107,6 +109,10 @@ export function renderMarkdown(parts: ReportParts): string {
     row('pipelined (build pool, build cache, warm workers, leases)', pipelined),
     '',
   ];
+  if (parts.loadByPhase && Object.keys(parts.loadByPhase).length > 0) {
+    const phases = Object.entries(parts.loadByPhase).map(([name, load]) => `${name} ${load.mean.toFixed(1)} (max ${load.max.toFixed(1)})`);
+    lines.push(`Load average (1 min) during each phase, mean: ${phases.join(', ')}.`, '');
+  }
   if (sequential && parts.sequential) {
     const mismatches = verdictMismatches(parts.sequential.candidates, parts.pipelined.candidates);
     lines.push(`Throughput ratio, pipelined / one process per candidate: **${(pipelined.candidatesPerDeviceHour / sequential.candidatesPerDeviceHour).toFixed(2)}x**.`, '');

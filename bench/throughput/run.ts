@@ -76,6 +76,28 @@ async function reEvaluate(queue: ReturnType<typeof createPipeline>['queue'], can
   return runs;
 }
 
+/** The 1-minute load average every 5 s, by phase: the benchmark shares its machine with whatever else runs. */
+function loadSampler(): { phase: (name: string) => void; stop: () => Record<string, { mean: number; max: number; samples: number }> } {
+  const samples: Array<[string, number]> = [];
+  let current = 'setup';
+  const timer = setInterval(() => samples.push([current, os.loadavg()[0] ?? 0]), 5000);
+  timer.unref();
+  return {
+    phase: (name) => void (current = name),
+    stop: () => {
+      clearInterval(timer);
+      const phases: Record<string, { mean: number; max: number; samples: number }> = {};
+      for (const [name, load] of samples) {
+        const entry = (phases[name] ??= { mean: 0, max: 0, samples: 0 });
+        entry.mean = (entry.mean * entry.samples + load) / (entry.samples + 1);
+        entry.max = Math.max(entry.max, load);
+        entry.samples += 1;
+      }
+      return phases;
+    },
+  };
+}
+
 const withoutEnvironment = (run: BatchRun | null) => run && { ...run, candidates: run.candidates.map(({ environment: _environment, ...entry }) => entry) };
 
 async function main(): Promise<void> {
@@ -95,20 +117,25 @@ async function main(): Promise<void> {
     ...(args['build-concurrency'] ? { sizing: { buildConcurrency: args['build-concurrency'] } } : {}),
     log,
   };
+  const load = loadSampler();
   try {
     const batch = await generateCandidateBatch({ repositoryRoot: REPOSITORY_ROOT, backend: args.backend, directory: path.join(out, 'candidates'), problems: args.problems, includeTimeouts: args['include-timeouts'], ...(args.limit ? { limit: args.limit } : {}) });
     log(`batch: ${batch.length} distinct candidates over ${new Set(batch.map((candidate) => candidate.problemPath)).size} problems, backend ${args.backend}`);
 
     const pipeline = createPipeline(settings);
+    load.phase('pipelined');
     const pipelined = await runPipelined(batch, settings, pipeline);
     log(`pipelined: ${batch.length} candidates in ${(pipelined.wallMs / 1000).toFixed(1)} s`);
     const correct = batch.find((candidate) => candidate.variant === 'shipped' && pipelined.candidates.find((entry) => entry.id === candidate.id)?.verdict === 'correct');
+    load.phase('re-evaluations');
     const reEvaluations = correct ? await reEvaluate(pipeline.queue, correct, settings, args['re-evaluations']) : [];
     const repeated: EvaluatedCandidate[] = correct && args.repeats > 0 ? await runThroughQueue(pipeline.queue, Array.from({ length: args.repeats }, () => correct), settings, 'repeat') : [];
     const buildStats = await pipeline.buildCache.stats();
     await pipeline.queue.close();
 
+    load.phase('sequential');
     const sequential = args['skip-sequential'] ? null : await runSequential(batch, settings);
+    load.phase('memory');
     const memory: MemoryFigures | null =
       args['memory-batch'] > 0
         ? await runMemoryBatch(path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'memory-problem.py'), args['memory-batch'], { ...settings, trials: 1, skipTiming: true })
@@ -120,6 +147,7 @@ async function main(): Promise<void> {
     const host = `${os.hostname()}: ${gpus}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB), torch ${environment?.torch ?? '?'}${environment?.cuda ? `, CUDA ${environment.cuda}` : ''}`;
     const command = `node --import tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`;
     const repeat = correct ? repeatability(correct.id, repeated) : null;
+    const loadByPhase = load.stop();
     const result = {
       measured_at: measuredAt,
       command,
@@ -133,10 +161,11 @@ async function main(): Promise<void> {
       re_evaluations: reEvaluations,
       repeatability: repeat,
       memory,
+      load_average_by_phase: loadByPhase,
       batch,
     };
     await writeFile(path.join(out, 'result.json'), `${JSON.stringify(result, null, 2)}\n`, 'utf8');
-    const markdown = renderMarkdown({ title: `kforge evaluation throughput, ${args.backend} backend`, measuredAt, command, host, deviceWord: device, batch, sequential, pipelined, reEvaluations, repeat, memory });
+    const markdown = renderMarkdown({ title: `kforge evaluation throughput, ${args.backend} backend`, measuredAt, command, host, deviceWord: device, batch, sequential, pipelined, reEvaluations, repeat, memory, loadByPhase });
     await writeFile(path.join(out, 'result.md'), markdown, 'utf8');
     process.stdout.write(`${path.join(out, 'result.md')}\n`);
   } finally {

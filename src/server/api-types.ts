@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { editResponseSchema, resumeResponseSchema, stopResponseSchema } from './api-schemas/action-schemas.js';
-import type { buildDetailsSchema, candidateDetailSchema, modelCallSchema } from './api-schemas/candidate-schemas.js';
+import type { buildDetailsSchema, candidateDetailSchema, guardDetailsSchema, modelCallSchema } from './api-schemas/candidate-schemas.js';
 import type { apiErrorSchema } from './api-schemas/common-schemas.js';
 import type { candidateNodeSchema, problemViewSchema } from './api-schemas/problem-schemas.js';
 import type { actionSchema, ideaSchema, runEventSchema } from './api-schemas/record-schemas.js';
@@ -21,6 +21,7 @@ export type CandidateNode = z.infer<typeof candidateNodeSchema>;
 export type CandidateDetail = z.infer<typeof candidateDetailSchema>;
 export type ModelCallView = z.infer<typeof modelCallSchema>;
 export type BuildDetailsView = z.infer<typeof buildDetailsSchema>;
+export type GuardDetailsView = z.infer<typeof guardDetailsSchema>;
 export type ActionView = z.infer<typeof actionSchema>;
 export type IdeaView = z.infer<typeof ideaSchema>;
 export type RunEventView = z.infer<typeof runEventSchema>;

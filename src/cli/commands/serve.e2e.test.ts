@@ -67,7 +67,7 @@ async function startServe(folder: string, storePath: string): Promise<{ child: C
 }
 
 async function screenshot(name: string, scrollY = 0): Promise<void> {
-  await browser.page.evaluate((y) => window.scrollTo(0, y), scrollY);
+  await browser.page.evaluate(`window.scrollTo(0, ${scrollY})`);
   const folder = shotsFolder ?? path.join(seededStore.folder, 'screenshots');
   await mkdir(folder, { recursive: true });
   const file = path.join(folder, `${name}.png`);

@@ -31,6 +31,16 @@ export const speedOfLightSchema = z.object({
   lowerBoundMs: z.number(),
   /** `lowerBoundMs / candidate median`; 1 is at the roofline, above 1 is physically suspect. */
   share: z.number(),
+  bytes: z.number().nullable(),
+  flops: z.number().nullable(),
+});
+
+/** The guard's report (docs/guard.md): static findings, run-time checks, notes. */
+export const guardDetailsSchema = z.object({
+  policy: z.string().nullable(),
+  findings: z.array(z.object({ check: z.string(), severity: z.string(), message: z.string(), line: z.number().int().nullable() })),
+  checks: z.array(z.object({ stage: z.string(), check: z.string(), status: z.string(), message: z.string() })),
+  notes: z.array(z.string()),
 });
 
 /** Per-kernel resources of a CUDA build (from `cuobjdump --dump-resource-usage`). */
@@ -70,6 +80,7 @@ export const candidateDetailSchema = z.object({
   children: z.array(z.number().int()),
   modelCall: modelCallSchema.nullable(),
   speedOfLight: speedOfLightSchema.nullable(),
+  guard: guardDetailsSchema.nullable(),
   build: buildDetailsSchema.nullable(),
   acceptance: z.object({ note: z.string().nullable(), createdAt: z.string() }).nullable(),
   /** Set when the dashboard's own evaluation of an edit failed for a reason of the evaluator's. */

@@ -11,10 +11,11 @@ const SERIES_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#
 const MAX_SERIES = 10;
 
 const STYLE = `
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;max-width:1100px;margin:24px auto;padding:0 20px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;max-width:1240px;margin:24px auto;padding:0 20px}
+.scroll{overflow-x:auto}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 .meta{color:#57606a;margin:0 0 12px}table{border-collapse:collapse;width:100%;margin:8px 0}
-th,td{border-bottom:1px solid #eaeef2;padding:5px 8px;text-align:right;white-space:nowrap}th{background:#f6f8fa;font-weight:600}
+th,td{border-bottom:1px solid #eaeef2;padding:5px 7px;font-size:13px;text-align:right;white-space:nowrap}th{background:#f6f8fa;font-weight:600}
 td:first-child,th:first-child{text-align:left}.verdict{display:inline-block;padding:0 6px;border-radius:10px;color:#fff;font-size:12px}
 .note{color:#57606a;font-size:13px}figure{margin:16px 0}code{background:#f6f8fa;padding:1px 4px;border-radius:4px}
 @media print{body{margin:0}}`;
@@ -23,9 +24,9 @@ const verdictChip = (verdict: (typeof VERDICTS)[number] | null): string =>
   verdict === null ? DASH : `<span class="verdict" style="background:${VERDICT_COLORS[verdict]}">${escapeXml(verdictLabel(verdict))}</span>`;
 
 function htmlTable(header: string[], rows: string[][]): string {
-  return `<table><thead><tr>${header.map((title) => `<th>${escapeXml(title)}</th>`).join('')}</tr></thead><tbody>${rows
+  return `<div class="scroll"><table><thead><tr>${header.map((title) => `<th>${escapeXml(title)}</th>`).join('')}</tr></thead><tbody>${rows
     .map((row) => `<tr>${row.map((value) => `<td>${value}</td>`).join('')}</tr>`)
-    .join('')}</tbody></table>`;
+    .join('')}</tbody></table></div>`;
 }
 
 function metricsTable(groups: readonly ReportGroup[]): string {

@@ -39,7 +39,8 @@ describe('buildRunReport', () => {
     assert.deepEqual(report.total.fastP.map((row) => [row.p, row.vsEager, row.vsBest]), [[0, 1, 1], [1, 1, 1], [1.5, 1, 2 / 3], [2, 1, 1 / 3]]);
     close(report.total.geomeanSpeedupVsEager, Math.cbrt((6.1 / 3.0) * (11.2 / 4.7) * (25.1 / 9.4)), 'geomean vs eager');
     close(report.total.geomeanSpeedupVsCompile, Math.cbrt((4.0 / 3.0) * (9.6 / 4.7) * (14.8 / 9.4)), 'geomean vs compile');
-    assert.equal(report.total.meanSpeedOfLightShare, null);
+    close(report.total.meanSpeedOfLightShare, (1.6 / 3.0 + 1.6 / 4.7 + 0.8 / 9.4) / 3, 'mean share of speed of light');
+    close(report.problems[0]!.speedOfLightShare, 1.6 / 3.0, 'relu share of speed of light');
     assert.deepEqual(report.levels.map((group) => [group.level, group.problems]), [['level1', 2], ['level2', 1]]);
   });
 
@@ -88,7 +89,7 @@ describe('renderReport', () => {
     assert.equal(total['problems'], '3');
     assert.equal(rows[0]!['problem'], '01_relu');
     assert.equal(Number(rows[0]!['speedup_vs_eager']).toFixed(4), (6.1 / 3).toFixed(4));
-    assert.equal(rows[0]!['speed_of_light_share'], '');
+    assert.equal(Number(rows[0]!['speed_of_light_share']).toFixed(4), (1.6 / 3).toFixed(4));
   });
 
   it('html: one self-contained file with inline SVG plots and nothing fetched', () => {

@@ -103,6 +103,8 @@ export function stepChartSvg(series: readonly Series[], options: { title: string
       previous = py;
     }
     if (path) parts.push(`<path d="${path}" fill="none" stroke="${line.color}" stroke-width="2"/>`);
+    const last = line.points.findLast(([, py]) => py !== null);
+    if (last) parts.push(`<circle cx="${x(last[0])}" cy="${y(last[1]!)}" r="3.5" fill="${line.color}"/>`);
   }
   series.forEach((line, index) => {
     const lx = left + (index % 3) * (plotWidth / 3);

@@ -3,6 +3,7 @@ import type { CandidateDetail } from '../api-schemas/candidate-schemas.js';
 import { acceptedCandidates } from './accepted-candidates.js';
 import { buildDetails } from './build-details.js';
 import { toCandidateNode, type EvaluationTracker } from './candidate-node.js';
+import { guardDetails } from './guard-details.js';
 import { speedOfLight } from './speed-of-light.js';
 
 /**
@@ -56,6 +57,7 @@ export async function loadCandidateDetail(store: RunStore, candidateId: number, 
         }
       : null,
     speedOfLight: evaluation ? speedOfLight(evaluation.result) : null,
+    guard: evaluation ? guardDetails(evaluation.result) : null,
     build: evaluation ? buildDetails(evaluation.result) : null,
     acceptance: acceptance && acceptedId === candidateId ? { note: acceptance.note, createdAt: acceptance.createdAt } : null,
     evaluationError: evaluation ? null : tracker.errorOf(candidateId),

@@ -93,7 +93,7 @@ export function CandidatePanel({ candidateId, version, siblings, onChanged, onEd
         {tab === 'overview' ? (
           evaluation ? (
             <>
-              <VerdictDetails result={evaluation.result} timing={<><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></>} />
+              <VerdictDetails result={evaluation.result} timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null} />
             </>
           ) : data.evaluationError ? (
             <p className="notice" role="alert">The evaluation could not run: {data.evaluationError}. Fix the cause (see the server's log), then edit and evaluate again, or resume the run.</p>
