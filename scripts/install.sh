@@ -19,3 +19,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+
+# The dashboard that `kforge serve` serves, built once here (web/dist is not in git).
+bash scripts/build-web.sh

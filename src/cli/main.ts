@@ -1,7 +1,10 @@
+import { registerCacheCommand } from './commands/cache.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEvalCommand } from './commands/eval.js';
 import { registerOptimizeCommand } from './commands/optimize.js';
+import { registerReportCommand } from './commands/report.js';
 import { registerRunsCommand } from './commands/runs.js';
+import { registerServeCommand } from './commands/serve.js';
 import { runProgram, type CommandRegistration } from './run-program.js';
 
 /** Every command of `kforge`. A new command is one more registration here. */
@@ -9,6 +12,9 @@ const COMMANDS: readonly CommandRegistration[] = [
   registerEvalCommand,
   registerOptimizeCommand,
   (program) => registerRunsCommand(program),
+  (program) => registerReportCommand(program),
+  (program) => registerServeCommand(program),
+  registerCacheCommand,
   registerDoctorCommand,
 ];
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../core/verdict.js';
+import { adoptWarmWorker, helloWithin } from './adopt-warm-worker.js';
 import type { BaselineCache } from './baseline-cache.js';
 import type { BuildCache, BuildReservation } from './build-cache.js';
 import { buildKey, buildKeyMaterialOf } from './build-key.js';
@@ -172,9 +173,10 @@ export class PipelinedEvaluator implements Evaluator {
     try {
       const candidate = await this.#pool.take('candidate', device);
       taken.push(candidate);
-      this.#adopt(candidate, settings, options.signal, options.onProgress ?? (() => undefined));
+      const adoption = { signal: options.signal, terminationGraceMs: this.#options.terminationGraceMs };
+      adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
       // A worker that never says hello is left to the run, which times it out as a setup error.
-      const hello = await withinMs(candidate.worker.hello, settings.idleLimitMs);
+      const hello = await helloWithin(candidate, settings.idleLimitMs);
       const askedAtMs = performance.now();
       let key: string | null = null;
       if (hello) {
@@ -219,7 +221,7 @@ export class PipelinedEvaluator implements Evaluator {
         startWorker: async (role, progress) => {
           const warm = role === 'candidate' ? candidate : await this.#pool.take('reference', device);
           if (warm !== candidate) taken.push(warm);
-          this.#adopt(warm, settings, options.signal, progress);
+          adoptWarmWorker(warm, settings, { ...adoption, onProgress: progress });
           return warm.worker;
         },
         onProgress,
@@ -266,22 +268,6 @@ export class PipelinedEvaluator implements Evaluator {
     };
   }
 
-  #adopt(warm: WarmWorker, settings: EvaluationSettings, signal: AbortSignal | undefined, onProgress: (event: EvaluationProgress) => void): void {
-    const role = warm.role;
-    warm.worker.adopt({
-      stageLimitsMs: settings.stageLimitsMs,
-      idleLimitMs: settings.idleLimitMs,
-      terminationGraceMs: this.#options.terminationGraceMs,
-      cancelSignal: signal,
-      onStage: (message) =>
-        onProgress(
-          message.status === 'start'
-            ? { kind: 'stage-started', role, stage: message.stage }
-            : { kind: 'stage-finished', role, stage: message.stage, durationMs: message.duration_ms ?? 0 },
-        ),
-    });
-  }
-
   #lane(kind: LaneKind): Promise<PipelineLane> {
     let lane = this.#lanes.get(kind);
     if (!lane) {
@@ -306,9 +292,3 @@ export class PipelinedEvaluator implements Evaluator {
   }
 }
 
-/** The promise's value, or null when it takes longer than `limitMs`. */
-function withinMs<T>(promise: Promise<T | null>, limitMs: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), limitMs)));
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}

@@ -10,6 +10,7 @@ import { BuildView } from './build-view';
 import { CandidateEditor } from './candidate-editor';
 import { CodeView } from './code-view';
 import { DiffView } from './diff-view';
+import { GuardSection } from './guard-section';
 import { PromptView } from './prompt-view';
 import { ErrorState, Loading } from './states';
 import { TimingTable } from './timing-table';
@@ -93,7 +94,11 @@ export function CandidatePanel({ candidateId, version, siblings, onChanged, onEd
         {tab === 'overview' ? (
           evaluation ? (
             <>
-              <VerdictDetails result={evaluation.result} timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null} />
+              <VerdictDetails
+                result={evaluation.result}
+                timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null}
+                guard={data.guard ? <GuardSection guard={data.guard} /> : null}
+              />
             </>
           ) : data.evaluationError ? (
             <p className="notice" role="alert">The evaluation could not run: {data.evaluationError}. Fix the cause (see the server's log), then edit and evaluate again, or resume the run.</p>

@@ -1,5 +1,5 @@
 import type { CandidateDetail } from '../../../src/server/api-types';
-import { ms, share, speedup } from '../lib/format';
+import { bytes, count, ms, share, speedup } from '../lib/format';
 
 type Result = NonNullable<CandidateDetail['evaluation']>['result'];
 type Stats = NonNullable<Result['timing']>['candidate_ms'];
@@ -65,7 +65,15 @@ export function TimingTable({ result, speedOfLight, compact = false }: { result:
         <dt>speedup vs best baseline</dt>
         <dd><b>{speedup(timing.speedup_vs_best)}</b> <span className="faint">(the faster of eager and torch.compile)</span></dd>
         <dt>share of speed of light</dt>
-        <dd data-testid="speed-of-light">{speedOfLight ? `${share(speedOfLight.share)} of the roofline bound (${ms(speedOfLight.lowerBoundMs)})` : <span className="muted">not measured{compact ? '' : ': the evaluator reported no roofline bound for this result'}</span>}</dd>
+        <dd data-testid="speed-of-light">
+          {speedOfLight ? (
+            <>
+              <b>{share(speedOfLight.share)}</b> <span className="faint">of the roofline bound, {ms(speedOfLight.lowerBoundMs)}{compact ? '' : ` (${bytes(speedOfLight.bytes)} moved${speedOfLight.flops ? `, ${count(speedOfLight.flops)} FLOPs` : ''})`}</span>
+            </>
+          ) : (
+            <span className="muted">not measured{compact ? '' : ': the evaluator reported no roofline bound for this result'}</span>
+          )}
+        </dd>
         {timing.baseline_cached !== undefined ? (<><dt>baselines</dt><dd className="muted">{timing.baseline_cached ? 'from the baseline cache' : 'timed for this evaluation'}</dd></>) : null}
       </dl>
     </div>

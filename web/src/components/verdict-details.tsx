@@ -9,7 +9,7 @@ type Result = NonNullable<CandidateDetail['evaluation']>['result'];
  * The verdict, the guard's and the harness's reasons, then `timing` (what matters most for a
  * correct candidate), the error profile and the diagnostics.
  */
-export function VerdictDetails({ result, timing }: { result: Result; timing?: ReactNode }) {
+export function VerdictDetails({ result, timing, guard }: { result: Result; timing?: ReactNode; guard?: ReactNode }) {
   const { correctness, diagnostics } = result;
   return (
     <div>
@@ -33,6 +33,7 @@ export function VerdictDetails({ result, timing }: { result: Result; timing?: Re
         </>
       ) : null}
       {timing}
+      {guard}
       {correctness ? (
         <>
           <h3>Error profile</h3>
