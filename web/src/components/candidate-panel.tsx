@@ -22,7 +22,7 @@ function AcceptForm({ detail, onDone }: { detail: CandidateDetail; onDone: () =>
   const [open, setOpen] = useState(false);
   const [note, setNote] = useState('');
   if (detail.acceptance) {
-    return <span className="chip accepted" title={`accepted ${detail.acceptance.createdAt}`}>accepted{detail.acceptance.note ? `: ${detail.acceptance.note}` : ''}</span>;
+    return <span className="chip accepted" title={`accepted ${detail.acceptance.createdAt}${detail.acceptance.note ? `: ${detail.acceptance.note}` : ''}`}>accepted{detail.acceptance.note ? `: ${detail.acceptance.note}` : ''}</span>;
   }
   if (detail.candidate.verdict !== 'correct') return null;
   if (!open) return <button className="btn" onClick={() => setOpen(true)} data-testid="accept-open">Accept kernel…</button>;
@@ -97,7 +97,7 @@ export function CandidatePanel({ candidateId, version, siblings, onChanged, onEd
               <VerdictDetails
                 result={evaluation.result}
                 timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null}
-                guard={data.guard ? <GuardSection guard={data.guard} /> : null}
+                guard={data.guard ? <GuardSection guard={data.guard} reasons={evaluation.result.reasons} /> : null}
               />
             </>
           ) : data.evaluationError ? (

@@ -1,7 +1,12 @@
 import type { GuardDetailsView } from '../../../src/server/api-types';
 
-/** What the guard found (docs/guard.md): static findings with their line, notes, and the run-time checks. */
-export function GuardSection({ guard }: { guard: GuardDetailsView }) {
+/**
+ * What the guard found (docs/guard.md): static findings with their line (those already shown as
+ * the verdict's reasons are not repeated), notes, and the run-time checks.
+ */
+export function GuardSection({ guard, reasons }: { guard: GuardDetailsView; reasons: ReadonlyArray<{ check: string; message: string }> }) {
+  const shown = new Set(reasons.map((reason) => `${reason.check}\u0000${reason.message}`));
+  const findings = guard.findings.filter((finding) => !shown.has(`${finding.check}\u0000${finding.message}`));
   const byCheck = new Map<string, { status: string; stages: string[]; message: string }>();
   for (const check of guard.checks) {
     const key = `${check.check}:${check.status}`;
@@ -12,8 +17,8 @@ export function GuardSection({ guard }: { guard: GuardDetailsView }) {
   return (
     <div data-testid="guard-section">
       <h3>Guard{guard.policy ? <span className="faint" style={{ textTransform: 'none', letterSpacing: 0 }}> · policy {guard.policy}</span> : null}</h3>
-      {guard.findings.length === 0 && guard.notes.length === 0 && guard.checks.length === 0 ? <p className="muted" style={{ margin: 0 }}>No findings.</p> : null}
-      {guard.findings.map((finding, index) => (
+      {findings.length === 0 && guard.notes.length === 0 && guard.checks.length === 0 ? <p className="muted" style={{ margin: 0 }}>{guard.findings.length > 0 ? 'Its findings are the reasons above.' : 'No findings.'}</p> : null}
+      {findings.map((finding, index) => (
         <div key={index} className={finding.severity === 'reject' ? 'reason' : 'notice'} style={{ marginBottom: 6 }}>
           <span className="check mono" style={{ fontSize: 12 }}>{finding.check}{finding.line !== null ? ` · line ${finding.line}` : ''} · {finding.severity}</span>
           <div>{finding.message}</div>

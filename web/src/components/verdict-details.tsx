@@ -41,9 +41,9 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
             <dt>trials passed</dt>
             <dd>{correctness.passed} of {correctness.trials}</dd>
             <dt>max abs error</dt>
-            <dd>{error(correctness.max_abs_error)} <span className="faint">(atol {correctness.atol ?? '–'}, {correctness.tolerance ?? 'tolerance'})</span></dd>
+            <dd>{error(correctness.max_abs_error)}{correctness.atol !== undefined ? <span className="faint"> (atol {correctness.atol}{correctness.tolerance ? `, ${correctness.tolerance}` : ''})</span> : null}</dd>
             <dt>max rel error</dt>
-            <dd>{error(correctness.max_rel_error)} <span className="faint">(rtol {correctness.rtol ?? '–'})</span></dd>
+            <dd>{error(correctness.max_rel_error)}{correctness.rtol !== undefined ? <span className="faint"> (rtol {correctness.rtol})</span> : null}</dd>
             {correctness.mismatch_count !== undefined ? (<><dt>elements out of tolerance</dt><dd>{correctness.mismatch_count.toLocaleString('en')}</dd></>) : null}
             {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
           </dl>
