@@ -7,14 +7,14 @@ import type { Stage } from './protocol.js';
  * importing torch and also bounds any wait outside a stage.
  */
 export const DEFAULT_STAGE_TIMEOUTS_SECONDS: StageTimeoutsSeconds = {
-  startup: 120,
+  startup: 300,
   build: 600,
   load: 120,
   correctness: 300,
   timing: 600,
   reference: 300,
   baseline: 900,
-  judge: 120,
+  judge: 300,
 };
 
 /** The stage limits in milliseconds, defaults filled in. */
