@@ -9,6 +9,12 @@ import type { PipelineSizing } from '../../src/eval/pipeline-sizing.js';
 import { PipelinedEvaluator, type PipelineUsage } from '../../src/eval/pipelined-evaluator.js';
 import { PythonEvaluator } from '../../src/eval/python-evaluator.js';
 import type { BatchCandidate } from './candidate-batch.js';
+import { reapedChildCpuSeconds } from './child-cpu.js';
+
+function cpuSince(before: number | null): number | null {
+  const now = reapedChildCpuSeconds();
+  return before === null || now === null ? null : now - before;
+}
 
 /** What a benchmark run needs to build evaluators and requests. */
 export interface BenchSettings {
@@ -44,6 +50,8 @@ export interface EvaluatedCandidate {
 export interface BatchRun {
   wallMs: number;
   devices: number;
+  /** CPU seconds of every process the run started (workers, ninja, compilers), where /proc tells. */
+  childCpuS: number | null;
   candidates: EvaluatedCandidate[];
   usage?: PipelineUsage;
 }
@@ -86,6 +94,7 @@ export async function runSequential(batch: readonly BatchCandidate[], settings: 
     scratchRoot: settings.workDirectory,
   });
   const started = performance.now();
+  const cpuBefore = reapedChildCpuSeconds();
   const candidates: EvaluatedCandidate[] = [];
   for (const [index, candidate] of batch.entries()) {
     const before = performance.now();
@@ -97,7 +106,7 @@ export async function runSequential(batch: readonly BatchCandidate[], settings: 
     const last = candidates[candidates.length - 1]!;
     settings.log(`sequential ${index + 1}/${batch.length} ${candidate.id}: ${last.verdict} in ${(last.wallMs / 1000).toFixed(1)} s`);
   }
-  return { wallMs: performance.now() - started, devices: 1, candidates };
+  return { wallMs: performance.now() - started, devices: 1, childCpuS: cpuSince(cpuBefore), candidates };
 }
 
 /** A pipelined evaluator and its job queue on this run's own caches. */
@@ -161,7 +170,10 @@ export async function runPipelined(
   pipeline: ReturnType<typeof createPipeline>,
 ): Promise<BatchRun> {
   const started = performance.now();
+  const cpuBefore = reapedChildCpuSeconds();
   const devices = await pipeline.evaluator.warmUp(settings.backend);
   const candidates = await runThroughQueue(pipeline.queue, batch, settings, 'pipelined', started);
-  return { wallMs: performance.now() - started, devices: devices.length, candidates, usage: await pipeline.evaluator.usage() };
+  // Warm workers still idle at this point have not been reaped: their start-up is not counted.
+  const wallMs = performance.now() - started;
+  return { wallMs, devices: devices.length, childCpuS: cpuSince(cpuBefore), candidates, usage: await pipeline.evaluator.usage() };
 }

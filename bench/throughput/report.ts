@@ -15,6 +15,9 @@ export interface WaySummary {
   deviceLeaseShare: number | null;
   /** Time in device stages over wall time × devices: the device was working at most this share. */
   deviceStageShare: number;
+  /** CPU seconds of kforge's processes per candidate, and the mean number of cores they kept busy. */
+  cpuSecondsPerCandidate: number | null;
+  meanCoresBusy: number | null;
   verdicts: Record<string, number>;
 }
 
@@ -49,6 +52,8 @@ export function summarize(run: BatchRun): WaySummary {
     candidatesPerDeviceHour: run.candidates.length / (capacityMs / 3_600_000),
     deviceLeaseShare: run.usage ? held / capacityMs : null,
     deviceStageShare: stageMs / capacityMs,
+    cpuSecondsPerCandidate: run.childCpuS === null ? null : run.childCpuS / run.candidates.length,
+    meanCoresBusy: run.childCpuS === null ? null : run.childCpuS / (run.wallMs / 1000),
     verdicts,
   };
 }
@@ -95,7 +100,7 @@ export function renderMarkdown(parts: ReportParts): string {
   const pipelined = summarize(parts.pipelined);
   const sequential = parts.sequential ? summarize(parts.sequential) : null;
   const row = (way: string, summary: WaySummary): string =>
-    `| ${way} | ${summary.candidates} | ${summary.devices} | ${summary.wallS.toFixed(1)} s | ${summary.candidatesPerDeviceHour.toFixed(1)} | ${percent(summary.deviceLeaseShare)} | ${percent(summary.deviceStageShare)} |`;
+    `| ${way} | ${summary.candidates} | ${summary.devices} | ${summary.wallS.toFixed(1)} s | ${summary.candidatesPerDeviceHour.toFixed(1)} | ${percent(summary.deviceLeaseShare)} | ${percent(summary.deviceStageShare)} | ${summary.cpuSecondsPerCandidate === null ? '—' : summary.cpuSecondsPerCandidate.toFixed(1)} | ${summary.meanCoresBusy === null ? '—' : summary.meanCoresBusy.toFixed(2)} |`;
   const lines = [
     `# ${parts.title}`,
     '',
@@ -103,8 +108,8 @@ export function renderMarkdown(parts: ReportParts): string {
     '',
     `Command: \`${parts.command}\``,
     '',
-    `| way | candidates | ${parts.deviceWord}s | wall | candidates per ${parts.deviceWord}-hour | ${parts.deviceWord} leased | ${parts.deviceWord} stages |`,
-    '|---|---|---|---|---|---|---|',
+    `| way | candidates | ${parts.deviceWord}s | wall | candidates per ${parts.deviceWord}-hour | ${parts.deviceWord} leased | ${parts.deviceWord} stages | CPU s per candidate | cores busy (mean) |`,
+    '|---|---|---|---|---|---|---|---|---|',
     ...(sequential ? [row('one fresh process per candidate', sequential)] : []),
     row('pipelined (build pool, build cache, warm workers, leases)', pipelined),
     '',
@@ -130,21 +135,7 @@ export function renderMarkdown(parts: ReportParts): string {
     const { mediansMs, spread, cv, candidate } = parts.repeat;
     lines.push(`Repeatability: \`${candidate}\` evaluated ${mediansMs.length} times in one batch: medians ${Math.min(...mediansMs).toPrecision(4)}–${Math.max(...mediansMs).toPrecision(4)} ms, spread (max − min) / min **${(spread * 100).toFixed(2)}%**, CV ${(cv * 100).toFixed(2)}%.`, '');
   }
-  if (parts.memory) {
-    const memory = parts.memory;
-    const first = memory.samples[1] ?? memory.samples[0]!;
-    const last = memory.samples.at(-1)!;
-    lines.push(
-      `Orchestrator memory over ${memory.candidates} pure-PyTorch candidates (${(memory.wallMs / 1000).toFixed(0)} s, ${memory.candidatesPerHour.toFixed(0)} candidates per hour; verdicts ${JSON.stringify(memory.verdicts)}; heap after a forced GC: ${memory.forcedGc ? 'yes' : 'no'}):`,
-      '',
-      '| after candidates | heap used | rss |',
-      '|---|---|---|',
-      ...memory.samples.filter((_, index) => index % Math.max(1, Math.floor(memory.samples.length / 6)) === 0 || index === memory.samples.length - 1).map((entry) => `| ${entry.completed} | ${mib(entry.heapUsedBytes)} | ${mib(entry.rssBytes)} |`),
-      '',
-      `Second-half slope: heap ${(memory.heapSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate, rss ${(memory.rssSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate (heap ${mib(first.heapUsedBytes)} after ${first.completed}, ${mib(last.heapUsedBytes)} after ${last.completed}).`,
-      '',
-    );
-  }
+  if (parts.memory) lines.push(...renderMemory(parts.memory));
   lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) |', '|---|---|---|---|---|---|---|');
   const sequentialById = new Map(parts.sequential?.candidates.map((entry) => [entry.id, entry]) ?? []);
   const pipelinedById = new Map(parts.pipelined.candidates.map((entry) => [entry.id, entry]));
@@ -156,4 +147,21 @@ export function renderMarkdown(parts: ReportParts): string {
     lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} |`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The memory batch's lines: the samples and the second-half slopes. */
+export function renderMemory(memory: MemoryFigures): string[] {
+  const first = memory.samples[1] ?? memory.samples[0]!;
+  const last = memory.samples.at(-1)!;
+  const step = Math.max(1, Math.floor(memory.samples.length / 6));
+  return [
+    `Orchestrator memory over ${memory.candidates} pure-PyTorch candidates (${(memory.wallMs / 1000).toFixed(0)} s, ${memory.candidatesPerHour.toFixed(0)} candidates per hour; verdicts ${JSON.stringify(memory.verdicts)}; heap after a forced GC: ${memory.forcedGc ? 'yes' : 'no'}):`,
+    '',
+    '| after candidates | heap used | rss |',
+    '|---|---|---|',
+    ...memory.samples.filter((_, index) => index % step === 0 || index === memory.samples.length - 1).map((entry) => `| ${entry.completed} | ${mib(entry.heapUsedBytes)} | ${mib(entry.rssBytes)} |`),
+    '',
+    `Second-half slope: heap ${(memory.heapSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate, rss ${(memory.rssSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate (heap ${mib(first.heapUsedBytes)} after ${first.completed}, ${mib(last.heapUsedBytes)} after ${last.completed}).`,
+    '',
+  ];
 }

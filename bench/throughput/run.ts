@@ -8,6 +8,7 @@
  *   node --import tsx bench/throughput/run.ts --backend cpu|cuda [--problems 6] [--limit N] [--trials 5]
  *     [--perf-trials 100] [--repeats 10] [--re-evaluations 3] [--memory-batch 0] [--skip-sequential]
  *     [--build-concurrency N] [--out DIR] [--python PY] [--worker-dir DIR] [--include-timeouts]
+ *     [--memory-only] (with --memory-batch N: only the orchestrator-memory batch)
  *
  * Progress goes to stderr; the path of the markdown report to stdout.
  */
@@ -20,7 +21,7 @@ import { REPOSITORY_ROOT, WORKER_DIRECTORY } from '../../src/core/repository-pat
 import { createPipeline, runPipelined, runSequential, runThroughQueue, type BatchRun, type BenchSettings, type EvaluatedCandidate } from './batch-runs.js';
 import { generateCandidateBatch } from './candidate-batch.js';
 import { runMemoryBatch, type MemoryFigures } from './memory-batch.js';
-import { renderMarkdown, repeatability, summarize, verdictMismatches, type ReEvaluation } from './report.js';
+import { renderMarkdown, renderMemory, repeatability, summarize, verdictMismatches, type ReEvaluation } from './report.js';
 
 const count = (name: string, minimum: number) =>
   z.coerce.number({ error: () => `expected \`--${name}\` to be a number` }).int(`expected \`--${name}\` to be an integer`).min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
@@ -36,6 +37,7 @@ const argumentsSchema = z.object({
   'build-concurrency': count('build-concurrency', 1).optional(),
   limit: count('limit', 1).optional(),
   'skip-sequential': z.boolean().default(false),
+  'memory-only': z.boolean().default(false),
   'include-timeouts': z.boolean().default(false),
   out: z.string().min(1).optional(),
   python: z.string().min(1).default(process.env.KFORGE_PYTHON ?? 'python3'),
@@ -48,6 +50,7 @@ function parse(): z.infer<typeof argumentsSchema> {
     options: {
       ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
       'skip-sequential': { type: 'boolean' },
+      'memory-only': { type: 'boolean' },
       'include-timeouts': { type: 'boolean' },
     },
     strict: true,
@@ -100,6 +103,23 @@ function loadSampler(): { phase: (name: string) => void; stop: () => Record<stri
 
 const withoutEnvironment = (run: BatchRun | null) => run && { ...run, candidates: run.candidates.map(({ environment: _environment, ...entry }) => entry) };
 
+const MEMORY_PROBLEM = path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'memory-problem.py');
+
+/** `--memory-only`: the orchestrator-memory batch alone. */
+async function memoryOnly(count: number, settings: BenchSettings, out: string, measuredAt: string, load: ReturnType<typeof loadSampler>): Promise<void> {
+  if (count < 1) throw new RangeError('expected `--memory-batch` to be at least 1 with `--memory-only`');
+  load.phase('memory');
+  const memory = await runMemoryBatch(MEMORY_PROBLEM, count, { ...settings, trials: 1, skipTiming: true });
+  const loadByPhase = load.stop();
+  const command = `node --import tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`;
+  const host = `${os.hostname()}: ${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
+  await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, memory, load_average_by_phase: loadByPhase }, null, 2)}\n`, 'utf8');
+  const phases = Object.entries(loadByPhase).map(([name, entry]) => `${name} ${entry.mean.toFixed(1)} (max ${entry.max.toFixed(1)})`).join(', ');
+  const markdown = [`# kforge orchestrator memory, ${settings.backend} backend`, '', `Measured ${measuredAt} on ${host}.`, '', `Command: \`${command}\``, '', `Load average (1 min), mean: ${phases}.`, '', ...renderMemory(memory)];
+  await writeFile(path.join(out, 'result.md'), `${markdown.join('\n')}\n`, 'utf8');
+  process.stdout.write(`${path.join(out, 'result.md')}\n`);
+}
+
 async function main(): Promise<void> {
   const args = parse();
   const measuredAt = new Date().toISOString();
@@ -119,6 +139,10 @@ async function main(): Promise<void> {
   };
   const load = loadSampler();
   try {
+    if (args['memory-only']) {
+      await memoryOnly(args['memory-batch'], settings, out, measuredAt, load);
+      return;
+    }
     const batch = await generateCandidateBatch({ repositoryRoot: REPOSITORY_ROOT, backend: args.backend, directory: path.join(out, 'candidates'), problems: args.problems, includeTimeouts: args['include-timeouts'], ...(args.limit ? { limit: args.limit } : {}) });
     log(`batch: ${batch.length} distinct candidates over ${new Set(batch.map((candidate) => candidate.problemPath)).size} problems, backend ${args.backend}`);
 
@@ -138,7 +162,7 @@ async function main(): Promise<void> {
     load.phase('memory');
     const memory: MemoryFigures | null =
       args['memory-batch'] > 0
-        ? await runMemoryBatch(path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'memory-problem.py'), args['memory-batch'], { ...settings, trials: 1, skipTiming: true })
+        ? await runMemoryBatch(MEMORY_PROBLEM, args['memory-batch'], { ...settings, trials: 1, skipTiming: true })
         : null;
 
     const environment = pipelined.candidates.find((entry) => entry.environment)?.environment ?? null;
