@@ -26,6 +26,8 @@ export interface BenchSettings {
   trials: number;
   perfTrials: number;
   skipTiming?: boolean;
+  /** Guard policy of every request (the memory batch's plain-PyTorch candidates need `permissive`). */
+  guardPolicy?: string;
   sizing?: Partial<PipelineSizing>;
   log: (line: string) => void;
 }
@@ -66,6 +68,7 @@ export function requestFor(candidate: BatchCandidate, settings: BenchSettings): 
     trials: settings.trials,
     perfTrials: settings.perfTrials,
     ...(settings.skipTiming ? { skipTiming: true } : {}),
+    ...(settings.guardPolicy ? { guardPolicy: settings.guardPolicy } : {}),
   };
 }
 

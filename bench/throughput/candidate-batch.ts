@@ -8,8 +8,11 @@ export type CandidateVariant =
   | 'shipped'
   /** A comment added: another content hash (so another build), the same kernel and verdict. */
   | 'comment'
-  /** The output multiplied by 1.5 after the kernel: builds, runs, and is wrong. */
-  | 'scaled'
+  /**
+   * `forward` returns the kernel's output transposed (`.transpose(0, -1)`, view glue the static
+   * guard allows): builds, runs, and is `incorrect` (a shape mismatch, or wrong values when square).
+   */
+  | 'transposed'
   /** A failing `static_assert` after the first include: does not build. */
   | 'broken';
 
@@ -46,6 +49,18 @@ function problemOf(repositoryRoot: string, folder: string): string | null {
 
 const INCLUDE = '#include <torch/extension.h>';
 
+/** The source with ModelNew.forward's (one-line) return value transposed; null when there is none. */
+function transposedForward(source: string, id: string): string | null {
+  const lines = source.split('\n');
+  const classAt = lines.findIndex((line) => /^class ModelNew\b/.test(line));
+  const forwardAt = lines.findIndex((line, index) => index > classAt && /^\s+def forward\(/.test(line));
+  if (classAt < 0 || forwardAt < 0) return null;
+  const returnAt = lines.findIndex((line, index) => index > forwardAt && /^\s+return \S.*\)\s*$/.test(line));
+  if (returnAt < 0) return null;
+  lines[returnAt] = `${lines[returnAt]!.trimEnd()}.transpose(0, -1)  # kforge throughput benchmark: variant ${id}, wrong on purpose`;
+  return lines.join('\n');
+}
+
 /** The source of a variant, or null when the example cannot make it. */
 export function variantSource(source: string, variant: CandidateVariant, id: string): string | null {
   switch (variant) {
@@ -53,13 +68,8 @@ export function variantSource(source: string, variant: CandidateVariant, id: str
       return source;
     case 'comment':
       return `${source.trimEnd()}\n# kforge throughput benchmark: variant ${id} (a comment, so another content hash)\n`;
-    case 'scaled':
-      return (
-        `${source.trimEnd()}\n\n\n# kforge throughput benchmark: variant ${id}, wrong on purpose.\n` +
-        '_kforge_bench_forward = ModelNew.forward\n\n\n' +
-        'def _kforge_bench_wrong(self, *args, **kwargs):\n    return _kforge_bench_forward(self, *args, **kwargs) * 1.5\n\n\n' +
-        'ModelNew.forward = _kforge_bench_wrong\n'
-      );
+    case 'transposed':
+      return transposedForward(source, id);
     case 'broken': {
       const at = source.indexOf(INCLUDE);
       if (at < 0) return null;
@@ -70,11 +80,11 @@ export function variantSource(source: string, variant: CandidateVariant, id: str
 }
 
 /** Order of a problem's candidates when a batch is cut short: kinds of outcome first, look-alikes last. */
-const PRIORITY: Record<CandidateVariant, number> = { shipped: 0, broken: 1, scaled: 2, comment: 3 };
+const PRIORITY: Record<CandidateVariant, number> = { shipped: 0, broken: 1, transposed: 2, comment: 3 };
 
 /**
  * The batch, from the first `problems` example folders that hold `<backend>_*.py` files: each
- * shipped example; for a `<backend>_fast.py`, also that kernel with a comment added and scaled
+ * shipped example; for a `<backend>_fast.py`, also that kernel with a comment added and transposed
  * (wrong), and for the first two such problems a broken variant. With `limit`, candidates are
  * taken round-robin over the problems (fast kernels first, then broken, wrong, other shipped
  * examples and look-alikes), so a short batch still spans every problem and kind of verdict.
@@ -101,7 +111,7 @@ export async function generateCandidateBatch(options: CandidateBatchOptions): Pr
       const origin = path.join('examples', folder, file);
       const source = await readFile(path.join(options.repositoryRoot, origin), 'utf8');
       const fast = file === `${prefix}fast.py`;
-      const variants: CandidateVariant[] = fast ? ['shipped', 'comment', 'scaled', ...(fastProblems <= 2 ? (['broken'] as const) : [])] : ['shipped'];
+      const variants: CandidateVariant[] = fast ? ['shipped', 'comment', 'transposed', ...(fastProblems <= 2 ? (['broken'] as const) : [])] : ['shipped'];
       for (const variant of variants) {
         const id = `${folder}-${file.replace(/\.py$/, '')}-${variant}`;
         const text = variantSource(source, variant, id);

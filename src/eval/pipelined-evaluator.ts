@@ -52,9 +52,10 @@ export interface PipelinedEvaluatorOptions {
   /** The host compiler's identity for build keys; probed once by default. */
   compilerIdentity?: () => Promise<string | null>;
   /**
-   * Also pause builds and warm-ups while a candidate's timing stage runs on a GPU (they always
-   * pause for CPU timing, and for baselines on either backend). Default false: on a GPU host the
-   * build pool leaves a core per GPU free, and pausing would cost build throughput.
+   * Also pause builds and warm-ups while a GPU's timed stages run (a candidate's timed calls, the
+   * baselines); on the cpu backend they always pause. Default false: the GPU build pool leaves a
+   * core per GPU free, a baseline stage includes torch.compile's own compilation (tens of seconds
+   * during which every build would stop), and a pause cannot stop GPU work already queued.
    */
   pauseBuildsDuringGpuTiming?: boolean;
 }
@@ -74,8 +75,8 @@ export interface PipelineUsage {
  * there (the reference, load, correctness, timing) hold it alone — with a warm reference worker,
  * and baselines measured once per key for the whole pipeline. Builds of later candidates overlap
  * the device stages of earlier ones. Every worker serves one candidate and is then discarded.
- * Builds and warm-ups are paused (SIGSTOP) while baselines are timed, and on the cpu backend
- * while a candidate is timed.
+ * On the cpu backend builds and warm-ups are paused (SIGSTOP) while a candidate or a baseline
+ * is timed.
  * Results are those of {@link PythonEvaluator}; the request's `deviceIndex` is not used: the
  * pipeline spreads candidates over every device.
  *
@@ -243,13 +244,13 @@ export class PipelinedEvaluator implements Evaluator {
   }
 
   /**
-   * Whether background work (builds, warm-ups) stops during this stage: the eager and
-   * torch.compile baselines always (every later speedup of the problem rests on them), a
-   * candidate's timed calls on the cpu (the timed device itself) and, when asked, on a GPU.
+   * Whether background work (builds, warm-ups) stops during this stage: the timed stages (a
+   * candidate's timed calls, the reference's baselines) on the cpu, where the timed device is the
+   * CPU itself, and on a GPU when asked.
    */
   #pausesFor(lane: PipelineLane, event: EvaluationProgress): boolean {
-    if (event.role === 'reference') return event.stage === 'baseline';
-    return event.stage === 'timing' && (lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true);
+    const timed = event.role === 'reference' ? event.stage === 'baseline' : event.stage === 'timing';
+    return timed && (lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true);
   }
 
   async #acquireDevice(lane: PipelineLane, device: string, signal: AbortSignal | undefined, emit: (event: PipelineEvent) => void): Promise<HeldDevice> {
