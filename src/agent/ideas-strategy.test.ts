@@ -121,3 +121,27 @@ test('an unreadable ideas reply falls back to one general idea and is recorded',
   const [candidate] = await store.listCandidates(report.runId);
   assert.equal(candidate!.ideaLabel, 'general-speedup');
 });
+
+test('ideas: an idea dropped while its round runs gets no further implementation or fix', async () => {
+  const dropOwnIdea: FakeStep = async (request) => {
+    const runs = await store.listRuns();
+    const [first] = await store.listIdeas(runs[0]!.id);
+    assert.match(request.messages.map((message) => message.content).join('\n'), /tile the rows/);
+    await store.recordAction({ runId: runs[0]!.id, type: 'drop-idea', ideaId: first!.id });
+    return kernel('incorrect');
+  };
+  const model = new FakeKernelModel({
+    replies: [ideas(['tiles', 'tile the rows'], ['fuse', 'fuse max and sum']), dropOwnIdea, kernel('correct 0.4'), kernel('correct 0.3')],
+  });
+  const report = await startOptimizeRun(
+    plan({ strategies: { ideas: { rounds: 1, ideasPerRound: 2, implementationsPerIdea: 2, fixTurns: 1, width: 1 } } }),
+    { store, model, evaluator: new FakeEvaluator() },
+  );
+  const candidates = await store.listCandidates(report.runId);
+  assert.deepEqual(
+    candidates.map((candidate) => candidate.ideaLabel),
+    ['tiles', 'fuse', 'fuse'],
+    'no fix of the failed implementation and no second implementation of the dropped idea',
+  );
+  assert.equal(model.calls.length, 4);
+});

@@ -143,6 +143,8 @@ export class IdeasStrategy implements SearchStrategy {
     let task: KernelTask = { kind: 'implement-idea', idea: item.idea.text, seed: item.seed ? session.show(item.seed) : null };
     let lineage: Lineage = { round, parentCandidateId: item.seed?.candidate.id ?? null, idea: item.idea };
     for (let turn = 0; turn <= (this.options.fixTurns ?? 1); turn += 1) {
+      // A person may drop the idea while its round runs: no further implementation or fix of it starts.
+      if ((await session.ideas()).some((idea) => idea.id === item.idea.id && idea.status === 'dropped')) return;
       const attempt = await session.attempt({
         messages: buildKernelPrompt({ problem: session.prompt, task }),
         lineage,

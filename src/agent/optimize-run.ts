@@ -19,6 +19,8 @@ import { candidateFilePath } from './candidate-evaluator.js';
 import { buildRunReport, countCandidates, type ProblemReport, type RunOutcomeStatus, type RunReport } from './run-report.js';
 import type { SearchEventListener } from './search-events.js';
 import { SearchStoppedError } from './search-stopped-error.js';
+import { RunActionWatcher } from './run-action-watcher.js';
+import { RunInterventions } from './run-interventions.js';
 import { describeHostCpu, describeNamedDevice, type TargetDevice } from './target-device.js';
 
 /** What an optimize run is wired to. Pass `queue` to share one device queue, else `evaluator`. */
@@ -33,6 +35,8 @@ export interface OptimizeDependencies {
   /** Aborting it stops the run gracefully (status `stopped`, resumable). */
   signal?: AbortSignal;
   now?: () => number;
+  /** How often the run reads people's actions (stop, hints, edits) from the store, in ms. Default 1000. */
+  actionPollMs?: number;
 }
 
 /** The file a problem came from in this run (the store keeps only the first path its content was seen at). */
@@ -120,7 +124,12 @@ export async function resumeOptimizeRun(runId: string, deps: OptimizeDependencie
 
 async function executeRun(run: Run, plan: OptimizePlan, records: readonly ProblemRecord[], deps: OptimizeDependencies, resumed: boolean): Promise<RunReport> {
   const now = deps.now ?? Date.now;
-  const signal = deps.signal ?? new AbortController().signal;
+  // The run stops on the caller's signal (Ctrl-C) or on a `stop` action recorded in the store.
+  const stopper = new AbortController();
+  const stopRun = (): void => stopper.abort(deps.signal?.reason ?? new Error('stopped'));
+  if (deps.signal?.aborted) stopRun();
+  deps.signal?.addEventListener('abort', stopRun, { once: true });
+  const signal = stopper.signal;
   const entries = await problemEntries(records, plan);
   const loadOptions = (entry: ProblemEntry): LoadProblemStateOptions => ({
     runId: run.id,
@@ -149,7 +158,39 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
   };
   deps.onEvent?.({ type: 'run-started', runId: run.id, problemCount: entries.length, resumed });
   const target = deps.target ?? (plan.evaluation.backend === 'cpu' ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
-  const status = await searchProblems(context, entries, states, target);
+  let currentTarget = target;
+  const interventions = new RunInterventions({
+    runId: run.id,
+    plan,
+    store: deps.store,
+    queue,
+    entries,
+    signal,
+    deviceName: () => currentTarget.name,
+    stop: () => stopper.abort(new Error('stopped by a `stop` action')),
+    onError: (error) => deps.onEvent?.({ type: 'intervention-failed', runId: run.id, message: error instanceof Error ? error.message : String(error) }),
+  });
+  const watcher = new RunActionWatcher({
+    store: deps.store,
+    runId: run.id,
+    afterId: await RunActionWatcher.latestActionId(deps.store, run.id),
+    onAction: (action) => interventions.handle(action),
+    onError: (error) => deps.onEvent?.({ type: 'intervention-failed', runId: run.id, message: error instanceof Error ? error.message : String(error) }),
+    ...(deps.actionPollMs === undefined ? {} : { intervalMs: deps.actionPollMs }),
+  });
+  context.sessions = interventions;
+  watcher.start();
+  let status: RunOutcomeStatus;
+  try {
+    status = await searchProblems(context, entries, states, target, (next) => {
+      currentTarget = next;
+    });
+    await interventions.drain();
+  } finally {
+    await watcher.close();
+    deps.signal?.removeEventListener('abort', stopRun);
+  }
+  if (signal.aborted) status = 'stopped';
   const reports: ProblemReport[] = [];
   for (const entry of entries) {
     const state = await loadProblemState(deps.store, loadOptions(entry));
@@ -164,7 +205,13 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
  * Searches the problems in order, skipping those that ended for good, and says how the run ended.
  * A fault that is not a stop marks the run `failed` and throws `OptimizeRunError`.
  */
-async function searchProblems(context: ProblemSearchContext, entries: readonly ProblemEntry[], states: readonly ProblemState[], initialTarget: TargetDevice): Promise<RunOutcomeStatus> {
+async function searchProblems(
+  context: ProblemSearchContext,
+  entries: readonly ProblemEntry[],
+  states: readonly ProblemState[],
+  initialTarget: TargetDevice,
+  onTarget: (target: TargetDevice) => void,
+): Promise<RunOutcomeStatus> {
   const { signal, store, runId } = context;
   let target = initialTarget;
   let status: RunOutcomeStatus = 'finished';
@@ -174,6 +221,7 @@ async function searchProblems(context: ProblemSearchContext, entries: readonly P
       if (states[index]!.finished) continue;
       const searched = await searchProblem(context, entry, states[index]!, target);
       target = searched.target;
+      onTarget(target);
       if (searched.endReason === 'paused') status = 'paused';
     }
   } catch (error) {

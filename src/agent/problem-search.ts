@@ -26,6 +26,8 @@ export interface ProblemSearchContext {
   signal: AbortSignal;
   onEvent?: SearchEventListener;
   now: () => number;
+  /** Where the live session of a problem is announced, so people's hints and edits reach it. */
+  sessions?: { attach(problemHash: string, session: RecordedProblemSession): () => void };
 }
 
 /** A problem as the run searches it: its record, the file the evaluator reads, and its place. */
@@ -87,6 +89,17 @@ export async function searchProblem(context: ProblemSearchContext, problem: Prob
     speedupBaseline: plan.speedupBaseline,
     ...(context.onEvent ? { onEvent: context.onEvent } : {}),
   });
+  const detach = context.sessions?.attach(hash, session);
+  try {
+    return await runSession(context, problem, state, session, budget);
+  } finally {
+    detach?.();
+  }
+}
+
+async function runSession(context: ProblemSearchContext, problem: ProblemEntry, state: ProblemState, session: RecordedProblemSession, budget: BudgetTracker): Promise<ProblemSearchResult> {
+  const { plan } = context;
+  const hash = problem.record.hash;
   let strategy: StrategyName = state.strategy;
   const emitBase = { problem: problem.stem, problemHash: hash };
   context.onEvent?.({ type: 'problem-started', ...emitBase, usage: budget.usage(), index: problem.index, total: problem.total, strategy });

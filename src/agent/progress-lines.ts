@@ -36,6 +36,8 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
       return { from: event.from, to: event.to };
     case 'problem-finished':
       return { reason: event.reason };
+    case 'intervention-failed':
+      return { run: event.runId, message: event.message };
   }
 }
 
@@ -77,6 +79,10 @@ export class LiveProgress {
     }
     if (event.type === 'run-finished') {
       this.header = this.header.replace(/ — .*$/, '') + ` — ${event.status}`;
+      return;
+    }
+    if (event.type === 'intervention-failed') {
+      this.header = this.header.replace(/ — .*$/, '') + ` — an action could not be applied: ${event.message}`;
       return;
     }
     const line = this.problems.get(event.problemHash) ?? { name: event.problem, state: 'waiting', usage: null, last: '' };

@@ -124,6 +124,22 @@ export class RecordedProblemSession implements ProblemSession {
     return this.evaluate(candidate);
   }
 
+  /** A person's hint, in every prompt of this problem from now on. */
+  addHint(note: string): void {
+    if (this.prompt.hints.includes(note)) return;
+    this.prompt = { ...this.prompt, hints: [...this.prompt.hints, note] };
+  }
+
+  /**
+   * Adds a candidate evaluated outside the search (a person's edit, judged by `kforge serve`) to
+   * the history, where the strategy weighs it like its own; no budget is spent on it.
+   */
+  adopt(attempt: EvaluatedAttempt): void {
+    if (this.history.some((known) => known.kind === 'evaluated' && known.candidate.id === attempt.candidate.id)) return;
+    this.history.push(attempt);
+    this.bestSoFar = bestAttempt(this.history);
+  }
+
   /** Evaluates a stored candidate (a new one, or one a killed run left unevaluated) and records it. */
   async evaluate(candidate: CandidateRecord): Promise<EvaluatedAttempt> {
     const evaluated = await this.candidates.evaluate(candidate);

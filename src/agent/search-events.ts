@@ -47,6 +47,8 @@ export type SearchEvent =
   | (ProblemEventBase & { type: 'problem-stalled'; candidatesWithoutImprovement: number; policy: StallPolicy })
   | (ProblemEventBase & { type: 'strategy-switched'; from: StrategyName; to: StrategyName })
   | (ProblemEventBase & { type: 'problem-finished'; reason: ProblemEndReason })
+  /** A person's action (a stop, a hint, an edited candidate) could not be applied; the run goes on. */
+  | { type: 'intervention-failed'; runId: string; message: string }
   | { type: 'run-finished'; runId: string; status: 'finished' | 'stopped' | 'paused' | 'failed' };
 
 /** Receives search events; must not throw. */

@@ -1,10 +1,12 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { candidateFilePath } from '../../agent/candidate-evaluator.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { Action, Candidate, ProblemRecord, RunStore } from '../../store/run-store.js';
+import { EDIT_CLAIMED_EVENT } from '../../agent/run-interventions.js';
 import { ApiError } from '../api-error.js';
 import type { EvaluationTracker } from '../views/candidate-node.js';
 import { evaluationSettingsOf, readRunPlan } from '../views/run-plan.js';
@@ -17,6 +19,11 @@ export interface CandidateEditServiceOptions {
   candidatesDirectory?: string;
   /** Milliseconds clock for device time. Default `Date.now`. */
   now?: () => number;
+  /**
+   * How long to wait for a running search to claim an edit of its run (it polls its actions every
+   * second and evaluates the edit through its own device queue). Milliseconds; default 5000.
+   */
+  claimWaitMs?: number;
 }
 
 export interface SubmittedEdit {
@@ -103,9 +110,45 @@ export class CandidateEditService implements EvaluationTracker {
     await this.#chain;
   }
 
+  /**
+   * Whether the run's own search took the edit (it records {@link EDIT_CLAIMED_EVENT}): then the
+   * search evaluates it on the device it holds, and this service only follows it until its
+   * evaluation is stored. A run that is not running, or whose process died, never claims it.
+   */
+  async #claimedByRun(candidate: Candidate): Promise<boolean> {
+    const { store } = this.#options;
+    const run = await store.getRun(candidate.runId);
+    if (run?.status !== 'running') return false;
+    const deadline = Date.now() + (this.#options.claimWaitMs ?? 5000);
+    for (;;) {
+      const events = await store.listEvents(candidate.runId, { problemHash: candidate.problemHash, types: [EDIT_CLAIMED_EVENT] });
+      if (events.some((event) => event.payload['candidateId'] === candidate.id)) return true;
+      if (Date.now() >= deadline || this.#controller.signal.aborted) return false;
+      await delay(250);
+    }
+  }
+
+  /** Keeps a claimed candidate marked as evaluating until the run stores its evaluation or stops running. */
+  async #follow(candidate: Candidate): Promise<void> {
+    const { store } = this.#options;
+    try {
+      while (!this.#controller.signal.aborted) {
+        const [stored, run] = await Promise.all([store.getCandidate(candidate.id), store.getRun(candidate.runId)]);
+        if (stored?.evaluation || run?.status !== 'running') return;
+        await delay(1000);
+      }
+    } finally {
+      this.#running.delete(candidate.id);
+    }
+  }
+
   async #evaluate(candidate: Candidate, directory: string, settings: ReturnType<typeof evaluationSettingsOf>): Promise<void> {
     const { store, evaluator, logger } = this.#options;
     const now = this.#options.now ?? Date.now;
+    if (await this.#claimedByRun(candidate).catch(() => false)) {
+      void this.#follow(candidate).catch((error: unknown) => logger.warn({ err: error, candidateId: candidate.id }, 'following an edit the run evaluates failed'));
+      return;
+    }
     try {
       if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
       const record = await store.getProblem(candidate.problemHash);
