@@ -25,6 +25,8 @@ export interface OptimizeRequest {
   backend?: Backend;
   precision?: Precision;
   tolerance?: ToleranceProfile;
+  /** Guard policy of every evaluation (`default`, `strict`, `permissive`); else the config's `guard.policy`. */
+  guardPolicy?: string;
   trials?: number;
   perfTrials?: number;
   warmupTrials?: number;
@@ -106,6 +108,7 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
       backend: request.backend ?? evaluator.backend ?? 'cuda',
       precision: request.precision ?? evaluator.precision ?? 'fp32',
       tolerance: request.tolerance ?? evaluator.tolerance ?? 'kernelbench',
+      guardPolicy: request.guardPolicy ?? config.guard?.policy,
       preset: request.preset,
       trials: request.trials ?? evaluator.trials,
       perfTrials: request.perfTrials ?? evaluator.perfTrials,

@@ -5,6 +5,9 @@ import { strategyNameSchema } from './attempt.js';
 import { stallPolicySchema } from './stall-detector.js';
 
 const positiveInteger = z.number().int().positive();
+
+/** The guard policies the worker ships (worker/kforge_worker/policy.py); the request's `guardPolicy`. */
+export const GUARD_POLICY_NAMES = ['default', 'strict', 'permissive'] as const;
 const positiveNumber = z.number().positive();
 
 const budgetLimitsSchema = z.object({
@@ -52,6 +55,8 @@ export const optimizePlanSchema = z.object({
     backend: backendSchema,
     precision: precisionSchema,
     tolerance: toleranceProfileSchema,
+    /** Left out means the evaluator's default (`default`). */
+    guardPolicy: z.enum(GUARD_POLICY_NAMES).optional(),
     preset: presetSchema.optional(),
     trials: positiveInteger.optional(),
     perfTrials: positiveInteger.optional(),

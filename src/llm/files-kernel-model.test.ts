@@ -77,6 +77,19 @@ describe('FilesKernelModel', () => {
     }
   });
 
+  it('starts after the replies a resumed run already took (skip), and refuses a bad skip', async () => {
+    const model = await FilesKernelModel.fromDirectory(dir, { skip: 2 });
+    assert.equal(model.remaining(), 2);
+    const reply = await model.generate({ messages });
+    assert.equal(reply.sourceFile?.slice(dir.length + 1), '4-ticks.py');
+    const past = await FilesKernelModel.fromDirectory(dir, { skip: 9 });
+    assert.equal(past.remaining(), 0);
+    const error = await past.generate({ messages }).catch((thrown: unknown) => thrown);
+    assert.ok(error instanceof ModelExhaustedError);
+    assert.equal(error.repliesServed, 4);
+    await assert.rejects(FilesKernelModel.fromDirectory(dir, { skip: -1 }), RangeError);
+  });
+
   it('honours an aborted signal', async () => {
     const model = await FilesKernelModel.fromDirectory(dir);
     await assert.rejects(model.generate({ messages, signal: AbortSignal.abort() }));

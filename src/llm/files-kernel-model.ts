@@ -13,6 +13,11 @@ export interface FilesKernelModelOptions {
   modelId?: string;
   /** Injected for tests: current time, Unix epoch milliseconds. */
   now?: () => number;
+  /**
+   * Replies an earlier part of the run already took (a resumed run): the replay starts at the file
+   * after them. Default 0; at least the number of files means nothing is left to serve.
+   */
+  skip?: number;
 }
 
 /**
@@ -27,19 +32,22 @@ export class FilesKernelModel implements KernelModel {
   private readonly files: readonly string[];
   private readonly modelId: string;
   private readonly now: () => number;
-  private served = 0;
+  private served: number;
 
-  private constructor(files: readonly string[], modelId: string, now: () => number) {
+  private constructor(files: readonly string[], modelId: string, now: () => number, skip: number) {
     this.files = files;
     this.modelId = modelId;
     this.now = now;
+    this.served = Math.min(skip, files.length);
   }
 
   /**
    * Lists the folder once. Throws `ModelConfigurationError` when it cannot be read or holds no
-   * `.py`, `.md` or `.txt` file.
+   * `.py`, `.md` or `.txt` file, and `RangeError` for a `skip` that is not a non-negative integer.
    */
   static async fromDirectory(dir: string, options: FilesKernelModelOptions = {}): Promise<FilesKernelModel> {
+    const skip = options.skip ?? 0;
+    if (!Number.isSafeInteger(skip) || skip < 0) throw new RangeError(`expected \`skip\` to be a non-negative integer, got ${skip}`);
     const absolute = resolve(dir);
     let names: string[];
     try {
@@ -70,6 +78,7 @@ export class FilesKernelModel implements KernelModel {
       names.map((name) => join(absolute, name)),
       options.modelId ?? absolute,
       options.now ?? Date.now,
+      skip,
     );
   }
 

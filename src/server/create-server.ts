@@ -19,9 +19,13 @@ import { registerOpenApiRoute } from './routes/openapi-route.js';
 import { registerProblemRoute } from './routes/problem-route.js';
 import { registerReportRoute } from './routes/report-route.js';
 import { registerRunControlRoutes } from './routes/run-control-routes.js';
+import { registerRewardRoutes } from './routes/reward-routes.js';
 import { registerRunsRoutes } from './routes/runs-routes.js';
 import { registerStreamRoutes } from './routes/stream-routes.js';
 import type { ServerContext, ZodApp } from './server-context.js';
+import { DEFAULT_REWARD_BATCH_LIMIT } from './api-schemas/reward-schemas.js';
+import { REWARD_DEFAULTS } from './reward/reward-server-options.js';
+import { RewardService } from './reward/reward-service.js';
 import type { ServerOptions } from './server-options.js';
 import { EventStreams } from './streams/event-streams.js';
 import { registerWebApp } from './web-app.js';
@@ -52,8 +56,8 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'kforge dashboard API', version: API_VERSION, description: 'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, and the actions through which a person steps in.' },
-      components: { securitySchemes: { token: { type: 'http', scheme: 'bearer', description: 'Needed when `kforge serve` binds beyond loopback: the token it printed.' } } },
+      info: { title: 'kforge dashboard API', version: API_VERSION, description: 'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, the actions through which a person steps in, and (with `kforge serve --reward`) rewards for reinforcement-learning loops.' },
+      components: { securitySchemes: { token: { type: 'http', scheme: 'bearer', description: 'Needed when `kforge serve` binds beyond loopback, and always by the reward routes: the token it printed.' } } },
     },
     transform: jsonSchemaTransform,
   });
@@ -73,6 +77,19 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     streams,
     now: options.now ?? (() => new Date()),
   };
+  if (options.reward) {
+    if (options.reward.token.length < 16) throw new RangeError('expected the reward token to be at least 16 characters');
+    context.jobQueue = options.reward.queue;
+    context.reward = new RewardService({
+      store: options.store,
+      queue: options.reward.queue,
+      logger,
+      problemsDirectory: options.reward.problemsDirectory ?? path.join(REPOSITORY_ROOT, 'problems'),
+      workDirectory: options.reward.workDirectory,
+      concurrency: options.reward.concurrency ?? REWARD_DEFAULTS.concurrency,
+      maxWaiting: options.reward.maxWaiting ?? REWARD_DEFAULTS.maxWaiting,
+    });
+  }
 
   registerHealthRoute(app, { ...context, tokenRequired: options.token !== undefined });
   registerRunsRoutes(app, context);
@@ -86,12 +103,18 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   registerCompareRoute(app, context);
   registerReportRoute(app, context);
   registerStreamRoutes(app, context, { runsIntervalMs: Math.max(options.pollIntervalMs ?? 500, 2000) });
+  if (context.reward && options.reward) {
+    registerRewardRoutes(app, { service: context.reward, token: options.reward.token, maxBatch: options.reward.maxBatch ?? DEFAULT_REWARD_BATCH_LIMIT });
+  }
   registerOpenApiRoute(app);
 
   const fallback = await registerWebApp(app, options.webRoot === undefined ? DEFAULT_WEB_ROOT : options.webRoot);
   installNotFoundHandler(app, fallback);
 
   app.addHook('preClose', async () => streams.closeAll());
+  // Evaluations in flight are cancelled (their requests answer 503) so that closing does not wait minutes.
+  const reward = context.reward;
+  if (reward) app.addHook('preClose', async () => reward.close());
   app.addHook('onClose', async () => editor.close());
   return app;
 }

@@ -8,3 +8,5 @@ export * from './actions/candidate-edit-service.js';
 export * from './report/report-data.js';
 export * from './report/report-format.js';
 export * from './api-types.js';
+export * from './reward/reward-server-options.js';
+export type { RewardResponse, RewardBatchResponse, RewardRequestBody, RewardBatchRequestBody } from './api-schemas/reward-schemas.js';

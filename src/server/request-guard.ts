@@ -37,7 +37,7 @@ export function tokenOf(request: FastifyRequest): string | undefined {
 }
 
 /** Equal strings, compared in constant time (by their digests, so lengths do not leak either). */
-function sameSecret(given: string, expected: string): boolean {
+export function sameSecret(given: string, expected: string): boolean {
   const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
   return timingSafeEqual(digest(given), digest(expected));
 }

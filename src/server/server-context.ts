@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { JobQueue } from '../eval/job-queue.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateEditService } from './actions/candidate-edit-service.js';
 import type { RunLauncher } from './actions/run-launcher.js';
+import type { RewardService } from './reward/reward-service.js';
 import type { EventStreams } from './streams/event-streams.js';
 
 /** The fastify instance with zod schemas as its type provider, as every route file receives it. */
@@ -16,4 +18,8 @@ export interface ServerContext {
   storePath: string;
   streams: EventStreams;
   now: () => Date;
+  /** Where reward evaluations go (present with `--reward`). */
+  jobQueue?: JobQueue;
+  /** The reward API's service (present with `--reward`). */
+  reward?: RewardService;
 }

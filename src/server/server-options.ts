@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Evaluator } from '../eval/evaluator.js';
 import type { RunStore } from '../store/run-store.js';
 import type { RunLauncher } from './actions/run-launcher.js';
+import type { RewardServerOptions } from './reward/reward-server-options.js';
 
 /** What {@link createServer} is wired to; everything but `store` and `evaluator` has a default. */
 export interface ServerOptions {
@@ -31,4 +32,6 @@ export interface ServerOptions {
   heartbeatMs?: number;
   /** Clock for reports. Default `() => new Date()`. */
   now?: () => Date;
+  /** Serves the reward API (`POST /api/reward`, docs/reward.md) through this job queue, behind this token. */
+  reward?: RewardServerOptions;
 }

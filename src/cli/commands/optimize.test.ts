@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { Command } from 'commander';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
-import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
+import { FakeEvaluator, type FakeEvaluatorOptions } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kernel-model.js';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { registerOptimizeCommand, type OptimizeCommandDependencies } from './optimize.js';
@@ -36,18 +36,19 @@ interface Harness {
   run(...args: string[]): Promise<void>;
 }
 
-function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel'] } = {}): Harness {
+/** `realModel`: the command's own model wiring (the files provider as shipped) instead of a fake. */
+function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel']; realModel?: boolean; judge?: FakeEvaluatorOptions['judge'] } = {}): Harness {
   const state: Harness = {
     stdout: [],
     stderr: [],
     exitCode: undefined,
     signals: new EventEmitter(),
-    evaluator: new FakeEvaluator(),
+    evaluator: new FakeEvaluator(options.judge ? { judge: options.judge } : {}),
     run: async (...args: string[]) => {
       const program = new Command().exitOverride();
       registerOptimizeCommand(program, {
         createEvaluator: () => state.evaluator,
-        createModel: options.createModel ?? (async () => new FakeKernelModel({ replies: options.replies ?? [] })),
+        ...(options.realModel ? {} : { createModel: options.createModel ?? (async () => new FakeKernelModel({ replies: options.replies ?? [] })) }),
         stdout: { write: (text: string) => state.stdout.push(text) },
         stderr: { write: (text: string) => state.stderr.push(text) },
         stderrIsTerminal: options.tty ?? false,
@@ -163,8 +164,7 @@ test('the files provider replays shipped candidates with no key (the README comm
   await mkdir(replies);
   await writeFile(path.join(replies, '1.py'), 'import torch\n# fake-verdict: compile_error\nclass ModelNew(torch.nn.Module):\n    pass\n');
   await writeFile(path.join(replies, '2.py'), 'import torch\n# fake-verdict: correct 0.25\nclass ModelNew(torch.nn.Module):\n    pass\n');
-  const { createKernelModel } = await import('../../llm/providers.js');
-  const real = harness({ createModel: createKernelModel });
+  const real = harness({ realModel: true });
   await real.run('level1/01_relu.py', '--provider', 'files', '--dir', replies, '--backend', 'cpu', '--json');
   assert.equal(real.exitCode, 0, real.stderr.join(''));
   const output = JSON.parse(real.stdout[0]!) as { problems: Array<{ candidate_count: number; best: { verdict: string } }> };
@@ -184,4 +184,104 @@ test('the evaluator flags of kforge eval reach every evaluation request', async 
   const bad = harness();
   await bad.run('level1', '--provider', 'vllm', '--timeout-build', 'soon');
   assert.match(bad.stderr.join(''), /expected `--timeout-build` to be a positive number, got `soon`/);
+});
+
+const replyFile = (marker: string): string => `import torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    pass\n`;
+
+async function storedCandidates(runId: string): Promise<Array<{ problem: string; marker: string }>> {
+  const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
+  try {
+    const names = new Map((await store.listRunProblems(runId)).map((problem) => [problem.hash, problem.name]));
+    return (await store.listCandidates(runId)).map((candidate) => ({ problem: names.get(candidate.problemHash) ?? '?', marker: /fake-verdict: (.*)/.exec(candidate.source)?.[1] ?? '' }));
+  } finally {
+    await store.close();
+  }
+}
+
+test('--guard-policy reaches every evaluation request and is kept by --resume', async () => {
+  const cli = harness({
+    replies: [
+      kernel('correct 0.5'),
+      () => {
+        cli.signals.emit('SIGINT');
+        return kernel('correct 0.4');
+      },
+    ],
+  });
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '3', '--guard-policy', 'strict', '--json');
+  assert.equal(cli.exitCode, 130, cli.stderr.join(''));
+  const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
+  assert.deepEqual(cli.evaluator.calls.map((call) => call.request.guardPolicy), ['strict']);
+  const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
+  try {
+    assert.equal(((await store.getRun(runId))?.config.evaluation as { guardPolicy?: string }).guardPolicy, 'strict');
+  } finally {
+    await store.close();
+  }
+  const resumed = harness({ replies: [kernel('correct 0.2')] });
+  await resumed.run('--resume', runId, '--json');
+  assert.equal(resumed.exitCode, 0, resumed.stderr.join(''));
+  assert.deepEqual(resumed.evaluator.calls.map((call) => call.request.guardPolicy), ['strict', 'strict']);
+
+  const plain = harness({ replies: [kernel('correct 0.5')] });
+  await plain.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(plain.evaluator.calls[0]!.request.guardPolicy, undefined, 'no flag: the evaluator\'s default');
+  const bad = harness();
+  await bad.run('level1', '--provider', 'vllm', '--guard-policy', 'lax');
+  assert.equal(bad.exitCode, 2);
+  assert.match(bad.stderr.join(''), /expected `--guard-policy` to be one of default, strict, permissive, got `lax`/);
+  const again = harness();
+  await again.run('--resume', runId, '--guard-policy', 'permissive');
+  assert.match(again.stderr.join(''), /drop --guard-policy/);
+});
+
+test('the files provider resumes at the next unused reply, not the first file', async () => {
+  const replies = path.join(folder, 'replies');
+  await mkdir(replies);
+  const markers = ['correct 0.5', 'compile_error', 'correct 0.25', 'incorrect'];
+  for (const [index, marker] of markers.entries()) await writeFile(path.join(replies, `${index + 1}.py`), replyFile(marker));
+  let stopper: Harness | undefined;
+  const judge: FakeEvaluatorOptions['judge'] = async (source, request, index) => {
+    if (index === 1) stopper?.signals.emit('SIGINT');
+    const { judgeByMarker } = await import('../../../test-support/fake-evaluator.js');
+    return judgeByMarker(source, request);
+  };
+  const cli = harness({ realModel: true, judge });
+  stopper = cli;
+  await cli.run('level1/01_relu.py', '--provider', 'files', '--dir', replies, '--backend', 'cpu', '--max-candidates', '10', '--json');
+  assert.equal(cli.exitCode, 130, cli.stderr.join(''));
+  const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
+  assert.deepEqual((await storedCandidates(runId)).map((candidate) => candidate.marker), markers.slice(0, 2));
+
+  const resumed = harness({ realModel: true });
+  await resumed.run('--resume', runId, '--json');
+  assert.equal(resumed.exitCode, 0, resumed.stderr.join(''));
+  assert.deepEqual((await storedCandidates(runId)).map((candidate) => candidate.marker), markers, 'each file served once over both parts of the run');
+  assert.deepEqual(resumed.evaluator.calls.map((call) => /fake-verdict: (.*)/.exec(call.source)?.[1]), markers.slice(1), 'the cancelled candidate, then the two unused replies');
+  const output = JSON.parse(resumed.stdout[0]!) as { problems: Array<{ best: { timing: { candidate_ms: { median: number } } } }> };
+  assert.equal(output.problems[0]!.best.timing.candidate_ms.median, 0.25);
+});
+
+test('with several problems, --dir DIR/<problem stem>/ holds that problem\'s replies; the others share DIR', async () => {
+  const replies = path.join(folder, 'replies');
+  await mkdir(path.join(replies, '02_gelu'), { recursive: true });
+  await writeFile(path.join(replies, '1.py'), replyFile('correct 0.5'));
+  await writeFile(path.join(replies, '2.py'), replyFile('incorrect'));
+  await writeFile(path.join(replies, '02_gelu', '1.py'), replyFile('correct 0.125'));
+  const cli = harness({ realModel: true });
+  await cli.run('level1', '--provider', 'files', '--dir', replies, '--backend', 'cpu', '--max-candidates', '5', '--json');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
+  assert.deepEqual(await storedCandidates(runId), [
+    { problem: '01_relu', marker: 'correct 0.5' },
+    { problem: '01_relu', marker: 'incorrect' },
+    { problem: '02_gelu', marker: 'correct 0.125' },
+  ]);
+
+  await rm(path.join(replies, '1.py'));
+  await rm(path.join(replies, '2.py'));
+  const missing = harness({ realModel: true });
+  await missing.run('level1', '--provider', 'files', '--dir', replies, '--backend', 'cpu');
+  assert.equal(missing.exitCode, 2);
+  assert.match(missing.stderr.join(''), /no replies for 01_relu: .*replies has no subfolder named after it and no \.py, \.md or \.txt files of its own; check --dir/);
 });

@@ -22,22 +22,28 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { detectGpus, type DetectedGpu } from '../../eval/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
-import { createKernelModel } from '../../llm/providers.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
 import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
+import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
+import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
+import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
-import { TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
+import { GUARD_POLICIES, TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
+import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
 /** What `kforge optimize` needs beyond its io; tests replace any of it. */
 export interface OptimizeCommandDependencies extends Partial<CliIo> {
   /** Default: the PythonEvaluator configured from the environment, as `kforge eval` uses it. */
   createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => Evaluator | Promise<Evaluator>;
-  /** Default: `createKernelModel` (every provider, `files` included). */
+  /** Default: `createRunModel` (`createKernelModel`; for `files`, one subfolder of `--dir` per problem, resumed past the replies taken). */
   createModel?: (settings: ModelSettings) => Promise<KernelModel>;
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
+  /** With `--redis`: the queue's evaluator and evaluation queue. Default: {@link openRemoteEvaluation}. */
+  openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>;
   loadConfig?: (configPath: string | undefined, options: { cwd: string }) => Promise<LoadedConfig>;
   /** The GPUs the host has (for the default backend and the target's name). Default: nvidia-smi. */
   detectGpus?: () => Promise<DetectedGpu[]>;
@@ -49,35 +55,9 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   exit?: (code: number) => void;
 }
 
-const positiveInteger = (flag: string) =>
-  z.string().transform((text, context) => {
-    const value = Number(text);
-    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive integer, got \`${text}\`` });
-      return z.NEVER;
-    }
-    return value;
-  });
-
-const nonNegativeInteger = (flag: string) =>
-  z.string().transform((text, context) => {
-    const value = Number(text);
-    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value)) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a non-negative integer, got \`${text}\`` });
-      return z.NEVER;
-    }
-    return value;
-  });
-
-const positiveNumber = (flag: string) =>
-  z.string().transform((text, context) => {
-    const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive number, got \`${text}\`` });
-      return z.NEVER;
-    }
-    return value;
-  });
+const positiveInteger = (flag: string) => integerFlag(flag, 1);
+const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);
+const positiveNumber = (flag: string) => positiveNumberFlag(flag);
 
 const oneOf = <const T extends readonly string[]>(flag: string, values: T) =>
   z.string().transform((text, context) => {
@@ -104,11 +84,15 @@ const flagsSchema = z.object({
   backend: oneOf('--backend', BACKENDS).optional(),
   precision: oneOf('--precision', PRECISIONS).optional(),
   tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
+  guardPolicy: oneOf('--guard-policy', GUARD_POLICIES).optional(),
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
   warmup: nonNegativeInteger('--warmup').optional(),
   device: nonNegativeInteger('--device').optional(),
   cacheDir: z.string().min(1).optional(),
+  redis: z.string().min(1).optional(),
+  queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
+  remoteSlots: positiveInteger('--remote-slots').optional(),
   preset: oneOf('--preset', PRESETS).optional(),
   stallAfter: positiveInteger('--stall-after').optional(),
   onStall: oneOf('--on-stall', STALL_POLICIES).optional(),
@@ -125,7 +109,7 @@ type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
 /** Flags that describe a new run; with `--resume` the stored settings are used instead. */
 const NEW_RUN_FLAGS = [
   ...['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency'],
-  ...['backend', 'precision', 'tolerance', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
+  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
 ];
 
@@ -160,10 +144,10 @@ function progressWriter(stderr: TextSink, terminal: boolean): (event: SearchEven
 /** The request a new run's flags make. */
 function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string, storePath: string): OptimizeRequest {
   const { provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency } = flags;
-  const { backend, precision, tolerance, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
+  const { backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
   return {
-    ...{ provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency },
-    ...{ backend, precision, tolerance, trials, perfTrials, preset, stallAfter, onStall, switchTo },
+    ...{ provider, model, baseUrl, dir: dir === undefined ? undefined : path.resolve(cwd, dir), strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency },
+    ...{ backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo },
     ...(flags.maxCost === undefined ? {} : { maxCostUsd: flags.maxCost }),
     ...(flags.warmup === undefined ? {} : { warmupTrials: flags.warmup }),
     ...(flags.device === undefined ? {} : { deviceIndex: flags.device }),
@@ -209,6 +193,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     };
     signals.on('SIGINT', onSignal);
     signals.on('SIGTERM', onSignal);
+    let remote: RemoteEvaluation | null = null;
     try {
       const gpus = await (dependencies.detectGpus ?? detectGpus)();
       const plan = flags.resume
@@ -220,13 +205,19 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const { backend, deviceIndex } = plan.evaluation;
       const gpuName = gpus[deviceIndex ?? 0]?.name;
       const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+      const model = await createRunModel({ plan, settings: modelSettings(plan, config), store, ...(flags.resume ? { resumeRunId: flags.resume } : {}), ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}) });
+      if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined)) throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
+      remote = flags.redis
+        ? await (dependencies.openRemoteEvaluation ?? openRemoteEvaluation)({ url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr })
+        : null;
       const dependenciesOfRun: OptimizeDependencies = {
         store,
-        model: await (dependencies.createModel ?? createKernelModel)(modelSettings(plan, config)),
-        evaluator: await (dependencies.createEvaluator?.({ logger, backend }) ??
+        model,
+        ...(remote ? { queue: remote.queue } : {}),
+        evaluator: remote?.evaluator ?? await (dependencies.createEvaluator?.({ logger, backend }) ??
           createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) })),
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
-        onEvent: progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true),
+        onEvent: routeProblemEvents(model, progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true)),
         signal: controller.signal,
       };
       const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
@@ -235,6 +226,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     } finally {
       signals.off('SIGINT', onSignal);
       signals.off('SIGTERM', onSignal);
+      await remote?.close({ cancel: controller.signal.aborted });
       await store.close();
     }
   };
@@ -246,7 +238,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--provider <name>', 'model provider: openai, anthropic, google, openai-compatible, vllm, sglang, ollama, llamacpp, deepseek, openrouter, files')
     .option('--model <id>', 'model id as the provider names it')
     .option('--base-url <url>', 'API base URL (openai-compatible servers)')
-    .option('--dir <dir>', 'folder of candidate files or recorded replies (files provider)')
+    .option('--dir <dir>', 'folder of candidate files or recorded replies (files provider); DIR/<problem stem>/ holds one problem\'s own')
     .option('--strategy <name>', `search strategy: ${STRATEGY_NAMES.join(', ')} (default refine)`)
     .option('--max-candidates <n>', `candidates per problem (default ${DEFAULT_MAX_CANDIDATES} when no other limit is given)`)
     .option('--max-minutes <m>', 'wall-clock minutes per problem')
@@ -258,12 +250,16 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
+    .option('--guard-policy <policy>', `guard policy of every evaluation: ${GUARD_POLICIES.join(', ')} (default default; see docs/guard.md)`)
     .option('--trials <n>', 'correctness trials per candidate (default 5)')
     .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--redis <url>', 'evaluate through the Redis queue of `kforge worker` processes instead of on this machine (docs/workers.md)')
+    .option('--queue <name>', 'queue name with --redis (default kforge)')
+    .option('--remote-slots <n>', 'evaluations at once with --redis (default: the devices of the connected workers)')
     .option('--stall-after <n>', `candidates without a better one before a problem is stalled (default ${DEFAULT_STALL_AFTER})`)
     .option('--on-stall <policy>', `on a stall: ${STALL_POLICIES.join(', ')} (default continue)`)
     .option('--switch-to <strategy>', 'the strategy a stalled problem switches to')
@@ -293,7 +289,7 @@ function reportFailure(error: unknown, io: CliIo): number {
     io.stderr.write(`kforge optimize: ${setup.message}${setup.hint ? `; ${setup.hint}` : ''}\n`);
     return EXIT.usage;
   }
-  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError].some((kind) => error instanceof kind);
+  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError].some((kind) => error instanceof kind);
   if (!usage && !(error instanceof OptimizeRunError)) throw error;
   io.stderr.write(`kforge optimize: ${(error as Error).message}\n`);
   if (error instanceof OptimizeRunError) io.stderr.write(`fix the cause, then continue with: kforge optimize --resume ${error.runId}\n`);

@@ -1,5 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { buildRunReport } from '../../server/report/report-data.js';
@@ -12,6 +10,7 @@ import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOp
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
+import { writeCommandOutput } from '../command-output.js';
 
 /** What `kforge report` needs beyond its io; tests replace any of it. */
 export interface ReportCommandDependencies extends Partial<CliIo> {
@@ -43,13 +42,7 @@ async function run(io: CliIo, runId: string, rawOptions: unknown, dependencies: 
     const report = await buildRunReport(store, runId, dependencies.now ? { now: dependencies.now } : {});
     if (!report) throw new UsageError(`no run \`${runId}\` in ${store.location}: \`kforge runs list --store ${store.location}\` shows the run ids`);
     const { text } = renderReport(report, options.format);
-    if (options.out) {
-      const file = path.resolve(io.cwd, options.out);
-      await writeFile(file, text, 'utf8');
-      io.stderr.write(`kforge report: ${options.format} report of run ${runId} written to ${file}\n`);
-    } else {
-      io.stdout.write(text);
-    }
+    await writeCommandOutput(io, options.out, text, (file) => `kforge report: ${options.format} report of run ${runId} written to ${file}`);
     return 0;
   } finally {
     await store.close();

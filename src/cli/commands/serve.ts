@@ -4,17 +4,30 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { z } from 'zod';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../../eval/build-cache.js';
 import type { Evaluator } from '../../eval/evaluator.js';
+import { FileBaselineCache } from '../../eval/file-baseline-cache.js';
+import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
+import type { JobQueue } from '../../eval/job-queue.js';
+import { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import type { RunLauncher } from '../../server/actions/run-launcher.js';
 import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
 import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
+import { REWARD_DEFAULTS } from '../../server/reward/reward-server-options.js';
+import { openRedisJobQueue, type OpenRedisJobQueueOptions } from '../../eval/bullmq-job-queue.js';
+import { JobQueueEvaluator } from '../../eval/job-queue-evaluator.js';
+import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
+import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
 import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { createPythonEvaluator, pythonExecutable } from '../create-python-evaluator.js';
 import { UsageError } from '../usage-error.js';
+import { integerFlag } from '../flag-schemas.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -34,7 +47,41 @@ export interface ServeCommandDependencies extends Partial<CliIo> {
   onListening?: (url: string) => void;
   /** Makes the token when one is needed and none was given. */
   randomToken?: () => string;
+  /**
+   * The job queue reward evaluations go through (`--reward`); the command closes it after the
+   * server. Default: {@link createLocalJobQueue}.
+   */
+  createJobQueue?: (wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }) => JobQueue | Promise<JobQueue>;
+  /** With `--redis`: connects to the queue of `kforge worker` processes. Default: {@link openRedisJobQueue}. */
+  openRedisQueue?: (options: OpenRedisJobQueueOptions) => Promise<JobQueue>;
 }
+
+/**
+ * The job queue of `kforge serve --reward` on one machine: an InProcessJobQueue over a
+ * PipelinedEvaluator (warm workers, the bounded build pool, every device of the host), with the
+ * caches `kforge eval` uses (`KFORGE_CACHE_DIR`, else `.kforge`) and its Python (`KFORGE_PYTHON`).
+ */
+export function createLocalJobQueue(wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }): JobQueue {
+  const { environment, cwd, logger } = wiring;
+  let maxBytes: number;
+  try {
+    maxBytes = buildCacheMaxBytes(environment);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const evaluator = new PipelinedEvaluator({
+    workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
+    python: pythonExecutable(environment),
+    baselineCache: new FileBaselineCache({ directory: defaultBaselineCacheDirectory(environment, cwd) }),
+    buildCache: new BuildCache({ directory: defaultBuildCacheDirectory(environment, cwd), maxBytes, logger }),
+    environment,
+    keepScratch: environment.KFORGE_KEEP_SCRATCH === '1',
+    logger,
+  });
+  return new InProcessJobQueue({ evaluator });
+}
+
+const positiveCount = integerFlag;
 
 const optionsSchema = z.object({
   store: z.string().min(1, 'expected `--store` to name a database file, got an empty string').optional(),
@@ -51,6 +98,11 @@ const optionsSchema = z.object({
       return value;
     }),
   token: z.string().min(16, 'expected `--token` to be at least 16 characters: it is the only lock on a server others can reach').optional(),
+  reward: z.boolean().default(false),
+  rewardConcurrency: positiveCount('--reward-concurrency', 1).optional(),
+  rewardQueue: positiveCount('--reward-queue', 0).optional(),
+  redis: z.string().min(1, 'expected `--redis` to be a Redis URL such as redis://127.0.0.1:6379').optional(),
+  queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
 });
 
 /** Whether `host` is this machine's loopback interface (nobody else can connect). */
@@ -80,22 +132,56 @@ function waitForSignal(signals: Pick<NodeJS.Process, 'on' | 'off'>): Promise<str
 async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandDependencies): Promise<number> {
   const parsed = optionsSchema.safeParse(rawOptions);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
-  const { host, port } = parsed.data;
+  const { host, port, reward } = parsed.data;
+  if (!reward && (parsed.data.rewardConcurrency !== undefined || parsed.data.rewardQueue !== undefined)) {
+    throw new UsageError('`--reward-concurrency` and `--reward-queue` need `--reward`');
+  }
   const loopback = isLoopbackHost(host);
-  const token = parsed.data.token ?? (io.environment.KFORGE_TOKEN?.trim() || undefined) ?? (loopback ? undefined : (dependencies.randomToken ?? (() => randomBytes(24).toString('base64url')))());
+  const makeToken = dependencies.randomToken ?? (() => randomBytes(24).toString('base64url'));
+  const givenToken = parsed.data.token ?? (io.environment.KFORGE_TOKEN?.trim() || undefined);
+  if (reward && givenToken !== undefined && givenToken.length < 16) {
+    throw new UsageError('expected KFORGE_TOKEN to be at least 16 characters with `--reward`: it is the only lock on the reward API');
+  }
+  const token = givenToken ?? (loopback ? undefined : makeToken());
+  // The reward API always needs a token, on loopback too: the dashboard's, or one made up for it.
+  const rewardToken = reward ? (token ?? makeToken()) : undefined;
   const storePath = resolveStorePath({ path: parsed.data.store, cwd: io.cwd });
   const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
   const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
+  if (!parsed.data.redis && parsed.data.queue !== undefined) throw new UsageError('`--queue` goes with `--redis URL`');
+  let queue: JobQueue | undefined;
+  try {
+    // With --redis, the reward API and the dashboard's edits evaluate on the `kforge worker` processes of the queue.
+    queue = parsed.data.redis
+      ? await (dependencies.openRedisQueue ?? openRedisJobQueue)({ url: parsed.data.redis, ...(parsed.data.queue ? { queueName: parsed.data.queue } : {}), logger })
+      : rewardToken === undefined
+        ? undefined
+        : await (dependencies.createJobQueue ?? createLocalJobQueue)({ logger, environment: io.environment, cwd: io.cwd });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const remoteQueue = parsed.data.redis ? queue : undefined;
   const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
   const app = await createServer({
     store,
-    evaluator: (dependencies.createEvaluator ?? createPythonEvaluator)({ logger, environment: io.environment, cwd: io.cwd }),
+    evaluator: remoteQueue ? new JobQueueEvaluator(remoteQueue) : (dependencies.createEvaluator ?? createPythonEvaluator)({ logger, environment: io.environment, cwd: io.cwd }),
     token,
     logger,
     webRoot,
     allowedHostNames: loopback ? LOOPBACK_HOST_NAMES : [],
     storePath,
     ...(dependencies.launcher ? { launcher: dependencies.launcher } : {}),
+    ...(queue && rewardToken
+      ? {
+          reward: {
+            queue,
+            token: rewardToken,
+            concurrency: parsed.data.rewardConcurrency ?? REWARD_DEFAULTS.concurrency,
+            maxWaiting: parsed.data.rewardQueue ?? REWARD_DEFAULTS.maxWaiting,
+          },
+        }
+      : {}),
   });
   try {
     try {
@@ -107,10 +193,16 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
       throw error;
     }
     const address = app.server.address();
-    const url = serverUrl(host, typeof address === 'object' && address ? address.port : port, token);
+    const boundPort = typeof address === 'object' && address ? address.port : port;
+    const url = serverUrl(host, boundPort, token);
     io.stdout.write(`${url}\n`);
     io.stderr.write(`kforge serve: reading ${store.location}; Ctrl-C stops the server\n`);
     if (!loopback) io.stderr.write(`kforge serve: listening beyond loopback on ${host}: API requests need the token (the URL above carries it)\n`);
+    if (rewardToken !== undefined) {
+      const base = serverUrl(host, boundPort).replace(/\/$/, '');
+      io.stderr.write(`kforge serve: reward API on POST ${base}/api/reward and /api/reward/batch (docs/reward.md); every request needs the token:\n`);
+      io.stderr.write(`  export KFORGE_URL=${base} KFORGE_TOKEN=${rewardToken}\n`);
+    }
     if (webRoot !== null && !existsSync(path.join(webRoot, 'index.html'))) {
       io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
     }
@@ -120,15 +212,18 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
     return 0;
   } finally {
     await app.close();
+    await queue?.close({ cancel: true });
     await store.close();
   }
 }
 
 /**
- * Adds `kforge serve [--store PATH] [--host 127.0.0.1] [--port 4319] [--token TOKEN]`: the
- * dashboard and its JSON API over one store, until Ctrl-C. On loopback no token is needed; bound
- * to any other address it needs one (`--token`, `KFORGE_TOKEN`, or one made up and printed in the
- * URL). Prints the URL on stdout. Exit status 0 when stopped, 2 for misuse.
+ * Adds `kforge serve [--store PATH] [--host 127.0.0.1] [--port 4319] [--token TOKEN] [--reward
+ * [--reward-concurrency N] [--reward-queue N]]`: the dashboard and its JSON API over one store,
+ * until Ctrl-C. On loopback no token is needed; bound to any other address it needs one
+ * (`--token`, `KFORGE_TOKEN`, or one made up and printed in the URL). `--reward` adds the reward
+ * API (docs/reward.md), which always needs a token, on loopback too (made up and printed when none
+ * is given). Prints the URL on stdout. Exit status 0 when stopped, 2 for misuse.
  */
 export function registerServeCommand(program: Command, dependencies: ServeCommandDependencies = {}): Command {
   return program
@@ -137,13 +232,18 @@ export function registerServeCommand(program: Command, dependencies: ServeComman
     .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
     .option('--host <address>', `address to listen on (default ${DEFAULT_SERVE_HOST}; any other needs a token)`)
     .option('--port <port>', `port to listen on (default ${DEFAULT_SERVE_PORT}; 0 picks a free one)`)
-    .option('--token <token>', 'token API requests must carry (default: KFORGE_TOKEN; made up when listening beyond loopback)')
+    .option('--token <token>', 'token API requests must carry (default: KFORGE_TOKEN; made up when listening beyond loopback or with --reward)')
+    .option('--reward', 'serve the reward API for RL training loops: POST /api/reward and /api/reward/batch (docs/reward.md)')
+    .option('--reward-concurrency <n>', `reward evaluations handed to the evaluation queue at once (default ${REWARD_DEFAULTS.concurrency})`)
+    .option('--redis <url>', 'evaluate reward requests and edits on the `kforge worker` processes of this Redis queue (docs/workers.md)')
+    .option('--queue <name>', 'queue name with --redis (default kforge)')
+    .option('--reward-queue <n>', `reward evaluations that may wait for a slot before requests get 429 (default ${REWARD_DEFAULTS.maxWaiting})`)
     .action(async (rawOptions: unknown) => {
       const io = resolveCliIo(dependencies);
       try {
         io.setExitCode(await serve(io, rawOptions, dependencies));
       } catch (error) {
-        const usage = [UsageError, StoreOpenError, StoreSchemaError].some((kind) => error instanceof kind);
+        const usage = [UsageError, StoreOpenError, StoreSchemaError, RedisUnreachableError].some((kind) => error instanceof kind);
         if (!usage) throw error;
         io.stderr.write(`kforge serve: ${(error as Error).message}\n`);
         io.setExitCode(EXIT.usage);

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+import { Command } from 'commander';
+import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
+import { FakeKernelModel } from '../../../test-support/fake-kernel-model.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { freePort } from '../../../test-support/redis-server.js';
+import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
+import { JobQueueEvaluator } from '../../eval/job-queue-evaluator.js';
+import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
+import { RemoteEvaluationQueue } from '../remote-evaluation-queue.js';
+import { registerOptimizeCommand } from './optimize.js';
+
+let folder: string;
+
+beforeEach(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'kforge-optimize-redis-'));
+  await mkdir(path.join(folder, 'level1'));
+  await copyFile(path.join(REPOSITORY_ROOT, 'problems', 'level1', '01_relu.py'), path.join(folder, 'level1', '01_relu.py'));
+});
+
+afterEach(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+const kernel = (marker: string): string => `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
+
+async function optimize(args: string[], openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; localEvaluatorMade: boolean }> {
+  let exitCode: number | undefined;
+  let stdout = '';
+  let stderr = '';
+  let localEvaluatorMade = false;
+  const program = new Command().exitOverride();
+  registerOptimizeCommand(program, {
+    createEvaluator: () => {
+      localEvaluatorMade = true;
+      return new FakeEvaluator();
+    },
+    createModel: async () => new FakeKernelModel({ replies: [kernel('correct 0.5'), kernel('incorrect')] }),
+    ...(openRemoteEvaluation ? { openRemoteEvaluation } : {}),
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stderrIsTerminal: false,
+    detectGpus: async () => [],
+    environment: {},
+    setExitCode: (code) => void (exitCode = code),
+    cwd: folder,
+    signals: new EventEmitter() as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
+    exit: () => undefined,
+  });
+  await program.parseAsync(['node', 'kforge', 'optimize', ...args]);
+  return { exitCode, stdout, stderr, localEvaluatorMade };
+}
+
+/** A "remote" evaluation over an in-process job queue: the adapters kforge optimize --redis uses, without Redis. */
+function remoteOver(evaluator: FakeEvaluator, seen: { options?: RemoteEvaluationOptions; closed: boolean }): (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation> {
+  return async (options) => {
+    seen.options = options;
+    const jobs = new InProcessJobQueue({ evaluator });
+    const remoteEvaluator = new JobQueueEvaluator(jobs);
+    return {
+      evaluator: remoteEvaluator,
+      queue: new RemoteEvaluationQueue({ evaluator: remoteEvaluator, slots: () => options.slots ?? 1 }),
+      close: async () => {
+        seen.closed = true;
+        await jobs.close();
+      },
+    };
+  };
+}
+
+test('--redis evaluates every candidate through the job queue, not on this machine', async () => {
+  const evaluator = new FakeEvaluator();
+  const seen: { options?: RemoteEvaluationOptions; closed: boolean } = { closed: false };
+  const run = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '2', '--json', '--redis', 'redis://queue-host:6390', '--queue', 'batch', '--remote-slots', '3'], remoteOver(evaluator, seen));
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.equal(run.localEvaluatorMade, false);
+  assert.equal(evaluator.calls.length, 2);
+  assert.deepEqual([seen.options?.url, seen.options?.queueName, seen.options?.slots, seen.options?.backend], ['redis://queue-host:6390', 'batch', 3, 'cpu']);
+  assert.equal(seen.closed, true);
+  const output = JSON.parse(run.stdout) as { problems: Array<{ candidate_count: number; best: { verdict: string } | null }> };
+  assert.deepEqual(output.problems.map((problem) => [problem.candidate_count, problem.best?.verdict]), [[2, 'correct']]);
+});
+
+test('--queue and --remote-slots need --redis; an unreachable Redis is a usage error saying how to start one', async () => {
+  const stray = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--remote-slots', '2']);
+  assert.equal(stray.exitCode, 2);
+  assert.match(stray.stderr, /`--queue` and `--remote-slots` go with `--redis URL`/);
+  const port = await freePort();
+  const unreachable = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--redis', `redis://127.0.0.1:${port}`]);
+  assert.equal(unreachable.exitCode, 2);
+  assert.match(unreachable.stderr, new RegExp(`kforge optimize: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: start one with \`redis-server --port ${port}\` \\(Debian: apt-get install redis-server\\)`));
+});
+
+test('the remote queue runs at most its slots at once, in order, and takes more when the count grows', async () => {
+  let running = 0;
+  let most = 0;
+  const releases: Array<() => void> = [];
+  const order: string[] = [];
+  const timed = {
+    evaluateTimed: async (request: { candidatePath: string }) => {
+      order.push(request.candidatePath);
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      running -= 1;
+      return { result: { environment: { device: 'cuda:1' } } as never, waitedMs: 5, durationMs: 40 };
+    },
+  };
+  let slots = 2;
+  const queue = new RemoteEvaluationQueue({ evaluator: timed as never, slots: () => slots });
+  const request = (name: string) => ({ problemPath: 'p.py', candidatePath: name, backend: 'cuda', precision: 'fp32', tolerance: 'kernelbench' }) as const;
+  const aborted = new AbortController();
+  const submitted = ['a', 'b', 'c', 'd'].map((name) => queue.submit(request(name)));
+  const cancelled = queue.submit(request('e'), { signal: aborted.signal });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([order, queue.pending], [['a', 'b'], 5]);
+  aborted.abort(new Error('stop'));
+  await assert.rejects(cancelled, /stop/);
+  slots = 3;
+  queue.refresh();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(order, ['a', 'b', 'c']);
+  while (releases.length > 0 || order.length < 4) {
+    releases.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const results = await Promise.all(submitted);
+  assert.equal(most, 3);
+  assert.deepEqual(order, ['a', 'b', 'c', 'd']);
+  assert.deepEqual([results[0]!.device, results[0]!.deviceMs], ['cuda:1', 40]);
+  assert.ok(results[3]!.waitedMs >= 5);
+  assert.equal(queue.pending, 0);
+});

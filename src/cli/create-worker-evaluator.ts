@@ -1,0 +1,53 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { WORKER_DIRECTORY } from '../core/repository-paths.js';
+import type { Backend } from '../core/verdict.js';
+import { defaultBaselineCacheDirectory } from '../eval/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/build-cache.js';
+import { FileBaselineCache } from '../eval/file-baseline-cache.js';
+import { PipelinedEvaluator } from '../eval/pipelined-evaluator.js';
+import { pythonExecutable } from './create-python-evaluator.js';
+import { UsageError } from './usage-error.js';
+
+export interface WorkerEvaluatorWiring {
+  environment: NodeJS.ProcessEnv;
+  cwd: string;
+  logger: Logger;
+  backend: Backend;
+  /** The worker's GPUs as `cuda:N` (GPU backends). */
+  cudaDevices: readonly string[];
+  /** Jobs at once on the cpu backend: that many warm candidate workers are kept. */
+  concurrency: number;
+  /** A `--cache-dir` flag: the baselines folder itself. */
+  baselineCacheDirectory?: string;
+}
+
+/**
+ * The evaluator of `kforge worker`: a PipelinedEvaluator on the worker's own GPUs (or the CPU),
+ * with the caches and Python `kforge eval` uses (`KFORGE_CACHE_DIR`, else `.kforge`;
+ * `KFORGE_PYTHON`; `KFORGE_WORKER_DIR`; `KFORGE_KEEP_SCRATCH=1`). On the cpu backend it keeps one
+ * warm candidate worker per concurrent job and one warm reference worker, so two workers on a
+ * small host do not import torch a dozen times at once.
+ */
+export function createWorkerEvaluator(wiring: WorkerEvaluatorWiring): PipelinedEvaluator {
+  const { environment, cwd, logger } = wiring;
+  let maxBytes: number;
+  try {
+    maxBytes = buildCacheMaxBytes(environment);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const baselines = wiring.baselineCacheDirectory ? path.resolve(cwd, wiring.baselineCacheDirectory) : defaultBaselineCacheDirectory(environment, cwd);
+  return new PipelinedEvaluator({
+    workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
+    python: pythonExecutable(environment),
+    baselineCache: new FileBaselineCache({ directory: baselines }),
+    buildCache: new BuildCache({ directory: defaultBuildCacheDirectory(environment, cwd), maxBytes, logger }),
+    environment,
+    keepScratch: environment.KFORGE_KEEP_SCRATCH === '1',
+    logger,
+    ...(wiring.backend === 'cpu'
+      ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } }
+      : { cudaDevices: wiring.cudaDevices }),
+  });
+}

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+/**
+ * Parsers of command-line flag values (commander hands over strings), each failing with a message
+ * that names the flag and what was given.
+ */
+
+/** An integer of at least `minimum` (1 unless told). */
+export const integerFlag = (flag: string, minimum: 0 | 1 = 1) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < minimum) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be ${minimum === 1 ? 'a positive' : 'a non-negative'} integer, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+/** A finite number above zero; `unit` ends the message (`seconds`). */
+export const positiveNumberFlag = (flag: string, unit?: string) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * What `python3 -m kforge_worker audit PROBLEM` prints (docs/worker-protocol.md, "The audit
+ * command"), and the findings kforge draws from it.
+ */
+
+const trivialOutputSchema = z.object({
+  applicable: z.boolean(),
+  passes: z.boolean(),
+  max_abs_error: z.number().nullable(),
+  relative_l2_error: z.number().nullable(),
+});
+
+/** A problem the worker could audit: whether a trivial output passes its tolerance. */
+export const workerAuditSchema = z.looseObject({
+  problem: z.string(),
+  preset: z.string().nullable(),
+  precision: z.string(),
+  device: z.string(),
+  seeds: z.array(z.number().int()),
+  /** Some trivial output (zeros, the reference's mean, ones, the input) passes in every trial. */
+  degenerate: z.boolean(),
+  passing: z.array(z.string()),
+  /** Trivial outputs that are exactly right: the problem cannot tell a kernel from a constant. */
+  exact_trivial: z.array(z.string()),
+  scale_aware_threshold: z.number(),
+  atol: z.number(),
+  rtol: z.number(),
+  trials: z.number().int(),
+  trivial: z.record(z.string(), trivialOutputSchema),
+});
+export type WorkerAudit = z.infer<typeof workerAuditSchema>;
+
+/** A problem the worker could not audit (exit status 1): it fails to load, make inputs or run. */
+export const workerAuditFailureSchema = z.object({
+  problem: z.string(),
+  error: z.object({ kind: z.string(), check: z.string(), message: z.string() }),
+});
+export type WorkerAuditFailure = z.infer<typeof workerAuditFailureSchema>;
+
+/** How much a finding matters: `error` makes `kforge problems audit` exit 1. */
+export const FINDING_LEVELS = ['error', 'warning', 'note'] as const;
+export type FindingLevel = (typeof FINDING_LEVELS)[number];
+
+export interface AuditFinding {
+  level: FindingLevel;
+  /** Stable id: the worker's check (`problem-load`, `problem-inputs`, `reference-forward`), `degenerate`, `exact-trivial`, `audit-crashed`, `audit-timeout`. */
+  check: string;
+  message: string;
+}
+
+/** One problem's audit as kforge reports it. */
+export interface ProblemAudit {
+  /** The problem file, absolute. */
+  problemPath: string;
+  findings: AuditFinding[];
+  /** The worker's audit object; null when the problem could not be audited. */
+  audit: WorkerAudit | null;
+  /** Wall time of the audit process, in ms. */
+  durationMs: number;
+}
+
+/** The findings of a successful audit: an exactly right trivial output is an error, a passing one a warning. */
+export function findingsOfAudit(audit: WorkerAudit): AuditFinding[] {
+  const findings: AuditFinding[] = [];
+  const tolerance = `atol ${audit.atol}, rtol ${audit.rtol}`;
+  if (audit.exact_trivial.length > 0) {
+    findings.push({
+      level: 'error',
+      check: 'exact-trivial',
+      message: `a trivial output is exactly the reference (${audit.exact_trivial.join(', ')}) in all ${audit.trials} trials: the problem cannot tell a kernel from a constant; change its inputs or its computation`,
+    });
+  }
+  if (audit.degenerate) {
+    findings.push({
+      level: 'warning',
+      check: 'degenerate',
+      message: `a trivial output passes the tolerance (${tolerance}) in all ${audit.trials} trials (${audit.passing.join(', ')}): candidates are judged by the scale-aware metric as well (relative L2 error ≤ ${audit.scale_aware_threshold})`,
+    });
+  }
+  return findings;
+}
+
+/** The finding of a problem the worker could not audit. */
+export function findingOfFailure(failure: WorkerAuditFailure): AuditFinding {
+  return { level: 'error', check: failure.error.check, message: failure.error.message };
+}
