@@ -20,6 +20,7 @@ from .correctness_stage import CONSTRUCT, run_correctness
 from .device import resolve_device
 from .errors import StageFailure
 from .guard_runtime import GuardRuntime
+from .guard_settings import runtime_checks_enabled
 from .inputs import make_model
 from .precision import run_dtype
 from .problem_loader import load_problem
@@ -46,7 +47,8 @@ def check_timers(snapshot: Dict[str, Any]) -> None:
 
 
 def check_after(timers: Dict[str, Any], guard: GuardRuntime, when: str) -> None:
-    check_timers(timers)
+    if guard.enabled:
+        check_timers(timers)
     guard.check_state(when)
 
 
@@ -86,7 +88,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
     timers = timer_identities()
-    guard = GuardRuntime(device)
+    guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
     os.makedirs(request.output_dir, exist_ok=True)
     await_device = awaits_device(message)
     keep_unchanged_source_times()

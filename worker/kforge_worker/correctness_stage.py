@@ -3,8 +3,11 @@
 Every call goes through `guarded_call`: reseed (random ops in forward agree with the reference's),
 poison the allocator, run the forward without autograd, synchronize the whole device, then the
 run-time guard's checks on the output. The first call is a warm call on the first seed's inputs
-(its output is checked and dropped): it sets the thread baseline and the poison sizes. Outputs are
-saved with torch.save; the reference outputs never exist in this process.
+(its output is checked and dropped): it sets the thread baseline and the poison sizes. The first
+correctness trial (a fresh model's first call, after the process's one-time set-up in the warm
+call) runs under the dispatch trace: the ATen operators its forward dispatches are judged
+(`torch-fallback`) after the output's own checks; its output is saved and judged like the others.
+Outputs are saved with torch.save; the reference outputs never exist in this process.
 """
 
 import os
@@ -25,15 +28,18 @@ TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
 
 
 def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: torch.device,
-                 guard: GuardRuntime, where: str) -> Any:
-    """One checked forward call (see the module docs); raises StageFailure."""
+                 guard: GuardRuntime, where: str, traced: bool = False) -> Any:
+    """One checked forward call (see the module docs); raises StageFailure. With `traced`, the
+    forward runs under the dispatch trace (only the forward: poison, synchronize and the output's
+    checks stay outside it)."""
     seed_everything(seed)
     guard.before_call(inputs)
     with failures_as(**FORWARD):
         with torch.no_grad():
-            output = model(*inputs)
+            output = guard.forward(lambda: model(*inputs), traced)
         synchronize(device)
     guard.after_call(output, where)
+    guard.check_dispatch(output, where)
     return output
 
 
@@ -56,7 +62,8 @@ def run_trials(problem, model_class, seeds: List[int], device, dtype, output_dir
     saved = []
     for index, seed in enumerate(seeds):
         model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
-        output = guarded_call(model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})")
+        output = guarded_call(model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})",
+                              traced=index == 0)
         path = save_output(output, os.path.join(output_dir, f"correctness-{index}.pt"))
         saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
         del model, inputs, output

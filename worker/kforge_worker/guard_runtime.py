@@ -4,22 +4,33 @@ One `GuardRuntime` per candidate process. It snapshots torch's global state befo
 runs and compares it later (`global-state`, `precision`); around each forward call it poisons the
 allocator (`stale-output`), watches threads and checks the output's leaves (`deferred-work`), and
 on cuda reads the runtime's last error after the synchronize (`device-error`); before timing it
-clears persisting-L2 state (`l2-persist`). Each check is recorded in `log` for the `guard-checks`
-message; a failed check raises StageFailure. docs/guard.md describes every check.
+clears persisting-L2 state (`l2-persist`); around one untimed correctness call it records the
+ATen operators dispatched (`torch-fallback`, dispatch_trace.py and torch_fallback.py). Each check is
+recorded in `log` for the `guard-checks` message; a failed check raises StageFailure.
+docs/guard.md describes every check.
+
+`enabled=False` (KFORGE_GUARD_RUNTIME=off, guard_settings.py: for measuring the guard's cost, never
+for verdicts) turns every method into a no-op and records one `guard-runtime` note instead.
 """
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import torch
 
 from . import global_state
 from .cudart import CudaRuntime
 from .deferred_work import ThreadWatch, output_problems, tensor_leaves
+from .dispatch_ops import glue_operators
+from .dispatch_trace import DispatchRecorder, traced_call
 from .errors import StageFailure, failures_as
 from .poison import is_stale, poison_allocator, poison_sizes
+from .policy import load_policy
+from .torch_fallback import judge
 
 PREWARM_ELEMENTS = 1 << 20
 OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
+GUARD_OFF = ("the run-time checks were off (KFORGE_GUARD_RUNTIME=off, a benchmark switch): nothing was "
+             "checked at run time, so this run's verdict is not to be trusted")
 
 
 class GuardLog:
@@ -54,15 +65,19 @@ def prewarm_torch(device: torch.device) -> None:
 
 
 class GuardRuntime:
-    def __init__(self, device: torch.device):
+    def __init__(self, device: torch.device, policy: Optional[Mapping[str, Any]] = None, enabled: bool = True):
         self.device = device
         self.is_cuda = device.type == "cuda"
-        self.cudart: Optional[CudaRuntime] = CudaRuntime.discover() if self.is_cuda else None
+        self.enabled = enabled
+        self.policy = dict(policy) if policy is not None else load_policy()
+        self.glue = glue_operators(self.policy)
+        self.cudart: Optional[CudaRuntime] = CudaRuntime.discover() if self.is_cuda and enabled else None
         self.threads = ThreadWatch()
         self.log = GuardLog()
         self.output_sizes: List[int] = []
         self.state: Dict[str, Any] = {}
         self.checked_outputs = 0
+        self.trace: Optional[DispatchRecorder] = None
 
     # --- global state ----------------------------------------------------------------------
 
@@ -71,6 +86,8 @@ class GuardRuntime:
 
     def snapshot_state(self) -> None:
         """Called before the candidate's module runs."""
+        if not self.enabled:
+            return
         prewarm_torch(self.device)
         if self.cudart is not None:
             self.cudart.take_last_errors()  # whatever torch's start-up left is not the candidate's
@@ -81,10 +98,12 @@ class GuardRuntime:
 
     def refresh_runtime(self) -> None:
         """Re-reads which libcudart copies are mapped (the candidate's extension may bring one)."""
-        if self.is_cuda:
+        if self.is_cuda and self.enabled:
             self.cudart = CudaRuntime.discover()
 
     def check_state(self, when: str) -> None:
+        if not self.enabled:
+            return
         found = global_state.changes(self.state, global_state.snapshot(self._l2_reader()))
         if found:
             check = global_state.first_check(found)
@@ -95,6 +114,8 @@ class GuardRuntime:
 
     def reset_persisting_l2(self) -> None:
         """Before timing on cuda: limit 0, persisting lines reset, no access window on the stream."""
+        if not self.enabled:
+            return
         if not self.is_cuda:
             self.log.record("l2-persist", "skipped", "the cpu backend has no persisting L2")
             return
@@ -126,6 +147,8 @@ class GuardRuntime:
     def before_call(self, inputs: Any) -> None:
         """Poisons the allocator with blocks the size of the last outputs and of the inputs, starts
         the thread watch and clears the runtime's last error."""
+        if not self.enabled:
+            return
         sizes = sorted(set(self.output_sizes) | set(poison_sizes(inputs, self.device)), reverse=True)
         poison_allocator(sizes, self.device)
         self.threads.before_call()
@@ -133,6 +156,8 @@ class GuardRuntime:
 
     def after_call(self, output: Any, where: str) -> None:
         """The checks on one call's output, after its closing synchronize."""
+        if not self.enabled:
+            return
         self.check_device_errors(f"after {where}")
         problems = output_problems(output)
         if problems:
@@ -152,7 +177,42 @@ class GuardRuntime:
         self.output_sizes = poison_sizes(leaves, self.device)
         self.checked_outputs += 1
 
+    # --- torch-fallback: the dispatch trace of one untimed call ------------------------------
+
+    def forward(self, call: Callable[[], Any], traced: bool) -> Any:
+        """`call()`, under the dispatch trace when `traced` (and the trace works on this torch)."""
+        if not traced or not self.enabled:
+            return call()
+        output, self.trace = traced_call(call, self.glue)
+        return output
+
+    def check_dispatch(self, output: Any, where: str) -> None:
+        """After `after_call` on a traced call: rejects PyTorch compute (per the policy) or a
+        tampered trace, else records the `torch-fallback` outcome."""
+        trace, self.trace = self.trace, None
+        if trace is None:
+            return
+        if trace.unavailable is not None:
+            self.log.record("torch-fallback", "skipped", f"{where}: forward's operators were not traced: "
+                                                         f"{trace.unavailable}; the static check stands alone")
+            return
+        if trace.tampered:
+            raise StageFailure("rejected", "torch-fallback", (
+                f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"))
+        with failures_as(**OUTPUT_CONTEXT):
+            elements = sum(leaf.numel() for leaf in tensor_leaves(output))
+        finding = judge(trace.counts(), self.policy, elements, where)
+        if finding.status == "reject":
+            raise StageFailure("rejected", "torch-fallback", finding.message)
+        message = finding.message
+        if trace.errors:
+            message += f" ({trace.errors} operator call(s) could not be measured)"
+        self.log.record("torch-fallback", finding.status, message)
+
     def record_call_checks(self) -> None:
+        if not self.enabled:
+            self.log.record("guard-runtime", "note", GUARD_OFF)
+            return
         count, self.checked_outputs = self.checked_outputs, 0
         where = "cpu: glibc reuses freed blocks up to 32 MiB" if not self.is_cuda else "cuda caching allocator"
         self.log.record("stale-output", "passed", f"{count} outputs free of the poison ({where})")

@@ -4,15 +4,23 @@
 :func:`kforge_worker.policy.load_policy` accepts it (a partial object names a `base`). A policy
 that does not load, an unknown key or a value of the wrong type is the parent's fault
 (ProtocolError, exit status 2).
+
+`runtime_checks_enabled` reads KFORGE_GUARD_RUNTIME, the switch bench/guard/run.py uses to measure
+what the run-time checks cost: `off` turns them off (guard_runtime.py), `on` or unset leaves them
+on. It is not part of the protocol and never a way to a verdict: the TypeScript parent does not
+pass the variable to workers (src/eval/worker-environment.ts allows a fixed list of names), and a
+run with the checks off says so in every `guard-checks` message (check `guard-runtime`, a note).
 """
 
+import os
 from dataclasses import dataclass
-from typing import Any, Dict
+from typing import Any, Dict, MutableMapping, Optional
 
 from .channel import ProtocolError
 from .policy import PolicyError, load_policy
 
 GUARD_KEYS = ("policy", "gate_specialisation")
+RUNTIME_SWITCH = "KFORGE_GUARD_RUNTIME"
 
 
 @dataclass(frozen=True)
@@ -48,3 +56,13 @@ def parse_guard(message: dict) -> GuardSettings:
     if not isinstance(gate, bool):
         raise ProtocolError(f"expected `guard.gate_specialisation` to be true or false, got {gate!r}")
     return GuardSettings(policy=policy, gate_specialisation=gate)
+
+
+def runtime_checks_enabled(environment: Optional[MutableMapping[str, str]] = None) -> bool:
+    """False when KFORGE_GUARD_RUNTIME is `off` (benchmarks only); the variable is removed from the
+    environment so the candidate does not see it. Any value but `on`/`off` is a ProtocolError."""
+    environment = os.environ if environment is None else environment
+    value = environment.pop(RUNTIME_SWITCH, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ProtocolError(f"expected {RUNTIME_SWITCH} to be `on` or `off`, got {value!r}")
+    return value == "on"

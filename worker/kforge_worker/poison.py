@@ -97,7 +97,12 @@ def poisoned_fraction(tensor: torch.Tensor) -> Optional[float]:
     words = (raw.numel() - start) // 4
     if words <= 0:
         return None
-    grouped = raw[start:start + 4 * words].reshape(words, 4)
+    body = raw[start:start + 4 * words]
+    try:  # one pass over the words as int32 (the blocks were filled as int32 words, in this byte order)
+        return float((body.view(torch.int32) == POISON_WORD).sum().item()) / words
+    except RuntimeError:  # a byte view whose offset does not allow an int32 view: compare byte groups
+        pass
+    grouped = body.reshape(words, 4)
     pattern = torch.tensor(POISON_BYTES, dtype=torch.uint8, device=grouped.device)
     matches = (grouped == pattern).all(dim=1)
     return float(matches.sum().item()) / words

@@ -13,7 +13,7 @@ reference of their own (model seed, input seed) pair.
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import torch
 
@@ -63,10 +63,11 @@ def content_index(phase: str, index: int, models: int, warmup_trials: int, conte
 
 
 def build_timed_models(problem, model_class, seeds: List[int], warmup_trials: int, perf_trials: int,
-                       device, dtype, **construct) -> List[TimedModel]:
-    """One model, one live input set and K content sets per timing seed."""
+                       device, dtype, contents: Optional[int] = None, **construct) -> List[TimedModel]:
+    """One model, one live input set and K content sets per timing seed (`contents` forces K:
+    1 with the run-time checks off, when the live set is never refilled)."""
     models = []
-    count = None
+    count = contents
     for seed in seeds:
         live = cast_inputs(make_inputs(problem, seed), device, dtype)
         model = make_model(problem, model_class, seed, device, dtype, **construct)

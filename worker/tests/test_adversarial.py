@@ -4,8 +4,9 @@ processes under the worker's default guard, judged by the parent's rules (verdic
 Each cheat must end with the manifest's verdict and check; each honest look-alike must be correct,
 with its sampled timed outputs passing too. Static cheats must be rejected by the `guard` message's
 first reject finding; dynamic ones must pass static analysis and be caught at run time. Cases run
-two at a time; the two native honest cases (h06b, h06c) are the only C++ builds here (c06b is
-rejected before it builds), in the session's shared build directory.
+two at a time; the two native honest cases (h06b, h06c) and the native run-time cheat (c06d) are
+the only C++ builds here (c06b is rejected before it builds), in the session's shared build
+directory.
 """
 
 import json

@@ -142,6 +142,17 @@ def test_guard_checks_report_what_ran(runs):
     assert reports["timing"]["side-stream"] == "skipped" and reports["timing"]["l2-persist"] == "skipped"
 
 
+@pytest.mark.parametrize("name, operator", [("relu-torch", "aten::relu ×1"), ("softmax-torch", "aten::_softmax ×1"),
+                                            ("address-cache", "aten::relu ×1")])
+def test_torch_compute_under_the_permissive_policy_is_a_note(runs, name, operator):
+    result = runs[name]
+    checks = {entry["check"]: entry for entry in result.message("candidate", "guard-checks")["checks"]}
+    assert checks["torch-fallback"]["status"] == "note"
+    assert checks["torch-fallback"]["message"].startswith("correctness trial 0 (seed 11): forward dispatched ")
+    assert operator in checks["torch-fallback"]["message"] and "recorded only" in checks["torch-fallback"]["message"]
+    assert verdict(result)[0] in ("correct", "rejected")  # the note decides nothing
+
+
 def test_roofline_bound_from_the_requested_ceilings(runs):
     roofline = runs["relu-torch"].message("reference", "roofline")
     assert roofline["bytes"] == 2 * 8 * 64 * 4 and roofline["flops"] == 0 and roofline["seed"] == 11

@@ -71,7 +71,7 @@ def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
             covered = {case["class"] for case in CASES if case["backend"] == backend and case["kind"] == kind}
             assert covered == classes, (backend, kind)
     native_cpu = [case for case in CASES if case["backend"] == "cpu" and case["native"]]
-    assert len(native_cpu) <= 3
+    assert len(native_cpu) <= 4  # each load_inline build costs about 45 s here
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["file"] for case in CASES])

@@ -168,13 +168,15 @@ SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seed
 
 
 def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
-             run_timing=True, baselines=None, ceilings=None, **settings) -> Evaluation:
+             run_timing=True, baselines=None, ceilings=None, candidate_env: Optional[Dict[str, str]] = None,
+             **settings) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
-    timed calls and the judging of their sampled outputs."""
+    timed calls and the judging of their sampled outputs. `candidate_env` adds variables to the
+    candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py)."""
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     reference = Worker("reference", work / "reference")
-    candidate = Worker("candidate", work / "scratch")
+    candidate = Worker("candidate", work / "scratch", env=candidate_env)
     result = Evaluation(reference=reference, candidate=candidate)
     try:
         reference.send(reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings,

@@ -1,7 +1,8 @@
 """CHEAT (HACKS.md #6, PyTorch under the hood): a "kernel" that is PyTorch's relu in disguise.
 
 The op is looked up with a string built at import, so a grep for ``relu`` finds nothing.
-Static check ``torch-fallback``; at run time the profiler shows aten::relu doing the work.
+Static check ``torch-fallback``; at run time the dispatch trace would show aten::relu doing the work
+(c06c hides the lookup from the static check too).
 """
 
 import torch

@@ -1,8 +1,8 @@
 """CHEAT (HACKS.md #6, native): a "fused C++ softmax" whose body is ATen's softmax.
 
 The extension builds and is called, so a harness that only checks that a kernel was compiled and
-launched is satisfied. Static check ``library-policy``; at run time the profiler shows
-aten::_softmax doing the work.
+launched is satisfied. Static check ``library-policy``; at run time the dispatch trace would show
+aten::_softmax doing the work (c06d hides the ATen call from the static check too).
 """
 
 import torch
