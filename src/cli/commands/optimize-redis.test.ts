@@ -13,6 +13,7 @@ import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
 import { JobQueueEvaluator } from '../../eval/job-queue-evaluator.js';
 import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RemoteEvaluationQueue } from '../remote-evaluation-queue.js';
+import type { Backend } from '../../core/verdict.js';
 import { registerOptimizeCommand } from './optimize.js';
 
 let folder: string;
@@ -29,7 +30,11 @@ afterEach(async () => {
 
 const kernel = (marker: string): string => `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
 
-async function optimize(args: string[], openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; localEvaluatorMade: boolean }> {
+async function optimize(
+  args: string[],
+  openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>,
+  remoteBackend?: (options: { url: string; queueName?: string | undefined }) => Promise<Backend | null>,
+): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; localEvaluatorMade: boolean }> {
   let exitCode: number | undefined;
   let stdout = '';
   let stderr = '';
@@ -42,6 +47,7 @@ async function optimize(args: string[], openRemoteEvaluation?: (options: RemoteE
     },
     createModel: async () => new FakeKernelModel({ replies: [kernel('correct 0.5'), kernel('incorrect')] }),
     ...(openRemoteEvaluation ? { openRemoteEvaluation } : {}),
+    ...(remoteBackend ? { remoteBackend } : {}),
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
     stderrIsTerminal: false,
@@ -84,6 +90,26 @@ test('--redis evaluates every candidate through the job queue, not on this machi
   assert.equal(seen.closed, true);
   const output = JSON.parse(run.stdout) as { problems: Array<{ candidate_count: number; best: { verdict: string } | null }> };
   assert.deepEqual(output.problems.map((problem) => [problem.candidate_count, problem.best?.verdict]), [[2, 'correct']]);
+});
+
+test('--redis without --backend takes the backend the connected workers serve', async () => {
+  const evaluator = new FakeEvaluator();
+  const seen: { options?: RemoteEvaluationOptions; closed: boolean } = { closed: false };
+  const asked: Array<{ url: string; queueName?: string | undefined }> = [];
+  const gpuWorkers = async (options: { url: string; queueName?: string | undefined }): Promise<Backend | null> => {
+    asked.push(options);
+    return 'cuda';
+  };
+  const run = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390', '--queue', 'batch'], remoteOver(evaluator, seen), gpuWorkers);
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.deepEqual(asked, [{ url: 'redis://queue-host:6390', queueName: 'batch' }]);
+  assert.equal(seen.options?.backend, 'cuda', 'this machine has no GPU, the workers have');
+  assert.equal(evaluator.calls[0]?.request.backend, 'cuda');
+  assert.match(run.stderr, /the backend is cuda, as the workers connected to the queue serve it/);
+
+  const none = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390'], remoteOver(new FakeEvaluator(), { closed: false }), async () => null);
+  assert.equal(none.exitCode, 0, none.stderr);
+  assert.match(none.stderr, /no GPU is visible, so the backend is cpu/, 'with no worker connected, the local default stands');
 });
 
 test('--queue and --remote-slots need --redis; an unreachable Redis is a usage error saying how to start one', async () => {

@@ -28,6 +28,7 @@ import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
 import { createPythonEvaluator } from '../create-python-evaluator.js';
 import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
+import { openRedisJobQueue } from '../../eval/bullmq-job-queue.js';
 import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
@@ -44,6 +45,11 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
   /** With `--redis`: the queue's evaluator and evaluation queue. Default: {@link openRemoteEvaluation}. */
   openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>;
+  /**
+   * With `--redis` and no backend asked for: the backend the connected workers serve (cuda when a
+   * GPU worker is connected, else cpu when a cpu worker is), or null when none is. Default: {@link connectedWorkersBackend}.
+   */
+  remoteBackend?: (options: { url: string; queueName?: string | undefined }) => Promise<Backend | null>;
   loadConfig?: (configPath: string | undefined, options: { cwd: string }) => Promise<LoadedConfig>;
   /** The GPUs the host has (for the default backend and the target's name). Default: nvidia-smi. */
   detectGpus?: () => Promise<DetectedGpu[]>;
@@ -163,6 +169,26 @@ function modelSettings(plan: { model: Omit<ModelSettings, 'apiKey'> }, config: K
   return { ...plan.model, ...apiKey } as ModelSettings;
 }
 
+/** The backend the workers connected to a Redis queue serve: cuda when any GPU worker is connected, else cpu when a cpu worker is, else null. */
+export async function connectedWorkersBackend(options: { url: string; queueName?: string | undefined }): Promise<Backend | null> {
+  const queue = await openRedisJobQueue({ url: options.url, ...(options.queueName ? { queueName: options.queueName } : {}) });
+  try {
+    if ((await queue.slots('cuda')) > 0) return 'cuda';
+    if ((await queue.slots('cpu')) > 0) return 'cpu';
+    return null;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** With `--redis`: the backend of the connected workers, said on stderr; null when no worker is connected. */
+async function remoteDefaultBackend(io: CliIo, flags: OptimizeFlags, dependencies: OptimizeCommandDependencies): Promise<Backend | null> {
+  if (!flags.redis) return null;
+  const backend = await (dependencies.remoteBackend ?? connectedWorkersBackend)({ url: flags.redis, queueName: flags.queue });
+  if (backend) io.stderr.write(`kforge optimize: the backend is ${backend}, as the workers connected to the queue serve it (pass --backend to choose)\n`);
+  return backend;
+}
+
 /** The backend when none is asked for: cuda when a GPU is visible, else cpu (as `kforge eval` decides). */
 async function defaultBackend(io: CliIo, gpus: DetectedGpu[]): Promise<Backend> {
   const hidden = ['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
@@ -199,7 +225,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const plan = flags.resume
         ? (await loadRunPlan(store, flags.resume)).plan
         : buildOptimizePlan(
-            requestFromFlags({ ...flags, backend: flags.backend ?? config.evaluator?.backend ?? (await defaultBackend(io, gpus)) }, await resolveProblemFiles(problemArguments, io.cwd), io.cwd, storePath),
+            requestFromFlags({ ...flags, backend: flags.backend ?? config.evaluator?.backend ?? (await remoteDefaultBackend(io, flags, dependencies)) ?? (await defaultBackend(io, gpus)) }, await resolveProblemFiles(problemArguments, io.cwd), io.cwd, storePath),
             config,
           );
       const { backend, deviceIndex } = plan.evaluation;
@@ -247,7 +273,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--max-gpu-seconds <s>', 'device seconds for the whole run')
     .option('--target-speedup <x>', 'stop a problem once a correct kernel is this much faster than the best baseline')
     .option('--concurrency <n>', 'model calls at once for this provider')
-    .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
+    .option('--backend <backend>', 'cuda, triton or cpu (default: with --redis, what the connected workers serve; else cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
     .option('--guard-policy <policy>', `guard policy of every evaluation: ${GUARD_POLICIES.join(', ')} (default default; see docs/guard.md)`)

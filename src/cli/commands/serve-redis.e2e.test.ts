@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { startKforgeWorker, type KforgeWorkerProcess } from '../../../test-support/kforge-worker-process.js';
 import { redisUnavailable, startTestRedis, type TestRedis } from '../../../test-support/redis-server.js';
+import { connectedWorkersBackend } from './optimize.js';
 
 /**
  * `kforge serve --reward --redis URL` as a real process with a real `kforge worker` on the cpu
@@ -83,4 +84,5 @@ test('serve --reward --redis evaluates reward requests on the workers of the que
   assert.match(worker!.stderr, /job \w+ ended: correct/, 'the worker evaluated it (the server has no Python it could use)');
   const second = await ask();
   assert.deepEqual([second.cached, second.reward], [true, 1]);
+  assert.equal(await connectedWorkersBackend({ url: redis!.url }), 'cpu', 'kforge optimize --redis would default to the cpu backend the worker serves');
 });
