@@ -1,6 +1,6 @@
 import type { EvaluationResult } from '../core/verdict.js';
-import type { Idea, RunEvent, RunStore } from '../store/run-store.js';
-import { strategyNameSchema, type Attempt, type CandidateRecord, type IdeaRef, type Lineage, type StrategyName } from './attempt.js';
+import type { CandidateWithEvaluation, Idea, RunEvent, RunStore } from '../store/run-store.js';
+import { strategyNameSchema, type Attempt, type CandidateRecord, type EvaluatedAttempt, type IdeaRef, type Lineage, type StrategyName } from './attempt.js';
 import type { BudgetUsage } from './budget.js';
 import type { ProblemEndReason } from './search-events.js';
 import { isImprovement, speedupOf, type SpeedupBaseline } from './candidate-ranking.js';
@@ -45,6 +45,23 @@ function lineageFrom(round: number, parentCandidateId: number | null, ideaId: nu
   return { round, parentCandidateId, idea: ideaId === null ? null : (ideas.get(ideaId) ?? null) };
 }
 
+/**
+ * A stored candidate as the search holds it: its record (with the file it is evaluated from) and,
+ * once evaluated, its attempt.
+ */
+export function storedCandidateAttempt(
+  stored: CandidateWithEvaluation,
+  path: string,
+  idea: IdeaRef | null,
+): { candidate: CandidateRecord; attempt: EvaluatedAttempt | null } {
+  const lineage: Lineage = { round: stored.round, parentCandidateId: stored.parentId, idea };
+  const candidate: CandidateRecord = { id: stored.id, source: stored.source, path, lineage, modelCallId: stored.modelCallId };
+  const attempt: EvaluatedAttempt | null = stored.evaluation
+    ? { kind: 'evaluated', lineage, candidate, result: stored.evaluation.result, deviceMs: stored.evaluation.gpuSeconds * 1000 }
+    : null;
+  return { candidate, attempt };
+}
+
 function ideaMap(ideas: readonly Idea[]): Map<number, IdeaRef> {
   return new Map(ideas.map((idea) => [idea.id, { id: idea.id, label: idea.label, text: idea.text }]));
 }
@@ -72,18 +89,10 @@ export async function loadProblemState(store: RunStore, options: LoadProblemStat
     if (event.type === 'candidate-added') {
       const stored = byId.get(numberField(payload, 'candidateId') ?? -1);
       if (!stored) continue;
-      const candidate: CandidateRecord = {
-        id: stored.id,
-        source: stored.source,
-        path: options.candidatePath(stored.id),
-        lineage: lineageFrom(stored.round, stored.parentId, stored.ideaId, ideasById),
-        modelCallId: stored.modelCallId,
-      };
-      if (stored.evaluation) {
-        attempts.push({ kind: 'evaluated', lineage: candidate.lineage, candidate, result: stored.evaluation.result, deviceMs: stored.evaluation.gpuSeconds * 1000 });
-      } else {
-        pending.push(candidate);
-      }
+      const idea = stored.ideaId === null ? null : (ideasById.get(stored.ideaId) ?? null);
+      const { candidate, attempt } = storedCandidateAttempt(stored, options.candidatePath(stored.id), idea);
+      if (attempt) attempts.push(attempt);
+      else pending.push(candidate);
     } else if (event.type === 'reply-without-code') {
       const lineage = lineageFrom(round, numberField(payload, 'parentCandidateId'), numberField(payload, 'ideaId'), ideasById);
       attempts.push({ kind: 'no-code', lineage, modelCallId: numberField(payload, 'modelCallId') ?? 0, reason: String(payload['reason'] ?? '') });

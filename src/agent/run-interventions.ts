@@ -1,9 +1,9 @@
 import type { Action, RunStore } from '../store/run-store.js';
-import type { CandidateRecord, EvaluatedAttempt, Lineage } from './attempt.js';
 import { CandidateEvaluator, candidateFilePath } from './candidate-evaluator.js';
 import type { EvaluationQueue } from './evaluation-queue.js';
 import type { OptimizePlan } from './optimize-plan.js';
 import type { ProblemEntry } from './problem-search.js';
+import { storedCandidateAttempt } from './problem-state-loader.js';
 import type { RecordedProblemSession } from './recorded-problem-session.js';
 import { SearchStoppedError } from './search-stopped-error.js';
 
@@ -87,17 +87,13 @@ export class RunInterventions {
     const entry = this.#options.entries.find((known) => known.record.hash === stored.problemHash);
     if (!entry) return;
     const idea = stored.ideaId === null ? null : await store.getIdea(stored.ideaId);
-    const lineage: Lineage = { round: stored.round, parentCandidateId: stored.parentId, idea: idea ? { id: idea.id, label: idea.label, text: idea.text } : null };
-    const candidate: CandidateRecord = {
-      id: stored.id,
-      source: stored.source,
-      path: candidateFilePath(plan.candidatesDir, entry.stem, entry.record.hash, stored.id),
-      lineage,
-      modelCallId: stored.modelCallId,
-    };
+    const { candidate, attempt } = storedCandidateAttempt(
+      stored,
+      candidateFilePath(plan.candidatesDir, entry.stem, entry.record.hash, stored.id),
+      idea ? { id: idea.id, label: idea.label, text: idea.text } : null,
+    );
     const session = this.#sessions.get(stored.problemHash);
-    if (stored.evaluation) {
-      const attempt: EvaluatedAttempt = { kind: 'evaluated', lineage, candidate, result: stored.evaluation.result, deviceMs: stored.evaluation.gpuSeconds * 1000 };
+    if (attempt) {
       session?.adopt(attempt);
       return;
     }

@@ -5,7 +5,7 @@ import type { Backend } from '../core/verdict.js';
 import { defaultBaselineCacheDirectory } from '../eval/baseline-cache.js';
 import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/build-cache.js';
 import { FileBaselineCache } from '../eval/file-baseline-cache.js';
-import { PipelinedEvaluator } from '../eval/pipelined-evaluator.js';
+import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
 import { pythonExecutable } from './create-python-evaluator.js';
 import { UsageError } from './usage-error.js';
 
@@ -22,14 +22,22 @@ export interface WorkerEvaluatorWiring {
   baselineCacheDirectory?: string;
 }
 
+/** Where and how a local PipelinedEvaluator runs, beyond what the environment says. */
+export interface LocalPipelineWiring {
+  environment: NodeJS.ProcessEnv;
+  cwd: string;
+  logger: Logger;
+  /** A `--cache-dir` flag: the baselines folder itself. Default: under `KFORGE_CACHE_DIR`, else `.kforge`. */
+  baselineCacheDirectory?: string;
+}
+
 /**
- * The evaluator of `kforge worker`: a PipelinedEvaluator on the worker's own GPUs (or the CPU),
- * with the caches and Python `kforge eval` uses (`KFORGE_CACHE_DIR`, else `.kforge`;
- * `KFORGE_PYTHON`; `KFORGE_WORKER_DIR`; `KFORGE_KEEP_SCRATCH=1`). On the cpu backend it keeps one
- * warm candidate worker per concurrent job and one warm reference worker, so two workers on a
- * small host do not import torch a dozen times at once.
+ * A PipelinedEvaluator on this host with the caches and Python `kforge eval` uses
+ * (`KFORGE_CACHE_DIR`, else `.kforge`; `KFORGE_PYTHON`; `KFORGE_WORKER_DIR`;
+ * `KFORGE_KEEP_SCRATCH=1`), and `options` for its devices and sizing. Throws `UsageError` for a
+ * malformed build-cache bound.
  */
-export function createWorkerEvaluator(wiring: WorkerEvaluatorWiring): PipelinedEvaluator {
+export function createLocalPipelinedEvaluator(wiring: LocalPipelineWiring, options: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'> = {}): PipelinedEvaluator {
   const { environment, cwd, logger } = wiring;
   let maxBytes: number;
   try {
@@ -46,8 +54,18 @@ export function createWorkerEvaluator(wiring: WorkerEvaluatorWiring): PipelinedE
     environment,
     keepScratch: environment.KFORGE_KEEP_SCRATCH === '1',
     logger,
-    ...(wiring.backend === 'cpu'
-      ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } }
-      : { cudaDevices: wiring.cudaDevices }),
+    ...options,
   });
+}
+
+/**
+ * The evaluator of `kforge worker`: a local PipelinedEvaluator on the worker's own GPUs (or the
+ * CPU). On the cpu backend it keeps one warm candidate worker per concurrent job and one warm
+ * reference worker, so two workers on a small host do not import torch a dozen times at once.
+ */
+export function createWorkerEvaluator(wiring: WorkerEvaluatorWiring): PipelinedEvaluator {
+  return createLocalPipelinedEvaluator(
+    wiring,
+    wiring.backend === 'cpu' ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } } : { cudaDevices: wiring.cudaDevices },
+  );
 }

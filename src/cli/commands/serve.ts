@@ -4,14 +4,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { z } from 'zod';
-import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
-import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../../eval/build-cache.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import { FileBaselineCache } from '../../eval/file-baseline-cache.js';
 import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
 import type { JobQueue } from '../../eval/job-queue.js';
-import { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import type { RunLauncher } from '../../server/actions/run-launcher.js';
 import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
 import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
@@ -25,9 +20,10 @@ import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createPythonEvaluator, pythonExecutable } from '../create-python-evaluator.js';
+import { createPythonEvaluator } from '../create-python-evaluator.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag } from '../flag-schemas.js';
+import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -62,23 +58,7 @@ export interface ServeCommandDependencies extends Partial<CliIo> {
  * caches `kforge eval` uses (`KFORGE_CACHE_DIR`, else `.kforge`) and its Python (`KFORGE_PYTHON`).
  */
 export function createLocalJobQueue(wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }): JobQueue {
-  const { environment, cwd, logger } = wiring;
-  let maxBytes: number;
-  try {
-    maxBytes = buildCacheMaxBytes(environment);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const evaluator = new PipelinedEvaluator({
-    workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
-    python: pythonExecutable(environment),
-    baselineCache: new FileBaselineCache({ directory: defaultBaselineCacheDirectory(environment, cwd) }),
-    buildCache: new BuildCache({ directory: defaultBuildCacheDirectory(environment, cwd), maxBytes, logger }),
-    environment,
-    keepScratch: environment.KFORGE_KEEP_SCRATCH === '1',
-    logger,
-  });
-  return new InProcessJobQueue({ evaluator });
+  return new InProcessJobQueue({ evaluator: createLocalPipelinedEvaluator(wiring) });
 }
 
 const positiveCount = integerFlag;
