@@ -36,24 +36,19 @@ class BuiltCandidate:
     shared_objects: List[str] = field(default_factory=list)
 
 
-def cuda_arch_list(device: torch.device) -> str:
-    """The device's own architecture for TORCH_CUDA_ARCH_LIST: `9.0a` on capability 9.0 (the
-    arch-specific variant from 9.0 on, where this torch accepts it), `8.6` on 8.6."""
-    major, minor = torch.cuda.get_device_capability(device)
-    plain = f"{major}.{minor}"
-    if major < 9:
-        return plain
+def _accepted(arch_list: str) -> bool:
+    """Whether this torch's cpp_extension takes `arch_list` as TORCH_CUDA_ARCH_LIST."""
     try:
         from torch.utils.cpp_extension import _get_cuda_arch_flags
     except ImportError:
-        return plain
+        return False
     previous = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = plain + "a"
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
     try:
         _get_cuda_arch_flags()
-        return plain + "a"
+        return True
     except (ValueError, RuntimeError):
-        return plain
+        return False
     finally:
         if previous is None:
             del os.environ["TORCH_CUDA_ARCH_LIST"]
@@ -61,7 +56,20 @@ def cuda_arch_list(device: torch.device) -> str:
             os.environ["TORCH_CUDA_ARCH_LIST"] = previous
 
 
+def cuda_arch_list(device: torch.device) -> str:
+    """The device's own architecture for TORCH_CUDA_ARCH_LIST, with its PTX embedded beside the
+    machine code (`+PTX`: `build-info` reads both back with cuobjdump; without it the fatbin holds
+    no PTX to show): `9.0a+PTX` on capability 9.0 (the arch-specific variant from 9.0 on), `8.6+PTX`
+    on 8.6; the first of those forms, then the plain one, that this torch accepts."""
+    major, minor = torch.cuda.get_device_capability(device)
+    plain = f"{major}.{minor}"
+    forms = [plain + "a+PTX", plain + "a"] if major >= 9 else []
+    forms += [plain + "+PTX"]
+    return next((form for form in forms if _accepted(form)), plain)
+
+
 def configure_build_environment(build_dir: str, device: torch.device) -> None:
+    """Extensions build into `build_dir`, for the device's own architecture (`cuda_arch_list`)."""
     os.makedirs(build_dir, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = build_dir
     if device.type == "cuda":

@@ -49,9 +49,16 @@ def _unravel(flat_index: int, shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(index))
 
 
+def _beside(candidate: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """The candidate's tensor on the reference's device: a judged output is read from its file onto
+    the CPU, and the reference role keeps its outputs where they were computed (the GPU)."""
+    return candidate if candidate.device == reference.device else candidate.to(reference.device)
+
+
 def tensor_errors(reference: torch.Tensor, candidate: torch.Tensor) -> Tuple[Optional[float], Optional[float]]:
-    """(max abs error, max rel error) over elements finite in both; None where there are none."""
-    ref, can = _wide(reference).reshape(-1), _wide(candidate).reshape(-1)
+    """(max abs error, max rel error) over elements finite in both; None where there are none.
+    Computed in float64 on the reference's device."""
+    ref, can = _wide(reference).reshape(-1), _wide(_beside(candidate, reference)).reshape(-1)
     both_finite = torch.isfinite(ref) & torch.isfinite(can)
     if not bool(both_finite.any()):
         return None, None
@@ -66,6 +73,7 @@ def tensor_errors(reference: torch.Tensor, candidate: torch.Tensor) -> Tuple[Opt
 def compare_tensor(reference: torch.Tensor, candidate: torch.Tensor, atol: float, rtol: float, name: str) -> LeafResult:
     """Compares two tensors of the same shape (checked by the caller)."""
     result = LeafResult(numel=reference.numel())
+    candidate = _beside(candidate, reference)
     result.max_abs_error, result.max_rel_error = tensor_errors(reference, candidate)
     ref, can = _wide(reference).reshape(-1), _wide(candidate).reshape(-1)
     ref_finite = torch.isfinite(ref)

@@ -63,8 +63,8 @@ def passes_tolerance(candidate: torch.Tensor, reference: torch.Tensor, atol: flo
     """``|c - r| <= atol + rtol * |r|`` everywhere (float64); NaN/Inf in c where r is finite fails."""
     if candidate.shape != reference.shape:
         return False
-    c = candidate.detach().to("cpu", torch.float64)
-    r = reference.detach().to("cpu", torch.float64)
+    r = reference.detach().to(torch.float64)
+    c = candidate.detach().to(r.device, torch.float64)
     finite = torch.isfinite(r)
     if bool(finite.all()):  # the usual case, without the masked copies below
         return bool(torch.isfinite(c).all()) and bool(((c - r).abs() <= atol + rtol * r.abs()).all())
@@ -79,8 +79,8 @@ def relative_l2_error(candidate: torch.Tensor, reference: torch.Tensor) -> float
     """``||c - r||_2 / ||r||_2`` in float64 over the reference's finite elements (see module docs)."""
     if candidate.shape != reference.shape:
         return math.inf
-    c = candidate.detach().to("cpu", torch.float64).reshape(-1)
-    r = reference.detach().to("cpu", torch.float64).reshape(-1)
+    r = reference.detach().to(torch.float64).reshape(-1)
+    c = candidate.detach().to(r.device, torch.float64).reshape(-1)
     finite = torch.isfinite(r)
     if bool(finite.all()):  # the usual case, without the masked copies below
         if not bool(torch.isfinite(c).all()):
@@ -132,7 +132,7 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
     """
     references = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
     input_leaves = [leaf for leaf in tensor_leaves(inputs)]
-    references64 = [leaf.detach().to("cpu", torch.float64) for leaf in references]  # converted once
+    references64 = [leaf.detach().to(torch.float64) for leaf in references]  # converted once, on their device
     trivial: dict[str, dict[str, Any]] = {}
     for name in TRIVIAL_OUTPUTS:
         passes, applicable = True, False
@@ -142,7 +142,7 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
             if output is None:
                 continue
             applicable = True
-            output64 = output.detach().to("cpu", torch.float64)
+            output64 = output.detach().to(reference64.device, torch.float64)
             passes = passes and passes_tolerance(output64, reference64, atol, rtol)
             error = (output64 - reference64).abs()
             finite_error = torch.isfinite(error)

@@ -3,7 +3,9 @@
 `flatten` turns a model's output (a tensor, tuples/lists/dicts of them, nested, with non-tensor
 leaves such as int, float or None) into a `FlatOutput`: a skeleton string where `T` stands for a
 tensor leaf and `L` for any other leaf (`(T, [T, L])`), the leaves in order (tensors detached and
-copied to the CPU), and one info dict per leaf (`type`, and for tensors `device`).
+copied to the CPU, or with `keep_device` detached and left where they are: the reference role keeps
+its outputs on the GPU, where a GPU-sized problem's float64 comparisons are fast and the host's
+memory is not spent), and one info dict per leaf (`type`, and for tensors `device`).
 
 Files are written with `torch.save` and read with `torch.load(weights_only=True)`. Python floats
 are stored as `float.hex()` strings because PyTorch 1.13's weights-only loader refuses floats.
@@ -47,24 +49,27 @@ def _leaf_info(value: Any) -> dict:
     return {"type": "object:" + type(value).__name__}
 
 
-def _plain_cpu_copy(tensor: torch.Tensor) -> torch.Tensor:
+def _plain_copy(tensor: torch.Tensor, keep_device: bool) -> torch.Tensor:
     plain = tensor.detach()
     if type(plain) is not torch.Tensor:
         plain = plain.as_subclass(torch.Tensor)
+    if keep_device:
+        return plain.contiguous()
     return plain.to("cpu").clone(memory_format=torch.contiguous_format)
 
 
-def _leaf_value(value: Any) -> Any:
+def _leaf_value(value: Any, keep_device: bool) -> Any:
     if isinstance(value, torch.Tensor):
-        return _plain_cpu_copy(value)
+        return _plain_copy(value, keep_device)
     if isinstance(value, SIMPLE_TYPES) or type(value) is float:
         return value
     text = repr(value)
     return text[:MAX_REPR_CHARS]
 
 
-def flatten(value: Any) -> FlatOutput:
-    """Flattens an output structure; raises OutputStructureError past MAX_DEPTH or MAX_LEAVES."""
+def flatten(value: Any, keep_device: bool = False) -> FlatOutput:
+    """Flattens an output structure; raises OutputStructureError past MAX_DEPTH or MAX_LEAVES.
+    Tensor leaves are CPU copies (what `save` writes), or with `keep_device` stay on their device."""
     leaves: List[Any] = []
     infos: List[dict] = []
 
@@ -82,7 +87,7 @@ def flatten(value: Any) -> FlatOutput:
         if len(leaves) >= MAX_LEAVES:
             raise OutputStructureError(f"the output has more than {MAX_LEAVES} leaves")
         infos.append(_leaf_info(node))
-        leaves.append(_leaf_value(node))
+        leaves.append(_leaf_value(node, keep_device))
         return "T" if isinstance(node, torch.Tensor) else "L"
 
     skeleton = walk(value, 0)

@@ -10,7 +10,6 @@ calls (u != s) and generalisation trials are computed when a `judge` request fir
 import json
 from typing import Dict, List, Optional, Tuple
 
-import torch
 
 from . import generalisation, outputs
 from .errors import StageFailure, failures_as
@@ -28,7 +27,7 @@ def variant_key(variant: Optional[dict]) -> str:
 
 def _flatten_reference(output) -> outputs.FlatOutput:
     try:
-        return outputs.flatten(output)
+        return outputs.flatten(output, keep_device=True)
     except outputs.OutputStructureError as error:
         raise StageFailure("invalid_input", "reference-forward",
                            f"the reference's output cannot be compared: {error}") from error
@@ -52,14 +51,15 @@ class ReferenceStore:
         try:
             model, inputs = reference_trial(self.problem, seed, input_seed, self.device, FLOAT64,
                                             "the float64 reference")
-            return outputs.flatten(call_model(model, inputs, input_seed, self.device))
+            return outputs.flatten(call_model(model, inputs, input_seed, self.device), keep_device=True)
         except Exception:
             return None
 
     def compute(self, seed: int, input_seed: Optional[int] = None, variant: Optional[dict] = None,
                 keep_inputs: Optional[List] = None) -> ReferenceRecord:
-        """The record of (seed, input seed, variant), computed once. `keep_inputs`, when given,
-        receives a CPU copy of the inputs (for the degenerate-tolerance audit)."""
+        """The record of (seed, input seed, variant), computed once, its outputs on the run's device.
+        `keep_inputs`, when given, receives the inputs themselves, on that device too (for the
+        degenerate-tolerance audit, which drops them once done)."""
         input_seed = seed if input_seed is None else input_seed
         key = (seed, input_seed, variant_key(variant))
         if key in self.records:
@@ -72,7 +72,7 @@ class ReferenceStore:
                 output = call_model(model, inputs, input_seed, self.device)
             flat = _flatten_reference(output)
             if keep_inputs is not None:
-                keep_inputs.append(cast_inputs(inputs, torch.device("cpu"), None))
+                keep_inputs.append(inputs)
             del model, output
             fp64 = self._fp64_output(seed, input_seed)
         record = ReferenceRecord(seed=seed, input_digest=digest, output=flat, output_fp64=fp64)

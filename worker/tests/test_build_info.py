@@ -41,3 +41,19 @@ def test_parses_every_kernel_with_its_resources():
 def test_no_objects_gives_empty_info():
     info = collect_build_info([])
     assert info["kernels"] == [] and info["sass"] == "" and info["ptx"] == ""
+
+
+def test_cuda_builds_embed_their_ptx_beside_the_machine_code():
+    """TORCH_CUDA_ARCH_LIST names the device's own architecture with `+PTX`, so the fatbin that
+    `build-info` reads holds PTX too (without it cuobjdump --dump-ptx prints only a header); a
+    torch that does not know the architecture gets it plain."""
+    from unittest import mock
+
+    import torch
+
+    from kforge_worker.build import cuda_arch_list
+
+    with mock.patch.object(torch.cuda, "get_device_capability", return_value=(8, 6)):
+        assert cuda_arch_list(torch.device("cuda:0")) == "8.6+PTX"
+    with mock.patch.object(torch.cuda, "get_device_capability", return_value=(99, 9)):
+        assert cuda_arch_list(torch.device("cuda:0")) == "99.9"

@@ -1,7 +1,9 @@
 """The cuda and triton backends on a real GPU (skipped where torch sees no CUDA device)."""
 
+import resource
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,7 +11,7 @@ import torch
 import sources
 from worker_process import evaluate
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 GPU = dict(device="cuda:0", preset="gpu", perf_trials=20, warmup_trials=3, sample_calls=[5, 19])
 BASELINES = {"eager": True, "compile": True, "perf_trials": 20, "warmup_trials": 3}
@@ -57,6 +59,7 @@ def test_cuda_extension_is_correct_timed_and_described(runs):
     kernels = [kernel for kernel in info["kernels"] if "kforge_add_kernel" in kernel["name"]]
     assert kernels and kernels[0]["registers"] > 0, info
     assert "kforge_add_kernel" in info["sass"]
+    assert ".entry" in info["ptx"] and "kforge_add_kernel" in info["ptx"], info["ptx"][:2000]
     baseline = result.baseline
     assert len(baseline["eager"]["times_ms"]) == 20
     assert len(baseline["compile"]["times_ms"]) == 20, baseline["compile"]
@@ -84,3 +87,26 @@ def test_triton_compile_error_at_first_call_is_a_compile_error(runs):
     failure = runs["triton-broken"].failures["candidate"]
     assert (failure["stage"], failure["kind"], failure["check"]) == ("correctness", "compile_error", "build")
     assert "kforge_not_a_triton_name" in failure["compiler_output"]
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def test_gpu_sized_problem_keeps_the_reference_on_the_gpu(tmp_path, build_dir):
+    """The shipped ReLU at its gpu preset (2^28 floats, 1 GiB a tensor): correct, with the reference
+    stage well inside its limit and no worker process holding the references in host memory.
+
+    Before the reference role kept its outputs on the device, it held every seed's float32 and
+    float64 outputs on the host (3 GiB a seed, 8 seeds and more) and judged there: 8 evaluations at
+    once were killed for memory on a 125 GiB H200 host, and layer norm's reference stage ran past
+    its 300 s limit. `ru_maxrss` of the reaped children is the largest worker's peak (KiB)."""
+    result = evaluate(REPOSITORY / "problems" / "level1" / "01_relu.py",
+                      REPOSITORY / "examples" / "level1_01_relu" / "cuda_fast.py", tmp_path, build_dir,
+                      backend="cuda", **GPU)
+    assert result.failures == {}, result.candidate.stderr[-3000:]
+    assert result.judgement["passed"] is True and result.timed_judgement["passed"] is True
+    reference_ms = [message["duration_ms"] for message in result.reference.of_type("stage")
+                    if message["stage"] == "reference" and message["status"] == "end"]
+    assert reference_ms and reference_ms[0] < 120_000, reference_ms
+    peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    assert peak_gib < 16, f"a worker peaked at {peak_gib:.1f} GiB of host memory"
