@@ -18,7 +18,8 @@ export interface PythonEvaluatorWiring {
  * The PythonEvaluator as configured by the environment: `KFORGE_PYTHON` (default `python3`),
  * `KFORGE_WORKER_DIR` (default `<repo>/worker`), `KFORGE_CACHE_DIR` (baselines under
  * `$KFORGE_CACHE_DIR/baselines`, default `.kforge/baselines` in the working directory) and
- * `KFORGE_KEEP_SCRATCH=1`. Every command that evaluates (eval, optimize, serve) wires it this way.
+ * `KFORGE_KEEP_SCRATCH=1`. It has no build cache: `kforge eval` and `kforge optimize` evaluate with
+ * `createLocalPipelinedEvaluator` instead; `kforge serve` falls back to this one.
  */
 export function createPythonEvaluator(wiring: PythonEvaluatorWiring): PythonEvaluator {
   const { environment, cwd } = wiring;

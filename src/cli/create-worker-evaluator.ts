@@ -32,12 +32,17 @@ export interface LocalPipelineWiring {
 }
 
 /**
- * A PipelinedEvaluator on this host with the caches and Python `kforge eval` uses
- * (`KFORGE_CACHE_DIR`, else `.kforge`; `KFORGE_PYTHON`; `KFORGE_WORKER_DIR`;
- * `KFORGE_KEEP_SCRATCH=1`), and `options` for its devices and sizing. Throws `UsageError` for a
- * malformed build-cache bound.
+ * A PipelinedEvaluator on this host, as `kforge eval`, `kforge optimize`, `kforge serve --reward`
+ * and `kforge worker` evaluate locally: baselines and builds under `KFORGE_CACHE_DIR` (else
+ * `.kforge`: `baselines/`, `builds/`), `KFORGE_PYTHON`, `KFORGE_WORKER_DIR`,
+ * `KFORGE_KEEP_SCRATCH=1`; its GPUs are locked host-wide while a candidate holds them; `options`
+ * for its devices, sizing and lock folder. Throws `UsageError` for a malformed build-cache bound.
+ * Close it (`close()`) when done, so no warm worker outlives the command.
  */
-export function createLocalPipelinedEvaluator(wiring: LocalPipelineWiring, options: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'> = {}): PipelinedEvaluator {
+export function createLocalPipelinedEvaluator(
+  wiring: LocalPipelineWiring,
+  options: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices' | 'deviceLockDirectory'> = {},
+): PipelinedEvaluator {
   const { environment, cwd, logger } = wiring;
   let maxBytes: number;
   try {

@@ -11,6 +11,7 @@ import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import { EvaluationRun } from './evaluation-run.js';
+import { leaseDeviceHostWide } from './host-device-lock.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import type { EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
 import type { PipelineEvent, PipelinedEvaluateOptions } from './pipeline-events.js';
@@ -58,6 +59,12 @@ export interface PipelinedEvaluatorOptions {
    * during which every build would stop), and a pause cannot stop GPU work already queued.
    */
   pauseBuildsDuringGpuTiming?: boolean;
+  /**
+   * The folder of the host-wide GPU locks that every kforge process of the host shares, so that two
+   * processes never hold one GPU at once (the cpu device is not locked). Default:
+   * `kforge-device-locks` in the system's temporary folder (`defaultDeviceLockDirectory`).
+   */
+  deviceLockDirectory?: string;
 }
 
 /** What the pipeline did so far, for benchmarks and logs. */
@@ -72,7 +79,8 @@ export interface PipelineUsage {
  * The {@link Evaluator} for many candidates at once. Each candidate builds on the host's cores
  * (a bounded pool) in a content-addressed {@link BuildCache} folder, in a warm worker that waits
  * after its build (`await_device`); then it takes a lease on one device — the stages that run
- * there (the reference, load, correctness, timing) hold it alone — with a warm reference worker,
+ * there (the reference, load, correctness, timing) hold it alone, and a GPU also against every
+ * other kforge process of the host (a lock file in `deviceLockDirectory`) — with a warm reference worker,
  * and baselines measured once per key for the whole pipeline. Builds of later candidates overlap
  * the device stages of earlier ones. Every worker serves one candidate and is then discarded.
  * On the cpu backend builds and warm-ups are paused (SIGSTOP) while a candidate or a baseline
@@ -94,6 +102,8 @@ export class PipelinedEvaluator implements Evaluator {
   readonly #pool: WarmWorkerPool;
   readonly #lanes = new Map<LaneKind, Promise<PipelineLane>>();
   readonly #sizingOfDevice = new Map<string, PipelineSizing>();
+  /** Host-wide locks being removed; {@link close} waits for them. */
+  readonly #releasing = new Set<Promise<void>>();
   #compiler: Promise<string | null> | undefined;
 
   constructor(options: PipelinedEvaluatorOptions) {
@@ -151,9 +161,13 @@ export class PipelinedEvaluator implements Evaluator {
     };
   }
 
-  /** Ends the idle warm workers; evaluations still running finish first only if awaited by the caller. */
+  /**
+   * Ends the idle warm workers and waits for the host-wide device locks being released; evaluations
+   * still running finish first only if awaited by the caller.
+   */
   async close(): Promise<void> {
     await this.#pool.close();
+    await Promise.all([...this.#releasing]);
   }
 
   async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: PipelinedEvaluateOptions): Promise<EvaluationResult> {
@@ -253,8 +267,13 @@ export class PipelinedEvaluator implements Evaluator {
     return timed && (lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true);
   }
 
+  /**
+   * The device for this evaluation alone: the in-process lease, then (on a GPU) the host-wide lock
+   * that keeps other kforge processes of the host off it; `waitedMs` counts both waits.
+   */
   async #acquireDevice(lane: PipelineLane, device: string, signal: AbortSignal | undefined, emit: (event: PipelineEvent) => void): Promise<HeldDevice> {
-    const lease = await lane.devices.acquire(device, signal);
+    const lockOptions = { directory: this.#options.deviceLockDirectory, visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES };
+    const lease = await leaseDeviceHostWide(lane.devices, device, lockOptions, signal);
     const acquiredAtMs = performance.now();
     emit({ kind: 'device-acquired', device, waitedMs: lease.waitedMs });
     let released = false;
@@ -263,8 +282,9 @@ export class PipelinedEvaluator implements Evaluator {
       release: () => {
         if (released) return;
         released = true;
-        lease.release();
         emit({ kind: 'device-released', device, heldMs: performance.now() - acquiredAtMs });
+        const releasing = lease.release().finally(() => this.#releasing.delete(releasing));
+        this.#releasing.add(releasing);
       },
     };
   }

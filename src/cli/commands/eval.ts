@@ -11,7 +11,7 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/gpu-detection.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
 import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from '../eval-options.js';
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
@@ -19,11 +19,23 @@ import { UsageError } from '../usage-error.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */
 export interface EvalCommandDependencies extends Partial<CliIo> {
-  /** Default: the PythonEvaluator configured from the environment. */
-  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => Evaluator;
+  /**
+   * Default: a local PipelinedEvaluator configured from the environment (build cache, device
+   * leases) for one candidate. The command closes it (`close`, when it has one) before it ends.
+   */
+  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => ClosableEvaluator;
   /** Default: nvidia-smi lists a GPU. */
   gpuVisible?: () => Promise<boolean>;
 }
+
+/** An evaluator the command closes as it ends (when it can be closed): its warm workers stop, its device locks go. */
+type ClosableEvaluator = Evaluator & { close?: () => Promise<void> };
+
+/**
+ * The sizing of a pipeline that evaluates one candidate: no idle warm workers are kept, so the
+ * candidate and reference workers start when the evaluation takes them and no spare is left.
+ */
+const ONE_CANDIDATE_SIZING = { warmCandidatesPerDevice: 0, warmReferencesPerDevice: 0 } as const;
 
 /**
  * Adds `kforge eval PROBLEM CANDIDATE` (SPEC.md section 6): exit 0 for `correct`, 1 for any other
@@ -81,10 +93,18 @@ async function runEval(
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
     const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
-    const evaluator =
+    const evaluator: ClosableEvaluator =
       dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
-      createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir });
-    result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options), stageProgressWriter(io.stderr, errorColors));
+      createLocalPipelinedEvaluator(
+        { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
+        // The pipeline spreads candidates over its devices: the one asked for (`--device`) is its only one.
+        { sizing: ONE_CANDIDATE_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
+      );
+    try {
+      result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options), stageProgressWriter(io.stderr, errorColors));
+    } finally {
+      await evaluator.close?.();
+    }
     const valid = evaluationResultSchema.safeParse(result);
     if (!valid.success) {
       throw new Error(`the evaluation result does not match src/core/verdict.ts: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`);

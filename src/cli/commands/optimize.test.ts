@@ -285,3 +285,19 @@ test('with several problems, --dir DIR/<problem stem>/ holds that problem\'s rep
   assert.equal(missing.exitCode, 2);
   assert.match(missing.stderr.join(''), /no replies for 01_relu: .*replies has no subfolder named after it and no \.py, \.md or \.txt files of its own; check --dir/);
 });
+
+test('the local evaluator is closed when the run ends, so no warm worker outlives the command', async () => {
+  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')] });
+  let closed = 0;
+  let evaluatedBeforeClose = 0;
+  const closable = Object.assign(cli.evaluator, {
+    close: async () => {
+      closed += 1;
+      evaluatedBeforeClose = closable.calls.length;
+    },
+  });
+  await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--json');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  assert.equal(closed, 1);
+  assert.equal(evaluatedBeforeClose, 2, 'closed after the last evaluation');
+});

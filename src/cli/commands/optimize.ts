@@ -25,7 +25,7 @@ import { ModelConfigurationError } from '../../llm/model-configuration-error.js'
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
-import { createPythonEvaluator } from '../create-python-evaluator.js';
+import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
 import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
 import { openRedisJobQueue } from '../../eval/bullmq-job-queue.js';
@@ -38,8 +38,11 @@ import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
 /** What `kforge optimize` needs beyond its io; tests replace any of it. */
 export interface OptimizeCommandDependencies extends Partial<CliIo> {
-  /** Default: the PythonEvaluator configured from the environment, as `kforge eval` uses it. */
-  createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => Evaluator | Promise<Evaluator>;
+  /**
+   * Default: a local PipelinedEvaluator configured from the environment (build cache, device
+   * leases), as `kforge eval` uses it. The command closes it (`close`, when it has one) when it ends.
+   */
+  createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => ClosableEvaluator | Promise<ClosableEvaluator>;
   /** Default: `createRunModel` (`createKernelModel`; for `files`, one subfolder of `--dir` per problem, resumed past the replies taken). */
   createModel?: (settings: ModelSettings) => Promise<KernelModel>;
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
@@ -60,6 +63,15 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   /** Ends the process at once on a second Ctrl-C. Default `process.exit`. */
   exit?: (code: number) => void;
 }
+
+/** An evaluator the command closes as it ends (when it can be closed): its warm workers stop, its device locks go. */
+type ClosableEvaluator = Evaluator & { close?: () => Promise<void> };
+
+/**
+ * The local pipeline's sizing: the run's queue evaluates one candidate per device at a time, so one
+ * warm worker of each role is ready for the next candidate while the model writes it.
+ */
+const ONE_AT_A_TIME_SIZING = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
 
 const positiveInteger = (flag: string) => integerFlag(flag, 1);
 const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);
@@ -220,6 +232,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     signals.on('SIGINT', onSignal);
     signals.on('SIGTERM', onSignal);
     let remote: RemoteEvaluation | null = null;
+    let local: ClosableEvaluator | undefined;
     try {
       const gpus = await (dependencies.detectGpus ?? detectGpus)();
       const plan = flags.resume
@@ -240,8 +253,12 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
         store,
         model,
         ...(remote ? { queue: remote.queue } : {}),
-        evaluator: remote?.evaluator ?? await (dependencies.createEvaluator?.({ logger, backend }) ??
-          createPythonEvaluator({ environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) })),
+        evaluator: remote?.evaluator ?? (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
+          createLocalPipelinedEvaluator(
+            { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) },
+            // The run's requests name one device (`--device`); the pipeline's only device is that one.
+            { sizing: ONE_AT_A_TIME_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
+          ))),
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
         onEvent: routeProblemEvents(model, progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true)),
         signal: controller.signal,
@@ -253,6 +270,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       signals.off('SIGINT', onSignal);
       signals.off('SIGTERM', onSignal);
       await remote?.close({ cancel: controller.signal.aborted });
+      await local?.close?.();
       await store.close();
     }
   };

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { execa } from 'execa';
+import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
+import { BuildCache } from '../eval/build-cache.js';
+import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
+
+/**
+ * `kforge eval` twice on one C++ candidate in one KFORGE_CACHE_DIR, through the real worker on the
+ * cpu backend (KFORGE_PYTHON, else /usr/bin/python3): the second run reuses the first one's build.
+ * One extension is built (about 45 s on a 2-core machine).
+ */
+const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
+const probe = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 });
+const compiler = spawnSync('c++', ['--version']);
+const skip = probe.status !== 0 ? `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch` : compiler.status !== 0 ? 'no C++ compiler (c++)' : false;
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-eval-build-cache-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+const cacheDirectory = path.join(root, 'cache');
+const scratchRoot = path.join(root, 'scratch');
+mkdirSync(scratchRoot);
+
+const PROBLEM = path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py');
+const CANDIDATE = path.join(REPOSITORY_ROOT, 'examples', 'level1_02_gelu', 'cpu_fast.py');
+
+async function kforgeEval(): Promise<EvaluationResult> {
+  const run = await execa(
+    process.execPath,
+    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, CANDIDATE, '--backend', 'cpu', '--trials', '2', '--perf-trials', '10', '--warmup', '2', '--json'],
+    { reject: false, cwd: root, env: { KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: cacheDirectory, TMPDIR: scratchRoot, NO_COLOR: '1' }, timeout: 400_000 },
+  );
+  assert.equal(run.exitCode, 0, String(run.stderr));
+  const result = evaluationResultSchema.parse(JSON.parse(String(run.stdout)));
+  assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));
+  return result;
+}
+
+/** Processes whose working directory lies under `root` (the workers run in scratch directories there). */
+function processesUnder(directory: string): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(directory);
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe('kforge eval: the build cache', { skip }, () => {
+  it('reuses the build of the same candidate in the same KFORGE_CACHE_DIR, and leaves no worker behind', { timeout: 900_000 }, async () => {
+    const first = await kforgeEval();
+    const second = await kforgeEval();
+    const [firstBuildMs, secondBuildMs] = [first.stages?.build ?? Number.NaN, second.stages?.build ?? Number.NaN];
+    assert.ok(firstBuildMs > 10_000, `the first run compiled (its build took ${firstBuildMs} ms)`);
+    assert.ok(secondBuildMs < 5_000, `the second run reused the build (its build took ${secondBuildMs} ms)`);
+    const stats = await new BuildCache({ directory: path.join(cacheDirectory, 'builds') }).stats();
+    assert.deepEqual({ entries: stats.entries, uses: stats.uses, builds: stats.builds, hits: stats.hits }, { entries: 1, uses: 2, builds: 1, hits: 1 });
+    assert.deepEqual(processesUnder(scratchRoot), [], 'no worker outlives kforge eval');
+  });
+});
