@@ -8,5 +8,6 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 export KFORGE_ROOT="$root"
 export KFORGE_WORKER_DIR="$root/worker"
-kforge() { node "$root/.gpu/kforge.mjs" "$@"; }
+export KFORGE_CLI="$root/.gpu/bin/kforge.mjs"
+kforge() { node "$KFORGE_CLI" "$@"; }
 export -f kforge

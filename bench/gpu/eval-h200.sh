@@ -4,10 +4,10 @@
 #   here:    bash scripts/bundle-gpu.sh
 #   device:  bash bench/gpu/eval-h200.sh [PHASE]     (carry .gpu; PHASE: all | verdicts | timed | repeat | cross)
 #
-# Phase `verdicts` evaluates every CUDA/Triton example once with --no-timing, 8 at a time, so that
-# the builds run in parallel on the host's cores and land in the build cache; phase `timed`
-# re-evaluates each one in full (5 trials, 100 timed calls, baselines), one at a time so that no
-# two candidates share the GPU; `repeat` evaluates one candidate in 5 separate processes;
+# Phase `verdicts` evaluates every CUDA/Triton example once with --no-timing, 8 processes at a time,
+# so that the builds run in parallel on the host's cores and land in the build cache (the GPU stages
+# of those processes take turns: a host-wide lock per GPU); phase `timed` re-evaluates each one that
+# was correct in full (5 trials, 100 timed calls, baselines), one at a time, its build a cache hit; `repeat` evaluates one candidate in 5 separate processes;
 # `cross` times that candidate by CUDA events without flush, by triton's do_bench, and under ncu.
 # Results go to $OUT (results-<phase>.jsonl, one evaluation JSON per line) and summary-<phase>.md.
 set -uo pipefail
@@ -28,18 +28,21 @@ candidates() { ls examples/*/cuda_*.py examples/*/triton_*.py 2>/dev/null; }
 evaluate() {  # evaluate CANDIDATE TAG [FLAGS…]: one JSON line with the tag, wall seconds and the result
   local candidate="$1" tag="$2"; shift 2
   local started ended json
+  json="$(mktemp)"
   started=$(date +%s.%N)
-  json="$(kforge eval "$(problem_of "$candidate")" "$candidate" --backend "$(backend_of "$candidate")" --json "$@" 2>>"$out/stderr-$tag.log")"
+  kforge eval "$(problem_of "$candidate")" "$candidate" --backend "$(backend_of "$candidate")" --json "$@" >"$json" 2>>"$out/stderr-$tag.log"
   ended=$(date +%s.%N)
   python3 - "$candidate" "$tag" "$started" "$ended" "$json" <<'PY'
 import json, sys
-candidate, tag, started, ended, text = sys.argv[1:6]
+candidate, tag, started, ended, path = sys.argv[1:6]
+text = open(path).read()
 try:
     result = json.loads(text)
 except ValueError:
     result = {"verdict": None, "error": text[-2000:]}
 print(json.dumps({"candidate": candidate, "tag": tag, "wall_s": float(ended) - float(started), "result": result}))
 PY
+  rm -f "$json"
 }
 export -f evaluate problem_of backend_of
 export out
@@ -48,8 +51,15 @@ export out
 case "$phase" in all|verdicts)
   candidates | xargs -P 8 -I{} bash -c 'evaluate "$1" verdicts --no-timing' _ {} > "$out/results-verdicts.jsonl" ;;
 esac
+timed_candidates() {  # the candidates phase `verdicts` found correct (every one when it has not run)
+  if [ -s "$out/results-verdicts.jsonl" ]; then
+    python3 -c 'import json, sys; [print(r["candidate"]) for r in map(json.loads, open(sys.argv[1])) if (r["result"] or {}).get("verdict") == "correct"]' "$out/results-verdicts.jsonl" | sort
+  else
+    candidates
+  fi
+}
 case "$phase" in all|timed)
-  for candidate in $(candidates); do evaluate "$candidate" timed; done > "$out/results-timed.jsonl" ;;
+  for candidate in $(timed_candidates); do evaluate "$candidate" timed; done > "$out/results-timed.jsonl" ;;
 esac
 repeat_candidate="${KFORGE_REPEAT_CANDIDATE:-examples/level1_07_layer_norm/cuda_fast.py}"
 case "$phase" in all|repeat)

@@ -7,8 +7,12 @@
  * from the SQLite store). Reports p50/p90/p99 latency and throughput per phase; writes result.json
  * and result.md into --out and prints the markdown's path.
  *
- *   node --import tsx bench/reward/run.ts [--cold 64] [--warm 500] [--concurrency 16] [--trials 5]
+ *   node --import tsx bench/reward/run.ts [--backend cpu|cuda] [--cold 64] [--warm 500] [--concurrency 16] [--trials 5]
  *     [--perf-trials 10] [--warmup-trials 2] [--reward-concurrency 32] [--restart 1] [--out DIR] [--python PY]
+ *
+ * With `--backend cuda` the server's evaluator times on the GPU (the same plain-PyTorch candidates,
+ * so the figures are the reward service's own cost around a GPU evaluation, not a build's).
+ * `KFORGE_CLI` names the CLI entry to start (default bin/kforge.js; a bundle where no tsx is installed).
  *
  * The problem is the tiny `test-support/fixtures/problems/scale-add.py` (sent inline); the
  * candidates are its plain-PyTorch honest candidate and, every fourth, its wrong one, each with a
@@ -28,6 +32,7 @@ const count = (name: string, minimum: number) =>
   z.coerce.number({ error: () => `expected \`--${name}\` to be a number` }).int(`expected \`--${name}\` to be an integer`).min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
 
 const argumentsSchema = z.object({
+  backend: z.enum(['cpu', 'cuda'], { error: () => 'expected `--backend` to be cpu or cuda' }).default('cpu'),
   cold: count('cold', 1).default(64),
   warm: count('warm', 0).default(500),
   concurrency: count('concurrency', 1).default(16),
@@ -62,7 +67,8 @@ interface Server {
 
 /** Starts `kforge serve --reward` on a free port and waits for the line that gives its address and token. */
 async function startServer(args: Arguments, work: string): Promise<Server> {
-  const child = spawn(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'serve', '--reward', '--port', '0', '--store', path.join(work, 'kforge.db'), '--reward-concurrency', String(args['reward-concurrency'])], {
+  const entry = process.env.KFORGE_CLI ?? path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
+  const child = spawn(process.execPath, [entry, 'serve', '--reward', '--port', '0', '--store', path.join(work, 'kforge.db'), '--reward-concurrency', String(args['reward-concurrency'])], {
     cwd: work,
     env: { ...process.env, KFORGE_PYTHON: args.python, KFORGE_CACHE_DIR: path.join(work, 'cache'), KFORGE_LOG_LEVEL: 'warn', KFORGE_TOKEN: '' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -171,12 +177,12 @@ async function cpuModel(): Promise<string> {
 const ms = (value: number | null): string => (value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`);
 const counts = (record: Record<string, number>): string => Object.entries(record).map(([key, value]) => `${key} ${value}`).join(', ');
 
-function renderMarkdown(result: { measuredAt: string; command: string; host: string; torch: string; settings: Record<string, unknown>; phases: Phase[] }): string {
+function renderMarkdown(result: { backend: string; measuredAt: string; command: string; host: string; torch: string; settings: Record<string, unknown>; phases: Phase[] }): string {
   const rows = result.phases.map(({ name, summary, sources, verdicts, loadAverage }) =>
     `| ${name} | ${summary.requests} | ${ms(summary.p50Ms)} | ${ms(summary.p90Ms)} | ${ms(summary.p99Ms)} | ${ms(summary.maxMs)} | ${summary.throughputPerSecond.toFixed(2)} | ${(summary.wallMs / 1000).toFixed(1)} s | ${counts(summary.statuses)}${summary.retriedBusy ? ` (${summary.retriedBusy} × 429 retried)` : ''} | ${counts(sources)} | ${counts(verdicts)} | ${loadAverage.mean.toFixed(1)} (max ${loadAverage.max.toFixed(1)}) |`,
   );
   return [
-    '# kforge reward API load test, cpu backend',
+    `# kforge reward API load test, ${result.backend} backend`,
     '',
     `Measured ${result.measuredAt} on ${result.host}, torch ${result.torch}, Node ${process.version}.`,
     '',
@@ -194,7 +200,7 @@ function renderMarkdown(result: { measuredAt: string; command: string; host: str
 async function main(): Promise<void> {
   const args = parse();
   const measuredAt = new Date().toISOString();
-  const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'reward', 'results', `cpu-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
+  const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'reward', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
   await mkdir(out, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), 'kforge-reward-bench-'));
   const fixtures = path.join(REPOSITORY_ROOT, 'test-support', 'fixtures');
@@ -202,7 +208,7 @@ async function main(): Promise<void> {
     [['problems', 'scale-add.py'], ['candidates', 'scale-add-correct.py'], ['candidates', 'scale-add-incorrect.py']].map((parts) => readFile(path.join(fixtures, ...parts), 'utf8')),
   );
   const runTag = randomBytes(4).toString('hex');
-  const options = { backend: 'cpu', trials: args.trials, perfTrials: args['perf-trials'], warmupTrials: args['warmup-trials'], guardPolicy: 'permissive', shaping: 'log-speedup' };
+  const options = { backend: args.backend, trials: args.trials, perfTrials: args['perf-trials'], warmupTrials: args['warmup-trials'], guardPolicy: 'permissive', shaping: 'log-speedup' };
   const bodies = Array.from({ length: args.cold }, (_, index) =>
     JSON.stringify({ problemSource, problemName: 'scale-add', candidateSource: `${index % 4 === 3 ? wrong : honest}\n# reward bench ${runTag} variant ${index}\n`, ...options }),
   );
@@ -220,13 +226,14 @@ async function main(): Promise<void> {
       restarted = await runPhase('warm after restart', server, repeats, args.concurrency);
     }
     const environment = cold.answers.find((answer) => answer.environment)?.environment ?? null;
-    const host = `${os.hostname()}: ${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
+    const gpu = args.backend === 'cuda' && environment?.['device'] ? `${String(environment['device'])}, ` : '';
+    const host = `${os.hostname()}: ${gpu}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
     const command = `node --import tsx bench/reward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-    const settings = { concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'permissive', shaping: 'log-speedup' };
+    const settings = { backend: args.backend, concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'permissive', shaping: 'log-speedup' };
     const phases = [cold.phase, ...(warm ? [warm.phase] : []), ...(restarted ? [restarted.phase] : [])];
     const torch = String(environment?.['torch'] ?? '?');
     await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, environment, settings, phases }, null, 2)}\n`, 'utf8');
-    await writeFile(path.join(out, 'result.md'), renderMarkdown({ measuredAt, command, host, torch, settings, phases }), 'utf8');
+    await writeFile(path.join(out, 'result.md'), renderMarkdown({ backend: args.backend, measuredAt, command, host, torch, settings, phases }), 'utf8');
     process.stdout.write(`${path.join(out, 'result.md')}\n`);
   } finally {
     await stopServer(server);

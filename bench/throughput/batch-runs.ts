@@ -89,6 +89,12 @@ function failed(id: string, error: unknown, wallMs: number): EvaluatedCandidate 
 }
 
 /** The one-fresh-process-per-candidate way: PythonEvaluator, one candidate after another. */
+/** `count` entries spread evenly over `items` (all of them when `count` is unset or not smaller). */
+export function evenlySpaced<T>(items: readonly T[], count: number | undefined): T[] {
+  if (count === undefined || count >= items.length) return [...items];
+  return Array.from({ length: count }, (_, index) => items[Math.floor((index * items.length) / count)]!);
+}
+
 export async function runSequential(batch: readonly BatchCandidate[], settings: BenchSettings): Promise<BatchRun> {
   const evaluator = new PythonEvaluator({
     workerDirectory: settings.workerDirectory,

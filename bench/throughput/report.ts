@@ -121,7 +121,11 @@ export function renderMarkdown(parts: ReportParts): string {
   if (sequential && parts.sequential) {
     const mismatches = verdictMismatches(parts.sequential.candidates, parts.pipelined.candidates);
     lines.push(`Throughput ratio, pipelined / one process per candidate: **${(pipelined.candidatesPerDeviceHour / sequential.candidatesPerDeviceHour).toFixed(2)}x**.`, '');
-    lines.push(mismatches.length === 0 ? `Verdicts identical both ways: **yes**, ${pipelined.candidates} of ${pipelined.candidates}.` : `Verdicts identical both ways: **no**: ${mismatches.map((item) => `${item.id} (${item.sequential} / ${item.pipelined})`).join('; ')}.`, '');
+    const compared = parts.sequential.candidates.length;
+    if (compared < pipelined.candidates) {
+      lines.push(`The one-process way ran on ${compared} of the ${pipelined.candidates} candidates, spread evenly over the batch (\`--sequential-sample\`); the ratio compares the two ways' candidates per ${parts.deviceWord}-hour, and verdicts are compared on those ${compared}.`, '');
+    }
+    lines.push(mismatches.length === 0 ? `Verdicts identical both ways: **yes**, ${compared} of ${compared}.` : `Verdicts identical both ways: **no**: ${mismatches.map((item) => `${item.id} (${item.sequential} / ${item.pipelined})`).join('; ')}.`, '');
   }
   const overheads = parts.reEvaluations.map((entry) => entry.overheadMs).filter((value): value is number => value !== null).sort((a, b) => a - b);
   if (parts.reEvaluations.length > 0) {

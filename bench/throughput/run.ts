@@ -8,6 +8,8 @@
  *   node --import tsx bench/throughput/run.ts --backend cpu|cuda [--problems 6] [--limit N] [--trials 5]
  *     [--perf-trials 100] [--repeats 10] [--re-evaluations 3] [--memory-batch 0] [--skip-sequential]
  *     [--build-concurrency N] [--out DIR] [--python PY] [--worker-dir DIR] [--include-timeouts]
+ *     [--sequential-sample N] (the one-process way on N candidates spread evenly over the batch: on a
+ *     GPU it costs about a minute a candidate, so a lease may not cover the whole batch)
  *     [--memory-only] (with --memory-batch N: only the orchestrator-memory batch)
  *
  * Progress goes to stderr; the path of the markdown report to stdout.
@@ -18,7 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT, WORKER_DIRECTORY } from '../../src/core/repository-paths.js';
-import { createPipeline, runPipelined, runSequential, runThroughQueue, type BatchRun, type BenchSettings, type EvaluatedCandidate } from './batch-runs.js';
+import { createPipeline, evenlySpaced, runPipelined, runSequential, runThroughQueue, type BatchRun, type BenchSettings, type EvaluatedCandidate } from './batch-runs.js';
 import { generateCandidateBatch } from './candidate-batch.js';
 import { runMemoryBatch, type MemoryFigures } from './memory-batch.js';
 import { renderMarkdown, renderMemory, repeatability, summarize, verdictMismatches, type ReEvaluation } from './report.js';
@@ -35,6 +37,7 @@ const argumentsSchema = z.object({
   're-evaluations': count('re-evaluations', 0).default(3),
   'memory-batch': count('memory-batch', 0).default(0),
   'build-concurrency': count('build-concurrency', 1).optional(),
+  'sequential-sample': count('sequential-sample', 1).optional(),
   limit: count('limit', 1).optional(),
   'skip-sequential': z.boolean().default(false),
   'memory-only': z.boolean().default(false),
@@ -45,7 +48,7 @@ const argumentsSchema = z.object({
 });
 
 function parse(): z.infer<typeof argumentsSchema> {
-  const strings = ['backend', 'limit', 'problems', 'trials', 'perf-trials', 'repeats', 're-evaluations', 'memory-batch', 'build-concurrency', 'out', 'python', 'worker-dir'];
+  const strings = ['backend', 'limit', 'problems', 'trials', 'perf-trials', 'repeats', 're-evaluations', 'memory-batch', 'build-concurrency', 'sequential-sample', 'out', 'python', 'worker-dir'];
   const { values } = parseArgs({
     options: {
       ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
@@ -158,7 +161,8 @@ async function main(): Promise<void> {
     await pipeline.queue.close();
 
     load.phase('sequential');
-    const sequential = args['skip-sequential'] ? null : await runSequential(batch, settings);
+    const sequentialBatch = evenlySpaced(batch, args['sequential-sample']);
+    const sequential = args['skip-sequential'] ? null : await runSequential(sequentialBatch, settings);
     load.phase('memory');
     const memory: MemoryFigures | null =
       args['memory-batch'] > 0
@@ -177,7 +181,7 @@ async function main(): Promise<void> {
       command,
       host,
       environment,
-      settings: { backend: args.backend, trials: args.trials, perf_trials: args['perf-trials'], problems: args.problems, candidates: batch.length, sizing: settings.sizing ?? null },
+      settings: { backend: args.backend, trials: args.trials, perf_trials: args['perf-trials'], problems: args.problems, candidates: batch.length, sequential_candidates: sequential ? sequentialBatch.length : 0, sizing: settings.sizing ?? null },
       pipelined: { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) },
       sequential: sequential ? { summary: summarize(sequential), ...withoutEnvironment(sequential) } : null,
       ratio: sequential ? summarize(pipelined).candidatesPerDeviceHour / summarize(sequential).candidatesPerDeviceHour : null,

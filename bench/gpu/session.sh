@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Every GPU measurement the issues ask for, in one lease: the phases run one after another in a
+# detached process (setsid), so that they go on between device calls while the machine is held, and
+# each call packs what is done so far into $OUT/session.tar.gz.
+#
+#   here:    bash scripts/bundle-gpu.sh
+#   device:  bash bench/gpu/session.sh start [WAIT_S]     (carry .gpu and web/dist; first call)
+#            bash bench/gpu/session.sh collect [WAIT_S]   (later calls on the same warm machine)
+#
+# WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
+# PHASES (default below) picks and orders them. Results: /tmp/kforge-session/<phase>/, progress.log.
+# Phase order is priority order: what the lease does not reach is what is left for the next one.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root="$(pwd)"
+state=/tmp/kforge-session
+action="${1:-collect}"
+wait_s="${2:-540}"
+# test-gpu runs every GPU test; test-gpu-cli only worker/tests/test_gpu.py (the evaluator's own),
+# for a lease that has the guard's GPU cases (test_guard_gpu.py) on record already.
+default_phases="env test-gpu-cli eval guard optimize throughput reward torch2-suite"
+
+. scripts/gpu-node.sh
+export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
+
+note() { echo "$(date -u +%H:%M:%S) $*" >> "$state/progress.log"; }
+
+phase() {  # phase NAME LIMIT_S COMMAND…: runs one phase with its own log, limit and exit status
+  local name="$1" limit="$2"; shift 2
+  mkdir -p "$state/$name"
+  note "start $name (limit ${limit}s)"
+  local started=$SECONDS
+  timeout --kill-after=10 "$limit" bash -c "$*" > "$state/$name/log" 2>&1
+  local rc=$?
+  note "end $name rc=$rc in $((SECONDS - started))s"
+}
+
+run_phases() {
+  for name in ${PHASES:-$default_phases}; do
+    case "$name" in
+      env) phase env 120 "nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv; \
+        python3 -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name(0)); print(\"triton\", triton.__version__)'; \
+        nvcc --version; nproc; free -g; node --version; kforge doctor" ;;
+      test-gpu) phase test-gpu 600 "bash scripts/test-gpu.sh -v -rs --durations=0 --junitxml=$state/test-gpu/junit.xml" ;;
+      test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
+      eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
+      guard) phase guard 400 "python3 bench/guard/run.py --backend cuda --repeats 3 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
+        examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
+      optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
+      throughput) phase throughput 1200 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 6 --python python3 --out $state/throughput" ;;
+      reward) phase reward 400 "node .gpu/bin/reward.mjs --backend cuda --cold 120 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
+      torch2-suite) phase torch2-suite 600 "cd worker && python3 -m pytest -q -p no:cacheprovider -x -m 'not gpu' --durations=15" ;;
+      *) note "unknown phase $name" ;;
+    esac
+  done
+  note "all phases done"
+}
+
+pack() {
+  mkdir -p "${OUT:-/tmp/kforge-out}"
+  tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
+  echo "--- progress"; cat "$state/progress.log"
+  for file in "$state"/eval/results-*.md "$state"/throughput/result.md "$state"/optimize/result.md "$state"/reward/result.md; do
+    [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
+  done
+  for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
+}
+
+case "$action" in
+  run-phases) run_phases; exit 0 ;;
+  start)
+    if [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; then echo "already running"; else
+      rm -rf "$state"; mkdir -p "$state"
+      setsid nohup bash "$root/bench/gpu/session.sh" run-phases > "$state/orchestrator.log" 2>&1 < /dev/null &
+      echo $! > "$state/pid"
+      note "orchestrator $(cat "$state/pid") started: ${PHASES:-$default_phases}"
+    fi ;;
+  collect) [ -d "$state" ] || { echo "no session on this machine (it was given back): start again"; exit 3; } ;;
+  *) echo "usage: session.sh start|collect [WAIT_S]"; exit 2 ;;
+esac
+waited=0
+while [ "$waited" -lt "$wait_s" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; do sleep 5; waited=$((waited + 5)); done
+pack
