@@ -5,9 +5,12 @@
  * kernel, a wrong one, a reply without code, a 429). The replies are scripted, so the record shows
  * the machinery (prompts, feedback, lineage, store, report), not any model's skill.
  *
- *   node --import tsx bench/optimize/run.ts [--backend cuda] [--out DIR] [--strategies refine,sample,ideas]
+ *   node --import tsx bench/optimize/run.ts [--backend cuda|cpu] [--out DIR] [--strategies refine,sample,ideas]
  *
- * The cuda script is made from examples/level1_01_relu/cuda_*.py on problems/level1/01_relu.py.
+ * The cuda script is made from examples/level1_01_relu/cuda_*.py on problems/level1/01_relu.py; the
+ * cpu one (a dry run of the same machinery on a machine without a GPU) from
+ * examples/level1_02_gelu/cpu_fast.py on problems/level1/02_gelu.py. Every strategy shares one
+ * build cache (KFORGE_CACHE_DIR, default a folder of this run), so a kernel is built once.
  * `KFORGE_CLI` names the CLI entry to start (default bin/kforge.js; a bundle where no tsx is
  * installed). Writes result.json and result.md into --out and prints the markdown's path.
  */
@@ -18,13 +21,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
+import { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
 import { startOpenAiCompatibleServer, type ScriptedStep } from '../../test-support/openai-compatible-server.js';
 
 const STRATEGIES = ['refine', 'sample', 'ideas'] as const;
 type StrategyName = (typeof STRATEGIES)[number];
 
 const argumentsSchema = z.object({
-  backend: z.literal('cuda', { error: () => 'expected `--backend` to be cuda (the cpu runs are the e2e tests, src/agent/optimize.e2e.test.ts)' }).default('cuda'),
+  backend: z.enum(['cuda', 'cpu'], { error: () => 'expected `--backend` to be cuda or cpu' }).default('cuda'),
   out: z.string().min(1).optional(),
   strategies: z
     .string()
@@ -41,22 +45,48 @@ interface Kernels {
   problem: string;
   compileError: string;
   incorrect: string;
-  /** Correct and slower than `fast`: the same kernel without its 16-byte loads. */
+  /** Correct and slower than `fast` (cuda: without its 16-byte loads; cpu: without OpenMP). */
   scalar: string;
   fast: string;
-  /** `fast` with 512 threads a block: correct, a different source. */
+  /** Correct, a different source from `fast` (cuda: 512 threads a block; cpu: -O2). */
   wide: string;
 }
 
-/** The scripted kernels, made from the problem's shipped examples. */
-async function kernels(): Promise<Kernels> {
-  const folder = path.join(REPOSITORY_ROOT, 'examples', 'level1_01_relu');
-  const read = (name: string) => readFile(path.join(folder, name), 'utf8');
-  const [compileError, incorrect, fast] = await Promise.all([read('cuda_compile_error.py'), read('cuda_incorrect.py'), read('cuda_fast.py')]);
-  const scalar = fast.replace(/const bool aligned = [^;]+;/, 'const bool aligned = false;').replace('kforge_example_relu_cuda', 'kforge_bench_relu_scalar');
-  const wide = fast.replace('const int threads = 256;', 'const int threads = 512;').replace('kforge_example_relu_cuda', 'kforge_bench_relu_wide');
-  if (scalar === fast || wide === fast) throw new Error('bench/optimize: examples/level1_01_relu/cuda_fast.py changed; update the variants this script makes from it');
-  return { problem: path.join(REPOSITORY_ROOT, 'problems', 'level1', '01_relu.py'), compileError, incorrect, scalar, fast, wide };
+/** `source` with each [from, to] replaced once; throws when one is not found, naming `file`. */
+function variant(source: string, file: string, edits: Array<[string | RegExp, string]>): string {
+  return edits.reduce((text, [from, to]) => {
+    const next = text.replace(from, to);
+    if (next === text) throw new Error(`bench/optimize: ${file} changed (${String(from)} not found); update the variants this script makes from it`);
+    return next;
+  }, source);
+}
+
+/** The scripted kernels, made from a problem's shipped examples: the CUDA ReLU, or the C++ GELU on cpu. */
+async function kernels(backend: 'cuda' | 'cpu'): Promise<Kernels> {
+  const read = (folder: string, name: string) => readFile(path.join(REPOSITORY_ROOT, 'examples', folder, name), 'utf8');
+  if (backend === 'cuda') {
+    const [compileError, incorrect, fast] = await Promise.all([read('level1_01_relu', 'cuda_compile_error.py'), read('level1_01_relu', 'cuda_incorrect.py'), read('level1_01_relu', 'cuda_fast.py')]);
+    const file = 'examples/level1_01_relu/cuda_fast.py';
+    return {
+      problem: path.join(REPOSITORY_ROOT, 'problems', 'level1', '01_relu.py'),
+      compileError,
+      incorrect,
+      fast,
+      scalar: variant(fast, file, [[/const bool aligned = [^;]+;/, 'const bool aligned = false;'], ['kforge_example_relu_cuda', 'kforge_bench_relu_scalar']]),
+      wide: variant(fast, file, [['const int threads = 256;', 'const int threads = 512;'], ['kforge_example_relu_cuda', 'kforge_bench_relu_wide']]),
+    };
+  }
+  const fast = await read('level1_02_gelu', 'cpu_fast.py');
+  const file = 'examples/level1_02_gelu/cpu_fast.py';
+  const named = (name: string): [string, string] => ['kforge_example_gelu_tanh_cpu', name];
+  return {
+    problem: path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py'),
+    fast,
+    compileError: variant(fast, file, [['return out;', 'return kforge_bench_undefined_tensor;'], named('kforge_bench_gelu_broken')]),
+    incorrect: variant(fast, file, [['const float u = 0.7978845608028654f *', 'const float u = 0.5f *'], named('kforge_bench_gelu_wrong')]),
+    scalar: variant(fast, file, [[/#pragma omp parallel for schedule\(static\)\n/g, ''], named('kforge_bench_gelu_serial')]),
+    wide: variant(fast, file, [['"-O3", ', '"-O2", '], named('kforge_bench_gelu_o2')]),
+  };
 }
 
 interface StrategyPlan {
@@ -106,10 +136,13 @@ interface Child {
   wallMs: number;
 }
 
+/** The build and baseline cache every strategy's run shares: KFORGE_CACHE_DIR, else `cache` beside the strategies' folders. */
+const cacheDirectory = (strategyFolder: string): string => process.env.KFORGE_CACHE_DIR ?? path.join(path.dirname(strategyFolder), 'cache');
+
 function kforge(args: string[], cwd: string): Promise<Child> {
   const entry = process.env.KFORGE_CLI ?? path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
   const started = performance.now();
-  const child = spawn(process.execPath, [entry, ...args], { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], { cwd, env: { ...process.env, KFORGE_CACHE_DIR: cacheDirectory(cwd) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -117,9 +150,46 @@ function kforge(args: string[], cwd: string): Promise<Child> {
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, wallMs: performance.now() - started })));
 }
 
+/** One stored candidate as the record shows it: its lineage, verdict and time. */
+interface CandidateRow {
+  id: number;
+  parent: number | null;
+  round: number;
+  idea: string | null;
+  origin: string;
+  verdict: string | null;
+  buildS: number | null;
+  medianMs: number | null;
+  vsEager: number | null;
+}
+
+/** The run's candidates from its store, oldest first. */
+async function candidateRows(store: string, runId: string): Promise<CandidateRow[]> {
+  const opened = await SqliteRunStore.open({ path: store });
+  try {
+    return (await opened.listCandidates(runId)).map((candidate) => {
+      const build = candidate.evaluation?.result.stages?.['build'];
+      return {
+        id: candidate.id,
+        parent: candidate.parentId,
+        round: candidate.round,
+        idea: candidate.ideaLabel,
+        origin: candidate.origin,
+        verdict: candidate.evaluation?.verdict ?? null,
+        buildS: build === undefined ? null : build / 1000,
+        medianMs: candidate.evaluation?.candidateMedianMs ?? null,
+        vsEager: candidate.evaluation?.speedupVsEager ?? null,
+      };
+    });
+  } finally {
+    await opened.close();
+  }
+}
+
 interface StrategyResult {
   strategy: StrategyName;
   runId: string | null;
+  candidates: CandidateRow[];
   exitCode: number | null;
   wallS: number;
   requests: number;
@@ -153,10 +223,12 @@ async function runStrategy(name: StrategyName, k: Kernels, backend: string, work
     }
     const runId = output?.run_id ?? /event=run-started run=(\S+)/.exec(optimize.stderr)?.[1] ?? null;
     const report = runId ? await kforge(['report', runId, '--store', store, '--format', 'md'], folder) : null;
+    const candidates = runId ? await candidateRows(store, runId) : [];
     log(`${name}: exit ${optimize.code} in ${(optimize.wallMs / 1000).toFixed(1)} s, ${server.requests.length} model requests`);
     return {
       strategy: name,
       runId,
+      candidates,
       exitCode: optimize.code,
       wallS: optimize.wallMs / 1000,
       requests: server.requests.length,
@@ -181,7 +253,7 @@ async function main(): Promise<void> {
   const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'optimize', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
   await mkdir(out, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), 'kforge-optimize-bench-'));
-  const k = await kernels();
+  const k = await kernels(args.backend);
   const results: StrategyResult[] = [];
   for (const name of args.strategies) results.push(await runStrategy(name, k, args.backend, work));
   const command = `node --import tsx bench/optimize/run.ts ${process.argv.slice(2).join(' ')}`.trim();
@@ -192,13 +264,23 @@ async function main(): Promise<void> {
     `Measured ${measuredAt} on ${os.hostname()} (${os.availableParallelism()} cores). Command: \`${command}\`.`,
     '',
     'The model is an OpenAI-compatible server on loopback with **scripted replies** made from the shipped',
-    'ReLU examples: this shows the search machinery, not a model\'s skill.',
+    `${args.backend === 'cuda' ? 'ReLU' : 'GELU'} examples: this shows the search machinery, not a model's skill.`,
     '',
     '| strategy | exit | wall | model requests | run |',
     '|---|---|---|---|---|',
     ...results.map((result) => `| ${result.strategy} | ${result.exitCode} | ${result.wallS.toFixed(1)} s | ${result.requests} | ${result.runId ?? '—'} |`),
     '',
-    ...results.flatMap((result) => [`## ${result.strategy}`, '', result.report.trim() || '(no report)', '', ...(result.error ? ['Error output:', '', '```', result.error.trim(), '```', ''] : [])]),
+    ...results.flatMap((result) => [
+      `## ${result.strategy}`,
+      '',
+      '| candidate | parent | round | idea | origin | verdict | build | median | vs eager |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...result.candidates.map((row) => `| #${row.id} | ${row.parent === null ? '—' : `#${row.parent}`} | ${row.round} | ${row.idea ?? '—'} | ${row.origin} | ${row.verdict ?? 'not evaluated'} | ${row.buildS === null ? '—' : `${row.buildS.toFixed(1)} s`} | ${row.medianMs === null ? '—' : `${row.medianMs.toPrecision(4)} ms`} | ${row.vsEager === null ? '—' : `${row.vsEager.toFixed(2)}x`} |`),
+      '',
+      result.report.trim().replace(/^# /gm, '### ').replace(/^## /gm, '#### ') || '(no report)',
+      '',
+      ...(result.error ? ['Error output:', '', '```', result.error.trim(), '```', ''] : []),
+    ]),
   ];
   await writeFile(path.join(out, 'result.md'), `${lines.join('\n')}\n`, 'utf8');
   process.stdout.write(`${path.join(out, 'result.md')}\n`);

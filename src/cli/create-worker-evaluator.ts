@@ -6,7 +6,7 @@ import { defaultBaselineCacheDirectory } from '../eval/baseline-cache.js';
 import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/build-cache.js';
 import { FileBaselineCache } from '../eval/file-baseline-cache.js';
 import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
-import { pythonExecutable } from './create-python-evaluator.js';
+import { pythonExecutable } from './python-executable.js';
 import { UsageError } from './usage-error.js';
 
 export interface WorkerEvaluatorWiring {
@@ -21,6 +21,13 @@ export interface WorkerEvaluatorWiring {
   /** A `--cache-dir` flag: the baselines folder itself. */
   baselineCacheDirectory?: string;
 }
+
+/**
+ * The sizing of a pipeline that evaluates a candidate now and then (`kforge eval`, the dashboard's
+ * edits): no idle warm workers are kept, so the candidate and reference workers start when an
+ * evaluation takes them and no spare is left holding a CUDA context.
+ */
+export const ON_DEMAND_SIZING = { warmCandidatesPerDevice: 0, warmReferencesPerDevice: 0 } as const;
 
 /** Where and how a local PipelinedEvaluator runs, beyond what the environment says. */
 export interface LocalPipelineWiring {

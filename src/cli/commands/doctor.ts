@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import picocolors from 'picocolors';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { pythonExecutable } from '../create-python-evaluator.js';
+import { pythonExecutable } from '../python-executable.js';
 import { DEBIAN_INSTALL_LINE, runDoctorChecks, type DoctorReport, type ToolRunner } from '../doctor-checks.js';
 
 /** What `kforge doctor` needs beyond its io; tests replace the tool runner. */

@@ -11,7 +11,7 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/gpu-detection.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
+import { createLocalPipelinedEvaluator, ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from '../eval-options.js';
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
@@ -30,12 +30,6 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
 
 /** An evaluator the command closes as it ends (when it can be closed): its warm workers stop, its device locks go. */
 type ClosableEvaluator = Evaluator & { close?: () => Promise<void> };
-
-/**
- * The sizing of a pipeline that evaluates one candidate: no idle warm workers are kept, so the
- * candidate and reference workers start when the evaluation takes them and no spare is left.
- */
-const ONE_CANDIDATE_SIZING = { warmCandidatesPerDevice: 0, warmReferencesPerDevice: 0 } as const;
 
 /**
  * Adds `kforge eval PROBLEM CANDIDATE` (SPEC.md section 6): exit 0 for `correct`, 1 for any other
@@ -98,7 +92,7 @@ async function runEval(
       createLocalPipelinedEvaluator(
         { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
         // The pipeline spreads candidates over its devices: the one asked for (`--device`) is its only one.
-        { sizing: ONE_CANDIDATE_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
+        { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
       );
     try {
       result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options), stageProgressWriter(io.stderr, errorColors));

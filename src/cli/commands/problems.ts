@@ -12,7 +12,7 @@ import type { FindingLevel, ProblemAudit } from '../../eval/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem-auditor.js';
 import { toleranceFor } from '../../eval/tolerance.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { pythonExecutable } from '../create-python-evaluator.js';
+import { pythonExecutable } from '../python-executable.js';
 import { UsageError } from '../usage-error.js';
 
 /** What `kforge problems` needs beyond its io; tests replace any of it. */

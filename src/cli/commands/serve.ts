@@ -20,10 +20,10 @@ import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createPythonEvaluator } from '../create-python-evaluator.js';
+import type { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag } from '../flag-schemas.js';
-import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
+import { createLocalPipelinedEvaluator, ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -32,7 +32,7 @@ export const DEFAULT_SERVE_PORT = 4319;
 /** What `kforge serve` needs beyond its io; tests replace any of it. */
 export interface ServeCommandDependencies extends Partial<CliIo> {
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
-  /** Default: the PythonEvaluator configured from the environment, as `kforge eval` uses it. */
+  /** Default: a local PipelinedEvaluator configured from the environment (build cache, host-wide GPU locks), as `kforge eval` uses it; with --redis, the queue. */
   createEvaluator?: (wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }) => Evaluator;
   launcher?: RunLauncher;
   /** Default: this checkout's `web/dist`. */
@@ -142,10 +142,24 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
     throw error;
   }
   const remoteQueue = parsed.data.redis ? queue : undefined;
+  // A person's edit from the dashboard is evaluated here: through the Redis queue with --redis, else
+  // on this host's pipeline (build cache, host-wide GPU locks), which the command closes at the end.
+  let local: PipelinedEvaluator | undefined;
+  let evaluator: Evaluator;
+  try {
+    evaluator = remoteQueue
+      ? new JobQueueEvaluator(remoteQueue)
+      : (dependencies.createEvaluator?.({ logger, environment: io.environment, cwd: io.cwd }) ??
+        (local = createLocalPipelinedEvaluator({ logger, environment: io.environment, cwd: io.cwd }, { sizing: ON_DEMAND_SIZING })));
+  } catch (error) {
+    await queue?.close({ cancel: true });
+    await store.close();
+    throw error;
+  }
   const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
   const app = await createServer({
     store,
-    evaluator: remoteQueue ? new JobQueueEvaluator(remoteQueue) : (dependencies.createEvaluator ?? createPythonEvaluator)({ logger, environment: io.environment, cwd: io.cwd }),
+    evaluator,
     token,
     logger,
     webRoot,
@@ -193,6 +207,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   } finally {
     await app.close();
     await queue?.close({ cancel: true });
+    await local?.close();
     await store.close();
   }
 }
