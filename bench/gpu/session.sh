@@ -10,6 +10,9 @@
 # WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
 # PHASES (default below) picks and orders them. Results: /tmp/kforge-session/<phase>/, progress.log.
 # Phase order is priority order: what the lease does not reach is what is left for the next one.
+# The machine is given back 30 s after a call returns: issue each collect at once. When collect says
+# there is no session (a fresh machine), start again with PHASES naming the phases not yet done.
+# A phase's files come back in session.tar.gz from every call (unpack each: the latest has most).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root="$(pwd)"
