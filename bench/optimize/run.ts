@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
 import { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
 import { startOpenAiCompatibleServer, type ScriptedStep } from '../../test-support/openai-compatible-server.js';
+import { log } from '../bench-support.js';
 
 const STRATEGIES = ['refine', 'sample', 'ideas'] as const;
 type StrategyName = (typeof STRATEGIES)[number];
@@ -37,7 +38,6 @@ const argumentsSchema = z.object({
     .pipe(z.array(z.enum(STRATEGIES, { error: () => `expected \`--strategies\` to list ${STRATEGIES.join(', ')}` })).min(1)),
 });
 
-const log = (line: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const fence = (source: string): string => `Here is the kernel.\n\n\`\`\`python\n${source}\`\`\`\n`;
 const ideas = (items: Array<{ label: string; idea: string }>): string => `Ideas for this round:\n\n\`\`\`json\n${JSON.stringify(items, null, 2)}\n\`\`\`\n`;
 

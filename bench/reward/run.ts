@@ -27,9 +27,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
 import { summarizeLatencies, type LatencySummary } from './latency-stats.js';
-
-const count = (name: string, minimum: number) =>
-  z.coerce.number({ error: () => `expected \`--${name}\` to be a number` }).int(`expected \`--${name}\` to be an integer`).min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
+import { count, cpuModel, log } from '../bench-support.js';
 
 const argumentsSchema = z.object({
   backend: z.enum(['cpu', 'cuda'], { error: () => 'expected `--backend` to be cpu or cuda' }).default('cpu'),
@@ -56,8 +54,6 @@ function parse(): Arguments {
   }
   return parsed.data;
 }
-
-const log = (line: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 interface Server {
   child: ChildProcess;
@@ -167,11 +163,6 @@ async function runPhase(name: string, server: Server, bodies: readonly string[],
   };
   log(`${name}: ${bodies.length} requests in ${(wallMs / 1000).toFixed(1)} s, p50 ${summary.p50Ms?.toFixed(1)} ms, p99 ${summary.p99Ms?.toFixed(1)} ms`);
   return { phase, answers };
-}
-
-async function cpuModel(): Promise<string> {
-  const info = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
-  return /model name\s*:\s*(.+)/.exec(info)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown CPU';
 }
 
 const ms = (value: number | null): string => (value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`);

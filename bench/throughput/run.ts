@@ -14,7 +14,7 @@
  *
  * Progress goes to stderr; the path of the markdown report to stdout.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,9 +24,7 @@ import { createPipeline, evenlySpaced, runPipelined, runSequential, runThroughQu
 import { generateCandidateBatch } from './candidate-batch.js';
 import { runMemoryBatch, type MemoryFigures } from './memory-batch.js';
 import { renderMarkdown, renderMemory, repeatability, summarize, verdictMismatches, type ReEvaluation } from './report.js';
-
-const count = (name: string, minimum: number) =>
-  z.coerce.number({ error: () => `expected \`--${name}\` to be a number` }).int(`expected \`--${name}\` to be an integer`).min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
+import { count, cpuModel, log } from '../bench-support.js';
 
 const argumentsSchema = z.object({
   backend: z.enum(['cpu', 'cuda'], { error: (issue) => `expected \`--backend\` to be cpu or cuda, got \`${String(issue.input)}\`` }),
@@ -64,11 +62,6 @@ function parse(): z.infer<typeof argumentsSchema> {
     process.exit(2);
   }
   return parsed.data;
-}
-
-async function cpuModel(): Promise<string> {
-  const info = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
-  return /model name\s*:\s*(.+)/.exec(info)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown CPU';
 }
 
 /** A candidate evaluated alone, again and again, after its build is cached. */
@@ -129,7 +122,6 @@ async function main(): Promise<void> {
   const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
   await mkdir(out, { recursive: true });
   const workDirectory = await mkdtemp(path.join(os.tmpdir(), 'kforge-throughput-'));
-  const log = (line: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
   const settings: BenchSettings = {
     backend: args.backend,
     python: args.python,

@@ -65,4 +65,6 @@ export interface EvaluateOptions {
  */
 export interface Evaluator {
   evaluate(request: EvaluationRequest, options?: EvaluateOptions): Promise<EvaluationResult>;
+  /** Ends what it keeps between evaluations (warm workers, device locks); a command calls it as it ends. */
+  close?(): Promise<void>;
 }

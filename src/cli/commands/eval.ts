@@ -23,13 +23,11 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
    * Default: a local PipelinedEvaluator configured from the environment (build cache, device
    * leases) for one candidate. The command closes it (`close`, when it has one) before it ends.
    */
-  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => ClosableEvaluator;
+  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => Evaluator;
   /** Default: nvidia-smi lists a GPU. */
   gpuVisible?: () => Promise<boolean>;
 }
 
-/** An evaluator the command closes as it ends (when it can be closed): its warm workers stop, its device locks go. */
-type ClosableEvaluator = Evaluator & { close?: () => Promise<void> };
 
 /**
  * Adds `kforge eval PROBLEM CANDIDATE` (SPEC.md section 6): exit 0 for `correct`, 1 for any other
@@ -87,7 +85,7 @@ async function runEval(
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
     const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
-    const evaluator: ClosableEvaluator =
+    const evaluator: Evaluator =
       dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
       createLocalPipelinedEvaluator(
         { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },

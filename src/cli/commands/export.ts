@@ -11,6 +11,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
 import { writeCommandOutput } from '../command-output.js';
+import { unknownRunMessage } from '../unknown-run-message.js';
 
 /** What `kforge export` needs beyond its io; tests replace any of it. */
 export interface ExportCommandDependencies extends Partial<CliIo> {
@@ -66,7 +67,7 @@ async function run(io: CliIo, runId: string, rawOptions: unknown, dependencies: 
       ...(options.only ? { only: options.only } : {}),
       ...(shaping ? { shaping } : {}),
     });
-    if (!turns) throw new UsageError(`no run \`${runId}\` in ${store.location}: \`kforge runs list --store ${store.location}\` shows the run ids`);
+    if (!turns) throw new UsageError(unknownRunMessage(runId, store.location));
     const text = turns.map((turn) => `${JSON.stringify(turn)}\n`).join('');
     await writeCommandOutput(io, options.out, text, (file) => `kforge export: ${turns.length} turn(s) of run ${runId} written to ${file}`);
     return 0;

@@ -42,7 +42,7 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
    * Default: a local PipelinedEvaluator configured from the environment (build cache, device
    * leases), as `kforge eval` uses it. The command closes it (`close`, when it has one) when it ends.
    */
-  createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => ClosableEvaluator | Promise<ClosableEvaluator>;
+  createEvaluator?: (wiring: { logger: Logger; backend: Backend }) => Evaluator | Promise<Evaluator>;
   /** Default: `createRunModel` (`createKernelModel`; for `files`, one subfolder of `--dir` per problem, resumed past the replies taken). */
   createModel?: (settings: ModelSettings) => Promise<KernelModel>;
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
@@ -64,8 +64,6 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   exit?: (code: number) => void;
 }
 
-/** An evaluator the command closes as it ends (when it can be closed): its warm workers stop, its device locks go. */
-type ClosableEvaluator = Evaluator & { close?: () => Promise<void> };
 
 /**
  * The local pipeline's sizing: the run's queue evaluates one candidate per device at a time, so one
@@ -232,7 +230,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     signals.on('SIGINT', onSignal);
     signals.on('SIGTERM', onSignal);
     let remote: RemoteEvaluation | null = null;
-    let local: ClosableEvaluator | undefined;
+    let local: Evaluator | undefined;
     try {
       const gpus = await (dependencies.detectGpus ?? detectGpus)();
       const plan = flags.resume

@@ -11,6 +11,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
 import { writeCommandOutput } from '../command-output.js';
+import { unknownRunMessage } from '../unknown-run-message.js';
 
 /** What `kforge report` needs beyond its io; tests replace any of it. */
 export interface ReportCommandDependencies extends Partial<CliIo> {
@@ -40,7 +41,7 @@ async function run(io: CliIo, runId: string, rawOptions: unknown, dependencies: 
   const store = await (dependencies.openStore ?? openRunStore)({ path: resolveStorePath({ path: options.store, cwd: io.cwd }), mustExist: true });
   try {
     const report = await buildRunReport(store, runId, dependencies.now ? { now: dependencies.now } : {});
-    if (!report) throw new UsageError(`no run \`${runId}\` in ${store.location}: \`kforge runs list --store ${store.location}\` shows the run ids`);
+    if (!report) throw new UsageError(unknownRunMessage(runId, store.location));
     const { text } = renderReport(report, options.format);
     await writeCommandOutput(io, options.out, text, (file) => `kforge report: ${options.format} report of run ${runId} written to ${file}`);
     return 0;

@@ -7,6 +7,7 @@ import { StoreDataError } from '../../store/errors/store-data-error.js';
 import { StoreNotFoundError } from '../../store/errors/store-not-found-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
 import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
+import { unknownRunMessage } from '../unknown-run-message.js';
 
 /** What `kforge runs` needs from the outside world; tests replace any of it. */
 export interface RunsCommandDependencies {
@@ -160,7 +161,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
       withStore(rawOptions, async (store, options) => {
         const summary = await store.getRunSummary(runId);
         if (!summary) {
-          throw new RunsUsageError(`no run \`${runId}\` in ${store.location}: \`kforge runs list --store ${store.location}\` shows the run ids`);
+          throw new RunsUsageError(unknownRunMessage(runId, store.location));
         }
         stdout.write(options.json ? `${JSON.stringify({ store: store.location, run: summary })}\n` : showText(summary, colors));
       }),
