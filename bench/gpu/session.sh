@@ -8,7 +8,9 @@
 #            bash bench/gpu/session.sh collect [WAIT_S]   (later calls on the same warm machine)
 #
 # WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
-# PHASES (default below) picks and orders them. Results: /tmp/kforge-session/<phase>/, progress.log.
+# PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
+# whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
+# progress.log.
 # Phase order is priority order: what the lease does not reach is what is left for the next one.
 # The machine is given back 30 s after a call returns: issue each collect at once. When collect says
 # there is no session (a fresh machine), start again with PHASES naming the phases not yet done.
@@ -21,7 +23,8 @@ action="${1:-collect}"
 wait_s="${2:-540}"
 # test-gpu runs every GPU test; test-gpu-cli only worker/tests/test_gpu.py (the evaluator's own),
 # for a lease that has the guard's GPU cases (test_guard_gpu.py) on record already.
-default_phases="env test-gpu-cli eval guard optimize throughput reward torch2-suite"
+# The throughput benchmark runs alone (its figures are the machine's); the rest share it.
+default_phases="env throughput test-gpu+optimize+reward+cross+torch2-suite guard"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
@@ -38,8 +41,21 @@ phase() {  # phase NAME LIMIT_S COMMAND…: runs one phase with its own log, lim
   note "end $name rc=$rc in $((SECONDS - started))s"
 }
 
+run_group() {  # run_group a+b+c: the phases at once, then waits for all of them
+  local part
+  for part in ${1//+/ }; do run_phase "$part" & done
+  wait
+}
+
 run_phases() {
-  for name in ${PHASES:-$default_phases}; do
+  for entry in ${PHASES:-$default_phases}; do
+    case "$entry" in *+*) run_group "$entry" ;; *) run_phase "$entry" ;; esac
+  done
+  note "all phases done"
+}
+
+run_phase() {
+    local name="$1"
     case "$name" in
       env) phase env 120 "nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv; \
         python3 -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name(0)); print(\"triton\", triton.__version__)'; \
@@ -47,23 +63,23 @@ run_phases() {
       test-gpu) phase test-gpu 600 "bash scripts/test-gpu.sh -v -rs --durations=0 --junitxml=$state/test-gpu/junit.xml" ;;
       test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
+      cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
+      host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
       guard) phase guard 400 "python3 bench/guard/run.py --backend cuda --repeats 3 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
-      throughput) phase throughput 1200 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 6 --python python3 --out $state/throughput" ;;
-      reward) phase reward 400 "node .gpu/bin/reward.mjs --backend cuda --cold 120 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
+      throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 4 --python python3 --out $state/throughput" ;;
+      reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
       torch2-suite) phase torch2-suite 600 "cd worker && python3 -m pytest -q -p no:cacheprovider -x -m 'not gpu' --durations=15" ;;
       *) note "unknown phase $name" ;;
     esac
-  done
-  note "all phases done"
 }
 
 pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/eval/results-*.md "$state"/throughput/result.md "$state"/optimize/result.md "$state"/reward/result.md; do
+  for file in "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/optimize/result.md "$state"/reward/result.md; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done

@@ -38,6 +38,10 @@ export interface EvaluatedCandidate {
   verdict: string;
   checks: string[];
   medianMs: number | null;
+  /** The 95% interval of the candidate's median, and the baselines' medians it was compared with. */
+  ci95Ms?: [number, number] | null;
+  eagerMs?: number | null;
+  compileMs?: number | null;
   stages: Record<string, number>;
   /** Sequential: the evaluation's wall time. Pipelined: submit to result. */
   wallMs: number;
@@ -78,6 +82,9 @@ function kept(id: string, result: EvaluationResult, wallMs: number): EvaluatedCa
     verdict: result.verdict,
     checks: result.reasons.map((reason) => reason.check),
     medianMs: result.timing?.candidate_ms.median ?? null,
+    ci95Ms: result.timing?.candidate_ms.ci95 ?? null,
+    eagerMs: result.timing?.eager_ms?.median ?? null,
+    compileMs: result.timing?.compile_ms?.median ?? null,
     stages: result.stages ?? {},
     wallMs,
     environment: result.environment,

@@ -140,7 +140,7 @@ export function renderMarkdown(parts: ReportParts): string {
     lines.push(`Repeatability: \`${candidate}\` evaluated ${mediansMs.length} times in one batch: medians ${Math.min(...mediansMs).toPrecision(4)}–${Math.max(...mediansMs).toPrecision(4)} ms, spread (max − min) / min **${(spread * 100).toFixed(2)}%**, CV ${(cv * 100).toFixed(2)}%.`, '');
   }
   if (parts.memory) lines.push(...renderMemory(parts.memory));
-  lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) |', '|---|---|---|---|---|---|---|');
+  lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) | pipelined: 95% interval, eager, compile (ms) | pipelined: device held |', '|---|---|---|---|---|---|---|---|---|');
   const sequentialById = new Map(parts.sequential?.candidates.map((entry) => [entry.id, entry]) ?? []);
   const pipelinedById = new Map(parts.pipelined.candidates.map((entry) => [entry.id, entry]));
   for (const candidate of parts.batch) {
@@ -148,7 +148,9 @@ export function renderMarkdown(parts: ReportParts): string {
     const piped = pipelinedById.get(candidate.id);
     const median = (entry: EvaluatedCandidate | undefined): string => (entry?.medianMs === null || entry?.medianMs === undefined ? '—' : entry.medianMs.toPrecision(4));
     const hit = piped?.buildCacheHit === null || piped?.buildCacheHit === undefined ? '—' : piped.buildCacheHit ? 'yes' : 'no';
-    lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} |`);
+    const figure = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : value.toPrecision(4));
+    const interval = piped?.ci95Ms ? `[${figure(piped.ci95Ms[0])}, ${figure(piped.ci95Ms[1])}]` : '—';
+    lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} | ${interval}, ${figure(piped?.eagerMs)}, ${figure(piped?.compileMs)} | ${seconds(piped?.deviceHeldMs)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -35,7 +35,7 @@ export interface DoctorReport {
 }
 
 /** The one line that installs everything the cpu backend needs on Debian or Ubuntu. */
-export const DEBIAN_INSTALL_LINE = 'apt-get install -y python3-torch python3-numpy python3-pytest ninja-build g++ python3-dev';
+export const DEBIAN_INSTALL_LINE = 'apt-get install -y python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest ninja-build g++ python3-dev';
 
 const PROBE = `
 import json, os, sys, sysconfig
@@ -48,6 +48,10 @@ try:
     info["torch_compile"] = hasattr(torch, "compile")
     info["cuda_available"] = bool(torch.cuda.is_available())
     info["torch_cuda"] = torch.version.cuda
+    from torch.utils.cpp_extension import include_paths
+    roots = list(include_paths()) + [include or "", "/usr/include", "/usr/local/include"]
+    info["torch_headers"] = any(os.path.exists(os.path.join(root, "torch", "extension.h")) for root in roots)
+    info["pybind11_headers"] = any(os.path.exists(os.path.join(root, "pybind11", "pybind11.h")) for root in roots)
 except Exception as error:
     info["torch_error"] = type(error).__name__ + ": " + str(error)
 try:
@@ -72,6 +76,8 @@ const probeSchema = z.object({
   cuda_available: z.boolean().optional(),
   torch_cuda: z.string().nullable().optional(),
   torch_error: z.string().optional(),
+  torch_headers: z.boolean().optional(),
+  pybind11_headers: z.boolean().optional(),
   numpy: z.string().nullable(),
   triton: z.string().nullable(),
 });
@@ -178,6 +184,19 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner): Promi
       detail: probe.numpy ? `numpy ${probe.numpy}` : 'not installed',
       fix: 'apt-get install -y python3-numpy',
       requiredFor: ['cpu', 'cuda', 'triton'],
+    },
+    {
+      id: 'torch-headers',
+      label: 'PyTorch C++ headers',
+      ok: probe.torch_headers !== false && probe.pybind11_headers !== false,
+      detail:
+        probe.torch_headers === false
+          ? 'torch/extension.h is missing: load_inline cannot build C++ or CUDA candidates'
+          : probe.pybind11_headers === false
+            ? 'pybind11/pybind11.h is missing: load_inline cannot build C++ or CUDA candidates'
+            : 'torch/extension.h and pybind11 found',
+      fix: 'apt-get install -y libtorch-dev pybind11-dev (Debian\'s python3-torch ships without them; pip wheels of torch include both)',
+      requiredFor: ['cpu', 'cuda'],
     },
     {
       id: 'torch-compile',

@@ -60,10 +60,22 @@ describe('kforge doctor', () => {
     const report = JSON.parse(stdout) as { backends: Record<string, boolean>; checks: Array<{ id: string; ok: boolean; fix?: string }> };
     assert.equal(report.backends.cpu, false);
     const fixes = Object.fromEntries(report.checks.filter((check) => !check.ok).map((check) => [check.id, check.fix]));
-    assert.match(fixes.torch ?? '', /apt-get install -y python3-torch python3-numpy python3-pytest ninja-build g\+\+ python3-dev|KFORGE_PYTHON=\/usr\/bin\/python3/);
+    assert.match(fixes.torch ?? '', /apt-get install -y python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest ninja-build g\+\+ python3-dev|KFORGE_PYTHON=\/usr\/bin\/python3/);
     assert.equal(fixes['python-headers'], 'apt-get install -y python3-dev');
     assert.equal(fixes['g++'], 'apt-get install -y g++');
     assert.equal(fixes.ninja, 'apt-get install -y ninja-build');
+  });
+
+  it('names the Debian packages of the C++ headers load_inline needs when they are missing', async () => {
+    const probe = JSON.stringify({ ...JSON.parse(PROBE_OK), torch_headers: true, pybind11_headers: false });
+    const { stdout, code } = await doctor(machine({ probe: ok(probe), 'g++': ok('g++ 12\n'), ninja: ok('1.11.1\n') }));
+    assert.equal(code, 1);
+    const report = JSON.parse(stdout) as { backends: Record<string, boolean>; checks: Array<{ id: string; ok: boolean; detail: string; fix?: string }> };
+    const headers = report.checks.find((check) => check.id === 'torch-headers');
+    assert.equal(headers?.ok, false);
+    assert.match(headers?.detail ?? '', /pybind11\/pybind11\.h is missing/);
+    assert.match(headers?.fix ?? '', /apt-get install -y libtorch-dev pybind11-dev/);
+    assert.equal(report.backends.cpu, false);
   });
 
   it('prints a readable table without --json', async () => {

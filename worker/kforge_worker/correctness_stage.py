@@ -7,7 +7,8 @@ run-time guard's checks on the output. The first call is a warm call on the firs
 correctness trial (a fresh model's first call, after the process's one-time set-up in the warm
 call) runs under the dispatch trace: the ATen operators its forward dispatches are judged
 (`torch-fallback`) after the output's own checks; its output is saved and judged like the others.
-Outputs are saved with torch.save; the reference outputs never exist in this process.
+Outputs are copied on the device right after the call and saved (output_file.py); the reference
+outputs never exist in this process.
 """
 
 import os
@@ -45,10 +46,9 @@ def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: t
 
 def save_output(output: Any, path: str) -> str:
     try:
-        flat = outputs.flatten(output)
+        outputs.save(outputs.flatten(output, keep_device=True, copy=True), path)
     except outputs.OutputStructureError as error:
         raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
-    outputs.save(flat, path)
     return path
 
 
@@ -64,7 +64,7 @@ def run_trials(problem, model_class, seeds: List[int], device, dtype, output_dir
         model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
         output = guarded_call(model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})",
                               traced=index == 0)
-        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.pt"))
+        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.out"))
         saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
         del model, inputs, output
     return saved
@@ -81,7 +81,7 @@ def run_generalisation(problem, model_class, trials: List[Tuple[int, Dict[str, i
                 model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
                 output = guarded_call(model, inputs, seed, device, guard,
                                       f"generalisation trial {index} ({variant})")
-            entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.pt"))
+            entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.out"))
             entry["input_digest"] = input_digest(inputs)
             del model, inputs, output
         except StageFailure as failure:

@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
+import torch
+
 from . import outputs
 from .compare import compare_outputs
 from .request import JudgeRequest, JudgedOutput
@@ -17,6 +19,14 @@ class ReferenceRecord:
     input_digest: str
     output: outputs.FlatOutput
     output_fp64: Optional[outputs.FlatOutput]
+
+
+def record_device(record: ReferenceRecord) -> Optional[torch.device]:
+    """Where the reference's tensors live (the candidate's file is read straight onto it)."""
+    for leaf in record.output.leaves:
+        if isinstance(leaf, torch.Tensor):
+            return leaf.device
+    return None
 
 
 Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
@@ -42,7 +52,7 @@ def judge_trial(record: Optional[ReferenceRecord], entry: JudgedOutput, atol: fl
         return _empty_trial(entry, "missing-output", why, None)
     mutated = None if entry.input_digest is None else entry.input_digest != record.input_digest
     try:
-        candidate = outputs.load(entry.path)
+        candidate = outputs.load(entry.path, record_device(record))
     except outputs.OutputFileError as error:
         return _empty_trial(entry, "missing-output", str(error), mutated)
     trial = {"seed": entry.seed, "input_seed": entry.input_seed, "variant": entry.variant, "passed": False,

@@ -7,18 +7,18 @@ copied to the CPU, or with `keep_device` detached and left where they are: the r
 its outputs on the GPU, where a GPU-sized problem's float64 comparisons are fast and the host's
 memory is not spent), and one info dict per leaf (`type`, and for tensors `device`).
 
-Files are written with `torch.save` and read with `torch.load(weights_only=True)`. Python floats
-are stored as `float.hex()` strings because PyTorch 1.13's weights-only loader refuses floats.
+Files are written and read by output_file.py (a JSON header and raw bytes, no pickle; on cuda
+through a pinned buffer). Python floats are stored as `float.hex()` strings.
 """
 
 import os
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any, List, Optional
 
 import torch
 
-FILE_FORMAT = "kforge-outputs"
-FILE_VERSION = 1
+from . import output_file
+
 MAX_DEPTH = 32
 MAX_LEAVES = 4096
 MAX_REPR_CHARS = 200
@@ -49,27 +49,31 @@ def _leaf_info(value: Any) -> dict:
     return {"type": "object:" + type(value).__name__}
 
 
-def _plain_copy(tensor: torch.Tensor, keep_device: bool) -> torch.Tensor:
+def _plain_copy(tensor: torch.Tensor, keep_device: bool, copy: bool) -> torch.Tensor:
     plain = tensor.detach()
     if type(plain) is not torch.Tensor:
         plain = plain.as_subclass(torch.Tensor)
     if keep_device:
-        return plain.contiguous()
-    return plain.to("cpu").clone(memory_format=torch.contiguous_format)
+        return plain.clone(memory_format=torch.contiguous_format) if copy else plain.contiguous()
+    if plain.device.type != "cpu":
+        return plain.to("cpu").contiguous()
+    return plain.clone(memory_format=torch.contiguous_format)
 
 
-def _leaf_value(value: Any, keep_device: bool) -> Any:
+def _leaf_value(value: Any, keep_device: bool, copy: bool) -> Any:
     if isinstance(value, torch.Tensor):
-        return _plain_copy(value, keep_device)
+        return _plain_copy(value, keep_device, copy)
     if isinstance(value, SIMPLE_TYPES) or type(value) is float:
         return value
     text = repr(value)
     return text[:MAX_REPR_CHARS]
 
 
-def flatten(value: Any, keep_device: bool = False) -> FlatOutput:
+def flatten(value: Any, keep_device: bool = False, copy: bool = False) -> FlatOutput:
     """Flattens an output structure; raises OutputStructureError past MAX_DEPTH or MAX_LEAVES.
-    Tensor leaves are CPU copies (what `save` writes), or with `keep_device` stay on their device."""
+    Tensor leaves are CPU copies, or with `keep_device` stay on their device: contiguous views
+    there, or with `copy` too, copies on the device (the candidate's outputs, which its code must
+    not reach once the call has returned, without a host round trip at GPU size)."""
     leaves: List[Any] = []
     infos: List[dict] = []
 
@@ -87,7 +91,7 @@ def flatten(value: Any, keep_device: bool = False) -> FlatOutput:
         if len(leaves) >= MAX_LEAVES:
             raise OutputStructureError(f"the output has more than {MAX_LEAVES} leaves")
         infos.append(_leaf_info(node))
-        leaves.append(_leaf_value(node, keep_device))
+        leaves.append(_leaf_value(node, keep_device, copy))
         return "T" if isinstance(node, torch.Tensor) else "L"
 
     skeleton = walk(value, 0)
@@ -123,33 +127,25 @@ def describe(flat: FlatOutput) -> str:
 
 
 def save(flat: FlatOutput, path: str) -> None:
-    """Writes the output file (leaves already plain CPU tensors or simple values)."""
-    leaves = [leaf.hex() if type(leaf) is float else leaf for leaf in flat.leaves]
-    payload = {
-        "format": FILE_FORMAT, "version": FILE_VERSION, "skeleton": flat.skeleton,
-        "leaves": leaves, "leaf_info": flat.leaf_info,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    torch.save(payload, path)
+    """Writes the output file (tensor leaves on the cpu or a cuda device; simple values)."""
+    try:
+        output_file.write(path, flat.skeleton, flat.leaves, flat.leaf_info)
+    except output_file.OutputFileFormatError as error:
+        raise OutputStructureError(str(error)) from error
 
 
-def load(path: str) -> FlatOutput:
-    """Reads an output file with `torch.load(weights_only=True)`; raises OutputFileError."""
+def load(path: str, device: Optional[torch.device] = None) -> FlatOutput:
+    """Reads an output file, its tensors onto `device` (default cpu); raises OutputFileError."""
     if not os.path.isfile(path):
         raise OutputFileError(f"the output file {path} does not exist")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
-        raise OutputFileError(f"the output file {path} cannot be loaded: {type(error).__name__}") from error
-    if not (isinstance(payload, dict) and payload.get("format") == FILE_FORMAT):
-        raise OutputFileError(f"the output file {path} is not a kforge output file")
-    skeleton, leaves, infos = payload.get("skeleton"), payload.get("leaves"), payload.get("leaf_info")
-    valid = (
-        isinstance(skeleton, str) and isinstance(leaves, list) and isinstance(infos, list)
-        and len(leaves) == len(infos) and all(isinstance(info, dict) and "type" in info for info in infos)
-    )
-    if not valid:
-        raise OutputFileError(f"the output file {path} is malformed")
+        skeleton, leaves, infos = output_file.read(path, device)
+    except output_file.OutputFileFormatError as error:
+        raise OutputFileError(f"the output file {path} is malformed: {error}") from error
+    except (OSError, RuntimeError) as error:
+        raise OutputFileError(f"the output file {path} cannot be loaded: {type(error).__name__}: {error}") from error
+    if not all(isinstance(info, dict) and "type" in info for info in infos):
+        raise OutputFileError(f"the output file {path} is malformed: a leaf has no type")
     try:
         restored = [float.fromhex(leaf) if info["type"] == "float" else leaf for leaf, info in zip(leaves, infos)]
     except (TypeError, ValueError) as error:

@@ -35,7 +35,7 @@ def _flatten_reference(output) -> outputs.FlatOutput:
 
 def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str):
     """(model, inputs) of the reference for a (model seed, input seed) pair: inputs first."""
-    inputs = cast_inputs(make_inputs(problem, input_seed), device, dtype)
+    inputs = cast_inputs(make_inputs(problem, input_seed, device), device, dtype)
     model = make_model(problem, problem.Model, seed, device, dtype, context=context, **REFERENCE_CONTEXT)
     return model, inputs
 

@@ -69,12 +69,12 @@ def build_timed_models(problem, model_class, seeds: List[int], warmup_trials: in
     models = []
     count = contents
     for seed in seeds:
-        live = cast_inputs(make_inputs(problem, seed), device, dtype)
+        live = cast_inputs(make_inputs(problem, seed, device), device, dtype)
         model = make_model(problem, model_class, seed, device, dtype, **construct)
         if count is None:
             count = content_count(len(seeds), warmup_trials, perf_trials, input_bytes(live))
         content_seeds = [seed] + [derived_seed(seed, j) for j in range(1, count)]
-        contents = [cast_inputs(make_inputs(problem, content), device, dtype) for content in content_seeds]
+        contents = [cast_inputs(make_inputs(problem, content, device), device, dtype) for content in content_seeds]
         models.append(TimedModel(seed=seed, model=model, live=live, content_seeds=content_seeds, contents=contents))
     return models
 

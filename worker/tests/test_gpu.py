@@ -103,6 +103,9 @@ def test_gpu_sized_problem_keeps_the_reference_on_the_gpu(tmp_path, build_dir):
     result = evaluate(REPOSITORY / "problems" / "level1" / "01_relu.py",
                       REPOSITORY / "examples" / "level1_01_relu" / "cuda_fast.py", tmp_path, build_dir,
                       backend="cuda", **GPU)
+    for role, worker in (("reference", result.reference), ("candidate", result.candidate)):
+        print(role, {message["stage"]: message["duration_ms"] for message in worker.of_type("stage")
+                     if message["status"] == "end"})
     assert result.failures == {}, result.candidate.stderr[-3000:]
     assert result.judgement["passed"] is True and result.timed_judgement["passed"] is True
     reference_ms = [message["duration_ms"] for message in result.reference.of_type("stage")
@@ -110,3 +113,27 @@ def test_gpu_sized_problem_keeps_the_reference_on_the_gpu(tmp_path, build_dir):
     assert reference_ms and reference_ms[0] < 120_000, reference_ms
     peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     assert peak_gib < 16, f"a worker peaked at {peak_gib:.1f} GiB of host memory"
+
+
+def test_inputs_are_drawn_on_the_gpu_and_digested_there(monkeypatch, tmp_path):
+    """get_inputs() under the device default (same values for the same seed, on the GPU), the word
+    digest equal on the GPU and the CPU for the same bytes, and an output file read and written
+    through the pinned buffer in several chunks."""
+    from kforge_worker import device_digest, output_file, outputs
+    from kforge_worker.inputs import make_inputs
+    from kforge_worker.problem_loader import load_problem
+
+    problem = load_problem(str(REPOSITORY / "problems" / "level1" / "01_relu.py"), "cpu")
+    device = torch.device("cuda", 0)
+    first, again = make_inputs(problem, 7, device), make_inputs(problem, 7, device)
+    assert first[0].device.type == "cuda" and torch.equal(first[0], again[0])
+    assert not torch.equal(first[0], make_inputs(problem, 8, device)[0])
+    assert device_digest.word_digest(first[0]) == device_digest.word_digest(first[0].cpu())
+    monkeypatch.setattr(output_file, "STAGING_BYTES", 1 << 20)
+    output_file._staging.clear()
+    path = tmp_path / "output.out"
+    outputs.save(outputs.flatten((first[0], 3.5), keep_device=True, copy=True), str(path))
+    loaded = outputs.load(str(path), device)
+    output_file._staging.clear()
+    assert loaded.leaves[0].device.type == "cuda" and torch.equal(loaded.leaves[0], first[0])
+    assert loaded.leaves[1] == 3.5

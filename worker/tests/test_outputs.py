@@ -1,11 +1,13 @@
 """outputs.py directly: flattening, descriptions, and the file round trip."""
 
+import json
 import math
+import struct
 
 import pytest
 import torch
 
-from kforge_worker import outputs
+from kforge_worker import output_file, outputs
 
 
 def test_single_tensor_is_one_leaf():
@@ -60,10 +62,11 @@ def test_cycles_are_refused():
         outputs.flatten(looped)
 
 
-def test_round_trip_through_a_weights_only_file(tmp_path):
-    value = (torch.randn(3, 4).to(torch.bfloat16), [2, float("nan"), -0.25, None, "text"], torch.tensor(True))
+def test_round_trip_through_an_output_file(tmp_path):
+    value = (torch.randn(3, 4).to(torch.bfloat16), [2, float("nan"), -0.25, None, "text"], torch.tensor(True),
+             torch.arange(5, dtype=torch.int64)[1:], torch.empty(0, 3))
     flat = outputs.flatten(value)
-    path = tmp_path / "sub" / "out.pt"
+    path = tmp_path / "sub" / "out.out"
     outputs.save(flat, str(path))
     loaded = outputs.load(str(path))
     assert loaded.skeleton == flat.skeleton and loaded.leaf_info == flat.leaf_info
@@ -71,18 +74,54 @@ def test_round_trip_through_a_weights_only_file(tmp_path):
     assert loaded.leaves[1] == 2 and math.isnan(loaded.leaves[2]) and loaded.leaves[3] == -0.25
     assert loaded.leaves[4] is None and loaded.leaves[5] == "text"
     assert torch.equal(loaded.leaves[6], torch.tensor(True))
+    assert torch.equal(loaded.leaves[7], torch.tensor([1, 2, 3, 4]))
+    assert loaded.leaves[8].shape == (0, 3)
+
+
+def test_a_device_copy_is_not_the_output_itself():
+    output = torch.ones(4)
+    flat = outputs.flatten(output, keep_device=True, copy=True)
+    output.zero_()
+    assert torch.equal(flat.leaves[0], torch.ones(4))
+    assert outputs.flatten(output, keep_device=True).leaves[0].data_ptr() == output.data_ptr()
 
 
 def test_loading_refuses_missing_foreign_and_malformed_files(tmp_path):
     with pytest.raises(outputs.OutputFileError, match="does not exist"):
-        outputs.load(str(tmp_path / "absent.pt"))
+        outputs.load(str(tmp_path / "absent.out"))
     torch.save({"some": torch.zeros(1)}, tmp_path / "foreign.pt")
     with pytest.raises(outputs.OutputFileError, match="not a kforge output file"):
         outputs.load(str(tmp_path / "foreign.pt"))
-    torch.save({"format": outputs.FILE_FORMAT, "skeleton": "T", "leaves": [], "leaf_info": [{"type": "tensor"}]},
-               tmp_path / "malformed.pt")
-    with pytest.raises(outputs.OutputFileError, match="malformed"):
-        outputs.load(str(tmp_path / "malformed.pt"))
     (tmp_path / "pickle.pt").write_bytes(b"\x80\x04\x95not really a pickle")
-    with pytest.raises(outputs.OutputFileError, match="cannot be loaded"):
+    with pytest.raises(outputs.OutputFileError, match="not a kforge output file"):
         outputs.load(str(tmp_path / "pickle.pt"))
+
+
+def _header_file(path, header, data=b""):
+    body = json.dumps(header).encode()
+    path.write_bytes(output_file.MAGIC + struct.pack("<Q", len(body)) + body + data)
+    return str(path)
+
+
+@pytest.mark.parametrize("header, data, why", [
+    ({"skeleton": "T", "leaves": [], "leaf_info": [{"type": "tensor"}]}, b"", "lacks"),
+    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
+      "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 16}}]}, b"\0" * 8, "does not match"),
+    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
+      "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 12}}]}, b"\0" * 16, "does not match"),
+    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
+      "leaves": [{"tensor": {"dtype": "object", "shape": [1], "offset": 0, "nbytes": 8}}]}, b"\0" * 8, "malformed"),
+    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
+      "leaves": [{"tensor": {"dtype": "uint8", "shape": [-1], "offset": 0, "nbytes": 0}}]}, b"", "shape"),
+    ({"skeleton": "L", "leaf_info": [{"type": "float"}], "leaves": [{"value": "not hex"}]}, b"", "malformed"),
+])
+def test_loading_refuses_headers_that_do_not_fit_their_contents(tmp_path, header, data, why):
+    with pytest.raises(outputs.OutputFileError, match=why):
+        outputs.load(_header_file(tmp_path / "bad.out", header, data))
+
+
+def test_a_header_longer_than_the_file_is_refused(tmp_path):
+    path = tmp_path / "short.out"
+    path.write_bytes(output_file.MAGIC + struct.pack("<Q", 1 << 40) + b"{}")
+    with pytest.raises(outputs.OutputFileError, match="header length"):
+        outputs.load(str(path))

@@ -33,7 +33,7 @@ def test_candidate_timing_returns_one_time_per_call(timed_run):
 def test_sampled_timed_outputs_rotate_seeds_and_match_their_reference(timed_run):
     samples = timed_run.timing["samples"]
     assert [(sample["call"], sample["seed"]) for sample in samples] == [(0, 21), (4, 22), (5, 23)]
-    assert all(sample["path"].endswith(f"timed-{sample['call']}.pt") for sample in samples)
+    assert all(sample["path"].endswith(f"timed-{sample['call']}.out") for sample in samples)
     judgement = timed_run.timed_judgement
     assert judgement["passed"] is True
     assert [trial["input_mutated"] for trial in judgement["trials"]] == [False, False, False]
