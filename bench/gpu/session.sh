@@ -19,6 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root="$(pwd)"
 state=/tmp/kforge-session
+frozen=/tmp/kforge-frozen
 action="${1:-collect}"
 wait_s="${2:-540}"
 # test-gpu runs every GPU test; test-gpu-cli only worker/tests/test_gpu.py (the evaluator's own),
@@ -68,7 +69,7 @@ run_phase() {
       guard) phase guard 400 "python3 bench/guard/run.py --backend cuda --repeats 3 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
-      throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 4 --python python3 --out $state/throughput" ;;
+      throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
       reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
       torch2-suite) phase torch2-suite 600 "cd worker && python3 -m pytest -q -p no:cacheprovider -x -m 'not gpu' --durations=15" ;;
       *) note "unknown phase $name" ;;
@@ -89,8 +90,11 @@ case "$action" in
   run-phases) run_phases; exit 0 ;;
   start)
     if [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; then echo "already running"; else
-      rm -rf "$state"; mkdir -p "$state"
-      setsid nohup bash "$root/bench/gpu/session.sh" run-phases > "$state/orchestrator.log" 2>&1 < /dev/null &
+      rm -rf "$state" "$frozen"; mkdir -p "$state" "$frozen"
+      # The phases run from a copy of the tree as it was at `start`: a later call re-sends the
+      # working tree, and a worker started mid-benchmark must not import newer code.
+      tar -C "$root" --exclude=./.git --exclude=./node_modules -cf - . | tar -C "$frozen" -xf -
+      setsid nohup bash "$frozen/bench/gpu/session.sh" run-phases > "$state/orchestrator.log" 2>&1 < /dev/null &
       echo $! > "$state/pid"
       note "orchestrator $(cat "$state/pid") started: ${PHASES:-$default_phases}"
     fi ;;
