@@ -2,6 +2,7 @@
 
 The `build-info` message: `kernels` (registers, shared, stack and local memory per kernel and
 architecture, parsed from `--dump-resource-usage`), `sass` and `ptx` (each capped at 512 KiB).
+`collect_kernel_names` lists only the kernels (for `own-kernel` where no `build-info` is sent).
 """
 
 import os
@@ -86,6 +87,17 @@ def parse_resource_usage(text: str) -> List[dict]:
     for kernel, name in zip(kernels, demangle([kernel["mangled"] for kernel in kernels])):
         kernel["name"] = name
     return kernels
+
+
+def collect_kernel_names(shared_objects: Iterable[str]) -> dict:
+    """`{"kernels": [...], "error"?: ...}` as in collect_build_info, without SASS and PTX."""
+    tool = find_cuobjdump()
+    if tool is None:
+        return {"kernels": [], "error": "cuobjdump was not found (looked on PATH and in CUDA_HOME/bin)"}
+    kernels = []
+    for path in sorted(set(shared_objects)):
+        kernels.extend(parse_resource_usage(run_capped([tool, "--dump-resource-usage", path], TEXT_LIMIT_BYTES)))
+    return {"kernels": kernels}
 
 
 def collect_build_info(shared_objects: Iterable[str]) -> dict:

@@ -13,8 +13,9 @@ import resource
 import time
 from typing import Any, Dict
 
-from .build import build_candidate
+from .build import CANDIDATE_MODULE_NAME, build_candidate
 from .build_info import collect_build_info
+from .candidate_kernels import sources as own_kernel_sources
 from .channel import Channel, ProtocolError
 from .correctness_stage import CONSTRUCT, run_correctness
 from .device import resolve_device
@@ -100,8 +101,11 @@ def run_candidate(channel: Channel, message: dict) -> None:
         run_static_guard(channel.send, request.candidate, request.guard, run.precision)
         guard.snapshot_state()
         built = build_candidate(request.candidate, request.build_dir, device)
-        if run.backend == "cuda":
-            channel.send("build-info", **collect_build_info(built.shared_objects))
+        build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
+        if build_info is not None:
+            channel.send("build-info", **build_info)
+        if device.type == "cuda" and guard.enabled:
+            guard.expect_own_kernels(own_kernel_sources(built.shared_objects, build_info, CANDIDATE_MODULE_NAME))
         guard.refresh_runtime()
         check_after(timers, guard, "importing the candidate")
     if await_device:

@@ -5,8 +5,9 @@ poison the allocator, run the forward without autograd, synchronize the whole de
 run-time guard's checks on the output. The first call is a warm call on the first seed's inputs
 (its output is checked and dropped): it sets the thread baseline and the poison sizes. The first
 correctness trial (a fresh model's first call, after the process's one-time set-up in the warm
-call) runs under the dispatch trace: the ATen operators its forward dispatches are judged
-(`torch-fallback`) after the output's own checks; its output is saved and judged like the others.
+call) runs under the dispatch trace and the profiler: the ATen operators its forward dispatches
+(`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
+checks; its output is saved and judged like the others.
 Outputs are copied on the device right after the call and saved (output_file.py); the reference
 outputs never exist in this process.
 """
@@ -31,8 +32,8 @@ TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
 def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: torch.device,
                  guard: GuardRuntime, where: str, traced: bool = False) -> Any:
     """One checked forward call (see the module docs); raises StageFailure. With `traced`, the
-    forward runs under the dispatch trace (only the forward: poison, synchronize and the output's
-    checks stay outside it)."""
+    forward runs under the dispatch trace and the profiler (only the forward and, on cuda, a
+    synchronize inside the profiler: poison and the output's checks stay outside them)."""
     seed_everything(seed)
     guard.before_call(inputs)
     with failures_as(**FORWARD):
@@ -41,6 +42,7 @@ def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: t
         synchronize(device)
     guard.after_call(output, where)
     guard.check_dispatch(output, where)
+    guard.check_own_kernel(where)
     return output
 
 

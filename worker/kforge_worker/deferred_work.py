@@ -86,11 +86,18 @@ class ThreadWatch:
     def __init__(self) -> None:
         self.baseline: Optional[int] = None
         self.first_call_threads: List[str] = []
+        self.worker_threads = 0
         self._python_before: set = set()
         self._watching = False
 
     def before_call(self) -> None:
         self._python_before = {thread.ident for thread in threading.enumerate()}
+
+    def allow(self, os_threads: int) -> None:
+        """Adds OS threads the worker itself started during a call (the profiler's) to the baseline."""
+        if self.baseline is not None and os_threads > 0:
+            self.baseline += os_threads
+            self.worker_threads += os_threads
 
     def after_call(self) -> Optional[str]:
         started = [thread for thread in threading.enumerate()

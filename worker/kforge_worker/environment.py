@@ -130,6 +130,7 @@ def warm_up(device: str, role: str) -> None:
         raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cpu` or `cuda:N`, got {device!r}")
     if role == "candidate":
         importlib.import_module("torch.utils.cpp_extension")
+    importlib.import_module(f"kforge_worker.{role}_role")
     if match is None:
         return
     index = int(match.group(1))
@@ -139,6 +140,26 @@ def warm_up(device: str, role: str) -> None:
     torch.cuda.set_device(index)
     torch.empty(1, device=torch.device("cuda", index))
     torch.cuda.synchronize(index)
+    _warm_lazy_paths(torch.device("cuda", index), role)
+
+
+def _warm_lazy_paths(device: torch.device, role: str) -> None:
+    """Best effort, before the lease: what an evaluation would otherwise set up while it holds the
+    GPU on first use: the device's random generator (inputs are drawn there), the word digest's
+    kernels and, in the reference role, PyTorch's FLOP counter (torch 2.x imports a large part of
+    torch._decomp for it). A failure here only leaves that for the evaluation to do."""
+    from .device_digest import word_digest
+
+    try:
+        with torch.random.fork_rng(devices=[device]):
+            with device:
+                word_digest(torch.randn(64))
+            if role == "reference":
+                from .roofline import run_and_count_flops
+                run_and_count_flops(torch.nn.Identity(), [torch.ones(4, 4, device=device)])
+        torch.cuda.synchronize(device)
+    except Exception:  # noqa: BLE001 - a warm-up, never a verdict
+        pass
 
 
 def collect_environment() -> dict:

@@ -30,17 +30,18 @@ NAMED_OPERATORS = 8
 
 @dataclass
 class Finding:
-    status: str  # "reject" | "note" | "passed"
+    status: str  # "reject" | "note" | "passed" (| "skipped" for own_kernel.py)
     message: str
     compute: List[str] = field(default_factory=list)
 
 
-def severity(policy: Mapping[str, Any]) -> str:
-    """`reject` or `note` for PyTorch compute in forward, as the static layer decides it."""
+def severity(policy: Mapping[str, Any], check: str = "torch-fallback") -> str:
+    """`reject` or `note` for PyTorch compute in forward, as the static layer decides it; `check`
+    names the `severity` override read (`own-kernel` shares the rule: own_kernel.py)."""
     if not policy.get("enforce", True) or policy.get("forward_torch") == "any" \
             or policy.get("aten_compute_in_native", False):
         return "note"
-    return policy.get("severity", {}).get("torch-fallback", "reject")
+    return policy.get("severity", {}).get(check, "reject")
 
 
 def listing(entries: Sequence[Any], limit: int = NAMED_OPERATORS) -> str:

@@ -233,8 +233,11 @@ def _load(path: Path, name: str):
     return module
 
 
+# c06e works in a helper thread, out of the (thread-local) trace's sight: the profiler's all-threads
+# record catches it (test_own_kernel.py, adversarial[cpu/c06e…]).
 PYTHON_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cpu" and not case["native"]
-                and (case["kind"] == "honest" or case["expected_check"] == "torch-fallback")]
+                and (case["kind"] == "honest" or case["expected_check"] == "torch-fallback")
+                and "needs" not in case]
 
 
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=[case["file"] for case in PYTHON_CASES])

@@ -1,9 +1,11 @@
-"""The GPU-only guard checks on the corpus's cuda/ candidates (HACKS.md #1, #3, #14, #15), on a real
-GPU: `stale-output` through the caching allocator, `side-stream`, `device-error`, `global-state`
-for the persisting-L2 limit, `l2-persist`. Skipped where torch sees no CUDA device.
+"""The GPU-only guard checks on the corpus's cuda/ candidates (HACKS.md #1, #3, #6, #14, #15), on a
+real GPU: `stale-output` through the caching allocator, `side-stream`, `device-error`,
+`global-state` for the persisting-L2 limit, `l2-persist`, `own-kernel` (the profiler's kernels of
+the traced correctness call). Skipped where torch sees no CUDA device.
 
-Every case builds a CUDA extension (about a minute each), three at a time, in the session's build
-directory; c15 runs twice (default and permissive policy) from one build.
+Every case but the Triton one (h06) builds a CUDA extension (about a minute each), three at a
+time, in the session's build directory; c15 runs twice (default and permissive policy) from one
+build.
 """
 
 import json
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kforge_worker.kernel_trace import all_threads_config
 from verdicts import verdict
 from worker_process import PERMISSIVE, evaluate
 
@@ -54,6 +57,12 @@ def test_cuda_case_ends_with_its_verdict(runs, case):
         assert reports["timing"]["side-stream"] == "passed"
         assert reports["timing"]["l2-persist"] in ("passed", "note")
         assert reports["correctness"]["device-error"] == "passed"
+        assert reports["correctness"]["own-kernel"] == "passed", result.candidate.of_type("guard-checks")
+
+
+def _checks(result, stage: str) -> dict:
+    message = next(message for message in result.candidate.of_type("guard-checks") if message["stage"] == stage)
+    return {entry["check"]: entry for entry in message["checks"]}
 
 
 def test_side_stream_is_found_from_event_and_wall_times(runs):
@@ -70,3 +79,30 @@ def test_persisting_l2_limit_change_is_found_at_run_time(permissive_l2):
     failure = permissive_l2.failures["candidate"]
     assert (failure["kind"], failure["check"]) == ("rejected", "global-state")
     assert "cuda.persisting_l2_limit_bytes changed" in failure["message"]
+
+
+def test_kernel_built_but_never_launched_is_found_by_the_profiler(runs):
+    """c06 replays PyTorch's relu from a CUDA graph and never launches the kernel it builds."""
+    failure = runs["cuda/c06_graph_replay.py"].failures["candidate"]
+    assert (failure["stage"], failure["kind"], failure["check"]) == ("correctness", "rejected", "own-kernel")
+    assert "correctness trial 0" in failure["message"]
+    assert "launched no kernel of the candidate's own: only " in failure["message"]
+    assert "vectorized_elementwise_kernel<…>" in failure["message"]
+    assert "it builds relu_kernel, and forward must launch it" in failure["message"]
+
+
+@pytest.mark.parametrize("file, kernel", [("cuda/h01_writes_output.py", "relu_kernel ×1"),
+                                          ("cuda/h06_triton_relu.py", "kforge_relu_kernel ×1")])
+def test_own_kernels_that_ran_are_named(runs, file, kernel):
+    entry = _checks(runs[file], "correctness")["own-kernel"]
+    assert entry["status"] == "passed"
+    assert f"its own kernel(s) ran: {kernel}" in entry["message"], entry
+
+
+def test_other_threads_are_profiled_where_torch_can(runs):
+    """torch 2.x records every thread's operators in the traced call; h01's other threads dispatch none."""
+    entry = _checks(runs["cuda/h01_writes_output.py"], "correctness")["torch-fallback"]
+    assert entry["status"] == "passed"
+    expected = ("no operator dispatched on any other thread" if all_threads_config()[0] is not None
+                else "operators on other threads not traced")
+    assert expected in entry["message"], entry
