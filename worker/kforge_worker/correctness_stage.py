@@ -46,12 +46,26 @@ def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: t
     return output
 
 
-def save_output(output: Any, path: str) -> str:
+def copy_output(output: Any) -> outputs.FlatOutput:
+    """The output's leaves copied on the device, right after the call (StageFailure if it cannot be
+    described)."""
     try:
-        outputs.save(outputs.flatten(output, keep_device=True, copy=True), path)
+        return outputs.flatten(output, keep_device=True, copy=True)
+    except outputs.OutputStructureError as error:
+        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
+
+
+def save_copied(flat: outputs.FlatOutput, path: str) -> str:
+    """Writes a copied output to `path` (StageFailure if it cannot be saved); returns `path`."""
+    try:
+        outputs.save(flat, path)
     except outputs.OutputStructureError as error:
         raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
     return path
+
+
+def save_output(output: Any, path: str) -> str:
+    return save_copied(copy_output(output), path)
 
 
 def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntime) -> None:

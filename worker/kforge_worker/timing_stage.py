@@ -19,8 +19,7 @@ from typing import Any, Dict, List
 
 import torch
 
-from . import outputs
-from .correctness_stage import CONSTRUCT, FORWARD
+from .correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
 from .environment import l2_cache_bytes
 from .errors import StageFailure, failures_as
 from .guard_runtime import GuardRuntime
@@ -68,7 +67,7 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
         guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
         if phase == "timed" and index in wanted:
             timed, content = slot(phase, index)
-            kept[index] = {"flat": outputs.flatten(output, keep_device=True, copy=True), "seed": timed.seed,
+            kept[index] = {"flat": copy_output(output), "seed": timed.seed,
                            "input_seed": timed.content_seeds[content], "input_digest": input_digest(timed.live)}
 
     with failures_as(**FORWARD), torch.no_grad():
@@ -77,11 +76,7 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
                                  prepare=prepare, after=after)
     samples = []
     for index in sorted(kept):
-        path = os.path.join(request.output_dir, f"timed-{index}.out")
-        try:
-            outputs.save(kept[index]["flat"], path)
-        except outputs.OutputStructureError as error:
-            raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
+        path = save_copied(kept[index]["flat"], os.path.join(request.output_dir, f"timed-{index}.out"))
         samples.append({"call": index, "seed": kept[index]["seed"], "input_seed": kept[index]["input_seed"],
                         "path": path, "input_digest": kept[index]["input_digest"]})
     if guard.enabled and device.type == "cuda":
