@@ -75,4 +75,4 @@ esac
 for file in "$out"/results-*.jsonl; do
   [ -s "$file" ] && python3 bench/gpu/summarize.py "$file" > "${file%.jsonl}.md"
 done
-cat "$out"/results-*.md 2>/dev/null
+cat "$out"/results-*.md 2>/dev/null || true  # the cross phase alone writes no result file

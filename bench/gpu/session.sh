@@ -23,9 +23,13 @@ frozen=/tmp/kforge-frozen
 action="${1:-collect}"
 wait_s="${2:-540}"
 # test-gpu runs every GPU test; test-gpu-cli only worker/tests/test_gpu.py (the evaluator's own),
-# for a lease that has the guard's GPU cases (test_guard_gpu.py) on record already.
+# for a lease that has the guard's GPU cases (test_guard_gpu.py) on record already; test-guard only
+# those. profile: where a GPU-sized evaluation's worker time goes (bench/gpu/profile-worker.sh).
 # The throughput benchmark runs alone (its figures are the machine's); the rest share it.
-default_phases="env throughput test-gpu+optimize+reward+cross+torch2-suite guard"
+# Phases that time things run alone: on 2026-12-03 four phases at once (optimize, reward, cross,
+# guard) shared one GPU and host, and the optimize and guard records were spoiled by crashes nobody
+# could explain afterwards.
+default_phases="env profile throughput guard optimize reward+cross eval"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
@@ -65,8 +69,10 @@ run_phase() {
       test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
+      profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
+      test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
-      guard) phase guard 400 "python3 bench/guard/run.py --backend cuda --repeats 3 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
+      guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
       throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
@@ -80,7 +86,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/optimize/result.md "$state"/reward/result.md; do
+  for file in "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done

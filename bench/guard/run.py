@@ -93,7 +93,15 @@ def one_run(problem: Path, candidate: Path, work: Path, build_dir: Path, mode: s
     return {"mode": mode, "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3), "verdict": found, "check": check,
             "stages_ms": stage_times(result), "median_call_ms": statistics.median(times_ms) if times_ms else None,
             "contents_per_model": (result.timing or {}).get("contents_per_model"), "guard_notes": notes,
-            "guard_runtime": "off" if mode == "off" else "on"}
+            "guard_runtime": "off" if mode == "off" else "on", **({} if found == "correct" else _why(result))}
+
+
+def _why(result) -> dict:
+    """What a run that did not end `correct` left behind: the failure's message, the workers' exit
+    codes and the tails of their stderr (so a record explains itself)."""
+    failure = next((result.failures[role] for role in ("candidate", "reference") if role in result.failures), None)
+    return {"failure_message": (failure or {}).get("message", "")[:2000], "exit_codes": dict(result.exit_codes),
+            "stderr_tail": {role: getattr(result, role).stderr[-2000:] for role in ("reference", "candidate")}}
 
 
 def _children_cpu_s() -> float:

@@ -161,6 +161,15 @@ interface CandidateRow {
   buildS: number | null;
   medianMs: number | null;
   vsEager: number | null;
+  /** The first reason of a verdict other than `correct` (`check: message`, its first line), so a record explains itself. */
+  reason: string | null;
+}
+
+function firstReason(reasons: ReadonlyArray<{ check: string; message: string }>): string | null {
+  const first = reasons[0];
+  if (!first) return null;
+  const line = first.message.split('\n').find((text) => text.trim().length > 0) ?? '';
+  return `${first.check}: ${line.trim().slice(0, 200)}`;
 }
 
 /** The run's candidates from its store, oldest first. */
@@ -179,6 +188,7 @@ async function candidateRows(store: string, runId: string): Promise<CandidateRow
         buildS: build === undefined ? null : build / 1000,
         medianMs: candidate.evaluation?.candidateMedianMs ?? null,
         vsEager: candidate.evaluation?.speedupVsEager ?? null,
+        reason: firstReason(candidate.evaluation?.result.reasons ?? []),
       };
     });
   } finally {
@@ -273,9 +283,9 @@ async function main(): Promise<void> {
     ...results.flatMap((result) => [
       `## ${result.strategy}`,
       '',
-      '| candidate | parent | round | idea | origin | verdict | build | median | vs eager |',
-      '|---|---|---|---|---|---|---|---|---|',
-      ...result.candidates.map((row) => `| #${row.id} | ${row.parent === null ? '—' : `#${row.parent}`} | ${row.round} | ${row.idea ?? '—'} | ${row.origin} | ${row.verdict ?? 'not evaluated'} | ${row.buildS === null ? '—' : `${row.buildS.toFixed(1)} s`} | ${row.medianMs === null ? '—' : `${row.medianMs.toPrecision(4)} ms`} | ${row.vsEager === null ? '—' : `${row.vsEager.toFixed(2)}x`} |`),
+      '| candidate | parent | round | idea | origin | verdict | build | median | vs eager | reason |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      ...result.candidates.map((row) => `| #${row.id} | ${row.parent === null ? '—' : `#${row.parent}`} | ${row.round} | ${row.idea ?? '—'} | ${row.origin} | ${row.verdict ?? 'not evaluated'} | ${row.buildS === null ? '—' : `${row.buildS.toFixed(1)} s`} | ${row.medianMs === null ? '—' : `${row.medianMs.toPrecision(4)} ms`} | ${row.vsEager === null ? '—' : `${row.vsEager.toFixed(2)}x`} | ${row.reason === null ? '—' : row.reason.replace(/\|/g, '\\|')} |`),
       '',
       result.report.trim().replace(/^# /gm, '### ').replace(/^## /gm, '#### ') || '(no report)',
       '',

@@ -96,6 +96,8 @@ interface Answer {
   verdict: string | null;
   reward: number | null;
   environment: Record<string, unknown> | null;
+  /** `check: first line of its message` of each reason of a verdict other than `correct`. */
+  reasons: string[];
 }
 
 /** One reward request, retried after Retry-After on 429; latency from the first attempt to the final answer. */
@@ -107,7 +109,7 @@ async function send(server: Server, body: string): Promise<Answer> {
     try {
       response = await fetch(`${server.base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` }, body });
     } catch {
-      return { latencyMs: performance.now() - startedMs, status: 0, retriedBusy, source: null, verdict: null, reward: null, environment: null };
+      return { latencyMs: performance.now() - startedMs, status: 0, retriedBusy, source: null, verdict: null, reward: null, environment: null, reasons: [] };
     }
     if (response.status === 429) {
       retriedBusy += 1;
@@ -115,8 +117,9 @@ async function send(server: Server, body: string): Promise<Answer> {
       await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
       continue;
     }
-    const json = (await response.json()) as { source?: string; verdict?: string; reward?: number; result?: { environment?: Record<string, unknown> | null } };
-    return { latencyMs: performance.now() - startedMs, status: response.status, retriedBusy, source: json.source ?? null, verdict: json.verdict ?? null, reward: json.reward ?? null, environment: json.result?.environment ?? null };
+    const json = (await response.json()) as { source?: string; verdict?: string; reward?: number; result?: { environment?: Record<string, unknown> | null; reasons?: Array<{ check?: string; message?: string }> } };
+    const reasons = (json.result?.reasons ?? []).map((reason) => `${reason.check ?? '?'}: ${(reason.message ?? '').split('\n')[0]!.slice(0, 200)}`);
+    return { latencyMs: performance.now() - startedMs, status: response.status, retriedBusy, source: json.source ?? null, verdict: json.verdict ?? null, reward: json.reward ?? null, environment: json.result?.environment ?? null, reasons };
   }
 }
 
@@ -125,6 +128,8 @@ interface Phase {
   summary: LatencySummary;
   sources: Record<string, number>;
   verdicts: Record<string, number>;
+  /** For each verdict other than `correct`: its reasons (`check: message`) and how often each came. */
+  reasons: Record<string, Record<string, number>>;
   loadAverage: { mean: number; max: number };
 }
 
@@ -133,6 +138,16 @@ const tally = (values: ReadonlyArray<string | null>): Record<string, number> => 
   for (const value of values) counts[value ?? 'none'] = (counts[value ?? 'none'] ?? 0) + 1;
   return counts;
 };
+
+function reasonsByVerdict(answers: readonly Answer[]): Record<string, Record<string, number>> {
+  const byVerdict: Record<string, Record<string, number>> = {};
+  for (const answer of answers) {
+    if (answer.verdict === null || answer.verdict === 'correct') continue;
+    const counts = (byVerdict[answer.verdict] ??= {});
+    for (const reason of answer.reasons.length > 0 ? answer.reasons : ['(no reason given)']) counts[reason] = (counts[reason] ?? 0) + 1;
+  }
+  return byVerdict;
+}
 
 /** Sends every body, `concurrency` at a time, sampling the 1-minute load average every 2 s. */
 async function runPhase(name: string, server: Server, bodies: readonly string[], concurrency: number): Promise<{ phase: Phase; answers: Answer[] }> {
@@ -159,6 +174,7 @@ async function runPhase(name: string, server: Server, bodies: readonly string[],
     summary,
     sources: tally(answers.map((answer) => answer.source)),
     verdicts: tally(answers.map((answer) => answer.verdict)),
+    reasons: reasonsByVerdict(answers),
     loadAverage: { mean: loads.reduce((sum, value) => sum + value, 0) / loads.length, max: Math.max(...loads) },
   };
   log(`${name}: ${bodies.length} requests in ${(wallMs / 1000).toFixed(1)} s, p50 ${summary.p50Ms?.toFixed(1)} ms, p99 ${summary.p99Ms?.toFixed(1)} ms`);
@@ -185,6 +201,12 @@ function renderMarkdown(result: { backend: string; measuredAt: string; command: 
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
+    ...result.phases.filter((phase) => Object.keys(phase.reasons).length > 0).flatMap((phase) => [
+      `Reasons in phase ${phase.name}:`,
+      '',
+      ...Object.entries(phase.reasons).flatMap(([verdict, reasons]) => Object.entries(reasons).map(([reason, count]) => `- ${verdict} × ${count}: ${reason}`)),
+      '',
+    ]),
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { EvaluationResult } from '../../src/core/verdict.js';
-import { BuildCache } from '../../src/eval/build-cache.js';
+import { BuildCache, defaultBuildCacheDirectory } from '../../src/eval/build-cache.js';
 import type { EvaluationRequest } from '../../src/eval/evaluator.js';
 import { FileBaselineCache } from '../../src/eval/file-baseline-cache.js';
 import { InProcessJobQueue } from '../../src/eval/in-process-job-queue.js';
@@ -60,6 +60,8 @@ export interface BatchRun {
   childCpuS: number | null;
   candidates: EvaluatedCandidate[];
   usage?: PipelineUsage;
+  /** The bytecode-cache prefix the pipelined workers ran with (null: none), and when it was ready. */
+  bytecode?: { prefix: string | null; readyAfterMs: number };
 }
 
 export function requestFor(candidate: BatchCandidate, settings: BenchSettings): EvaluationRequest {
@@ -134,6 +136,8 @@ export function createPipeline(settings: BenchSettings): { evaluator: PipelinedE
     baselineCache: new FileBaselineCache({ directory: path.join(settings.workDirectory, 'pipelined', 'baselines') }),
     buildCache,
     scratchRoot: settings.workDirectory,
+    // Machine state like the installed packages (primed once, read-only), not part of the cold caches.
+    bytecodeCacheDirectory: path.join(path.dirname(defaultBuildCacheDirectory(process.env, process.cwd())), 'pycache'),
     ...(settings.sizing ? { sizing: settings.sizing } : {}),
   });
   return { evaluator, queue: new InProcessJobQueue({ evaluator }), buildCache };
@@ -187,9 +191,10 @@ export async function runPipelined(
 ): Promise<BatchRun> {
   const started = performance.now();
   const cpuBefore = reapedChildCpuSeconds();
+  const bytecode = pipeline.evaluator.bytecodePrefix().then((prefix) => ({ prefix, readyAfterMs: performance.now() - started }));
   const devices = await pipeline.evaluator.warmUp(settings.backend);
   const candidates = await runThroughQueue(pipeline.queue, batch, settings, 'pipelined', started);
   // Warm workers still idle at this point have not been reaped: their start-up is not counted.
   const wallMs = performance.now() - started;
-  return { wallMs, devices: devices.length, childCpuS: cpuSince(cpuBefore), candidates, usage: await pipeline.evaluator.usage() };
+  return { wallMs, devices: devices.length, childCpuS: cpuSince(cpuBefore), candidates, usage: await pipeline.evaluator.usage(), bytecode: await bytecode };
 }

@@ -114,6 +114,12 @@ export function renderMarkdown(parts: ReportParts): string {
     row('pipelined (build pool, build cache, warm workers, leases)', pipelined),
     '',
   ];
+  const bytecode = parts.pipelined.bytecode;
+  if (bytecode) {
+    lines.push(bytecode.prefix === null
+      ? 'Bytecode cache: not used (the installed packages carry their own bytecode, or it is off).'
+      : `Bytecode cache: the pipelined workers read primed bytecode from \`${bytecode.prefix}\` (ready ${seconds(bytecode.readyAfterMs)} after the start; the one-process way compiles what it imports, as before).`, '');
+  }
   if (parts.loadByPhase && Object.keys(parts.loadByPhase).length > 0) {
     const phases = Object.entries(parts.loadByPhase).map(([name, load]) => `${name} ${load.mean.toFixed(1)} (max ${load.max.toFixed(1)})`);
     lines.push(`Load average (1 min) during each phase, mean: ${phases.join(', ')}.`, '');

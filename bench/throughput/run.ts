@@ -151,6 +151,15 @@ async function main(): Promise<void> {
     const repeated: EvaluatedCandidate[] = correct && args.repeats > 0 ? await runThroughQueue(pipeline.queue, Array.from({ length: args.repeats }, () => correct), settings, 'repeat') : [];
     const buildStats = await pipeline.buildCache.stats();
     await pipeline.queue.close();
+    const repeat = correct ? repeatability(correct.id, repeated) : null;
+    if (repeat) log(`repeatability of ${repeat.candidate}: medians ${repeat.mediansMs.map((value) => value.toPrecision(4)).join(', ')} ms, spread ${(repeat.spread * 100).toFixed(2)}%`);
+    // What the pipelined phases found, written before the one-process way starts: a run cut off
+    // there (a lease that ends) still leaves its figures.
+    await writeFile(
+      path.join(out, 'partial.json'),
+      `${JSON.stringify({ measured_at: measuredAt, pipelined: { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) }, re_evaluations: reEvaluations, repeatability: repeat }, null, 2)}\n`,
+      'utf8',
+    );
 
     load.phase('sequential');
     const sequentialBatch = evenlySpaced(batch, args['sequential-sample']);
@@ -166,7 +175,6 @@ async function main(): Promise<void> {
     const gpus = environment && args.backend !== 'cpu' ? `${pipelined.devices} × ${environment.device}, ` : '';
     const host = `${os.hostname()}: ${gpus}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB), torch ${environment?.torch ?? '?'}${environment?.cuda ? `, CUDA ${environment.cuda}` : ''}`;
     const command = `node --import tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`;
-    const repeat = correct ? repeatability(correct.id, repeated) : null;
     const loadByPhase = load.stop();
     const result = {
       measured_at: measuredAt,

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../core/verdict.js';
 import { adoptWarmWorker, helloWithin } from './adopt-warm-worker.js';
 import type { BaselineCache } from './baseline-cache.js';
 import type { BuildCache, BuildReservation } from './build-cache.js';
 import { buildKey, buildKeyMaterialOf } from './build-key.js';
+import { prepareBytecodeCache } from './bytecode-cache.js';
 import { probeCompilerIdentity } from './compiler-identity.js';
 import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
@@ -65,6 +67,11 @@ export interface PipelinedEvaluatorOptions {
    * `kforge-device-locks` in the system's temporary folder (`defaultDeviceLockDirectory`).
    */
   deviceLockDirectory?: string;
+  /**
+   * The workers' bytecode cache (bytecode-cache.ts), used only where the installed packages have no
+   * bytecode of their own. Default: `pycache` beside the build cache's folder.
+   */
+  bytecodeCacheDirectory?: string;
 }
 
 /** What the pipeline did so far, for benchmarks and logs. */
@@ -105,6 +112,7 @@ export class PipelinedEvaluator implements Evaluator {
   /** Host-wide locks being removed; {@link close} waits for them. */
   readonly #releasing = new Set<Promise<void>>();
   #compiler: Promise<string | null> | undefined;
+  #bytecodePrefix: Promise<string | null> | undefined;
 
   constructor(options: PipelinedEvaluatorOptions) {
     this.#options = options;
@@ -119,6 +127,7 @@ export class PipelinedEvaluator implements Evaluator {
       keepScratch: options.keepScratch,
       terminationGraceMs: options.terminationGraceMs,
       pauser: this.#pauser,
+      bytecodePrefix: () => this.#bytecodeCache(),
     });
     this.#pool = new WarmWorkerPool({
       spawn: (role, device) => spawner.spawn(role, device),
@@ -148,6 +157,11 @@ export class PipelinedEvaluator implements Evaluator {
       assignment.release();
       releaseInFlight();
     }
+  }
+
+  /** The bytecode-cache prefix its workers run with (null: the installed bytecode serves, or none could be made). */
+  bytecodePrefix(): Promise<string | null> {
+    return this.#bytecodeCache();
   }
 
   /** Devices, warm pool and CPU pauses so far. */
@@ -305,6 +319,20 @@ export class PipelinedEvaluator implements Evaluator {
       this.#lanes.set(kind, lane);
     }
     return lane;
+  }
+
+  #bytecodeCache(): Promise<string | null> {
+    this.#bytecodePrefix ??= prepareBytecodeCache({
+      python: this.#options.python ?? 'python3',
+      workerDirectory: this.#options.workerDirectory,
+      directory: this.#options.bytecodeCacheDirectory ?? path.join(path.dirname(this.#options.buildCache.directory), 'pycache'),
+      environment: this.#environment,
+      logger: this.#logger,
+    }).catch((error: unknown) => {
+      this.#logger.warn({ err: error }, 'bytecode cache: not prepared; workers compile their modules from source');
+      return null;
+    });
+    return this.#bytecodePrefix;
   }
 
   #compilerIdentity(): Promise<string | null> {

@@ -22,6 +22,8 @@ export interface WarmWorkerSpawnerOptions {
   terminationGraceMs?: number | undefined;
   /** Warm-ups are background work: paused while the CPU times a candidate. */
   pauser: ProcessGroupPauser;
+  /** The bytecode-cache prefix workers read (bytecode-cache.ts), asked before each spawn; null: none. */
+  bytecodePrefix?: (() => Promise<string | null>) | undefined;
 }
 
 /**
@@ -45,6 +47,8 @@ export class WarmWorkerSpawner {
       workerDirectory: this.#options.workerDirectory,
     });
     environment[WARM_DEVICE_VARIABLE] = device;
+    const prefix = await this.#options.bytecodePrefix?.();
+    if (prefix) environment.PYTHONPYCACHEPREFIX = prefix;
     const limits = stageLimitsMs();
     const worker = WorkerProcess.start({
       role,

@@ -1,5 +1,6 @@
-"""`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md; and
-`python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py).
+"""`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md;
+`python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py); and
+`python3 -m kforge_worker prime DIR` (bytecode_cache.py).
 
 Exit status of a role: 0 after the role finished or wrote a `failure` message; 2 when the parent
 broke the protocol (message on stderr); 1 on a fault of the worker itself (traceback on stderr).
@@ -10,6 +11,7 @@ import os
 import sys
 
 ROLES = ("reference", "candidate")
+PROFILE_VARIABLE = "KFORGE_WORKER_PROFILE"
 
 
 def _harden_import_path() -> None:
@@ -40,6 +42,11 @@ def main(argv) -> None:
         except SystemExit as exit_request:
             status = exit_request.code if isinstance(exit_request.code, int) else 2
         _exit(status)
+    if len(argv) >= 2 and argv[1] == "prime":
+        _harden_import_path()
+        from .bytecode_cache import main as prime_main
+
+        _exit(prime_main(list(argv[2:])))
     if len(argv) != 2 or argv[1] not in ROLES:
         print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
               file=sys.stderr)
@@ -54,7 +61,7 @@ def main(argv) -> None:
         print(f"kforge_worker: {error}", file=sys.stderr)
         _exit(2)
     try:
-        _serve(role, channel)
+        _profiled(role, channel)
     except ProtocolError as error:
         print(f"kforge_worker: protocol error: {error}", file=sys.stderr)
         _exit(2)
@@ -64,6 +71,25 @@ def main(argv) -> None:
         traceback.print_exc()
         _exit(1)
     _exit(0)
+
+
+def _profiled(role: str, channel) -> None:
+    """Serves the role; with `KFORGE_WORKER_PROFILE=DIR`, under the sampling profiler
+    (sampling_profile.py), its stacks and summary written to DIR at the end (a diagnostic for people
+    timing the worker, off by default; the variable is removed before any problem or candidate code
+    runs)."""
+    directory = os.environ.pop(PROFILE_VARIABLE, None)
+    if not directory:
+        _serve(role, channel)
+        return
+    from . import sampling_profile
+
+    sampler = sampling_profile.start(directory, role)
+    try:
+        _serve(role, channel)
+    finally:
+        sampler.stop()
+        sampler.write(directory, role)
 
 
 def _serve(role: str, channel) -> None:

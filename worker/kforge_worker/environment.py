@@ -147,9 +147,16 @@ def _warm_lazy_paths(device: torch.device, role: str) -> None:
     """Best effort, before the lease: what an evaluation would otherwise set up while it holds the
     GPU on first use: the device's random generator (inputs are drawn there), the word digest's
     kernels and, in the reference role, PyTorch's FLOP counter (torch 2.x imports a large part of
-    torch._decomp for it). A failure here only leaves that for the evaluation to do."""
+    torch._decomp for it); and torch._dynamo, which torch 2.x imports on first use of the profiler's
+    trace (candidate role: `own-kernel`) and of the FLOP counter's module hooks (reference role:
+    the roofline) - about 2 s and 2.4 s of those stages on the H200 host (sampled by
+    bench/gpu/profile-worker.sh). A failure here only leaves that for the evaluation to do."""
     from .device_digest import word_digest
 
+    try:
+        importlib.import_module("torch._dynamo")
+    except Exception:  # noqa: BLE001 - absent on torch 1.x; a warm-up, never a verdict
+        pass
     try:
         with torch.random.fork_rng(devices=[device]):
             with device:

@@ -4,6 +4,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from . import sampling_profile
 from .errors import StageFailure
 
 _perf_counter_ns = time.perf_counter_ns
@@ -17,11 +18,14 @@ def stage(send: Callable[..., None], name: str) -> Iterator[None]:
     """
     send("stage", stage=name, status="start")
     started_ns = _perf_counter_ns()
+    sampling_profile.enter(name)
     try:
         yield
     except StageFailure as failure:
         if failure.stage is None:
             failure.stage = name
         raise
+    finally:
+        sampling_profile.leave()
     duration_ms = (_perf_counter_ns() - started_ns) / 1e6
     send("stage", stage=name, status="end", duration_ms=round(duration_ms, 3))

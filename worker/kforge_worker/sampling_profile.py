@@ -1,0 +1,119 @@
+"""A sampling profile of a worker role, for people timing the worker (`KFORGE_WORKER_PROFILE=DIR`).
+
+A daemon thread reads the main thread's stack every `interval` seconds (`sys._current_frames`), so
+time spent blocked in C (a device synchronize, a file read, a lock) is seen where it happens, and
+nothing is installed in the interpreter's profiling hooks (which torch's own profiler and tracers
+take over). Each sample is counted under the stage running at that moment (`stages.stage` calls
+`enter`/`leave`). At the end of the role, two files land in DIR:
+
+- `<role>-<pid>.stacks`: collapsed stacks (`stage;outer;…;inner COUNT`), the input of flame-graph
+  tools;
+- `<role>-<pid>.summary.txt`: per stage, its wall time and the functions holding most samples
+  (inclusive), each with its share of that stage.
+
+Both are rewritten at the end of every stage as well as at the end of the role, because the parent
+may end the worker's process group soon after its last message.
+
+Off by default: nothing runs unless the variable names a directory.
+"""
+
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from typing import Dict, List, Optional, Tuple
+
+OUTSIDE = "(outside a stage)"
+_active: Optional["Sampler"] = None
+
+
+def _frame_name(code, line: int) -> str:
+    return f"{os.path.basename(code.co_filename)}:{code.co_name}:{line}"
+
+
+class Sampler:
+    def __init__(self, interval: float = 0.005, directory: Optional[str] = None, role: str = "worker"):
+        self.interval = interval
+        self.directory = directory
+        self.role = role
+        self.main = threading.main_thread().ident
+        self.stage = OUTSIDE
+        self.samples: Counter = Counter()
+        self.stage_walls: List[Tuple[str, float]] = []
+        self._stage_started = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kforge-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            frame = sys._current_frames().get(self.main)
+            names = []
+            leaf = True
+            while frame is not None:
+                names.append(_frame_name(frame.f_code, frame.f_lineno if leaf else frame.f_code.co_firstlineno))
+                leaf = False
+                frame = frame.f_back
+            self.samples[(self.stage, ";".join(reversed(names)))] += 1
+
+    def enter(self, name: str) -> None:
+        self.stage = name
+        self._stage_started = time.perf_counter()
+
+    def leave(self) -> None:
+        self.stage_walls.append((self.stage, time.perf_counter() - self._stage_started))
+        self.stage = OUTSIDE
+        # Written at every stage's end too: the parent may end the process group soon after the
+        # role's last message, before the role returns.
+        if self.directory is not None:
+            self.write(self.directory, self.role)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1)
+
+    def write(self, directory: str, role: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        base = os.path.join(directory, f"{role}-{os.getpid()}")
+        with open(base + ".stacks", "w") as stacks:
+            for (stage, stack), count in sorted(list(self.samples.items())):
+                stacks.write(f"{stage};{stack} {count}\n")
+        with open(base + ".summary.txt", "w") as summary:
+            summary.write(self.summary())
+
+    def summary(self, top: int = 30) -> str:
+        by_stage: Dict[str, Counter] = {}
+        totals: Counter = Counter()
+        for (stage, stack), count in list(self.samples.items()):
+            totals[stage] += count
+            inclusive = by_stage.setdefault(stage, Counter())
+            for frame in set(name.rsplit(":", 1)[0] for name in stack.split(";")):
+                inclusive[frame] += count
+        lines = [f"sampling every {self.interval * 1e3:.1f} ms; stages in order, wall time as the stage measured it"]
+        lines += [f"  {stage}: {seconds:.3f} s" for stage, seconds in self.stage_walls]
+        for stage, total in totals.most_common():
+            lines.append("")
+            lines.append(f"== {stage}: {total} samples (~{total * self.interval:.2f} s)")
+            for frame, count in by_stage[stage].most_common(top):
+                lines.append(f"{100 * count / total:6.1f}%  {count:6d}  {frame}")
+        return "\n".join(lines) + "\n"
+
+
+def start(directory: Optional[str] = None, role: str = "worker", interval: float = 0.005) -> Sampler:
+    global _active
+    _active = Sampler(interval, directory, role)
+    _active.start()
+    return _active
+
+
+def enter(name: str) -> None:
+    if _active is not None:
+        _active.enter(name)
+
+
+def leave() -> None:
+    if _active is not None:
+        _active.leave()
