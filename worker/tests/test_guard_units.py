@@ -2,6 +2,7 @@
 the side-stream rule, the CUDA runtime wrapper, the scale-aware judge, guard settings."""
 
 import math
+import statistics
 import threading
 
 import pytest
@@ -141,6 +142,21 @@ def test_derived_seeds_are_stable_and_distinct():
 ])
 def test_side_stream_rule(event, wall, flagged):
     assert bool(side_stream_problem([event] * 5, [wall] * 5)) is flagged
+
+
+def test_a_busy_host_stretching_most_calls_is_not_a_side_stream():
+    """An honest small kernel on a loaded host: 60 of 100 calls preempted (0.3 ms wall), the rest
+    as on an idle host; the events never change. The median wall time alone would flag it."""
+    walls = [0.3] * 60 + [0.035] * 40
+    assert side_stream_problem([0.02] * 100, walls) == ""
+    assert 0.02 < 0.5 * statistics.median(walls) - 0.05, "the case the median rule got wrong"
+
+
+def test_hidden_work_in_every_call_is_flagged_through_noise():
+    """c03's shape: every call waits for the hidden kernel (0.21-0.25 ms wall), a few calls more."""
+    walls = [0.21 + 0.0004 * index for index in range(100)]
+    walls[::7] = [0.9] * len(walls[::7])
+    assert "lower-decile wall time" in side_stream_problem([0.023] * 100, walls)
 
 
 def test_cuda_runtime_without_libraries_skips_everything(tmp_path):
