@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
 import { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
 import { startOpenAiCompatibleServer, type ScriptedStep } from '../../test-support/openai-compatible-server.js';
-import { log } from '../bench-support.js';
+import { log, reasonLine } from '../bench-support.js';
 
 const STRATEGIES = ['refine', 'sample', 'ideas'] as const;
 type StrategyName = (typeof STRATEGIES)[number];
@@ -165,19 +165,13 @@ interface CandidateRow {
   reason: string | null;
 }
 
-function firstReason(reasons: ReadonlyArray<{ check: string; message: string }>): string | null {
-  const first = reasons[0];
-  if (!first) return null;
-  const line = first.message.split('\n').find((text) => text.trim().length > 0) ?? '';
-  return `${first.check}: ${line.trim().slice(0, 200)}`;
-}
-
 /** The run's candidates from its store, oldest first. */
 async function candidateRows(store: string, runId: string): Promise<CandidateRow[]> {
   const opened = await SqliteRunStore.open({ path: store });
   try {
     return (await opened.listCandidates(runId)).map((candidate) => {
       const build = candidate.evaluation?.result.stages?.['build'];
+      const firstReason = candidate.evaluation?.result.reasons[0];
       return {
         id: candidate.id,
         parent: candidate.parentId,
@@ -188,7 +182,7 @@ async function candidateRows(store: string, runId: string): Promise<CandidateRow
         buildS: build === undefined ? null : build / 1000,
         medianMs: candidate.evaluation?.candidateMedianMs ?? null,
         vsEager: candidate.evaluation?.speedupVsEager ?? null,
-        reason: firstReason(candidate.evaluation?.result.reasons ?? []),
+        reason: firstReason ? reasonLine(firstReason) : null,
       };
     });
   } finally {

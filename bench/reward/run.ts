@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
 import { summarizeLatencies, type LatencySummary } from './latency-stats.js';
-import { count, cpuModel, log } from '../bench-support.js';
+import { count, cpuModel, log, reasonLine } from '../bench-support.js';
 
 const argumentsSchema = z.object({
   backend: z.enum(['cpu', 'cuda'], { error: () => 'expected `--backend` to be cpu or cuda' }).default('cpu'),
@@ -118,7 +118,7 @@ async function send(server: Server, body: string): Promise<Answer> {
       continue;
     }
     const json = (await response.json()) as { source?: string; verdict?: string; reward?: number; result?: { environment?: Record<string, unknown> | null; reasons?: Array<{ check?: string; message?: string }> } };
-    const reasons = (json.result?.reasons ?? []).map((reason) => `${reason.check ?? '?'}: ${(reason.message ?? '').split('\n')[0]!.slice(0, 200)}`);
+    const reasons = (json.result?.reasons ?? []).map(reasonLine);
     return { latencyMs: performance.now() - startedMs, status: response.status, retriedBusy, source: json.source ?? null, verdict: json.verdict ?? null, reward: json.reward ?? null, environment: json.result?.environment ?? null, reasons };
   }
 }

@@ -153,11 +153,12 @@ async function main(): Promise<void> {
     await pipeline.queue.close();
     const repeat = correct ? repeatability(correct.id, repeated) : null;
     if (repeat) log(`repeatability of ${repeat.candidate}: medians ${repeat.mediansMs.map((value) => value.toPrecision(4)).join(', ')} ms, spread ${(repeat.spread * 100).toFixed(2)}%`);
+    const pipelinedRecord = { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) };
     // What the pipelined phases found, written before the one-process way starts: a run cut off
     // there (a lease that ends) still leaves its figures.
     await writeFile(
       path.join(out, 'partial.json'),
-      `${JSON.stringify({ measured_at: measuredAt, pipelined: { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) }, re_evaluations: reEvaluations, repeatability: repeat }, null, 2)}\n`,
+      `${JSON.stringify({ measured_at: measuredAt, pipelined: pipelinedRecord, re_evaluations: reEvaluations, repeatability: repeat }, null, 2)}\n`,
       'utf8',
     );
 
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
       host,
       environment,
       settings: { backend: args.backend, trials: args.trials, perf_trials: args['perf-trials'], problems: args.problems, candidates: batch.length, sequential_candidates: sequential ? sequentialBatch.length : 0, sizing: settings.sizing ?? null },
-      pipelined: { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) },
+      pipelined: pipelinedRecord,
       sequential: sequential ? { summary: summarize(sequential), ...withoutEnvironment(sequential) } : null,
       ratio: sequential ? summarize(pipelined).candidatesPerDeviceHour / summarize(sequential).candidatesPerDeviceHour : null,
       verdict_mismatches: sequential ? verdictMismatches(sequential.candidates, pipelined.candidates) : null,

@@ -14,7 +14,7 @@ const ALLOWED_NAMES = new Set([
   // has no passwd entry, as in many containers.
   'USER',
   'LOGNAME',
-  // A directory for the worker's own cProfile statistics (a diagnostic; the worker removes it from
+  // A directory for the worker's own sampling profile (a diagnostic; the worker removes it from
   // its environment before any problem or candidate code runs).
   'KFORGE_WORKER_PROFILE',
 ]);

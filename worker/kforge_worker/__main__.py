@@ -89,7 +89,7 @@ def _profiled(role: str, channel) -> None:
         _serve(role, channel)
     finally:
         sampler.stop()
-        sampler.write(directory, role)
+        sampler.write()
 
 
 def _serve(role: str, channel) -> None:

@@ -69,15 +69,18 @@ class Sampler:
         # Written at every stage's end too: the parent may end the process group soon after the
         # role's last message, before the role returns.
         if self.directory is not None:
-            self.write(self.directory, self.role)
+            self.write()
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=1)
 
-    def write(self, directory: str, role: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        base = os.path.join(directory, f"{role}-{os.getpid()}")
+    def write(self) -> None:
+        """Writes the stacks and the summary into the sampler's directory (nothing without one)."""
+        if self.directory is None:
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        base = os.path.join(self.directory, f"{self.role}-{os.getpid()}")
         with open(base + ".stacks", "w") as stacks:
             for (stage, stack), count in sorted(list(self.samples.items())):
                 stacks.write(f"{stage};{stack} {count}\n")
