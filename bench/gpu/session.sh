@@ -75,7 +75,7 @@ run_phase() {
       guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
-      throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 6 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
+      throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 15 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
       reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
       torch2-suite) phase torch2-suite 600 "cd worker && python3 -m pytest -q -p no:cacheprovider -x -m 'not gpu' --durations=15" ;;
       *) note "unknown phase $name" ;;

@@ -10,6 +10,7 @@ import { PipelinedEvaluator, type PipelineUsage } from '../../src/eval/pipelined
 import { PythonEvaluator } from '../../src/eval/python-evaluator.js';
 import type { BatchCandidate } from './candidate-batch.js';
 import { reapedChildCpuSeconds } from './child-cpu.js';
+import { reasonLine } from '../bench-support.js';
 
 function cpuSince(before: number | null): number | null {
   const now = reapedChildCpuSeconds();
@@ -37,11 +38,16 @@ export interface EvaluatedCandidate {
   id: string;
   verdict: string;
   checks: string[];
+  /** The first reason of a verdict other than `correct` (bench-support's reasonLine). */
+  reason?: string | null;
   medianMs: number | null;
   /** The 95% interval of the candidate's median, and the baselines' medians it was compared with. */
   ci95Ms?: [number, number] | null;
   eagerMs?: number | null;
   compileMs?: number | null;
+  /** The baselines' 95% intervals of their medians. */
+  eagerCi95Ms?: [number, number] | null;
+  compileCi95Ms?: [number, number] | null;
   stages: Record<string, number>;
   /** Sequential: the evaluation's wall time. Pipelined: submit to result. */
   wallMs: number;
@@ -83,10 +89,13 @@ function kept(id: string, result: EvaluationResult, wallMs: number): EvaluatedCa
     id,
     verdict: result.verdict,
     checks: result.reasons.map((reason) => reason.check),
+    reason: result.verdict === 'correct' || !result.reasons[0] ? null : reasonLine(result.reasons[0]),
     medianMs: result.timing?.candidate_ms.median ?? null,
     ci95Ms: result.timing?.candidate_ms.ci95 ?? null,
     eagerMs: result.timing?.eager_ms?.median ?? null,
     compileMs: result.timing?.compile_ms?.median ?? null,
+    eagerCi95Ms: result.timing?.eager_ms?.ci95 ?? null,
+    compileCi95Ms: result.timing?.compile_ms?.ci95 ?? null,
     stages: result.stages ?? {},
     wallMs,
     environment: result.environment,

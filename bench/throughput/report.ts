@@ -41,7 +41,8 @@ export interface Repeatability {
 
 export function summarize(run: BatchRun): WaySummary {
   const stageMs = run.candidates.reduce((sum, entry) => sum + DEVICE_STAGES.reduce((inner, stage) => inner + (entry.stages[stage] ?? 0), 0), 0);
-  const held = run.candidates.reduce((sum, entry) => sum + (entry.deviceHeldMs ?? 0), 0);
+  // The device time of the candidates' leases and of the baseline prefetches' own leases.
+  const held = run.candidates.reduce((sum, entry) => sum + (entry.deviceHeldMs ?? 0), 0) + (run.usage?.prefetches.deviceMs ?? 0);
   const verdicts: Record<string, number> = {};
   for (const entry of run.candidates) verdicts[entry.verdict] = (verdicts[entry.verdict] ?? 0) + 1;
   const capacityMs = run.wallMs * run.devices;
@@ -124,6 +125,10 @@ export function renderMarkdown(parts: ReportParts): string {
     const phases = Object.entries(parts.loadByPhase).map(([name, load]) => `${name} ${load.mean.toFixed(1)} (max ${load.max.toFixed(1)})`);
     lines.push(`Load average (1 min) during each phase, mean: ${phases.join(', ')}.`, '');
   }
+  const prefetches = parts.pipelined.usage?.prefetches;
+  if (prefetches && prefetches.measured + prefetches.cached + prefetches.failed > 0) {
+    lines.push(`Baselines measured ahead of the candidates (the pipeline's baseline prefetch, while they built): ${prefetches.measured} problems measured, ${prefetches.cached} found already measured, ${prefetches.failed} failed; the prefetches held the ${parts.deviceWord} ${(prefetches.deviceMs / 1000).toFixed(1)} s in all (counted in the leased share).`, '');
+  }
   if (sequential && parts.sequential) {
     const mismatches = verdictMismatches(parts.sequential.candidates, parts.pipelined.candidates);
     lines.push(`Throughput ratio, pipelined / one process per candidate: **${(pipelined.candidatesPerDeviceHour / sequential.candidatesPerDeviceHour).toFixed(2)}x**.`, '');
@@ -146,7 +151,7 @@ export function renderMarkdown(parts: ReportParts): string {
     lines.push(`Repeatability: \`${candidate}\` evaluated ${mediansMs.length} times in one batch: medians ${Math.min(...mediansMs).toPrecision(4)}–${Math.max(...mediansMs).toPrecision(4)} ms, spread (max − min) / min **${(spread * 100).toFixed(2)}%**, CV ${(cv * 100).toFixed(2)}%.`, '');
   }
   if (parts.memory) lines.push(...renderMemory(parts.memory));
-  lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) | pipelined: 95% interval, eager, compile (ms) | pipelined: device held |', '|---|---|---|---|---|---|---|---|---|');
+  lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) | pipelined: 95% interval, eager, compile (ms, each with its interval) | pipelined: device held |', '|---|---|---|---|---|---|---|---|---|');
   const sequentialById = new Map(parts.sequential?.candidates.map((entry) => [entry.id, entry]) ?? []);
   const pipelinedById = new Map(parts.pipelined.candidates.map((entry) => [entry.id, entry]));
   for (const candidate of parts.batch) {
@@ -155,8 +160,9 @@ export function renderMarkdown(parts: ReportParts): string {
     const median = (entry: EvaluatedCandidate | undefined): string => (entry?.medianMs === null || entry?.medianMs === undefined ? '—' : entry.medianMs.toPrecision(4));
     const hit = piped?.buildCacheHit === null || piped?.buildCacheHit === undefined ? '—' : piped.buildCacheHit ? 'yes' : 'no';
     const figure = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : value.toPrecision(4));
-    const interval = piped?.ci95Ms ? `[${figure(piped.ci95Ms[0])}, ${figure(piped.ci95Ms[1])}]` : '—';
-    lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} | ${interval}, ${figure(piped?.eagerMs)}, ${figure(piped?.compileMs)} | ${seconds(piped?.deviceHeldMs)} |`);
+    const range = (interval: [number, number] | null | undefined): string => (interval ? `[${figure(interval[0])}, ${figure(interval[1])}]` : '');
+    const interval = range(piped?.ci95Ms) || '—';
+    lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} | ${interval}, ${figure(piped?.eagerMs)} ${range(piped?.eagerCi95Ms)}, ${figure(piped?.compileMs)} ${range(piped?.compileCi95Ms)} | ${seconds(piped?.deviceHeldMs)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -36,6 +36,11 @@ export interface BaselineCache {
   get(key: string): Promise<CachedBaselines | null>;
   /** Stores an entry under its own `key`, replacing any earlier one. */
   put(entry: CachedBaselines): Promise<void>;
+  /**
+   * The entry under `key` if one is known now, without taking part in who measures it (a shared
+   * cache's `get` makes the first caller that misses the one that measures, and the others wait).
+   */
+  peek?(key: string): Promise<CachedBaselines | null>;
 }
 
 /** SHA-256 over the key material, in a fixed field order. */

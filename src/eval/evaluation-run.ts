@@ -21,7 +21,7 @@ import type {
 import { ProtocolError } from './protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from './device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
-import { lookUpBaselines, storeBaselines } from './run-baselines.js';
+import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.js';
 import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
@@ -130,13 +130,47 @@ export class EvaluationRun {
     return this.#timeCandidate(baselines);
   }
 
+  /**
+   * A pipeline's baseline prefetch, while candidates build: the reference role alone measures and
+   * stores this problem's baselines when nobody has them yet, holding the device only then (a key
+   * already known costs no device time). The workers are dead when it returns.
+   */
+  async prefetchBaselines(): Promise<'cached' | 'measured' | 'failed'> {
+    const pipeline = this.#context.pipeline;
+    if (!pipeline) throw new Error('a baseline prefetch runs in a pipeline');
+    try {
+      const hello = await this.#referenceHello();
+      if (!hello.ok) return 'failed';
+      if (await peekBaselines(this.#context, this.#environment)) return 'cached';
+      this.#heldDevice = await pipeline.acquireDevice();
+      const prepared = await this.#requestReference(hello.value);
+      if (!prepared.ok) return 'failed';
+      return prepared.value?.cached === false ? 'measured' : 'cached';
+    } finally {
+      await this.#stopWorkers();
+      this.#heldDevice?.release();
+    }
+  }
+
   /** Reference role: hello, the reference outputs, and the baselines (cached or measured; null untimed). */
   async #prepareReference(): Promise<Step<Baselines | null>> {
-    const { settings, seeds } = this.#context;
+    const hello = await this.#referenceHello();
+    if (!hello.ok) return hello;
+    return this.#requestReference(hello.value);
+  }
+
+  /** Starts the reference role and reads its hello (the machine it describes becomes the run's). */
+  async #referenceHello(): Promise<Step<WorkerProcess>> {
     const reference = await this.#start('reference');
     const hello = await this.#expect(reference, 'hello');
     if (!hello.ok) return hello;
     this.#environment = this.#environmentOf(hello.value);
+    return { ok: true, value: reference };
+  }
+
+  /** The reference request (with the baselines when not cached), its outputs and its baselines. */
+  async #requestReference(reference: WorkerProcess): Promise<Step<Baselines | null>> {
+    const { settings, seeds } = this.#context;
     const cached = await lookUpBaselines(this.#context, this.#environment);
     reference.send({
       v: 1,

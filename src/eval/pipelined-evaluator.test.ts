@@ -18,7 +18,8 @@ const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-pipelined-lock-test-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 const lockDirectory = path.join(root, 'device-locks');
 
-function evaluator(name: string): PipelinedEvaluator {
+/** A pipeline on the fake worker with its own caches under `root/name`; `lockDirectory` shared unless given. */
+function evaluator(name: string, locks = lockDirectory): PipelinedEvaluator {
   return new PipelinedEvaluator({
     workerDirectory: fixturePath('fake-worker'),
     python: TEST_PYTHON,
@@ -26,7 +27,7 @@ function evaluator(name: string): PipelinedEvaluator {
     buildCache: new BuildCache({ directory: path.join(root, name, 'builds') }),
     scratchRoot: root,
     cudaDevices: ['cuda:0'],
-    deviceLockDirectory: lockDirectory,
+    deviceLockDirectory: locks,
     compilerIdentity: async () => 'fake-compiler',
     sizing: { warmCandidatesPerDevice: 0, warmReferencesPerDevice: 0 },
   });
@@ -75,5 +76,41 @@ describe('PipelinedEvaluator: the host-wide GPU lock', () => {
     }
     assert.ok(holds.slice(1).every((hold) => hold.waitedMs > 0));
     assert.deepEqual(readdirSync(lockDirectory), [], 'the lock file is removed');
+  });
+});
+
+describe('PipelinedEvaluator: baselines measured while the candidates build', () => {
+  const prefetching = (name: string): PipelinedEvaluator => evaluator(name, path.join(root, name, 'locks'));
+
+  it("measures a problem's baselines once, in a lease of their own, before its candidates need them", { timeout: 120_000 }, async () => {
+    const pipelined = prefetching('prefetch');
+    const leases: string[] = [];
+    try {
+      // Two candidates of one problem whose builds take 1.5 s: the device is free meanwhile.
+      const slow = { ...request, candidatePath: fixturePath('fake-scenarios', 'candidate-slow-build.py'), refreshBaselines: false };
+      const onPipelineEvent = (event: PipelineEvent): void => void (event.kind === 'device-acquired' && leases.push('candidate'));
+      const results = await Promise.all([pipelined.evaluate(slow, { onPipelineEvent }), pipelined.evaluate({ ...slow, perfTrials: 5 }, { onPipelineEvent })]);
+      for (const result of results) {
+        assert.equal(result.verdict, 'correct');
+        assert.equal(result.timing?.baseline_cached, true, "the candidate's reference found them measured");
+        assert.equal(result.stages?.baseline, undefined, "no candidate's reference timed the baselines");
+      }
+      assert.equal(readdirSync(path.join(root, 'prefetch', 'baselines')).filter((name) => name.endsWith('.json')).length, 1, 'measured once');
+      const [device] = (await pipelined.usage()).devices;
+      assert.equal(device?.leases, 3, 'the prefetch held the device once, and each candidate once');
+      assert.deepEqual(leases, ['candidate', 'candidate']);
+    } finally {
+      await pipelined.close();
+    }
+  });
+
+  it('close() stops a prefetch still timing, so a candidate that did not build is not kept waiting for baselines', { timeout: 120_000 }, async () => {
+    const pipelined = prefetching('prefetch-close');
+    const startedAt = performance.now();
+    const result = await pipelined.evaluate({ ...request, problemPath: fixturePath('fake-scenarios', 'problem-slow-baseline.py'), candidatePath: fixturePath('fake-scenarios', 'candidate-compile_error.py'), refreshBaselines: false });
+    assert.equal(result.verdict, 'compile_error');
+    await pipelined.close();
+    const elapsedMs = performance.now() - startedAt;
+    assert.ok(elapsedMs < 20_000, `closed after ${Math.round(elapsedMs)} ms; the fake baselines take 30 s`);
   });
 });

@@ -62,6 +62,13 @@ export interface PipelinedEvaluatorOptions {
    */
   pauseBuildsDuringGpuTiming?: boolean;
   /**
+   * Measure a problem's baselines as soon as its first candidate is submitted, in a reference worker
+   * of their own, while the candidates build (the device is idle then), instead of inside the first
+   * candidate's device lease. Default: on GPU lanes (on the cpu backend a baseline pauses the builds,
+   * so it gains nothing there).
+   */
+  prefetchBaselines?: boolean;
+  /**
    * The folder of the host-wide GPU locks that every kforge process of the host shares, so that two
    * processes never hold one GPU at once (the cpu device is not locked). Default:
    * `kforge-device-locks` in the system's temporary folder (`defaultDeviceLockDirectory`).
@@ -80,6 +87,8 @@ export interface PipelineUsage {
   pool: WarmWorkerPoolStats;
   /** Pauses of background work while the CPU timed (count and total ms). */
   cpuQuiet: { pauses: number; pausedMs: number };
+  /** Baseline prefetches by outcome, and the device time they held (ms). */
+  prefetches: { measured: number; cached: number; failed: number; deviceMs: number };
 }
 
 /**
@@ -112,6 +121,11 @@ export class PipelinedEvaluator implements Evaluator {
   /** Host-wide locks being removed; {@link close} waits for them. */
   readonly #releasing = new Set<Promise<void>>();
   #compiler: Promise<string | null> | undefined;
+  /** Baseline prefetches started, by problem and timing settings (one each), and those running. */
+  readonly #prefetched = new Set<string>();
+  readonly #prefetching = new Set<Promise<void>>();
+  readonly #closing = new AbortController();
+  readonly #prefetchStats = { measured: 0, cached: 0, failed: 0, deviceMs: 0 };
   #bytecodePrefix: Promise<string | null> | undefined;
 
   constructor(options: PipelinedEvaluatorOptions) {
@@ -149,6 +163,7 @@ export class PipelinedEvaluator implements Evaluator {
   async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
+    this.#prefetchBaselines(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
     const assignment = lane.devices.assign();
     try {
@@ -172,6 +187,7 @@ export class PipelinedEvaluator implements Evaluator {
       devices: lanes.flatMap((lane) => lane?.devices.usage() ?? []),
       pool: this.#pool.stats(),
       cpuQuiet: { pauses, pausedMs },
+      prefetches: { ...this.#prefetchStats },
     };
   }
 
@@ -180,6 +196,8 @@ export class PipelinedEvaluator implements Evaluator {
    * still running finish first only if awaited by the caller.
    */
   async close(): Promise<void> {
+    this.#closing.abort(new EvaluationCancelledError('the evaluator was closed'));
+    await Promise.all([...this.#prefetching]);
     await this.#pool.close();
     await Promise.all([...this.#releasing]);
   }
@@ -268,6 +286,83 @@ export class PipelinedEvaluator implements Evaluator {
         await warm.worker.finish(EXIT_WINDOW_MS);
         await warm.scratch.remove();
       }));
+    }
+  }
+
+  /**
+   * Starts measuring the request's baselines ahead of its candidate (see `prefetchBaselines`), once
+   * per problem and timing settings; a failure is logged and leaves the measuring to the first
+   * candidate, as without a prefetch. `close()` stops a prefetch still running (nobody is left to
+   * use its figures; a `kforge eval` of a candidate that did not build does not wait for them).
+   */
+  #prefetchBaselines(lane: PipelineLane, request: EvaluationRequest): void {
+    const base = resolveEvaluationSettings(request);
+    if (!(this.#options.prefetchBaselines ?? lane.kind === 'gpu') || !base.timing || this.#closing.signal.aborted) return;
+    const prefetch = this.#prefetch(lane, base).catch((error: unknown) => {
+      if (this.#closing.signal.aborted) return;
+      this.#logger.warn({ err: error, problem: base.problemPath }, 'baseline prefetch failed; the first candidate measures them');
+    });
+    this.#prefetching.add(prefetch);
+    void prefetch.finally(() => this.#prefetching.delete(prefetch));
+  }
+
+  async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
+    const problem = await readFile(base.problemPath);
+    const problemSha256 = createHash('sha256').update(problem).digest('hex');
+    const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
+    if (this.#prefetched.has(key)) return;
+    this.#prefetched.add(key);
+    const signal = this.#closing.signal;
+    const assignment = lane.devices.assign();
+    const device = assignment.device;
+    const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
+    const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
+    const startedAtMs = performance.now();
+    let reference: WarmWorker | undefined;
+    let resumeBackground: (() => void) | undefined;
+    try {
+      reference = await this.#pool.take('reference', device);
+      const warm = reference;
+      const run = new EvaluationRun({
+        settings,
+        seeds: drawEvaluationSeeds(settings, this.#options.randomInteger),
+        scratch: warm.scratch,
+        problemSha256,
+        baselineCache: baselines,
+        pipeline: {
+          buildDirectory: warm.scratch.buildDirectory,
+          buildFinished: () => undefined,
+          acquireDevice: () =>
+            this.#acquireDevice(lane, device, signal, (event) => {
+              if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
+            }),
+        },
+        startWorker: (_role, progress) => {
+          adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
+          return warm.worker;
+        },
+        onProgress: (event) => {
+          if (!this.#pausesFor(lane, event)) return;
+          if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
+          else resumeBackground?.();
+        },
+        logger: this.#logger,
+        now: this.#options.now ?? (() => new Date()),
+      });
+      const outcome = await run.prefetchBaselines().catch((error: unknown) => {
+        this.#prefetchStats.failed += 1;
+        throw error;
+      });
+      this.#prefetchStats[outcome] += 1;
+      this.#logger.info({ problem: base.problemPath, device, outcome, ms: Math.round(performance.now() - startedAtMs) }, 'baseline prefetch');
+    } finally {
+      resumeBackground?.();
+      baselines.release();
+      assignment.release();
+      if (reference) {
+        await reference.worker.finish(EXIT_WINDOW_MS);
+        await reference.scratch.remove();
+      }
     }
   }
 

@@ -43,6 +43,16 @@ export async function lookUpBaselines(context: RunBaselineContext, environment: 
   return cached;
 }
 
+/**
+ * The cached baselines of this evaluation when known now, without claiming the key as the one
+ * that measures it (a cache that cannot peek says null).
+ */
+export async function peekBaselines(context: RunBaselineContext, environment: WorkerEnvironment | null): Promise<CachedBaselines | null> {
+  const material = baselineKeyMaterialOf(context.settings, context.problemSha256, environment);
+  if (!material || context.settings.refreshBaselines || !context.baselineCache.peek) return null;
+  return context.baselineCache.peek(baselineCacheKey(material));
+}
+
 /** Stores measured baselines; a failed write is logged, not thrown (they are measured again next time). */
 export async function storeBaselines(
   context: RunBaselineContext,

@@ -38,6 +38,7 @@ export class SharedBaselineCache {
     return {
       get: (key) => this.#get(key, refresh, claimed),
       put: (entry) => this.#put(entry, claimed),
+      peek: (key) => this.#peek(key, refresh),
       release: () => {
         for (const key of claimed) this.#settle(key);
         claimed.clear();
@@ -63,6 +64,14 @@ export class SharedBaselineCache {
       this.#settle(key);
       return stored;
     }
+  }
+
+  /** What a `get` would return at once, claiming nothing; null while the key is being measured. */
+  async #peek(key: string, refresh: boolean): Promise<CachedBaselines | null> {
+    const state = this.#state(key);
+    if (state.value && (!refresh || state.measuredHere)) return state.value;
+    if (refresh || state.measuring) return null;
+    return this.#inner.get(key).catch(() => null);
   }
 
   async #put(entry: CachedBaselines, claimed: Set<string>): Promise<void> {

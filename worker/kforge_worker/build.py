@@ -27,6 +27,9 @@ CANDIDATE_MODULE_NAME = "kforge_candidate"
 COMPILER_OUTPUT_LIMIT_CHARS = 1024 * 1024
 BUILD_ERROR_MARKER = "Error building extension"
 _ERROR_LINE = re.compile(r"(\berror\b|\bError\b)")
+# `nvcc fatal   : Unsupported gpu architecture 'compute_70'`, `ptxas fatal   : …`, `fatal error: x.h: …`
+_FATAL_LINE = re.compile(r"^(?:nvcc|ptxas|cicc|fatbinary|nvlink) fatal\s*:|\bfatal error\b")
+_NINJA_ECHO = re.compile(r"^(?:\[\d+/\d+\]\s|FAILED:\s)")
 
 
 @dataclass
@@ -105,13 +108,18 @@ def install_extension_hooks(shared_objects: List[str]) -> None:
 
 
 def first_error_line(output: str) -> str:
-    """The compiler's first error line (`file.cu(12): error: …`), or its first line."""
+    """The compiler's first error line (`file.cu(12): error: …`, `nvcc fatal   : …`), or its first line.
+
+    ninja's progress lines (`[1/3] /usr/local/cuda/bin/nvcc …`) and `FAILED:` lines echo whole
+    command lines (a path or flag may hold the word "error"); they are never the error itself.
+    """
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in lines:
-        if "error:" in line.lower() and BUILD_ERROR_MARKER not in line:
+    candidates = [line for line in lines if BUILD_ERROR_MARKER not in line and not _NINJA_ECHO.match(line)]
+    for line in candidates:
+        if "error:" in line.lower() or _FATAL_LINE.search(line):
             return line
-    for line in lines:
-        if _ERROR_LINE.search(line) and not line.startswith("ninja:") and BUILD_ERROR_MARKER not in line:
+    for line in candidates:
+        if _ERROR_LINE.search(line) and not line.startswith("ninja:"):
             return line
     return lines[0] if lines else ""
 

@@ -46,6 +46,18 @@ def test_nvcc_style_error_line_is_found():
     assert first_error_line(output) == '/tmp/x/cuda.cu(12): error: identifier "foo" is undefined'
 
 
+def test_nvcc_fatal_line_wins_over_ninja_echoes_of_the_command():
+    # What CUDA 13 printed on the H200 for examples/level1_01_relu/cuda_compile_error.py (-arch=sm_70):
+    # nvcc's line says "fatal", not "error", and ninja echoes the command before it.
+    output = ("[1/3] /usr/local/cuda/bin/nvcc -MD -MF cuda.cuda.o.d -DTORCH_EXTENSION_NAME=relu_sm70 "
+              "-Xcudafe --diag_suppress=cc_clobber_ignored -Werror=cross-execution-space-call -arch=sm_70 -c cuda.cu\n"
+              "FAILED: cuda.cuda.o\n/usr/local/cuda/bin/nvcc -Werror=cross-execution-space-call -arch=sm_70 -c cuda.cu\n"
+              "nvcc fatal   : Unsupported gpu architecture 'compute_70'\nninja: build stopped: subcommand failed.\n")
+    assert first_error_line(output) == "nvcc fatal   : Unsupported gpu architecture 'compute_70'"
+    failure = classify_build_exception(RuntimeError(f"Error building extension 'relu_sm70': {output}"))
+    assert failure.message == "the extension did not build: nvcc fatal   : Unsupported gpu architecture 'compute_70'"
+
+
 def test_undefined_symbol_on_load_is_a_compile_error():
     failure = classify_build_exception(ImportError("/b/kforge_x.so: undefined symbol: _Z3addN2at6TensorE"))
     assert (failure.kind, failure.check) == ("compile_error", "build")

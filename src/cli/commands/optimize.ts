@@ -10,6 +10,7 @@ import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependen
 import { LiveProgress, progressLine } from '../../agent/progress-lines.js';
 import { formatReportTable } from '../../agent/report-table.js';
 import { describeNamedDevice } from '../../agent/target-device.js';
+import { PipelineEvaluationQueue } from '../../agent/pipeline-evaluation-queue.js';
 import { toJsonOutput, type RunReport } from '../../agent/run-report.js';
 import type { SearchEvent } from '../../agent/search-events.js';
 import { STALL_POLICIES } from '../../agent/stall-detector.js';
@@ -19,6 +20,7 @@ import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type Mod
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from '../../core/verdict.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import { detectGpus, type DetectedGpu } from '../../eval/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
@@ -66,10 +68,10 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
 
 
 /**
- * The local pipeline's sizing: the run's queue evaluates one candidate per device at a time, so one
- * warm worker of each role is ready for the next candidate while the model writes it.
+ * The local pipeline's sizing: one warm worker of each role is ready for the next candidate while
+ * the model writes it; candidates submitted together start more workers as they need them.
  */
-const ONE_AT_A_TIME_SIZING = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
+const WARM_ONE_OF_EACH = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
 
 const positiveInteger = (flag: string) => integerFlag(flag, 1);
 const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);
@@ -247,16 +249,21 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       remote = flags.redis
         ? await (dependencies.openRemoteEvaluation ?? openRemoteEvaluation)({ url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr })
         : null;
+      const evaluator: Evaluator = remote
+        ? remote.evaluator
+        : (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
+            createLocalPipelinedEvaluator(
+              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) },
+              // The run's requests name one device (`--device`); the pipeline's only device is that one.
+              { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
+            )));
       const dependenciesOfRun: OptimizeDependencies = {
         store,
         model,
-        ...(remote ? { queue: remote.queue } : {}),
-        evaluator: remote?.evaluator ?? (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
-          createLocalPipelinedEvaluator(
-            { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) },
-            // The run's requests name one device (`--device`); the pipeline's only device is that one.
-            { sizing: ONE_AT_A_TIME_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
-          ))),
+        // A local pipeline takes every candidate at once and leases the device per candidate itself;
+        // any other evaluator goes through the run's default queue, one evaluation per device at a time.
+        ...(remote ? { queue: remote.queue } : evaluator instanceof PipelinedEvaluator ? { queue: new PipelineEvaluationQueue(evaluator) } : {}),
+        evaluator,
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
         onEvent: routeProblemEvents(model, progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true)),
         signal: controller.signal,
