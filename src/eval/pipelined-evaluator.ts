@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -133,6 +134,8 @@ export class PipelinedEvaluator implements Evaluator {
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#environment = options.environment ?? process.env;
     this.#baselines = new SharedBaselineCache(options.baselineCache);
+    // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
+    setMaxListeners(0, this.#closing.signal);
     const spawner = new WarmWorkerSpawner({
       python: options.python ?? 'python3',
       workerDirectory: options.workerDirectory,

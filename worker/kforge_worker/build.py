@@ -29,6 +29,7 @@ BUILD_ERROR_MARKER = "Error building extension"
 _ERROR_LINE = re.compile(r"(\berror\b|\bError\b)")
 # `nvcc fatal   : Unsupported gpu architecture 'compute_70'`, `ptxas fatal   : …`, `fatal error: x.h: …`
 _FATAL_LINE = re.compile(r"^(?:nvcc|ptxas|cicc|fatbinary|nvlink) fatal\s*:|\bfatal error\b")
+_SOURCE_PATH = re.compile(r"(?:/[^\s/:()\"']+)+/([^\s/:()\"']+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp))\b")
 _NINJA_ECHO = re.compile(r"^(?:\[\d+/\d+\]\s|FAILED:\s)")
 
 
@@ -124,10 +125,16 @@ def first_error_line(output: str) -> str:
     return lines[0] if lines else ""
 
 
+def without_build_folders(line: str) -> str:
+    """The line with each source path cut to its file name: `/…/builds/<hash>/ext/cuda.cu(6): error: …`
+    becomes `cuda.cu(6): error: …`, so the error itself fits in a short message."""
+    return _SOURCE_PATH.sub(r"\1", line)
+
+
 def _compile_failure(exc: BaseException, compiler_output: str, what: str) -> StageFailure:
     output = compiler_output[:COMPILER_OUTPUT_LIMIT_CHARS]
     return StageFailure(
-        "compile_error", "build", shorten(f"{what} did not build: {first_error_line(output)}"),
+        "compile_error", "build", shorten(f"{what} did not build: {without_build_folders(first_error_line(output))}"),
         traceback_text=format_traceback(exc), compiler_output=output,
     )
 

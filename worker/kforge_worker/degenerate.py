@@ -115,6 +115,52 @@ def _trivial(name: str, reference: torch.Tensor, inputs: Sequence[torch.Tensor])
     return None
 
 
+class _Reference:
+    """One reference leaf of an audit in float64, with what every trivial output is compared
+    against computed once: ``|r|``, the bound ``atol + rtol * |r|`` and ``||r||`` (real, finite
+    references; anything else takes the general path of passes_tolerance and relative_l2_error)."""
+
+    def __init__(self, leaf: torch.Tensor, atol: float, rtol: float):
+        self.leaf = leaf
+        self.atol, self.rtol = atol, rtol
+        self.value = leaf.detach().to(torch.float64)  # on its own device
+        self.fast = not leaf.is_complex() and bool(torch.isfinite(self.value).all())
+        if self.fast:
+            self.magnitude = self.value.abs()
+            self.bound = self.magnitude * rtol + atol
+            self.norm = float(torch.linalg.vector_norm(self.value))
+
+    def errors(self, name: str, inputs: Sequence[torch.Tensor]) -> tuple[bool, float, float] | None:
+        """(passes atol/rtol, max abs error over finite errors, relative L2 error) of a trivial
+        output against this reference, or None where it does not apply (no input of its shape)."""
+        if self.fast and name in ("zeros", "mean", "ones"):
+            # A constant against a finite reference, without making the constant tensor: the same
+            # constant as _trivial makes (the mean rounded to the reference's dtype).
+            if name == "zeros":
+                difference = self.magnitude
+            else:
+                constant = 1.0 if name == "ones" else float(torch.tensor(float(self.value.mean()), dtype=self.leaf.dtype))
+                difference = (self.value - constant).abs_()
+            return self._summary(difference)
+        output = _trivial(name, self.leaf, inputs)
+        if output is None:
+            return None
+        output64 = output.detach().to(self.value.device, torch.float64)
+        if self.fast and bool(torch.isfinite(output64).all()):
+            return self._summary((output64 - self.value).abs_())
+        passes = passes_tolerance(output64, self.value, self.atol, self.rtol)
+        error = (output64 - self.value).abs()
+        finite_error = torch.isfinite(error)
+        finite = error if bool(finite_error.all()) else error[finite_error]
+        max_abs = float(finite.max()) if finite.numel() else math.inf
+        return passes, max_abs, relative_l2_error(output64, self.value)
+
+    def _summary(self, difference: torch.Tensor) -> tuple[bool, float, float]:
+        """The three figures from finite ``|c - r|``."""
+        return (bool((difference <= self.bound).all()), float(difference.max()),
+                _l2_ratio(float(torch.linalg.vector_norm(difference)), self.norm))
+
+
 def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) -> dict[str, Any]:
     """Does a trivial output pass ``atol``/``rtol`` against this reference?
 
@@ -132,23 +178,20 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
     """
     references = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
     input_leaves = [leaf for leaf in tensor_leaves(inputs)]
-    references64 = [leaf.detach().to(torch.float64) for leaf in references]  # converted once, on their device
+    prepared = [_Reference(leaf, atol, rtol) for leaf in references]  # float64 and its bounds, once each
     trivial: dict[str, dict[str, Any]] = {}
     for name in TRIVIAL_OUTPUTS:
         passes, applicable = True, False
         worst_abs, worst_rel = 0.0, 0.0
-        for reference, reference64 in zip(references, references64):
-            output = _trivial(name, reference, input_leaves)
-            if output is None:
+        for reference in prepared:
+            figures = reference.errors(name, input_leaves)
+            if figures is None:
                 continue
             applicable = True
-            output64 = output.detach().to(reference64.device, torch.float64)
-            passes = passes and passes_tolerance(output64, reference64, atol, rtol)
-            error = (output64 - reference64).abs()
-            finite_error = torch.isfinite(error)
-            finite = error if bool(finite_error.all()) else error[finite_error]
-            worst_abs = max(worst_abs, float(finite.max()) if finite.numel() else math.inf)
-            worst_rel = max(worst_rel, relative_l2_error(output64, reference64))
+            output_passes, max_abs, relative = figures
+            passes = passes and output_passes
+            worst_abs = max(worst_abs, max_abs)
+            worst_rel = max(worst_rel, relative)
         trivial[name] = {
             "applicable": applicable,
             "passes": applicable and passes,

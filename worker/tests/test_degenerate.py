@@ -100,3 +100,29 @@ def test_audit_trials_needs_every_trial_to_pass():
     assert "zeros" not in mixed["passing"]
     with pytest.raises(ValueError):
         audit_trials([], 1e-2, 1e-2)
+
+
+@pytest.mark.parametrize("special", [None, math.inf, math.nan])
+def test_audit_figures_follow_their_definitions_on_finite_and_special_references(special):
+    # The audit computes |r| and atol + rtol·|r| once per reference; its figures must be those of
+    # passes_tolerance, the max abs error and relative_l2_error applied to each trivial output.
+    generator = torch.Generator().manual_seed(7)
+    reference = torch.randn(64, 96, generator=generator) * 0.002
+    inputs = [torch.randn(64, 96, generator=generator) * 0.02]
+    if special is not None:
+        reference[3, 5] = special
+    result = audit(reference, 1e-2, 1e-2, inputs)
+    finite = reference.double()[torch.isfinite(reference.double())]
+    mean = float(torch.tensor(float(finite.mean()), dtype=reference.dtype))
+    expected_outputs = {"zeros": torch.zeros_like(reference), "mean": torch.full_like(reference, mean),
+                        "ones": torch.ones_like(reference), "input": inputs[0]}
+    for name, output in expected_outputs.items():
+        figures = result["trivial"][name]
+        error = (output.double() - reference.double()).abs()
+        finite_error = error[torch.isfinite(error)]
+        assert figures["passes"] == passes_tolerance(output, reference, 1e-2, 1e-2), name
+        assert figures["max_abs_error"] == pytest.approx(float(finite_error.max()), rel=1e-12), name
+        expected_l2 = relative_l2_error(output, reference)
+        assert figures["relative_l2_error"] == (pytest.approx(expected_l2, rel=1e-12) if math.isfinite(expected_l2) else expected_l2), name
+    # zeros and the constant mean pass this small-scale reference only where it is finite
+    assert result["trivial"]["zeros"]["passes"] is (special is None)

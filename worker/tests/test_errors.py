@@ -66,3 +66,13 @@ def test_undefined_symbol_on_load_is_a_compile_error():
 def test_plain_import_error_is_runtime_error_import():
     failure = classify_build_exception(ModuleNotFoundError("No module named 'cutlass'"))
     assert (failure.kind, failure.check) == ("runtime_error", "import")
+
+
+def test_the_message_names_the_source_file_without_its_build_folder():
+    output = ("[1/2] /usr/local/cuda/bin/nvcc -c /tmp/kforge/builds/1843e1cba7b8/kforge_relu/cuda.cu -o cuda.cuda.o\n"
+              "FAILED: cuda.cuda.o\n"
+              "/tmp/kforge/builds/1843e1cba7b8/kforge_relu/cuda.cu(6): error: static assertion failed with \"broken\"\n"
+              "1 error detected in the compilation of \"/tmp/kforge/builds/1843e1cba7b8/kforge_relu/cuda.cu\".\n")
+    failure = classify_build_exception(RuntimeError(f"Error building extension 'kforge_relu': {output}"))
+    assert failure.message == 'the extension did not build: cuda.cu(6): error: static assertion failed with "broken"'
+    assert failure.compiler_output == output  # the full diagnostics keep every path
