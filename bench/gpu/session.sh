@@ -25,11 +25,13 @@ wait_s="${2:-540}"
 # test-gpu runs every GPU test; test-gpu-cli only worker/tests/test_gpu.py (the evaluator's own),
 # for a lease that has the guard's GPU cases (test_guard_gpu.py) on record already; test-guard only
 # those. profile: where a GPU-sized evaluation's worker time goes (bench/gpu/profile-worker.sh).
-# test-guard first: the side-stream rule changed on 2026-12-03 without a GPU to run c03/h03 on.
+# Order for the next lease (after 2026-12-03's): guard first (its GPU cost of rms_norm and
+# gemm_bias_gelu alone was cut off), then optimize (kforge optimize now evaluates through the
+# pipeline, not yet run on a GPU), then throughput (after the next change to where outputs go).
 # Phases that time things run alone: on 2026-12-03 four phases at once (optimize, reward, cross,
 # guard) shared one GPU and host, and the optimize and guard records were spoiled by crashes nobody
-# could explain afterwards.
-default_phases="env test-guard profile throughput guard optimize reward+cross eval"
+# could explain afterwards; alone, the next lease's runs of both had none.
+default_phases="env guard optimize throughput test-guard profile reward+cross eval"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1

@@ -45,6 +45,8 @@ export interface EvaluationRunContext {
   pipeline?: EvaluationPipeline;
   logger: Logger;
   now: () => Date;
+  /** When the evaluation was asked for (default: when the run is made). */
+  startedAt?: Date;
 }
 
 type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
@@ -75,8 +77,12 @@ export class EvaluationRun {
   #heldDevice: HeldDevice | undefined;
   readonly #guard = new GuardRecorder();
 
+  /** When the evaluation began: baselines measured before it count as cached (see `#requestReference`). */
+  readonly #startedAtMs: number;
+
   constructor(context: EvaluationRunContext) {
     this.#context = context;
+    this.#startedAtMs = (context.startedAt ?? context.now()).getTime();
   }
 
   /** Runs the evaluation and returns its result; the workers are dead when it returns. */
@@ -195,7 +201,9 @@ export class EvaluationRun {
     const ready = await this.#expect(reference, 'reference-ready');
     if (!ready.ok) return ready;
     if (!settings.timing) return { ok: true, value: null };
-    if (cached) return { ok: true, value: { eager: cached.eager, compile: cached.compile, cached: true } };
+    // `cached` (the result's `baseline_cached`) says the baselines were measured before this
+    // evaluation began; ones a pipeline's prefetch measured during its build were measured for it.
+    if (cached) return { ok: true, value: { eager: cached.eager, compile: cached.compile, cached: Date.parse(cached.measured_at) < this.#startedAtMs } };
     const measured = await this.#expect(reference, 'baseline');
     if (!measured.ok) return measured;
     await storeBaselines(this.#context, this.#environment, measured.value);

@@ -165,12 +165,13 @@ export class PipelinedEvaluator implements Evaluator {
 
   async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    const startedAt = (this.#options.now ?? (() => new Date()))();
     const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
     this.#prefetchBaselines(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
     const assignment = lane.devices.assign();
     try {
-      return await this.#evaluateOn(lane, assignment.device, request, options);
+      return await this.#evaluateOn(lane, assignment.device, request, options, startedAt);
     } finally {
       assignment.release();
       releaseInFlight();
@@ -205,7 +206,7 @@ export class PipelinedEvaluator implements Evaluator {
     await Promise.all([...this.#releasing]);
   }
 
-  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: PipelinedEvaluateOptions): Promise<EvaluationResult> {
+  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: PipelinedEvaluateOptions, startedAt: Date): Promise<EvaluationResult> {
     const base = resolveEvaluationSettings(request);
     const unreadable = await unreadableInput(base);
     if (unreadable) return unreadable;
@@ -277,6 +278,7 @@ export class PipelinedEvaluator implements Evaluator {
         onProgress,
         logger: this.#logger,
         now: this.#options.now ?? (() => new Date()),
+        startedAt,
       });
       return await run.run();
     } finally {
