@@ -10,16 +10,27 @@ Threads: `ThreadWatch` counts the process's OS threads (`/proc/self/task`) and i
 OpenMP and interop pools, CUDA driver threads, a compiler's workers): what runs after it is the
 baseline, reported by name. After that, no call may leave a Python thread running that was not
 there before it, nor more OS threads than the baseline.
+
+A helper thread that forward started and joined can still be listed in `/proc/self/task` for a
+moment: `join()` returns once the thread's Python code is done, before its OS thread has exited.
+So an OS thread count above the baseline is looked at again for up to SETTLE_SECONDS. The output's
+digest is taken before that wait and after it, and an output that changed meanwhile is deferred
+work: a thread that finishes the answer after the call returned gains nothing from the wait.
 """
 
 import os
 import threading
+import time
 from typing import Any, Iterator, List, Optional
 
 import torch
 
+from .inputs import input_digest
+
 PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 TASK_DIR = "/proc/self/task"
+#: How long OS threads above the baseline get to finish exiting (a joined thread's last moments).
+SETTLE_SECONDS = 0.25
 
 
 def tensor_leaves(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -99,7 +110,9 @@ class ThreadWatch:
             self.baseline += os_threads
             self.worker_threads += os_threads
 
-    def after_call(self) -> Optional[str]:
+    def after_call(self, output: Any = None) -> Optional[str]:
+        """A problem with the threads after a call (None: none); `output` is the call's output,
+        whose digest must not change while extra OS threads are given time to exit."""
         started = [thread for thread in threading.enumerate()
                    if thread.ident not in self._python_before and thread.is_alive()]
         count = os_thread_count()
@@ -111,9 +124,22 @@ class ThreadWatch:
         if started:
             names = ", ".join(sorted(thread.name for thread in started))
             return f"the forward call left {len(started)} Python thread(s) running ({names})"
-        if count is None or self.baseline is None:
+        if count is None or self.baseline is None or count <= self.baseline:
             return None
-        if count > self.baseline:
+        before = _digest(output)
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while count is not None and count > self.baseline and time.monotonic() < deadline:
+            time.sleep(0.002)
+            count = os_thread_count()
+        if _digest(output) != before:
+            return ("the output changed after the call returned, while a thread the candidate started was "
+                    "still running (work finished behind the caller's back)")
+        if count is not None and count > self.baseline:
             return (f"the process has {count} OS threads after the call, {self.baseline} after the first call "
                     f"(work left running on a thread the candidate started)")
         return None
+
+
+def _digest(output: Any) -> str:
+    """SHA-256 of an output's tensor leaves (a cuda tensor by its device digest): input_digest's."""
+    return input_digest(list(tensor_leaves(output)))

@@ -181,7 +181,7 @@ class GuardRuntime:
                     raise StageFailure("rejected", "stale-output", (
                         f"{where}: {name} still holds the poison written into freed memory before the call in "
                         f"{fraction:.0%} of its words (it was never written)"))
-        thread_problem = self.threads.after_call()
+        thread_problem = self.threads.after_call(output)
         if thread_problem:
             raise StageFailure("rejected", "deferred-work", f"{where}: {thread_problem}")
         self.output_sizes = poison_sizes(leaves, self.device)

@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 
-from kforge_worker import generalisation, global_state
+from kforge_worker import deferred_work, generalisation, global_state
 from kforge_worker.channel import ProtocolError
 from kforge_worker.cudart import CudaRuntime, mapped_cudart_paths
 from kforge_worker.deferred_work import ThreadWatch, output_problems
@@ -220,3 +220,44 @@ def test_generalisation_plan_scales_the_batch():
         assert Problem.batch_size == 16
     assert Problem.batch_size == 8
     assert "no integer constant 'rows'" in generalisation.variant_problem(Problem, {"rows": 2})
+
+
+def test_thread_watch_waits_for_a_joined_thread_to_exit(monkeypatch):
+    # join() returns before the OS thread has left /proc/self/task: a count above the baseline that
+    # falls back within the settle window is no deferred work (seen in CI on cpu/h06e).
+    watch = ThreadWatch()
+    watch.before_call()
+    watch.after_call(torch.zeros(4))
+    counts = iter([watch.baseline + 1, watch.baseline + 1, watch.baseline])
+    monkeypatch.setattr(deferred_work, "os_thread_count", lambda: next(counts, watch.baseline))
+    watch.before_call()
+    assert watch.after_call(torch.zeros(4)) is None
+
+
+def test_thread_watch_rejects_an_output_finished_while_the_thread_exits(monkeypatch):
+    watch = ThreadWatch()
+    watch.before_call()
+    watch.after_call(torch.zeros(4))
+    output = torch.zeros(4)
+    calls = []
+
+    def count_while_writing():
+        calls.append(1)
+        if len(calls) == 2:  # the "helper thread" writes the answer during the wait, then exits
+            output.fill_(1.0)
+            return watch.baseline
+        return watch.baseline + 1
+
+    monkeypatch.setattr(deferred_work, "os_thread_count", count_while_writing)
+    watch.before_call()
+    assert "the output changed after the call returned" in watch.after_call(output)
+
+
+def test_thread_watch_rejects_an_os_thread_that_stays(monkeypatch):
+    watch = ThreadWatch()
+    watch.before_call()
+    watch.after_call(torch.zeros(4))
+    monkeypatch.setattr(deferred_work, "SETTLE_SECONDS", 0.02)
+    monkeypatch.setattr(deferred_work, "os_thread_count", lambda: watch.baseline + 1)
+    watch.before_call()
+    assert "OS threads after the call" in watch.after_call(torch.zeros(4))
