@@ -114,6 +114,7 @@ export class PipelinedEvaluator implements Evaluator {
   readonly #options: PipelinedEvaluatorOptions;
   readonly #logger: Logger;
   readonly #environment: NodeJS.ProcessEnv;
+  readonly #now: () => Date;
   readonly #pauser = new ProcessGroupPauser();
   readonly #baselines: SharedBaselineCache;
   readonly #pool: WarmWorkerPool;
@@ -133,6 +134,7 @@ export class PipelinedEvaluator implements Evaluator {
     this.#options = options;
     this.#logger = options.logger ?? pino({ level: 'silent' });
     this.#environment = options.environment ?? process.env;
+    this.#now = options.now ?? (() => new Date());
     this.#baselines = new SharedBaselineCache(options.baselineCache);
     // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
     setMaxListeners(0, this.#closing.signal);
@@ -165,7 +167,7 @@ export class PipelinedEvaluator implements Evaluator {
 
   async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
-    const startedAt = (this.#options.now ?? (() => new Date()))();
+    const startedAt = this.#now();
     const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
     this.#prefetchBaselines(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
@@ -220,7 +222,7 @@ export class PipelinedEvaluator implements Evaluator {
     let reservation: BuildReservation | undefined;
     let releaseBuild: Release | undefined;
     let finishing: Promise<void> | undefined;
-    let resumeBackground: (() => void) | undefined;
+    const pauses = this.#timedStagePauses(lane);
     try {
       const candidate = await this.#pool.take('candidate', device);
       taken.push(candidate);
@@ -256,10 +258,7 @@ export class PipelinedEvaluator implements Evaluator {
         acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit),
       };
       const onProgress = (event: EvaluationProgress): void => {
-        if (this.#pausesFor(lane, event)) {
-          if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
-          else resumeBackground?.();
-        }
+        pauses.onProgress(event);
         options.onProgress?.(event);
       };
       const run = new EvaluationRun({
@@ -277,12 +276,12 @@ export class PipelinedEvaluator implements Evaluator {
         },
         onProgress,
         logger: this.#logger,
-        now: this.#options.now ?? (() => new Date()),
+        now: this.#now,
         startedAt,
       });
       return await run.run();
     } finally {
-      resumeBackground?.();
+      pauses.resume();
       releaseBuild?.();
       baselines.release();
       await (finishing ?? reservation?.abandon());
@@ -324,7 +323,7 @@ export class PipelinedEvaluator implements Evaluator {
     const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
     const startedAtMs = performance.now();
     let reference: WarmWorker | undefined;
-    let resumeBackground: (() => void) | undefined;
+    const pauses = this.#timedStagePauses(lane);
     try {
       reference = await this.#pool.take('reference', device);
       const warm = reference;
@@ -346,13 +345,9 @@ export class PipelinedEvaluator implements Evaluator {
           adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
           return warm.worker;
         },
-        onProgress: (event) => {
-          if (!this.#pausesFor(lane, event)) return;
-          if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
-          else resumeBackground?.();
-        },
+        onProgress: pauses.onProgress,
         logger: this.#logger,
-        now: this.#options.now ?? (() => new Date()),
+        now: this.#now,
       });
       const outcome = await run.prefetchBaselines().catch((error: unknown) => {
         this.#prefetchStats.failed += 1;
@@ -361,7 +356,7 @@ export class PipelinedEvaluator implements Evaluator {
       this.#prefetchStats[outcome] += 1;
       this.#logger.info({ problem: base.problemPath, device, outcome, ms: Math.round(performance.now() - startedAtMs) }, 'baseline prefetch');
     } finally {
-      resumeBackground?.();
+      pauses.resume();
       baselines.release();
       assignment.release();
       if (reference) {
@@ -372,13 +367,22 @@ export class PipelinedEvaluator implements Evaluator {
   }
 
   /**
-   * Whether background work (builds, warm-ups) stops during this stage: the timed stages (a
-   * candidate's timed calls, the reference's baselines) on the cpu, where the timed device is the
-   * CPU itself, and on a GPU when asked.
+   * One evaluation's pauses of background work (builds, warm-ups) during its timed stages (a
+   * candidate's timed calls, the reference's baselines): on the cpu, where the timed device is the
+   * CPU itself, and on a GPU when asked. `onProgress` sees its stage events; `resume` when it ends.
    */
-  #pausesFor(lane: PipelineLane, event: EvaluationProgress): boolean {
-    const timed = event.role === 'reference' ? event.stage === 'baseline' : event.stage === 'timing';
-    return timed && (lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true);
+  #timedStagePauses(lane: PipelineLane): { onProgress: (event: EvaluationProgress) => void; resume: () => void } {
+    const pauses = lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true;
+    let resumeBackground: (() => void) | undefined;
+    return {
+      onProgress: (event) => {
+        const timed = event.role === 'reference' ? event.stage === 'baseline' : event.stage === 'timing';
+        if (!pauses || !timed) return;
+        if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
+        else resumeBackground?.();
+      },
+      resume: () => resumeBackground?.(),
+    };
   }
 
   /**
