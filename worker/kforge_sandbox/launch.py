@@ -92,7 +92,7 @@ def _usage(message: str) -> None:
           f"[--hide DIR]... [--expose DIR]... [--pycache-prefix DIR] [--worker-dir DIR] "
           f"[--sandbox on|off|require] "
           f"{'|'.join(ROLES)}", file=sys.stderr)
-    os._exit(2)
+    raise SystemExit(2)
 
 
 def main(argv: List[str]) -> None:
@@ -215,18 +215,20 @@ def _prepare_namespace(options: Options, report: IsolationReport, entered: List[
     filesystem.attempt(lambda: filesystem.build(spec, with_proc="pid" in entered, report=report), report)
 
 
-def _python_paths(options: Options) -> List[str]:
+def _python_paths(options: Options, tools: bool = True) -> List[str]:
     """What the worker must still read when a folder above it is hidden: the interpreter, its
-    import path, the worker's code, the bytecode cache, the compilers on PATH."""
+    import path, the worker's code, the bytecode cache; with `tools`, also the folders on PATH and
+    LD_LIBRARY_PATH and CUDA_HOME (compilers, nvcc, the driver's libraries)."""
     candidates = [os.path.dirname(os.path.realpath(sys.executable)), sys.prefix, sys.exec_prefix]
     candidates += [entry for entry in sys.path if entry]
-    candidates += [entry for entry in os.environ.get("PATH", "").split(":") if entry]
-    candidates += [entry for entry in os.environ.get("LD_LIBRARY_PATH", "").split(":") if entry]
-    if os.environ.get("CUDA_HOME"):
-        candidates.append(os.environ["CUDA_HOME"])
     for folder in (options.pycache_prefix, options.worker_dir):
         if folder:
             candidates.append(folder)
+    if tools:
+        candidates += [entry for entry in os.environ.get("PATH", "").split(":") if entry]
+        candidates += [entry for entry in os.environ.get("LD_LIBRARY_PATH", "").split(":") if entry]
+        if os.environ.get("CUDA_HOME"):
+            candidates.append(os.environ["CUDA_HOME"])
     seen = []
     for path in candidates:
         path = os.path.abspath(path)
@@ -270,8 +272,7 @@ def _choose_user(options: Options, report: IsolationReport, launcher_pid: int) -
             report.lack("user", "the candidate runs as the parent's user (no user namespace): it can reach what that user can")
         return
     uid = credentials.sandbox_uid(launcher_pid)
-    needed = [path for path in _python_paths(options)] + options.writable
-    blocked = credentials.unreadable_for_others([path for path in needed if path not in options.writable])
+    blocked = credentials.unreadable_for_others(_python_paths(options, tools=False))
     if blocked is None:
         credentials.give_to(uid, options.writable, keep=options.read_only)
         credentials.become(uid)
