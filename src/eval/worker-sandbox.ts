@@ -41,20 +41,26 @@ export function sandboxMode(environment: NodeJS.ProcessEnv): SandboxMode {
 
 /**
  * The policy of workers whose caches live under `cacheRoot` (`$KFORGE_CACHE_DIR`, else `.kforge`,
- * which also holds the default run store): that root and the parent's home are hidden from the
- * candidate, with the bytecode cache and the build staging folder brought back read-only.
+ * which also holds the default run store): that root, the folders of `alsoHidden` (a baselines
+ * folder given elsewhere, the working directory's `.kforge`) and the parent's home are hidden from
+ * the candidate, with the bytecode cache and the build staging folder brought back read-only.
+ * Throws a RangeError for a `KFORGE_SANDBOX` value it does not know.
  *
  * @example sandboxPolicy(process.env, '/work/project/.kforge')
  */
-export function sandboxPolicy(environment: NodeJS.ProcessEnv, cacheRoot: string, launcherDirectory: string = WORKER_DIRECTORY): SandboxPolicy {
+export function sandboxPolicy(
+  environment: NodeJS.ProcessEnv,
+  cacheRoot: string,
+  options: { alsoHidden?: readonly string[]; launcherDirectory?: string } = {},
+): SandboxPolicy {
   const root = path.resolve(cacheRoot);
   const home = os.homedir();
-  const hiddenPaths = [root, ...(home && home !== '/' ? [path.resolve(home)] : [])];
+  const hiddenPaths = [root, ...(options.alsoHidden ?? []).map((folder) => path.resolve(folder)), ...(home && home !== '/' ? [path.resolve(home)] : [])];
   return {
     mode: sandboxMode(environment),
     hiddenPaths: [...new Set(hiddenPaths)],
     exposedPaths: [path.join(root, BYTECODE_FOLDER), path.join(root, BUILD_STAGING_FOLDER)],
-    launcherDirectory,
+    launcherDirectory: options.launcherDirectory ?? WORKER_DIRECTORY,
   };
 }
 
