@@ -1,10 +1,19 @@
 """Thin ctypes access to the C library calls Python 3.11 lacks (unshare, mount, prctl, syscall)."""
 
 import ctypes
-import ctypes.util
 import os
 
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+def _load():
+    """glibc by its usual name first: find_library would run ldconfig in a subprocess."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        from ctypes import util
+
+        return ctypes.CDLL(util.find_library("c"), use_errno=True)
+
+
+_LIBC = _load()
 
 _LIBC.syscall.restype = ctypes.c_long
 _LIBC.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p)
