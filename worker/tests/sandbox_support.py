@@ -19,6 +19,8 @@ WORKER_ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = WORKER_ROOT / "kforge_bootstrap.py"
 SCRATCH_FOLDERS = ("in", "out", "build", "home", "tmp")
 TARGETS_MARKER = "TARGETS = {}  # __KFORGE_TEST_TARGETS__"
+#: What the parent's allow-list passes on from its own environment for the GPU (worker-environment.ts).
+PASSED_THROUGH = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
 
 
 @dataclass
@@ -44,9 +46,10 @@ class SandboxLauncher:
         command.append(role)
         if self.as_uid is not None:
             command = as_user(self.as_uid) + command
+        passed = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
         environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8"),
-                       "HOME": str(cwd / "home"), "TMPDIR": str(cwd / "tmp"), "USER": "kforge", "LOGNAME": "kforge",
-                       **self.extra_env}
+                       **passed, "HOME": str(cwd / "home"), "TMPDIR": str(cwd / "tmp"), "USER": "kforge",
+                       "LOGNAME": "kforge", **self.extra_env}
         return command, environment
 
 

@@ -310,3 +310,35 @@ def test_launcher_rejects_a_bad_option_with_status_2(capfd):
         parse(["--sandbox", "sometimes", "candidate"])
     assert exited.value.code == 2
     assert "expected --sandbox to be on, off or require, got `sometimes`" in capfd.readouterr().err
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("example", ["level1_02_gelu/cuda_fast.py"])
+def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path, example):
+    """nvcc, ninja and the driver run inside the sandbox, /dev/nvidia* stays reachable, the
+    profiler's own-kernel check works under the seccomp filter, and every layer is in force."""
+    root = Path(__file__).resolve().parents[2]
+    _open_to_others(tmp_path)
+    work = tmp_path / "cuda"
+    scratch = work / "scratch"
+    launcher = SandboxLauncher(hide=[Path.home()])
+    launcher("candidate", scratch)
+    candidate = scratch / "in" / "candidate" / "cuda_fast.py"
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    candidate.write_text((root / "examples" / example).read_text())
+    problem = stage_problem(root / "problems" / "level1" / "02_gelu.py", scratch)
+    result = evaluate(problem, candidate, work, scratch / "build", launcher=launcher, backend="cuda", device="cuda:0",
+                      preset="gpu", guard=None, perf_trials=20, warmup_trials=3, sample_calls=(5, 19))
+    assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
+    isolation = result.message("candidate", "hello")["environment"]["isolation"]
+    assert isolation["seccomp"] and {"pid", "mount", "network"} <= set(isolation["namespaces"]), isolation
+    checks = {check["check"]: check["status"] for message in result.candidate.of_type("guard-checks")
+              for check in message["checks"]}
+    assert checks.get("own-kernel") == "passed", checks
