@@ -6,6 +6,7 @@ import { defaultBaselineCacheDirectory } from '../eval/baseline-cache.js';
 import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/build-cache.js';
 import { FileBaselineCache } from '../eval/file-baseline-cache.js';
 import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
+import { sandboxPolicy, type SandboxPolicy } from '../eval/worker-sandbox.js';
 import { pythonExecutable } from './python-executable.js';
 import { UsageError } from './usage-error.js';
 
@@ -42,8 +43,8 @@ export interface LocalPipelineWiring {
  * A PipelinedEvaluator on this host, as `kforge eval`, `kforge optimize`, `kforge serve --reward`
  * and `kforge worker` evaluate locally: baselines and builds under `KFORGE_CACHE_DIR` (else
  * `.kforge`: `baselines/`, `builds/`), `KFORGE_PYTHON`, `KFORGE_WORKER_DIR`,
- * `KFORGE_KEEP_SCRATCH=1`; its GPUs are locked host-wide while a candidate holds them; `options`
- * for its devices, sizing and lock folder. Throws `UsageError` for a malformed build-cache bound.
+ * `KFORGE_KEEP_SCRATCH=1`, `KFORGE_SANDBOX`; its GPUs are locked host-wide while a candidate holds them; `options`
+ * for its devices, sizing and lock folder. Throws `UsageError` for a malformed build-cache bound or sandbox mode.
  * Close it (`close()`) when done, so no warm worker outlives the command.
  */
 export function createLocalPipelinedEvaluator(
@@ -58,11 +59,20 @@ export function createLocalPipelinedEvaluator(
     throw new UsageError((error as Error).message);
   }
   const baselines = wiring.baselineCacheDirectory ? path.resolve(cwd, wiring.baselineCacheDirectory) : defaultBaselineCacheDirectory(environment, cwd);
+  const buildDirectory = defaultBuildCacheDirectory(environment, cwd);
+  let sandbox: SandboxPolicy;
+  try {
+    // Hidden from candidates: the cache root, a baselines folder given elsewhere, and the default store's folder.
+    sandbox = sandboxPolicy(environment, path.dirname(buildDirectory), { alsoHidden: [baselines, path.join(cwd, '.kforge')] });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   return new PipelinedEvaluator({
     workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
     python: pythonExecutable(environment),
     baselineCache: new FileBaselineCache({ directory: baselines }),
-    buildCache: new BuildCache({ directory: defaultBuildCacheDirectory(environment, cwd), maxBytes, logger }),
+    buildCache: new BuildCache({ directory: buildDirectory, maxBytes, logger }),
+    sandbox,
     environment,
     keepScratch: environment.KFORGE_KEEP_SCRATCH === '1',
     logger,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
 import type { Backend } from '../core/verdict.js';
+import { isolationCheck } from './doctor-isolation.js';
 
 /** Output of a short diagnostic command. `ok` is false when it is missing, failed or timed out. */
 export interface ToolRun {
@@ -93,6 +94,8 @@ export interface DoctorOptions {
   python: string;
   workerDirectory: string;
   run?: ToolRunner;
+  /** The environment `KFORGE_SANDBOX` is read from (the isolation line); default `process.env`. */
+  environment?: NodeJS.ProcessEnv;
 }
 
 /** Checks everything the evaluator needs and says, for each missing piece, what installs it. */
@@ -153,6 +156,7 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
       requiredFor: ['triton'],
     },
   );
+  checks.push(await isolationCheck({ python: options.python, environment: options.environment ?? process.env, run }));
   const backends = {
     cpu: checks.every((check) => check.ok || !check.requiredFor.includes('cpu')),
     cuda: checks.every((check) => check.ok || !check.requiredFor.includes('cuda')),

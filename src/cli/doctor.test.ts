@@ -20,7 +20,14 @@ const PROBE_OK = JSON.stringify({
 /** A machine described by the tools it has; anything else is "not found". */
 function machine(tools: Record<string, ToolRun>): ToolRunner {
   return async (command, args) => {
-    const key = command === 'nvidia-smi' || command === 'nvcc' || command === 'g++' || command === 'ninja' ? command : args[0] === '-c' && args[1]?.includes('sysconfig') ? 'probe' : `${command} ${args.join(' ')}`;
+    const key =
+      command === 'nvidia-smi' || command === 'nvcc' || command === 'g++' || command === 'ninja'
+        ? command
+        : args[0] === '-c' && args[1]?.includes('sysconfig')
+          ? 'probe'
+          : args.at(-1) === 'probe' && args.some((arg) => arg.endsWith('kforge_bootstrap.py'))
+            ? 'sandbox'
+            : `${command} ${args.join(' ')}`;
     return tools[key] ?? { ok: false, stdout: '', stderr: `${command}: not found` };
   };
 }
@@ -82,5 +89,21 @@ describe('kforge doctor', () => {
     const { stdout } = await doctor(machine({ probe: ok(PROBE_OK), ninja: ok('1.11.1\n') }), ['doctor']);
     assert.match(stdout, /missing +g\+\+ +not found \(needed for cpu, cuda\)\n +fix: apt-get install -y g\+\+/);
     assert.match(stdout, /the cpu backend cannot run here yet\. On Debian or Ubuntu: apt-get install -y python3-torch/);
+  });
+
+  it('reports the layers of the candidate\'s sandbox, and what to do about a missing one, without failing the cpu backend', async () => {
+    const report = (missing: string[]) =>
+      ok(JSON.stringify({ enabled: true, role: 'candidate', user: 'uid 1000 (the parent\'s own user)', uid: null, namespaces: [], seccomp: true, no_new_privs: true, cgroup: null, filesystem: 'unchanged', network: 'host', python: 'isolated (-I)', descriptors: '0-3 only', missing }));
+    const tools = { probe: ok(PROBE_OK), 'g++': ok('g++ 12\n'), ninja: ok('1.11.1\n') };
+    const partial = await doctor(machine({ ...tools, sandbox: report(['user namespace: the kernel refused an unprivileged user namespace (Operation not permitted)']) }));
+    assert.equal(partial.code, 0);
+    const check = (JSON.parse(partial.stdout) as { checks: Array<{ id: string; ok: boolean; detail: string; fix?: string }> }).checks.find((item) => item.id === 'isolation');
+    assert.equal(check?.ok, false);
+    assert.match(check?.detail ?? '', /Missing: user namespace: the kernel refused/);
+    assert.match(check?.fix ?? '', /unprivileged_userns_clone=1/);
+    const full = await doctor(machine({ ...tools, sandbox: report([]) }));
+    const fine = (JSON.parse(full.stdout) as { checks: Array<{ id: string; ok: boolean; detail: string }> }).checks.find((item) => item.id === 'isolation');
+    assert.equal(fine?.ok, true);
+    assert.match(fine?.detail ?? '', /seccomp; no_new_privs/);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { buildKeyMaterialSchema } from './build-key.js';
+import { isContainedPath } from './build-snapshot.js';
 
 /** What the build cache records about one build folder, in `<key>.json` beside it. */
 export const buildCacheEntrySchema = z.object({
@@ -18,8 +19,13 @@ export const buildCacheEntrySchema = z.object({
   builds: z.number().int().nonnegative(),
   /** Uses in which the worker found everything built already. */
   hits: z.number().int().nonnegative(),
-  /** The last use built successfully (a failed build leaves objects ninja may reuse, nothing more). */
+  /** The last use built successfully and its files are kept here (a failed build keeps nothing). */
   complete: z.boolean(),
+  /**
+   * SHA-256 of every file the parent copied into the cache folder, by relative path; checked before
+   * each reuse. An entry without it (written before kforge copied builds itself) is never reused.
+   */
+  files: z.record(z.string().refine(isContainedPath, 'a relative path inside the build folder'), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
 });
 export type BuildCacheEntry = z.infer<typeof buildCacheEntrySchema>;
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +19,14 @@ function freshDirectory(): string {
   return path.join(root, `cache-${counter}`);
 }
 
+/** A fresh candidate build folder (what a scratch directory's `build` is). */
+function workspace(ownerUid: number | null = null): { directory: string; ownerUid: number | null } {
+  counter += 1;
+  const directory = path.join(root, `workspace-${counter}`);
+  mkdirSync(directory, { recursive: true });
+  return { directory, ownerUid };
+}
+
 function material(source: string): BuildKeyMaterial {
   return buildKeyMaterialOf({
     sourceSha256: source.repeat(64).slice(0, 64),
@@ -32,7 +41,7 @@ function material(source: string): BuildKeyMaterial {
 async function use(cache: BuildCache, source: string, bytes = 1000): Promise<{ key: string; built: boolean }> {
   const item = material(source);
   const key = buildKey(item);
-  const reservation = await cache.reserve(key, item);
+  const reservation = await cache.reserve(key, item, workspace());
   if (!reservation.previouslyBuilt) {
     mkdirSync(path.join(reservation.directory, 'ext'), { recursive: true });
     writeFileSync(path.join(reservation.directory, 'ext', 'ext.so'), Buffer.alloc(bytes));
@@ -73,11 +82,11 @@ describe('BuildCache', () => {
     assert.equal((await cache.stats()).totalBytes, 2000);
 
     // The oldest entry is held by an evaluation: eviction passes over it.
-    const held = await cache.reserve(first.key, material('1'));
+    const held = await cache.reserve(first.key, material('1'), workspace());
     const tight = new BuildCache({ directory, maxBytes: 0 });
     const evicted = await tight.evict();
     assert.equal(evicted.removed, 1);
-    assert.ok(existsSync(held.directory), 'the held entry stays');
+    assert.ok(existsSync(path.join(directory, first.key)), 'the held entry stays');
     assert.equal((await tight.stats()).inUse, 1);
     await held.finish({ built: true, cacheHit: true });
   });
@@ -85,28 +94,119 @@ describe('BuildCache', () => {
   it('clears every entry no evaluation holds', async () => {
     const cache = new BuildCache({ directory: freshDirectory() });
     await use(cache, 'e');
-    const held = await cache.reserve(buildKey(material('f')), material('f'));
+    const held = await cache.reserve(buildKey(material('f')), material('f'), workspace());
     const cleared = await cache.clear();
     assert.deepEqual(cleared, { removed: 1, freedBytes: 1000, skippedInUse: 1 });
     await held.abandon();
-    assert.equal((await cache.clear()).removed, 1, 'the folder of an abandoned reservation is removed too');
+    assert.equal((await cache.clear()).removed, 0, 'an abandoned reservation left nothing in the cache');
     assert.equal((await cache.stats()).entries, 0);
   });
 
-  it("takes over the lock of a process that died, and removes torch's stale baton", async () => {
+  it("takes over the lock of a process that died, and never copies torch's baton into the cache", async () => {
     const directory = freshDirectory();
     const cache = new BuildCache({ directory, lock: { pollMs: 20 } });
     const item = material('d');
     const key = buildKey(item);
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    mkdirSync(path.join(directory, key, 'ext'), { recursive: true });
+    mkdirSync(directory, { recursive: true });
     writeFileSync(path.join(directory, `${key}.lock`), JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), start: null, token: 'old', acquired_at: new Date().toISOString() }));
-    writeFileSync(path.join(directory, key, 'ext', 'lock'), '');
-    const reservation = await cache.reserve(key, item);
-    assert.ok(!existsSync(path.join(directory, key, 'ext', 'lock')), "torch's baton of the dead build is gone");
+    const reservation = await cache.reserve(key, item, workspace());
     assert.notEqual(JSON.parse(readFileSync(path.join(directory, `${key}.lock`), 'utf8')).token, 'old');
-    await reservation.finish({ built: false, cacheHit: null });
+    mkdirSync(path.join(reservation.directory, 'ext'), { recursive: true });
+    writeFileSync(path.join(reservation.directory, 'ext', 'ext.so'), 'object code');
+    writeFileSync(path.join(reservation.directory, 'ext', 'lock'), '');
+    await reservation.finish({ built: true, cacheHit: false });
     assert.ok(!existsSync(path.join(directory, `${key}.lock`)), 'finish releases the lock');
+    assert.ok(existsSync(path.join(directory, key, 'ext', 'ext.so')));
+    assert.ok(!existsSync(path.join(directory, key, 'ext', 'lock')), "torch's baton is not part of the build");
+  });
+
+  it('gives the candidate a verified copy in its own folder, at a stable path, and copies a new build back with digests', async () => {
+    const directory = freshDirectory();
+    const cache = new BuildCache({ directory });
+    const item = material('4');
+    const key = buildKey(item);
+    const first = workspace();
+    const reservation = await cache.reserve(key, item, first);
+    assert.equal(reservation.directory, path.join(cache.stagingDirectory, key));
+    assert.equal(readlinkSync(reservation.directory), first.directory, 'the stable path leads to the candidate\'s own folder');
+    mkdirSync(path.join(first.directory, 'ext'));
+    writeFileSync(path.join(first.directory, 'ext', 'ext.so'), 'object code');
+    utimesSync(path.join(first.directory, 'ext', 'ext.so'), 1_700_000_000, 1_700_000_000.25);
+    await reservation.finish({ built: true, cacheHit: false });
+    assert.ok(!existsSync(reservation.directory), 'the stable path is unlinked once the build is over');
+    const entry = JSON.parse(readFileSync(path.join(directory, `${key}.json`), 'utf8'));
+    assert.deepEqual(Object.keys(entry.files), ['ext/ext.so']);
+    assert.equal(entry.files['ext/ext.so'], createHash('sha256').update('object code').digest('hex'));
+
+    const second = workspace();
+    const again = await cache.reserve(key, item, second);
+    assert.equal(again.previouslyBuilt, true);
+    assert.equal(again.directory, reservation.directory, 'the same path as the first build, so ninja finds its records');
+    const copy = path.join(second.directory, 'ext', 'ext.so');
+    assert.equal(readFileSync(copy, 'utf8'), 'object code');
+    assert.equal(Math.round(statSync(copy).mtimeMs), 1_700_000_000_250, 'the modification time is kept');
+    await again.finish({ built: true, cacheHit: true });
+  });
+
+  it('drops an entry whose files differ from their digests (a replaced .so) and lets the candidate build again', async () => {
+    const directory = freshDirectory();
+    const cache = new BuildCache({ directory });
+    const item = material('5');
+    const key = buildKey(item);
+    await use(cache, '5');
+    writeFileSync(path.join(directory, key, 'ext', 'ext.so'), 'a wrapper that runs code of someone else');
+    const target = workspace();
+    const reservation = await cache.reserve(key, item, target);
+    assert.equal(reservation.previouslyBuilt, false, 'a tampered entry is a miss');
+    assert.ok(!existsSync(path.join(target.directory, 'ext', 'ext.so')), 'nothing of it reaches the candidate');
+    assert.ok(!existsSync(path.join(directory, key)), 'the tampered folder is removed');
+    await reservation.abandon();
+  });
+
+  it('never reuses an entry without digests (written by a candidate, before builds were copied)', async () => {
+    const directory = freshDirectory();
+    const cache = new BuildCache({ directory });
+    const item = material('6');
+    const key = buildKey(item);
+    mkdirSync(path.join(directory, key, 'ext'), { recursive: true });
+    writeFileSync(path.join(directory, key, 'ext', 'ext.so'), 'unverified');
+    const { files: _files, ...legacy } = { key, material: item, created_at: '2026-12-01T00:00:00Z', last_used_at: '2026-12-01T00:00:00Z', size_bytes: 10, uses: 1, builds: 1, hits: 0, complete: true, files: undefined };
+    writeFileSync(path.join(directory, `${key}.json`), JSON.stringify(legacy));
+    const target = workspace();
+    const reservation = await cache.reserve(key, item, target);
+    assert.equal(reservation.previouslyBuilt, false);
+    assert.ok(!existsSync(path.join(target.directory, 'ext')));
+    await reservation.abandon();
+  });
+
+  it('copies regular files only: a link to a secret in the candidate\'s folder is not followed', async () => {
+    const directory = freshDirectory();
+    const cache = new BuildCache({ directory });
+    const item = material('7');
+    const key = buildKey(item);
+    const secret = path.join(root, 'secret.txt');
+    writeFileSync(secret, 'the orchestrator\'s key');
+    const folder = workspace();
+    const reservation = await cache.reserve(key, item, folder);
+    mkdirSync(path.join(folder.directory, 'ext'));
+    writeFileSync(path.join(folder.directory, 'ext', 'ext.so'), 'object code');
+    symlinkSync(secret, path.join(folder.directory, 'ext', 'stolen.txt'));
+    await reservation.finish({ built: true, cacheHit: false });
+    assert.ok(!existsSync(path.join(directory, key, 'ext', 'stolen.txt')));
+    assert.ok(lstatSync(path.join(directory, key, 'ext', 'ext.so')).isFile());
+  });
+
+  it('gives the copies to the candidate\'s uid when kforge runs as root', { skip: process.getuid?.() === 0 ? false : 'needs root (chown)' }, async () => {
+    const directory = freshDirectory();
+    const cache = new BuildCache({ directory });
+    await use(cache, '8');
+    const item = material('8');
+    const target = workspace(61234);
+    const reservation = await cache.reserve(buildKey(item), item, target);
+    assert.equal(statSync(path.join(target.directory, 'ext', 'ext.so')).uid, 61234);
+    assert.equal(statSync(path.join(target.directory, 'ext')).uid, 61234);
+    await reservation.abandon();
   });
 
   it('builds one source once when several processes reserve it at the same time', async () => {
@@ -119,7 +219,9 @@ describe('BuildCache', () => {
       import path from 'node:path';
       import { BuildCache } from ${JSON.stringify(path.resolve('src/eval/build-cache.ts'))};
       const cache = new BuildCache({ directory: ${JSON.stringify(directory)}, lock: { pollMs: 20 } });
-      const reservation = await cache.reserve(${JSON.stringify(key)}, ${JSON.stringify(item)});
+      const folder = ${JSON.stringify(root)} + '/concurrent-' + process.pid;
+      mkdirSync(folder, { recursive: true });
+      const reservation = await cache.reserve(${JSON.stringify(key)}, ${JSON.stringify(item)}, { directory: folder, ownerUid: null });
       const built = !reservation.previouslyBuilt;
       if (built) {
         await new Promise((resolve) => setTimeout(resolve, 400));

@@ -1,9 +1,10 @@
-import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { defaultBaselineCacheDirectory } from './baseline-cache.js';
 import { readBuildCacheEntry, writeBuildCacheEntry, type BuildCacheEntry } from './build-cache-entry.js';
 import type { BuildKeyMaterial } from './build-key.js';
+import { captureBuild, restoreBuild } from './build-snapshot.js';
 import { directorySizeBytes } from './directory-size.js';
 import { acquireFileLock, isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
 
@@ -15,6 +16,11 @@ const KEY_PATTERN = /^[0-9a-f]{64}$/;
 export interface BuildCacheOptions {
   /** The cache folder, e.g. `<cacheRoot>/builds` (see {@link defaultBuildCacheDirectory}). */
   directory: string;
+  /**
+   * Where each reserved key's stable build path is linked to the candidate's own build folder
+   * (default `staging` beside `directory`, the folder workers see read-only).
+   */
+  stagingDirectory?: string;
   /** Size bound in bytes; least recently used entries are removed past it. */
   maxBytes?: number;
   lock?: FileLockOptions;
@@ -22,16 +28,27 @@ export interface BuildCacheOptions {
   now?: () => Date;
 }
 
-/** One build folder held by one evaluation (no other process builds in it meanwhile). */
+/** The candidate's own build folder (in its scratch), where it compiles. */
+export interface BuildWorkspace {
+  directory: string;
+  /** The candidate's uid when kforge runs as root and the sandbox gave it one (copies are given to it); else null. */
+  ownerUid: number | null;
+}
+
+/** One build key held by one evaluation (no other evaluation builds it meanwhile). */
 export interface BuildReservation {
   key: string;
-  /** The folder to pass as `build_dir` (`TORCH_EXTENSIONS_DIR`). */
+  /**
+   * The folder to pass as `build_dir` (`TORCH_EXTENSIONS_DIR`): `<staging>/<key>`, a link to the
+   * workspace, so the paths ninja records are the same in every evaluation of the key.
+   */
   directory: string;
-  /** A build of this key completed before, so the worker should find nothing to compile. */
+  /** A build of this key completed before and its verified copy is in the workspace, so the worker should find nothing to compile. */
   previouslyBuilt: boolean;
   /**
    * Records how the build went (`cacheHit` as the worker reported it: null when it built no
-   * extension or never said), frees the folder and evicts past the bound. Idempotent.
+   * extension or never said); a new complete build is copied from the workspace into the cache
+   * with its digests. Frees the key and evicts past the bound. Idempotent.
    */
   finish(outcome: { built: boolean; cacheHit: boolean | null }): Promise<void>;
   /** Frees the folder without recording a use (the evaluation never got to build). Idempotent. */
@@ -84,16 +101,19 @@ interface Listed {
 }
 
 /**
- * Build folders addressed by {@link buildKey}: the same candidate source on the same toolchain and
- * architecture is compiled once, across evaluations, runs and processes. A folder is reserved under
- * a lock file (`<key>.lock`, stale locks of dead processes taken over), so two concurrent
- * evaluations of one source build once: the second waits and then finds it built. Torch's own
- * baton (`<folder>/<extension>/lock`) is not trusted alone: a worker killed mid-build leaves it
- * behind and every later build would wait on it forever, and a waiter whose builder failed imports
- * nothing and would be judged differently; so stale batons are removed while the lock is held.
+ * Builds addressed by {@link buildKey}: the same candidate source on the same toolchain and
+ * architecture is compiled once, across evaluations, runs and processes. The candidate never
+ * writes here: it builds in its own scratch folder, and the parent copies a finished build into
+ * `<directory>/<key>` with the SHA-256 of every file recorded in `<key>.json`; a later evaluation
+ * gets a copy of it in its own scratch, each file checked against its digest first (a mismatch is
+ * a miss and a logged warning, and the entry is dropped). A key is reserved under a lock file
+ * (`<key>.lock`, stale locks of dead processes taken over), so two concurrent evaluations of one
+ * source build once: the second waits and then finds it built. Torch's batons
+ * (`<extension>/lock`) are never copied.
  */
 export class BuildCache {
   readonly directory: string;
+  readonly stagingDirectory: string;
   readonly maxBytes: number;
   readonly #lock: FileLockOptions;
   readonly #logger: Logger;
@@ -101,6 +121,7 @@ export class BuildCache {
 
   constructor(options: BuildCacheOptions) {
     this.directory = options.directory;
+    this.stagingDirectory = options.stagingDirectory ?? path.join(path.dirname(options.directory), 'staging');
     this.maxBytes = options.maxBytes ?? DEFAULT_BUILD_CACHE_MAX_BYTES;
     if (!Number.isFinite(this.maxBytes) || this.maxBytes < 0) {
       throw new RangeError(`expected the build cache bound to be a non-negative number of bytes, got ${this.maxBytes}`);
@@ -110,17 +131,30 @@ export class BuildCache {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Waits until the folder of `key` is free and reserves it; an abort rejects with EvaluationCancelledError. */
-  async reserve(key: string, material: BuildKeyMaterial, signal?: AbortSignal): Promise<BuildReservation> {
+  /**
+   * Waits until `key` is free and reserves it for a candidate building in `workspace`; a complete,
+   * verified build of the key is copied there first. An abort rejects with EvaluationCancelledError.
+   */
+  async reserve(key: string, material: BuildKeyMaterial, workspace: BuildWorkspace, signal?: AbortSignal): Promise<BuildReservation> {
     this.#checkKey(key);
-    await mkdir(this.directory, { recursive: true });
+    await Promise.all([mkdir(this.directory, { recursive: true }), mkdir(this.stagingDirectory, { recursive: true })]);
     const lock = await acquireFileLock(this.#lockFile(key), this.#lock, signal);
     try {
-      const directory = this.#folder(key);
-      await mkdir(directory, { recursive: true });
-      await removeTorchBatons(directory);
-      const previous = await readBuildCacheEntry(this.#entryFile(key));
-      return this.#reservation(key, material, directory, previous, lock);
+      let previous = await readBuildCacheEntry(this.#entryFile(key));
+      let previouslyBuilt = false;
+      if (previous?.complete && previous.files) {
+        const restored = await restoreBuild(this.#folder(key), workspace.directory, previous.files, workspace.ownerUid);
+        previouslyBuilt = restored.ok;
+        if (!restored.ok) {
+          this.#logger.warn({ key, file: restored.file, why: restored.why }, 'build cache entry does not match its recorded digests; it is dropped and the candidate builds again');
+          await rm(this.#folder(key), { recursive: true, force: true, maxRetries: 3 });
+          previous = { ...previous, complete: false, files: {} };
+        }
+      }
+      const link = path.join(this.stagingDirectory, key);
+      await rm(link, { force: true });
+      await symlink(workspace.directory, link, 'dir');
+      return this.#reservation(key, material, workspace, link, previous, previouslyBuilt, lock);
     } catch (error) {
       await lock.release();
       throw error;
@@ -178,27 +212,50 @@ export class BuildCache {
     return { removed, freedBytes };
   }
 
-  #reservation(key: string, material: BuildKeyMaterial, directory: string, previous: BuildCacheEntry | null, lock: HeldLock): BuildReservation {
+  #reservation(
+    key: string,
+    material: BuildKeyMaterial,
+    workspace: BuildWorkspace,
+    link: string,
+    previous: BuildCacheEntry | null,
+    previouslyBuilt: boolean,
+    lock: HeldLock,
+  ): BuildReservation {
     let finished = false;
+    const unlink = (): Promise<void> => rm(link, { force: true });
     return {
       key,
-      directory,
-      previouslyBuilt: previous?.complete === true,
+      directory: link,
+      previouslyBuilt,
       finish: async ({ built, cacheHit }) => {
         if (finished) return;
         finished = true;
         const nowIso = this.#now().toISOString();
         try {
+          await unlink();
+          let files = previouslyBuilt ? previous?.files : undefined;
+          let sizeBytes = previouslyBuilt ? (previous?.size_bytes ?? 0) : 0;
+          if (built && (cacheHit !== true || !previouslyBuilt)) {
+            const captured = await captureBuild(workspace.directory, this.#folder(key));
+            files = captured?.files;
+            sizeBytes = captured?.sizeBytes ?? 0;
+            if (!captured) this.#logger.warn({ key }, 'a build larger than the largest kept (2 GiB) is not cached');
+          } else if (!built) {
+            await rm(this.#folder(key), { recursive: true, force: true, maxRetries: 3 });
+            files = undefined;
+            sizeBytes = 0;
+          }
           await writeBuildCacheEntry(this.#entryFile(key), {
             key,
             material,
             created_at: previous?.created_at ?? nowIso,
             last_used_at: nowIso,
-            size_bytes: await directorySizeBytes(directory),
+            size_bytes: sizeBytes,
             uses: (previous?.uses ?? 0) + 1,
             builds: (previous?.builds ?? 0) + (cacheHit === false || !built ? 1 : 0),
             hits: (previous?.hits ?? 0) + (cacheHit === true ? 1 : 0),
-            complete: built,
+            complete: built && files !== undefined,
+            ...(files ? { files } : {}),
           });
         } finally {
           await lock.release();
@@ -208,7 +265,11 @@ export class BuildCache {
       abandon: async () => {
         if (finished) return;
         finished = true;
-        await lock.release();
+        try {
+          await unlink();
+        } finally {
+          await lock.release();
+        }
       },
     };
   }
@@ -234,7 +295,7 @@ export class BuildCache {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const keys = new Set(names.map((name) => name.replace(/\.json$/, '')).filter((name) => KEY_PATTERN.test(name)));
+    const keys = new Set(names.map((name) => name.replace(/\.(json|lock)$/, '')).filter((name) => KEY_PATTERN.test(name)));
     const listed: Listed[] = [];
     for (const key of keys) {
       const entry = await readBuildCacheEntry(this.#entryFile(key));
@@ -263,13 +324,5 @@ export class BuildCache {
 
   #lockFile(key: string): string {
     return path.join(this.directory, `${key}.lock`);
-  }
-}
-
-/** Removes torch's `FileBaton` files (`<folder>/<extension>/lock`); only safe while the folder is reserved. */
-async function removeTorchBatons(directory: string): Promise<void> {
-  const extensions = await readdir(directory, { withFileTypes: true });
-  for (const extension of extensions) {
-    if (extension.isDirectory()) await unlink(path.join(directory, extension.name, 'lock')).catch(() => undefined);
   }
 }

@@ -26,6 +26,8 @@ import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
+import { stageCandidateInputs } from './candidate-inputs.js';
+import { isolationNote, isolationOf, type IsolationReport } from './isolation-report.js';
 import type { WorkerProcess } from './worker-process.js';
 import type { WorkerRole } from './worker-role.js';
 
@@ -69,6 +71,8 @@ export class EvaluationRun {
   readonly #workers: Partial<Record<WorkerRole, WorkerProcess>> = {};
   readonly #helloSeen = new Set<WorkerRole>();
   #environment: WorkerEnvironment | null = null;
+  /** What the candidate's sandbox put in place (from its hello); null until then, or without one. */
+  #isolation: IsolationReport | null = null;
   #blame: WorkerRole = 'candidate';
   #correctness: CorrectnessSummary | undefined;
   #timing: TimingSummary | undefined;
@@ -230,6 +234,11 @@ export class EvaluationRun {
     return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
   }
 
+  /** What the candidate's sandbox put in place, once its hello arrived (null before, or without a report). */
+  get isolation(): IsolationReport | null {
+    return this.#isolation;
+  }
+
   /** Candidate role: hello and the request; with `awaitDevice`, also its build-info and `built`. */
   async #startCandidate(awaitDevice: boolean): Promise<Step<MessageOfType<'built'> | null>> {
     const { settings, seeds, scratch } = this.#context;
@@ -237,11 +246,13 @@ export class EvaluationRun {
     const hello = await this.#expect(candidate, 'hello');
     if (!hello.ok) return hello;
     this.#environment ??= this.#environmentOf(hello.value);
+    this.#isolation = isolationOf(hello.value.environment);
+    const inputs = await stageCandidateInputs(scratch, settings.problemPath, settings.candidatePath);
     candidate.send({
       v: 1,
       type: 'candidate',
-      problem: settings.problemPath,
-      candidate: settings.candidatePath,
+      problem: inputs.problemPath,
+      candidate: inputs.candidatePath,
       backend: settings.backend,
       precision: settings.precision,
       preset: settings.preset,
@@ -377,12 +388,14 @@ export class EvaluationRun {
   async #result(ended: Outcome): Promise<EvaluationResult> {
     const blamed = this.#workers[this.#blame] ?? this.#workers.reference;
     const results = await Promise.all(Object.values(this.#workers).map((worker) => worker.result));
+    const note = this.#isolation ? isolationNote(this.#isolation) : null;
+    if (note) this.#guard.note(note);
     return assembleResult({
       settings: this.#context.settings,
       outcome: ended,
       output: blamed ? await blamed.result : null,
       stageDurationsMs: Object.assign({}, ...results.map((result) => result.stageDurationsMs)),
-      environment: this.#environment,
+      environment: this.#environment && this.#isolation ? { ...this.#environment, isolation: this.#isolation } : this.#environment,
       correctness: this.#correctness,
       timing: this.#timing,
       buildInfo: this.#buildInfo,

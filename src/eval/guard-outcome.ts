@@ -123,9 +123,14 @@ export class GuardRecorder {
     return null;
   }
 
-  /** The report for the result (null when no guard message arrived at all). */
+  /** Adds a sentence that changes no verdict but that a person should read (e.g. partial isolation). */
+  note(sentence: string): void {
+    if (!this.#notes.includes(sentence)) this.#notes.push(sentence);
+  }
+
+  /** The report for the result (null when no guard message arrived and there is nothing to note). */
   report(): GuardReport | null {
-    if (!this.#guard && this.#checks.length === 0 && !this.#audit && !this.#roofline) return null;
+    if (!this.#guard && this.#checks.length === 0 && !this.#audit && !this.#roofline && this.#notes.length === 0) return null;
     const notes = [...this.#notes];
     if (this.#audit && this.#audit.exact_trivial.length > 0) {
       notes.push(`this problem is trivial under its tolerance: ${this.#audit.exact_trivial.join(', ')} is exactly right; flag the problem, not the kernel`);

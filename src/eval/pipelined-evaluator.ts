@@ -28,6 +28,8 @@ import { SharedBaselineCache } from './shared-baseline-cache.js';
 import { unreadableInput } from './unreadable-input.js';
 import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from './warm-worker-pool.js';
 import { WarmWorkerSpawner } from './warm-worker-spawner.js';
+import { sandboxPolicy, type SandboxPolicy } from './worker-sandbox.js';
+import { isolationOf } from './isolation-report.js';
 
 /** How long a worker may take to exit once its evaluation is over, in ms. */
 const EXIT_WINDOW_MS = 5000;
@@ -80,6 +82,11 @@ export interface PipelinedEvaluatorOptions {
    * bytecode of their own. Default: `pycache` beside the build cache's folder.
    */
   bytecodeCacheDirectory?: string;
+  /**
+   * How workers are isolated (worker-sandbox.ts); default from `KFORGE_SANDBOX`, hiding the cache
+   * root (the folder above the build cache's) and the home folder from candidates.
+   */
+  sandbox?: SandboxPolicy;
 }
 
 /** What the pipeline did so far, for benchmarks and logs. */
@@ -139,6 +146,7 @@ export class PipelinedEvaluator implements Evaluator {
     // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
     setMaxListeners(0, this.#closing.signal);
     const spawner = new WarmWorkerSpawner({
+      sandbox: options.sandbox ?? sandboxPolicy(this.#environment, path.dirname(options.buildCache.directory)),
       python: options.python ?? 'python3',
       workerDirectory: options.workerDirectory,
       environment: this.#environment,
@@ -241,7 +249,8 @@ export class PipelinedEvaluator implements Evaluator {
           parentEnvironment: this.#environment,
         });
         key = buildKey(material);
-        reservation = await this.#options.buildCache.reserve(key, material, options.signal);
+        const workspace = { directory: candidate.scratch.buildDirectory, ownerUid: isolationOf(hello.environment)?.uid ?? null };
+        reservation = await this.#options.buildCache.reserve(key, material, workspace, options.signal);
       }
       releaseBuild = await lane.builds.acquire(options.signal);
       emit({ kind: 'build-started', device, buildKey: key, previouslyBuilt: reservation?.previouslyBuilt ?? false, waitedMs: performance.now() - askedAtMs });

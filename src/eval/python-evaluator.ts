@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { BaselineCache } from './baseline-cache.js';
@@ -11,9 +12,11 @@ import { createScratchDirectory, type ScratchDirectory } from './scratch-directo
 import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
 import type { RandomInteger } from './seeds.js';
 import { unreadableInput } from './unreadable-input.js';
+import { defaultBaselineCacheDirectory } from './baseline-cache.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerRole } from './worker-role.js';
+import { prepareSandboxFolders, sandboxPolicy, workerLaunch, type SandboxPolicy } from './worker-sandbox.js';
 
 export interface PythonEvaluatorOptions {
   /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
@@ -33,6 +36,8 @@ export interface PythonEvaluatorOptions {
   /** Source of seeds; `crypto.randomInt` by default. */
   randomInteger?: RandomInteger;
   now?: () => Date;
+  /** How workers are isolated; default from `KFORGE_SANDBOX`, hiding the default cache root (baselines, store) and the home folder. */
+  sandbox?: SandboxPolicy;
 }
 
 /**
@@ -48,10 +53,15 @@ export interface PythonEvaluatorOptions {
 export class PythonEvaluator implements Evaluator {
   readonly #options: PythonEvaluatorOptions;
   readonly #logger: Logger;
+  readonly #sandbox: SandboxPolicy;
 
+  /** Throws a RangeError when `KFORGE_SANDBOX` has a value it does not know (and no `sandbox` is given). */
   constructor(options: PythonEvaluatorOptions) {
     this.#options = options;
     this.#logger = options.logger ?? pino({ level: 'silent' });
+    const environment = options.environment ?? process.env;
+    // No build or bytecode cache here: nothing under the cache root is brought back into view.
+    this.#sandbox = options.sandbox ?? { ...sandboxPolicy(environment, path.dirname(defaultBaselineCacheDirectory(environment))), exposedPaths: [] };
   }
 
   async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
@@ -61,6 +71,7 @@ export class PythonEvaluator implements Evaluator {
     if (unreadable) return unreadable;
     const problemSha256 = createHash('sha256').update(await readFile(settings.problemPath)).digest('hex');
     const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
+    await prepareSandboxFolders(this.#sandbox);
     const scratch = await createScratchDirectory({ root: this.#options.scratchRoot, keep: this.#options.keepScratch });
     if (this.#options.keepScratch) this.#logger.warn({ scratch: scratch.path }, 'keeping the scratch directory');
     try {
@@ -88,10 +99,17 @@ export class PythonEvaluator implements Evaluator {
     signal: AbortSignal | undefined,
     onProgress: (event: EvaluationProgress) => void,
   ): WorkerProcess {
+    const launch = workerLaunch({
+      python: this.#options.python ?? 'python3',
+      workerDirectory: this.#options.workerDirectory,
+      role,
+      scratch,
+      policy: this.#sandbox,
+    });
     return WorkerProcess.start({
       role,
-      command: this.#options.python ?? 'python3',
-      args: ['-m', 'kforge_worker', role],
+      command: launch.command,
+      args: launch.args,
       cwd: scratch.path,
       environment: buildWorkerEnvironment(this.#options.environment ?? process.env, {
         homeDirectory: scratch.homeDirectory,

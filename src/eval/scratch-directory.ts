@@ -6,6 +6,11 @@ import path from 'node:path';
 export interface ScratchDirectory {
   /** The directory itself: the workers' working directory. */
   path: string;
+  /**
+   * Copies of the problem and candidate files the candidate worker reads (written by the parent,
+   * read-only to the candidate; see docs/security.md).
+   */
+  inputDirectory: string;
   /** Where the candidate saves its outputs (`output_dir`). */
   outputDirectory: string;
   /** Where extensions are built (`build_dir`, `TORCH_EXTENSIONS_DIR`). */
@@ -25,10 +30,11 @@ export interface ScratchDirectoryOptions {
   keep?: boolean;
 }
 
-/** Creates a fresh `kforge-XXXXXX` directory with its `out`, `build`, `home` and `tmp` folders. */
+/** Creates a fresh `kforge-XXXXXX` directory with its `in`, `out`, `build`, `home` and `tmp` folders. */
 export async function createScratchDirectory(options: ScratchDirectoryOptions = {}): Promise<ScratchDirectory> {
   const directory = await mkdtemp(path.join(options.root ?? os.tmpdir(), 'kforge-'));
   const folders = {
+    inputDirectory: path.join(directory, 'in'),
     outputDirectory: path.join(directory, 'out'),
     buildDirectory: path.join(directory, 'build'),
     homeDirectory: path.join(directory, 'home'),

@@ -5,6 +5,7 @@ import type { WarmWorker } from './warm-worker-pool.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerRole } from './worker-role.js';
+import { prepareSandboxFolders, workerLaunch, type SandboxPolicy } from './worker-sandbox.js';
 
 /** The variable that asks a worker to make a CUDA device's context before `hello` (docs/worker-protocol.md). */
 export const WARM_DEVICE_VARIABLE = 'KFORGE_WARM_DEVICE';
@@ -24,11 +25,13 @@ export interface WarmWorkerSpawnerOptions {
   pauser: ProcessGroupPauser;
   /** The bytecode-cache prefix workers read (bytecode-cache.ts), asked before each spawn; null: none. */
   bytecodePrefix?: (() => Promise<string | null>) | undefined;
+  /** How the workers are isolated (worker-sandbox.ts). */
+  sandbox: SandboxPolicy;
 }
 
 /**
  * Starts the workers of a {@link WarmWorkerPool} the way {@link PythonEvaluator} starts its own
- * (a fresh scratch directory as cwd, HOME and TMPDIR; the allow-listed environment), plus
+ * (in the sandbox, a fresh scratch directory as cwd, HOME and TMPDIR; the allow-listed environment), plus
  * `KFORGE_WARM_DEVICE=cuda:N` on a GPU so that the worker creates that device's context first.
  */
 export class WarmWorkerSpawner {
@@ -48,12 +51,20 @@ export class WarmWorkerSpawner {
     });
     environment[WARM_DEVICE_VARIABLE] = device;
     const prefix = await this.#options.bytecodePrefix?.();
-    if (prefix) environment.PYTHONPYCACHEPREFIX = prefix;
+    await prepareSandboxFolders(this.#options.sandbox);
     const limits = stageLimitsMs();
+    const launch = workerLaunch({
+      python: this.#options.python,
+      workerDirectory: this.#options.workerDirectory,
+      role,
+      scratch,
+      policy: this.#options.sandbox,
+      bytecodePrefix: prefix,
+    });
     const worker = WorkerProcess.start({
       role,
-      command: this.#options.python,
-      args: ['-m', 'kforge_worker', role],
+      command: launch.command,
+      args: launch.args,
       cwd: scratch.path,
       environment,
       stageLimitsMs: limits.stages,

@@ -12,6 +12,8 @@ import sys
 
 ROLES = ("reference", "candidate")
 PROFILE_VARIABLE = "KFORGE_WORKER_PROFILE"
+#: The sandbox launcher's report (kforge_sandbox/launch.py), JSON; it goes into `hello`.
+ISOLATION_VARIABLE = "KFORGE_ISOLATION"
 
 
 def _harden_import_path() -> None:
@@ -92,18 +94,37 @@ def _profiled(role: str, channel) -> None:
         sampler.write()
 
 
+def _isolation_report():
+    """The sandbox's report, removed from the environment; None when the worker was started without
+    the launcher (or the value is not a JSON object)."""
+    import json
+
+    text = os.environ.pop(ISOLATION_VARIABLE, None)
+    if not text:
+        return None
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
 def _serve(role: str, channel) -> None:
     from .channel import ProtocolError
     from .environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up
     from .errors import StageFailure
 
+    isolation = _isolation_report()
     warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
     if warm_device:
         try:
             warm_up(warm_device, role)
         except ValueError as error:
             raise ProtocolError(str(error)) from error
-    channel.send("hello", role=role, pid=os.getpid(), environment=collect_environment())
+    environment = collect_environment()
+    if isolation is not None:
+        environment["isolation"] = isolation
+    channel.send("hello", role=role, pid=os.getpid(), environment=environment)
     message = channel.receive()
     if message is None:
         return

@@ -21,7 +21,10 @@ MESSAGE_TIMEOUT_SECONDS = 240
 class Worker:
     """One `python3 -m kforge_worker ROLE` process."""
 
-    def __init__(self, role: str, cwd: Path, env: Optional[Dict[str, str]] = None):
+    def __init__(self, role: str, cwd: Path, env: Optional[Dict[str, str]] = None,
+                 command: Optional[List[str]] = None, base_env: Optional[Dict[str, str]] = None):
+        """`command` replaces `python3 -m kforge_worker ROLE` (the sandbox launcher's command line);
+        `base_env` replaces the inherited environment (a scrubbed one, as the parent gives)."""
         cwd.mkdir(parents=True, exist_ok=True)
         read_fd, write_fd = os.pipe()
 
@@ -31,12 +34,13 @@ class Worker:
             else:
                 os.dup2(write_fd, 3)
 
-        environment = {**os.environ, "PYTHONPATH": str(WORKER_ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
+        base = base_env if base_env is not None else {**os.environ, "PYTHONPATH": str(WORKER_ROOT), "PYTHONUNBUFFERED": "1"}
+        environment = {**base, **(env or {})}
         self.stdout_path = cwd / f"{role}.stdout"
         self.stderr_path = cwd / f"{role}.stderr"
         with open(self.stdout_path, "wb") as stdout, open(self.stderr_path, "wb") as stderr:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kforge_worker", role], cwd=cwd, env=environment,
+                command or [sys.executable, "-m", "kforge_worker", role], cwd=cwd, env=environment,
                 stdin=subprocess.PIPE, stdout=stdout, stderr=stderr,
                 preexec_fn=give_fd_3, close_fds=False, start_new_session=True,
             )
@@ -169,14 +173,21 @@ SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seed
 
 def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
              run_timing=True, baselines=None, ceilings=None, candidate_env: Optional[Dict[str, str]] = None,
-             **settings) -> Evaluation:
+             launcher=None, **settings) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
     timed calls and the judging of their sampled outputs. `candidate_env` adds variables to the
-    candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py)."""
+    candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py). `launcher(role, cwd)`
+    gives a role's command line and whole environment instead (the sandbox: sandbox_support.py)."""
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
-    reference = Worker("reference", work / "reference")
-    candidate = Worker("candidate", work / "scratch", env=candidate_env)
+    if launcher is None:
+        reference = Worker("reference", work / "reference")
+        candidate = Worker("candidate", work / "scratch", env=candidate_env)
+    else:
+        command, environment = launcher("reference", work / "reference")
+        reference = Worker("reference", work / "reference", command=command, base_env=environment)
+        command, environment = launcher("candidate", work / "scratch")
+        candidate = Worker("candidate", work / "scratch", env=candidate_env, command=command, base_env=environment)
     result = Evaluation(reference=reference, candidate=candidate)
     try:
         reference.send(reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings,

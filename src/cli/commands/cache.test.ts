@@ -24,7 +24,9 @@ async function seededRoot(name: string): Promise<{ cacheRoot: string; release: (
       compiler: null,
       parentEnvironment: {},
     });
-    const reservation = await cache.reserve(buildKey(material), material);
+    const workspace = path.join(cacheRoot, 'workspaces', digit);
+    mkdirSync(workspace, { recursive: true });
+    const reservation = await cache.reserve(buildKey(material), material, { directory: workspace, ownerUid: null });
     mkdirSync(path.join(reservation.directory, 'ext'), { recursive: true });
     writeFileSync(path.join(reservation.directory, 'ext', 'ext.so'), Buffer.alloc(2048));
     if (index === 0) await reservation.finish({ built: true, cacheHit: false });
@@ -50,7 +52,7 @@ describe('kforge cache', () => {
     try {
       const text = await kforge('cache', 'stats', '--cache-root', cacheRoot);
       assert.equal(text.exitCode, 0);
-      assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}4\.0 KiB of 20\.0 GiB {3}1 uses: 1 builds, 0 hits/);
+      assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}2\.0 KiB of 20\.0 GiB {3}1 uses: 1 builds, 0 hits/);
       assert.match(text.stdout, /baselines .*\n {2}3 entries {3}33 B/);
       const json = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-root', cacheRoot)).stdout);
       assert.equal(json.root, cacheRoot);

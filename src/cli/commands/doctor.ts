@@ -13,7 +13,8 @@ export interface DoctorCommandDependencies extends Partial<CliIo> {
 
 /**
  * Adds `kforge doctor [--json]`: checks Python, PyTorch, the compilers, the GPU and the worker,
- * says what installs each missing piece, and exits 0 when the cpu backend can run.
+ * says what installs each missing piece, reports which layers of the candidate's sandbox are in
+ * force here, and exits 0 when the cpu backend can run.
  */
 export function registerDoctorCommand(program: Command, dependencies: DoctorCommandDependencies = {}): Command {
   return program
@@ -27,6 +28,7 @@ export function registerDoctorCommand(program: Command, dependencies: DoctorComm
         python: pythonExecutable(environment),
         workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
         run: dependencies.run,
+        environment,
       });
       io.stdout.write(options.json ? `${JSON.stringify(report)}\n` : renderDoctor(report, picocolors.createColors(io.color)));
       io.setExitCode(report.backends.cpu ? EXIT.correct : EXIT.notCorrect);

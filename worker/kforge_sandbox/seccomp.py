@@ -1,0 +1,95 @@
+"""A seccomp BPF filter built with ctypes: the system calls of syscalls.DENIED fail with EPERM.
+
+Also refused: `clone` asking for new namespaces (EPERM), `clone3` (ENOSYS: its flags sit in memory
+the filter cannot read, so the C library falls back to `clone`, which it can), other
+architectures' system calls on the same kernel (i386 through int 0x80, x32). Everything else is
+allowed: compilers, ninja, nvcc, CUDA and Triton run as they do outside. The filter needs
+`no_new_privs` (or CAP_SYS_ADMIN) and is inherited by every child; it cannot be removed.
+"""
+
+import ctypes
+import errno
+from typing import List, Tuple
+
+from . import libc
+from .syscalls import AUDIT_ARCH, DENIED, NUMBERS, X32_SYSCALL_BIT
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+# Classic BPF opcodes.
+BPF_LD_W_ABS = 0x20
+BPF_JMP_JEQ_K = 0x15
+BPF_JMP_JGE_K = 0x35
+BPF_JMP_JSET_K = 0x45
+BPF_RET_K = 0x06
+
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+
+OFFSET_NR = 0
+OFFSET_ARCH = 4
+OFFSET_ARG0_LOW = 16
+
+#: CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+Instruction = Tuple[int, object, object, int]
+
+
+def program(architecture: str) -> List[Tuple[int, int, int, int]]:
+    """The filter for `architecture` as (code, jt, jf, k) tuples. Raises KeyError for an unknown one."""
+    numbers = NUMBERS[architecture]
+    denied = sorted({numbers[name] for name in DENIED if name in numbers})
+    # Labels are resolved to relative jumps below; "next" falls through.
+    code: List[Instruction] = [
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARCH),
+        (BPF_JMP_JEQ_K, "next", "eperm", AUDIT_ARCH[architecture]),
+        (BPF_LD_W_ABS, 0, 0, OFFSET_NR),
+    ]
+    if architecture == "x86_64":
+        code.append((BPF_JMP_JGE_K, "eperm", "next", X32_SYSCALL_BIT))
+    for number in denied:
+        code.append((BPF_JMP_JEQ_K, "eperm", "next", number))
+    code.append((BPF_JMP_JEQ_K, "enosys", "next", numbers["clone3"]))
+    code.append((BPF_JMP_JEQ_K, "next", "allow", numbers["clone"]))
+    code.append((BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW))
+    code.append((BPF_JMP_JSET_K, "eperm", "allow", CLONE_NAMESPACE_FLAGS))
+    labels = {"allow": len(code), "eperm": len(code) + 1, "enosys": len(code) + 2}
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM))
+    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS))
+
+    def jump(index: int, target) -> int:
+        if target == "next" or target == 0:
+            return 0
+        offset = labels[target] - index - 1
+        if not 0 <= offset <= 255:
+            raise ValueError(f"seccomp jump of {offset} instructions does not fit")
+        return offset
+
+    return [(op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k) in enumerate(code)]
+
+
+def install(architecture: str) -> int:
+    """Sets no_new_privs and installs the filter on this thread (and every child it starts later).
+
+    Returns the number of denied system calls. Raises OSError where the kernel refuses (no seccomp,
+    or a sandbox such as gVisor without filter support) and KeyError for an unknown architecture.
+    """
+    instructions = program(architecture)
+    array = (SockFilter * len(instructions))(*[SockFilter(*item) for item in instructions])
+    fprog = SockFprog(len(instructions), ctypes.cast(array, ctypes.POINTER(SockFilter)))
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1)
+    libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+    return sum(1 for name in DENIED if name in NUMBERS[architecture])

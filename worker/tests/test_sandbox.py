@@ -1,0 +1,344 @@
+"""The candidate's sandbox (worker/kforge_sandbox) against the attacks of tests/adversarial/isolation:
+process reach and persistent state, each a real candidate run through both workers as the parent
+starts them (kforge_bootstrap.py, `python3 -I`), once with kforge as root and once, through
+`setpriv`, as an unprivileged uid (which takes the user-namespace path).
+
+Every attack is an honest ReLU whose import tries to reach something outside its process; the tests
+assert the effect (the sentinel process of the parent's user lives on and unstopped, no secret is
+printed, no helper outlives the worker, the caches, the store, the checkout and the site folders are
+byte for byte unchanged, the loopback server saw no connection) as well as the verdict. The world
+the attacks aim at is made world-writable in the root run (only the sandbox's read-only view keeps
+it intact) and owned by the worker's own uid in the unprivileged run.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import site
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from kforge_sandbox import seccomp
+from kforge_sandbox.launch import parse
+from kforge_sandbox.syscalls import NUMBERS
+from sandbox_support import (SandboxLauncher, as_user, process_state, processes_with, setpriv_refusal,
+                             stage_candidate, stage_problem, user_namespace_refusal)
+from verdicts import verdict
+from worker_process import WORKER_ROOT, evaluate
+
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
+MANIFEST = json.loads((CORPUS / "isolation" / "manifest.json").read_text())
+CASES = [case["file"] for case in MANIFEST["cases"]]
+SECRET = "sk-kforge-test-secret-" + os.urandom(6).hex()
+UNPRIVILEGED_UID = 60124
+HELPER_MARKER = "kforge-escaping-helper"
+SITE_DROP = "zz_kforge_adversarial.pth"
+
+
+def _digest_tree(root: Path) -> dict:
+    """Relative path -> SHA-256 of contents (files) or link target (links), for every entry."""
+    digests = {}
+    for path in sorted(root.rglob("*")):
+        key = str(path.relative_to(root))
+        if path.is_symlink():
+            digests[key] = "link:" + os.readlink(path)
+        elif path.is_file():
+            digests[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+class World:
+    """What the attacks aim at: a cache root with baselines, a build and a store, the orchestrator's
+    stand-in (the sentinel: a process with a secret in its environment and a marker in its cwd),
+    a project checkout and a loopback server."""
+
+    def __init__(self, root: Path, owner_uid):
+        self.root = root
+        self.owner_uid = owner_uid
+        self.cache = root / "cache"
+        self.baselines = self.cache / "baselines"
+        self.builds = self.cache / "builds"
+        self.staging = self.cache / "staging"
+        self.store = self.cache / "kforge.db"
+        self.marker = self.cache / "marker.txt"
+        self.home = root / "home"
+        self.checkout = root / "checkout"
+        self.orchestrator_cwd = root / "orchestrator"
+        self.cwd_marker = "orchestrator-only-" + os.urandom(4).hex()
+        for folder in (self.baselines, self.builds / ("a" * 64) / "ext", self.staging, self.home,
+                       self.checkout / "problems", self.orchestrator_cwd):
+            folder.mkdir(parents=True, exist_ok=True)
+        (self.baselines / ("b" * 64 + ".json")).write_text(json.dumps({"key": "b" * 64, "eager": {"times_ms": [0.5, 0.6]}}))
+        (self.builds / ("a" * 64) / "ext" / "ext.so").write_bytes(b"\x7fELF honest object code")
+        (self.builds / ("a" * 64 + ".json")).write_text('{"key": "' + "a" * 64 + '"}')
+        os.symlink(str(root / "elsewhere"), self.staging / ("c" * 64))
+        connection = sqlite3.connect(self.store)
+        connection.execute("CREATE TABLE candidates (id INTEGER PRIMARY KEY, verdict TEXT, speedup REAL)")
+        connection.execute("INSERT INTO candidates (verdict, speedup) VALUES ('incorrect', NULL)")
+        connection.commit()
+        connection.close()
+        self.problem = self.checkout / "problems" / "relu.py"
+        self.problem.write_text((CORPUS / "problems" / "relu.py").read_text())
+        (self.orchestrator_cwd / self.cwd_marker).write_text("")
+        for path in [root, *root.rglob("*")]:
+            if path.is_symlink():
+                continue
+            if owner_uid is None:
+                os.chmod(path, 0o777 if path.is_dir() else 0o666)
+            else:
+                os.chown(path, owner_uid, owner_uid)
+        prefix = [] if owner_uid is None else as_user(owner_uid)
+        self.sentinel = subprocess.Popen(prefix + [sys.executable, "-c", "import time; time.sleep(600)"],
+                                         cwd=self.orchestrator_cwd, env={"PATH": os.environ.get("PATH", ""),
+                                                                         "OPENAI_API_KEY": SECRET})
+        self.nice = None
+        for _ in range(100):
+            self.nice = _nice(self.sentinel.pid)
+            if self.nice is not None:
+                break
+            time.sleep(0.01)
+        self.connections = 0
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+        self.before = self.snapshot()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            connection.close()
+
+    def targets(self) -> dict:
+        return {"sentinel_pid": self.sentinel.pid, "orchestrator_pid": self.sentinel.pid, "store": str(self.store),
+                "marker": str(self.marker), "port": self.port, "worker_dir": str(WORKER_ROOT),
+                "problem": str(self.problem), "checkout": str(self.checkout), "baselines": str(self.baselines),
+                "builds": str(self.builds), "staging": str(self.staging)}
+
+    def snapshot(self) -> dict:
+        return {"cache": _digest_tree(self.cache), "checkout": _digest_tree(self.checkout)}
+
+    def close(self):
+        self.sentinel.kill()
+        self.sentinel.wait()
+        self.server.close()
+
+
+def _site_drops() -> list:
+    """Every path s01 tries outside its scratch (it creates files only where none exist)."""
+    drops = [WORKER_ROOT / name for name in ("sitecustomize.py", "usercustomize.py")]
+    drops.append(WORKER_ROOT / "kforge_worker" / SITE_DROP)
+    drops += [Path(folder) / SITE_DROP for folder in site.getsitepackages()]
+    return drops
+
+
+def _run_all(world: World, root: Path, launcher: SandboxLauncher) -> dict:
+    problem_source = CORPUS / "problems" / "relu.py"
+
+    def one(name: str):
+        work = root / Path(name).stem
+        scratch = work / "scratch"
+        launcher("candidate", scratch)
+        candidate = stage_candidate(CORPUS / "isolation" / name, scratch, world.targets())
+        problem = stage_problem(problem_source, scratch)
+        if launcher.as_uid is not None:
+            for path in [work, *work.rglob("*")]:
+                os.chown(path, launcher.as_uid, launcher.as_uid)
+        return evaluate(problem, candidate, work, scratch / "build", launcher=launcher, perf_trials=4,
+                        warmup_trials=1, sample_calls=(1,))
+
+    existing = {path for path in _site_drops() if path.exists()}
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            jobs = {name: pool.submit(one, name) for name in CASES}
+            results = {name: job.result() for name, job in jobs.items()}
+        time.sleep(1.0)  # a helper that survived would write within 0.25 s
+        results["#helpers"] = processes_with(HELPER_MARKER)
+        results["#after"] = world.snapshot()
+        results["#sentinel"] = (process_state(world.sentinel.pid), _nice(world.sentinel.pid))
+        results["#site"] = [str(path) for path in _site_drops() if path.exists() and path not in existing]
+        return results
+    finally:
+        for pid in processes_with(HELPER_MARKER):
+            os.kill(pid, signal.SIGKILL)
+        for path in _site_drops():
+            if path.exists() and path not in existing:
+                path.unlink()
+        if world.sentinel.poll() is None and process_state(world.sentinel.pid) == "T":
+            os.kill(world.sentinel.pid, signal.SIGCONT)
+
+
+def _nice(pid: int):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[16])
+    except OSError:
+        return None
+
+
+def _printed(result) -> str:
+    return result.candidate.stdout + result.candidate.stderr + json.dumps(result.candidate.messages)
+
+
+def _open_to_others(root: Path) -> None:
+    """Lets any uid reach `root` (pytest's folders are private), so that only the sandbox stands
+    between the candidate and the world."""
+    for folder in [root, *root.parents]:
+        if folder == Path("/"):
+            break
+        os.chmod(folder, os.stat(folder).st_mode | 0o005)
+
+
+@pytest.fixture(scope="module")
+def as_root(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("this run is kforge as root (the GPU host, CI containers); the unprivileged run covers the rest")
+    root = tmp_path_factory.mktemp("sandbox-root")
+    _open_to_others(root)
+    world = World(root / "world", owner_uid=None)
+    try:
+        # As the parent does: the cache root and the parent's home are hidden.
+        launcher = SandboxLauncher(hide=[world.cache, world.home, Path.home()], expose=[world.staging])
+        yield world, _run_all(world, root / "runs", launcher)
+    finally:
+        world.close()
+
+
+@pytest.fixture(scope="module")
+def as_user_uid(tmp_path_factory):
+    refusal = setpriv_refusal() or user_namespace_refusal(UNPRIVILEGED_UID)
+    if refusal:
+        pytest.skip(refusal)
+    root = tmp_path_factory.mktemp("sandbox-user")
+    _open_to_others(root)
+    world = World(root / "world", owner_uid=UNPRIVILEGED_UID)
+    try:
+        launcher = SandboxLauncher(hide=[world.cache, world.home], expose=[world.staging], as_uid=UNPRIVILEGED_UID)
+        yield world, _run_all(world, root / "runs", launcher)
+    finally:
+        world.close()
+
+
+@pytest.fixture(params=["root", "unprivileged"])
+def run(request):
+    return request.getfixturevalue("as_root" if request.param == "root" else "as_user_uid")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_attack_leaves_the_verdict_honest(run, name):
+    _world, results = run
+    result = results[name]
+    assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
+    assert result.exit_codes == {"reference": 0, "candidate": 0}
+    assert result.timed_judgement is not None and result.timed_judgement["passed"] is True
+
+
+def test_every_layer_is_in_force(run):
+    world, results = run
+    for name in CASES:
+        isolation = results[name].message("candidate", "hello")["environment"]["isolation"]
+        missing = isolation["missing"]
+        if world.owner_uid is not None:
+            # An ordinary user gets no cgroup without systemd's delegation; the PID namespace ends
+            # the tree on its own (test_no_helper_outlives_its_evaluation).
+            missing = [entry for entry in missing if not entry.startswith("cgroup: ")]
+            assert isolation["user"].endswith("in a user namespace)") and "user" in isolation["namespaces"]
+        else:
+            assert isolation["user"].endswith("(no passwd entry)") and isolation["cgroup"], isolation
+        assert missing == [], (name, isolation)
+        assert {"pid", "mount", "network"} <= set(isolation["namespaces"])
+        assert isolation["seccomp"] and isolation["no_new_privs"] and isolation["filesystem"] == "read-only view"
+        assert isolation["python"] == "isolated (-I)" and isolation["descriptors"] == "0-3 only"
+
+
+def test_no_other_process_is_reached(run):
+    world, results = run
+    state, nice = results["#sentinel"]
+    assert state is not None and state != "T", f"the sentinel is {state}"
+    assert nice == world.nice
+    for name in ("p01_ptrace_attach.py", "p02_orchestrator_secrets.py", "p03_signal_others.py"):
+        printed = _printed(results[name])
+        # (The sandbox's own init may take a SIGSTOP from its user without effect: it has no handler.)
+        assert "attached to" not in printed and f"ATTACK p03: stopped {world.sentinel.pid}" not in printed
+        assert SECRET not in printed and world.cwd_marker not in printed, name
+    assert "refused: Operation not permitted" in _printed(results["p01_ptrace_attach.py"])
+
+
+def test_no_helper_outlives_its_evaluation(run):
+    world, results = run
+    assert results["#helpers"] == []
+    assert not world.marker.exists()
+
+
+def test_no_connection_leaves_the_sandbox(run):
+    world, _results = run
+    assert world.connections == 0
+
+
+def test_no_persistent_state_is_changed(run):
+    world, results = run
+    assert results["#after"] == world.before
+    assert results["#site"] == []
+    assert not world.marker.exists(), "no start-up hook ran"
+
+
+def test_seccomp_program_denies_every_listed_call_on_both_architectures():
+    for architecture in NUMBERS:
+        instructions = seccomp.program(architecture)
+        denied = {k for code, _jt, _jf, k in instructions if code == seccomp.BPF_JMP_JEQ_K}
+        for name in ("ptrace", "process_vm_readv", "perf_event_open", "mount", "unshare", "bpf", "keyctl"):
+            assert NUMBERS[architecture][name] in denied, (architecture, name)
+        assert instructions[-3][3] == seccomp.SECCOMP_RET_ALLOW
+
+
+def test_launcher_rejects_a_bad_option_with_status_2(capfd):
+    with pytest.raises(SystemExit) as exited:
+        parse(["--sandbox", "sometimes", "candidate"])
+    assert exited.value.code == 2
+    assert "expected --sandbox to be on, off or require, got `sometimes`" in capfd.readouterr().err
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("example", ["level1_02_gelu/cuda_fast.py"])
+def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path, example):
+    """nvcc, ninja and the driver run inside the sandbox, /dev/nvidia* stays reachable, the
+    profiler's own-kernel check works under the seccomp filter, and every layer is in force."""
+    root = Path(__file__).resolve().parents[2]
+    _open_to_others(tmp_path)
+    work = tmp_path / "cuda"
+    scratch = work / "scratch"
+    launcher = SandboxLauncher(hide=[Path.home()])
+    launcher("candidate", scratch)
+    candidate = scratch / "in" / "candidate" / "cuda_fast.py"
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    candidate.write_text((root / "examples" / example).read_text())
+    problem = stage_problem(root / "problems" / "level1" / "02_gelu.py", scratch)
+    result = evaluate(problem, candidate, work, scratch / "build", launcher=launcher, backend="cuda", device="cuda:0",
+                      preset="gpu", guard=None, perf_trials=20, warmup_trials=3, sample_calls=(5, 19))
+    assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
+    isolation = result.message("candidate", "hello")["environment"]["isolation"]
+    assert isolation["seccomp"] and {"pid", "mount", "network"} <= set(isolation["namespaces"]), isolation
+    checks = {check["check"]: check["status"] for message in result.candidate.of_type("guard-checks")
+              for check in message["checks"]}
+    assert checks.get("own-kernel") == "passed", checks
