@@ -50,6 +50,7 @@ def run_reference(channel: Channel, message: dict) -> None:
         roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
         operators = reference_operators(model, inputs, run.correctness_seeds[0])
         del model, inputs
+    channel.send("reference-ops", **operators)
     channel.send("reference-ready", trials=[
         {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
         for record in correctness + timing
@@ -57,7 +58,6 @@ def run_reference(channel: Channel, message: dict) -> None:
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)
-    channel.send("reference-ops", **operators)
     if request.baselines is not None:
         with stage(channel.send, "baseline"):
             sets = [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
