@@ -19,6 +19,7 @@ FAMILIES = {
                     "slow_conv2d_forward", "slow_conv3d_forward", "conv_transpose1d", "conv_transpose2d",
                     "conv_transpose3d", "convolution_overrideable", "thnn_conv2d"),
     "softmax": ("softmax", "log_softmax"),
+    "clamp": ("relu", "clamp_min", "clamp_max", "clamp", "threshold", "relu6", "hardtanh"),
     "layer-norm": ("layer_norm", "native_layer_norm"),
     "batch-norm": ("batch_norm", "native_batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_training",
                    "cudnn_batch_norm", "miopen_batch_norm"),

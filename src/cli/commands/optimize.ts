@@ -35,7 +35,7 @@ import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
-import { ACCEPTED_GUARD_POLICY_NAMES, DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policy.js';
+import { DEFAULT_GUARD_POLICY, GUARD_POLICIES, guardPolicyHelp, resolveGuardPolicy } from '../../core/guard-policy.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
@@ -103,7 +103,17 @@ const flagsSchema = z.object({
   backend: oneOf('--backend', BACKENDS).optional(),
   precision: oneOf('--precision', PRECISIONS).optional(),
   tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
-  guardPolicy: oneOf('--guard-policy', ACCEPTED_GUARD_POLICY_NAMES).optional(),
+  guardPolicy: z
+    .string()
+    .transform((text, context) => {
+      const resolved = resolveGuardPolicy(text);
+      if (resolved === undefined) {
+        context.addIssue({ code: 'custom', message: `expected \`--guard-policy\` to be one of ${GUARD_POLICIES.join(', ')}, got \`${text}\`` });
+        return z.NEVER;
+      }
+      return resolved;
+    })
+    .optional(),
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
   warmup: nonNegativeInteger('--warmup').optional(),
