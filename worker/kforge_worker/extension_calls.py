@@ -25,13 +25,15 @@ ERROR_TEXT_LIMIT = 300
 
 @dataclass
 class FunctionCalls:
-    """One extension function's calls in the traced call."""
+    """One extension function's calls in the traced call: `elapsed_ns` is the host time of the calls
+    that returned, `raised_ns` of those that raised (no kernel's work, and not counted as own)."""
 
     name: str
     returned: int = 0
     raised: int = 0
     first_error: Optional[str] = None
     elapsed_ns: int = 0
+    raised_ns: int = 0
 
 
 @dataclass
@@ -89,12 +91,13 @@ class ExtensionCalls:
             result = function(*args, **kwargs)
         except BaseException as error:
             entry.raised += 1
+            entry.raised_ns += time.perf_counter_ns() - started
             if entry.first_error is None:
                 entry.first_error = _describe(error)
             raise
         finally:
-            entry.elapsed_ns += time.perf_counter_ns() - started
             self.inside -= 1
+        entry.elapsed_ns += time.perf_counter_ns() - started
         entry.returned += 1
         return result
 
@@ -121,8 +124,8 @@ class ExtensionCalls:
         return [entry for entry in self.functions.values() if entry.raised]
 
     def own_ns(self) -> int:
-        """Host time inside the extension's functions (outermost calls), before the ATen operators
-        they dispatched are subtracted (dispatch_trace.py counts those)."""
+        """Host time inside the extension's functions that returned (outermost calls), before the ATen
+        operators they dispatched are subtracted (dispatch_trace.py counts those)."""
         return sum(entry.elapsed_ns for entry in self.functions.values())
 
 

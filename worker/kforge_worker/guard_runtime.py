@@ -18,29 +18,20 @@ docs/guard.md describes every check.
 for verdicts) turns every method into a no-op and records one `guard-runtime` note instead.
 """
 
-import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import torch
 
-from . import attribution, global_state, own_kernel, own_work
-from .candidate_kernels import OwnKernelSources, triton_kernel_names
+from . import global_state
 from .cudart import CudaRuntime
 from .deferred_work import ThreadWatch, output_problems, tensor_leaves
-from .dispatch_ops import OWN, glue_operators
-from .dispatch_trace import DispatchRecorder, traced_call
-from .extension_calls import ExtensionCalls
+from .dispatch_ops import glue_operators
 from .errors import StageFailure, failures_as
-from .kernel_names import OwnKernels
-from .kernel_trace import KernelTrace, profiled_call
 from .poison import is_stale, poison_allocator, poison_sizes
 from .policy import load_policy
-from .provenance import Provenance
-from .torch_fallback import Finding, judge
+from .traced_call import OUTPUT_CONTEXT, TracedCallChecks
 
 PREWARM_ELEMENTS = 1 << 20
-OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
-UNTOLD = OwnKernelSources(unknown="the guard was not told which kernels the candidate built")
 GUARD_OFF = ("the run-time checks were off (KFORGE_GUARD_RUNTIME=off, a benchmark switch): nothing was "
              "checked at run time, so this run's verdict is not to be trusted")
 
@@ -76,7 +67,7 @@ def prewarm_torch(device: torch.device) -> None:
             torch.cuda.synchronize(device)
 
 
-class GuardRuntime:
+class GuardRuntime(TracedCallChecks):
     def __init__(self, device: torch.device, policy: Optional[Mapping[str, Any]] = None, enabled: bool = True):
         self.device = device
         self.is_cuda = device.type == "cuda"
@@ -89,15 +80,7 @@ class GuardRuntime:
         self.output_sizes: List[int] = []
         self.state: Dict[str, Any] = {}
         self.checked_outputs = 0
-        self.trace: Optional[DispatchRecorder] = None
-        self.kernels: Optional[KernelTrace] = None
-        self.own_sources: OwnKernelSources = UNTOLD
-        self.extensions: Optional[ExtensionCalls] = None
-        self.static_findings: List[dict] = []
-        self.send: Optional[Callable[..., None]] = None
-        self.wall_ns = 0
-        self._custom_operators: List[Any] = []
-        self._traced = False
+        self._init_traced_call()
 
     # --- global state ----------------------------------------------------------------------
 
@@ -196,169 +179,6 @@ class GuardRuntime:
             raise StageFailure("rejected", "deferred-work", f"{where}: {thread_problem}")
         self.output_sizes = poison_sizes(leaves, self.device)
         self.checked_outputs += 1
-
-    # --- torch-fallback: the dispatch trace of one untimed call ------------------------------
-
-    def expect_own_kernels(self, sources: OwnKernelSources) -> None:
-        """What the candidate built (candidate_kernels.py), for `own-kernel`; after the build."""
-        self.own_sources = sources
-
-    def watch_extensions(self, extensions: ExtensionCalls, static_findings: Iterable[dict] = ()) -> None:
-        """The candidate's extension calls (build.py wrapped its modules) and the static guard's
-        findings (a fallback it names labels the run-time rejection); after the build."""
-        self.extensions = extensions
-        self.static_findings = list(static_findings)
-
-    def forward(self, call: Callable[[], Any], traced: bool, sources: Iterable[Any] = ()) -> Any:
-        """`call()`; when `traced`, under the dispatch trace (where it works on this torch) inside
-        the profiler (where there is something for it to record: kernel_trace.py), with the
-        extension's calls recorded and, on cpu, the provenance of tensors from `sources` (the
-        call's inputs, the model's parameters and buffers)."""
-        if not traced or not self.enabled:
-            return call()
-        extensions = self.extensions
-        provenance = None
-        if not self.is_cuda:
-            try:
-                provenance = Provenance([value for value in sources if isinstance(value, torch.Tensor)])
-            except Exception:  # the record is evidence, never a fault of the candidate's call
-                provenance = None
-
-        def dispatch_traced() -> Any:
-            if extensions is not None:
-                extensions.start()
-            started = time.perf_counter_ns()
-            try:
-                output, self.trace = traced_call(call, self.glue, extensions, provenance)
-            finally:
-                self.wall_ns = time.perf_counter_ns() - started
-                if extensions is not None:
-                    extensions.stop()
-            return output
-
-        output, self.kernels = profiled_call(dispatch_traced, self.device, self.glue)
-        self.threads.allow(self.kernels.profiler_threads)
-        return output
-
-    def _send_attribution(self, result: attribution.Attribution, where: str) -> None:
-        if self.send is not None:
-            self.send("attribution", where=where, **result.message())
-
-    def _own_kernels(self) -> OwnKernels:
-        sources = self.own_sources
-        return OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
-
-    def _attribution(self, trace: DispatchRecorder) -> attribution.Attribution:
-        if not self.is_cuda:
-            return attribution.cpu(trace.counts(), self.extensions, self.wall_ns, trace.dispatch_ns,
-                                   trace.extension_dispatch_ns)
-        kernels = self.kernels
-        if kernels is None or kernels.kernels is None:
-            reason = kernels.kernels_unavailable if kernels is not None else "the profiler did not run"
-            return attribution.unavailable("device", f"the profiler listed no kernels: {reason}")
-        traced = frozenset(entry.name.split(".")[0] for entry in trace.counts())
-        return attribution.device(kernels.launches, self._own_kernels().owns, traced, kernels.unlinked_us)
-
-    def check_dispatch(self, output: Any, where: str) -> None:
-        """After `after_call` on a traced call: sends the call's attribution, then rejects a fallback
-        that ran, PyTorch doing the work (per the policy and own_work.py) or a tampered trace, else
-        records the `torch-fallback` outcome."""
-        trace, self.trace = self.trace, None
-        if trace is None:
-            return
-        self._traced = False
-        if trace.unavailable is not None:
-            self._send_attribution(attribution.unavailable("device" if self.is_cuda else "host", (
-                f"forward's operators were not traced: {trace.unavailable}")), where)
-            self.log.record("torch-fallback", "skipped", f"{where}: forward's operators were not traced: "
-                                                         f"{trace.unavailable}; the static check stands alone")
-            return
-        if trace.tampered:
-            self._send_attribution(attribution.unavailable("device" if self.is_cuda else "host",
-                                                           trace.tampered), where)
-            raise StageFailure("rejected", "torch-fallback", (
-                f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"))
-        self._traced = True
-        self._custom_operators = [entry for entry in trace.counts() if entry.kind == OWN]
-        with failures_as(**OUTPUT_CONTEXT):
-            elements = sum(leaf.numel() for leaf in tensor_leaves(output))
-        self._send_attribution(self._attribution(trace), where)
-        findings = [judge(trace.counts(), self.policy, elements, where), self._other_threads(elements, where)]
-        if trace.errors:
-            findings[0].message += f" ({trace.errors} operator call(s) could not be measured)"
-        for outcome in self._own_work(trace, output, findings, where):
-            if outcome.status == "reject":
-                raise StageFailure("rejected", outcome.check, outcome.message)
-            self.log.record(outcome.check, outcome.status, outcome.message)
-        for finding in findings:
-            if finding.status == "reject":
-                raise StageFailure("rejected", "torch-fallback", finding.message)
-        status = "note" if any(finding.status == "note" for finding in findings) else "passed"
-        self.log.record("torch-fallback", status, "; ".join(finding.message for finding in findings))
-
-    def _own_work(self, trace: DispatchRecorder, output: Any, findings: List[Finding],
-                  where: str) -> List[own_work.Outcome]:
-        """The outcomes of own_work.py's rules for this call, in the order they are judged."""
-        extensions = self.extensions
-        failed = extensions.failed_builds if extensions is not None else []
-        fallbacks = [finding for finding in self.static_findings if finding.get("check") == "silent-fallback"]
-        outcomes = [own_work.fallback_raised(extensions, self.policy, where)]
-        if not self.is_cuda:
-            producers = None
-            if trace.provenance is not None:
-                try:
-                    producers = trace.provenance.output_is_torch(output)
-                except Exception:
-                    producers = None
-            outcomes.append(own_work.pytorch_output(producers, self.policy, where, fallbacks, failed))
-            native = (extensions is not None and bool(extensions.modules)) or bool(self._custom_operators)
-            if not native:
-                work = [name for finding in findings for name in finding.compute]
-                outcomes.append(own_work.no_native_code(work, self.policy, where, fallbacks, failed))
-        return [outcome for outcome in outcomes if outcome is not None]
-
-    def _other_threads(self, elements: int, where: str) -> Finding:
-        """The judgement of the operators the profiler saw on threads other than forward's."""
-        kernels = self.kernels
-        if kernels is None or kernels.other_threads is None:
-            reason = kernels.threads_unavailable if kernels is not None else "the profiler did not run"
-            return Finding("passed", f"operators on other threads not traced: {reason}")
-        if not kernels.other_threads:
-            return Finding("passed", "no operator dispatched on any other thread")
-        return judge(kernels.other_threads, self.policy, elements, f"{where}, on another thread")
-
-    # --- own-kernel: the kernels the profiler saw in the same call -----------------------------
-
-    def check_own_kernel(self, where: str) -> None:
-        """After `check_dispatch` on a traced call: rejects (per the policy) a call that ran no kernel
-        of the candidate's own, else records the `own-kernel` outcome. cuda and triton: the
-        profiler's kernels (own_kernel.py); cpu: the extension's functions and custom operators that
-        ran (own_work.py)."""
-        kernels, self.kernels = self.kernels, None
-        if kernels is None:
-            return
-        if not self.is_cuda:
-            self._check_cpu_kernel(kernels, where)
-            return
-        sources = self.own_sources
-        finding = own_kernel.verdict(kernels.kernels, kernels.kernels_unavailable, self._own_kernels(),
-                                     sources.unknown, self.policy, where, kernels.copies)
-        if finding.status == "reject":
-            raise StageFailure("rejected", own_kernel.CHECK, finding.message)
-        self.log.record(own_kernel.CHECK, finding.status, finding.message)
-
-    def _check_cpu_kernel(self, kernels: KernelTrace, where: str) -> None:
-        threads = ("; the profiler saw every other thread's operators" if kernels.other_threads is not None
-                   else f"; operators on other threads are not traced ({kernels.threads_unavailable})")
-        returned = self.extensions.returned() if self.extensions is not None else []
-        if not self._traced and not returned:
-            self.log.record("own-kernel", "skipped", f"{where}: whether the candidate's own code ran was not "
-                                                     f"checked: forward's operators were not traced{threads}")
-            return
-        outcome = own_work.cpu_kernel_ran(self.extensions, self._custom_operators, self.policy, where)
-        if outcome.status == "reject":
-            raise StageFailure("rejected", outcome.check, outcome.message)
-        self.log.record(outcome.check, outcome.status, outcome.message + threads)
 
     def record_call_checks(self) -> None:
         if not self.enabled:

@@ -156,9 +156,10 @@ def test_every_traced_call_sends_its_attribution(runs, key):
     attribution = _attribution(runs[key])
     assert attribution["measured"] == "host" and attribution["unavailable"] is None
     origin = attribution["by_origin_ms"]
-    assert origin["own"] > 0 and origin["library"] == 0
-    assert 0 < attribution["own_share"] <= 1
+    assert origin["library"] == 0 and sum(origin.values()) > 0
     assert attribution["own_share"] == pytest.approx(origin["own"] / sum(origin.values()), abs=1e-5)
+    # Every case's kernel does work, except c19's, which raises (a call that raised is not own work).
+    assert (origin["own"] > 0) is (not key.startswith("cpu/c19_fallback_runs.py")), attribution
 
 
 def test_a_kept_gemm_is_reported_as_the_references_own_operator(runs):
