@@ -16,7 +16,7 @@ function runGuardPolicy(planned: string | undefined, candidates: readonly Candid
   if (planned !== undefined) return resolveGuardPolicy(planned) ?? planned;
   for (const candidate of candidates) {
     const policy = candidate.evaluation?.result.guard?.['policy'];
-    if (typeof policy === 'string') return policy;
+    if (typeof policy === 'string') return resolveGuardPolicy(policy) ?? policy;
   }
   return null;
 }
