@@ -1,3 +1,4 @@
+import { effectiveGuardPolicy } from '../core/guard-policy.js';
 import path from 'node:path';
 import type { KforgeConfig } from '../core/config.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
@@ -25,7 +26,7 @@ export interface OptimizeRequest {
   backend?: Backend;
   precision?: Precision;
   tolerance?: ToleranceProfile;
-  /** Guard policy of every evaluation (`default`, `strict`, `permissive`); else the config's `guard.policy`. */
+  /** Guard policy of every evaluation (src/core/guard-policy.ts); else the config's `guard.policy`, else `kernelbench`. */
   guardPolicy?: string;
   trials?: number;
   perfTrials?: number;
@@ -108,7 +109,7 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
       backend: request.backend ?? evaluator.backend ?? 'cuda',
       precision: request.precision ?? evaluator.precision ?? 'fp32',
       tolerance: request.tolerance ?? evaluator.tolerance ?? 'kernelbench',
-      guardPolicy: request.guardPolicy ?? config.guard?.policy,
+      guardPolicy: effectiveGuardPolicy(request.guardPolicy ?? config.guard?.policy),
       preset: request.preset,
       trials: request.trials ?? evaluator.trials,
       perfTrials: request.perfTrials ?? evaluator.perfTrials,

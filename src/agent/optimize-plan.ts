@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardPolicyNameSchema } from '../core/guard-policy.js';
 import { modelSettingsSchema } from '../core/config.js';
 import { backendSchema, precisionSchema, presetSchema, toleranceProfileSchema } from '../core/verdict.js';
 import { strategyNameSchema } from './attempt.js';
@@ -6,8 +7,6 @@ import { stallPolicySchema } from './stall-detector.js';
 
 const positiveInteger = z.number().int().positive();
 
-/** The guard policies the worker ships (worker/kforge_worker/policy.py); the request's `guardPolicy`. */
-export const GUARD_POLICY_NAMES = ['default', 'strict', 'permissive'] as const;
 const positiveNumber = z.number().positive();
 
 const budgetLimitsSchema = z.object({
@@ -56,7 +55,7 @@ export const optimizePlanSchema = z.object({
     precision: precisionSchema,
     tolerance: toleranceProfileSchema,
     /** Left out means the evaluator's default (`default`). */
-    guardPolicy: z.enum(GUARD_POLICY_NAMES).optional(),
+    guardPolicy: guardPolicyNameSchema('guardPolicy').optional(),
     preset: presetSchema.optional(),
     trials: positiveInteger.optional(),
     perfTrials: positiveInteger.optional(),

@@ -1,3 +1,4 @@
+import { DEFAULT_GUARD_POLICY, effectiveGuardPolicy, guardPolicyNameSchema } from '../core/guard-policy.js';
 import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
@@ -42,8 +43,6 @@ const timeoutShape = Object.fromEntries(
   TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()]),
 ) as Record<string, z.ZodOptional<ReturnType<typeof seconds>>>;
 
-/** The guard policies the worker ships (worker/kforge_worker/policy.py). */
-export const GUARD_POLICIES = ['default', 'strict', 'permissive'] as const;
 
 /** Validates the raw flags of `kforge eval` (as commander collected them). */
 export const evalOptionsSchema = z.object({
@@ -57,7 +56,7 @@ export const evalOptionsSchema = z.object({
   device: integer('--device', 0).optional(),
   refreshBaselines: z.boolean().default(false),
   timing: z.boolean().default(true),
-  guardPolicy: choice('--guard-policy', GUARD_POLICIES).default('default'),
+  guardPolicy: guardPolicyNameSchema('--guard-policy').transform(effectiveGuardPolicy).default(DEFAULT_GUARD_POLICY),
   shapes: z.boolean().default(false),
   shapesGate: z.boolean().default(false),
   json: z.boolean().default(false),

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type picocolors from 'picocolors';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
+import { attributionLine } from '../eval/attribution-report.js';
 import { formatDuration, formatError, formatMilliseconds, formatSpeedup } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;
@@ -34,6 +35,10 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
       colors.dim(`(${result.backend}, ${result.precision}${result.preset ? `, preset ${result.preset}` : ''})`),
   );
   for (const reason of result.reasons) lines.push(`  ${colors.dim(`[${reason.check}]`)} ${reason.message}`);
+  if (result.attribution) {
+    const policy = typeof result.guard?.['policy'] === 'string' ? colors.dim(` (policy ${result.guard['policy']})`) : '';
+    lines.push(`${colors.bold('attribution:')} ${attributionLine(result.attribution)}${policy}`);
+  }
   const { diagnostics } = result;
   if (diagnostics.first_error) lines.push('', `${colors.bold('first compiler error:')} ${diagnostics.first_error}`);
   if (diagnostics.known_cause) lines.push(`${colors.bold('known cause:')} ${diagnostics.known_cause}`);

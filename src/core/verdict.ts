@@ -101,6 +101,38 @@ export const environmentSchema = z
   .catchall(z.unknown());
 export type Environment = z.infer<typeof environmentSchema>;
 
+/** One PyTorch operator of the traced correctness call (SPEC.md section 8). */
+export const attributedOperatorSchema = z
+  .object({
+    op: z.string(),
+    /** Device time of its kernels (cuda, triton) or its host time (cpu), in milliseconds. */
+    ms: z.number().nonnegative(),
+    /** Whether the reference's own forward runs this operator (null where the reference was not traced). */
+    in_reference: z.boolean().nullable(),
+  })
+  .catchall(z.unknown());
+
+/**
+ * Where the time of one traced correctness call went (SPEC.md section 8): the candidate's own
+ * kernels, vendor libraries called from its native code, PyTorch operators. Present on every
+ * `correct` and `rejected` verdict; `own_share` is null (and `unavailable` says why) where the
+ * call could not be measured (rejected before it ran, a torch without the trace).
+ */
+export const attributionSchema = z
+  .object({
+    own_share: z.number().min(0).max(1).nullable(),
+    by_origin_ms: z.object({ own: z.number(), library: z.number(), torch: z.number() }).nullable(),
+    torch_ops: z.array(attributedOperatorSchema),
+    /** PyTorch operators the reference never runs that did at least 10% of the call's time. */
+    substituted_ops: z.array(z.string()),
+    /** `device` (kernel durations from the profiler) or `host` (the cpu backend's operator times). */
+    measured: z.enum(['device', 'host']).optional(),
+    unavailable: z.string().optional(),
+    notes: z.array(z.string()).optional(),
+  })
+  .catchall(z.unknown());
+export type Attribution = z.infer<typeof attributionSchema>;
+
 /**
  * The JSON object `kforge eval --json` prints (SPEC.md section 6). Field names are stable:
  * scripts outside the project read them.
@@ -126,6 +158,8 @@ export const evaluationResultSchema = z.object({
   build: z.record(z.string(), z.unknown()).optional(),
   /** The guard's findings, run-time checks, tolerance audit, speed-of-light bound and notes (docs/guard.md). */
   guard: z.record(z.string(), z.unknown()).optional(),
+  /** Where the traced correctness call's time went; on every `correct` and `rejected` verdict (SPEC.md section 8). */
+  attribution: attributionSchema.optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
   environment: environmentSchema.nullable(),

@@ -20,7 +20,8 @@ describe('evaluation job payloads', () => {
     assert.equal(options.preset, 'cpu');
     assert.equal(options.trials, 2);
     assert.equal(options.perfTrials, 100);
-    assert.equal(options.guardPolicy, 'default');
+    assert.equal(options.guardPolicy, 'kernelbench');
+    assert.equal(normaliseJobOptions({ ...base, guardPolicy: 'default' }).guardPolicy, 'own-kernels', 'the former name');
     assert.equal(options.timeoutsSeconds.build, 30);
     assert.equal(options.timeoutsSeconds.load, 120);
     assert.equal('deviceIndex' in options, false);
@@ -46,7 +47,7 @@ describe('evaluation job payloads', () => {
     const same = createJobPayload({
       problem: { ...problem, name: 'other.py' },
       candidate: { ...candidate, name: 'renamed.py' },
-      options: { ...base, trials: 5, perfTrials: 100, preset: 'cpu', deviceIndex: 1, guardPolicy: 'default', timeoutsSeconds: { build: 600 } },
+      options: { ...base, trials: 5, perfTrials: 100, preset: 'cpu', deviceIndex: 1, guardPolicy: 'kernelbench', timeoutsSeconds: { build: 600 } },
       maxAttempts: 5,
     });
     assert.equal(evaluationJobId(same), id);

@@ -1,3 +1,4 @@
+import { effectiveGuardPolicy } from '../core/guard-policy.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -91,7 +92,7 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
     refreshBaselines: request.refreshBaselines === true,
     skipTiming: request.skipTiming === true,
     timeoutsSeconds: { ...DEFAULT_STAGE_TIMEOUTS_SECONDS, ...defined },
-    guardPolicy: request.guardPolicy ?? 'default',
+    guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,
   };

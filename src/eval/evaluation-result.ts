@@ -1,4 +1,4 @@
-import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
+import type { Attribution, CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import type { GuardReport } from './guard-outcome.js';
 import type { Outcome } from './outcome.js';
@@ -17,6 +17,8 @@ export interface ResultParts {
   timing?: TimingSummary | undefined;
   buildInfo?: BuildInfoMessage | undefined;
   guard?: GuardReport | null;
+  /** Where the traced call's time went; kept on `correct` and `rejected` verdicts only. */
+  attribution?: Attribution | undefined;
 }
 
 /** The JSON result of SPEC.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
@@ -41,6 +43,7 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
   if (parts.correctness) result.correctness = parts.correctness;
   if (parts.timing && outcome.verdict === 'correct') result.timing = parts.timing;
   if (parts.guard) result.guard = parts.guard as unknown as Record<string, unknown>;
+  if (parts.attribution && (outcome.verdict === 'correct' || outcome.verdict === 'rejected')) result.attribution = parts.attribution;
   if (parts.buildInfo) {
     const { v: _version, type: _type, ...build } = parts.buildInfo;
     result.build = build;

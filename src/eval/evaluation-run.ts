@@ -385,14 +385,16 @@ export class EvaluationRun {
     await Promise.all(Object.values(this.#workers).map((worker) => worker.finish(EXIT_WINDOW_MS)));
   }
 
-  async #result(ended: Outcome): Promise<EvaluationResult> {
+  async #result(finished: Outcome): Promise<EvaluationResult> {
     const blamed = this.#workers[this.#blame] ?? this.#workers.reference;
     const results = await Promise.all(Object.values(this.#workers).map((worker) => worker.result));
     const note = this.#isolation ? isolationNote(this.#isolation) : null;
     if (note) this.#guard.note(note);
+    const { outcome: ended, attribution } = this.#guard.attributed(finished, this.#context.settings.guardPolicy);
     return assembleResult({
       settings: this.#context.settings,
       outcome: ended,
+      attribution,
       output: blamed ? await blamed.result : null,
       stageDurationsMs: Object.assign({}, ...results.map((result) => result.stageDurationsMs)),
       environment: this.#environment && this.#isolation ? { ...this.#environment, isolation: this.#isolation } : this.#environment,
@@ -404,9 +406,11 @@ export class EvaluationRun {
   }
 }
 
-const GUARD_MESSAGE_TYPES: ReadonlySet<string> = new Set(['guard', 'guard-checks', 'audit', 'roofline']);
+const GUARD_MESSAGE_TYPES: ReadonlySet<string> = new Set(['guard', 'guard-checks', 'audit', 'roofline', 'attribution', 'reference-ops']);
 
 /** The guard's informational messages, which may arrive between any two expected ones. */
-function isGuardMessage(message: WorkerMessage): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline'> {
+function isGuardMessage(
+  message: WorkerMessage,
+): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline' | 'attribution' | 'reference-ops'> {
   return GUARD_MESSAGE_TYPES.has(message.type);
 }

@@ -1,3 +1,4 @@
+import { effectiveGuardPolicy } from '../core/guard-policy.js';
 import path from 'node:path';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
 import type { EvaluationRequest } from './evaluator.js';
@@ -61,7 +62,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     refreshBaselines: request.refreshBaselines === true,
     stageLimitsMs: limits.stages,
     idleLimitMs: limits.idleMs,
-    guardPolicy: request.guardPolicy ?? 'default',
+    guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,
   };

@@ -1,11 +1,14 @@
-import type { Reason } from '../core/verdict.js';
+import type { Attribution, Reason } from '../core/verdict.js';
+import { applySubstitution, buildAttribution } from './attribution-report.js';
 import type { Outcome } from './outcome.js';
 import type {
+  AttributionMessage,
   AuditMessage,
   GeneralisationOutput,
   GuardChecksMessage,
   GuardMessage,
   JudgementMessage,
+  ReferenceOpsMessage,
   RooflineMessage,
 } from './protocol.js';
 
@@ -54,13 +57,35 @@ export class GuardRecorder {
   #generalisation: GeneralisationReport | null = null;
   #boundShare: number | null = null;
   readonly #notes: string[] = [];
+  #attribution: AttributionMessage | undefined;
+  #referenceOps: ReferenceOpsMessage | undefined;
 
   /** Records one of the guard's informational messages. */
-  record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage): void {
+  record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage | AttributionMessage | ReferenceOpsMessage): void {
     if (message.type === 'guard') this.#guard = message;
     else if (message.type === 'guard-checks') this.#checks.push(...message.checks.map((check) => ({ ...check, stage: message.stage })));
     else if (message.type === 'audit') this.#audit = message;
+    else if (message.type === 'attribution') this.#attribution = message;
+    else if (message.type === 'reference-ops') this.#referenceOps = message;
     else this.#roofline = message;
+  }
+
+  /**
+   * The result's `attribution` (SPEC.md section 8), and the outcome after the `substituted-op` rule
+   * of `policy` (attribution-report.ts). Without an `attribution` message, `own_share` is null and
+   * `unavailable` says why: the run-time checks were off, or the candidate ended before its traced call.
+   */
+  attributed(outcome: Outcome, policy: string): { outcome: Outcome; attribution: Attribution } {
+    const guardOff = this.#checks.some((check) => check.check === 'guard-runtime');
+    const missing = guardOff
+      ? 'the run-time checks were off (KFORGE_GUARD_RUNTIME=off): nothing was traced'
+      : 'the candidate ended before its traced correctness call (correctness trial 0), so nothing was measured';
+    const attribution = buildAttribution(this.#attribution, this.#referenceOps, missing);
+    const judged = applySubstitution(outcome, attribution, policy);
+    if (attribution.substituted_ops.length > 0 && judged === outcome) {
+      this.#notes.push(`PyTorch operators the reference never runs did part of the work: ${attribution.substituted_ops.join(', ')} (attribution.substituted_ops; a rejection under own-kernels and strict)`);
+    }
+    return { outcome: judged, attribution };
   }
 
   /**

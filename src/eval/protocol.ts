@@ -202,6 +202,31 @@ export const rooflineMessageSchema = z
   })
   .catchall(z.unknown());
 
+/** Where the traced correctness call's time went, from the candidate role (worker attribution.py). */
+export const attributionMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('attribution'),
+    where: z.string().optional(),
+    measured: z.enum(['device', 'host']),
+    own_share: z.number().min(0).max(1).nullable(),
+    by_origin_ms: z.object({ own: z.number().nonnegative(), library: z.number().nonnegative(), torch: z.number().nonnegative() }),
+    torch_ops: z.array(z.object({ op: z.string(), ms: z.number().nonnegative() }).catchall(z.unknown())),
+    notes: z.array(z.string()).optional(),
+    unavailable: z.string().nullable(),
+  })
+  .catchall(z.unknown());
+
+/** The PyTorch operators the reference's own forward runs (worker reference_operators.py). */
+export const referenceOpsMessageSchema = z
+  .object({
+    v: version,
+    type: z.literal('reference-ops'),
+    ops: z.array(z.object({ op: z.string(), calls: z.number().int().nonnegative().optional() }).catchall(z.unknown())),
+    unavailable: z.string().nullable(),
+  })
+  .catchall(z.unknown());
+
 export const kernelResourceSchema = z
   .object({
     name: z.string(),
@@ -297,6 +322,8 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   guardChecksMessageSchema,
   auditMessageSchema,
   rooflineMessageSchema,
+  attributionMessageSchema,
+  referenceOpsMessageSchema,
 ]);
 export type WorkerMessage = z.infer<typeof workerMessageSchema>;
 export type WorkerMessageType = WorkerMessage['type'];
@@ -315,6 +342,8 @@ export type GuardMessage = MessageOfType<'guard'>;
 export type GuardChecksMessage = MessageOfType<'guard-checks'>;
 export type AuditMessage = MessageOfType<'audit'>;
 export type RooflineMessage = MessageOfType<'roofline'>;
+export type AttributionMessage = MessageOfType<'attribution'>;
+export type ReferenceOpsMessage = MessageOfType<'reference-ops'>;
 
 const MESSAGE_TYPES = new Set<string>(workerMessageSchema.options.map((option) => option.shape.type.value));
 

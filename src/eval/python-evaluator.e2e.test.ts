@@ -112,13 +112,25 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
     assert.equal(cheat.reasons[0]?.check, 'timed-output');
   });
 
-  it('rejected by the default guard policy: torch compute in forward, with every finding as a reason', async () => {
+  for (const policy of ['kernelbench', 'own-kernels'] as const) {
+    it(`rejected under ${policy}: no native code, and PyTorch did the work (decided from what ran, with attribution)`, async () => {
+      const result = await evaluate('scale-add-correct', { guardPolicy: policy, skipTiming: true });
+      assert.equal(result.verdict, 'rejected', reason(result));
+      assert.equal(result.reasons[0]?.check, 'torch-fallback', reason(result));
+      const guard = result.guard as { policy: string; findings: Array<{ check: string; severity: string }> };
+      assert.equal(guard.policy, policy);
+      assert.ok(guard.findings.some((finding) => finding.check === 'torch-fallback'), 'the static finding stays, with its line');
+      assert.ok(guard.findings.every((finding) => finding.severity === 'note'), 'a static finding alone rejects nothing');
+      const attribution = result.attribution!;
+      assert.equal(attribution.measured, 'host');
+      // mul, add and clamp_min: the reference runs mul, add and relu (clamp_min's family).
+      assert.ok(attribution.torch_ops.length > 0 && attribution.torch_ops.every((entry) => entry.in_reference === true), JSON.stringify(attribution));
+      assert.deepEqual(attribution.substituted_ops, []);
+    });
+  }
+
+  it('the former policy name `default` is judged as own-kernels and named so', async () => {
     const result = await evaluate('scale-add-correct', { guardPolicy: 'default', skipTiming: true });
-    assert.equal(result.verdict, 'rejected', reason(result));
-    assert.ok(result.reasons.length >= 2, reason(result));
-    assert.ok(result.reasons.every((entry) => entry.check === 'torch-fallback'), reason(result));
-    const guard = result.guard as { policy: string; findings: Array<{ severity: string }> };
-    assert.equal(guard.policy, 'default');
-    assert.equal(guard.findings.filter((finding) => finding.severity === 'reject').length, result.reasons.length);
+    assert.equal((result.guard as { policy: string }).policy, 'own-kernels');
   });
 });

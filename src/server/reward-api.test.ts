@@ -215,7 +215,7 @@ describe('POST /api/reward', () => {
     const { app, evaluator } = await rewardServer();
     await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct'), backend: 'cpu', skipTiming: true, perfTrials: 7 });
     const request = evaluator.calls[0]!.request;
-    assert.equal(request.guardPolicy, 'default');
+    assert.equal(request.guardPolicy, 'own-kernels', 'the reward API judges by own-kernels unless asked (docs/reward.md)');
     assert.equal(request.skipTiming, true);
     assert.equal(request.perfTrials, undefined, 'timed-call counts mean nothing without timing');
     assert.deepEqual([request.precision, request.tolerance, request.preset, request.trials], ['fp32', 'kernelbench', 'cpu', 5]);

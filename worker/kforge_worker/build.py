@@ -1,8 +1,9 @@
 """The candidate's build: executing its module with extension builds pointed at `build_dir`.
 
 `load_inline`/`load` are wrapped so that builds are quiet (`verbose=False`: the compiler's output
-then travels inside the exception), land in `TORCH_EXTENSIONS_DIR=build_dir`, and the shared
-objects they load are recorded for `cuobjdump`. Failures are classified:
+then travels inside the exception), land in `TORCH_EXTENSIONS_DIR=build_dir`, the shared
+objects they load are recorded for `cuobjdump`, and the functions of each module they return are
+wrapped to record their calls (extension_calls.py) before the candidate sees the module. Failures are classified:
 
 - torch's `Error building extension` RuntimeError, a Triton CompilationError, or an extension
   that built but will not load (undefined symbol) → compile_error / build;
@@ -21,6 +22,7 @@ from typing import List
 import torch
 
 from .errors import StageFailure, classify, format_traceback, shorten
+from .extension_calls import ExtensionCalls
 from .problem_loader import execute_source, read_source
 
 CANDIDATE_MODULE_NAME = "kforge_candidate"
@@ -38,6 +40,7 @@ class BuiltCandidate:
     module: object
     model_class: type
     shared_objects: List[str] = field(default_factory=list)
+    extensions: ExtensionCalls = field(default_factory=ExtensionCalls)
 
 
 def _accepted(arch_list: str) -> bool:
@@ -80,7 +83,7 @@ def configure_build_environment(build_dir: str, device: torch.device) -> None:
         os.environ["TORCH_CUDA_ARCH_LIST"] = cuda_arch_list(device)
 
 
-def _quiet(original, shared_objects: List[str]):
+def _quiet(original, shared_objects: List[str], extensions: ExtensionCalls):
     signature = inspect.signature(original)
 
     @functools.wraps(original)
@@ -91,21 +94,26 @@ def _quiet(original, shared_objects: List[str]):
             return original(*args, **kwargs)
         bound.arguments["verbose"] = False
         bound.arguments.pop("build_directory", None)
-        module = original(*bound.args, **bound.kwargs)
+        try:
+            module = original(*bound.args, **bound.kwargs)
+        except BaseException as error:
+            extensions.build_failed(error)
+            raise
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and path.endswith(".so"):
             shared_objects.append(path)
+        extensions.adopt(module)
         return module
 
     return build
 
 
-def install_extension_hooks(shared_objects: List[str]) -> None:
+def install_extension_hooks(shared_objects: List[str], extensions: ExtensionCalls) -> None:
     """Replaces torch.utils.cpp_extension.load_inline/load with quiet, recording wrappers."""
     import torch.utils.cpp_extension as cpp_extension
 
-    cpp_extension.load_inline = _quiet(cpp_extension.load_inline, shared_objects)
-    cpp_extension.load = _quiet(cpp_extension.load, shared_objects)
+    cpp_extension.load_inline = _quiet(cpp_extension.load_inline, shared_objects, extensions)
+    cpp_extension.load = _quiet(cpp_extension.load, shared_objects, extensions)
 
 
 def first_error_line(output: str) -> str:
@@ -157,7 +165,8 @@ def build_candidate(path: str, build_dir: str, device: torch.device) -> BuiltCan
     path = os.path.abspath(path)
     configure_build_environment(build_dir, device)
     shared_objects: List[str] = []
-    install_extension_hooks(shared_objects)
+    extensions = ExtensionCalls()
+    install_extension_hooks(shared_objects, extensions)
     code = read_source(path, "candidate-load", "candidate")
     try:
         module = execute_source(code, CANDIDATE_MODULE_NAME, path)
@@ -170,4 +179,5 @@ def build_candidate(path: str, build_dir: str, device: torch.device) -> BuiltCan
             "invalid_input", "candidate-load",
             f"the candidate file {path} defines {found}; it must define class ModelNew(torch.nn.Module)",
         )
-    return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects)
+    return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects,
+                          extensions=extensions)

@@ -98,9 +98,11 @@ def run_candidate(channel: Channel, message: dict) -> None:
         problem = load_problem(run.problem, run.preset)
         gc.collect()
         os.chdir(scratch_dir)
-        run_static_guard(channel.send, request.candidate, request.guard, run.precision)
+        findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision)
         guard.snapshot_state()
+        guard.send = channel.send
         built = build_candidate(request.candidate, request.build_dir, device)
+        guard.watch_extensions(built.extensions, findings)
         build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
         if build_info is not None:
             channel.send("build-info", **build_info)

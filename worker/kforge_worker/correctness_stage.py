@@ -38,7 +38,8 @@ def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: t
     guard.before_call(inputs)
     with failures_as(**FORWARD):
         with torch.no_grad():
-            output = guard.forward(lambda: model(*inputs), traced)
+            sources = [*inputs, *model.parameters(), *model.buffers()] if traced else ()
+            output = guard.forward(lambda: model(*inputs), traced, sources)
         synchronize(device)
     guard.after_call(output, where)
     guard.check_dispatch(output, where)

@@ -5,38 +5,33 @@ runs and compares it later (`global-state`, `precision`); around each forward ca
 allocator (`stale-output`), watches threads and checks the output's leaves (`deferred-work`), and
 on cuda reads the runtime's last error after the synchronize (`device-error`); before timing it
 clears persisting-L2 state (`l2-persist`); around one untimed correctness call it records the
-ATen operators dispatched (`torch-fallback`, dispatch_trace.py and torch_fallback.py) and, through
-the profiler, the GPU kernels launched and the operators of other threads (`own-kernel`,
-kernel_trace.py and own_kernel.py; other threads' operators join `torch-fallback`). Each check is
-recorded in `log` for the `guard-checks` message; a failed check raises StageFailure.
+ATen operators dispatched (`torch-fallback`, dispatch_trace.py and torch_fallback.py), the calls of
+the candidate's extension functions (extension_calls.py), on cpu which tensors hold PyTorch's own
+computation (provenance.py) and, through the profiler, the GPU kernels launched and the operators
+of other threads (`own-kernel`, kernel_trace.py and own_kernel.py; other threads' operators join
+`torch-fallback`); from that record it sends the call's `attribution` (attribution.py) and judges
+whether the candidate's own code did the work (own_work.py). Each check is recorded in `log` for
+the `guard-checks` message; a failed check raises StageFailure.
 docs/guard.md describes every check.
 
 `enabled=False` (KFORGE_GUARD_RUNTIME=off, guard_settings.py: for measuring the guard's cost, never
 for verdicts) turns every method into a no-op and records one `guard-runtime` note instead.
 """
 
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import torch
 
-from . import global_state, own_kernel
-from .candidate_kernels import OwnKernelSources, triton_kernel_names
+from . import global_state
 from .cudart import CudaRuntime
 from .deferred_work import ThreadWatch, output_problems, tensor_leaves
 from .dispatch_ops import glue_operators
-from .dispatch_trace import DispatchRecorder, traced_call
 from .errors import StageFailure, failures_as
-from .kernel_names import OwnKernels
-from .kernel_trace import KernelTrace, profiled_call
 from .poison import is_stale, poison_allocator, poison_sizes
 from .policy import load_policy
-from .torch_fallback import Finding, judge
+from .traced_call import OUTPUT_CONTEXT, TracedCallChecks
 
 PREWARM_ELEMENTS = 1 << 20
-OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
-CPU_KERNELS = ("the cpu backend launches no GPU kernels, so there is no launch of the candidate's own to "
-               "see; torch-fallback's dispatch trace covers PyTorch operators on forward's thread")
-UNTOLD = OwnKernelSources(unknown="the guard was not told which kernels the candidate built")
 GUARD_OFF = ("the run-time checks were off (KFORGE_GUARD_RUNTIME=off, a benchmark switch): nothing was "
              "checked at run time, so this run's verdict is not to be trusted")
 
@@ -72,7 +67,7 @@ def prewarm_torch(device: torch.device) -> None:
             torch.cuda.synchronize(device)
 
 
-class GuardRuntime:
+class GuardRuntime(TracedCallChecks):
     def __init__(self, device: torch.device, policy: Optional[Mapping[str, Any]] = None, enabled: bool = True):
         self.device = device
         self.is_cuda = device.type == "cuda"
@@ -85,9 +80,7 @@ class GuardRuntime:
         self.output_sizes: List[int] = []
         self.state: Dict[str, Any] = {}
         self.checked_outputs = 0
-        self.trace: Optional[DispatchRecorder] = None
-        self.kernels: Optional[KernelTrace] = None
-        self.own_sources: OwnKernelSources = UNTOLD
+        self._init_traced_call()
 
     # --- global state ----------------------------------------------------------------------
 
@@ -186,81 +179,6 @@ class GuardRuntime:
             raise StageFailure("rejected", "deferred-work", f"{where}: {thread_problem}")
         self.output_sizes = poison_sizes(leaves, self.device)
         self.checked_outputs += 1
-
-    # --- torch-fallback: the dispatch trace of one untimed call ------------------------------
-
-    def expect_own_kernels(self, sources: OwnKernelSources) -> None:
-        """What the candidate built (candidate_kernels.py), for `own-kernel`; after the build."""
-        self.own_sources = sources
-
-    def forward(self, call: Callable[[], Any], traced: bool) -> Any:
-        """`call()`; when `traced`, under the dispatch trace (where it works on this torch) inside
-        the profiler (where there is something for it to record: kernel_trace.py)."""
-        if not traced or not self.enabled:
-            return call()
-
-        def dispatch_traced() -> Any:
-            output, self.trace = traced_call(call, self.glue)
-            return output
-
-        output, self.kernels = profiled_call(dispatch_traced, self.device, self.glue)
-        self.threads.allow(self.kernels.profiler_threads)
-        return output
-
-    def check_dispatch(self, output: Any, where: str) -> None:
-        """After `after_call` on a traced call: rejects PyTorch compute (per the policy) or a
-        tampered trace, else records the `torch-fallback` outcome."""
-        trace, self.trace = self.trace, None
-        if trace is None:
-            return
-        if trace.unavailable is not None:
-            self.log.record("torch-fallback", "skipped", f"{where}: forward's operators were not traced: "
-                                                         f"{trace.unavailable}; the static check stands alone")
-            return
-        if trace.tampered:
-            raise StageFailure("rejected", "torch-fallback", (
-                f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"))
-        with failures_as(**OUTPUT_CONTEXT):
-            elements = sum(leaf.numel() for leaf in tensor_leaves(output))
-        findings = [judge(trace.counts(), self.policy, elements, where), self._other_threads(elements, where)]
-        if trace.errors:
-            findings[0].message += f" ({trace.errors} operator call(s) could not be measured)"
-        for finding in findings:
-            if finding.status == "reject":
-                raise StageFailure("rejected", "torch-fallback", finding.message)
-        status = "note" if any(finding.status == "note" for finding in findings) else "passed"
-        self.log.record("torch-fallback", status, "; ".join(finding.message for finding in findings))
-
-    def _other_threads(self, elements: int, where: str) -> Finding:
-        """The judgement of the operators the profiler saw on threads other than forward's."""
-        kernels = self.kernels
-        if kernels is None or kernels.other_threads is None:
-            reason = kernels.threads_unavailable if kernels is not None else "the profiler did not run"
-            return Finding("passed", f"operators on other threads not traced: {reason}")
-        if not kernels.other_threads:
-            return Finding("passed", "no operator dispatched on any other thread")
-        return judge(kernels.other_threads, self.policy, elements, f"{where}, on another thread")
-
-    # --- own-kernel: the kernels the profiler saw in the same call -----------------------------
-
-    def check_own_kernel(self, where: str) -> None:
-        """After `check_dispatch` on a traced call: rejects (per the policy) a call that launched no
-        kernel of the candidate's own, else records the `own-kernel` outcome."""
-        kernels, self.kernels = self.kernels, None
-        if kernels is None:
-            return
-        if not self.is_cuda:
-            threads = ("; the profiler saw every other thread's operators" if kernels.other_threads is not None
-                       else f"; operators on other threads are not traced ({kernels.threads_unavailable})")
-            self.log.record("own-kernel", "skipped", f"{where}: {CPU_KERNELS}{threads}")
-            return
-        sources = self.own_sources
-        own = OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
-        finding = own_kernel.verdict(kernels.kernels, kernels.kernels_unavailable, own, sources.unknown,
-                                     self.policy, where, kernels.copies)
-        if finding.status == "reject":
-            raise StageFailure("rejected", own_kernel.CHECK, finding.message)
-        self.log.record(own_kernel.CHECK, finding.status, finding.message)
 
     def record_call_checks(self) -> None:
         if not self.enabled:

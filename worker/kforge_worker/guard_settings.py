@@ -1,6 +1,7 @@
 """The request's optional `guard` object: `{"policy": name-or-object, "gate_specialisation": false}`.
 
-`policy` is a shipped policy's name (`default`, `strict`, `permissive`) or a policy object as
+`policy` is a shipped policy's name (`kernelbench`, the default; `own-kernels`, `strict`,
+`permissive`; the former name `default` means `own-kernels`) or a policy object as
 :func:`kforge_worker.policy.load_policy` accepts it (a partial object names a `base`). A policy
 that does not load, an unknown key or a value of the wrong type is the parent's fault
 (ProtocolError, exit status 2).
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, MutableMapping, Optional
 
 from .channel import ProtocolError
-from .policy import PolicyError, load_policy
+from .policy import DEFAULT_POLICY, PolicyError, load_policy
 
 GUARD_KEYS = ("policy", "gate_specialisation")
 RUNTIME_SWITCH = "KFORGE_GUARD_RUNTIME"
@@ -43,9 +44,9 @@ def parse_guard(message: dict) -> GuardSettings:
     unknown = sorted(set(raw) - set(GUARD_KEYS))
     if unknown:
         raise ProtocolError(f"unknown key `guard.{unknown[0]}`; `guard` holds {', '.join(GUARD_KEYS)}")
-    spec = raw.get("policy", "default")
+    spec = raw.get("policy", DEFAULT_POLICY)
     if spec is None:
-        spec = "default"
+        spec = DEFAULT_POLICY
     if not isinstance(spec, (str, dict)):
         raise ProtocolError(f"expected `guard.policy` to be a policy name or object, got {spec!r}")
     try:

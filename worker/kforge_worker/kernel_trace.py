@@ -40,7 +40,7 @@ propagate with the profiler stopped.
 
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -58,12 +58,35 @@ _MAX_DEPTH = 64
 
 
 @dataclass
+class KernelLaunch:
+    """One kernel (or device copy) of the traced call, for attribution: its name, device time (µs)
+    and the PyTorch operators it was launched inside, outermost first (empty: launched outside
+    every PyTorch operator — the candidate's own code, or a vendor library it called)."""
+
+    name: str
+    duration_us: float
+    operators: List[str] = field(default_factory=list)
+
+    def operator(self, traced: FrozenSet[str]) -> Optional[str]:
+        """The operator to charge: the outermost whose name the dispatch trace also saw (`traced`:
+        names after composite operators decompose, as the reference's are), else the outermost."""
+        for name in self.operators:
+            if name in traced:
+                return name
+        return self.operators[0] if self.operators else None
+
+
+@dataclass
 class KernelTrace:
     """What the profiler saw of one call; `kernels` and `other_threads` are None where not recorded,
-    with the reason in `kernels_unavailable` / `threads_unavailable`."""
+    with the reason in `kernels_unavailable` / `threads_unavailable`. `launches`: every kernel and
+    copy with its device time and launching operator (empty where kernels are not recorded);
+    `unlinked_us`: device time the profiler did not link to the code that launched it."""
 
     kernels: Optional[Dict[str, int]] = None
     copies: int = 0
+    launches: List[KernelLaunch] = field(default_factory=list)
+    unlinked_us: float = 0.0
     other_threads: Optional[List[OperatorCount]] = None
     kernels_unavailable: Optional[str] = None
     threads_unavailable: Optional[str] = None
@@ -178,6 +201,50 @@ def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
             trace.copies += count
         else:
             trace.kernels[name] = count
+    _launches(events, trace)
+
+
+def _duration_us(event: Any) -> float:
+    try:
+        return float(event.time_range.elapsed_us())
+    except AttributeError:
+        return 0.0
+
+
+def _launching_operators(event: Any) -> List[str]:
+    """The PyTorch operators from `event` up through its parents, outermost first."""
+    chain, current, depth = [], event, 0
+    while current is not None and depth < _MAX_DEPTH:
+        if split_name(current.name)[0] in PYTORCH_NAMESPACES:
+            chain.append(current.name)
+        current, depth = current.cpu_parent, depth + 1
+    return list(reversed(chain))
+
+
+def _launches(events: List[Any], trace: KernelTrace) -> None:
+    """Fills `trace.launches` (see KernelLaunch) from the events' kernel links; device time the
+    profiler did not link to any CPU event goes in as launched outside PyTorch, and is counted in
+    `unlinked_us`."""
+    device_us: Dict[str, float] = {}
+    for event in events:
+        if _is_device(event) and not _is_marker(event.name):
+            device_us[event.name] = device_us.get(event.name, 0.0) + _duration_us(event)
+    linked_us: Dict[str, float] = {}
+    for event in events:
+        kernels = getattr(event, "kernels", None) or []
+        if _is_device(event) or getattr(event, "is_legacy", False) or not kernels:
+            continue
+        operators = _launching_operators(event)
+        for kernel in kernels:
+            if _is_marker(kernel.name) or kernel.name not in device_us:
+                continue
+            trace.launches.append(KernelLaunch(kernel.name, float(kernel.duration), operators))
+            linked_us[kernel.name] = linked_us.get(kernel.name, 0.0) + float(kernel.duration)
+    for name, total in device_us.items():
+        rest = total - linked_us.get(name, 0.0)
+        if rest > 0.5:
+            trace.launches.append(KernelLaunch(name, rest, []))
+            trace.unlinked_us += rest
 
 
 def _start(device: torch.device, trace: KernelTrace):

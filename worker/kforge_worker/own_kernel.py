@@ -7,9 +7,9 @@ correctness trial (kernel_trace.py; name → launches) and the kernels the candi
 - `passed` when at least one launched kernel is the candidate's own (kernel_names.py says how
   names are matched); the message names the own kernels with their launch counts and lists the
   others (vendor libraries, PyTorch's glue kernels), which are allowed beside an own kernel;
-- otherwise `reject` under a policy that enforces it, `note` where the policy tolerates PyTorch
-  doing the work (`severity(policy)`: `enforce: false`, `forward_torch: any`,
-  `aten_compute_in_native: true`, or `severity: {"own-kernel": "note"}`; so `permissive`). This
+- otherwise `reject` under every policy that enforces (policy.requires_own_work: `kernelbench`,
+  `own-kernels`, `strict`), `note` under `permissive` (`enforce: false`) or with
+  `severity: {"own-kernel": "note"}`. This
   covers a candidate that built no kernel at all, and one whose only kernels are a vendor
   library's: they are the kernels PyTorch's own operators launch too.
 
@@ -20,16 +20,20 @@ candidate's kernels could not be listed; those never reject.
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from .kernel_names import OwnKernels, display_name
-from .torch_fallback import Finding, severity as fallback_severity
+from .policy import requires_own_work
+from .torch_fallback import Finding
 
 CHECK = "own-kernel"
 #: Kernels named in a message before "and N more".
 NAMED_KERNELS = 6
 
 
-def severity(policy: Mapping[str, Any]) -> str:
-    """`reject` or `note` when no own kernel ran, as torch_fallback.severity decides for this check."""
-    return fallback_severity(policy, CHECK)
+def severity(policy: Mapping[str, Any], check: str = CHECK) -> str:
+    """`reject` or `note` when no kernel of the candidate's own ran (or a fallback ran instead):
+    reject under every policy that enforces, unless its `severity` override for `check` says note."""
+    if not requires_own_work(policy):
+        return "note"
+    return policy.get("severity", {}).get(check, "reject")
 
 
 def listing(counts: Sequence[Tuple[str, int]], limit: int = NAMED_KERNELS) -> str:

@@ -3,18 +3,37 @@
 A policy is a JSON-compatible dict, so the TypeScript side and configuration files can pass one.
 :func:`load_policy` accepts a policy name, a dict, or JSON text, and returns a complete, validated
 dict with every field below. A partial dict may name a ``base`` policy whose fields it overrides
-(``{"name": "mine", "base": "default", "vendor_libraries": ["cublas"]}``).
+(``{"name": "mine", "base": "own-kernels", "vendor_libraries": ["cublas"]}``).
+
+The shipped policies (:data:`POLICY_NAMES`, the same list as `src/core/guard-policy.ts`, checked by
+a test on each side):
+
+- ``kernelbench`` (the default, :data:`DEFAULT_POLICY`): KernelBench's rule. A candidate may leave
+  any of the reference's operators to PyTorch, in ``forward`` or from inside its extension; what
+  ran is reported (attribution), not rejected. Vendor libraries are allowed.
+- ``own-kernels``: every compute operator that ran must be the candidate's own; PyTorch compute
+  in ``forward`` or inside the extension is a ``torch-fallback`` rejection. Vendor libraries are
+  allowed. (The policy called ``default`` before 2026-12-04; :data:`POLICY_ALIASES` maps that
+  name here so stored runs and configuration files keep their meaning.)
+- ``strict``: ``own-kernels`` without vendor libraries, and native low-precision arithmetic in
+  an fp32 run rejected.
+- ``permissive``: every finding recorded, none rejected for PyTorch use or for the absence of a
+  kernel of the candidate's own (for timing plain PyTorch); the other run-time checks still reject.
+
+Under every policy but ``permissive``, a candidate is rejected when no kernel of its own ran or a
+fallback path ran instead of its kernel; that is decided from what ran (docs/guard.md).
 
 Fields
 ------
 name : str
-    Identifier quoted in every message ("the policy `default` allows ...").
+    Identifier quoted in every message ("the policy `own-kernels` rejects ...").
 enforce : bool
     ``False`` records every finding as a ``note`` and rejects nothing (the ``permissive`` policy).
 forward_torch : "glue" | "any"
     ``"glue"``: ``forward`` (and what it calls) may use only the torch functions, namespaces and
     tensor methods listed below; any other torch compute is a ``torch-fallback`` rejection.
-    ``"any"``: torch compute in ``forward`` is recorded as a note.
+    ``"any"``: torch compute in ``forward`` is recorded as a note. Either way a rejection rests on
+    the operators that ran (docs/guard.md); the static findings on the source are notes.
 glue_torch_functions : list[str]
     Names ``N`` for which ``torch.N(...)`` is allowed in ``forward``: allocation, view and
     shape/dtype/device queries.
@@ -29,15 +48,15 @@ vendor_libraries : list[str]
     A call into a library not listed is a ``library-policy`` rejection.
 aten_compute_in_native : bool
     Whether C++ sources may call ATen/LibTorch compute ops (``at::matmul``, ``torch::softmax``,
-    ``input.sum()``). ``False`` in every shipped policy: an extension that calls ATen's op is a
-    PyTorch fallback.
+    ``input.sum()``): ``True`` in ``kernelbench`` and ``permissive`` (reported), ``False`` in
+    ``own-kernels`` and ``strict`` (the operator seen at run time is a ``torch-fallback``).
 precision_downgrade : "reject" | "note"
     Severity of a cast below the run precision in Python (``.half()`` in an fp32 run) and of
     switches such as ``torch.backends.cuda.matmul.allow_tf32 = True``.
 native_low_precision : "reject" | "note"
     Severity of half/bfloat16/TF32 arithmetic found in native or Triton sources in an fp32 run
     (``__float2half``, ``wmma``, ``tl.dot`` without ``input_precision="ieee"``). The float64 error
-    profile of the run decides whether it matters, so ``default`` only notes it.
+    profile of the run decides whether it matters, so only ``strict`` rejects it.
 environment_keys : list[str]
     Environment variables the candidate may read or set (build knobs such as
     ``TORCH_CUDA_ARCH_LIST``); such accesses are notes, any other access is a ``sandbox`` rejection.
@@ -126,19 +145,25 @@ DEFAULT_ENVIRONMENT_KEYS = (
     "TRITON_CACHE_DIR",
 )
 
-_DEFAULT: dict[str, Any] = {
-    "name": "default",
+_OWN_KERNELS: dict[str, Any] = {
+    "name": "own-kernels",
     "enforce": True,
     "forward_torch": "glue",
     "glue_torch_functions": list(GLUE_TORCH_FUNCTIONS),
     "glue_torch_namespaces": list(GLUE_TORCH_NAMESPACES),
     "glue_tensor_methods": list(GLUE_TENSOR_METHODS),
-    "vendor_libraries": ["cublas", "cublaslt", "cudnn", "cutlass", "cub", "thrust"],
+    "vendor_libraries": list(KNOWN_VENDOR_LIBRARIES),
     "aten_compute_in_native": False,
     "precision_downgrade": "reject",
     "native_low_precision": "note",
     "environment_keys": list(DEFAULT_ENVIRONMENT_KEYS),
     "severity": {},
+}
+
+_KERNELBENCH_OVERRIDES: dict[str, Any] = {
+    "name": "kernelbench",
+    "forward_torch": "any",
+    "aten_compute_in_native": True,
 }
 
 _STRICT_OVERRIDES: dict[str, Any] = {
@@ -173,16 +198,43 @@ def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, 
     return merged
 
 
+#: The shipped policies' names, in the order they are listed to users (the same list as
+#: `GUARD_POLICIES` in src/core/guard-policy.ts).
+POLICY_NAMES = ("kernelbench", "own-kernels", "strict", "permissive")
+#: The policy a request without one is judged under.
+DEFAULT_POLICY = "kernelbench"
+#: Former names still accepted, and the policy each now means (`default` was today's own-kernels).
+POLICY_ALIASES = {"default": "own-kernels"}
+
 BUILTIN_POLICIES: dict[str, dict[str, Any]] = {
-    "default": copy.deepcopy(_DEFAULT),
-    "strict": _merged(_DEFAULT, _STRICT_OVERRIDES),
-    "permissive": _merged(_DEFAULT, _PERMISSIVE_OVERRIDES),
+    "kernelbench": _merged(_OWN_KERNELS, _KERNELBENCH_OVERRIDES),
+    "own-kernels": copy.deepcopy(_OWN_KERNELS),
+    "strict": _merged(_OWN_KERNELS, _STRICT_OVERRIDES),
+    "permissive": _merged(_OWN_KERNELS, _PERMISSIVE_OVERRIDES),
 }
 
 
 def policy_names() -> list[str]:
-    """Names of the shipped policies."""
-    return sorted(BUILTIN_POLICIES)
+    """Names of the shipped policies, in POLICY_NAMES order."""
+    return list(POLICY_NAMES)
+
+
+def canonical_name(name: str) -> str:
+    """The shipped policy a name means (an alias resolved), or the name unchanged."""
+    return POLICY_ALIASES.get(name, name)
+
+
+def rejects_pytorch_compute(policy: Mapping[str, Any]) -> bool:
+    """Whether PyTorch compute that ran (in forward or inside the extension) is a rejection:
+    `own-kernels` and `strict` yes; `kernelbench` and `permissive` report it."""
+    return bool(policy.get("enforce", True)) and policy.get("forward_torch") == "glue" \
+        and not policy.get("aten_compute_in_native", False)
+
+
+def requires_own_work(policy: Mapping[str, Any]) -> bool:
+    """Whether a candidate is rejected when no kernel of its own ran or a fallback ran instead:
+    every policy that enforces (all shipped ones but `permissive`)."""
+    return bool(policy.get("enforce", True))
 
 
 def _require(condition: bool, field: str, expected: str, value: Any) -> None:
@@ -199,14 +251,14 @@ def _string_list(policy: Mapping[str, Any], field: str) -> None:
 def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     """Check every field of a complete policy; return a deep copy or raise :class:`PolicyError`."""
     _require(isinstance(policy, Mapping), "<policy>", "an object", policy)
-    missing = [key for key in _DEFAULT if key not in policy]
+    missing = [key for key in _OWN_KERNELS if key not in policy]
     if missing:
         raise PolicyError(f"policy is missing field(s) {', '.join(missing)}; give a `base` policy "
                           f"or set them", field=missing[0])
-    unknown = [key for key in policy if key not in _DEFAULT]
+    unknown = [key for key in policy if key not in _OWN_KERNELS]
     if unknown:
         raise PolicyError(f"unknown policy field `{unknown[0]}`; known fields: "
-                          f"{', '.join(sorted(_DEFAULT))}", field=unknown[0])
+                          f"{', '.join(sorted(_OWN_KERNELS))}", field=unknown[0])
     _require(isinstance(policy["name"], str) and policy["name"] != "", "name", "a non-empty string",
              policy["name"])
     _require(isinstance(policy["enforce"], bool), "enforce", "true or false", policy["enforce"])
@@ -233,12 +285,12 @@ def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
 def load_policy(spec: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Return a complete, validated policy.
 
-    ``spec`` is ``None`` (the ``default`` policy), a shipped policy's name, JSON text of a policy
-    object, or a policy dict. A dict or JSON object with a ``base`` field is merged onto that
-    shipped policy; one without ``base`` must be complete.
+    ``spec`` is ``None`` (the ``kernelbench`` policy), a shipped policy's name or alias, JSON text
+    of a policy object, or a policy dict. A dict or JSON object with a ``base`` field is merged onto
+    that shipped policy; one without ``base`` must be complete.
     """
     if spec is None:
-        return copy.deepcopy(BUILTIN_POLICIES["default"])
+        return copy.deepcopy(BUILTIN_POLICIES[DEFAULT_POLICY])
     if isinstance(spec, str):
         text = spec.strip()
         if text.startswith("{"):
@@ -248,13 +300,14 @@ def load_policy(spec: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
                 raise PolicyError(f"policy JSON does not parse: {error.msg} at line {error.lineno}",
                                   cause=error) from error
             return load_policy(parsed)
+        text = canonical_name(text)
         if text not in BUILTIN_POLICIES:
             raise PolicyError(f"unknown policy `{text}`; choose one of {', '.join(policy_names())}",
                               field="name")
         return copy.deepcopy(BUILTIN_POLICIES[text])
     _require(isinstance(spec, Mapping), "<policy>", "a name, JSON text or an object", spec)
     if "base" in spec:
-        base_name = spec["base"]
+        base_name = canonical_name(spec["base"]) if isinstance(spec["base"], str) else spec["base"]
         _require(base_name in BUILTIN_POLICIES, "base", f"one of {', '.join(policy_names())}", base_name)
         overrides = {key: value for key, value in spec.items() if key != "base"}
         return validate_policy(_merged(BUILTIN_POLICIES[base_name], overrides))

@@ -14,6 +14,7 @@ from .environment import l2_cache_bytes
 from .judge import judge
 from .precision import run_dtype
 from .problem_loader import load_problem
+from .reference_operators import reference_operators
 from .reference_store import ReferenceStore, reference_trial
 from .request import parse_judge_request, parse_reference_request
 from .roofline_report import roofline_fields
@@ -47,7 +48,9 @@ def run_reference(channel: Channel, message: dict) -> None:
         model, inputs = reference_trial(problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype,
                                         MODEL_CONTEXT)
         roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
+        operators = reference_operators(model, inputs, run.correctness_seeds[0])
         del model, inputs
+    channel.send("reference-ops", **operators)
     channel.send("reference-ready", trials=[
         {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
         for record in correctness + timing

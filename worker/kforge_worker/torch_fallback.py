@@ -4,10 +4,11 @@
 dispatched (dispatch_trace.py) and returns a :class:`Finding`:
 
 - compute operators of PyTorch (dispatch_ops.py: anything that is not shape, view, copy or
-  allocation glue under the policy) make it `reject` under a policy whose `forward_torch` is
-  `glue`, or `note` where the policy tolerates torch compute (`forward_torch: any`,
-  `aten_compute_in_native: true` — the trace cannot tell Python from C++ callers — `enforce: false`,
-  or a `severity` override for `torch-fallback`);
+  allocation glue under the policy) make it `reject` under a policy that rejects PyTorch compute
+  (policy.rejects_pytorch_compute: `own-kernels`, `strict`), or `note` where the policy allows it
+  and reports it (`kernelbench`, `permissive`: `forward_torch: any`, `aten_compute_in_native:
+  true` — the trace cannot tell Python from C++ callers — `enforce: false`, or a `severity`
+  override for `torch-fallback`);
 - **bookkeeping**: a compute operator none of whose calls touched a tensor of more than
   SMALL_OP_ELEMENTS elements (arguments and results) is scalar bookkeeping, as long as the results
   of all such calls add up to at most max(SMALL_OP_ELEMENTS, output elements // SMALL_OP_SHARE);
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, List, Mapping, Sequence
 
 from .dispatch_ops import COMPUTE, GLUE, OWN
+from .policy import rejects_pytorch_compute
 
 #: A compute operator whose tensors never exceed this many elements may be bookkeeping.
 SMALL_OP_ELEMENTS = 64
@@ -36,10 +38,9 @@ class Finding:
 
 
 def severity(policy: Mapping[str, Any], check: str = "torch-fallback") -> str:
-    """`reject` or `note` for PyTorch compute in forward, as the static layer decides it; `check`
-    names the `severity` override read (`own-kernel` shares the rule: own_kernel.py)."""
-    if not policy.get("enforce", True) or policy.get("forward_torch") == "any" \
-            or policy.get("aten_compute_in_native", False):
+    """`reject` or `note` for PyTorch compute that ran, under the policy; `check` names the
+    `severity` override read."""
+    if not rejects_pytorch_compute(policy):
         return "note"
     return policy.get("severity", {}).get(check, "reject")
 
@@ -72,8 +73,8 @@ def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: 
         message = (f"{where}: forward dispatched {listing(work)} to PyTorch while it ran: the policy `{name}` "
                    f"allows only shape, view and allocation glue; move the work into the kernel")
         if level == "note":
-            message = (f"{where}: forward dispatched {listing(work)} to PyTorch while it ran (recorded only: the "
-                       f"policy `{name}` does not reject PyTorch compute)")
+            message = (f"{where}: forward dispatched {listing(work)} to PyTorch while it ran (allowed and "
+                       f"reported: the policy `{name}` does not reject PyTorch compute)")
         return Finding(level, message, [entry.name for entry in work])
     parts = [f"{where}: forward dispatched only glue to PyTorch ({listing(glue)})"]
     if small:

@@ -23,7 +23,7 @@ from kforge_worker.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
-DEFAULT_GLUE = glue_operators(load_policy("default"))
+DEFAULT_GLUE = glue_operators(load_policy("own-kernels"))
 
 
 # --- the classifier ---------------------------------------------------------------------------
@@ -34,7 +34,7 @@ DEFAULT_GLUE = glue_operators(load_policy("default"))
     "aten::mean.dim", "aten::native_layer_norm", "aten::exp", "aten::where.self", "aten::clamp_min",
     "aten::cat", "aten::stack", "aten::randn", "aten::normal_", "prims::mul", "torchvision::nms",
 ])
-@pytest.mark.parametrize("policy", ["default", "strict", "permissive"])
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict", "permissive"])
 def test_compute_operators_are_compute_under_every_shipped_policy(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == COMPUTE
 
@@ -50,7 +50,7 @@ def test_compute_operators_are_compute_under_every_shipped_policy(name, policy):
     "aten::_local_scalar_dense", "aten::index.Tensor", "aten::index_put_", "aten::record_stream",
     "aten::sym_size.int", "aten::resize_",
 ])
-@pytest.mark.parametrize("policy", ["default", "strict", "permissive"])
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict", "permissive"])
 def test_shape_view_copy_and_allocation_operators_are_glue(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == GLUE
 
@@ -61,7 +61,7 @@ def test_operators_of_other_namespaces_are_the_candidates_own():
 
 
 def test_a_policy_that_allows_cat_makes_aten_cat_glue():
-    policy = load_policy({"base": "default", "name": "with-cat",
+    policy = load_policy({"base": "own-kernels", "name": "with-cat",
                           "glue_torch_functions": load_policy()["glue_torch_functions"] + ["cat"]})
     assert classify("aten::cat", glue_operators(policy)) == GLUE
     assert classify("aten::cat", DEFAULT_GLUE) == COMPUTE
@@ -181,18 +181,18 @@ def _entry(name, kind=COMPUTE, count=1, largest=4096, result_elements=4096):
 
 def test_the_message_names_each_operator_and_its_count():
     found = judge([_entry("aten::mm"), _entry("aten::add.Tensor"), _entry("aten::empty_like", GLUE, 2)],
-                  load_policy("default"), 4096, "correctness trial 0 (seed 11)")
+                  load_policy("own-kernels"), 4096, "correctness trial 0 (seed 11)")
     assert found.status == "reject" and found.compute == ["aten::mm", "aten::add.Tensor"]
     assert found.message == ("correctness trial 0 (seed 11): forward dispatched aten::mm ×1, aten::add.Tensor ×1 to "
-                             "PyTorch while it ran: the policy `default` allows only shape, view and allocation glue; "
+                             "PyTorch while it ran: the policy `own-kernels` allows only shape, view and allocation glue; "
                              "move the work into the kernel")
 
 
 @pytest.mark.parametrize("policy, level", [
-    ("default", "reject"), ("strict", "reject"), ("permissive", "note"),
-    ({"base": "default", "name": "lenient", "severity": {"torch-fallback": "note"}}, "note"),
-    ({"base": "default", "name": "aten-ok", "aten_compute_in_native": True}, "note"),
-    ({"base": "default", "name": "any", "forward_torch": "any"}, "note"),
+    ("own-kernels", "reject"), ("strict", "reject"), ("kernelbench", "note"), ("permissive", "note"),
+    ({"base": "own-kernels", "name": "lenient", "severity": {"torch-fallback": "note"}}, "note"),
+    ({"base": "own-kernels", "name": "aten-ok", "aten_compute_in_native": True}, "note"),
+    ({"base": "own-kernels", "name": "any", "forward_torch": "any"}, "note"),
 ])
 def test_the_policy_decides_between_rejection_and_a_note(policy, level):
     loaded = load_policy(policy)
@@ -209,13 +209,13 @@ def test_small_compute_within_the_budget_is_bookkeeping():
 
 def test_small_compute_past_the_budget_is_compute():
     # relu element by element: 512 one-element calls for a 512-element output.
-    found = judge([_entry("aten::relu", count=512, largest=1, result_elements=512)], load_policy(), 512, "trial")
+    found = judge([_entry("aten::relu", count=512, largest=1, result_elements=512)], load_policy("own-kernels"), 512, "trial")
     assert found.status == "reject" and "aten::relu ×512" in found.message
 
 
 def test_one_large_call_is_compute_however_small_the_others():
     operators = [_entry("aten::add.Tensor", largest=1, result_elements=1), _entry("aten::mul.Tensor", largest=65)]
-    found = judge(operators, load_policy(), 1 << 20, "trial")
+    found = judge(operators, load_policy("own-kernels"), 1 << 20, "trial")
     assert found.status == "reject" and found.compute == ["aten::mul.Tensor"]
 
 
@@ -250,7 +250,7 @@ def test_corpus_forward_under_the_trace(case, tmp_path, monkeypatch):
     model = candidate.ModelNew(*problem.get_init_inputs())
     with torch.no_grad():
         output, recorder = traced_call(lambda: model(*inputs), DEFAULT_GLUE)
-    found = judge(recorder.counts(), load_policy(), output.numel(), "trial")
+    found = judge(recorder.counts(), load_policy("own-kernels"), output.numel(), "trial")
     expected = "reject" if case["kind"] == "cheat" else "passed"
     assert found.status == expected, found.message
     assert torch.allclose(output, problem.Model(*problem.get_init_inputs())(*inputs), atol=1e-5, rtol=1e-5)

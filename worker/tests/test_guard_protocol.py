@@ -13,17 +13,26 @@ from worker_process import WORKER_ROOT, Worker, candidate_request, reference_req
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 
+# Its forward calls the reference Model: a static finding that cannot be honest whatever runs.
 TORCH_CANDIDATE_THAT_PRINTS = '''
 import torch
 print("kforge: the candidate module ran")
 
-class ModelNew(torch.nn.Module):
+class Model(torch.nn.Module):
     def __init__(self, features):
         super().__init__()
         self.linear = torch.nn.Linear(features, features)
 
     def forward(self, x):
         return torch.relu(self.linear(x))
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.reference = Model(features)
+
+    def forward(self, x):
+        return self.reference(x)
 '''
 
 
@@ -51,7 +60,7 @@ def run_candidate(tmp_path, build_dir, problem, source: str, guard) -> Worker:
 def test_static_rejection_happens_before_the_candidate_runs(tmp_path, build_dir, problem):
     worker = run_candidate(tmp_path, build_dir, problem, TORCH_CANDIDATE_THAT_PRINTS, guard=None)
     guard = worker.of_type("guard")[0]
-    assert guard["policy"] == "default"
+    assert guard["policy"] == "kernelbench"
     rejects = [finding for finding in guard["findings"] if finding["severity"] == "reject"]
     assert rejects and {finding["check"] for finding in rejects} == {"torch-fallback"}
     assert all(set(finding) == {"check", "severity", "message", "line"} for finding in guard["findings"])
@@ -63,7 +72,7 @@ def test_static_rejection_happens_before_the_candidate_runs(tmp_path, build_dir,
 
 
 def test_a_policy_object_can_turn_a_check_into_a_note(tmp_path, build_dir, problem):
-    policy = {"base": "default", "name": "lenient", "severity": {"torch-fallback": "note"}}
+    policy = {"base": "own-kernels", "name": "lenient", "severity": {"torch-fallback": "note"}}
     worker = run_candidate(tmp_path, build_dir, problem, TORCH_CANDIDATE_THAT_PRINTS, guard={"policy": policy})
     guard = worker.of_type("guard")[0]
     assert guard["policy"] == "lenient"
@@ -74,7 +83,7 @@ def test_a_policy_object_can_turn_a_check_into_a_note(tmp_path, build_dir, probl
 
 @pytest.mark.parametrize("role, guard", [
     ("candidate", {"policy": "nonexistent"}),
-    ("candidate", {"policy": "default", "gate": True}),
+    ("candidate", {"policy": "kernelbench", "gate": True}),
     ("reference", {"gate_specialisation": 1}),
 ])
 def test_a_bad_guard_field_is_a_protocol_error(tmp_path, build_dir, problem, role, guard):

@@ -198,8 +198,9 @@ def test_scale_aware_judge_tells_trivial_outputs_from_wrong_ones(make, check):
 
 def test_guard_settings_defaults_and_errors():
     settings = parse_guard({})
-    assert settings.policy_name == "default" and settings.gate_specialisation is False
-    custom = parse_guard({"guard": {"policy": {"base": "default", "name": "mine",
+    assert settings.policy_name == "kernelbench" and settings.gate_specialisation is False
+    assert parse_guard({"guard": {"policy": "default"}}).policy_name == "own-kernels"
+    custom = parse_guard({"guard": {"policy": {"base": "own-kernels", "name": "mine",
                                                "severity": {"torch-fallback": "note"}},
                                     "gate_specialisation": True}})
     assert custom.policy_name == "mine" and custom.gate_specialisation is True

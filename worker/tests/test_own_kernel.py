@@ -24,7 +24,7 @@ from kforge_worker.kernel_names import OwnKernels, display_name, qualified_name
 from kforge_worker.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
 from kforge_worker.policy import load_policy
 
-DEFAULT = load_policy("default")
+DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)
 WHERE = "correctness trial 0 (seed 11)"
 # As the profiler (torch 2.11, H200) and c++filt spell them.
@@ -114,8 +114,7 @@ def test_no_own_kernel_is_rejected_under_enforcing_policies(policy):
 
 @pytest.mark.parametrize("policy", [
     load_policy("permissive"),
-    load_policy({"base": "default", "severity": {"own-kernel": "note"}}),
-    load_policy({"base": "default", "aten_compute_in_native": True}),
+    load_policy({"base": "own-kernels", "severity": {"own-kernel": "note"}}),
 ])
 def test_no_own_kernel_is_a_note_where_the_policy_tolerates_pytorch(policy):
     finding = own_kernel.judge({TORCH_RELU: 1}, OWN, policy, WHERE)
@@ -123,7 +122,7 @@ def test_no_own_kernel_is_a_note_where_the_policy_tolerates_pytorch(policy):
 
 
 def test_a_severity_override_for_torch_fallback_does_not_change_own_kernel():
-    policy = load_policy({"base": "default", "severity": {"torch-fallback": "note"}})
+    policy = load_policy({"base": "own-kernels", "severity": {"torch-fallback": "note"}})
     assert own_kernel.severity(policy) == "reject"
 
 
@@ -249,15 +248,21 @@ def test_the_all_threads_profiler_sees_a_joined_helper_thread():
 
 # --- the guard's wiring ---------------------------------------------------------------------------
 
-def test_cpu_guard_skips_own_kernel_and_says_what_covers_threads():
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
+def test_no_own_kernel_is_rejected_under_every_enforcing_policy(policy):
+    finding = own_kernel.judge({TORCH_RELU: 1}, OWN, load_policy(policy), WHERE)
+    assert finding.status == "reject"
+
+
+def test_cpu_guard_without_native_code_takes_its_python_as_its_kernel():
     guard = GuardRuntime(torch.device("cpu"), DEFAULT)
     values = torch.randn(64)
-    output = guard.forward(lambda: values.clone(), traced=True)
+    output = guard.forward(lambda: values.clone(), traced=True, sources=[values])
     guard.check_dispatch(output, WHERE)
     guard.check_own_kernel(WHERE)
     entries = {entry["check"]: entry for entry in guard.log.take()}
-    assert entries["own-kernel"]["status"] == "skipped"
-    assert "the cpu backend launches no GPU kernels" in entries["own-kernel"]["message"]
+    assert entries["own-kernel"]["status"] == "passed"
+    assert "its Python is its kernel" in entries["own-kernel"]["message"]
     assert entries["torch-fallback"]["status"] == "passed"
     assert "other thread" in entries["torch-fallback"]["message"]
 

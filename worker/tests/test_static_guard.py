@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -66,12 +67,14 @@ def test_manifest_lists_every_corpus_file_once():
 def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
     cpu_classes = {1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18}
     cuda_classes = {1, 3, 6, 14, 15}
-    for backend, classes in (("cpu", cpu_classes), ("cuda", cuda_classes)):
-        for kind in ("cheat", "honest"):
-            covered = {case["class"] for case in CASES if case["backend"] == backend and case["kind"] == kind}
-            assert covered == classes, (backend, kind)
+    expected = {("cpu", "cheat"): cpu_classes, ("cpu", "honest"): cpu_classes,
+                ("cuda", "cheat"): cuda_classes | {7}, ("cuda", "honest"): cuda_classes}
+    for (backend, kind), classes in expected.items():
+        covered = {case["class"] for case in CASES if case["backend"] == backend and case["kind"] == kind}
+        assert covered == classes, (backend, kind)
     native_cpu = [case for case in CASES if case["backend"] == "cpu" and case["native"]]
-    assert len(native_cpu) <= 4  # each load_inline build costs about 45 s here
+    builds = {re.search(r'name="([^"]+)"', (CORPUS / case["file"]).read_text()).group(1) for case in native_cpu}
+    assert len(builds) <= 5  # each distinct load_inline build costs about 45 s here (the c19/h19 cases share one)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["file"] for case in CASES])
@@ -121,13 +124,17 @@ def test_honest_python_look_alike_really_is_correct(case, tmp_path, monkeypatch)
 
 
 def test_shipped_policies_load_by_name_and_json(tmp_path):
-    assert policy_names() == ["default", "permissive", "strict"]
-    assert load_policy()["name"] == "default"
+    assert policy_names() == ["kernelbench", "own-kernels", "strict", "permissive"]
+    assert load_policy()["name"] == "kernelbench"
     assert load_policy("strict")["vendor_libraries"] == []
     assert load_policy("permissive")["enforce"] is False
-    custom = load_policy('{"name": "mine", "base": "default", "vendor_libraries": ["cublas"]}')
+    assert load_policy("kernelbench")["forward_torch"] == "any"
+    assert load_policy("own-kernels")["forward_torch"] == "glue"
+    custom = load_policy('{"name": "mine", "base": "own-kernels", "vendor_libraries": ["cublas"]}')
     assert custom["name"] == "mine" and custom["vendor_libraries"] == ["cublas"]
     assert custom["glue_tensor_methods"] == load_policy()["glue_tensor_methods"]
+    assert load_policy("default") == load_policy("own-kernels")  # the former name of own-kernels
+    assert load_policy({"base": "default", "name": "old"})["forward_torch"] == "glue"
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(load_policy("strict")))
     assert load_policy_file(str(path)) == load_policy("strict")
@@ -135,9 +142,9 @@ def test_shipped_policies_load_by_name_and_json(tmp_path):
 
 @pytest.mark.parametrize("spec, field", [
     ("nonsense", "nonsense"),
-    ({"base": "default", "vendor_libraries": ["cublas", "magic"]}, "vendor_libraries"),
-    ({"base": "default", "forward_torch": "some"}, "forward_torch"),
-    ({"base": "default", "colour": "red"}, "colour"),
+    ({"base": "own-kernels", "vendor_libraries": ["cublas", "magic"]}, "vendor_libraries"),
+    ({"base": "own-kernels", "forward_torch": "some"}, "forward_torch"),
+    ({"base": "own-kernels", "colour": "red"}, "colour"),
     ({"name": "incomplete"}, None),
 ])
 def test_bad_policies_name_the_field(spec, field):
@@ -156,7 +163,7 @@ def test_permissive_policy_records_but_rejects_nothing():
 def test_severity_override_promotes_a_note():
     source = model("s = torch.cuda.Stream()\nreturn x")
     assert "side-stream" in noted(run(source))
-    policy = {"base": "default", "name": "tight", "severity": {"side-stream": "reject"}}
+    policy = {"base": "own-kernels", "name": "tight", "severity": {"side-stream": "reject"}}
     assert "side-stream" in rejected(run(source, policy))
 
 
@@ -165,12 +172,13 @@ def test_severity_override_promotes_a_note():
 # --------------------------------------------------------------------------------------------
 
 
-def test_forward_calling_torch_matmul_is_rejected_with_line_and_policy():
-    findings = run(model("y = x.view(-1, 4)\nreturn torch.matmul(y, y.t())"))
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
+def test_forward_calling_torch_matmul_is_a_finding_with_line_and_policy_not_a_rejection(policy):
+    findings = run(model("y = x.view(-1, 4)\nreturn torch.matmul(y, y.t())"), policy)
     (finding,) = [item for item in findings if item["check"] == "torch-fallback"]
-    assert finding["line"] == 12
+    assert finding["line"] == 12 and finding["severity"] == "note"
     assert "torch.matmul (line 12)" in finding["message"]
-    assert "the policy `default`" in finding["message"]
+    assert f"the policy `{policy}`" in finding["message"]
 
 
 @pytest.mark.parametrize("body", [
@@ -188,8 +196,9 @@ def test_forward_calling_torch_matmul_is_rejected_with_line_and_policy():
     "return super().forward(x)",
     "return torch.where(x > 0, x, 0.0)",
 ])
-def test_torch_compute_in_forward_is_rejected(body):
-    assert "torch-fallback" in rejected(run(model(body)))
+def test_torch_compute_in_forward_is_found_as_a_note(body):
+    findings = run(model(body), "own-kernels")
+    assert "torch-fallback" in noted(findings) and "torch-fallback" not in rejected(findings)
 
 
 _EVASIONS = {
@@ -212,17 +221,17 @@ _EVASIONS = {
 @pytest.mark.parametrize("name", sorted(_EVASIONS))
 def test_indirect_torch_compute_is_still_found(name):
     body, init, header = _EVASIONS[name]
-    assert "torch-fallback" in rejected(run(model(body, init_body=init, header=header)))
+    assert "torch-fallback" in noted(run(model(body, init_body=init, header=header)))
 
 
-def test_torch_compute_in_a_helper_called_from_forward_is_rejected():
+def test_torch_compute_in_a_helper_called_from_forward_is_found():
     source = model("return _helper(x)", header="def _helper(t):\n    return t.clamp(min=0)\n")
-    assert "torch-fallback" in rejected(run(source))
+    assert "torch-fallback" in noted(run(source))
 
 
-def test_nn_modules_called_in_forward_are_rejected_but_their_weights_are_fine():
+def test_nn_modules_called_in_forward_are_found_and_their_weights_are_fine():
     called = model("return self.fc(x)", init_body="self.fc = nn.Linear(4, 4)")
-    assert "torch-fallback" in rejected(run(called))
+    assert "torch-fallback" in noted(run(called))
     weights_only = model("w = self.fc.weight.contiguous()\nreturn _ext.linear(x, w)",
                          init_body="self.fc = nn.Linear(4, 4)",
                          header="from torch.utils.cpp_extension import load_inline\n"
@@ -254,7 +263,7 @@ def test_extension_function_named_like_a_torch_op_is_a_kernel_call():
     header = ("from torch.utils.cpp_extension import load_inline\n"
               "_ext = load_inline(name='k', cpp_sources='', functions=['relu'])\n")
     assert rejected(run(model("return _ext.relu(x)", header=header))) == set()
-    assert "torch-fallback" in rejected(run(model("return x.relu()", header=header)))
+    assert "torch-fallback" in noted(run(model("return x.relu()", header=header)))
 
 
 def test_torch_compile_is_a_fallback():
@@ -273,15 +282,16 @@ def test_extension_built_but_never_called_is_noted():
 # --------------------------------------------------------------------------------------------
 
 
-def test_torch_in_an_except_handler_is_a_silent_fallback():
+def test_torch_in_an_except_handler_is_a_silent_fallback_note():
     body = "try:\n    return _ext.relu_forward(x)\nexcept RuntimeError:\n    return torch.relu(x)"
-    assert "silent-fallback" in rejected(run(model(body)))
+    findings = run(model(body))
+    assert "silent-fallback" in noted(findings) and rejected(findings) == set()
 
 
-def test_fallback_through_a_method_called_from_the_handler_is_silent_fallback():
+def test_fallback_through_a_method_called_from_the_handler_is_silent_fallback_note():
     source = model("try:\n    return _ext.relu_forward(x)\nexcept Exception:\n    return self._slow(x)")
     source += "\n    def _slow(self, x):\n        return F.relu(x)\n"
-    assert "silent-fallback" in rejected(run(source))
+    assert "silent-fallback" in noted(run(source))
 
 
 @pytest.mark.parametrize("source", [
@@ -466,10 +476,22 @@ def native(body: str) -> str:
     "torch::Tensor run(torch::Tensor x) { return torch::conv2d(x, x); }",
     "torch::Tensor run(torch::Tensor x) { return x.softmax(1); }",
     "torch::Tensor run(torch::Tensor x) { return torch::nn::functional::relu(x); }",
-    "torch::Tensor run(torch::Tensor x) { return at::native::relu(x); }",
 ])
-def test_aten_compute_from_cpp_is_rejected(body):
-    assert "library-policy" in rejected(run(native(body)))
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
+def test_aten_compute_from_cpp_is_a_finding_that_the_run_decides(body, policy):
+    findings = run(native(body), policy)
+    assert "library-policy" in noted(findings) and rejected(findings) == set()
+
+
+@pytest.mark.parametrize("body", [
+    "torch::Tensor run(torch::Tensor x) { return at::native::relu(x); }",
+    "torch::Tensor run(torch::Tensor x) { return at::compositeexplicitautograd::add(x, x); }",
+])
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
+def test_aten_kernels_called_past_the_dispatcher_are_rejected(body, policy):
+    findings = run(native(body), policy)
+    assert "library-policy" in rejected(findings)
+    assert any("past PyTorch's dispatcher" in item["message"] for item in findings)
 
 
 def test_aten_op_split_across_concatenated_strings_is_found():

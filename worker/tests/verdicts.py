@@ -8,6 +8,47 @@ from worker_process import Evaluation
 
 REJECTED_TRIAL_CHECKS = ("input-mutation", "degenerate-output")
 FASTER_THAN_LIGHT_RATIO = 0.5
+#: A PyTorch operator the reference never runs is substituted from this share of the call's time.
+SUBSTITUTED_SHARE = 0.1
+#: Policies under which PyTorch compute (and so a substituted operator) is a rejection.
+REJECTING_POLICIES = ("own-kernels", "strict")
+#: Operators that count as the same computation when the reference runs any of them.
+FAMILIES = {
+    "matrix-product": ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "addmm_activation"),
+    "convolution": ("convolution", "conv1d", "conv2d", "conv3d", "cudnn_convolution", "mkldnn_convolution",
+                    "slow_conv2d_forward", "slow_conv3d_forward", "conv_transpose1d", "conv_transpose2d",
+                    "conv_transpose3d", "convolution_overrideable", "thnn_conv2d"),
+    "softmax": ("softmax", "log_softmax"),
+    "clamp": ("relu", "clamp_min", "clamp_max", "clamp", "threshold", "relu6", "hardtanh"),
+    "layer-norm": ("layer_norm", "native_layer_norm"),
+    "batch-norm": ("batch_norm", "native_batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_training",
+                   "cudnn_batch_norm", "miopen_batch_norm"),
+}
+_FAMILY_OF = {member: family for family, members in FAMILIES.items() for member in members}
+
+
+def operator_family(name: str) -> str:
+    """`aten::_softmax` → `softmax`; `aten::addmm` → `matrix-product`; `aten::add.Tensor` → `add`."""
+    base = name.split("::", 1)[-1].split(".")[0].lstrip("_")
+    return _FAMILY_OF.get(base, base)
+
+
+def substituted_ops(result: Evaluation) -> list:
+    """The candidate's PyTorch operators that the reference never runs, each at least
+    SUBSTITUTED_SHARE of the call's attributed time (the parent's rule, src/eval/attribution-report.ts)."""
+    attribution = result.message("candidate", "attribution")
+    reference = result.message("reference", "reference-ops")
+    if attribution is None or reference is None or reference["unavailable"] or attribution["unavailable"]:
+        return []
+    total = sum(attribution["by_origin_ms"].values())
+    families = {operator_family(entry["op"]) for entry in reference["ops"]}
+    return [entry["op"] for entry in attribution["torch_ops"]
+            if operator_family(entry["op"]) not in families and total > 0 and entry["ms"] >= SUBSTITUTED_SHARE * total]
+
+
+def _policy(result: Evaluation) -> Optional[str]:
+    guard = result.message("candidate", "guard")
+    return guard["policy"] if guard is not None else None
 
 
 def _failed(judgement: Optional[dict]) -> list:
@@ -30,9 +71,12 @@ def generalisation_failures(result: Evaluation) -> list:
 
 def verdict(result: Evaluation, *, gate_specialisation: bool = False) -> Tuple[str, Optional[str]]:
     """(verdict, check of the first reason) as the parent decides them."""
+    substituted = substituted_ops(result) if _policy(result) in REJECTING_POLICIES else []
     for role in ("reference", "candidate"):
         failure = result.failures.get(role)
         if failure is not None:
+            if role == "candidate" and failure["check"] == "torch-fallback" and substituted:
+                return "rejected", "substituted-op"
             return failure["kind"], failure["check"]
     failed = _strongest(_failed(result.judgement))
     if failed is not None:
@@ -43,6 +87,8 @@ def verdict(result: Evaluation, *, gate_specialisation: bool = False) -> Tuple[s
         return "incorrect", "missing-output"
     if gate_specialisation and generalisation_failures(result):
         return "rejected", "generalisation"
+    if substituted:
+        return "rejected", "substituted-op"
     timed = _strongest(_failed(result.timed_judgement))
     if timed is not None:
         return "rejected", timed["check"] if timed["check"] in REJECTED_TRIAL_CHECKS else "timed-output"

@@ -1,3 +1,4 @@
+import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policy.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,7 +50,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--device <index>', 'GPU index on multi-GPU hosts (default: 0)')
     .option('--refresh-baselines', 're-time the eager and torch.compile baselines even when cached')
     .option('--no-timing', 'check correctness only')
-    .option('--guard-policy <policy>', 'guard policy: default (shape/view glue only in forward; vendor libraries allowed), strict (no vendor libraries) or permissive (findings recorded, never rejected)')
+    .option('--guard-policy <policy>', `guard policy: ${guardPolicyHelp()} (default ${DEFAULT_GUARD_POLICY}; see docs/guard.md)`)
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')

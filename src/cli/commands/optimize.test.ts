@@ -225,11 +225,11 @@ test('--guard-policy reaches every evaluation request and is kept by --resume', 
 
   const plain = harness({ replies: [kernel('correct 0.5')] });
   await plain.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
-  assert.equal(plain.evaluator.calls[0]!.request.guardPolicy, undefined, 'no flag: the evaluator\'s default');
+  assert.equal(plain.evaluator.calls[0]!.request.guardPolicy, 'kernelbench', 'no flag: the default policy, stored with the run');
   const bad = harness();
   await bad.run('level1', '--provider', 'vllm', '--guard-policy', 'lax');
   assert.equal(bad.exitCode, 2);
-  assert.match(bad.stderr.join(''), /expected `--guard-policy` to be one of default, strict, permissive, got `lax`/);
+  assert.match(bad.stderr.join(''), /expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, got `lax`/);
   const again = harness();
   await again.run('--resume', runId, '--guard-policy', 'permissive');
   assert.match(again.stderr.join(''), /drop --guard-policy/);

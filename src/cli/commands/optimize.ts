@@ -34,7 +34,8 @@ import { openRedisJobQueue } from '../../eval/bullmq-job-queue.js';
 import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
-import { GUARD_POLICIES, TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
+import { TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
+import { DEFAULT_GUARD_POLICY, GUARD_POLICIES, guardPolicyHelp, resolveGuardPolicy } from '../../core/guard-policy.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
@@ -102,7 +103,17 @@ const flagsSchema = z.object({
   backend: oneOf('--backend', BACKENDS).optional(),
   precision: oneOf('--precision', PRECISIONS).optional(),
   tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
-  guardPolicy: oneOf('--guard-policy', GUARD_POLICIES).optional(),
+  guardPolicy: z
+    .string()
+    .transform((text, context) => {
+      const resolved = resolveGuardPolicy(text);
+      if (resolved === undefined) {
+        context.addIssue({ code: 'custom', message: `expected \`--guard-policy\` to be one of ${GUARD_POLICIES.join(', ')}, got \`${text}\`` });
+        return z.NEVER;
+      }
+      return resolved;
+    })
+    .optional(),
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
   warmup: nonNegativeInteger('--warmup').optional(),
@@ -299,7 +310,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--backend <backend>', 'cuda, triton or cpu (default: with --redis, what the connected workers serve; else cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
-    .option('--guard-policy <policy>', `guard policy of every evaluation: ${GUARD_POLICIES.join(', ')} (default default; see docs/guard.md)`)
+    .option('--guard-policy <policy>', `guard policy of every evaluation: ${guardPolicyHelp()} (default ${DEFAULT_GUARD_POLICY}; see docs/guard.md)`)
     .option('--trials <n>', 'correctness trials per candidate (default 5)')
     .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')

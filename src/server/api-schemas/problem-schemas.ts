@@ -21,6 +21,8 @@ export const candidateNodeSchema = z.object({
   speedupVsCompile: z.number().nullable(),
   speedupVsBest: z.number().nullable(),
   medianMs: z.number().nullable(),
+  /** Own kernels' share of the traced correctness call's time (attribution.own_share), null where unmeasured. */
+  ownShare: z.number().nullable().optional(),
   evaluatedAt: z.string().nullable(),
   /** The dashboard is evaluating it right now (an edit). */
   evaluating: z.boolean(),

@@ -31,6 +31,8 @@ export const reportProblemSchema = z.object({
   eagerMs: z.number().nullable(),
   compileMs: z.number().nullable(),
   speedOfLightShare: z.number().nullable(),
+  /** The reported candidate's own kernels' share of its traced call's time (attribution.own_share). */
+  ownShare: z.number().nullable().optional(),
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
   costUsd: z.number().nullable(),
@@ -78,6 +80,8 @@ export const runReportSchema = z.object({
     model: z.string(),
     backend: z.string().nullable(),
     precision: z.string().nullable(),
+    /** The guard policy the run's verdicts (and so its `fast_p`) were judged under. */
+    guardPolicy: z.string().nullable().optional(),
     startedAt: z.string(),
     finishedAt: z.string().nullable(),
     /** Work not tied to one problem is counted here and in `total` only. */

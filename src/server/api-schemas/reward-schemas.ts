@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_REWARD_GUARD_POLICY, GUARD_POLICIES, guardPolicyNameSchema } from '../../core/guard-policy.js';
 import { REWARD_BASELINES, REWARD_SHAPING_NAMES, rewardShapingInputSchema } from '../../core/reward-shaping-schema.js';
 import { BACKENDS, evaluationResultSchema, PRECISIONS, PRESETS, TOLERANCE_PROFILES, verdictSchema } from '../../core/verdict.js';
 import { apiErrorSchema, errorResponses } from './common-schemas.js';
@@ -14,8 +15,6 @@ export const REWARD_BATCH_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Most candidates one batch may carry by default. */
 export const DEFAULT_REWARD_BATCH_LIMIT = 256;
 
-/** The guard policies the worker ships (`worker/kforge_worker/policy.py`). */
-export const REWARD_GUARD_POLICIES = ['default', 'strict', 'permissive'] as const;
 
 const source = (field: string) =>
   z
@@ -62,7 +61,7 @@ export const rewardEvaluationFields = {
   trials: count('trials', 1, 50).describe('correctness trials, each with fresh seeds; default 5').optional(),
   perfTrials: count('perfTrials', 1, 1000).describe('timed calls; default 100').optional(),
   warmupTrials: count('warmupTrials', 0, 100).describe('untimed calls before timing; default 10').optional(),
-  guardPolicy: choice('guardPolicy', REWARD_GUARD_POLICIES).describe('the static guard\'s policy; default `default`').optional(),
+  guardPolicy: guardPolicyNameSchema('guardPolicy').describe(`the guard's policy (${GUARD_POLICIES.join(', ')}); default \`${DEFAULT_REWARD_GUARD_POLICY}\` (docs/reward.md)`).optional(),
   shapes: z.boolean().describe('also check correctness at other problem sizes (reported)').optional(),
   shapesGate: z.boolean().describe('reject a candidate that fails at other sizes (implies `shapes`)').optional(),
   skipTiming: z.boolean().describe('correctness only: the reward is then the correctness part alone').optional(),

@@ -13,7 +13,7 @@ const FAST_P = ['0', '1', '1.5', '2'];
 /** Columns, in order; a problem row leaves the group columns empty and the other way round. */
 const COLUMNS = [
   'run_id', 'scope', 'level', 'problem', 'problem_hash', 'verdict', 'candidate_id', 'chosen_by',
-  'speedup_vs_eager', 'speedup_vs_compile', 'speedup_vs_best', 'median_ms', 'eager_ms', 'compile_ms', 'speed_of_light_share',
+  'speedup_vs_eager', 'speedup_vs_compile', 'speedup_vs_best', 'median_ms', 'eager_ms', 'compile_ms', 'speed_of_light_share', 'own_share', 'guard_policy',
   'problems', 'correct_problems', ...FAST_P.map((p) => `fast_${p}_vs_eager`), ...FAST_P.map((p) => `fast_${p}_vs_best`),
   'geomean_vs_eager', 'geomean_vs_compile', 'geomean_vs_best',
   'candidates', 'evaluated', 'correct', ...VERDICTS.map((verdict) => `n_${verdict}`),
@@ -28,6 +28,7 @@ function problemRow(runId: string, problem: ReportProblem): Row {
     verdict: problem.verdict, candidate_id: problem.candidateId, chosen_by: problem.chosenBy,
     speedup_vs_eager: problem.speedupVsEager, speedup_vs_compile: problem.speedupVsCompile, speedup_vs_best: problem.speedupVsBest,
     median_ms: problem.medianMs, eager_ms: problem.eagerMs, compile_ms: problem.compileMs, speed_of_light_share: problem.speedOfLightShare,
+    own_share: problem.ownShare ?? null,
     candidates: problem.candidates, evaluated: problem.evaluated, correct: problem.correct,
     ...Object.fromEntries(VERDICTS.map((verdict) => [`n_${verdict}`, problem.verdictCounts[verdict]])),
     input_tokens: problem.inputTokens, output_tokens: problem.outputTokens, cost_usd: problem.costUsd, gpu_seconds: problem.gpuSeconds,
@@ -57,6 +58,6 @@ export function renderCsvReport(report: RunReportData): string {
     ...report.problems.map((problem) => problemRow(report.run.id, problem)),
     ...report.levels.map((group) => groupRow(report.run.id, group)),
     groupRow(report.run.id, report.total),
-  ];
+  ].map((row): Row => ({ ...row, guard_policy: report.run.guardPolicy ?? null }));
   return [COLUMNS.join(','), ...rows.map((row) => COLUMNS.map((column) => field(row[column] ?? null)).join(','))].join('\r\n') + '\r\n';
 }

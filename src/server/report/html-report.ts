@@ -90,7 +90,7 @@ export function renderHtmlReport(report: RunReportData): string {
   const { run } = report;
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
   const problems = htmlTable(
-    ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'eager', 'compile', 'speed of light', 'correct / evaluated', 'tokens', 'cost', 'GPU time'],
+    ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'eager', 'compile', 'speed of light', 'own share', 'correct / evaluated', 'tokens', 'cost', 'GPU time'],
     report.problems.map((problem) => [
       escapeXml(problem.name),
       escapeXml(problem.level),
@@ -103,6 +103,7 @@ export function renderHtmlReport(report: RunReportData): string {
       formatMs(problem.eagerMs),
       formatMs(problem.compileMs),
       formatShare(problem.speedOfLightShare),
+      formatShare(problem.ownShare ?? null),
       `${problem.correct} / ${problem.evaluated}`,
       `${formatCount(problem.inputTokens + problem.outputTokens)}`,
       formatCost(problem.costUsd),
@@ -114,7 +115,7 @@ export function renderHtmlReport(report: RunReportData): string {
 <title>kforge report: ${escapeXml(run.id)}</title><style>${STYLE}</style></head>
 <body>
 <h1>kforge report: run ${escapeXml(run.id)}</h1>
-<p class="meta">${escapeXml(run.status)} · strategy <code>${escapeXml(run.strategy)}</code> · model <code>${escapeXml(run.model)}</code> · backend ${escapeXml(run.backend ?? DASH)} · precision ${escapeXml(run.precision ?? DASH)}<br>
+<p class="meta">${escapeXml(run.status)} · strategy <code>${escapeXml(run.strategy)}</code> · model <code>${escapeXml(run.model)}</code> · backend ${escapeXml(run.backend ?? DASH)} · precision ${escapeXml(run.precision ?? DASH)} · guard policy ${escapeXml(run.guardPolicy ?? DASH)} (fast_p counts verdicts under it)<br>
 started ${escapeXml(run.startedAt)}${run.finishedAt ? ` · finished ${escapeXml(run.finishedAt)}` : ''} · generated ${escapeXml(report.generatedAt)} from <code>${escapeXml(report.store)}</code></p>
 <h2>Metrics</h2>
 <p class="note"><code>fast_p</code>: the share of all problems (failures included) whose reported kernel is correct and more than p times faster than eager, then (after the slash) than the faster of eager and torch.compile. Geometric means are over correct problems. Speed of light: the problem's roofline bound over the kernel's median time, where the evaluator measured one.</p>

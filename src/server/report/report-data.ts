@@ -4,8 +4,22 @@ import { acceptedCandidates, type Acceptance } from '../views/accepted-candidate
 import { problemLevel } from '../views/problem-level.js';
 import { readRunPlan } from '../views/run-plan.js';
 import { speedOfLight } from '../views/speed-of-light.js';
+import { resolveGuardPolicy } from '../../core/guard-policy.js';
 import { summarizeGroups } from './report-groups.js';
 import { emptyVerdictCounts } from './verdict-counts.js';
+
+/**
+ * The policy the run's verdicts were judged under: the plan's (an alias resolved), else what its
+ * evaluations name (runs created before the plan recorded it), else null.
+ */
+function runGuardPolicy(planned: string | undefined, candidates: readonly CandidateWithEvaluation[]): string | null {
+  if (planned !== undefined) return resolveGuardPolicy(planned) ?? planned;
+  for (const candidate of candidates) {
+    const policy = candidate.evaluation?.result.guard?.['policy'];
+    if (typeof policy === 'string') return resolveGuardPolicy(policy) ?? policy;
+  }
+  return null;
+}
 
 export interface BuildReportOptions {
   /** Clock for `generatedAt`. Default `() => new Date()`. */
@@ -54,6 +68,7 @@ function problemRow(
     eagerMs: timing?.eager_ms?.median ?? null,
     compileMs: timing?.compile_ms?.median ?? null,
     speedOfLightShare: result ? (speedOfLight(result)?.share ?? null) : null,
+    ownShare: result?.attribution?.own_share ?? null,
     inputTokens: summary.inputTokens,
     outputTokens: summary.outputTokens,
     costUsd: summary.costUsd,
@@ -92,6 +107,7 @@ export async function buildReportFromSummary(store: RunStore, summary: RunSummar
       model: summary.model,
       backend: plan?.evaluation.backend ?? null,
       precision: plan?.evaluation.precision ?? null,
+      guardPolicy: runGuardPolicy(plan?.evaluation.guardPolicy, candidates),
       startedAt: summary.startedAt,
       finishedAt: summary.finishedAt,
       modelCalls: summary.totals.modelCalls,

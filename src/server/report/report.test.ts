@@ -79,6 +79,16 @@ describe('renderReport', () => {
     assert.match(text, /\| 05_softmax \| level1 \| correct \| #\d+ \(accepted\) \| 2\.38x \| 2\.04x \| 2\.04x \| 4\.700 ms \|/);
   });
 
+  it('names the guard policy its fast_p counts verdicts under (a stored former name resolved) and each kernel\'s own share', () => {
+    // The seeded evaluations were judged under `default`, the former name of own-kernels.
+    assert.equal(report.run.guardPolicy, 'own-kernels');
+    const text = renderReport(report, 'md').text;
+    assert.match(text, /guard policy `own-kernels`/);
+    assert.match(text, /correct under the guard policy `own-kernels` and more than p times faster/);
+    assert.match(text, /\| own share \|/);
+    assert.ok(report.problems.every((problem) => problem.ownShare === null), 'the seeded results carry no attribution');
+  });
+
   it('csv: one row per problem, level and total, with fast_p columns', () => {
     const lines = renderReport(report, 'csv').text.trimEnd().split('\r\n');
     const header = lines[0]!.split(',');

@@ -1,3 +1,4 @@
+import { DEFAULT_REWARD_GUARD_POLICY, effectiveGuardPolicy } from '../../core/guard-policy.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import { EVALUATION_DEFAULTS } from '../../eval/evaluation-settings.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
@@ -41,7 +42,7 @@ export function normaliseRewardOptions(given: GivenRewardOptions): RewardEvaluat
     trials: given.trials ?? EVALUATION_DEFAULTS.trials,
     perfTrials: skipTiming ? null : (given.perfTrials ?? EVALUATION_DEFAULTS.perfTrials),
     warmupTrials: skipTiming ? null : (given.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials),
-    guardPolicy: given.guardPolicy ?? 'default',
+    guardPolicy: effectiveGuardPolicy(given.guardPolicy ?? DEFAULT_REWARD_GUARD_POLICY),
     shapes: given.shapes === true || shapesGate,
     shapesGate,
     skipTiming,

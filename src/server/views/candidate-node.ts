@@ -29,6 +29,7 @@ export function toCandidateNode(candidate: CandidateWithEvaluation, context: { a
     speedupVsCompile: evaluation?.speedupVsCompile ?? null,
     speedupVsBest: evaluation?.speedupVsBest ?? null,
     medianMs: evaluation?.candidateMedianMs ?? null,
+    ownShare: evaluation?.result.attribution?.own_share ?? null,
     evaluatedAt: evaluation?.createdAt ?? null,
     evaluating: evaluation === undefined && context.tracker.isEvaluating(candidate.id),
     accepted: context.acceptedId === candidate.id,

@@ -63,6 +63,11 @@ export function CandidateTree({ candidates, selected, onSelect, bestId }: { cand
             {node.origin === 'human' ? <span className="chip human">person</span> : null}
             {node.accepted ? <span className="chip accepted">accepted</span> : null}
             {node.id === bestId ? <span title="fastest correct" aria-label="fastest correct">★</span> : null}
+            {typeof node.ownShare === 'number' ? (
+              <span className="faint" style={{ fontSize: 11.5 }} title="own kernels' share of the traced call's time (attribution)">
+                own {Math.round(node.ownShare * 100)}%
+              </span>
+            ) : null}
             <span className="node-speed">{node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}</span>
           </div>
         ))}

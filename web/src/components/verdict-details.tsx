@@ -4,6 +4,42 @@ import { error, ms } from '../lib/format';
 import { VerdictBadge } from './badges';
 
 type Result = NonNullable<CandidateDetail['evaluation']>['result'];
+type Attribution = NonNullable<Result['attribution']>;
+
+const percent = (share: number) => `${Math.round(share * 100)}%`;
+
+/** Where the traced correctness call's time went: own kernels, libraries, PyTorch operators (SPEC.md section 8). */
+function AttributionSection({ attribution }: { attribution: Attribution }) {
+  const origin = attribution.by_origin_ms;
+  const total = origin ? origin.own + origin.library + origin.torch : 0;
+  return (
+    <>
+      <h3>Attribution</h3>
+      {attribution.own_share === null || !origin ? (
+        <p className="muted">not measured: {attribution.unavailable ?? 'no traced call'}</p>
+      ) : (
+        <dl className="kv" data-testid="attribution">
+          <dt>own kernels</dt>
+          <dd>{percent(attribution.own_share)} of the {attribution.measured === 'host' ? 'host' : 'device'} time ({ms(origin.own)})</dd>
+          {origin.library > 0 ? (<><dt>vendor libraries</dt><dd>{ms(origin.library)}</dd></>) : null}
+          {attribution.torch_ops.slice(0, 6).map((entry) => (
+            <span key={entry.op} style={{ display: 'contents' }}>
+              <dt className="mono">{entry.op}</dt>
+              <dd>
+                {total > 0 ? percent(entry.ms / total) : ''} ({ms(entry.ms)})
+                {entry.in_reference === true ? <span className="faint"> · the reference runs it too</span> : null}
+                {entry.in_reference === false ? <span className="faint"> · the reference never runs it</span> : null}
+              </dd>
+            </span>
+          ))}
+        </dl>
+      )}
+      {attribution.substituted_ops.length > 0 ? (
+        <p className="notice">Substituted: {attribution.substituted_ops.join(', ')} — PyTorch operators the reference never runs did this share of the work.</p>
+      ) : null}
+    </>
+  );
+}
 
 /**
  * The verdict, the guard's and the harness's reasons, then `timing` (what matters most for a
@@ -32,6 +68,7 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
           ))}
         </>
       ) : null}
+      {result.attribution ? <AttributionSection attribution={result.attribution} /> : null}
       {timing}
       {guard}
       {correctness ? (

@@ -31,11 +31,11 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
                 if isinstance(node.value, ast.Name) and node.value.id in module.reference_names or \
                         value.split(".")[-1] == "Model":
                     report.add("silent-fallback", f"ModelNew is the reference Model ({value}){_at(node)}: define "
-                                                  f"a ModelNew whose forward runs the candidate's kernel", _line(node))
+                                                  f"a ModelNew whose forward runs the candidate's kernel", _line(node), definitive=True)
         imported = module.aliases.get("ModelNew", "")
         if imported.endswith(".Model"):
             report.add("silent-fallback", f"ModelNew is imported as the reference {imported}: define a ModelNew "
-                                          f"whose forward runs the candidate's kernel", None)
+                                          f"whose forward runs the candidate's kernel", None, definitive=True)
         return None
     info = _class_info(module, "ModelNew", classes)
     if info is None:
@@ -57,13 +57,13 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
         if bound:
             report.add("silent-fallback", f"ModelNew.forward is bound to {ast.unparse(bound[0].value)}"
                                           f"{_at(bound[0])}: define a forward that runs the candidate's kernel",
-                       _line(bound[0]))
+                       _line(bound[0]), definitive=True)
         elif inherits_reference(node):
             report.add("silent-fallback", f"ModelNew inherits forward from the reference Model{_at(node)}: define "
-                                          f"a forward that runs the candidate's kernel", _line(node))
+                                          f"a forward that runs the candidate's kernel", _line(node), definitive=True)
         else:
             report.add("silent-fallback", f"ModelNew defines no forward{_at(node)}: define one that runs the "
-                                          f"candidate's kernel", _line(node))
+                                          f"candidate's kernel", _line(node), definitive=True)
     return info
 
 

@@ -63,6 +63,7 @@ class _ForwardWalker:
         self.queue: list[_Job] = []
         self.ctx = _Ctx(module, None, None)
         self.taint: dict[str, str] = {}
+        self.state_names: set[str] = set()
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -106,17 +107,22 @@ class _ForwardWalker:
     # -- reporting -------------------------------------------------------------------------
 
     def _fallback(self, node: ast.AST, what: str, in_handler: bool, verb: str = "calls",
-                  advice: str = "move the work into the kernel") -> None:
-        """``what`` names the PyTorch compute: forward {verb} {what} (line n): ..."""
+                  advice: str = "move the work into the kernel", definitive: bool = False) -> None:
+        """``what`` names the PyTorch compute: forward {verb} {what} (line n): ... A note unless
+        `definitive` (report.py): whether PyTorch did the work is decided from what ran."""
         if in_handler:
             self.report.add("silent-fallback",
                             f"forward falls back to PyTorch in an except handler: it {verb} {what}{_at(node)}; "
                             f"a kernel failure must surface as an error, not as PyTorch's answer, so remove "
-                            f"the fallback", _line(node))
+                            f"the fallback (rejected if the fallback runs)", _line(node), definitive=definitive)
+        elif definitive:
+            self.report.add("torch-fallback", f"forward {verb} {what}{_at(node)}: {advice}", _line(node),
+                            definitive=True)
         else:
             self.report.add("torch-fallback",
-                            f"forward {verb} {what}{_at(node)}: the policy `{self.policy['name']}` allows "
-                            f"only shape, view and allocation glue in forward; {advice}", _line(node))
+                            f"forward {verb} {what}{_at(node)}: PyTorch compute in forward; under the policy "
+                            f"`{self.policy['name']}` the operators that run decide (reported under "
+                            f"kernelbench, rejected under own-kernels and strict)", _line(node))
 
     def _phase(self, node: ast.AST, what: str) -> None:
         self.report.add("phase-detect",
@@ -159,6 +165,7 @@ class _ForwardWalker:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 local_names.add(node.id)
         local_names -= global_names
+        self.state_names = self._state_aliases(nodes, ctx)
         taint = self._taints(nodes, ctx)
         self.taint = taint
         for node in nodes:
@@ -232,7 +239,7 @@ class _ForwardWalker:
                 self._fallback(node, f"the torch.nn module `{func.id}`", in_handler)
             elif func.id in module.reference_names:
                 self._fallback(node, "the reference Model", in_handler,
-                               advice="the candidate must compute the result itself")
+                               advice="the candidate must compute the result itself", definitive=True)
             return
         if isinstance(func, ast.Subscript):
             if _kind(func.value, ctx) == "triton":
@@ -259,7 +266,7 @@ class _ForwardWalker:
             self._fallback(node, f"the forward of the torch.nn module `{ast.unparse(receiver)}`", in_handler)
         elif receiver_kind in ("reference", "reference-class") and method in ("forward", "__call__"):
             self._fallback(node, f"the reference Model ({ast.unparse(func)})", in_handler,
-                           advice="the candidate must compute the result itself")
+                           advice="the candidate must compute the result itself", definitive=True)
         elif receiver_kind in ("ext", "kernel", "triton"):
             self.kernel_calls += 1
         elif receiver_kind and receiver_kind.startswith("instance:") and method in ("forward", "__call__"):
@@ -311,7 +318,7 @@ class _ForwardWalker:
                            in_handler, advice="its forward is PyTorch's, so use its weights in your own kernel")
         elif kind == "reference":
             self._fallback(node, f"the reference Model held in {label}", in_handler,
-                           advice="the candidate must compute the result itself")
+                           advice="the candidate must compute the result itself", definitive=True)
         elif kind in ("kernel", "ext"):
             self.kernel_calls += 1
         elif kind and kind.startswith("instance:"):
@@ -428,8 +435,13 @@ class _ForwardWalker:
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
             if qual in ("builtins.id", "builtins.hash") or qual.startswith(("hashlib.", "zlib.crc32")) \
                     or method in _IDENTITY_METHODS:
+                subject = node.func.value if method in _IDENTITY_METHODS else (node.args[0] if node.args else None)
+                if subject is not None and self._module_state(subject, ctx):
+                    return None  # keyed on a parameter or buffer, not on an input: a packed weight
                 return f"`{ast.unparse(node)}`"
             if method in _SAMPLING_METHODS and _kind(node.func.value, ctx) == "tensor":
+                if self._module_state(node.func.value, ctx):
+                    return None
                 return f"sampled values (`{ast.unparse(node)}`)"
             if qual in _KEY_BUILDERS or method in ("hexdigest", "digest", "encode", "format", "join"):
                 parts = list(node.args) + [keyword.value for keyword in node.keywords]
@@ -442,7 +454,7 @@ class _ForwardWalker:
             return None
         if isinstance(node, ast.Attribute):
             if node.attr in ("_version", "_cdata"):
-                return f"`{ast.unparse(node)}`"
+                return None if self._module_state(node.value, ctx) else f"`{ast.unparse(node)}`"
             return self._source(node.value, taint, ctx, depth + 1)
         if isinstance(node, ast.Name):
             return taint.get(node.id)
@@ -453,6 +465,33 @@ class _ForwardWalker:
                 if found:
                     return found
         return None
+
+    def _module_state(self, node: ast.AST, ctx: _Ctx) -> bool:
+        """`self.weight`, `self.conv.weight`, `self.params[0]`, or a local name bound to one
+        (`weight = self.linear.weight`): the module's own parameters and buffers (state keyed on
+        them is a weight packed once, not an answer cached for an input)."""
+        while isinstance(node, (ast.Attribute, ast.Subscript)) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("detach", "contiguous", "t", "view", "reshape")):
+            node = node.func.value if isinstance(node, ast.Call) else node.value
+        if not isinstance(node, ast.Name):
+            return False
+        return (ctx.self_name is not None and node.id == ctx.self_name) or node.id in self.state_names
+
+    def _state_aliases(self, nodes: list[ast.AST], ctx: _Ctx) -> set[str]:
+        """Local names assigned only from the module's own state (see `_module_state`)."""
+        self.state_names = set()
+        sources: dict[str, list[ast.AST]] = {}
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        sources.setdefault(target.id, []).append(node.value)
+        for _ in range(2):
+            for name, values in sources.items():
+                if all(self._module_state(value, ctx) for value in values):
+                    self.state_names.add(name)
+        return self.state_names
 
     def _tainted(self, node: ast.AST, taint: Mapping[str, str], identity_only: bool = False) -> bool:
         label = self._source(node, taint, self.ctx)

@@ -211,7 +211,8 @@ class _ModuleChecker:
                                 self.policy["precision_downgrade"])
         elif qual in _TORCH_COMPILERS:
             self.report.add("torch-fallback", f"the candidate uses {label}{at}: code generated from PyTorch "
-                                              f"ops is a PyTorch fallback; write the kernel yourself", line)
+                                              f"ops is a PyTorch fallback; write the kernel yourself", line,
+                            definitive=True)
         elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
             self._setattr(node)
         elif qual == "builtins.getattr" and len(node.args) >= 2 and _fold_string(node.args[1]) is None \
@@ -566,7 +567,7 @@ class _ModuleChecker:
             if qual in _TORCH_COMPILERS and not isinstance(decorator, ast.Call):
                 self.report.add("torch-fallback", f"{node.name} is compiled with {ast.unparse(target)}{_at(node)}: "
                                                   f"code generated from PyTorch ops is a PyTorch fallback; write "
-                                                  f"the kernel yourself", _line(node))
+                                                  f"the kernel yourself", _line(node), definitive=True)
 
     def _side_stream_summary(self) -> None:
         if not self.stream_sites:

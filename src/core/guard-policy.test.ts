@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
+import {
+  ACCEPTED_GUARD_POLICY_NAMES,
+  DEFAULT_GUARD_POLICY,
+  effectiveGuardPolicy,
+  GUARD_POLICIES,
+  GUARD_POLICY_ALIASES,
+  guardPolicyNameSchema,
+  POLICIES_REJECTING_PYTORCH,
+  resolveGuardPolicy,
+} from './guard-policy.js';
+
+const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
+
+/** The worker's own definition (worker/kforge_worker/policy.py), read by running it. */
+function workerPolicies(): { names: string[]; default: string; aliases: Record<string, string>; rejecting: string[] } {
+  const script = [
+    'import json, sys',
+    `sys.path.insert(0, ${JSON.stringify(path.join(REPOSITORY_ROOT, 'worker'))})`,
+    'from kforge_worker import policy',
+    'names = policy.policy_names()',
+    'rejecting = [name for name in names if policy.rejects_pytorch_compute(policy.load_policy(name))]',
+    'print(json.dumps({"names": names, "default": policy.DEFAULT_POLICY, "aliases": policy.POLICY_ALIASES, "rejecting": rejecting}))',
+  ].join('\n');
+  const run = spawnSync(PYTHON, ['-c', script], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout) as ReturnType<typeof workerPolicies>;
+}
+
+test('the policy names, default, aliases and PyTorch-rejecting policies agree with the worker', () => {
+  const worker = workerPolicies();
+  assert.deepEqual([...GUARD_POLICIES], worker.names);
+  assert.equal(DEFAULT_GUARD_POLICY, worker.default);
+  assert.deepEqual({ ...GUARD_POLICY_ALIASES }, worker.aliases);
+  assert.deepEqual([...POLICIES_REJECTING_PYTORCH], worker.rejecting);
+});
+
+test('an alias resolves to the policy it now means, an unknown name to nothing', () => {
+  assert.equal(resolveGuardPolicy('default'), 'own-kernels');
+  assert.equal(resolveGuardPolicy('kernelbench'), 'kernelbench');
+  assert.equal(resolveGuardPolicy('lenient'), undefined);
+  assert.equal(effectiveGuardPolicy(undefined), 'kernelbench');
+  assert.equal(effectiveGuardPolicy('default'), 'own-kernels');
+  assert.deepEqual(ACCEPTED_GUARD_POLICY_NAMES, ['kernelbench', 'own-kernels', 'strict', 'permissive', 'default']);
+});
+
+test('a bad policy name is refused with the choices and the value', () => {
+  const parsed = guardPolicyNameSchema('--guard-policy').safeParse('lenient');
+  assert.equal(parsed.success, false);
+  assert.equal(parsed.error?.issues[0]?.message, 'expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, got "lenient"');
+});
