@@ -1,4 +1,4 @@
-import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
+import type { CorrectnessSummary, EvaluationMemory, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import type { GuardReport } from './guard-outcome.js';
 import type { Outcome } from './outcome.js';
@@ -17,6 +17,8 @@ export interface ResultParts {
   timing?: TimingSummary | undefined;
   buildInfo?: BuildInfoMessage | undefined;
   guard?: GuardReport | null;
+  /** Each worker's memory peaks. */
+  memory?: EvaluationMemory | undefined;
 }
 
 /** The JSON result of SPEC.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
@@ -38,6 +40,8 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
     stages: parts.stageDurationsMs,
     environment: parts.environment,
   };
+  if (parts.memory) result.memory = parts.memory;
+  if (Object.keys(settings.overrides ?? {}).length > 0) result.problem_overrides = { ...settings.overrides };
   if (parts.correctness) result.correctness = parts.correctness;
   if (parts.timing && outcome.verdict === 'correct') result.timing = parts.timing;
   if (parts.guard) result.guard = parts.guard as unknown as Record<string, unknown>;

@@ -14,6 +14,7 @@ import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import { EvaluationRun } from './evaluation-run.js';
+import { problemIdentity } from './problem-identity.js';
 import { leaseDeviceHostWide } from './host-device-lock.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import type { EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
@@ -265,7 +266,7 @@ export class PipelinedEvaluator implements Evaluator {
         settings,
         seeds,
         scratch: candidate.scratch,
-        problemSha256: createHash('sha256').update(problem).digest('hex'),
+        problemSha256: problemIdentity(problem, settings.overrides),
         baselineCache: baselines,
         pipeline,
         startWorker: async (role, progress) => {
@@ -312,7 +313,7 @@ export class PipelinedEvaluator implements Evaluator {
 
   async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
     const problem = await readFile(base.problemPath);
-    const problemSha256 = createHash('sha256').update(problem).digest('hex');
+    const problemSha256 = problemIdentity(problem, base.overrides);
     const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
     if (this.#prefetched.has(key)) return;
     this.#prefetched.add(key);

@@ -23,6 +23,7 @@ from .errors import StageFailure
 from .guard_runtime import GuardRuntime
 from .guard_settings import runtime_checks_enabled
 from .inputs import make_model
+from .memory_usage import release_cached
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .request import parse_candidate_request
@@ -95,7 +96,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     keep_unchanged_source_times()
     build_started_ns = time.time_ns()
     with stage(channel.send, "build"):
-        problem = load_problem(run.problem, run.preset)
+        problem = load_problem(run.problem, run.preset, run.overrides)
         gc.collect()
         os.chdir(scratch_dir)
         run_static_guard(channel.send, request.candidate, request.guard, run.precision)
@@ -120,6 +121,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
         check_after(timers, guard, "the correctness trials")
         guard.record_call_checks()
         channel.send("guard-checks", stage="correctness", checks=guard.log.take())
+    release_cached()  # the reference judges these outputs on the same device now
     channel.send("correctness-outputs", outputs=saved, generalisation=extra)
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
