@@ -119,7 +119,8 @@ export class EvaluationRun {
     this.#heldDevice = await pipeline.acquireDevice();
     const baselines = await this.#prepareReference();
     if (!baselines.ok) return baselines.outcome;
-    this.#workers.candidate!.send({ v: 1, type: 'continue' });
+    const grant = this.#heldDevice.grantBytes;
+    this.#workers.candidate!.send({ v: 1, type: 'continue', ...(grant ? { memory_grant_bytes: Math.floor(grant) } : {}) });
     return this.#finishCandidate(baselines.value);
   }
 

@@ -92,7 +92,8 @@ export const judgeRequestSchema = z.object({
 });
 export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
-export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']) });
+/** `continue` may carry the grant the evaluation got with its device (the candidate's out-of-memory blame rule). */
+export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']), memory_grant_bytes: memoryGrant.optional() });
 
 export const workerRequestSchema = z.discriminatedUnion('type', [
   referenceRequestSchema,

@@ -120,7 +120,8 @@ def _serve(role: str, channel) -> None:
     from .fault_report import device_type_of, memory_grant, report_exception, report_failure
     from .machine_fault import MachineFault
 
-    device_type, grant = device_type_of(message), memory_grant(message)
+    device_type = device_type_of(message)
+    memory_grant(message)  # validated now; read again at the end (`continue` may set it)
     try:
         if role == "reference":
             from .reference_role import run_reference
@@ -131,14 +132,14 @@ def _serve(role: str, channel) -> None:
 
             run_candidate(channel, message)
     except StageFailure as failure:
-        kind, fields = report_failure(role, failure, device_type, grant)
+        kind, fields = report_failure(role, failure, device_type, memory_grant(message))
         channel.send(kind, **fields)
     except MachineFault as fault:
         channel.send("fault", **fault.message_fields(fault.stage))
     except ProtocolError:
         raise
     except Exception as error:  # out of memory or a full disk outside the stages' own classification
-        report = report_exception(role, error, device_type, grant)
+        report = report_exception(role, error, device_type, memory_grant(message))
         if report is None:
             raise
         kind, fields = report

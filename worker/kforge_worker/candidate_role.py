@@ -72,13 +72,17 @@ def reused_build(shared_objects, started_ns: int):
     return all(time_ns < started_ns for time_ns in modified) if modified else None
 
 
-def wait_for_device(channel: Channel) -> bool:
-    """After `built`: True on `continue`, False on `stop` or the end of stdin."""
+def wait_for_device(channel: Channel, message: dict) -> bool:
+    """After `built`: True on `continue`, False on `stop` or the end of stdin. A `continue` that
+    carries `memory_grant_bytes` (what the evaluation was granted with its device) sets it on the
+    request, where the role's out-of-memory rule reads it (fault_report.py)."""
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return False
     if reply.get("type") != "continue":
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    if reply.get("memory_grant_bytes") is not None:
+        message["memory_grant_bytes"] = reply["memory_grant_bytes"]
     return True
 
 
@@ -111,7 +115,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
         check_after(timers, guard, "importing the candidate")
     if await_device:
         channel.send("built", cache_hit=reused_build(built.shared_objects, build_started_ns))
-        if not wait_for_device(channel):
+        if not wait_for_device(channel, message):
             return
     with stage(channel.send, "load"):
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
