@@ -121,10 +121,11 @@ export class DeviceMemoryGate {
   }
 
   #estimate(settings: EvaluationSettings): Promise<SizeEstimateOutcome> {
-    const key = JSON.stringify([settings.problemPath, settings.overrides, settings.precision, settings.preset, settings.backend === 'cpu', settings.timing]);
+    const key = JSON.stringify([settings.problemPath, settings.overrides, settings.precision, settings.preset, settings.device, settings.timing]);
     let estimate = this.#estimates.get(key);
     if (!estimate) {
-      estimate = estimateEvaluationSize({
+      estimate = this.#capacity(settings.device).then((capacityBytes) => estimateEvaluationSize({
+        capacityBytes,
         python: this.#options.python,
         workerDirectory: this.#options.workerDirectory,
         environment: this.#options.environment,
@@ -134,7 +135,7 @@ export class DeviceMemoryGate {
         deviceType: settings.backend === 'cpu' ? 'cpu' : 'cuda',
         overrides: settings.overrides,
         timing: settings.timing,
-      }).catch((error: unknown) => ({ ok: false as const, message: (error as Error).message }));
+      })).catch((error: unknown) => ({ ok: false as const, message: (error as Error).message }));
       this.#estimates.set(key, estimate);
     }
     return estimate;

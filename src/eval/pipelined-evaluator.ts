@@ -250,6 +250,8 @@ export class PipelinedEvaluator implements Evaluator {
       adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
       // A worker that never says hello is left to the run, which times it out as a setup error.
       const hello = await helloWithin(candidate, settings.idleLimitMs);
+      // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
+      await room.neededBytes(device);
       const askedAtMs = performance.now();
       let key: string | null = null;
       if (hello) {
