@@ -89,7 +89,7 @@ export class DeviceMemoryGate {
       waitSignal: (signal) => {
         const remaining = remainingMs();
         if (remaining === null) return signal;
-        const timeout = AbortSignal.timeout(Math.max(1, remaining));
+        const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(remaining)));
         return signal ? AbortSignal.any([signal, timeout]) : timeout;
       },
       waited: async (wait, signal) => {
