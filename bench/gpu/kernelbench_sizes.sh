@@ -9,7 +9,7 @@
 # problems of levels 1-3 with the best-ranked published leaderboard kernel of the same name, and ONE
 # `kforge eval DIR --json` evaluates them all (parallel builds, one device lease at a time, the
 # host-wide memory budget), PERF_TRIALS (default 30) timed calls each, within BATCH_LIMIT_S (default
-# 420). Phase 2 (`concurrent`): the eight largest pairs again, as 8 separate `kforge eval` processes
+# 330). Phase 2 (`concurrent`): the eight largest pairs again, as 8 separate `kforge eval` processes
 # started at once (--wait 10m), their builds now cache hits. Phase 3: report.py writes result.md and
 # result.json (verdicts, peak memory per role, estimate, wall time, candidates per GPU-hour; any
 # evaluation without a verdict, and any verdict that blames a candidate for the machine).
@@ -29,7 +29,7 @@ python3 bench/kernelbench-sizes/pairs.py --kernelbench "$kernelbench" --leaderbo
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.csv" 2>&1
 
 started=$(date +%s.%N)
-timeout -s INT "${BATCH_LIMIT_S:-420}" kforge eval "$out/pairs" --backend cuda --json --perf-trials "$perf" \
+timeout -s INT "${BATCH_LIMIT_S:-330}" kforge eval "$out/pairs" --backend cuda --json --perf-trials "$perf" \
   --warmup 5 --wait 10m >"$out/batch.jsonl" 2>"$out/batch.stderr"
 status=$?
 echo "status=$status wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))")" >"$out/batch.status"
@@ -53,7 +53,7 @@ i=0
 started=$(date +%s.%N)
 while IFS=: read -r problem candidate; do
   i=$((i + 1))
-  ( timeout -s INT "${CONCURRENT_LIMIT_S:-240}" kforge eval "$problem" "$candidate" --backend cuda --json \
+  ( timeout -s INT "${CONCURRENT_LIMIT_S:-180}" kforge eval "$problem" "$candidate" --backend cuda --json \
       --perf-trials "$perf" --warmup 5 --wait 10m >"$out/concurrent-$i.json" 2>"$out/concurrent-$i.stderr"
     echo "$?" >"$out/concurrent-$i.status" ) &
 done <"$out/concurrent-pairs.txt"
