@@ -6,6 +6,10 @@ import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/c
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateRecord, Lineage } from './attempt.js';
 import type { EvaluationQueue } from './evaluation-queue.js';
+import { abortableSleep } from '../llm/abortable-sleep.js';
+import { MachineFaultError } from '../eval/machine-fault-error.js';
+import { WorkerFaultError } from '../eval/worker-fault-error.js';
+import { CandidateUnevaluatedError } from './candidate-unevaluated-error.js';
 import { SearchStoppedError } from './search-stopped-error.js';
 
 export interface CandidateEvaluatorOptions {
@@ -19,6 +23,12 @@ export interface CandidateEvaluatorOptions {
   /** The device's name, part of the cache key: a result holds for the device it was measured on. */
   deviceName: string;
   signal: AbortSignal;
+  /** Further attempts after the machine could not evaluate a candidate (no verdict). Default 2. */
+  machineRetries?: number;
+  /** Wait before each further attempt, ms. Default: the fault's own `retryAfterSeconds`. */
+  machineRetryDelayMs?: number;
+  /** Told of each attempt the machine could not finish (a run event is recorded by the caller). */
+  onMachineFault?: (fault: { attempt: number; willRetry: boolean; message: string }) => void;
 }
 
 /** `<candidatesDir>/<problem stem>-<hash prefix>/candidate-<id>.py`, absolute. */
@@ -83,11 +93,20 @@ export class CandidateEvaluator {
     await mkdir(path.dirname(candidate.path), { recursive: true });
     await writeFile(candidate.path, candidate.source, 'utf8');
     let evaluated;
-    try {
-      evaluated = await queue.submit({ ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path }, { signal });
-    } catch (error) {
-      if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
-      throw error;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        evaluated = await queue.submit({ ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path }, { signal });
+        break;
+      } catch (error) {
+        if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
+        if (!(error instanceof MachineFaultError || error instanceof WorkerFaultError)) throw error;
+        const retries = this.options.machineRetries ?? 2;
+        const willRetry = attempt <= retries;
+        this.options.onMachineFault?.({ attempt, willRetry, message: error.message });
+        if (!willRetry) throw new CandidateUnevaluatedError(candidate.id, attempt, error);
+        await abortableSleep(this.options.machineRetryDelayMs ?? error.retryAfterSeconds * 1000, signal).catch(() => undefined);
+        if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
+      }
     }
     if (signal.aborted) throw new SearchStoppedError('evaluation');
     const outcome = await store.recordEvaluation({

@@ -72,6 +72,10 @@ export class RecordedProblemSession implements ProblemSession {
       candidatesDir: options.candidatesDir,
       deviceName: options.prompt.target.name,
       signal: options.signal,
+      onMachineFault: (fault) => {
+        // No verdict: recorded for the run's history, the candidate stays unevaluated meanwhile.
+        void this.record('evaluation-machine-fault', { attempt: fault.attempt, willRetry: fault.willRetry, message: fault.message }).catch(() => undefined);
+      },
     });
   }
 

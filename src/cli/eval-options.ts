@@ -61,6 +61,16 @@ export const evalOptionsSchema = z.object({
   shapesGate: z.boolean().default(false),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
+  /** `--set NAME=VALUE`, repeatable: module constants of the problem replaced (size-flags.ts). */
+  set: z.array(z.string()).default([]),
+  /** `--wait DURATION`: longest wait for room on the device (size-flags.ts). */
+  wait: z.string().optional(),
+  /** `--fit`: at sizes that fit this machine when the problem's own do not. */
+  fit: z.boolean().default(false),
+  /** `--kernelbench PATH`: where a KernelBench run folder's problems are. */
+  kernelbench: z.string().min(1).optional(),
+  /** Further attempts of a batch candidate after a machine fault. */
+  retries: integer('--retries', 0).optional(),
   ...timeoutShape,
 });
 export type EvalOptions = z.infer<typeof evalOptionsSchema>;

@@ -132,6 +132,24 @@ export const attributionSchema = z
   })
   .catchall(z.unknown());
 export type Attribution = z.infer<typeof attributionSchema>;
+/** A process's memory peaks in bytes (device: the CUDA allocator's reserved bytes; host: the resident set's high-water mark). */
+export const memoryPeaksSchema = z.object({
+  device_peak_bytes: z.number().nullable(),
+  host_peak_bytes: z.number().nullable(),
+});
+
+/** One role's peaks over the evaluation, and per stage. */
+export const roleMemorySchema = memoryPeaksSchema.extend({ stages: z.record(z.string(), memoryPeaksSchema) });
+export type RoleMemory = z.infer<typeof roleMemorySchema>;
+
+/** Peak memory per role of one evaluation, as the workers measured it, and the estimate made before it ran. */
+export const evaluationMemorySchema = z.object({
+  reference: roleMemorySchema.optional(),
+  candidate: roleMemorySchema.optional(),
+  /** Bytes estimated from the problem's shapes before the evaluation started (its peak on the device, or on the host on cpu). */
+  estimate_bytes: z.number().optional(),
+});
+export type EvaluationMemory = z.infer<typeof evaluationMemorySchema>;
 
 /**
  * The JSON object `kforge eval --json` prints (SPEC.md section 6). Field names are stable:
@@ -162,6 +180,10 @@ export const evaluationResultSchema = z.object({
   attribution: attributionSchema.optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
+  /** Peak memory of each worker (per stage too), and the estimate made before the run. */
+  memory: evaluationMemorySchema.optional(),
+  /** Module constants of the problem replaced for this run (`--set`): figures at other sizes than the problem's own. */
+  problem_overrides: z.record(z.string(), z.union([z.number(), z.boolean()])).optional(),
   environment: environmentSchema.nullable(),
 });
 export type EvaluationResult = z.infer<typeof evaluationResultSchema>;

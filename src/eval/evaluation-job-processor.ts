@@ -11,6 +11,7 @@ import { encodeJobFailure, type EvaluationJobOutcome, type JobProgress } from '.
 import { evaluationJobPayloadSchema, requestOfPayload, type EvaluationJobPayload } from './evaluation-job-payload.js';
 import type { EvaluationRequest } from './evaluator.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
+import { MachineFaultError } from './machine-fault-error.js';
 import { forgetJobAttempt, startJobAttempt, type StartedAttempt } from './job-attempts.js';
 import type { PipelinedEvaluateOptions } from './pipeline-events.js';
 import type { QueueRedisKeys } from './redis-keys.js';
@@ -141,7 +142,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     if (error instanceof EvaluationCancelledError) {
       return new UnrecoverableError(encodeJobFailure({ kind: 'cancelled', message: 'the job was cancelled while it ran; its workers were stopped' }));
     }
-    if (error instanceof EvaluatorSetupError) {
+    if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
       return new UnrecoverableError(encodeJobFailure({ kind: 'setup', message: `worker ${identity.workerId} on ${identity.host}: ${error.message}`, ...(error.hint ? { hint: error.hint } : {}) }));
     }
     logger.error({ err: error, jobId }, 'the evaluation failed with a fault of kforge');

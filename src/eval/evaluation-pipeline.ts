@@ -11,6 +11,8 @@ export interface BuildReport {
 /** A device held by one evaluation alone until `release` (idempotent). */
 export interface HeldDevice {
   readonly device: string;
+  /** Device (on cpu, host) memory granted to this evaluation in bytes, when a budget granted it. */
+  readonly grantBytes?: number;
   release(): void;
 }
 

@@ -1,4 +1,4 @@
-import type { Attribution, CorrectnessSummary, EvaluationResult, TimingSummary } from '../core/verdict.js';
+import type { Attribution, CorrectnessSummary, EvaluationMemory, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import type { GuardReport } from './guard-outcome.js';
 import type { Outcome } from './outcome.js';
@@ -19,6 +19,8 @@ export interface ResultParts {
   guard?: GuardReport | null;
   /** Where the traced call's time went; kept on `correct` and `rejected` verdicts only. */
   attribution?: Attribution | undefined;
+  /** Each worker's memory peaks. */
+  memory?: EvaluationMemory | undefined;
 }
 
 /** The JSON result of SPEC.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
@@ -40,6 +42,8 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
     stages: parts.stageDurationsMs,
     environment: parts.environment,
   };
+  if (parts.memory) result.memory = parts.memory;
+  if (Object.keys(settings.overrides ?? {}).length > 0) result.problem_overrides = { ...settings.overrides };
   if (parts.correctness) result.correctness = parts.correctness;
   if (parts.timing && outcome.verdict === 'correct') result.timing = parts.timing;
   if (parts.guard) result.guard = parts.guard as unknown as Record<string, unknown>;

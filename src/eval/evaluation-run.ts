@@ -25,6 +25,7 @@ import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.
 import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
+import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { stageCandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from './isolation-report.js';
@@ -122,7 +123,8 @@ export class EvaluationRun {
     this.#heldDevice = await pipeline.acquireDevice();
     const baselines = await this.#prepareReference();
     if (!baselines.ok) return baselines.outcome;
-    this.#workers.candidate!.send({ v: 1, type: 'continue' });
+    const grant = this.#heldDevice.grantBytes;
+    this.#workers.candidate!.send({ v: 1, type: 'continue', ...(grant ? { memory_grant_bytes: Math.floor(grant) } : {}) });
     return this.#finishCandidate(baselines.value);
   }
 
@@ -197,6 +199,7 @@ export class EvaluationRun {
       ...this.#ceilingsField(),
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
+      ...this.#sizeFields(),
       baselines:
         settings.timing && !cached
           ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials }
@@ -212,6 +215,15 @@ export class EvaluationRun {
     if (!measured.ok) return measured;
     await storeBaselines(this.#context, this.#environment, measured.value);
     return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
+  }
+
+  /** `overrides` and `memory_grant_bytes`, the same for both roles (absent when not set). */
+  #sizeFields(): { overrides?: Record<string, number | boolean>; memory_grant_bytes?: number } {
+    const { settings } = this.#context;
+    return {
+      ...(Object.keys(settings.overrides).length > 0 ? { overrides: { ...settings.overrides } } : {}),
+      ...(settings.memoryGrantBytes ? { memory_grant_bytes: Math.floor(settings.memoryGrantBytes) } : {}),
+    };
   }
 
   /** The guard request field, the same for both roles. */
@@ -266,6 +278,7 @@ export class EvaluationRun {
       build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
+      ...this.#sizeFields(),
       ...(awaitDevice ? { await_device: true } : {}),
     });
     if (!awaitDevice) return { ok: true, value: null };
@@ -356,6 +369,7 @@ export class EvaluationRun {
     if (message.type === 'hello') this.#helloSeen.add(worker.role);
     if ((types as string[]).includes(message.type)) return { ok: true, value: message as MessageOfType<T> };
     this.#blame = worker.role;
+    if (message.type === 'fault') throw machineFault(worker.role, message);
     if (message.type === 'failure') {
       return { ok: false, outcome: this.#guard.staticRejection(outcomeOfFailure(message, this.#environment?.cuda ?? null)) };
     }
@@ -397,6 +411,7 @@ export class EvaluationRun {
       attribution,
       output: blamed ? await blamed.result : null,
       stageDurationsMs: Object.assign({}, ...results.map((result) => result.stageDurationsMs)),
+      memory: memoryOfWorkers(results),
       environment: this.#environment && this.#isolation ? { ...this.#environment, isolation: this.#isolation } : this.#environment,
       correctness: this.#correctness,
       timing: this.#timing,

@@ -41,6 +41,12 @@ export interface EvaluationSettings {
   /** Generalisation trials at other sizes, and whether they gate the verdict. */
   shapes: boolean;
   shapesGate: boolean;
+  /** Replaced module constants of the problem (empty: its own sizes). */
+  overrides: Readonly<Record<string, number | boolean>>;
+  /** Longest wait for room on the device, ms (null: no limit). */
+  deviceWaitMs: number | null;
+  /** Device (or on cpu, host) memory granted to the evaluation, bytes; null: the device's whole size. */
+  memoryGrantBytes: number | null;
 }
 
 /** Fills in the defaults of a request. */
@@ -65,5 +71,8 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,
+    overrides: { ...(request.overrides ?? {}) },
+    deviceWaitMs: request.deviceWaitMs ?? null,
+    memoryGrantBytes: null,
   };
 }

@@ -47,6 +47,16 @@ export interface EvaluationRequest {
   shapes?: boolean;
   /** Reject a candidate that fails at other problem sizes (HACKS.md #13). Implies `shapes`. */
   shapesGate?: boolean;
+  /**
+   * Module constants of the problem to replace before it runs (`--set batch_size=256`): recorded in
+   * the result as `problem_overrides`, so figures at other sizes are never taken for the problem's own.
+   */
+  overrides?: Readonly<Record<string, number | boolean>>;
+  /**
+   * Longest wait for room on the device (its host-wide lock and memory budget), in ms; past it the
+   * evaluation fails with a `MachineFaultError` (no verdict). Default: no limit.
+   */
+  deviceWaitMs?: number;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

@@ -1,10 +1,10 @@
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
-import { acquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
+import { acquireFileLock, tryAcquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
 import { hostGpuName } from './host-device-names.js';
 
 /**
@@ -38,6 +38,20 @@ export interface HostDeviceLockOptions extends FileLockOptions {
   directory?: string | undefined;
   /** `CUDA_VISIBLE_DEVICES` of the workers, to name the host-wide GPU. Default: unset. */
   visibleDevices?: string | undefined;
+  /** Called once when another process holds the lock, with its pid and command line (where /proc shows them). */
+  onWait?: ((holder: { pid: number | null; command: string | null }) => void) | undefined;
+}
+
+/** The pid and command line of a lock file's owner, as far as they can be read. */
+async function lockHolder(lockPath: string): Promise<{ pid: number | null; command: string | null }> {
+  try {
+    const owner = JSON.parse(await readFile(lockPath, 'utf8')) as { pid?: unknown };
+    const pid = typeof owner.pid === 'number' ? owner.pid : null;
+    const command = pid === null ? null : (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0').filter(Boolean).join(' ') || null;
+    return { pid, command };
+  } catch {
+    return { pid: null, command: null };
+  }
 }
 
 /**
@@ -50,10 +64,13 @@ export interface HostDeviceLockOptions extends FileLockOptions {
 export async function acquireHostDeviceLock(device: string, options: HostDeviceLockOptions = {}, signal?: AbortSignal): Promise<HeldLock | null> {
   if (!isHostLockedDevice(device)) return null;
   const directory = options.directory ?? defaultDeviceLockDirectory();
-  const { directory: _directory, visibleDevices, ...lockOptions } = options;
+  const { directory: _directory, visibleDevices, onWait, ...lockOptions } = options;
   const lockPath = deviceLockPath(directory, device, visibleDevices);
   try {
     await ensureSharedDirectory(directory);
+    const first = await tryAcquireFileLock(lockPath, lockOptions);
+    if (first) return first;
+    onWait?.(await lockHolder(lockPath));
     return await acquireFileLock(lockPath, lockOptions, signal);
   } catch (error) {
     if (error instanceof EvaluationCancelledError) throw error;

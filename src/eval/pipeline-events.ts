@@ -1,4 +1,5 @@
 import type { EvaluateOptions } from './evaluator.js';
+import type { BudgetHolder } from './memory-budget.js';
 
 /**
  * What a pipelined evaluation reports besides its stages, in order: the build waits for its
@@ -8,6 +9,8 @@ import type { EvaluateOptions } from './evaluator.js';
 export type PipelineEvent =
   | { kind: 'build-started'; device: string; buildKey: string | null; previouslyBuilt: boolean; waitedMs: number }
   | { kind: 'build-finished'; device: string; buildKey: string | null; built: boolean; cacheHit: boolean | null; durationMs: number | null }
+  | { kind: 'device-waiting'; device: string; reason: 'lock'; holder: { pid: number | null; command: string | null } }
+  | { kind: 'device-waiting'; device: string; reason: 'memory'; neededBytes: number; freeBytes: number; capacityBytes: number; holders: BudgetHolder[] }
   | { kind: 'device-acquired'; device: string; waitedMs: number }
   | { kind: 'device-released'; device: string; heldMs: number };
 

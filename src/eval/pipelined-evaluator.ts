@@ -14,7 +14,10 @@ import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import { EvaluationRun } from './evaluation-run.js';
-import { leaseDeviceHostWide } from './host-device-lock.js';
+import { problemIdentity } from './problem-identity.js';
+import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
+import { DeviceMemoryGate, type PreparedRoom } from './device-memory-gate.js';
+import type { BudgetReservation } from './memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import type { EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
 import type { PipelineEvent, PipelinedEvaluateOptions } from './pipeline-events.js';
@@ -87,6 +90,13 @@ export interface PipelinedEvaluatorOptions {
    * root (the folder above the build cache's) and the home folder from candidates.
    */
   sandbox?: SandboxPolicy;
+  /**
+   * Estimate each problem's peak memory before its evaluation holds the device, refuse what cannot
+   * fit (`ProblemTooLargeError`), and reserve the estimate in the device's host-wide memory budget
+   * (`<deviceLockDirectory>/<device>.budget`, capacity from `KFORGE_DEVICE_MEMORY_BYTES`, else the
+   * GPU's or the host's memory). Default true.
+   */
+  memoryBudget?: boolean;
 }
 
 /** What the pipeline did so far, for benchmarks and logs. */
@@ -136,6 +146,7 @@ export class PipelinedEvaluator implements Evaluator {
   readonly #closing = new AbortController();
   readonly #prefetchStats = { measured: 0, cached: 0, failed: 0, deviceMs: 0 };
   #bytecodePrefix: Promise<string | null> | undefined;
+  readonly #sizes: DeviceMemoryGate;
 
   constructor(options: PipelinedEvaluatorOptions) {
     this.#options = options;
@@ -143,6 +154,14 @@ export class PipelinedEvaluator implements Evaluator {
     this.#environment = options.environment ?? process.env;
     this.#now = options.now ?? (() => new Date());
     this.#baselines = new SharedBaselineCache(options.baselineCache);
+    this.#sizes = new DeviceMemoryGate({
+      enabled: options.memoryBudget !== false,
+      python: options.python ?? 'python3',
+      workerDirectory: options.workerDirectory,
+      environment: this.#environment,
+      directory: options.deviceLockDirectory ?? defaultDeviceLockDirectory(),
+      logger: this.#logger,
+    });
     // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
     setMaxListeners(0, this.#closing.signal);
     const spawner = new WarmWorkerSpawner({
@@ -226,6 +245,7 @@ export class PipelinedEvaluator implements Evaluator {
     const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
     const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
     const emit = (event: PipelineEvent): void => options.onPipelineEvent?.(event);
+    const room = this.#sizes.prepare(settings, 'evaluation');
     const taken: WarmWorker[] = [];
     let reservation: BuildReservation | undefined;
     let releaseBuild: Release | undefined;
@@ -238,6 +258,8 @@ export class PipelinedEvaluator implements Evaluator {
       adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
       // A worker that never says hello is left to the run, which times it out as a setup error.
       const hello = await helloWithin(candidate, settings.idleLimitMs);
+      // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
+      await room.neededBytes(device);
       const askedAtMs = performance.now();
       let key: string | null = null;
       if (hello) {
@@ -264,7 +286,7 @@ export class PipelinedEvaluator implements Evaluator {
           finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
           emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
         },
-        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit),
+        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room),
       };
       const onProgress = (event: EvaluationProgress): void => {
         pauses.onProgress(event);
@@ -274,7 +296,7 @@ export class PipelinedEvaluator implements Evaluator {
         settings,
         seeds,
         scratch: candidate.scratch,
-        problemSha256: createHash('sha256').update(problem).digest('hex'),
+        problemSha256: problemIdentity(problem, settings.overrides),
         baselineCache: baselines,
         pipeline,
         startWorker: async (role, progress) => {
@@ -288,7 +310,10 @@ export class PipelinedEvaluator implements Evaluator {
         now: this.#now,
         startedAt,
       });
-      return await run.run();
+      const result = await run.run();
+      const estimateBytes = await room.estimateBytes();
+      if (estimateBytes !== null) result.memory = { ...result.memory, estimate_bytes: estimateBytes };
+      return result;
     } finally {
       pauses.resume();
       releaseBuild?.();
@@ -321,7 +346,7 @@ export class PipelinedEvaluator implements Evaluator {
 
   async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
     const problem = await readFile(base.problemPath);
-    const problemSha256 = createHash('sha256').update(problem).digest('hex');
+    const problemSha256 = problemIdentity(problem, base.overrides);
     const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
     if (this.#prefetched.has(key)) return;
     this.#prefetched.add(key);
@@ -348,7 +373,7 @@ export class PipelinedEvaluator implements Evaluator {
           acquireDevice: () =>
             this.#acquireDevice(lane, device, signal, (event) => {
               if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
-            }),
+            }, this.#sizes.prepare(settings, 'reference')),
         },
         startWorker: (_role, progress) => {
           adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
@@ -398,19 +423,44 @@ export class PipelinedEvaluator implements Evaluator {
    * The device for this evaluation alone: the in-process lease, then (on a GPU) the host-wide lock
    * that keeps other kforge processes of the host off it; `waitedMs` counts both waits.
    */
-  async #acquireDevice(lane: PipelineLane, device: string, signal: AbortSignal | undefined, emit: (event: PipelineEvent) => void): Promise<HeldDevice> {
-    const lockOptions = { directory: this.#options.deviceLockDirectory, visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES };
-    const lease = await leaseDeviceHostWide(lane.devices, device, lockOptions, signal);
+  async #acquireDevice(
+    lane: PipelineLane,
+    device: string,
+    signal: AbortSignal | undefined,
+    emit: (event: PipelineEvent) => void,
+    room: PreparedRoom,
+  ): Promise<HeldDevice> {
+    const needed = await room.neededBytes(device);
+    const askedAtMs = performance.now();
+    const waiting = room.waitSignal(signal);
+    const lockOptions = {
+      directory: this.#options.deviceLockDirectory,
+      visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES,
+      onWait: (holder: { pid: number | null; command: string | null }) => emit({ kind: 'device-waiting', device, reason: 'lock', holder }),
+    };
+    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting), signal);
+    let reservation: BudgetReservation | null;
+    try {
+      reservation = await room.reserve(device, needed, waiting, (holders, freeBytes, capacityBytes) =>
+        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
+      );
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
     const acquiredAtMs = performance.now();
-    emit({ kind: 'device-acquired', device, waitedMs: lease.waitedMs });
+    emit({ kind: 'device-acquired', device, waitedMs: acquiredAtMs - askedAtMs + lease.waitedMs });
     let released = false;
     return {
       device,
+      ...(reservation ? { grantBytes: reservation.grantBytes } : {}),
       release: () => {
         if (released) return;
         released = true;
         emit({ kind: 'device-released', device, heldMs: performance.now() - acquiredAtMs });
-        const releasing = lease.release().finally(() => this.#releasing.delete(releasing));
+        const releasing = Promise.all([reservation?.release(), lease.release()])
+          .then(() => undefined)
+          .finally(() => this.#releasing.delete(releasing));
         this.#releasing.add(releasing);
       },
     };

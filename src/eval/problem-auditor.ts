@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Precision } from '../core/verdict.js';
 import { CappedOutput } from './capped-output.js';
+import { formatBytes } from './memory-budget.js';
+import { estimateEvaluationSize } from './size-estimate.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
 import { findingOfFailure, findingsOfAudit, workerAuditFailureSchema, workerAuditSchema, type ProblemAudit } from './problem-audit.js';
 import type { Tolerance } from './tolerance.js';
@@ -26,6 +28,13 @@ export interface ProblemAuditorOptions {
   timeoutMs?: number;
   /** Wait between SIGTERM and SIGKILL when the limit is reached, in ms. Default 5000. */
   killGraceMs?: number;
+  /** Module constants replaced before the audit (`--set`); recorded in the audit object. */
+  overrides?: Readonly<Record<string, number | boolean>>;
+  /**
+   * Host memory the audit may use, bytes: a problem whose reference is estimated to need more is
+   * not run (a `too-large` finding with sizes that fit). Default: the host's memory; 0: no check.
+   */
+  capacityBytes?: number;
 }
 
 /** One finished child process, execa-style. */
@@ -77,7 +86,38 @@ function auditArguments(problemPath: string, options: ProblemAuditorOptions): st
     '--precision', options.precision ?? 'fp32',
     '--atol', String(tolerance.atol),
     '--rtol', String(tolerance.rtol),
+    ...Object.entries(options.overrides ?? {}).flatMap(([name, value]) => ['--set', `${name}=${String(value)}`]),
   ];
+}
+
+/** The `too-large` finding of a problem whose reference cannot fit the host at these sizes, or null (fits, or unknown). */
+async function tooLarge(problemPath: string, options: ProblemAuditorOptions): Promise<ProblemAudit | null> {
+  const capacity = options.capacityBytes ?? os.totalmem();
+  if (!capacity) return null;
+  const sized = await estimateEvaluationSize({
+    python: options.python,
+    workerDirectory: options.workerDirectory,
+    environment: options.environment,
+    problemPath,
+    precision: options.precision ?? 'fp32',
+    deviceType: 'cpu',
+    overrides: options.overrides,
+    capacityBytes: capacity,
+    ...(options.preset === 'cpu' || options.preset === 'gpu' ? { preset: options.preset } : {}),
+    timing: false,
+  }).catch(() => null);
+  if (!sized?.ok || sized.estimate.reference_bytes <= capacity) return null;
+  const fit = sized.estimate.fit ? Object.entries(sized.estimate.fit.overrides).map(([name, value]) => `--set ${name}=${String(value)}`).join(' ') : null;
+  return {
+    problemPath,
+    audit: null,
+    durationMs: 0,
+    findings: [{
+      level: 'error',
+      check: 'too-large',
+      message: `its reference needs about ${formatBytes(sized.estimate.reference_bytes)} at ${options.overrides && Object.keys(options.overrides).length > 0 ? 'these' : 'its own'} sizes (inputs ${formatBytes(sized.estimate.input_bytes)} a set), more than this host's ${formatBytes(capacity)}: audit it at smaller sizes${fit ? ` (${fit} fits)` : ' with --set NAME=VALUE'}`,
+    }],
+  };
 }
 
 /** The last non-empty line of a process's stderr, for one-line messages. */
@@ -117,6 +157,8 @@ function auditOf(problemPath: string, result: ProcessResult, limitMs: number): P
  *   or refuses the command line (exit status 2).
  */
 export async function auditProblemFile(problemPath: string, options: ProblemAuditorOptions): Promise<ProblemAudit> {
+  const refused = await tooLarge(path.resolve(problemPath), options);
+  if (refused) return refused;
   const scratch = await mkdtemp(path.join(tmpdir(), 'kforge-audit-'));
   try {
     const temporaryDirectory = path.join(scratch, 'tmp');

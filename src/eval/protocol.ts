@@ -47,6 +47,13 @@ export const helloMessageSchema = z.object({
   environment: workerEnvironmentSchema,
 });
 
+/** A process's memory peaks during a stage, in bytes (null where the worker cannot read them). */
+export const stageMemorySchema = z.object({
+  device_peak_bytes: z.number().int().nonnegative().nullable(),
+  host_peak_bytes: z.number().int().nonnegative().nullable(),
+});
+export type StageMemory = z.infer<typeof stageMemorySchema>;
+
 export const stageMessageSchema = z
   .object({
     v: version,
@@ -54,6 +61,7 @@ export const stageMessageSchema = z
     stage: stageSchema,
     status: z.enum(['start', 'end']),
     duration_ms: milliseconds.optional(),
+    memory: stageMemorySchema.optional(),
   })
   .refine((message) => message.status === 'start' || message.duration_ms !== undefined, {
     message: 'a stage `end` message needs `duration_ms`',
@@ -83,6 +91,21 @@ export const failureMessageSchema = z.object({
   message: z.string().min(1),
   compiler_output: z.string().nullable().optional(),
   traceback: z.string().nullable().optional(),
+});
+
+/** What ran out when the machine, not the candidate, ended the evaluation (docs/worker-protocol.md, "Faults"). */
+export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device'] as const;
+export type FaultResource = (typeof FAULT_RESOURCES)[number];
+
+/** The machine could not evaluate: never a verdict (SPEC.md section 3). */
+export const faultMessageSchema = z.object({
+  v: version,
+  type: z.literal('fault'),
+  stage: stageSchema.nullable(),
+  resource: z.enum(FAULT_RESOURCES),
+  message: z.string().min(1),
+  traceback: z.string().nullable().optional(),
+  memory: z.record(z.string(), z.number().nullable()).nullable().optional(),
 });
 
 export const referenceTrialSchema = z.object({
@@ -311,6 +334,7 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   helloMessageSchema,
   stageMessageSchema,
   failureMessageSchema,
+  faultMessageSchema,
   referenceReadyMessageSchema,
   baselineMessageSchema,
   judgementMessageSchema,
@@ -331,6 +355,7 @@ export type MessageOfType<T extends WorkerMessageType> = Extract<WorkerMessage, 
 export type HelloMessage = MessageOfType<'hello'>;
 export type StageMessage = MessageOfType<'stage'>;
 export type FailureMessage = MessageOfType<'failure'>;
+export type FaultMessage = MessageOfType<'fault'>;
 export type ReferenceReadyMessage = MessageOfType<'reference-ready'>;
 export type BaselineMessage = MessageOfType<'baseline'>;
 export type JudgementMessage = MessageOfType<'judgement'>;

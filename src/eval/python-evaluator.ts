@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { BaselineCache } from './baseline-cache.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
+import { problemIdentity } from './problem-identity.js';
 import { EvaluationRun } from './evaluation-run.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import type { EvaluateOptions, EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
@@ -69,7 +69,7 @@ export class PythonEvaluator implements Evaluator {
     const settings = resolveEvaluationSettings(request);
     const unreadable = await unreadableInput(settings);
     if (unreadable) return unreadable;
-    const problemSha256 = createHash('sha256').update(await readFile(settings.problemPath)).digest('hex');
+    const problemSha256 = problemIdentity(await readFile(settings.problemPath), settings.overrides);
     const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
     await prepareSandboxFolders(this.#sandbox);
     const scratch = await createScratchDirectory({ root: this.#options.scratchRoot, keep: this.#options.keepScratch });

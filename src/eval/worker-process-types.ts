@@ -1,5 +1,5 @@
 import type { ProtocolError } from './protocol-error.js';
-import type { Stage, StageMessage, WorkerMessage } from './protocol.js';
+import type { Stage, StageMemory, StageMessage, WorkerMessage } from './protocol.js';
 import type { WorkerRole } from './worker-role.js';
 
 export interface WorkerProcessOptions {
@@ -69,6 +69,8 @@ export interface WorkerProcessResult {
   droppedBytes: { stdout: number; stderr: number };
   /** Stage durations the worker reported, in milliseconds (repeated stages summed). */
   stageDurationsMs: Partial<Record<Stage, number>>;
+  /** The worker's memory peaks per stage, in bytes (a repeated stage keeps its largest). */
+  stageMemory?: Partial<Record<Stage, StageMemory>>;
 }
 
 /** What {@link WorkerProcess.next} yields: a non-stage message, or the end of the worker. */

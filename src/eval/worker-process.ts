@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT_BYTES } from './capped-output.js';
 import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js';
-import { parseWorkerMessage, type HelloMessage, type Stage, type StageMessage } from './protocol.js';
+import { parseWorkerMessage, type HelloMessage, type Stage, type StageMemory, type StageMessage } from './protocol.js';
 import { workerRequestSchema, type WorkerRequest } from './worker-requests.js';
 import { ProtocolError } from './protocol-error.js';
 import { ProtocolLineReader } from './protocol-line-reader.js';
@@ -48,6 +48,7 @@ export class WorkerProcess {
   readonly #queue: WorkerEvent[] = [];
   readonly #waiters: Array<(event: WorkerEvent) => void> = [];
   readonly #stageDurationsMs: Partial<Record<Stage, number>> = {};
+  readonly #stageMemory: Partial<Record<Stage, StageMemory>> = {};
   readonly #result: Promise<WorkerProcessResult>;
   readonly #order: MessageOrder;
   #waiting = 0;
@@ -229,6 +230,7 @@ export class WorkerProcess {
       stderr: this.#stderr.text(),
       droppedBytes: { stdout: this.#stdout.droppedBytes, stderr: this.#stderr.droppedBytes },
       stageDurationsMs: { ...this.#stageDurationsMs },
+      stageMemory: { ...this.#stageMemory },
     };
     this.#exitEvent = { type: 'exit', result };
     this.#resolveHello(null);
@@ -283,6 +285,7 @@ export class WorkerProcess {
       this.#stopStageTimer();
       const previous = this.#stageDurationsMs[message.stage] ?? 0;
       this.#stageDurationsMs[message.stage] = previous + (message.duration_ms ?? 0);
+      if (message.memory) this.#stageMemory[message.stage] = largerPeaks(this.#stageMemory[message.stage], message.memory);
     }
     this.#updateIdleTimer();
     this.#options.onStage?.(message);
@@ -340,4 +343,10 @@ export class WorkerProcess {
     else if (event.type === 'message') this.#queue.push(event);
     if (event.type === 'exit') for (const next of this.#waiters.splice(0)) next(event);
   }
+}
+
+/** The larger of two peaks, field by field (null where neither is known). */
+function largerPeaks(previous: StageMemory | undefined, next: StageMemory): StageMemory {
+  const larger = (a: number | null | undefined, b: number | null): number | null => (a == null ? b : b == null ? a : Math.max(a, b));
+  return { device_peak_bytes: larger(previous?.device_peak_bytes, next.device_peak_bytes), host_peak_bytes: larger(previous?.host_peak_bytes, next.host_peak_bytes) };
 }

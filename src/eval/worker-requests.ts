@@ -14,6 +14,13 @@ const seedList = z.array(seed).min(1);
 /** The guard's settings, the same object for both roles (docs/worker-protocol.md). */
 const guardSettings = z.object({ policy: z.string().min(1), gate_specialisation: z.boolean() });
 
+/** Module constants of the problem replaced before it runs (`kforge eval --set`), the same for both roles. */
+export const problemOverridesSchema = z.record(z.string().regex(/^[A-Za-z_]\w*$/), z.union([z.number(), z.boolean()]));
+export type ProblemOverrides = z.infer<typeof problemOverridesSchema>;
+
+/** Bytes of device (or, on cpu, host) memory the evaluation was granted: the worker's out-of-memory blame rule. */
+const memoryGrant = z.number().int().positive();
+
 export const referenceRequestSchema = z.object({
   v: version,
   type: z.literal('reference'),
@@ -29,6 +36,8 @@ export const referenceRequestSchema = z.object({
   ceilings: z.object({ bandwidth_bytes_per_s: z.number().positive(), peak_flops_per_s: z.number().positive().nullable() }).optional(),
   guard: guardSettings.optional(),
   generalisation_seeds: z.array(seed).optional(),
+  overrides: problemOverridesSchema.optional(),
+  memory_grant_bytes: memoryGrant.optional(),
   baselines: z
     .object({
       eager: z.boolean(),
@@ -60,6 +69,8 @@ export const candidateRequestSchema = z.object({
   await_device: z.boolean().optional(),
   guard: guardSettings.optional(),
   generalisation_seeds: z.array(seed).optional(),
+  overrides: problemOverridesSchema.optional(),
+  memory_grant_bytes: memoryGrant.optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -81,7 +92,8 @@ export const judgeRequestSchema = z.object({
 });
 export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
-export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']) });
+/** `continue` may carry the grant the evaluation got with its device (the candidate's out-of-memory blame rule). */
+export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']), memory_grant_bytes: memoryGrant.optional() });
 
 export const workerRequestSchema = z.discriminatedUnion('type', [
   referenceRequestSchema,

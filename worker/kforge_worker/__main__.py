@@ -1,5 +1,6 @@
 """`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md;
-`python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py); and
+`python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py);
+`python3 -m kforge_worker estimate PROBLEM [...]` (estimate_command.py); and
 `python3 -m kforge_worker prime DIR` (bytecode_cache.py).
 
 Exit status of a role: 0 after the role finished or wrote a `failure` message; 2 when the parent
@@ -41,6 +42,15 @@ def main(argv) -> None:
 
         try:
             status = audit_main(list(argv[2:]))
+        except SystemExit as exit_request:
+            status = exit_request.code if isinstance(exit_request.code, int) else 2
+        _exit(status)
+    if len(argv) >= 2 and argv[1] == "estimate":
+        _harden_import_path()
+        from .estimate_command import main as estimate_main
+
+        try:
+            status = estimate_main(list(argv[2:]))
         except SystemExit as exit_request:
             status = exit_request.code if isinstance(exit_request.code, int) else 2
         _exit(status)
@@ -128,6 +138,11 @@ def _serve(role: str, channel) -> None:
     message = channel.receive()
     if message is None:
         return
+    from .fault_report import device_type_of, memory_grant, report_exception, report_failure
+    from .machine_fault import MachineFault
+
+    device_type = device_type_of(message)
+    memory_grant(message)  # validated now; read again at the end (`continue` may set it)
     try:
         if role == "reference":
             from .reference_role import run_reference
@@ -138,7 +153,18 @@ def _serve(role: str, channel) -> None:
 
             run_candidate(channel, message)
     except StageFailure as failure:
-        channel.send("failure", **failure.message_fields())
+        kind, fields = report_failure(role, failure, device_type, memory_grant(message))
+        channel.send(kind, **fields)
+    except MachineFault as fault:
+        channel.send("fault", **fault.message_fields(fault.stage))
+    except ProtocolError:
+        raise
+    except Exception as error:  # out of memory or a full disk outside the stages' own classification
+        report = report_exception(role, error, device_type, memory_grant(message))
+        if report is None:
+            raise
+        kind, fields = report
+        channel.send(kind, **fields)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ after printing the audit; 1 when the problem cannot be audited (the object then 
 import argparse
 import json
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .channel import ProtocolError
 from .device import resolve_device
 from .errors import StageFailure
+from .overrides import Value
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .reference_store import ReferenceStore
@@ -41,6 +42,23 @@ def _seeds(text: str) -> List[int]:
     return seeds
 
 
+def _override(text: str) -> Tuple[str, Value]:
+    """`NAME=VALUE` of `--set`: an integer, a float or true/false."""
+    name, separator, value = text.partition("=")
+    name = name.strip()
+    if not separator or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (e.g. batch_size=256), got {text!r}")
+    value = value.strip()
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            continue
+    raise argparse.ArgumentTypeError(f"expected a number or true/false after {name}=, got {value!r}")
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -62,32 +80,35 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
     command.add_argument("--seeds", type=_seeds, default=list(DEFAULT_SEEDS),
                          help="comma-separated seeds (default 11,12,13,14,15)")
+    command.add_argument("--set", dest="overrides", type=_override, action="append", default=[],
+                         metavar="NAME=VALUE", help="replace a module constant of the problem (repeatable)")
     return command
 
 
 def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: float, precision: str,
-                  device_name: str, seeds: List[int]) -> dict:
+                  device_name: str, seeds: List[int], overrides: Optional[Dict[str, Value]] = None) -> dict:
     """The audit object printed by the command (raises StageFailure or ProtocolError)."""
     backend = "cpu" if device_name == "cpu" else "cuda"
     device = resolve_device(backend, device_name)
     dtype = run_dtype(precision)
-    problem = load_problem(problem_path, preset)
+    problem = load_problem(problem_path, preset, overrides)
     store = ReferenceStore(problem, device, dtype)
-    inputs: List = []
-    records = [store.compute(seed, keep_inputs=inputs) for seed in dict.fromkeys(seeds)]
-    audits = ToleranceAudits([record.output.leaves for record in records], inputs)
-    result = audits.audit(atol, rtol)
+    audits = ToleranceAudits(lambda: ())
+    for seed in dict.fromkeys(seeds):
+        store.compute(seed, with_inputs=lambda flat, inputs: audits.add_trial(flat.leaves, inputs, atol, rtol))
+    result = audits.finish(atol, rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
     return {"problem": problem_path, "preset": preset, "precision": precision, "device": str(device),
-            "seeds": list(dict.fromkeys(seeds)), **summary(result)}
+            "seeds": list(dict.fromkeys(seeds)), **({"problem_overrides": overrides} if overrides else {}),
+            **summary(result)}
 
 
 def main(argv: List[str]) -> int:
     arguments = parser().parse_args(argv)
     try:
         result = audit_problem(arguments.problem, arguments.preset, arguments.atol, arguments.rtol,
-                               arguments.precision, arguments.device, arguments.seeds)
+                               arguments.precision, arguments.device, arguments.seeds, dict(arguments.overrides))
     except ProtocolError as error:
         print(f"kforge_worker audit: {error}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from .errors import StageFailure
 from .guard_runtime import GuardRuntime
 from .guard_settings import runtime_checks_enabled
 from .inputs import make_model
+from .memory_usage import release_cached
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .request import parse_candidate_request
@@ -71,13 +72,17 @@ def reused_build(shared_objects, started_ns: int):
     return all(time_ns < started_ns for time_ns in modified) if modified else None
 
 
-def wait_for_device(channel: Channel) -> bool:
-    """After `built`: True on `continue`, False on `stop` or the end of stdin."""
+def wait_for_device(channel: Channel, message: dict) -> bool:
+    """After `built`: True on `continue`, False on `stop` or the end of stdin. A `continue` that
+    carries `memory_grant_bytes` (what the evaluation was granted with its device) sets it on the
+    request, where the role's out-of-memory rule reads it (fault_report.py)."""
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return False
     if reply.get("type") != "continue":
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    if reply.get("memory_grant_bytes") is not None:
+        message["memory_grant_bytes"] = reply["memory_grant_bytes"]
     return True
 
 
@@ -95,7 +100,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     keep_unchanged_source_times()
     build_started_ns = time.time_ns()
     with stage(channel.send, "build"):
-        problem = load_problem(run.problem, run.preset)
+        problem = load_problem(run.problem, run.preset, run.overrides)
         gc.collect()
         os.chdir(scratch_dir)
         findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision)
@@ -112,7 +117,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
         check_after(timers, guard, "importing the candidate")
     if await_device:
         channel.send("built", cache_hit=reused_build(built.shared_objects, build_started_ns))
-        if not wait_for_device(channel):
+        if not wait_for_device(channel, message):
             return
     with stage(channel.send, "load"):
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
@@ -122,6 +127,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
         check_after(timers, guard, "the correctness trials")
         guard.record_call_checks()
         channel.send("guard-checks", stage="correctness", checks=guard.log.take())
+    release_cached()  # the reference judges these outputs on the same device now
     channel.send("correctness-outputs", outputs=saved, generalisation=extra)
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":

@@ -2,7 +2,8 @@
 
 A tensor element passes when |c − r| ≤ atol + rtol·|r| (torch.allclose's rule), computed in
 float64; NaN or ±Inf in the candidate where the reference is finite is a mismatch (check `nan`);
-non-finite reference values must be matched exactly (NaN by NaN). Errors are reported over the
+non-finite reference values must be matched exactly (NaN by NaN), in chunks of CHUNK_ELEMENTS so
+that the float64 temporaries do not grow with the output. Errors are reported over the
 elements where both are finite: max absolute |c − r|, and max relative |c − r| / |r| over the
 elements where r ≠ 0. Checks, strongest first: structure, shape, dtype, nan, mismatch.
 """
@@ -55,40 +56,92 @@ def _beside(candidate: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     return candidate if candidate.device == reference.device else candidate.to(reference.device)
 
 
+#: Elements compared at a time: float64 temporaries of one chunk stay near 1 GiB in all, whatever
+#: the output's size (a 6 GiB float32 output compared whole took five 12 GiB float64 copies).
+CHUNK_ELEMENTS = 1 << 24
+
+
+@dataclass
+class _Scan:
+    """What one pass over a pair of tensors found, chunk by chunk."""
+
+    max_abs: Optional[float] = None
+    max_rel: Optional[float] = None
+    mismatch_count: int = 0
+    nan_count: int = 0
+    first_mismatch: Optional[int] = None
+    first_nan: Optional[int] = None
+
+
+def _chunks(numel: int):
+    for start in range(0, numel, CHUNK_ELEMENTS):
+        yield start, min(numel, start + CHUNK_ELEMENTS)
+
+
+def _first(mask: torch.Tensor, offset: int) -> int:
+    return offset + int(torch.nonzero(mask)[0])
+
+
+def _scan(reference: torch.Tensor, candidate: torch.Tensor, atol: Optional[float], rtol: Optional[float]) -> _Scan:
+    """Errors over the elements finite in both (float64, on the reference's device), and with a
+    tolerance the mismatches and NaN/Inf where the reference is finite, one chunk at a time."""
+    ref_all = reference.reshape(-1)
+    can_all = _beside(candidate, reference).reshape(-1)
+    scan = _Scan()
+    any_finite = False
+    for start, stop in _chunks(ref_all.numel()):
+        ref, can = _wide(ref_all[start:stop]), _wide(can_all[start:stop])
+        ref_finite, can_finite = torch.isfinite(ref), torch.isfinite(can)
+        both_finite = ref_finite & can_finite
+        difference = (can - ref).abs()
+        magnitude = ref.abs()
+        if bool(both_finite.any()):
+            any_finite = True
+            chunk_abs = float(torch.where(both_finite, difference, torch.zeros_like(difference)).max())
+            scan.max_abs = chunk_abs if scan.max_abs is None else max(scan.max_abs, chunk_abs)
+            nonzero = both_finite & (magnitude > 0)
+            chunk_rel = float(torch.where(nonzero, difference / torch.where(nonzero, magnitude, torch.ones_like(magnitude)),
+                                          torch.zeros_like(difference)).max())
+            scan.max_rel = chunk_rel if scan.max_rel is None else max(scan.max_rel, chunk_rel)
+        if atol is None or rtol is None:
+            continue
+        same_non_finite = ~ref_finite & ((can == ref) | (torch.isnan(can) & torch.isnan(ref)))
+        within = ref_finite & (difference <= atol + rtol * magnitude)
+        bad = ~(within | same_non_finite)
+        bad_count = int(bad.sum())
+        scan.mismatch_count += bad_count
+        if bad_count and scan.first_mismatch is None:
+            scan.first_mismatch = _first(bad, start)
+        not_finite = ref_finite & ~can_finite
+        nan_count = int(not_finite.sum())
+        scan.nan_count += nan_count
+        if nan_count and scan.first_nan is None:
+            scan.first_nan = _first(not_finite, start)
+        del ref, can, difference, magnitude, bad, within, same_non_finite, not_finite
+    if not any_finite:
+        scan.max_abs = scan.max_rel = None
+    return scan
+
+
 def tensor_errors(reference: torch.Tensor, candidate: torch.Tensor) -> Tuple[Optional[float], Optional[float]]:
     """(max abs error, max rel error) over elements finite in both; None where there are none.
-    Computed in float64 on the reference's device."""
-    ref, can = _wide(reference).reshape(-1), _wide(_beside(candidate, reference)).reshape(-1)
-    both_finite = torch.isfinite(ref) & torch.isfinite(can)
-    if not bool(both_finite.any()):
-        return None, None
-    difference = (can - ref).abs()[both_finite]
-    magnitude = ref.abs()[both_finite]
-    nonzero = magnitude > 0
-    max_abs = float(difference.max())
-    max_rel = float((difference[nonzero] / magnitude[nonzero]).max()) if bool(nonzero.any()) else 0.0
-    return _finite_or_none(max_abs), _finite_or_none(max_rel)
+    Computed in float64 on the reference's device, a chunk at a time."""
+    scan = _scan(reference, candidate, None, None)
+    return _finite_or_none(scan.max_abs), _finite_or_none(scan.max_rel)
 
 
 def compare_tensor(reference: torch.Tensor, candidate: torch.Tensor, atol: float, rtol: float, name: str) -> LeafResult:
-    """Compares two tensors of the same shape (checked by the caller)."""
+    """Compares two tensors of the same shape (checked by the caller), a chunk at a time."""
     result = LeafResult(numel=reference.numel())
-    candidate = _beside(candidate, reference)
-    result.max_abs_error, result.max_rel_error = tensor_errors(reference, candidate)
-    ref, can = _wide(reference).reshape(-1), _wide(candidate).reshape(-1)
-    ref_finite = torch.isfinite(ref)
-    same_non_finite = ~ref_finite & ((can == ref) | (torch.isnan(can) & torch.isnan(ref)))
-    within = ref_finite & ((can - ref).abs() <= atol + rtol * ref.abs())
-    bad = ~(within | same_non_finite)
-    not_finite_where_ref_finite = ref_finite & ~torch.isfinite(can)
-    result.mismatch_count = int(bad.sum())
-    if bool(not_finite_where_ref_finite.any()):
-        count = int(not_finite_where_ref_finite.sum())
-        first = _unravel(int(torch.nonzero(not_finite_where_ref_finite)[0]), tuple(reference.shape))
+    scan = _scan(reference, candidate, atol, rtol)
+    result.max_abs_error, result.max_rel_error = _finite_or_none(scan.max_abs), _finite_or_none(scan.max_rel)
+    result.mismatch_count = scan.mismatch_count
+    if scan.nan_count:
+        first = _unravel(scan.first_nan, tuple(reference.shape))
         result.check = "nan"
-        result.message = f"{name} has {count} NaN/Inf values where the reference is finite (first at index {first})"
+        result.message = f"{name} has {scan.nan_count} NaN/Inf values where the reference is finite (first at index {first})"
     elif result.mismatch_count:
-        first = _unravel(int(torch.nonzero(bad)[0]), tuple(reference.shape))
+        first = _unravel(scan.first_mismatch, tuple(reference.shape))
         result.check = "mismatch"
         result.message = (
             f"{name}: {result.mismatch_count} of {result.numel} elements differ by more than "

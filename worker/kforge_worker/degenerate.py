@@ -44,6 +44,16 @@ TRIVIAL_MARGIN = 0.1
 TRIVIAL_OUTPUTS = ("zeros", "mean", "ones", "input")
 
 
+#: Elements of a reference handled at a time in float64 work (the audit, the relative L2 error) (see compare.py).
+CHUNK_ELEMENTS = 1 << 24
+
+
+def _chunks(tensor: torch.Tensor):
+    flat = tensor.detach().reshape(-1)
+    for start in range(0, flat.numel(), CHUNK_ELEMENTS):
+        yield flat[start:start + CHUNK_ELEMENTS]
+
+
 def tensor_leaves(value: Any) -> list[torch.Tensor]:
     """The tensors of a nested output (tuples, lists, dict values), in order."""
     if isinstance(value, torch.Tensor):
@@ -79,6 +89,9 @@ def relative_l2_error(candidate: torch.Tensor, reference: torch.Tensor) -> float
     """``||c - r||_2 / ||r||_2`` in float64 over the reference's finite elements (see module docs)."""
     if candidate.shape != reference.shape:
         return math.inf
+    chunked = _chunked_l2_ratio(candidate, reference)
+    if chunked is not None:
+        return chunked
     r = reference.detach().to(torch.float64).reshape(-1)
     c = candidate.detach().to(r.device, torch.float64).reshape(-1)
     finite = torch.isfinite(r)
@@ -92,6 +105,23 @@ def relative_l2_error(candidate: torch.Tensor, reference: torch.Tensor) -> float
     if not bool(((special_c == special_r) | (torch.isnan(special_c) & torch.isnan(special_r))).all()):
         return math.inf
     return _l2_ratio(float(torch.linalg.vector_norm(c[finite] - r[finite])), float(torch.linalg.vector_norm(r[finite])))
+
+
+def _chunked_l2_ratio(candidate: torch.Tensor, reference: torch.Tensor) -> float | None:
+    """``||c - r|| / ||r||`` a chunk at a time when both are finite and real (else None: the
+    general path handles non-finite values on whole tensors)."""
+    if reference.is_complex() or candidate.is_complex():
+        return None
+    difference_squares, reference_squares = 0.0, 0.0
+    for produced, expected in zip(_chunks(candidate), _chunks(reference)):
+        r = expected.to(torch.float64)
+        c = produced.to(r.device, torch.float64)
+        if not (bool(torch.isfinite(r).all()) and bool(torch.isfinite(c).all())):
+            return None
+        difference = c - r
+        difference_squares += float(torch.dot(difference, difference))
+        reference_squares += float(torch.dot(r, r))
+    return _l2_ratio(math.sqrt(difference_squares), math.sqrt(reference_squares))
 
 
 def _l2_ratio(difference: float, scale: float) -> float:
@@ -116,19 +146,24 @@ def _trivial(name: str, reference: torch.Tensor, inputs: Sequence[torch.Tensor])
 
 
 class _Reference:
-    """One reference leaf of an audit in float64, with what every trivial output is compared
-    against computed once: ``|r|``, the bound ``atol + rtol * |r|`` and ``||r||`` (real, finite
-    references; anything else takes the general path of passes_tolerance and relative_l2_error)."""
+    """One reference leaf of an audit. For a real, finite reference (the usual case) every trivial
+    output is compared a chunk at a time in float64 against ``|r|`` and the bound
+    ``atol + rtol * |r|``, with ``||r||`` and the mean computed once the same way, so the audit's
+    temporaries stay small at any output size; anything else takes the general path of
+    passes_tolerance and relative_l2_error on whole tensors."""
 
     def __init__(self, leaf: torch.Tensor, atol: float, rtol: float):
         self.leaf = leaf
         self.atol, self.rtol = atol, rtol
-        self.value = leaf.detach().to(torch.float64)  # on its own device
-        self.fast = not leaf.is_complex() and bool(torch.isfinite(self.value).all())
+        self.fast = not leaf.is_complex() and all(bool(torch.isfinite(chunk).all()) for chunk in _chunks(leaf))
         if self.fast:
-            self.magnitude = self.value.abs()
-            self.bound = self.magnitude * rtol + atol
-            self.norm = float(torch.linalg.vector_norm(self.value))
+            total, squares = 0.0, 0.0
+            for chunk in _chunks(leaf):
+                wide = chunk.to(torch.float64)
+                total += float(wide.sum())
+                squares += float(torch.dot(wide, wide))
+            self.mean = total / max(1, leaf.numel())
+            self.norm = math.sqrt(squares)
 
     def errors(self, name: str, inputs: Sequence[torch.Tensor]) -> tuple[bool, float, float] | None:
         """(passes atol/rtol, max abs error over finite errors, relative L2 error) of a trivial
@@ -136,29 +171,35 @@ class _Reference:
         if self.fast and name in ("zeros", "mean", "ones"):
             # A constant against a finite reference, without making the constant tensor: the same
             # constant as _trivial makes (the mean rounded to the reference's dtype).
-            if name == "zeros":
-                difference = self.magnitude
-            else:
-                constant = 1.0 if name == "ones" else float(torch.tensor(float(self.value.mean()), dtype=self.leaf.dtype))
-                difference = (self.value - constant).abs_()
-            return self._summary(difference)
+            constant = {"zeros": 0.0, "ones": 1.0}.get(name)
+            if constant is None:
+                constant = float(torch.tensor(self.mean, dtype=self.leaf.dtype))
+            return self._summary(_chunks(self.leaf), (None for _ in _chunks(self.leaf)), constant)
         output = _trivial(name, self.leaf, inputs)
         if output is None:
             return None
-        output64 = output.detach().to(self.value.device, torch.float64)
-        if self.fast and bool(torch.isfinite(output64).all()):
-            return self._summary((output64 - self.value).abs_())
-        passes = passes_tolerance(output64, self.value, self.atol, self.rtol)
-        error = (output64 - self.value).abs()
+        if self.fast and all(bool(torch.isfinite(chunk).all()) for chunk in _chunks(output)):
+            return self._summary(_chunks(self.leaf), _chunks(output), 0.0)
+        value = self.leaf.detach().to(torch.float64)
+        output64 = output.detach().to(value.device, torch.float64)
+        passes = passes_tolerance(output64, value, self.atol, self.rtol)
+        error = (output64 - value).abs()
         finite_error = torch.isfinite(error)
         finite = error if bool(finite_error.all()) else error[finite_error]
         max_abs = float(finite.max()) if finite.numel() else math.inf
-        return passes, max_abs, relative_l2_error(output64, self.value)
+        return passes, max_abs, relative_l2_error(output64, value)
 
-    def _summary(self, difference: torch.Tensor) -> tuple[bool, float, float]:
-        """The three figures from finite ``|c - r|``."""
-        return (bool((difference <= self.bound).all()), float(difference.max()),
-                _l2_ratio(float(torch.linalg.vector_norm(difference)), self.norm))
+    def _summary(self, references, outputs, constant: float) -> tuple[bool, float, float]:
+        """The three figures from ``|c - r|`` (c: the output's chunk, or `constant` where None)."""
+        passes, worst, squares = True, 0.0, 0.0
+        for reference, output in zip(references, outputs):
+            value = reference.to(torch.float64)
+            other = constant if output is None else output.to(value.device, torch.float64)
+            difference = (value - other).abs_()
+            passes = passes and bool((difference <= value.abs() * self.rtol + self.atol).all())
+            worst = max(worst, float(difference.max()))
+            squares += float(torch.dot(difference, difference))
+        return passes, worst, _l2_ratio(math.sqrt(squares), self.norm)
 
 
 def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) -> dict[str, Any]:
@@ -223,7 +264,12 @@ def scale_aware_threshold(trivial_errors: Iterable[float]) -> float:
 def audit_trials(trials: Iterable[tuple[Any, Any]], atol: float, rtol: float) -> dict[str, Any]:
     """:func:`audit` over several ``(reference_outputs, inputs)`` trials: a trivial output counts as
     passing only if it passes in every trial; the threshold is the smallest of the trials'."""
-    audits = [audit(outputs, atol, rtol, inputs) for outputs, inputs in trials]
+    return combine_audits([audit(outputs, atol, rtol, inputs) for outputs, inputs in trials], atol, rtol)
+
+
+def combine_audits(audits: Sequence[dict[str, Any]], atol: float, rtol: float) -> dict[str, Any]:
+    """The result of :func:`audit_trials` from each trial's :func:`audit` (computed one at a time,
+    so that only one trial's reference and inputs need to exist at once)."""
     if not audits:
         raise ValueError("audit_trials needs at least one (reference_outputs, inputs) trial")
     passing = [name for name in TRIVIAL_OUTPUTS if all(name in item["passing"] for item in audits)]

@@ -3,6 +3,7 @@
 `kind` is a SPEC.md verdict; `check` a stable id of docs/worker-protocol.md.
 """
 
+import errno
 import traceback
 from contextlib import contextmanager
 from typing import Iterator, Optional
@@ -22,6 +23,7 @@ DEVICE_ERROR_MARKERS = (
     "cublas_status_execution_failed",
 )
 OUT_OF_MEMORY_MARKERS = ("out of memory", "can't allocate memory")
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
 class StageFailure(Exception):
@@ -135,10 +137,15 @@ def classify(exc: BaseException, kind: str, check: str, context: str) -> StageFa
 
 @contextmanager
 def failures_as(kind: str, check: str, context: str) -> Iterator[None]:
-    """Turns any exception (and SystemExit) raised inside the block into a StageFailure."""
+    """Turns any exception (and SystemExit) raised inside the block into a StageFailure, except a
+    full disk (left to the role's end, where it becomes a `fault`)."""
     try:
         yield
     except StageFailure:
         raise
+    except OSError as exc:
+        if exc.errno in DISK_FULL_ERRNOS:  # the machine's (machine_fault.py), never a verdict
+            raise
+        raise classify(exc, kind, check, context) from exc
     except (Exception, SystemExit) as exc:
         raise classify(exc, kind, check, context) from exc

@@ -76,5 +76,6 @@ def judge(lookup: Lookup, request: JudgeRequest, audit_for: Optional[AuditFor] =
     for entry in request.outputs:
         record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
         trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
+        del record  # a recomputed reference is dropped before the next one is computed
     return {"passed": bool(trials) and all(trial["passed"] for trial in trials), "trials": trials,
             "degenerate": bool(audit and audit["degenerate"])}

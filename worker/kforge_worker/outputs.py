@@ -18,6 +18,7 @@ from typing import Any, List, Optional
 import torch
 
 from . import output_file
+from .errors import DISK_FULL_ERRNOS, is_out_of_memory
 
 MAX_DEPTH = 32
 MAX_LEAVES = 4096
@@ -143,6 +144,8 @@ def load(path: str, device: Optional[torch.device] = None) -> FlatOutput:
     except output_file.OutputFileFormatError as error:
         raise OutputFileError(f"the output file {path} is malformed: {error}") from error
     except (OSError, RuntimeError) as error:
+        if is_out_of_memory(error) or getattr(error, "errno", None) in DISK_FULL_ERRNOS:
+            raise  # the machine's (machine_fault.py): no memory to read it into, not a missing output
         raise OutputFileError(f"the output file {path} cannot be loaded: {type(error).__name__}: {error}") from error
     if not all(isinstance(info, dict) and "type" in info for info in infos):
         raise OutputFileError(f"the output file {path} is malformed: a leaf has no type")

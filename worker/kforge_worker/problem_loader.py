@@ -8,12 +8,14 @@ from typing import Optional
 import torch
 
 from .errors import StageFailure, failures_as, shorten
+from .overrides import compile_with_overrides
 
 PROBLEM_MODULE_NAME = "kforge_problem"
 
 
-def read_source(path: str, check: str, what: str):
-    """Reads and compiles a Python file; a code object, or StageFailure(invalid_input, check)."""
+def read_source(path: str, check: str, what: str, overrides: Optional[dict] = None):
+    """Reads and compiles a Python file (with `overrides` of its module constants: overrides.py);
+    a code object, or StageFailure(invalid_input, check)."""
     try:
         with open(path, "rb") as source_file:
             source = source_file.read()
@@ -22,6 +24,8 @@ def read_source(path: str, check: str, what: str):
             "invalid_input", check, f"the {what} file {path} cannot be read: {error.strerror or error}"
         ) from error
     try:
+        if overrides:
+            return compile_with_overrides(source, path, overrides)
         return compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as error:
         where = f"line {error.lineno}" if error.lineno else "an unknown line"
@@ -60,10 +64,11 @@ def apply_preset(module: types.ModuleType, preset: str) -> None:
         setattr(module, name, value)
 
 
-def load_problem(path: str, preset: Optional[str]) -> types.ModuleType:
-    """Loads a problem file (Model, get_inputs, get_init_inputs) and applies the preset."""
+def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = None) -> types.ModuleType:
+    """Loads a problem file (Model, get_inputs, get_init_inputs), applies the preset, and the
+    overrides of its constants (which win over the preset's)."""
     path = os.path.abspath(path)
-    code = read_source(path, "problem-load", "problem")
+    code = read_source(path, "problem-load", "problem", overrides)
     with failures_as("invalid_input", "problem-load", f"the problem file {path} raised while loading"):
         module = execute_source(code, PROBLEM_MODULE_NAME, path)
     model_class = module.__dict__.get("Model")
@@ -74,4 +79,6 @@ def load_problem(path: str, preset: Optional[str]) -> types.ModuleType:
             raise StageFailure("invalid_input", "problem-load", f"the problem file {path} defines no function {name}()")
     if preset is not None:
         apply_preset(module, preset)
+        for name, value in (overrides or {}).items():
+            setattr(module, name, value)
     return module

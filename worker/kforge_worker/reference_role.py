@@ -1,5 +1,7 @@
-"""The reference role: reference outputs (kept in this process's memory only), the tolerance audit,
-the roofline measurement, baselines, judging.
+"""The reference role: reference outputs (kept in this process's memory only, within the reference
+store's budget, else computed again when judged), the tolerance audit (trial by trial), the roofline
+measurement, baselines, judging. The allocator's cached device memory is given back after each
+stage and each judgement, since the candidate's process uses the device at the same time.
 
 This process never imports the candidate.
 """
@@ -12,6 +14,7 @@ from .channel import Channel
 from .device import resolve_device
 from .environment import l2_cache_bytes
 from .judge import judge
+from .memory_usage import release_cached
 from .precision import run_dtype
 from .problem_loader import load_problem
 from .reference_operators import reference_operators
@@ -28,33 +31,35 @@ def _unique(seeds: List[int]) -> List[int]:
     return list(dict.fromkeys(seeds))
 
 
+def _ready(record) -> dict:
+    """A `reference-ready` trial (the record's outputs may be dropped once it is described)."""
+    return {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
+
+
 def run_reference(channel: Channel, message: dict) -> None:
     request = parse_reference_request(message)
     run = request.run
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
     with stage(channel.send, "reference"):
-        problem = load_problem(run.problem, run.preset)
+        problem = load_problem(run.problem, run.preset, run.overrides)
         store = ReferenceStore(problem, device, dtype)
-        kept_inputs: List = []
-        correctness = [store.compute(seed, keep_inputs=kept_inputs) for seed in _unique(run.correctness_seeds)]
-        timing = [store.compute(seed) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
-        audits = ToleranceAudits([record.output.leaves for record in correctness], kept_inputs)
-        audit = None
-        if request.tolerance is not None:
-            audit = summary(audits.audit(request.tolerance.atol, request.tolerance.rtol))
-        audits.drop_inputs()
-        del kept_inputs
+        correctness_seeds = _unique(run.correctness_seeds)
+        audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
+        tolerance = request.tolerance
+        audit_trial = None if tolerance is None else \
+            (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
+        trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in correctness_seeds]
+        trials += [_ready(store.compute(seed)) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
+        audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
         model, inputs = reference_trial(problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype,
                                         MODEL_CONTEXT)
         roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
         operators = reference_operators(model, inputs, run.correctness_seeds[0])
         del model, inputs
+        release_cached()
     channel.send("reference-ops", **operators)
-    channel.send("reference-ready", trials=[
-        {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
-        for record in correctness + timing
-    ])
+    channel.send("reference-ready", trials=trials)
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)
@@ -63,10 +68,13 @@ def run_reference(channel: Channel, message: dict) -> None:
             sets = [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
             channel.send("baseline", **measure_baselines(sets, request.baselines, device, l2_cache_bytes(device)))
             del sets
+            release_cached()
     while True:
         message = channel.receive()
         if message is None:
             return
         judge_request = parse_judge_request(message)
         with stage(channel.send, "judge"):
-            channel.send("judgement", **judge(store.lookup, judge_request, audits.audit))
+            judgement = judge(store.lookup, judge_request, audits.audit)
+            release_cached()
+            channel.send("judgement", **judgement)

@@ -8,6 +8,7 @@ from typing import Any, List, Optional
 from .channel import ProtocolError
 from .guard_settings import GuardSettings, parse_guard
 from .inputs import MAX_SEED
+from .overrides import parse_overrides
 
 
 def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:
@@ -64,6 +65,8 @@ class RunSettings:
     device: str
     correctness_seeds: List[int]
     timing_seeds: List[int]
+    #: Module constants of the problem replaced before it runs (`--set`, overrides.py), or None.
+    overrides: Optional[dict] = None
 
 
 def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
@@ -75,6 +78,7 @@ def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
         device=_field(message, "device", str, "`cpu` or `cuda:N`"),
         correctness_seeds=_seeds(message, "correctness_seeds"),
         timing_seeds=_seeds(message, "timing_seeds", allow_empty=not timing_required),
+        overrides=parse_overrides(message.get("overrides")),
     )
 
 

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from .degenerate import relative_l2_error, scale_aware_compare
+from .degenerate import _chunks, relative_l2_error, scale_aware_compare
 from .outputs import FlatOutput
 
 TRIVIAL_LIKE_FRACTION = 0.5
@@ -34,18 +34,39 @@ def floating_pairs(reference: FlatOutput, candidate: FlatOutput) -> List[Tuple[t
             and (ref.is_floating_point() or ref.is_complex()) and ref.numel() > 0]
 
 
+def _finite_values(chunk: torch.Tensor) -> torch.Tensor:
+    values = chunk.to(torch.float64) if not chunk.is_complex() else chunk.abs().to(torch.float64)
+    return values if bool(torch.isfinite(values).all()) else values[torch.isfinite(values)]
+
+
 def trivial_error(reference: torch.Tensor) -> float:
-    """The smaller relative L2 error of all zeros and of the reference's mean as a constant."""
-    values = reference.detach().double()
-    finite = values[torch.isfinite(values)]
-    mean = float(finite.mean()) if finite.numel() else 0.0
-    return min(relative_l2_error(torch.zeros_like(values), values),
-               relative_l2_error(torch.full_like(values, mean), values))
+    """The smaller relative L2 error of all zeros and of the reference's mean as a constant (over
+    its finite values), in float64 a chunk at a time: one pass for the mean, one for the norms."""
+    count, total = 0, 0.0
+    for chunk in _chunks(reference):
+        finite = _finite_values(chunk)
+        count += finite.numel()
+        total += float(finite.sum())
+    if count == 0:
+        return 0.0
+    mean = total / count
+    squares, centred = 0.0, 0.0
+    for chunk in _chunks(reference):
+        finite = _finite_values(chunk)
+        squares += float(torch.dot(finite, finite))
+        shifted = finite - mean
+        centred += float(torch.dot(shifted, shifted))
+    norm = math.sqrt(squares)
+    if norm == 0.0:
+        return 0.0
+    return min(1.0, math.sqrt(centred) / norm)
 
 
 def is_constant(tensor: torch.Tensor) -> bool:
-    values = tensor.detach().double().reshape(-1)
-    return values.numel() > 1 and bool(torch.isfinite(values).all()) and float(values.max()) == float(values.min())
+    values = tensor.detach().reshape(-1)
+    if values.numel() <= 1 or values.is_complex() or not bool(torch.isfinite(values).all()):
+        return False
+    return float(values.max()) == float(values.min())
 
 
 def judge_scale_aware(reference: FlatOutput, candidate: FlatOutput, threshold: float) -> dict:

@@ -79,7 +79,10 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
         guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
         if phase == "timed" and index in wanted:
             timed, content = slot(phase, index)
-            kept[index] = {"flat": copy_output(output), "seed": timed.seed,
+            # Saved at once (outside the timed region): at KernelBench's sizes the sampled outputs
+            # held until the loop ends would be gigabytes each.
+            path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
+            kept[index] = {"path": path, "seed": timed.seed,
                            "input_seed": timed.content_seeds[content], "input_digest": input_digest(timed.live)}
 
     with failures_as(**FORWARD), torch.no_grad():
@@ -88,9 +91,8 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
                                  prepare=prepare, after=after)
     samples = []
     for index in sorted(kept):
-        path = save_copied(kept[index]["flat"], os.path.join(request.output_dir, f"timed-{index}.out"))
         samples.append({"call": index, "seed": kept[index]["seed"], "input_seed": kept[index]["input_seed"],
-                        "path": path, "input_digest": kept[index]["input_digest"]})
+                        "path": kept[index]["path"], "input_digest": kept[index]["input_digest"]})
     if guard.enabled and device.type == "cuda":
         problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.wall_ms)
         if problem_text:

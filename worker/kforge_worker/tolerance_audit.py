@@ -1,16 +1,16 @@
 """The degenerate-tolerance audit of a problem (HACKS.md #12), as JSON for the `audit` message and
 for `python3 -m kforge_worker audit`.
 
-`degenerate.audit_trials` runs over the correctness references (each with its inputs, for the
-"input itself" trivial output) under one atol/rtol. `summary` turns its result into JSON values:
+`degenerate.audit` runs over each correctness reference (with its inputs, for the "input itself"
+trivial output) under one atol/rtol, one trial at a time, and `degenerate.combine_audits` joins them. `summary` turns its result into JSON values:
 per trivial output whether it passes in every trial and its worst errors over the trials
 (non-finite errors become null).
 """
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from .degenerate import TRIVIAL_OUTPUTS, audit_trials
+from .degenerate import TRIVIAL_OUTPUTS, audit, combine_audits
 
 
 def _finite(value: Optional[float]) -> Optional[float]:
@@ -51,23 +51,33 @@ def summary(result: Dict[str, Any]) -> Dict[str, Any]:
 class ToleranceAudits:
     """Audits of the correctness references, one per (atol, rtol), computed once each.
 
-    The first is computed with the references' inputs (`with_inputs`); an audit for another
-    tolerance, asked for later by a judge request, is computed without them (the "input"
+    The reference request's tolerance is audited trial by trial while each reference's inputs still
+    exist (`add_trial`, then `finish`), for the "input itself" trivial output. An audit for another
+    tolerance, asked for later by a judge request, goes over `references()` again (the reference
+    store computes what it did not keep, one trial at a time) without the inputs (the "input"
     trivial output is then not applicable)."""
 
-    def __init__(self, references: Sequence[Any], inputs: Optional[Sequence[Any]] = None):
-        self.references = list(references)
-        self.inputs = list(inputs) if inputs is not None else None
+    def __init__(self, references: Callable[[], Iterable[Any]]):
+        self.references = references
         self.results: Dict[Tuple[float, float], Dict[str, Any]] = {}
+        self.pending: List[dict] = []
+
+    def add_trial(self, reference_leaves: Any, inputs: Any, atol: float, rtol: float) -> None:
+        self.pending.append(audit(reference_leaves, atol, rtol, inputs))
+
+    def finish(self, atol: float, rtol: float) -> Optional[Dict[str, Any]]:
+        """The audit of the trials added, kept as this tolerance's result (None without trials)."""
+        if not self.pending:
+            return None
+        self.results[(float(atol), float(rtol))] = combine_audits(self.pending, atol, rtol)
+        self.pending = []
+        return self.results[(float(atol), float(rtol))]
 
     def audit(self, atol: float, rtol: float) -> Optional[Dict[str, Any]]:
-        if not self.references:
-            return None
         key = (float(atol), float(rtol))
         if key not in self.results:
-            inputs = self.inputs if self.inputs is not None and not self.results else [None] * len(self.references)
-            self.results[key] = audit_trials(list(zip(self.references, inputs)), atol, rtol)
+            audits = [audit(leaves, atol, rtol, None) for leaves in self.references()]
+            if not audits:
+                return None
+            self.results[key] = combine_audits(audits, atol, rtol)
         return self.results[key]
-
-    def drop_inputs(self) -> None:
-        self.inputs = None

@@ -17,6 +17,12 @@ import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
 import { UsageError } from '../usage-error.js';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import type { PipelineEvent, PipelinedEvaluateOptions } from '../../eval/pipeline-events.js';
+import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
+import { WorkerFaultError } from '../../eval/worker-fault-error.js';
+import { checkDeviceMemoryVariable, parseDuration } from '../size-flags.js';
+import { deviceWaitWriter, isBatch, runEvalBatch, sizesToEvaluate } from './eval-batch.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */
 export interface EvalCommandDependencies extends Partial<CliIo> {
@@ -38,8 +44,8 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
   const command = program
     .command('eval')
     .description('build, check and time a candidate kernel against a PyTorch reference problem')
-    .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs)')
-    .argument('<candidate>', 'candidate file defining class ModelNew')
+    .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)')
+    .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default: fp32)')
     .option('--tolerance <profile>', 'kernelbench (atol=rtol=1e-2) or strict (default: kernelbench)')
@@ -54,20 +60,33 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
-    .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
+    .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr); a batch prints one per line')
+    .option('--set <NAME=VALUE>', 'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)', collect, [])
+    .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
+    .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
+    .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')
+    .option('--retries <n>', 'batch: further attempts of a candidate the machine could not evaluate (default: 2)');
   for (const stage of TIMEOUT_STAGES) {
     const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
     command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }
   command.addHelpText(
     'after',
-    '\nExit status: 0 correct, 1 any other verdict, 2 misuse (or a machine that cannot evaluate: see `kforge doctor`),\n3 an internal error of kforge, 130 interrupted.',
+    '\nExit status: 0 correct, 1 any other verdict, 2 misuse or a machine that cannot evaluate (no verdict: what ran out and what to do\nare on stderr), 3 an internal error of kforge, 130 interrupted. A batch: 0 when every candidate is correct, 1 when every\ncandidate has a verdict and some are not correct, 2 when the machine could not evaluate some, 3 when kforge failed on some.',
   );
-  command.action(async (problem: string, candidate: string, rawOptions: unknown) => {
+  command.action(async (problem: string, candidates: string[], rawOptions: unknown) => {
     const io = resolveCliIo(dependencies);
-    io.setExitCode(await runEval(problem, candidate, rawOptions, io, dependencies));
+    if (candidates.length === 1 && !(await isBatch([problem, ...candidates], io.cwd))) {
+      io.setExitCode(await runEval(problem, candidates[0]!, rawOptions, io, dependencies));
+    } else {
+      io.setExitCode(await runEvalBatch([problem, ...candidates], rawOptions, io, dependencies));
+    }
   });
   return command;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 async function runEval(
@@ -82,9 +101,11 @@ async function runEval(
   let result: EvaluationResult;
   try {
     const options = parseEvalOptions(rawOptions);
+    checkDeviceMemoryVariable(io.environment);
     const problemPath = await readableFile(problem, 'problem', io.cwd);
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
+    const overrides = await sizesToEvaluate(problemPath, backend, options, io);
     const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
     const evaluator: Evaluator =
       dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
@@ -94,7 +115,7 @@ async function runEval(
         { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
       );
     try {
-      result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options), stageProgressWriter(io.stderr, errorColors));
+      result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options, overrides), stageProgressWriter(io.stderr, errorColors), deviceWaitWriter(io.stderr, 'kforge eval'));
     } finally {
       await evaluator.close?.();
     }
@@ -108,9 +129,17 @@ async function runEval(
       io.stderr.write(`kforge eval: ${error.message}\n`);
       return EXIT.usage;
     }
-    if (error instanceof EvaluatorSetupError) {
+    if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
       io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
       return EXIT.usage;
+    }
+    if (error instanceof ProblemTooLargeError) {
+      io.stderr.write(`kforge eval: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof WorkerFaultError) {
+      io.stderr.write(`kforge eval: ${error.message}\n${error.stderr ? `${error.stderr.trimEnd()}\n` : ''}`);
+      return EXIT.internal;
     }
     if (error instanceof EvaluationCancelledError) {
       io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
@@ -121,8 +150,10 @@ async function runEval(
   return result.verdict === 'correct' ? EXIT.correct : EXIT.notCorrect;
 }
 
-function request(problemPath: string, candidatePath: string, backend: Backend, options: EvalOptions): EvaluationRequest {
+function request(problemPath: string, candidatePath: string, backend: Backend, options: EvalOptions, overrides: Record<string, number | boolean>): EvaluationRequest {
   return {
+    ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),
     problemPath,
     candidatePath,
     backend,
@@ -150,13 +181,15 @@ async function evaluateWithInterrupts(
   evaluator: Evaluator,
   evaluationRequest: EvaluationRequest,
   onProgress: ReturnType<typeof stageProgressWriter>,
+  onPipelineEvent: (event: PipelineEvent) => void,
 ): Promise<EvaluationResult> {
   const controller = new AbortController();
   const cancel = (): void => controller.abort();
   process.on('SIGINT', cancel);
   process.on('SIGTERM', cancel);
   try {
-    return await evaluator.evaluate(evaluationRequest, { signal: controller.signal, onProgress });
+    const evaluateOptions: PipelinedEvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent };
+    return await evaluator.evaluate(evaluationRequest, evaluateOptions);
   } finally {
     process.off('SIGINT', cancel);
     process.off('SIGTERM', cancel);

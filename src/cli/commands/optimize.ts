@@ -20,6 +20,7 @@ import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type Mod
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from '../../core/verdict.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { CandidateUnevaluatedError } from '../../agent/candidate-unevaluated-error.js';
 import { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import { detectGpus, type DetectedGpu } from '../../eval/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
@@ -347,6 +348,11 @@ function reportFailure(error: unknown, io: CliIo): number {
   const setup = error instanceof OptimizeRunError && error.cause instanceof EvaluatorSetupError ? error.cause : error instanceof EvaluatorSetupError ? error : null;
   if (setup) {
     io.stderr.write(`kforge optimize: ${setup.message}${setup.hint ? `; ${setup.hint}` : ''}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof OptimizeRunError && error.cause instanceof CandidateUnevaluatedError) {
+    // The machine, not a candidate: no verdict was recorded, and a resume evaluates the candidate again.
+    io.stderr.write(`kforge optimize: ${error.cause.message}\nwhen the machine has room again, continue with: kforge optimize --resume ${error.runId}\n`);
     return EXIT.usage;
   }
   const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError].some((kind) => error instanceof kind);

@@ -10,6 +10,7 @@ import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem-auditor.js';
+import { parseOverrides } from '../size-flags.js';
 import { toleranceFor } from '../../eval/tolerance.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';
@@ -40,6 +41,7 @@ const auditOptionsSchema = z.object({
   timeout: positive('--timeout', false).default(300),
   jobs: positive('--jobs', true).default(1),
   json: z.boolean().default(false),
+  set: z.array(z.string()).default([]),
 });
 
 function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
@@ -110,6 +112,7 @@ async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, depend
     precision: options.precision,
     tolerance: toleranceFor(options.tolerance, options.precision),
     timeoutMs: options.timeout * 1000,
+    overrides: parseOverrides(options.set),
   };
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const audits = await mapLimited(files, options.jobs, async (file) => {
@@ -172,6 +175,7 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--timeout <seconds>', 'limit on one problem\'s audit (default 300)')
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
+    .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
   return problems;
 }

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import { WorkerFaultError } from '../../eval/worker-fault-error.js';
 import type { Logger } from 'pino';
 import { resolveRewardShaping, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { shapeReward } from '../../core/reward-shaping.js';
@@ -229,7 +231,8 @@ export class RewardService {
     }
     const message = error instanceof Error ? error.message : String(error);
     this.#options.logger.error({ err: error }, 'a reward evaluation failed in the evaluator');
-    return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, { cause: error });
+    const retryAfterSeconds = error instanceof MachineFaultError || error instanceof WorkerFaultError ? error.retryAfterSeconds : 5;
+    return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, { cause: error, retryAfterSeconds });
   }
 
   #respond(entry: PreparedReward, obtained: Obtained, shaping: RewardShaping, itemIndex?: number): RewardResponse {

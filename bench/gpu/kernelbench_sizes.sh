@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 17's record on the H200 (docs/benchmarks/kernelbench-sizes-h200.md): KernelBench at its own
+# sizes, many candidates at once, and no candidate blamed for the machine.
+#
+#   here:    bash scripts/bundle-gpu.sh            (and carry .corpus: the KernelBench and leaderboard checkouts)
+#   device:  OUT=/tmp/kb-sizes bash bench/gpu/kernelbench_sizes.sh [KERNELBENCH] [LEADERBOARD]
+#
+# Phase 1 (`batch`): bench/kernelbench-sizes/pairs.py pairs COUNT (default 40) current KernelBench
+# problems of levels 1-3 with the best-ranked published leaderboard kernel of the same name, and ONE
+# `kforge eval DIR --json` evaluates them all (parallel builds, one device lease at a time, the
+# host-wide memory budget), PERF_TRIALS (default 30) timed calls each, within BATCH_LIMIT_S (default
+# 330). Phase 2 (`concurrent`): the eight largest pairs again, as 8 separate `kforge eval` processes
+# started at once (--wait 10m), their builds now cache hits. Phase 3: report.py writes result.md and
+# result.json (verdicts, peak memory per role, estimate, wall time, candidates per GPU-hour; any
+# evaluation without a verdict, and any verdict that blames a candidate for the machine).
+# Everything lands in $OUT (pairs/, batch.jsonl, batch.stderr, concurrent-<i>.json/.stderr/.status).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${OUT:-/tmp/kforge-kernelbench-sizes}"
+kernelbench="${1:-.corpus/ScalingIntelligence+KernelBench}"
+leaderboard="${2:-.corpus/anneouyang+KernelBenchLeaderboard}"
+mkdir -p "$out"
+. scripts/gpu-node.sh
+export KFORGE_CACHE_DIR="${KFORGE_CACHE_DIR:-/tmp/kforge-cache}"
+perf="${PERF_TRIALS:-30}"
+
+python3 bench/kernelbench-sizes/pairs.py --kernelbench "$kernelbench" --leaderboard "$leaderboard" \
+  --out "$out/pairs" --count "${COUNT:-40}" | tee "$out/pairs.log"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.csv" 2>&1
+
+started=$(date +%s.%N)
+timeout -s INT "${BATCH_LIMIT_S:-330}" kforge eval "$out/pairs" --backend cuda --json --perf-trials "$perf" \
+  --warmup 5 --wait 10m >"$out/batch.jsonl" 2>"$out/batch.stderr"
+status=$?
+echo "status=$status wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))")" >"$out/batch.status"
+
+# The eight pairs with the largest problems (by the batch's estimates), as eight processes at once.
+python3 - "$out" <<'PY' >"$out/concurrent-pairs.txt"
+import json, sys
+out = sys.argv[1]
+pairs = [line.strip() for line in open(f"{out}/pairs/pairs.txt") if line.strip()]
+size = {}
+for line in open(f"{out}/batch.jsonl"):
+    try:
+        result = json.loads(line)
+    except ValueError:
+        continue
+    size[result.get("candidate")] = (result.get("memory") or {}).get("estimate_bytes") or 0
+pairs.sort(key=lambda pair: -size.get(pair.split(":", 1)[1], 0))
+print("\n".join(pairs[:8]))
+PY
+i=0
+started=$(date +%s.%N)
+while IFS=: read -r problem candidate; do
+  i=$((i + 1))
+  ( timeout -s INT "${CONCURRENT_LIMIT_S:-180}" kforge eval "$problem" "$candidate" --backend cuda --json \
+      --perf-trials "$perf" --warmup 5 --wait 10m >"$out/concurrent-$i.json" 2>"$out/concurrent-$i.stderr"
+    echo "$?" >"$out/concurrent-$i.status" ) &
+done <"$out/concurrent-pairs.txt"
+wait
+echo "wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))")" >"$out/concurrent.status"
+
+python3 bench/kernelbench-sizes/report.py "$out" >"$out/result.md"
+cat "$out/result.md"

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Command } from 'commander';
+import { evaluationResultSchema } from '../../core/verdict.js';
+import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import { WorkerFaultError } from '../../eval/worker-fault-error.js';
+import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
+import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { registerEvalCommand } from './eval.js';
+
+const PROBLEM = fixturePath('fake-scenarios', 'problem.py');
+
+async function runEval(evaluator: Evaluator, cwd: string, ...argv: string[]) {
+  const seen = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
+  const program = new Command().exitOverride();
+  registerEvalCommand(program, {
+    createEvaluator: () => evaluator,
+    stdout: { write: (text: string) => void (seen.stdout += text) },
+    stderr: { write: (text: string) => void (seen.stderr += text) },
+    setExitCode: (code) => void (seen.exitCode = code),
+    environment: {},
+    cwd,
+    color: false,
+  });
+  await program.parseAsync(['node', 'kforge', 'eval', ...argv, '--backend', 'cpu']);
+  return seen;
+}
+
+async function folderWith(files: Record<string, string>): Promise<string> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'kforge-batch-'));
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(folder, name)), { recursive: true });
+    await writeFile(path.join(folder, name), text);
+  }
+  return folder;
+}
+
+const candidate = (marker: string): string => `import torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n`;
+
+const lines = (stdout: string): Array<Record<string, unknown>> => stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('kforge eval with several candidates', () => {
+  it('prints one result line per candidate with --json, a summary on stderr, and exits 1 when some are not correct', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('incorrect'), 'c.py': candidate('correct 0.2') });
+    try {
+      const evaluator = new FakeEvaluator();
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--set', 'batch_size=8');
+      assert.equal(seen.exitCode, 1, seen.stderr);
+      const results = lines(seen.stdout).map((line) => evaluationResultSchema.parse(line));
+      assert.deepEqual(results.map((result) => [path.basename(result.candidate), result.verdict]).sort(), [['a.py', 'correct'], ['b.py', 'incorrect'], ['c.py', 'correct']]);
+      assert.match(seen.stderr, /3 candidates: 2 correct, 1 incorrect; .* candidates per hour/);
+      assert.deepEqual(evaluator.calls.map((call) => call.request.overrides), [{ batch_size: 8 }, { batch_size: 8 }, { batch_size: 8 }]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 0 when every candidate is correct, taking PROBLEM:CANDIDATE pairs', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.1') });
+    try {
+      const seen = await runEval(new FakeEvaluator(), folder, `${PROBLEM}:a.py`, `${PROBLEM}:b.py`, '--json');
+      assert.equal(seen.exitCode, 0, seen.stderr);
+      assert.equal(lines(seen.stdout).length, 2);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a candidate the machine could not evaluate as an error line without a verdict, tries it again, and exits 2', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3') });
+    try {
+      const evaluator = new FakeEvaluator({
+        judge: (source, request: EvaluationRequest) => {
+          if (request.candidatePath.endsWith('b.py')) {
+            throw new MachineFaultError('the reference process ran out of device memory; no verdict', { resource: 'device-memory', role: 'reference', hint: 'wait', retryAfterSeconds: 0 });
+          }
+          return judgeByMarker(source, request);
+        },
+      });
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--json', '--retries', '1');
+      assert.equal(seen.exitCode, 2, seen.stderr);
+      const byCandidate = new Map(lines(seen.stdout).map((line) => [path.basename(String(line.candidate)), line]));
+      assert.equal(byCandidate.get('a.py')!.verdict, 'correct');
+      const failed = byCandidate.get('b.py')!;
+      assert.equal(failed.verdict, undefined, 'no verdict for the machine\'s fault');
+      assert.deepEqual(failed.error, { kind: 'machine_fault', resource: 'device-memory', message: 'the reference process ran out of device memory; no verdict', hint: 'wait', attempts: 2 });
+      assert.equal(evaluator.calls.filter((call) => call.request.candidatePath.endsWith('b.py')).length, 2);
+      assert.match(seen.stderr, /trying again \(1 of 1\)/);
+      assert.match(seen.stderr, /1 not evaluated \(no verdict/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 3 when kforge itself failed on a candidate', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3') });
+    try {
+      const evaluator = new FakeEvaluator({
+        judge: (source, request: EvaluationRequest) => {
+          if (request.candidatePath.endsWith('a.py')) throw new WorkerFaultError('the reference worker exited with status 1', { role: 'reference', stage: 'judge', stderr: 'Traceback' });
+          return judgeByMarker(source, request);
+        },
+      });
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--json', '--retries', '0');
+      assert.equal(seen.exitCode, 3, seen.stderr);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('pairs a KernelBench run folder\'s kernels with the problems of a KernelBench checkout', async () => {
+    const problem = 'import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\ndef get_inputs():\n    return [torch.ones(2)]\ndef get_init_inputs():\n    return []\n';
+    const folder = await folderWith({
+      'KernelBench/KernelBench/level1/19_ReLU.py': problem,
+      'KernelBench/KernelBench/level1/1_Square.py': problem,
+      'KernelBench/KernelBench/level2/19_Other.py': problem,
+      'runs/r1/level_1_problem_19_sample_0_kernel.py': candidate('correct 0.5'),
+      'runs/r1/level_2_problem_19_sample_1_kernel.py': candidate('incorrect'),
+      'runs/r1/notes.txt': 'not a kernel',
+    });
+    try {
+      const evaluator = new FakeEvaluator();
+      const seen = await runEval(evaluator, folder, 'runs/r1', '--kernelbench', 'KernelBench', '--json');
+      assert.equal(seen.exitCode, 1, seen.stderr);
+      const pairs = evaluator.calls.map((call) => [path.relative(folder, call.request.problemPath), path.basename(call.request.candidatePath)]).sort();
+      assert.deepEqual(pairs, [
+        ['KernelBench/KernelBench/level1/19_ReLU.py', 'level_1_problem_19_sample_0_kernel.py'],
+        ['KernelBench/KernelBench/level2/19_Other.py', 'level_2_problem_19_sample_1_kernel.py'],
+      ]);
+      const missing = await runEval(new FakeEvaluator(), folder, 'runs/r1', '--json');
+      assert.equal(missing.exitCode, 2);
+      assert.match(missing.stderr, /say where its problems are with --kernelbench PATH/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the single-candidate form: one JSON object, and --set reaches the request', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5') });
+    try {
+      const evaluator = new FakeEvaluator();
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', '--json', '--set', 'batch_size=4', '--set', 'dim=2');
+      assert.equal(seen.exitCode, 0, seen.stderr);
+      evaluationResultSchema.parse(JSON.parse(seen.stdout));
+      assert.deepEqual(evaluator.calls[0]!.request.overrides, { batch_size: 4, dim: 2 });
+      const bad = await runEval(new FakeEvaluator(), folder, PROBLEM, 'a.py', '--set', 'batch_size');
+      assert.equal(bad.exitCode, 2);
+      assert.match(bad.stderr, /expected `--set` to be NAME=VALUE/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,170 @@
+import path from 'node:path';
+import picocolors from 'picocolors';
+import pino from 'pino';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import type { Backend } from '../../core/verdict.js';
+import { deviceCapacityBytes } from '../../eval/device-capacity.js';
+import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
+import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { formatBytes } from '../../eval/memory-budget.js';
+import type { PipelineEvent } from '../../eval/pipeline-events.js';
+import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
+import { estimateEvaluationSize } from '../../eval/size-estimate.js';
+import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
+import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
+import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
+import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
+import { parseEvalOptions, timeoutsFrom, type EvalOptions } from '../eval-options.js';
+import { pythonExecutable } from '../python-executable.js';
+import { checkDeviceMemoryVariable, parseDuration, parseOverrides } from '../size-flags.js';
+import { UsageError } from '../usage-error.js';
+import { isGpuVisible } from '../../eval/gpu-detection.js';
+
+/** What a batch needs of `kforge eval`'s dependencies (tests replace them). */
+export interface BatchDependencies {
+  createEvaluator?: (wiring: { logger: pino.Logger; baselineCacheDirectory?: string }) => Evaluator;
+  gpuVisible?: () => Promise<boolean>;
+}
+
+/** Whether `kforge eval`'s arguments ask for a batch (more than one candidate, pairs or a folder). */
+export async function isBatch(argumentsGiven: readonly string[], cwd: string): Promise<boolean> {
+  if (argumentsGiven.length !== 2) return true;
+  return argumentsGiven[0]!.includes(':') && argumentsGiven[1]!.includes(':') && (await collectPairs(argumentsGiven, { cwd }).then(() => true, () => false));
+}
+
+/** Writes a waiting evaluation's line on stderr: who holds the device, or how much room it waits for. */
+export function deviceWaitWriter(stderr: TextSink, prefix: string): (event: PipelineEvent) => void {
+  return (event) => {
+    if (event.kind !== 'device-waiting') return;
+    if (event.reason === 'lock') {
+      const holder = event.holder.pid === null ? 'another kforge process' : `pid ${event.holder.pid}${event.holder.command ? ` (${event.holder.command})` : ''}`;
+      stderr.write(`${prefix}: waiting for ${event.device}, held by ${holder}\n`);
+      return;
+    }
+    const holders = event.holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
+    stderr.write(
+      `${prefix}: waiting for ${formatBytes(event.neededBytes)} of ${event.device}'s memory: ${formatBytes(event.freeBytes)} of ${formatBytes(event.capacityBytes)} free, held by ${holders || 'nobody now'}\n`,
+    );
+  };
+}
+
+/**
+ * The overrides to evaluate with: `--set`, and with `--fit`, the estimate's sizes when the
+ * problem's own do not fit this machine (said on stderr). Throws ProblemTooLargeError when `--fit`
+ * finds no sizes that fit.
+ */
+export async function sizesToEvaluate(problemPath: string, backend: Backend, options: EvalOptions, io: CliIo): Promise<Record<string, number | boolean>> {
+  const overrides = parseOverrides(options.set);
+  if (!options.fit) return overrides;
+  const device = backend === 'cpu' ? 'cpu' : `cuda:${options.device ?? 0}`;
+  const capacity = await deviceCapacityBytes(device, io.environment);
+  const estimated = await estimateEvaluationSize({
+    python: pythonExecutable(io.environment),
+    workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
+    environment: io.environment,
+    problemPath,
+    preset: options.preset,
+    precision: options.precision,
+    deviceType: backend === 'cpu' ? 'cpu' : 'cuda',
+    overrides,
+    capacityBytes: capacity,
+    timing: options.timing,
+  });
+  if (!estimated.ok) throw new UsageError(`--fit: ${path.basename(problemPath)} cannot be sized: ${estimated.message}`);
+  const { estimate } = estimated;
+  if (estimate.fits !== false || capacity === null) return overrides;
+  if (!estimate.fit) throw new ProblemTooLargeError(problemPath, device, estimate, capacity);
+  const set = Object.entries(estimate.fit.overrides).map(([name, value]) => `--set ${name}=${String(value)}`).join(' ');
+  io.stderr.write(
+    `kforge eval: ${path.basename(problemPath)} needs about ${formatBytes(estimate.evaluation_bytes)} at ${Object.keys(overrides).length > 0 ? 'the sizes given' : 'its own sizes'}, more than the ${formatBytes(capacity)} of ${device}; evaluating it with ${set} (about ${formatBytes(estimate.fit.evaluation_bytes)}), recorded as problem_overrides\n`,
+  );
+  return { ...estimate.fit.overrides };
+}
+
+function batchRequest(pair: EvaluationPair, backend: Backend, options: EvalOptions, overrides: Record<string, number | boolean>): EvaluationRequest {
+  return {
+    problemPath: pair.problemPath,
+    candidatePath: pair.candidatePath,
+    backend,
+    precision: options.precision,
+    tolerance: options.tolerance,
+    preset: options.preset,
+    trials: options.trials,
+    perfTrials: options.perfTrials,
+    warmupTrials: options.warmup,
+    refreshBaselines: options.refreshBaselines,
+    skipTiming: !options.timing,
+    guardPolicy: options.guardPolicy,
+    shapes: options.shapes,
+    shapesGate: options.shapesGate,
+    timeoutsSeconds: timeoutsFrom(options),
+    ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),
+  };
+}
+
+/**
+ * `kforge eval` over several candidates (docs/batch.md): one pipeline for all of them (parallel
+ * builds, one device lease at a time, the host-wide memory budget), one line per candidate on
+ * stdout as it finishes (a JSON object with `--json`), a summary on stderr; exit status by
+ * {@link batchExitCode}.
+ */
+export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions: unknown, io: CliIo, dependencies: BatchDependencies): Promise<number> {
+  const controller = new AbortController();
+  const cancel = (): void => controller.abort();
+  process.on('SIGINT', cancel);
+  process.on('SIGTERM', cancel);
+  try {
+    const options = parseEvalOptions(rawOptions);
+    checkDeviceMemoryVariable(io.environment);
+    const pairs = await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench });
+    const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
+    const sizes = new Map<string, Record<string, number | boolean>>();
+    for (const problem of new Set(pairs.map((pair) => pair.problemPath))) sizes.set(problem, await sizesToEvaluate(problem, backend, options, io));
+    const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+    const evaluator =
+      dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
+      createLocalPipelinedEvaluator(
+        { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
+        backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },
+      );
+    const colors = picocolors.createColors(io.color && process.stderr.isTTY === true);
+    io.stderr.write(colors.dim(`kforge eval: ${pairs.length} candidates of ${sizes.size} problems on ${backend}\n`));
+    try {
+      const summary = await runBatch({
+        pairs,
+        requestOf: (pair) => batchRequest(pair, backend, options, sizes.get(pair.problemPath) ?? {}),
+        evaluator,
+        json: options.json,
+        stdout: io.stdout,
+        stderr: io.stderr,
+        ...(options.retries !== undefined ? { retries: options.retries } : {}),
+        signal: controller.signal,
+        evaluateOptions: { onPipelineEvent: deviceWaitWriter(io.stderr, 'kforge eval') },
+      });
+      const usage = 'usage' in evaluator && typeof evaluator.usage === 'function' ? await (evaluator as { usage: () => Promise<{ devices: Array<{ busyMs: number }> }> }).usage() : null;
+      io.stderr.write(formatBatchSummary(summary, usage ? usage.devices.reduce((sum, device) => sum + device.busyMs, 0) : null));
+      return batchExitCode(summary);
+    } finally {
+      await evaluator.close?.();
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ProblemTooLargeError) {
+      io.stderr.write(`kforge eval: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof EvaluatorSetupError) {
+      io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof EvaluationCancelledError) {
+      io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
+      return EXIT.cancelled;
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', cancel);
+    process.off('SIGTERM', cancel);
+  }
+}

@@ -1,0 +1,128 @@
+import path from 'node:path';
+import type { EvaluationResult, Verdict } from '../core/verdict.js';
+import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
+import { MachineFaultError } from '../eval/machine-fault-error.js';
+import type { PipelinedEvaluateOptions } from '../eval/pipeline-events.js';
+import { ProblemTooLargeError } from '../eval/problem-too-large-error.js';
+import { WorkerFaultError } from '../eval/worker-fault-error.js';
+import { EXIT, type TextSink } from './cli-io.js';
+import type { EvaluationPair } from './eval-batch-inputs.js';
+import { formatDuration, formatSpeedup } from './format.js';
+
+/** A batch line for a candidate the machine (or kforge) could not evaluate: no verdict. */
+export interface UnevaluatedLine {
+  problem: string;
+  candidate: string;
+  error: { kind: 'machine_fault' | 'kforge_fault' | 'too_large'; resource: string | null; message: string; hint: string | null; attempts: number };
+}
+
+export interface BatchRunOptions {
+  pairs: readonly EvaluationPair[];
+  requestOf: (pair: EvaluationPair) => EvaluationRequest;
+  evaluator: Evaluator;
+  json: boolean;
+  stdout: TextSink;
+  stderr: TextSink;
+  /** Further attempts after a machine or kforge fault (default 2), `retryDelayMs` apart (default 5000). */
+  retries?: number;
+  retryDelayMs?: number;
+  signal?: AbortSignal;
+  /** Options of each evaluation (progress, pipeline events). */
+  evaluateOptions?: PipelinedEvaluateOptions;
+}
+
+/** What a batch did: the verdicts and the candidates left without one. */
+export interface BatchSummary {
+  results: EvaluationResult[];
+  unevaluated: UnevaluatedLine[];
+  wallMs: number;
+}
+
+function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): UnevaluatedLine | null {
+  const base = { problem: pair.problemPath, candidate: pair.candidatePath };
+  if (error instanceof ProblemTooLargeError) return { ...base, error: { kind: 'too_large', resource: 'memory', message: error.message, hint: null, attempts } };
+  if (error instanceof MachineFaultError) return { ...base, error: { kind: 'machine_fault', resource: error.resource, message: error.message, hint: error.hint, attempts } };
+  if (error instanceof WorkerFaultError) return { ...base, error: { kind: 'kforge_fault', resource: null, message: error.message, hint: null, attempts } };
+  return null;
+}
+
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** One line of the human listing: the verdict, the speed-up, the two files. */
+function humanLine(result: EvaluationResult): string {
+  const speedup = result.timing ? ` ${formatSpeedup(result.timing.speedup_vs_best)} vs best` : '';
+  const reason = result.verdict === 'correct' ? '' : ` — ${result.reasons[0]?.message ?? ''}`;
+  return `${result.verdict.padEnd(13)}${speedup}  ${path.basename(result.problem)}  ${path.basename(result.candidate)}${reason}\n`;
+}
+
+/**
+ * Evaluates every pair through one evaluator (a PipelinedEvaluator builds them in parallel and
+ * leases the device to one at a time) and prints one line per candidate as it finishes: with
+ * `json`, the result object of SPEC.md section 6 (or, with no verdict, `{problem, candidate,
+ * error}`); else a human line. A machine or kforge fault is tried again `retries` times before the
+ * candidate is reported as not evaluated. Returns the summary; see {@link batchExitCode}.
+ */
+export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> {
+  const startedAt = performance.now();
+  const results: EvaluationResult[] = [];
+  const missing: UnevaluatedLine[] = [];
+  const retries = options.retries ?? 2;
+  const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const evaluateOptions: EvaluateOptions = { ...options.evaluateOptions, ...(options.signal ? { signal: options.signal } : {}) };
+        const result = await options.evaluator.evaluate(options.requestOf(pair), evaluateOptions);
+        results.push(result);
+        options.stdout.write(options.json ? `${JSON.stringify(result)}\n` : humanLine(result));
+        return;
+      } catch (error) {
+        if (error instanceof EvaluationCancelledError) throw error;
+        const line = unevaluated(pair, error, attempt);
+        if (!line) throw error;
+        const retryable = !(error instanceof ProblemTooLargeError) && attempt <= retries && !options.signal?.aborted;
+        if (retryable) {
+          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${line.error.message}; trying again (${attempt} of ${retries})\n`);
+          await pause(options.retryDelayMs ?? 5000, options.signal);
+          continue;
+        }
+        missing.push(line);
+        options.stdout.write(options.json ? `${JSON.stringify(line)}\n` : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${line.error.message}\n`);
+        return;
+      }
+    }
+  };
+  await Promise.all(options.pairs.map((pair) => evaluateOne(pair)));
+  return { results, unevaluated: missing, wallMs: performance.now() - startedAt };
+}
+
+/**
+ * The exit status of a batch: 0 when every candidate got a verdict and all are `correct`; 1 when
+ * every candidate got a verdict and some are not correct; 2 when the machine could not evaluate
+ * some (or a problem is too large for it); 3 when kforge itself failed on some.
+ */
+export function batchExitCode(summary: BatchSummary): number {
+  if (summary.unevaluated.some((line) => line.error.kind === 'kforge_fault')) return EXIT.internal;
+  if (summary.unevaluated.length > 0) return EXIT.usage;
+  return summary.results.every((result) => result.verdict === 'correct') ? EXIT.correct : EXIT.notCorrect;
+}
+
+/** The summary line on stderr: verdict counts, those without a verdict, wall time, candidates per hour. */
+export function formatBatchSummary(summary: BatchSummary, deviceBusyMs: number | null): string {
+  const counts = new Map<Verdict, number>();
+  for (const result of summary.results) counts.set(result.verdict, (counts.get(result.verdict) ?? 0) + 1);
+  const verdicts = [...counts.entries()].map(([verdict, count]) => `${count} ${verdict}`).join(', ') || 'no verdicts';
+  const total = summary.results.length + summary.unevaluated.length;
+  const perHour = summary.wallMs > 0 ? (summary.results.length / summary.wallMs) * 3_600_000 : 0;
+  const device = deviceBusyMs === null ? '' : `, the device held ${formatDuration(deviceBusyMs)}`;
+  const missing = summary.unevaluated.length > 0 ? `; ${summary.unevaluated.length} not evaluated (no verdict: the machine or kforge failed)` : '';
+  return `kforge eval: ${total} candidates: ${verdicts}${missing}; ${formatDuration(summary.wallMs)} in all${device}, ${perHour.toFixed(0)} candidates per hour\n`;
+}
