@@ -60,6 +60,8 @@ export const evalOptionsSchema = z.object({
   guardPolicy: choice('--guard-policy', GUARD_POLICIES).default('default'),
   shapes: z.boolean().default(false),
   shapesGate: z.boolean().default(false),
+  crossCheck: z.boolean().default(false),
+  timingBudget: seconds('--timing-budget').optional(),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   ...timeoutShape,

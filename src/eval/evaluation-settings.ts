@@ -3,6 +3,7 @@ import type { Backend, Precision, Preset, ToleranceProfile } from '../core/verdi
 import type { EvaluationRequest } from './evaluator.js';
 import type { Stage } from './protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
+import { DEFAULT_TIMING_BUDGET_MS } from './timing-budget.js';
 import { toleranceFor, type Tolerance } from './tolerance.js';
 
 /** Defaults of SPEC.md sections 4 and 5. */
@@ -40,6 +41,10 @@ export interface EvaluationSettings {
   /** Generalisation trials at other sizes, and whether they gate the verdict. */
   shapes: boolean;
   shapesGate: boolean;
+  /** Time the candidate a second way too (`--cross-check`, docs/timing.md). */
+  crossCheck: boolean;
+  /** Host time the candidate's timing stage (and each baseline) may take, ms; past it fewer calls, never under 10. */
+  timingBudgetMs: number;
 }
 
 /** Fills in the defaults of a request. */
@@ -64,5 +69,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     guardPolicy: request.guardPolicy ?? 'default',
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,
+    crossCheck: request.crossCheck === true,
+    timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
   };
 }

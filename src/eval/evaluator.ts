@@ -47,6 +47,10 @@ export interface EvaluationRequest {
   shapes?: boolean;
   /** Reject a candidate that fails at other problem sizes (HACKS.md #13). Implies `shapes`. */
   shapesGate?: boolean;
+  /** Time the candidate a second way in the same worker and report the ratio (`--cross-check`). */
+  crossCheck?: boolean;
+  /** Host time the timing stage may take, ms (default 30 000): slow candidates get fewer calls, never under 10. */
+  timingBudgetMs?: number;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

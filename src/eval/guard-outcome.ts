@@ -55,6 +55,11 @@ export class GuardRecorder {
   #boundShare: number | null = null;
   readonly #notes: string[] = [];
 
+  /** The reference's roofline message, once it arrived (its `input_bytes` and `output_bytes` size the timing stage). */
+  get roofline(): RooflineMessage | undefined {
+    return this.#roofline;
+  }
+
   /** Records one of the guard's informational messages. */
   record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage): void {
     if (message.type === 'guard') this.#guard = message;

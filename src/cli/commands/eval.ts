@@ -52,6 +52,8 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--guard-policy <policy>', 'guard policy: default (shape/view glue only in forward; vendor libraries allowed), strict (no vendor libraries) or permissive (findings recorded, never rejected)')
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
+    .option('--cross-check', 'time the candidate a second way in the same worker (back-to-back events on cuda) and report the ratio')
+    .option('--timing-budget <seconds>', 'host time the timing stage may take; slow candidates get fewer timed calls, never under 10 (default: 30)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
   for (const stage of TIMEOUT_STAGES) {
@@ -137,6 +139,8 @@ function request(problemPath: string, candidatePath: string, backend: Backend, o
     guardPolicy: options.guardPolicy,
     shapes: options.shapes,
     shapesGate: options.shapesGate,
+    crossCheck: options.crossCheck,
+    ...(options.timingBudget !== undefined ? { timingBudgetMs: options.timingBudget * 1000 } : {}),
     timeoutsSeconds: timeoutsFrom(options),
   };
 }
