@@ -25,6 +25,7 @@ import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.
 import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
+import { median } from './statistics.js';
 import { randomInt } from 'node:crypto';
 import { CandidateTimingDriver, type DrivenTiming } from './candidate-timing-driver.js';
 import { contentCount } from './timed-contents.js';
@@ -347,7 +348,7 @@ export class EvaluationRun {
     if (!driven.ok) return this.#asTampering(driven.outcome);
     const extra = await this.#nothingMoreFrom(candidate);
     if (extra) return extra;
-    const anchor = await this.#anchor(budget.budgetMs);
+    const anchor = await this.#anchor(budget.budgetMs, baselines.eager);
     if (!anchor.ok) return anchor.outcome;
     const judged = await this.#judgeKept(driven.value);
     if (judged) return judged;
@@ -372,10 +373,17 @@ export class EvaluationRun {
     return outcomeOfTimedJudgement(sampled.value, samples.map((sample) => sample.call), this.#context.settings.tolerance);
   }
 
-  /** Eager re-timed in the reference worker beside the candidate (null when there is no eager to anchor). */
-  async #anchor(budgetMs: number): Promise<Step<BaselineEntry | null>> {
+  /**
+   * Eager re-timed in the reference worker beside the candidate: null when there is no eager figure
+   * to anchor, or when its calls are too slow for a re-timing within a tenth of the budget (the
+   * reference answers outside any stage, under the idle limit).
+   */
+  async #anchor(budgetMs: number, eager: BaselineEntry | null): Promise<Step<BaselineEntry | null>> {
     const { settings } = this.#context;
     const reference = this.#workers.reference!;
+    if (!eager || !('times_ms' in eager)) return { ok: true, value: null };
+    const calls = Math.min(ANCHOR_CALLS, settings.perfTrials) + Math.min(ANCHOR_WARMUP, settings.warmupTrials);
+    if (median(eager.times_ms) * calls > ANCHOR_BUDGET_SHARE * budgetMs) return { ok: true, value: null };
     reference.send({
       v: 1,
       type: 'anchor',

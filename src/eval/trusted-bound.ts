@@ -25,13 +25,18 @@ export interface TrustedBound {
   calls: number;
   /** Median over the batches of (elapsed − best round trip) / calls, ms. */
   trusted_ms: number;
-  /** Lowest per-call time believed: min over batches of (elapsed − 1.5 × slowest round trip) / calls, less 10%, ms. */
+  /** Lowest per-call time believed: min over the batches (those not loose, where any) of (elapsed − 1.5 × slowest round trip) / calls, less 10%, ms. */
   bound_ms: number;
   /** Median round trip of the channel, ms. */
   overhead_ms: number;
   source: FigureSource;
-  /** The channel's round trip took over half of a batch: the bound is weak. */
+  /** The channel's round trip took over half of every batch: the bound is weak. */
   loose: boolean;
+}
+
+/** Whether the counted round trip took over half of the batch (its bound says little). */
+export function isLoose(batch: TimedBatch): boolean {
+  return OVERHEAD_FACTOR * Math.max(0, ...batch.overheadMs) > LOOSE_OVERHEAD_SHARE * batch.elapsedMs;
 }
 
 /** Per-call figures of each batch: best estimate and lower bound, in ms. */
@@ -61,7 +66,9 @@ export function boundedFigures(
   if (batches.length === 0) return { candidate: inProcess, wall, trusted: null };
   const figures = batches.map(batchFigures);
   const trustedStats = summarizeTimes(figures.map((figure) => figure.perCallMs));
-  const boundMs = Math.min(...figures.map((figure) => figure.boundMs)) * (1 - TRUSTED_RELATIVE_SLACK);
+  // The bound comes from the batches the channel's round trip does not dominate, where there are any.
+  const tight = batches.map((batch, index) => (isLoose(batch) ? null : figures[index]!)).filter((figure) => figure !== null);
+  const boundMs = Math.min(...(tight.length > 0 ? tight : figures).map((figure) => figure.boundMs)) * (1 - TRUSTED_RELATIVE_SLACK);
   const clamped = inProcess.median < boundMs;
   const pings = batches.flatMap((batch) => batch.overheadMs);
   const trusted: TrustedBound = {
@@ -71,7 +78,7 @@ export function boundedFigures(
     bound_ms: boundMs,
     overhead_ms: pings.length > 0 ? median(pings) : 0,
     source: clamped ? 'trusted-batch' : 'in-process',
-    loose: batches.some((batch) => OVERHEAD_FACTOR * Math.max(0, ...batch.overheadMs) > LOOSE_OVERHEAD_SHARE * batch.elapsedMs),
+    loose: tight.length === 0,
   };
   const boundedWall = wall && wall.median < boundMs ? trustedStats : wall;
   return { candidate: clamped ? trustedStats : inProcess, wall: boundedWall, trusted };

@@ -18,7 +18,8 @@ def timed_run(tmp_path_factory, build_dir):
     candidate = root / "candidate.py"
     candidate.write_text(sources.LINEAR_RELU_CORRECT)
     return evaluate(problem, candidate, root / "run", build_dir, baselines=BASELINES,
-                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23))
+                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23),
+                    batch_calls=4)
 
 
 def test_candidate_timing_returns_one_time_per_call(timed_run):

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 PINGS = 3
+BATCH_TARGET_MS = 20.0
+MAX_BATCH_CALLS = 2000
 
 
 @dataclass
@@ -26,6 +28,8 @@ class DrivenTiming:
     timing: Optional[dict]
     batches: List[Batch]
     kept: List[int]
+    #: Why the parent would stop the candidate for breaking the timing protocol (`timing-tampered`).
+    violation: Optional[str] = None
 
 
 def _ping(reference) -> float:
@@ -43,8 +47,20 @@ class Stopped(Exception):
         self.message = message
 
 
+#: Messages that may come between any two of the timing dialogue's (the parent records them).
+INFORMATIONAL = ("stage", "guard", "guard-checks", "build-info")
+
+
+def next_message(worker) -> Optional[dict]:
+    """The next message that is not informational (a forged one included), or None at the end."""
+    while True:
+        message = worker.next_message()
+        if message is None or message["type"] not in INFORMATIONAL:
+            return message
+
+
 def _expect(candidate, kind: str) -> dict:
-    message = candidate.read_until(kind)
+    message = next_message(candidate)
     if message is None or message["type"] != kind:
         raise Stopped(message)
     return message
@@ -52,7 +68,8 @@ def _expect(candidate, kind: str) -> dict:
 
 def _batch(candidate, reference, calls: int, rng: random.Random) -> Batch:
     ready = _expect(candidate, "batch-ready")
-    assert ready["calls"] == calls, ready
+    if ready["calls"] != calls:
+        raise Stopped(ready)
     overhead = [_ping(reference) for _ in range(PINGS)]
     started = time.perf_counter()
     candidate.send({"type": "go"})
@@ -63,9 +80,20 @@ def _batch(candidate, reference, calls: int, rng: random.Random) -> Batch:
     return Batch(calls=calls, elapsed_ms=elapsed_ms, overhead_ms=overhead, samples=outputs["samples"])
 
 
+def _batch_calls(batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int) -> int:
+    """The TypeScript driver's sizing: about BATCH_TARGET_MS of the slowest per-call figure known."""
+    if fixed is not None:
+        return fixed
+    per_call = batches[-1].elapsed_ms / batches[-1].calls if batches else spacing_ms
+    wanted = int(BATCH_TARGET_MS / per_call + 0.999) if per_call > 0 else MAX_BATCH_CALLS
+    return max(models, min(MAX_BATCH_CALLS, wanted))
+
+
 def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, sample_calls: Sequence[int],
-                 batch_calls: int = 4, contents_per_model: Optional[int] = None, seed: int = 0) -> DrivenTiming:
-    """Sends `continue` and answers the timing stage until `timing`, a `failure` or the end."""
+                 models: int, batch_calls: Optional[int] = None, contents_per_model: Optional[int] = None,
+                 seed: int = 0) -> DrivenTiming:
+    """Sends `continue` and answers the timing stage until `timing`, a `failure` or the end.
+    `batch_calls` fixes the batches' size (None: sized as the TypeScript driver does)."""
     rng = random.Random(seed)
     message = {"type": "continue"}
     if contents_per_model is not None:
@@ -75,22 +103,37 @@ def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, 
     kept: List[int] = []
     points = {("warmup", warmup_trials - 1), ("timed", perf_trials // 2 - 1), ("timed", perf_trials - 1)}
     expected = ("warmup", 0) if warmup_trials > 0 else ("timed", 0)
-    while True:
-        message = candidate.read_until("called", "timing")
-        if message is None or message["type"] != "called":
+    last_called, spacing = None, float("inf")
+    while expected is not None:
+        message = next_message(candidate)
+        if message is None or message["type"] == "failure":
             return DrivenTiming(timing=message, batches=batches, kept=kept)
-        phase, index = message["phase"], message["index"]
-        assert (phase, index) == expected, (message, expected)
+        if message["type"] != "called" or (message["phase"], message["index"]) != expected:
+            return DrivenTiming(timing=message, batches=batches, kept=kept,
+                                violation=f"expected `called` for {expected}, got {message}")
+        now = time.perf_counter()
+        if last_called is not None:
+            spacing = min(spacing, (now - last_called) * 1e3)
+        last_called = now
+        phase, index = expected
         keep = phase == "timed" and index in sample_calls
         if keep:
             kept.append(index)
-        if (phase, index) in points and batch_calls > 0:
-            candidate.send({"type": "step", "keep": keep, "next": "batch", "calls": batch_calls})
+        if (phase, index) in points and batch_calls != 0:
+            calls = _batch_calls(batches, spacing, batch_calls, models)
+            candidate.send({"type": "step", "keep": keep, "next": "batch", "calls": calls})
             keep = False
             try:
-                batches.append(_batch(candidate, reference, batch_calls, rng))
+                batches.append(_batch(candidate, reference, calls, rng))
             except Stopped as stopped:
-                return DrivenTiming(timing=stopped.message, batches=batches, kept=kept)
+                message = stopped.message
+                wrong = message is not None and message["type"] != "failure"
+                return DrivenTiming(timing=message, batches=batches, kept=kept,
+                                    violation=f"a batch got {message}" if wrong else None)
         last = index + 1 >= (warmup_trials if phase == "warmup" else perf_trials)
         candidate.send({"type": "step", "keep": keep, "next": "end" if last else "call"})
         expected = (("timed", 0) if phase == "warmup" else None) if last else (phase, index + 1)
+    timing = next_message(candidate)
+    if timing is not None and timing["type"] not in ("timing", "failure"):
+        return DrivenTiming(timing=timing, batches=batches, kept=kept, violation=f"expected `timing`, got {timing}")
+    return DrivenTiming(timing=timing, batches=batches, kept=kept)

@@ -129,6 +129,8 @@ class Evaluation:
     timing: Optional[dict] = None
     batches: List[Batch] = field(default_factory=list)
     kept_calls: List[int] = field(default_factory=list)
+    #: A break of the timing protocol by the candidate (the parent's `timing-tampered`), or None.
+    violation: Optional[str] = None
     timed_judgement: Optional[dict] = None
     failures: Dict[str, dict] = field(default_factory=dict)
     exit_codes: Dict[str, int] = field(default_factory=dict)
@@ -175,7 +177,7 @@ SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seed
 
 def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
              run_timing=True, baselines=None, ceilings=None, candidate_env: Optional[Dict[str, str]] = None,
-             sample_calls=(1, 4), batch_calls=4, **settings) -> Evaluation:
+             sample_calls=(1, 4), batch_calls=None, **settings) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
     timed calls (timing_driver.py: the parent keeps `sample_calls`' outputs, decided after each call,
@@ -207,9 +209,12 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
             if run_timing:
                 driven = drive_timing(candidate, reference, warmup_trials=settings.get("warmup_trials", 2),
                                       perf_trials=settings.get("perf_trials", 6), sample_calls=sample_calls,
-                                      batch_calls=batch_calls)
+                                      batch_calls=batch_calls, models=len(settings.get("timing_seeds", (21, 22))))
                 result.timing, result.batches, result.kept_calls = driven.timing, driven.batches, driven.kept
-                if _is(result.timing, "failure"):
+                result.violation = driven.violation
+                if result.violation is not None:
+                    candidate.kill()
+                elif _is(result.timing, "failure"):
                     result.failures["candidate"] = result.timing
                 elif _is(result.timing, "timing"):
                     kept = result.timing["samples"] + [sample for batch in result.batches for sample in batch.samples]
