@@ -8,10 +8,12 @@ import type { WorkerProcess } from './worker-process.js';
 
 /** Trusted batches per evaluation: after the warm-up, in the middle of the timed calls, at their end. */
 export const BATCH_ROUNDS = 3;
-/** Host time each batch aims at, ms. */
-export const BATCH_TARGET_MS = 20;
+/** Host time each batch aims at, at least, ms. */
+export const BATCH_TARGET_MS = 50;
+/** A batch also lasts at least this many times the slowest channel round trip measured before it. */
+export const BATCH_OVERHEAD_MULTIPLE = 25;
 /** Most calls in one batch. */
-export const MAX_BATCH_CALLS = 2000;
+export const MAX_BATCH_CALLS = 5000;
 /** Input and output bytes one batch may hold at once (fresh input sets and kept outputs). */
 export const BATCH_POOL_BYTES = 512 * 1024 ** 2;
 /** Round trips to the reference worker measured before each batch. */
@@ -119,34 +121,19 @@ export class CandidateTimingDriver {
   /** The batches after a call; the first batch step carries this call's `keep`. */
   async #step(keep: boolean, batches: number): Promise<DriverStep<null>> {
     for (let round = 0; round < batches; round += 1) {
-      const calls = this.#batchCalls(batches - round);
+      const overheadMs = await this.#pings();
+      if (!overheadMs.ok) return overheadMs;
+      const calls = this.#batchCalls(batches - round, Math.max(...overheadMs.value));
       this.#options.candidate.send({ v: 1, type: 'step', keep: keep && round === 0, next: 'batch', calls, reseed: this.#options.reseed });
-      const batch = await this.#batch(calls);
+      const batch = await this.#batch(calls, overheadMs.value);
       if (!batch.ok) return batch;
     }
     return { ok: true, value: null };
   }
 
-  /** Calls of the next batch: about {@link BATCH_TARGET_MS} of the slowest per-call figure known. */
-  #batchCalls(roundsLeft: number): number {
-    const { callBytes, timingSeeds, budget } = this.#options;
-    const last = this.#batches.at(-1);
-    const perCallMs = last ? last.elapsedMs / last.calls : this.#shortestSpacingMs;
-    const byMemory = callBytes && callBytes > 0 ? Math.floor(BATCH_POOL_BYTES / callBytes) : MAX_BATCH_CALLS;
-    const limit = Math.max(1, Math.min(MAX_BATCH_CALLS, byMemory));
-    const targetMs = Math.min(BATCH_TARGET_MS, budget.remainingMs() / Math.max(1, roundsLeft));
-    const wanted = Number.isFinite(perCallMs) && perCallMs > 0 ? Math.ceil(targetMs / perCallMs) : limit;
-    return Math.min(limit, Math.max(wanted, timingSeeds.length));
-  }
-
-  async #batch(calls: number): Promise<DriverStep<null>> {
-    const { candidate, reference, expect, now, random } = this.#options;
-    const number = this.#batches.length;
-    const ready = await expect(candidate, 'batch-ready');
-    if (!ready.ok) return ready;
-    if (ready.value.batch !== number || ready.value.calls !== calls) {
-      return this.#fail(`expected \`batch-ready\` for batch ${number} of ${calls} calls, got batch ${ready.value.batch} of ${ready.value.calls}`);
-    }
+  /** Round trips of `ping` to the reference worker, which the candidate cannot reach, in ms. */
+  async #pings(): Promise<DriverStep<number[]>> {
+    const { reference, expect, now } = this.#options;
     const overheadMs: number[] = [];
     for (let ping = 0; ping < PINGS_PER_BATCH; ping += 1) {
       const sentMs = now();
@@ -154,6 +141,33 @@ export class CandidateTimingDriver {
       const pong = await expect(reference, 'pong');
       if (!pong.ok) return pong;
       overheadMs.push(now() - sentMs);
+    }
+    return { ok: true, value: overheadMs };
+  }
+
+  /**
+   * Calls of the next batch: enough for {@link BATCH_TARGET_MS}, and for
+   * {@link BATCH_OVERHEAD_MULTIPLE} round trips of the channel, of the slowest per-call figure known.
+   */
+  #batchCalls(roundsLeft: number, roundTripMs: number): number {
+    const { callBytes, timingSeeds, budget } = this.#options;
+    const last = this.#batches.at(-1);
+    const perCallMs = last ? last.elapsedMs / last.calls : this.#shortestSpacingMs;
+    const byMemory = callBytes && callBytes > 0 ? Math.floor(BATCH_POOL_BYTES / callBytes) : MAX_BATCH_CALLS;
+    const limit = Math.max(1, Math.min(MAX_BATCH_CALLS, byMemory));
+    const wantedMs = Math.max(BATCH_TARGET_MS, BATCH_OVERHEAD_MULTIPLE * roundTripMs);
+    const targetMs = Math.min(wantedMs, budget.remainingMs() / Math.max(1, roundsLeft));
+    const wanted = Number.isFinite(perCallMs) && perCallMs > 0 ? Math.ceil(targetMs / perCallMs) : limit;
+    return Math.min(limit, Math.max(wanted, timingSeeds.length));
+  }
+
+  async #batch(calls: number, overheadMs: number[]): Promise<DriverStep<null>> {
+    const { candidate, expect, now, random } = this.#options;
+    const number = this.#batches.length;
+    const ready = await expect(candidate, 'batch-ready');
+    if (!ready.ok) return ready;
+    if (ready.value.batch !== number || ready.value.calls !== calls) {
+      return this.#fail(`expected \`batch-ready\` for batch ${number} of ${calls} calls, got batch ${ready.value.batch} of ${ready.value.calls}`);
     }
     const startedMs = now();
     candidate.send({ v: 1, type: 'go' });

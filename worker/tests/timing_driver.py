@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 PINGS = 3
-BATCH_TARGET_MS = 20.0
-MAX_BATCH_CALLS = 2000
+BATCH_TARGET_MS = 50.0
+BATCH_OVERHEAD_MULTIPLE = 25
+MAX_BATCH_CALLS = 5000
 
 
 @dataclass
@@ -66,11 +67,10 @@ def _expect(candidate, kind: str) -> dict:
     return message
 
 
-def _batch(candidate, reference, calls: int, rng: random.Random) -> Batch:
+def _batch(candidate, calls: int, overhead: List[float], rng: random.Random) -> Batch:
     ready = _expect(candidate, "batch-ready")
     if ready["calls"] != calls:
         raise Stopped(ready)
-    overhead = [_ping(reference) for _ in range(PINGS)]
     started = time.perf_counter()
     candidate.send({"type": "go"})
     _expect(candidate, "batch-done")
@@ -80,12 +80,14 @@ def _batch(candidate, reference, calls: int, rng: random.Random) -> Batch:
     return Batch(calls=calls, elapsed_ms=elapsed_ms, overhead_ms=overhead, samples=outputs["samples"])
 
 
-def _batch_calls(batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int) -> int:
-    """The TypeScript driver's sizing: about BATCH_TARGET_MS of the slowest per-call figure known."""
+def _batch_calls(batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int, round_trip_ms: float) -> int:
+    """The TypeScript driver's sizing: at least BATCH_TARGET_MS, and BATCH_OVERHEAD_MULTIPLE round
+    trips, of the slowest per-call figure known."""
     if fixed is not None:
         return fixed
     per_call = batches[-1].elapsed_ms / batches[-1].calls if batches else spacing_ms
-    wanted = int(BATCH_TARGET_MS / per_call + 0.999) if per_call > 0 else MAX_BATCH_CALLS
+    target = max(BATCH_TARGET_MS, BATCH_OVERHEAD_MULTIPLE * round_trip_ms)
+    wanted = int(target / per_call + 0.999) if per_call > 0 else MAX_BATCH_CALLS
     return max(models, min(MAX_BATCH_CALLS, wanted))
 
 
@@ -120,11 +122,12 @@ def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, 
         if keep:
             kept.append(index)
         if (phase, index) in points and batch_calls != 0:
-            calls = _batch_calls(batches, spacing, batch_calls, models)
+            overhead = [_ping(reference) for _ in range(PINGS)]
+            calls = _batch_calls(batches, spacing, batch_calls, models, max(overhead))
             candidate.send({"type": "step", "keep": keep, "next": "batch", "calls": calls})
             keep = False
             try:
-                batches.append(_batch(candidate, reference, calls, rng))
+                batches.append(_batch(candidate, calls, overhead, rng))
             except Stopped as stopped:
                 message = stopped.message
                 wrong = message is not None and message["type"] != "failure"
