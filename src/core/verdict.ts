@@ -102,6 +102,8 @@ export const timingSummarySchema = z.object({
       overhead_ms: z.number(),
       source: z.enum(['in-process', 'trusted-batch']),
       loose: z.boolean(),
+      /** Back-to-back over single-call time of eager beside the candidate (1: an idle host); the bound was divided by it. */
+      load_factor: z.number().optional(),
     })
     .optional(),
   /** Which figures are launch-bound: host-inclusive time well above device time. */

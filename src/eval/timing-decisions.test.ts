@@ -5,7 +5,7 @@ import { summarizeTimes } from './statistics.js';
 import { BatchContents, contentCount, derivedSeed, timedCallContents } from './timed-contents.js';
 import { TimingBudget } from './timing-budget.js';
 import { summarizeTiming } from './timing-summary.js';
-import { baselineFigure, boundedFigures, type TimedBatch } from './trusted-bound.js';
+import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
 
 const repeat = (value: number, count: number): number[] => Array.from({ length: count }, () => value);
 /** Three batches of 100 calls of `perCallMs` each, behind a channel of `pingMs`. */
@@ -42,6 +42,21 @@ describe('the trusted bound (docs/timing.md, P1)', () => {
     assert.equal(result.trusted?.loose, true);
     assert.ok(result.trusted!.bound_ms < 0.03, `${result.trusted!.bound_ms}`);
     assert.equal(result.trusted?.source, 'in-process', 'a loose bound does not replace an honest figure');
+  });
+
+  it('divides the bound by the load factor eager showed beside the candidate (an oversubscribed host)', () => {
+    const honest = summarizeTimes(repeat(0.04, 100));
+    const busyBatches = batchesOf(0.15);
+    assert.equal(boundedFigures(honest, undefined, busyBatches).trusted?.source, 'trusted-batch', 'without the factor: replaced');
+    const load = loadFactor(repeat(1.0, 30), [3.6, 3.9, 4.1]);
+    assert.ok(Math.abs(load - 3.9) < 1e-9);
+    const bounded = boundedFigures(honest, undefined, busyBatches, load);
+    assert.equal(bounded.trusted?.source, 'in-process');
+    assert.equal(bounded.trusted?.load_factor, load);
+    assert.equal(boundedFigures(summarizeTimes(repeat(0.0004, 100)), undefined, busyBatches, load).trusted?.source, 'trusted-batch',
+      'a 100x forgery still loses');
+    assert.equal(loadFactor(repeat(1.0, 30), [0.8, 0.9, 0.85]), 1, 'never below 1');
+    assert.equal(loadFactor(undefined, undefined), 1);
   });
 
   it('reports the in-process figure unbounded when no batch ran', () => {

@@ -4,10 +4,12 @@ import type { BaselineEntry, TimingMessage } from './protocol.js';
 import { computeSpeedups } from './speedup.js';
 import { summarizeTimes } from './statistics.js';
 import type { BudgetReport } from './timing-budget.js';
-import { baselineFigure, boundedFigures, type TimedBatch } from './trusted-bound.js';
+import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
 
 /** Host-inclusive time this many times the device time (or more) makes a call launch-bound. */
 export const LAUNCH_BOUND_RATIO = 1.5;
+/** A load factor (trusted-bound.ts) above this marks a machine too busy for the figures to hold. */
+export const BUSY_LOAD_FACTOR = 1.5;
 /** `--cross-check`: the two methods' medians may differ by this share before it is a finding. */
 export const CROSS_CHECK_BOUND = 0.1;
 
@@ -56,12 +58,13 @@ function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSumma
  */
 export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const inProcess = summarizeTimes(input.candidate.times_ms);
-  const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? []);
   const eagerEntry = timesOf(input.eager);
   const compileEntry = timesOf(input.compile);
+  const anchorEntry = timesOf(input.anchor);
+  const load = loadFactor(anchorEntry?.times_ms, anchorEntry?.batch_ms);
+  const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
   const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms) : null;
   const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms) : null;
-  const anchorEntry = timesOf(input.anchor);
   const anchor = anchorEntry && eagerFigure
     ? anchorBaselines({ earlier: eagerFigure.stats, anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms).stats, cached: input.baselineCached, candidate: bounded.candidate })
     : null;
@@ -95,7 +98,13 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   if (input.budget) summary.budget = input.budget;
   const check = crossCheck(inProcess, input.candidate);
   if (check) summary.cross_check = check;
-  if (anchor) summary.baseline_anchor = anchor;
+  if (anchor) {
+    if (load > BUSY_LOAD_FACTOR) {
+      anchor.too_busy = true;
+      anchor.reasons.push(`eager ran ${load.toFixed(2)}x slower back to back than one call at a time: the host is oversubscribed`);
+    }
+    summary.baseline_anchor = anchor;
+  }
   if (input.compile && 'error' in input.compile) summary.compile_unavailable = input.compile.error;
   if (input.eager && 'error' in input.eager) summary.eager_unavailable = input.eager.error;
   return summary;

@@ -32,6 +32,22 @@ export interface TrustedBound {
   source: FigureSource;
   /** The channel's round trip took over half of every batch: the bound is weak. */
   loose: boolean;
+  /**
+   * How much slower the host ran calls back to back than one at a time, measured beside the
+   * candidate on eager in the reference process (1 on an idle host); the bound was divided by it.
+   */
+  load_factor: number;
+}
+
+/**
+ * The host's load factor from eager re-timed beside the candidate: its batches' per-call median
+ * over its single calls' median, never below 1. On an oversubscribed host a batch loses time
+ * slices that the median of single calls leaves out; the trusted process shows by how much.
+ */
+export function loadFactor(eagerTimesMs: readonly number[] | undefined, eagerBatchMs: readonly number[] | undefined): number {
+  if (!eagerTimesMs?.length || !eagerBatchMs?.length) return 1;
+  const single = median(eagerTimesMs);
+  return single > 0 ? Math.max(1, median(eagerBatchMs) / single) : 1;
 }
 
 /** Whether the counted round trip took over half of the batch (its bound says little). */
@@ -51,7 +67,7 @@ export function batchFigures(batch: TimedBatch): { perCallMs: number; boundMs: n
 
 /**
  * The candidate's reported figure (docs/timing.md, P1): its in-process statistics when their
- * median is not below the trusted bound, otherwise the statistics of the trusted batches'
+ * median is not below the trusted bound (divided by the host's `load` factor), otherwise the statistics of the trusted batches'
  * per-call figures (a launch-bound honest kernel, or a forged clock: either way the figure is the
  * parent's own). `wall` is bounded the same way.
  *
@@ -62,13 +78,14 @@ export function boundedFigures(
   inProcess: TimingStats,
   wall: TimingStats | undefined,
   batches: readonly TimedBatch[],
+  load = 1,
 ): { candidate: TimingStats; wall: TimingStats | undefined; trusted: TrustedBound | null } {
   if (batches.length === 0) return { candidate: inProcess, wall, trusted: null };
   const figures = batches.map(batchFigures);
   const trustedStats = summarizeTimes(figures.map((figure) => figure.perCallMs));
   // The bound comes from the batches the channel's round trip does not dominate, where there are any.
   const tight = batches.map((batch, index) => (isLoose(batch) ? null : figures[index]!)).filter((figure) => figure !== null);
-  const boundMs = Math.min(...(tight.length > 0 ? tight : figures).map((figure) => figure.boundMs)) * (1 - TRUSTED_RELATIVE_SLACK);
+  const boundMs = (Math.min(...(tight.length > 0 ? tight : figures).map((figure) => figure.boundMs)) * (1 - TRUSTED_RELATIVE_SLACK)) / Math.max(1, load);
   const clamped = inProcess.median < boundMs;
   const pings = batches.flatMap((batch) => batch.overheadMs);
   const trusted: TrustedBound = {
@@ -79,6 +96,7 @@ export function boundedFigures(
     overhead_ms: pings.length > 0 ? median(pings) : 0,
     source: clamped ? 'trusted-batch' : 'in-process',
     loose: tight.length === 0,
+    load_factor: Math.max(1, load),
   };
   const boundedWall = wall && wall.median < boundMs ? trustedStats : wall;
   return { candidate: clamped ? trustedStats : inProcess, wall: boundedWall, trusted };

@@ -34,14 +34,19 @@ OVERHEAD_FACTOR = 1.5
 
 def reported_figure(result: Evaluation) -> Tuple[float, str]:
     """(median ms, source) the parent reports for the candidate: its in-process median unless that
-    is below the trusted batches' bound (src/eval/trusted-bound.ts), else the batches' median."""
+    is below the trusted batches' bound divided by the load factor eager showed beside it
+    (src/eval/trusted-bound.ts), else the batches' median."""
     in_process = statistics.median(result.timing["times_ms"])
+    eager = (result.anchor or {}).get("eager") or {}
+    load = 1.0
+    if eager.get("times_ms") and eager.get("batch_ms") and statistics.median(eager["times_ms"]) > 0:
+        load = max(1.0, statistics.median(eager["batch_ms"]) / statistics.median(eager["times_ms"]))
     if not result.batches:
         return in_process, "in-process"
     per_call = [max(0.0, batch.elapsed_ms - min(batch.overhead_ms)) / batch.calls for batch in result.batches]
     tight = [batch for batch in result.batches if OVERHEAD_FACTOR * max(batch.overhead_ms) <= 0.5 * batch.elapsed_ms]
     bound = min(max(0.0, batch.elapsed_ms - OVERHEAD_FACTOR * max(batch.overhead_ms)) / batch.calls
-                for batch in tight or result.batches) * (1 - TRUSTED_RELATIVE_SLACK)
+                for batch in tight or result.batches) * (1 - TRUSTED_RELATIVE_SLACK) / load
     return (statistics.median(per_call), "trusted-batch") if in_process < bound else (in_process, "in-process")
 
 

@@ -131,6 +131,8 @@ class Evaluation:
     kept_calls: List[int] = field(default_factory=list)
     #: A break of the timing protocol by the candidate (the parent's `timing-tampered`), or None.
     violation: Optional[str] = None
+    #: Eager re-timed in the reference worker right after the candidate's timing (`anchor`).
+    anchor: Optional[dict] = None
     timed_judgement: Optional[dict] = None
     failures: Dict[str, dict] = field(default_factory=dict)
     exit_codes: Dict[str, int] = field(default_factory=dict)
@@ -217,6 +219,8 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
                 elif _is(result.timing, "failure"):
                     result.failures["candidate"] = result.timing
                 elif _is(result.timing, "timing"):
+                    reference.send({"type": "anchor", "perf_trials": 30, "warmup_trials": 3, "budget_ms": 3000})
+                    result.anchor = reference.read_until("anchor")
                     kept = result.timing["samples"] + [sample for batch in result.batches for sample in batch.samples]
                     if kept:
                         reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": kept})
