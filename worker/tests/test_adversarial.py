@@ -122,15 +122,16 @@ FORGED_SHRINK = 100.0
 def test_a_forged_clock_gains_nothing_and_an_honest_one_keeps_its_figure(runs, case):
     """docs/timing.md, P1: the cases that forge every clock of their process (c19c, c19d) are
     reported at the parent's own figure, not at their 100-fold shrunk one; the honest look-alike
-    keeps its own. The honest case's figure is the yardstick (same relu, same Python loop)."""
+    keeps its own. The yardstick is the `twin`, an honest case with the same kernel (the Python
+    relu of h19, the C++ relu of h06b)."""
     result = runs[case["file"]]
     reported, source = reported_figure(result)
     in_process = statistics.median(result.timing["times_ms"])
-    honest, honest_source = reported_figure(runs["cpu/h19_times_itself.py"])
-    assert honest_source == "in-process"
     if case["figure"] == "own":
         assert (reported, source) == (in_process, "in-process")
         return
+    honest, honest_source = reported_figure(runs[case["twin"]])
+    assert honest_source == "in-process"
     assert source == "trusted-batch", (in_process, result.batches)
     assert in_process * FORGED_SHRINK / 4 < reported, "the forgery took effect in the candidate's process"
     assert reported > honest / 4, f"{reported} ms reported against {honest} ms for the honest relu"
