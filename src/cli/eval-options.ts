@@ -59,6 +59,8 @@ export const evalOptionsSchema = z.object({
   guardPolicy: guardPolicyNameSchema('--guard-policy').transform(effectiveGuardPolicy).default(DEFAULT_GUARD_POLICY),
   shapes: z.boolean().default(false),
   shapesGate: z.boolean().default(false),
+  crossCheck: z.boolean().default(false),
+  timingBudget: seconds('--timing-budget').optional(),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   /** `--set NAME=VALUE`, repeatable: module constants of the problem replaced (size-flags.ts). */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type picocolors from 'picocolors';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
 import { attributionLine } from '../eval/attribution-report.js';
+import { timingNotes } from './render-timing-notes.js';
 import { formatDuration, formatError, formatMilliseconds, formatSpeedup } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;
@@ -103,6 +104,7 @@ function renderTiming(result: EvaluationResult, colors: Colors): string[] {
     `${colors.bold('timing')}${cached}`,
     ...table,
     `  ${colors.bold(`speedup vs best baseline: ${formatSpeedup(timing.speedup_vs_best)}`)}`,
+    ...timingNotes(timing, colors),
   ];
 }
 

@@ -87,6 +87,61 @@ export const timingSummarySchema = z.object({
   speedup_vs_compile: z.number().nullable(),
   speedup_vs_best: z.number().nullable(),
   baseline_cached: z.boolean().optional(),
+  /** Host-inclusive time of the baselines' timed calls (docs/timing.md). */
+  eager_wall_ms: timingStatsSchema.optional(),
+  compile_wall_ms: timingStatsSchema.optional(),
+  /** The candidate's own in-process statistics, when a trusted bound was applied to them. */
+  in_process_ms: timingStatsSchema.optional(),
+  /** The parent's trusted batches and the bound they give (docs/timing.md, P1). */
+  trusted: z
+    .object({
+      batches: z.number().int(),
+      calls: z.number().int(),
+      trusted_ms: z.number(),
+      bound_ms: z.number(),
+      overhead_ms: z.number(),
+      source: z.enum(['in-process', 'trusted-batch']),
+      loose: z.boolean(),
+      /** Back-to-back over single-call time of eager beside the candidate (1: an idle host); the bound was divided by it. */
+      load_factor: z.number().optional(),
+    })
+    .optional(),
+  /** Which figures are launch-bound: host-inclusive time well above device time. */
+  launch_bound: z.object({ candidate: z.boolean(), eager: z.boolean(), compile: z.boolean() }).optional(),
+  /** The timing stage's time budget: calls asked for and made, and why fewer. */
+  budget: z
+    .object({
+      budget_ms: z.number(),
+      requested_calls: z.number().int(),
+      timed_calls: z.number().int(),
+      requested_warmup: z.number().int(),
+      warmup_calls: z.number().int(),
+      reason: z.string().nullable(),
+    })
+    .optional(),
+  /** `--cross-check`: a second timing method and how it compares. */
+  cross_check: z
+    .object({
+      method: z.string(),
+      median_ms: z.number(),
+      ratio: z.number().nullable(),
+      bound: z.number(),
+      agrees: z.boolean(),
+      finding: z.string().optional(),
+    })
+    .optional(),
+  /** Eager re-timed beside the candidate, and whether the cached baselines still hold. */
+  baseline_anchor: z
+    .object({
+      eager_ms: timingStatsSchema,
+      agreed: z.boolean(),
+      drift: z.number(),
+      used: z.enum(['cached', 'measured', 'anchor']),
+      compile_unconfirmed: z.boolean(),
+      too_busy: z.boolean(),
+      reasons: z.array(z.string()),
+    })
+    .optional(),
 });
 export type TimingSummary = z.infer<typeof timingSummarySchema>;
 

@@ -7,7 +7,7 @@ import type { EvaluationProgress } from './evaluator.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { outcomeOfJudgement, outcomeOfTimedJudgement, summarizeCorrectness } from './judgement-outcome.js';
-import type { Outcome } from './outcome.js';
+import { outcome, type Outcome } from './outcome.js';
 import type {
   BaselineEntry,
   BuildInfoMessage,
@@ -26,6 +26,12 @@ import type { ScratchDirectory } from './scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { summarizeTiming } from './timing-summary.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
+import { median } from './statistics.js';
+import { randomInt } from 'node:crypto';
+import { CandidateTimingDriver, type DrivenTiming } from './candidate-timing-driver.js';
+import { contentCount } from './timed-contents.js';
+import { TimingBudget } from './timing-budget.js';
+import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { stageCandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from './isolation-report.js';
@@ -50,7 +56,16 @@ export interface EvaluationRunContext {
   now: () => Date;
   /** When the evaluation was asked for (default: when the run is made). */
   startedAt?: Date;
+  /** Draws which batch output is kept (default `crypto.randomInt`). */
+  random?: RandomInteger;
+  /** The parent's monotonic clock in ms for timing the trusted batches (default `performance.now`). */
+  clockMs?: () => number;
 }
+
+/** Eager re-timed beside the candidate: calls, warm-up calls and share of the timing budget. */
+const ANCHOR_CALLS = 30;
+const ANCHOR_WARMUP = 3;
+const ANCHOR_BUDGET_SHARE = 0.1;
 
 type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
 
@@ -138,7 +153,6 @@ export class EvaluationRun {
       candidate.send({ v: 1, type: 'stop' });
       return checked.value;
     }
-    candidate.send({ v: 1, type: 'continue' });
     return this.#timeCandidate(baselines);
   }
 
@@ -202,7 +216,7 @@ export class EvaluationRun {
       ...this.#sizeFields(),
       baselines:
         settings.timing && !cached
-          ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials }
+          ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials, budget_ms: settings.timingBudgetMs }
           : null,
     });
     const ready = await this.#expect(reference, 'reference-ready');
@@ -273,13 +287,13 @@ export class EvaluationRun {
       timing_seeds: seeds.timing,
       perf_trials: settings.timing ? settings.perfTrials : 0,
       warmup_trials: settings.warmupTrials,
-      sample_calls: seeds.sampleCalls,
       output_dir: scratch.outputDirectory,
       build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       ...this.#sizeFields(),
       ...(awaitDevice ? { await_device: true } : {}),
+      ...(settings.crossCheck ? { cross_check: true } : {}),
     });
     if (!awaitDevice) return { ok: true, value: null };
     let built = await this.#expect(candidate, 'build-info', 'built');
@@ -323,25 +337,111 @@ export class EvaluationRun {
     return { ok: true, value: this.#guard.generalisation(generalisation, variants, settings.shapesGate) ?? verdict };
   }
 
-  /** Candidate role after `continue`: the timed calls, and the judge on a sample of their outputs. */
+  /**
+   * Candidate role's timing stage (docs/timing.md): `continue` with the contents per model, the
+   * parent-driven calls and trusted batches, eager re-timed beside it, and the judge on the kept
+   * outputs. A message out of order or a kept output from the wrong inputs is `timing-tampered`.
+   */
   async #timeCandidate(baselines: Baselines): Promise<Outcome> {
     const { settings, seeds } = this.#context;
     const candidate = this.#workers.candidate!;
-    const timed = await this.#expect(candidate, 'timing');
-    if (!timed.ok) return timed.outcome;
-    const timing = timed.value;
-    const calls = timing.samples.map((sample) => sample.call);
-    if (timing.times_ms.length !== settings.perfTrials || calls.join() !== seeds.sampleCalls.join()) {
-      return (await this.#breach(candidate, 'the timing message does not hold the requested timed calls and samples')).outcome;
-    }
-    if (timing.samples.length > 0) {
-      const sampled = await this.#judge(timing.samples);
-      if (!sampled.ok) return sampled.outcome;
-      const dishonest = outcomeOfTimedJudgement(sampled.value, calls, settings.tolerance);
-      if (dishonest) return dishonest;
-    }
-    this.#timing = summarizeTiming({ candidate: timing, eager: baselines.eager, compile: baselines.compile, baselineCached: baselines.cached });
+    const roofline = this.#guard.roofline;
+    const inputBytes = roofline?.input_bytes;
+    const contents = contentCount(seeds.timing.length, settings.warmupTrials, settings.perfTrials, typeof inputBytes === 'number' ? inputBytes : 0);
+    const clock = this.#context.clockMs ?? (() => performance.now());
+    const budget = new TimingBudget({ budgetMs: settings.timingBudgetMs, perfTrials: settings.perfTrials, warmupTrials: settings.warmupTrials, now: clock });
+    candidate.send({ v: 1, type: 'continue', contents_per_model: contents });
+    const callBytes = typeof inputBytes === 'number' && typeof roofline?.output_bytes === 'number' ? inputBytes + roofline.output_bytes : null;
+    const driver = new CandidateTimingDriver({
+      candidate,
+      reference: this.#workers.reference!,
+      expect: (worker, ...types) => this.#expect(worker, ...types),
+      tampered: (reason) => this.#tampered(candidate, reason),
+      timingSeeds: seeds.timing,
+      warmupTrials: settings.warmupTrials,
+      perfTrials: settings.perfTrials,
+      sampleCalls: seeds.sampleCalls,
+      contentsPerModel: contents,
+      callBytes,
+      reseed: false,
+      budget,
+      random: this.#context.random ?? randomInt,
+      now: clock,
+    });
+    const driven = await driver.run();
+    if (!driven.ok) return this.#asTampering(driven.outcome);
+    const extra = await this.#nothingMoreFrom(candidate);
+    if (extra) return extra;
+    const anchor = await this.#anchor(budget.budgetMs, baselines.eager);
+    if (!anchor.ok) return anchor.outcome;
+    const judged = await this.#judgeKept(driven.value);
+    if (judged) return judged;
+    this.#timing = summarizeTiming({
+      candidate: driven.value.timing,
+      batches: driven.value.batches,
+      eager: baselines.eager,
+      compile: baselines.compile,
+      baselineCached: baselines.cached,
+      anchor: anchor.value,
+      budget: budget.report(),
+    });
     return this.#guard.speedOfLight(this.#timing.candidate_ms.median) ?? { verdict: 'correct', reasons: [] };
+  }
+
+  /** The kept outputs of the timed calls and the batches, judged; an outcome when one fails. */
+  async #judgeKept(driven: DrivenTiming): Promise<Outcome | null> {
+    const samples = driven.kept.map(({ sample }) => sample);
+    if (samples.length === 0) return null;
+    const sampled = await this.#judge(samples);
+    if (!sampled.ok) return sampled.outcome;
+    return outcomeOfTimedJudgement(sampled.value, samples.map((sample) => sample.call), this.#context.settings.tolerance);
+  }
+
+  /**
+   * Eager re-timed in the reference worker beside the candidate: null when there is no eager figure
+   * to anchor, or when its calls are too slow for a re-timing within a tenth of the budget (the
+   * reference answers outside any stage, under the idle limit).
+   */
+  async #anchor(budgetMs: number, eager: BaselineEntry | null): Promise<Step<BaselineEntry | null>> {
+    const { settings } = this.#context;
+    const reference = this.#workers.reference!;
+    if (!eager || !('times_ms' in eager)) return { ok: true, value: null };
+    const calls = Math.min(ANCHOR_CALLS, settings.perfTrials) + Math.min(ANCHOR_WARMUP, settings.warmupTrials);
+    if (median(eager.times_ms) * calls > ANCHOR_BUDGET_SHARE * budgetMs) return { ok: true, value: null };
+    reference.send({
+      v: 1,
+      type: 'anchor',
+      perf_trials: Math.min(ANCHOR_CALLS, settings.perfTrials),
+      warmup_trials: Math.min(ANCHOR_WARMUP, settings.warmupTrials),
+      budget_ms: ANCHOR_BUDGET_SHARE * budgetMs,
+    });
+    const anchored = await this.#expect(reference, 'anchor');
+    if (!anchored.ok) return anchored;
+    return { ok: true, value: anchored.value.eager };
+  }
+
+  /** After `timing` the candidate must end without another message (a forged duplicate, P3). */
+  async #nothingMoreFrom(candidate: WorkerProcess): Promise<Outcome | null> {
+    await candidate.finish(EXIT_WINDOW_MS);
+    const event = await candidate.next();
+    if (event.type === 'message' && !isGuardMessage(event.message)) {
+      return outcome('rejected', 'timing-tampered', `the candidate's process wrote \`${event.message.type}\` after its timing message: a message it was not asked for (docs/timing.md)`);
+    }
+    return null;
+  }
+
+  /** A protocol failure of the candidate in its timing stage is tampering with the timing. */
+  #asTampering(ended: Outcome): Outcome {
+    const reason = ended.reasons[0];
+    if (this.#blame !== 'candidate' || ended.verdict !== 'crashed' || reason?.check !== 'protocol') return ended;
+    return outcome('rejected', 'timing-tampered', `the candidate's process broke the timing protocol: ${reason.message}`);
+  }
+
+  async #tampered(candidate: WorkerProcess, reason: string): Promise<Outcome> {
+    this.#blame = 'candidate';
+    candidate.fail(new ProtocolError(reason, { role: 'candidate' }));
+    await candidate.result;
+    return outcome('rejected', 'timing-tampered', `the candidate's process broke the timing protocol: ${reason} (docs/timing.md)`);
   }
 
   async #start(role: WorkerRole): Promise<WorkerProcess> {

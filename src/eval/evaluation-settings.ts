@@ -4,6 +4,7 @@ import type { Backend, Precision, Preset, ToleranceProfile } from '../core/verdi
 import type { EvaluationRequest } from './evaluator.js';
 import type { Stage } from './protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
+import { DEFAULT_TIMING_BUDGET_MS } from './timing-budget.js';
 import { toleranceFor, type Tolerance } from './tolerance.js';
 
 /** Defaults of SPEC.md sections 4 and 5. */
@@ -47,6 +48,10 @@ export interface EvaluationSettings {
   deviceWaitMs: number | null;
   /** Device (or on cpu, host) memory granted to the evaluation, bytes; null: the device's whole size. */
   memoryGrantBytes: number | null;
+  /** Time the candidate a second way too (`--cross-check`, docs/timing.md). */
+  crossCheck: boolean;
+  /** Host time the candidate's timing stage (and each baseline) may take, ms; past it fewer calls, never under 10. */
+  timingBudgetMs: number;
 }
 
 /** Fills in the defaults of a request. */
@@ -74,5 +79,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     overrides: { ...(request.overrides ?? {}) },
     deviceWaitMs: request.deviceWaitMs ?? null,
     memoryGrantBytes: null,
+    crossCheck: request.crossCheck === true,
+    timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
   };
 }

@@ -57,6 +57,10 @@ export interface EvaluationRequest {
    * evaluation fails with a `MachineFaultError` (no verdict). Default: no limit.
    */
   deviceWaitMs?: number;
+  /** Time the candidate a second way in the same worker and report the ratio (`--cross-check`). */
+  crossCheck?: boolean;
+  /** Host time the timing stage may take, ms (default 30 000): slow candidates get fewer calls, never under 10. */
+  timingBudgetMs?: number;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

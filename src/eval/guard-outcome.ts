@@ -60,6 +60,11 @@ export class GuardRecorder {
   #attribution: AttributionMessage | undefined;
   #referenceOps: ReferenceOpsMessage | undefined;
 
+  /** The reference's roofline message, once it arrived (its `input_bytes` and `output_bytes` size the timing stage). */
+  get roofline(): RooflineMessage | undefined {
+    return this.#roofline;
+  }
+
   /** Records one of the guard's informational messages. */
   record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage | AttributionMessage | ReferenceOpsMessage): void {
     if (message.type === 'guard') this.#guard = message;

@@ -120,9 +120,20 @@ export const referenceReadyMessageSchema = z.object({
   trials: z.array(referenceTrialSchema),
 });
 
-/** One baseline's raw call times, or why it could not be timed. */
+/**
+ * One baseline's raw call times, or why it could not be timed. `wall_ms`: host-inclusive time of
+ * each timed call; `batch_ms`: per-call time of each of the reference's own batches of
+ * back-to-back calls (docs/timing.md); `budget_stopped`: the time budget ended the timed calls
+ * early. Entries cached before these fields existed lack them.
+ */
 export const baselineEntrySchema = z.union([
-  z.object({ times_ms: z.array(milliseconds).min(1) }),
+  z.object({
+    times_ms: z.array(milliseconds).min(1),
+    wall_ms: z.array(milliseconds).optional(),
+    batch_ms: z.array(milliseconds).optional(),
+    warmup_calls: z.number().int().nonnegative().optional(),
+    budget_stopped: z.boolean().optional(),
+  }),
   z.object({ error: z.string().min(1) }),
 ]);
 export type BaselineEntry = z.infer<typeof baselineEntrySchema>;
@@ -306,13 +317,67 @@ export const timedSampleSchema = z.object({
   input_digest: z.string().optional(),
 });
 
+/** `--cross-check`: the candidate timed a second way in its own process (docs/timing.md). */
+export const crossCheckSchema = z.object({
+  method: z.string().min(1),
+  times_ms: z.array(milliseconds).min(1),
+});
+
+/**
+ * The timed calls' raw times, as the candidate's process measured them (never believed alone:
+ * docs/timing.md), the outputs the parent asked it to keep, and `--cross-check`'s figures.
+ */
 export const timingMessageSchema = z.object({
   v: version,
   type: z.literal('timing'),
   times_ms: z.array(milliseconds).min(1),
   wall_ms: z.array(milliseconds).optional(),
+  gap_ms: z.array(z.number().finite()).optional(),
   samples: z.array(timedSampleSchema),
   contents_per_model: z.number().int().positive().optional(),
+  warmup_calls: z.number().int().nonnegative().optional(),
+  cross_check: crossCheckSchema.optional(),
+});
+
+/** A warm-up or timed call has returned and passed its checks; the worker waits for `step`. */
+export const calledMessageSchema = z.object({
+  v: version,
+  type: z.literal('called'),
+  phase: z.enum(['warmup', 'timed']),
+  index: z.number().int().nonnegative(),
+});
+
+/** A trusted batch's inputs are ready; the worker waits for `go`. */
+export const batchReadyMessageSchema = z.object({
+  v: version,
+  type: z.literal('batch-ready'),
+  batch: z.number().int().nonnegative(),
+  calls: z.number().int().positive(),
+});
+
+/** The batch's calls ran and the device was synchronized (the parent's clock stops here). */
+export const batchDoneMessageSchema = z.object({
+  v: version,
+  type: z.literal('batch-done'),
+  batch: z.number().int().nonnegative(),
+});
+
+/** The batch outputs the parent named in `batch-keep`, saved like timed samples. */
+export const batchOutputsMessageSchema = z.object({
+  v: version,
+  type: z.literal('batch-outputs'),
+  batch: z.number().int().nonnegative(),
+  samples: z.array(timedSampleSchema),
+});
+
+/** The reference role's answer to `ping` (the parent measures the channel's round trip). */
+export const pongMessageSchema = z.object({ v: version, type: z.literal('pong') });
+
+/** The reference role's answer to `anchor`: eager re-timed now. */
+export const anchorMessageSchema = z.object({
+  v: version,
+  type: z.literal('anchor'),
+  eager: baselineEntrySchema,
 });
 
 /**
@@ -342,6 +407,12 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   builtMessageSchema,
   correctnessOutputsMessageSchema,
   timingMessageSchema,
+  calledMessageSchema,
+  batchReadyMessageSchema,
+  batchDoneMessageSchema,
+  batchOutputsMessageSchema,
+  pongMessageSchema,
+  anchorMessageSchema,
   guardMessageSchema,
   guardChecksMessageSchema,
   auditMessageSchema,
@@ -363,6 +434,8 @@ export type BuildInfoMessage = MessageOfType<'build-info'>;
 export type BuiltMessage = MessageOfType<'built'>;
 export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
 export type TimingMessage = MessageOfType<'timing'>;
+export type TimedSample = z.infer<typeof timedSampleSchema>;
+export type CrossCheckMessage = z.infer<typeof crossCheckSchema>;
 export type GuardMessage = MessageOfType<'guard'>;
 export type GuardChecksMessage = MessageOfType<'guard-checks'>;
 export type AuditMessage = MessageOfType<'audit'>;

@@ -44,6 +44,8 @@ export const referenceRequestSchema = z.object({
       compile: z.boolean(),
       perf_trials: z.number().int().positive(),
       warmup_trials: z.number().int().nonnegative(),
+      /** Host time each baseline's calls may take, ms (docs/timing.md, budget). */
+      budget_ms: z.number().positive().optional(),
     })
     .nullable(),
 });
@@ -62,7 +64,6 @@ export const candidateRequestSchema = z.object({
   timing_seeds: z.array(seed),
   perf_trials: z.number().int().nonnegative(),
   warmup_trials: z.number().int().nonnegative(),
-  sample_calls: z.array(z.number().int().nonnegative()),
   output_dir: z.string().min(1),
   build_dir: z.string().min(1),
   /** Write `built` after the build stage and wait for `continue`/`stop` before loading (pipelined evaluation). */
@@ -71,6 +72,8 @@ export const candidateRequestSchema = z.object({
   generalisation_seeds: z.array(seed).optional(),
   overrides: problemOverridesSchema.optional(),
   memory_grant_bytes: memoryGrant.optional(),
+  /** Time the candidate a second way after the timed calls (`--cross-check`). */
+  cross_check: z.boolean().optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -92,13 +95,58 @@ export const judgeRequestSchema = z.object({
 });
 export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
-/** `continue` may carry the grant the evaluation got with its device (the candidate's out-of-memory blame rule). */
-export const controlRequestSchema = z.object({ v: version, type: z.enum(['continue', 'stop']), memory_grant_bytes: memoryGrant.optional() });
+export const stopRequestSchema = z.object({ v: version, type: z.literal('stop') });
+
+/** Go on; the `continue` that starts the timing stage may fix the contents per timed model. */
+export const continueRequestSchema = z.object({
+  v: version,
+  type: z.literal('continue'),
+  contents_per_model: z.number().int().positive().optional(),
+  /** The grant the evaluation got with its device (the candidate's out-of-memory blame rule). */
+  memory_grant_bytes: memoryGrant.optional(),
+});
+
+/**
+ * The parent's answer to `called` (docs/timing.md): keep this timed call's output or not, then
+ * the next call, a trusted batch of `calls` calls, or the end of the phase.
+ */
+export const stepRequestSchema = z.object({
+  v: version,
+  type: z.literal('step'),
+  keep: z.boolean(),
+  next: z.enum(['call', 'batch', 'end']),
+  calls: z.number().int().positive().optional(),
+  reseed: z.boolean().optional(),
+});
+
+/** Start the batch (the parent's clock starts here). */
+export const goRequestSchema = z.object({ v: version, type: z.literal('go') });
+
+/** Which of the batch's outputs to hand over, chosen after `batch-done`. */
+export const batchKeepRequestSchema = z.object({ v: version, type: z.literal('batch-keep'), calls: z.array(z.number().int().nonnegative()).min(1) });
+
+/** Reference role: answer with `pong` at once. */
+export const pingRequestSchema = z.object({ v: version, type: z.literal('ping') });
+
+/** Reference role: re-time eager now, for re-anchoring cached baselines. */
+export const anchorRequestSchema = z.object({
+  v: version,
+  type: z.literal('anchor'),
+  perf_trials: z.number().int().positive(),
+  warmup_trials: z.number().int().nonnegative(),
+  budget_ms: z.number().positive().optional(),
+});
 
 export const workerRequestSchema = z.discriminatedUnion('type', [
   referenceRequestSchema,
   candidateRequestSchema,
   judgeRequestSchema,
-  controlRequestSchema,
+  stopRequestSchema,
+  continueRequestSchema,
+  stepRequestSchema,
+  goRequestSchema,
+  batchKeepRequestSchema,
+  pingRequestSchema,
+  anchorRequestSchema,
 ]);
 export type WorkerRequest = z.infer<typeof workerRequestSchema>;

@@ -11,7 +11,7 @@ import gc
 import os
 import resource
 import time
-from typing import Any, Dict
+from typing import Any
 
 from .build import CANDIDATE_MODULE_NAME, build_candidate
 from .build_info import collect_build_info
@@ -30,7 +30,9 @@ from .request import parse_candidate_request
 from .source_times import keep_unchanged_source_times
 from .stages import stage
 from .static_stage import run_static_guard
+from . import integrity
 from .timing import changed_timers, timer_identities
+from .timing_dialogue import contents_override
 from .timing_stage import run_timing
 
 
@@ -39,16 +41,28 @@ def limit_resources() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def check_timers(snapshot: Dict[str, Any]) -> None:
-    changed = changed_timers(snapshot)
+class Watched:
+    """What the candidate must leave alone: the timing functions and the worker's own code."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.closures = (channel.send, channel.receive)
+        self.timers = timer_identities()
+        self.code = integrity.take_snapshot(*self.closures)
+
+    def changed(self):
+        return changed_timers(self.timers) + integrity.changed(self.code, *self.closures)
+
+
+def check_timers(watched: Watched) -> None:
+    changed = watched.changed()
     if changed:
         raise StageFailure(
             "rejected", "timer-patched",
-            f"the candidate replaced timing or channel functions of the worker: {', '.join(changed)}",
+            f"the candidate replaced timing or channel functions or code of the worker: {', '.join(changed[:8])}",
         )
 
 
-def check_after(timers: Dict[str, Any], guard: GuardRuntime, when: str) -> None:
+def check_after(timers: Watched, guard: GuardRuntime, when: str) -> None:
     if guard.enabled:
         check_timers(timers)
     guard.check_state(when)
@@ -93,7 +107,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     scratch_dir = os.getcwd()
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
-    timers = timer_identities()
+    timers = Watched(channel)
     guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
     os.makedirs(request.output_dir, exist_ok=True)
     await_device = awaits_device(message)
@@ -134,10 +148,11 @@ def run_candidate(channel: Channel, message: dict) -> None:
         return
     if reply.get("type") != "continue":
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    contents = contents_override(reply)
     with stage(channel.send, "timing"):
         guard.check_state("the candidate's calls before timing")
         guard.reset_persisting_l2()
-        result = run_timing(problem, built.model_class, request, device, dtype, guard)
+        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, contents)
         check_after(timers, guard, "the timed calls")
         channel.send("guard-checks", stage="timing", checks=guard.log.take())
     channel.send("timing", **result)

@@ -9,7 +9,7 @@ This process never imports the candidate.
 from typing import List
 
 from . import outputs
-from .baselines import measure_baselines
+from .baselines import measure_baselines, time_eager
 from .channel import Channel
 from .device import resolve_device
 from .environment import l2_cache_bytes
@@ -19,7 +19,7 @@ from .precision import run_dtype
 from .problem_loader import load_problem
 from .reference_operators import reference_operators
 from .reference_store import ReferenceStore, reference_trial
-from .request import parse_judge_request, parse_reference_request
+from .request import parse_anchor_request, parse_judge_request, parse_reference_request
 from .roofline_report import roofline_fields
 from .stages import stage
 from .tolerance_audit import ToleranceAudits, summary
@@ -63,9 +63,12 @@ def run_reference(channel: Channel, message: dict) -> None:
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)
+    def timing_sets():
+        return [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
+
     if request.baselines is not None:
         with stage(channel.send, "baseline"):
-            sets = [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
+            sets = timing_sets()
             channel.send("baseline", **measure_baselines(sets, request.baselines, device, l2_cache_bytes(device)))
             del sets
             release_cached()
@@ -73,6 +76,19 @@ def run_reference(channel: Channel, message: dict) -> None:
         message = channel.receive()
         if message is None:
             return
+        if message.get("type") == "ping":
+            channel.send("pong")
+            continue
+        if message.get("type") == "anchor":
+            settings = parse_anchor_request(message)
+            # Built for this re-timing and dropped after it: at KernelBench's sizes the timing sets
+            # are gigabytes, and judging needs the room.
+            anchor_sets = timing_sets()
+            eager = time_eager(anchor_sets, settings, device, l2_cache_bytes(device))
+            del anchor_sets
+            release_cached()
+            channel.send("anchor", eager=eager)
+            continue
         judge_request = parse_judge_request(message)
         with stage(channel.send, "judge"):
             judgement = judge(store.lookup, judge_request, audits.audit)

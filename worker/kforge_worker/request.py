@@ -84,10 +84,14 @@ def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
 
 @dataclass(frozen=True)
 class Baselines:
+    """`budget_ms`: the host time each baseline's warm-up and timed calls may take (None: no limit);
+    past it the timed calls stop, never before MIN_BUDGET_CALLS of them."""
+
     eager: bool
     compile: bool
     perf_trials: int
     warmup_trials: int
+    budget_ms: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,13 @@ def _generalisation_seeds(message: dict) -> List[int]:
     return _seeds(message, "generalisation_seeds", allow_empty=True)
 
 
+def _budget(raw: dict) -> Optional[float]:
+    value = _field(raw, "budget_ms", (int, float), "a positive number of milliseconds or null", optional=True)
+    if value is not None and value <= 0:
+        raise ProtocolError(f"expected `budget_ms` to be a positive number of milliseconds, got {value!r}")
+    return None if value is None else float(value)
+
+
 def parse_reference_request(message: dict) -> ReferenceRequest:
     expect_type(message, "reference")
     raw = _field(message, "baselines", dict, "an object or null", optional=True)
@@ -155,6 +166,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
             compile=_field(raw, "compile", bool, "true or false"),
             perf_trials=_count(raw, "perf_trials"),
             warmup_trials=_count(raw, "warmup_trials"),
+            budget_ms=_budget(raw),
         )
     return ReferenceRequest(
         run=_run_settings(message, timing_required=baselines is not None), baselines=baselines,
@@ -163,36 +175,47 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
     )
 
 
+def parse_anchor_request(message: dict) -> Baselines:
+    """`anchor`: re-time eager now (docs/timing.md, re-anchoring), as a `Baselines` of eager only."""
+    expect_type(message, "anchor")
+    perf_trials = _count(message, "perf_trials")
+    if perf_trials < 1:
+        raise ProtocolError(f"expected `perf_trials` of `anchor` to be a positive integer, got {perf_trials!r}")
+    return Baselines(eager=True, compile=False, perf_trials=perf_trials,
+                     warmup_trials=_count(message, "warmup_trials"), budget_ms=_budget(message))
+
+
 @dataclass(frozen=True)
 class CandidateRequest:
     run: RunSettings
     candidate: str
     perf_trials: int
     warmup_trials: int
-    sample_calls: List[int]
     output_dir: str
     build_dir: str
     guard: GuardSettings = None
     generalisation_seeds: List[int] = ()
+    cross_check: bool = False
 
 
 def parse_candidate_request(message: dict) -> CandidateRequest:
+    """The candidate request. It never names the timed calls whose outputs will be judged: the
+    parent says so after each call (timing_dialogue.py), so a `sample_calls` field is refused."""
     expect_type(message, "candidate")
     perf_trials = _count(message, "perf_trials")
-    samples = _field(message, "sample_calls", list, "a list of call indices", optional=True) or []
-    for call in samples:
-        if isinstance(call, bool) or not isinstance(call, int) or not 0 <= call < max(perf_trials, 1):
-            raise ProtocolError(f"expected every entry of `sample_calls` to be a call index in [0, {perf_trials}), got {call!r}")
+    if "sample_calls" in message:
+        raise ProtocolError("the candidate request carries `sample_calls`: the parent decides which timed outputs "
+                            "to keep after each call (`step`), never in advance; drop the field")
     return CandidateRequest(
         run=_run_settings(message, timing_required=perf_trials > 0),
         candidate=_path(message, "candidate"),
         perf_trials=perf_trials,
         warmup_trials=_count(message, "warmup_trials"),
-        sample_calls=sorted(set(samples)),
         output_dir=_path(message, "output_dir"),
         build_dir=_path(message, "build_dir"),
         guard=parse_guard(message),
         generalisation_seeds=_generalisation_seeds(message),
+        cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
     )
 
 

@@ -1,68 +1,53 @@
-"""The candidate's timing stage: timed calls on refilled inputs, guarded like the checked calls.
+"""The candidate's timing stage: timed calls on refilled inputs, guarded like the checked calls,
+driven call by call by the parent (docs/timing.md).
 
 Before each warm-up and timed call (outside the timed region): the model's live inputs are
 refilled with the call's contents (timing_inputs.py), everything is reseeded with the contents'
 seed, and the allocator is poisoned as before a correctness call. After each call (after the
 closing synchronize): the device's last error, the output's leaves (`deferred-work`), the poison
-(`stale-output`) and the thread count are checked, exactly as for a correctness call; the outputs
-of the sampled calls are copied and saved with the digest of their inputs. After the loop, on
-cuda, `side-stream`: median event time < SIDE_STREAM_RATIO x lower-decile wall time - SIDE_STREAM_SLACK_MS.
-The wall times' lower decile, not their median: a busy host (other processes preempting this one)
-stretches some calls' wall time and never their event time, and a small kernel's median wall time
-then looked like hidden work. Work hidden on a side stream stretches every call, so it stays in
-the lower decile.
+(`stale-output`) and the thread count are checked, exactly as for a correctness call. Then the
+worker writes `called` and waits for the parent's `step`: whether to keep this call's output (it
+is then copied and saved with the digest of its inputs), and what comes next (the next call, a
+trusted batch, or the end of the phase). No list of sampled calls ever exists in this process.
+After the loop on cuda, `side-stream` (side_stream.py) on the calls' gaps.
 
 With the run-time checks off (guard_runtime.py, benchmarks only) each model keeps its one input set
 (no content sets, no refills), calls are only reseeded, and nothing is checked after them; the
-sampled outputs are still saved and judged.
+kept outputs are still saved and judged.
 """
 
 import os
-import statistics
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 
+from .candidate_batches import CandidateBatches
+from .channel import Channel, ProtocolError
 from .correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
+from .cross_check import cross_check
 from .environment import l2_cache_bytes
 from .errors import StageFailure, failures_as
 from .guard_runtime import GuardRuntime
 from .inputs import input_digest, seed_everything
+from .side_stream import side_stream_problem
 from .timing import bound_calls, time_calls
+from .timing_dialogue import receive_step
 from .timing_inputs import build_timed_models, content_index, refill
 
-SIDE_STREAM_RATIO = 0.5
-SIDE_STREAM_SLACK_MS = 0.05
-SIDE_STREAM_WALL_QUANTILE = 0.1
 
-
-def _lower_quantile(values: List[float], quantile: float) -> float:
-    """The value at `quantile` of the sorted values (nearest rank, rounding down)."""
-    ordered = sorted(values)
-    return ordered[int(quantile * (len(ordered) - 1))]
-
-
-def side_stream_problem(times_ms: List[float], wall_ms: List[float]) -> str:
-    """The `side-stream` finding for cuda timings, or '' when event and wall time agree."""
-    if not times_ms or not wall_ms:
-        return ""
-    event, wall = statistics.median(times_ms), _lower_quantile(wall_ms, SIDE_STREAM_WALL_QUANTILE)
-    if event < SIDE_STREAM_RATIO * wall - SIDE_STREAM_SLACK_MS:
-        return (f"the median CUDA-event time on the current stream ({event:.4f} ms) is below half the "
-                f"lower-decile wall time of the synchronized call ({wall:.4f} ms; every call took at least "
-                f"about that long): work ran on a stream the events do not see")
-    return ""
-
-
-def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime) -> Dict[str, Any]:
+def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime, channel: Channel,
+               contents_per_model: Optional[int] = None) -> Dict[str, Any]:
     """The fields of the `timing` message."""
     run = request.run
+    forced = None if guard.enabled else 1
     models = build_timed_models(problem, model_class, run.timing_seeds, request.warmup_trials,
-                                request.perf_trials, device, dtype, contents=None if guard.enabled else 1,
+                                request.perf_trials, device, dtype, contents=forced or contents_per_model,
                                 **CONSTRUCT)
     count, contents = len(models), len(models[0].contents)
-    wanted = set(request.sample_calls)
-    kept: Dict[int, dict] = {}
+    samples: List[dict] = []
+    limits = {"warmup": request.warmup_trials, "timed": request.perf_trials}
+    batches = CandidateBatches(problem, models, contents, device, dtype, request.output_dir, channel,
+                               lambda output, where: guard.after_call(output, where))
 
     def slot(phase: str, index: int):
         model_index, content = content_index(phase, index, count, request.warmup_trials, contents)
@@ -77,29 +62,47 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
 
     def after(phase: str, index: int, output: Any) -> None:
         guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
-        if phase == "timed" and index in wanted:
-            timed, content = slot(phase, index)
-            # Saved at once (outside the timed region): at KernelBench's sizes the sampled outputs
-            # held until the loop ends would be gigabytes each.
-            path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
-            kept[index] = {"path": path, "seed": timed.seed,
-                           "input_seed": timed.content_seeds[content], "input_digest": input_digest(timed.live)}
+
+    def keep(index: int, output: Any) -> None:
+        timed, content = slot("timed", index)
+        path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
+        samples.append({"call": index, "seed": timed.seed, "input_seed": timed.content_seeds[content],
+                        "path": path, "input_digest": input_digest(timed.live)})
+
+    def proceed(phase: str, index: int, output: Any) -> bool:
+        channel.send("called", phase=phase, index=index)
+        kept = False
+        while True:
+            step = receive_step(channel)
+            if step.keep:
+                if phase != "timed" or kept:
+                    raise ProtocolError(f"`keep` is for a timed call's output, once ({phase} call {index})")
+                kept = True
+                keep(index, output)
+            if step.next == "batch":
+                with failures_as(**FORWARD):
+                    batches.run(step.calls, step.reseed)
+                continue
+            if step.next == "call" and index + 1 >= limits[phase]:
+                raise ProtocolError(f"the parent asked for {phase} call {index + 1}; the request allows {limits[phase]}")
+            return step.next == "call"
 
     with failures_as(**FORWARD), torch.no_grad():
         timed_calls = time_calls(bound_calls([(timed.model, timed.live) for timed in models]),
                                  request.warmup_trials, request.perf_trials, device, l2_cache_bytes(device),
-                                 prepare=prepare, after=after)
-    samples = []
-    for index in sorted(kept):
-        samples.append({"call": index, "seed": kept[index]["seed"], "input_seed": kept[index]["input_seed"],
-                        "path": kept[index]["path"], "input_digest": kept[index]["input_digest"]})
+                                 prepare=prepare, after=after, proceed=proceed)
     if guard.enabled and device.type == "cuda":
-        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.wall_ms)
+        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms)
         if problem_text:
             raise StageFailure("rejected", "side-stream", problem_text)
-        guard.log.record("side-stream", "passed", "event and wall times agree")
+        guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
     elif guard.enabled:
         guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
+    result = {"times_ms": timed_calls.times_ms, "wall_ms": timed_calls.wall_ms, "gap_ms": timed_calls.gap_ms,
+              "samples": samples, "contents_per_model": contents, "warmup_calls": timed_calls.warmup_calls}
+    if request.cross_check:
+        with failures_as(**FORWARD), torch.no_grad():
+            result["cross_check"] = cross_check(bound_calls([(timed.model, timed.live) for timed in models]),
+                                                len(timed_calls.times_ms), device, l2_cache_bytes(device))
     guard.record_call_checks()
-    return {"times_ms": timed_calls.times_ms, "wall_ms": timed_calls.wall_ms, "samples": samples,
-            "contents_per_model": contents}
+    return result

@@ -11,13 +11,14 @@ thread, torch 2.x) is skipped and not run.
 """
 
 import json
+import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from kforge_worker.kernel_trace import all_threads_config
-from verdicts import generalisation_failures, substituted_ops, verdict
+from verdicts import generalisation_failures, reported_figure, substituted_ops, verdict
 from worker_process import evaluate
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
@@ -78,8 +79,9 @@ def test_case_ends_with_its_verdict(runs, case):
     result = runs[case["file"]]
     expected = _expected(case)
     assert verdict(result) == expected, (result.failures, result.judgement, result.timed_judgement,
-                                         result.candidate.stderr[-2000:])
-    assert result.exit_codes == {"reference": 0, "candidate": 0}
+                                         result.violation, result.candidate.stderr[-2000:])
+    assert result.exit_codes["reference"] == 0
+    assert result.exit_codes["candidate"] == (0 if result.violation is None else -9), result.exit_codes
     rejects = _static_rejects(result)
     if case["detected_by"] == "static":
         assert rejects and rejects[0] == case["expected_check"]
@@ -117,6 +119,29 @@ def test_honest_fast_path_passes_the_generalisation_gate(runs):
     assert result.generalisation_judgement["passed"] is True
     assert [trial["variant"] for trial in result.generalisation_judgement["trials"]] == [
         {"batch_size": 16}, {"batch_size": 4}]
+
+
+FIGURE_CASES = [case for case in CPU_CASES if "figure" in case]
+FORGED_SHRINK = 100.0
+
+
+@pytest.mark.parametrize("case", FIGURE_CASES, ids=[case["file"] for case in FIGURE_CASES])
+def test_a_forged_clock_gains_nothing_and_an_honest_one_keeps_its_figure(runs, case):
+    """docs/timing.md, P1: the cases that forge every clock of their process (c19c, c19d) are
+    reported at the parent's own figure, not at their 100-fold shrunk one; the honest look-alike
+    keeps its own. The yardstick is the `twin`, an honest case with the same kernel (the Python
+    relu of h19, the C++ relu of h06b)."""
+    result = runs[case["file"]]
+    reported, source = reported_figure(result)
+    in_process = statistics.median(result.timing["times_ms"])
+    if case["figure"] == "own":
+        assert (reported, source) == (in_process, "in-process")
+        return
+    honest, honest_source = reported_figure(runs[case["twin"]])
+    assert honest_source == "in-process"
+    assert source == "trusted-batch", (in_process, result.batches)
+    assert in_process * FORGED_SHRINK / 4 < reported, "the forgery took effect in the candidate's process"
+    assert reported > honest / 4, f"{reported} ms reported against {honest} ms for the honest relu"
 
 
 def test_value_keyed_cache_never_sees_the_same_contents_twice(runs):

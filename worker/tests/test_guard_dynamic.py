@@ -110,8 +110,9 @@ def test_timed_calls_refill_inputs_in_place_with_new_contents(runs):
     assert len({sample["input_seed"] for sample in samples}) == 3
     assert all(sample["input_seed"] != sample["seed"] for sample in samples)
     assert result.timed_judgement["passed"] is True
-    assert [trial["input_mutated"] for trial in result.timed_judgement["trials"]] == [False, False, False]
-    assert [trial["input_seed"] for trial in result.timed_judgement["trials"]] == [s["input_seed"] for s in samples]
+    assert [trial["input_mutated"] for trial in result.timed_judgement["trials"]] == [False] * 6  # 3 timed, 3 batch outputs
+    kept = samples + [sample for batch in result.batches for sample in batch.samples]
+    assert [trial["input_seed"] for trial in result.timed_judgement["trials"]] == [s["input_seed"] for s in kept]
 
 
 def test_scale_aware_mismatch_is_incorrect_not_rejected(runs):

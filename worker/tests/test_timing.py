@@ -18,7 +18,8 @@ def timed_run(tmp_path_factory, build_dir):
     candidate = root / "candidate.py"
     candidate.write_text(sources.LINEAR_RELU_CORRECT)
     return evaluate(problem, candidate, root / "run", build_dir, baselines=BASELINES,
-                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23))
+                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23),
+                    batch_calls=4)
 
 
 def test_candidate_timing_returns_one_time_per_call(timed_run):
@@ -36,15 +37,30 @@ def test_sampled_timed_outputs_rotate_seeds_and_match_their_reference(timed_run)
     assert all(sample["path"].endswith(f"timed-{sample['call']}.out") for sample in samples)
     judgement = timed_run.timed_judgement
     assert judgement["passed"] is True
-    assert [trial["input_mutated"] for trial in judgement["trials"]] == [False, False, False]
+    kept = samples + [sample for batch in timed_run.batches for sample in batch.samples]
+    assert [trial["input_mutated"] for trial in judgement["trials"]] == [False] * len(kept)
     assert all(sample["input_seed"] != sample["seed"] for sample in samples[1:])
-    assert [trial["input_seed"] for trial in judgement["trials"]] == [sample["input_seed"] for sample in samples]
+    assert [trial["input_seed"] for trial in judgement["trials"]] == [sample["input_seed"] for sample in kept]
+
+
+def test_the_parent_runs_three_batches_on_contents_never_timed_before(timed_run):
+    timing, batches = timed_run.timing, timed_run.batches
+    assert [batch.calls for batch in batches] == [4, 4, 4]
+    assert all(batch.elapsed_ms > 0 and len(batch.overhead_ms) == 3 for batch in batches)
+    per_call = {sample["input_seed"] for sample in timing["samples"]}
+    batch_seeds = [sample["input_seed"] for batch in batches for sample in batch.samples]
+    assert len(batch_seeds) == 3 and not per_call & set(batch_seeds)
+    assert [path.rsplit("/", 1)[1].split("-")[1] for path in
+            (sample["path"] for batch in batches for sample in batch.samples)] == ["0", "1", "2"]
+    assert timing["warmup_calls"] == 2 and len(timing["gap_ms"]) == PERF_TRIALS
 
 
 def test_baselines_time_the_requested_number_of_calls(timed_run):
     baseline = timed_run.baseline
     assert baseline["type"] == "baseline"
-    assert len(baseline["eager"]["times_ms"]) == BASELINES["perf_trials"]
+    assert len(baseline["eager"]["times_ms"]) == len(baseline["eager"]["wall_ms"]) == BASELINES["perf_trials"]
+    assert len(baseline["eager"]["batch_ms"]) == 3 and all(value > 0 for value in baseline["eager"]["batch_ms"])
+    assert baseline["eager"]["budget_stopped"] is False
     if hasattr(torch, "compile"):
         assert len(baseline["compile"]["times_ms"]) == BASELINES["perf_trials"]
     else:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from timing_driver import Batch, drive_timing
+
 WORKER_ROOT = Path(__file__).resolve().parent.parent
 MESSAGE_TIMEOUT_SECONDS = 240
 
@@ -129,6 +131,12 @@ class Evaluation:
     judgement: Optional[dict] = None
     generalisation_judgement: Optional[dict] = None
     timing: Optional[dict] = None
+    batches: List[Batch] = field(default_factory=list)
+    kept_calls: List[int] = field(default_factory=list)
+    #: A break of the timing protocol by the candidate (the parent's `timing-tampered`), or None.
+    violation: Optional[str] = None
+    #: Eager re-timed in the reference worker right after the candidate's timing (`anchor`).
+    anchor: Optional[dict] = None
     timed_judgement: Optional[dict] = None
     failures: Dict[str, dict] = field(default_factory=dict)
     exit_codes: Dict[str, int] = field(default_factory=dict)
@@ -153,13 +161,15 @@ def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset=
 
 def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: Path, *, backend="cpu",
                       precision="fp32", preset="cpu", device="cpu", correctness_seeds=(11, 12),
-                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, sample_calls=(1, 4),
-                      guard=PERMISSIVE, generalisation_seeds=None) -> dict:
+                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, guard=PERMISSIVE,
+                      generalisation_seeds=None, cross_check=False) -> dict:
     request = {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
                "precision": precision, "preset": preset, "device": device,
                "correctness_seeds": list(correctness_seeds), "timing_seeds": list(timing_seeds),
-               "perf_trials": perf_trials, "warmup_trials": warmup_trials, "sample_calls": list(sample_calls),
+               "perf_trials": perf_trials, "warmup_trials": warmup_trials,
                "output_dir": str(scratch / "out"), "build_dir": str(build_dir)}
+    if cross_check:
+        request["cross_check"] = True
     if guard is not None:
         request["guard"] = guard
     if generalisation_seeds is not None:
@@ -173,12 +183,14 @@ SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seed
 
 def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
              run_timing=True, baselines=None, ceilings=None, candidate_env: Optional[Dict[str, str]] = None,
-             launcher=None, **settings) -> Evaluation:
+             launcher=None, sample_calls=(1, 4), batch_calls=None, **settings) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
-    timed calls and the judging of their sampled outputs. `candidate_env` adds variables to the
-    candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py). `launcher(role, cwd)`
-    gives a role's command line and whole environment instead (the sandbox: sandbox_support.py)."""
+    timed calls (timing_driver.py: the parent keeps `sample_calls`' outputs, decided after each call,
+    and runs trusted batches of `batch_calls` calls) and the judging of the kept outputs of the
+    timed calls and the batches. `candidate_env` adds variables to the candidate worker's
+    environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py). `launcher(role, cwd)` gives a role's
+    command line and whole environment instead (the sandbox: sandbox_support.py)."""
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     if launcher is None:
         reference = Worker("reference", work / "reference")
@@ -208,13 +220,22 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
                 reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": extra})
                 result.generalisation_judgement = reference.read_until("judgement")
             if run_timing:
-                candidate.send({"type": "continue"})
-                result.timing = candidate.read_until("timing")
-                if _is(result.timing, "failure"):
+                driven = drive_timing(candidate, reference, warmup_trials=settings.get("warmup_trials", 2),
+                                      perf_trials=settings.get("perf_trials", 6), sample_calls=sample_calls,
+                                      batch_calls=batch_calls, models=len(settings.get("timing_seeds", (21, 22))))
+                result.timing, result.batches, result.kept_calls = driven.timing, driven.batches, driven.kept
+                result.violation = driven.violation
+                if result.violation is not None:
+                    candidate.kill()
+                elif _is(result.timing, "failure"):
                     result.failures["candidate"] = result.timing
-                elif _is(result.timing, "timing") and result.timing["samples"]:
-                    reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": result.timing["samples"]})
-                    result.timed_judgement = reference.read_until("judgement")
+                elif _is(result.timing, "timing"):
+                    reference.send({"type": "anchor", "perf_trials": 30, "warmup_trials": 3, "budget_ms": 3000})
+                    result.anchor = reference.read_until("anchor")
+                    kept = result.timing["samples"] + [sample for batch in result.batches for sample in batch.samples]
+                    if kept:
+                        reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": kept})
+                        result.timed_judgement = reference.read_until("judgement")
             else:
                 candidate.send({"type": "stop"})
         result.exit_codes = {"reference": reference.finish(), "candidate": candidate.finish()}

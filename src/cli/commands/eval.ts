@@ -59,6 +59,8 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--guard-policy <policy>', `guard policy: ${guardPolicyHelp()} (default ${DEFAULT_GUARD_POLICY}; see docs/guard.md)`)
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
+    .option('--cross-check', 'time the candidate a second way in the same worker (back-to-back events on cuda) and report the ratio')
+    .option('--timing-budget <seconds>', 'host time the timing stage may take; slow candidates get fewer timed calls, never under 10 (default: 30)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr); a batch prints one per line')
     .option('--set <NAME=VALUE>', 'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)', collect, [])
@@ -169,6 +171,8 @@ function request(problemPath: string, candidatePath: string, backend: Backend, o
     guardPolicy: options.guardPolicy,
     shapes: options.shapes,
     shapesGate: options.shapesGate,
+    crossCheck: options.crossCheck,
+    ...(options.timingBudget !== undefined ? { timingBudgetMs: options.timingBudget * 1000 } : {}),
     timeoutsSeconds: timeoutsFrom(options),
   };
 }

@@ -1,0 +1,346 @@
+"""The H200 timing record of issue 16 (docs/timing.md): kforge's timing routine against
+`triton.testing.do_bench` and `ncu`, and its spread over fresh processes, before and after.
+
+For every shipped CUDA example meant to be correct (examples/*/cuda_fast.py against its problem at
+the `gpu` preset) and every published kernel of a good-kernels checkout (each folder's src.py
+against its ref.py), in fresh processes:
+
+- kforge's routine (worker/kforge_worker/timing.py) on the candidate, eager and torch.compile:
+  medians over 100 calls rotating through three input sets, in every process (`--processes`, 10;
+  published kernels in the first `--published-processes`, 5);
+- the routine of commit 3cc42c8 (a synchronize between the flush and the start event), kept here
+  only, as "before", and `triton.testing.do_bench`, in the first three processes;
+- `ncu`'s gpu__time_duration.sum of the kernels of three calls (one process per kernel, when ncu
+  is on PATH and `--no-ncu` is not given);
+- with `--knobs`, three more processes per knob of `TimingOptions` (no flush, 0.5 s warm-up,
+  blocked call order) for the shipped examples, as time allows.
+
+Builds happen first, in parallel processes sharing `OUT/build` (and torch.compile's cache in
+`OUT/inductor`), so timing processes only load. Everything stops starting new work past
+`--deadline-s` (450 s by default, for an 8-minute lease) and says what it skipped.
+
+    python3 bench/gpu/timing_record.py OUT [--corpus PATH/ScalingIntelligence+good-kernels]
+
+Writes OUT/timing_record.json (every figure) and OUT/timing_record.md (the tables for
+docs/benchmarks/timing-h200.md).
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import importlib.util
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "worker"))
+SEEDS = (21, 22, 23)
+CALLS, WARMUP = 100, 10
+KNOBS = {"no-flush": {"flush": False}, "warmup-500ms": {"warmup_min_ms": 500.0}, "blocked": {"order": "blocked"}}
+
+
+def pairs(corpus):
+    """[(name, problem, candidate, published)] to record."""
+    found = []
+    for candidate in sorted(ROOT.glob("examples/level*_*/cuda_fast.py")):
+        level, number, stem = candidate.parent.name.split("_", 2)
+        problem = ROOT / "problems" / level / f"{number}_{stem}.py"
+        if problem.exists():
+            found.append((candidate.parent.name, str(problem), str(candidate), False))
+    if corpus:
+        for folder in sorted(Path(corpus).iterdir()):
+            if (folder / "ref.py").exists() and (folder / "src.py").exists():
+                found.append((f"good-kernels/{folder.name}", str(folder / "ref.py"), str(folder / "src.py"), True))
+    return found
+
+
+# --- the routine of commit 3cc42c8, kept here only as "before" ------------------------------------
+
+def old_time_calls(calls, warmup_trials, perf_trials, device, l2_bytes):
+    import torch
+    for index in range(warmup_trials):
+        calls[index % len(calls)]()
+        torch.cuda.synchronize(device)
+    flush = torch.empty(2 * l2_bytes, dtype=torch.uint8, device=device)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for index in range(perf_trials):
+        torch.cuda.synchronize(device)
+        flush.zero_()
+        torch.cuda.synchronize(device)
+        start.record()
+        calls[index % len(calls)]()
+        end.record()
+        torch.cuda.synchronize(device)
+        times.append(float(start.elapsed_time(end)))
+    return times
+
+
+# --- child processes -------------------------------------------------------------------------------
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def prepared(problem_path, candidate_path, device):
+    """(candidate calls, eager calls) over the three timing seeds, built as kforge builds them."""
+    from kforge_worker.inputs import cast_inputs, make_inputs, make_model
+    from kforge_worker.precision import run_dtype
+    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.timing import bound_calls
+    problem = load_problem(problem_path, "gpu")
+    candidate = load_module(candidate_path, f"candidate_{abs(hash(candidate_path))}")
+    dtype = run_dtype("fp32")
+    construct = {"kind": "runtime_error", "check": "construct", "context": "the constructor raised"}
+    sets, reference = [], []
+    for seed in SEEDS:
+        inputs = cast_inputs(make_inputs(problem, seed, device), device, dtype)
+        sets.append((make_model(problem, candidate.ModelNew, seed, device, dtype, **construct), inputs))
+        reference.append((make_model(problem, problem.Model, seed, device, dtype, **construct), inputs))
+    return bound_calls(sets), bound_calls(reference), reference
+
+
+def median_of(times):
+    return statistics.median(times) if times else None
+
+
+def child_build(problem_path, candidate_path):
+    import torch
+    device = torch.device("cuda", 0)
+    with torch.no_grad():
+        candidate, eager, reference = prepared(problem_path, candidate_path, device)
+        candidate[0]()
+        if hasattr(torch, "compile"):
+            torch.compile(reference[0][0])(*reference[0][1])
+        torch.cuda.synchronize()
+    return {"built": True}
+
+
+def child_time(entries, round_index, options):
+    import torch
+    from kforge_worker.environment import l2_cache_bytes
+    from kforge_worker.timing import TimingOptions, time_calls
+    device = torch.device("cuda", 0)
+    l2_bytes = l2_cache_bytes(device) or 64 * 1024 * 1024
+    knobs = TimingOptions(**options)
+    results = []
+    for name, problem_path, candidate_path in entries:
+        record = {"name": name, "round": round_index}
+        try:
+            with torch.no_grad():
+                candidate, eager, reference = prepared(problem_path, candidate_path, device)
+                compiled = [lambda model=torch.compile(model), inputs=inputs: model(*inputs) for model, inputs in reference] \
+                    if hasattr(torch, "compile") else []
+                for call in compiled:
+                    call()
+                for label, calls in (("candidate", candidate), ("eager", eager), ("compile", compiled)):
+                    if not calls:
+                        continue
+                    timed = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=knobs)
+                    record[f"{label}_ms"] = median_of(timed.times_ms)
+                    record[f"{label}_wall_ms"] = median_of(timed.wall_ms)
+                    if round_index < 3 and not options:
+                        record[f"{label}_old_ms"] = median_of(old_time_calls(calls, WARMUP, CALLS, device, l2_bytes))
+                if round_index < 3 and not options:
+                    try:
+                        from triton.testing import do_bench
+                        record["do_bench_ms"] = float(do_bench(candidate[0], return_mode="median"))
+                    except Exception as error:  # noqa: BLE001 -- recorded, not fatal
+                        record["do_bench_error"] = str(error).splitlines()[0][:200]
+        except Exception as error:  # noqa: BLE001 -- one kernel failing must not lose the others
+            record["error"] = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+        results.append(record)
+        print(json.dumps(record), flush=True)
+    return results
+
+
+def child_ncu(problem_path, candidate_path):
+    import torch
+    device = torch.device("cuda", 0)
+    with torch.no_grad():
+        candidate, _, _ = prepared(problem_path, candidate_path, device)
+        for _ in range(3):
+            candidate[0]()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("kforge")
+        for _ in range(3):
+            candidate[0]()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+
+
+# --- the parent ------------------------------------------------------------------------------------
+
+def environment(out):
+    env = dict(os.environ)
+    env["TORCH_EXTENSIONS_DIR"] = str(out / "build")
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(out / "inductor")
+    env["PYTHONPATH"] = str(ROOT / "worker") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_child(out, args, timeout):
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(args), str(out)]
+    return subprocess.run(command, env=environment(out), capture_output=True, text=True, timeout=timeout)
+
+
+def ncu_ms(out, problem_path, candidate_path, timeout):
+    """Mean per-call sum of gpu__time_duration over the three profiled calls, ms (None if ncu failed)."""
+    child = [sys.executable, str(Path(__file__).resolve()), "--child",
+             json.dumps({"kind": "ncu", "problem": problem_path, "candidate": candidate_path}), str(out)]
+    command = ["ncu", "--csv", "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include", "kforge/", *child]
+    done = subprocess.run(command, env=environment(out), capture_output=True, text=True, timeout=timeout)
+    lines = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
+    total_ns = 0.0
+    for row in csv.DictReader(io.StringIO(lines)):
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}.get(row.get("Metric Unit", "nsecond"), 1.0)
+            total_ns += float(row["Metric Value"].replace(",", "")) * scale
+    return total_ns / 3 / 1e6 if total_ns > 0 else None
+
+
+def spread(values):
+    values = [value for value in values if value]
+    return max(values) / min(values) - 1 if len(values) >= 2 else None
+
+
+def summarize(found, rounds, ncu, knobs):
+    summary = {}
+    for name, _, _, published in found:
+        records = [record for record in rounds if record["name"] == name and "error" not in record]
+        entry = {"published": published, "processes": len(records),
+                 "errors": sorted({record["error"] for record in rounds if record["name"] == name and "error" in record})}
+        for label in ("candidate", "eager", "compile"):
+            medians = [record.get(f"{label}_ms") for record in records]
+            entry[label] = {"medians_ms": medians, "median_ms": median_of([m for m in medians if m]),
+                            "spread": spread(medians), "wall_ms": median_of([r.get(f"{label}_wall_ms") for r in records if r.get(f"{label}_wall_ms")]),
+                            "old_ms": median_of([r[f"{label}_old_ms"] for r in records if r.get(f"{label}_old_ms")])}
+        entry["do_bench_ms"] = median_of([r["do_bench_ms"] for r in records if "do_bench_ms" in r])
+        entry["ncu_ms"] = ncu.get(name)
+        for other in ("do_bench_ms", "ncu_ms"):
+            if entry[other] and entry["candidate"]["median_ms"]:
+                entry[f"ratio_to_{other[:-3]}"] = entry["candidate"]["median_ms"] / entry[other]
+        entry["knobs"] = {knob: spread([r.get("candidate_ms") for r in records_of]) for knob, records_of in
+                          ((knob, [r for r in knobs.get(knob, []) if r["name"] == name]) for knob in KNOBS)}
+        summary[name] = entry
+    return summary
+
+
+def markdown(summary, skipped, started):
+    def ms(value):
+        return "—" if value is None else f"{value:.4f}"
+
+    def pct(value):
+        return "—" if value is None else f"{value * 100:.2f}%"
+
+    lines = [f"Recorded {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))} with "
+             f"`python3 bench/gpu/timing_record.py OUT --corpus …/ScalingIntelligence+good-kernels`.", "",
+             "| kernel | processes | candidate ms (new) | old | do_bench | ncu | new/do_bench | new/ncu | "
+             "spread cand. | eager ms | spread eager | compile ms | spread compile | cand. wall ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in summary.items():
+        c, e, k = entry["candidate"], entry["eager"], entry["compile"]
+        lines.append(f"| {name} | {entry['processes']} | {ms(c['median_ms'])} | {ms(c['old_ms'])} | {ms(entry['do_bench_ms'])} | "
+                     f"{ms(entry['ncu_ms'])} | {ms(entry.get('ratio_to_do_bench'))} | {ms(entry.get('ratio_to_ncu'))} | "
+                     f"{pct(c['spread'])} | {ms(e['median_ms'])} | {pct(e['spread'])} | {ms(k['median_ms'])} | "
+                     f"{pct(k['spread'])} | {ms(c['wall_ms'])} |")
+    knob_rows = [(name, entry["knobs"]) for name, entry in summary.items() if any(v is not None for v in entry["knobs"].values())]
+    if knob_rows:
+        lines += ["", "| kernel | " + " | ".join(f"spread, {knob}" for knob in KNOBS) + " |", "|---|" + "---|" * len(KNOBS)]
+        lines += [f"| {name} | " + " | ".join(pct(knobs[knob]) for knob in KNOBS) + " |" for name, knobs in knob_rows]
+    errors = [(name, entry["errors"]) for name, entry in summary.items() if entry["errors"]]
+    lines += ["", "Errors: " + ("; ".join(f"{name}: {', '.join(e)}" for name, e in errors) if errors else "none")]
+    lines += ["Skipped (deadline): " + (", ".join(skipped) if skipped else "nothing")]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--child":
+        task = json.loads(sys.argv[2])
+        if task["kind"] == "build":
+            print(json.dumps(child_build(task["problem"], task["candidate"])))
+        elif task["kind"] == "time":
+            child_time(task["entries"], task["round"], task.get("options", {}))
+        elif task["kind"] == "ncu":
+            child_ncu(task["problem"], task["candidate"])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default=os.environ.get("OUT"))
+    parser.add_argument("--corpus", help="path of a ScalingIntelligence/good-kernels checkout")
+    parser.add_argument("--processes", type=int, default=10)
+    parser.add_argument("--published-processes", type=int, default=5)
+    parser.add_argument("--builders", type=int, default=8)
+    parser.add_argument("--deadline-s", type=float, default=450.0)
+    parser.add_argument("--no-ncu", action="store_true")
+    parser.add_argument("--knobs", action="store_true")
+    args = parser.parse_args()
+    if not args.out:
+        parser.error("give the output folder (or set $OUT)")
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    deadline = started + args.deadline_s
+    found = pairs(args.corpus)
+    skipped = []
+    log = {"builds": {}}
+    with concurrent.futures.ThreadPoolExecutor(args.builders) as pool:
+        jobs = {name: pool.submit(run_child, out, {"kind": "build", "problem": p, "candidate": c}, 300)
+                for name, p, c, _ in found}
+        for name, job in jobs.items():
+            try:
+                done = job.result()
+                log["builds"][name] = "ok" if done.returncode == 0 else done.stderr.strip().splitlines()[-1:]
+            except subprocess.TimeoutExpired:
+                log["builds"][name] = "build timed out"
+    usable = [(name, p, c, published) for name, p, c, published in found if log["builds"][name] == "ok"]
+    rounds = []
+    for index in range(args.processes):
+        if time.time() > deadline:
+            skipped.append(f"timing process {index + 1} and later")
+            break
+        entries = [(name, p, c) for name, p, c, published in usable if not published or index < args.published_processes]
+        done = run_child(out, {"kind": "time", "entries": entries, "round": index}, max(60.0, deadline - time.time() + 60))
+        rounds += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    ncu = {}
+    if not args.no_ncu and shutil.which("ncu"):
+        for name, p, c, _ in usable:
+            if time.time() > deadline:
+                skipped.append(f"ncu for {name}")
+                continue
+            try:
+                ncu[name] = ncu_ms(out, p, c, 120)
+            except subprocess.TimeoutExpired:
+                ncu[name] = None
+    elif not args.no_ncu:
+        skipped.append("ncu (not on PATH)")
+    knobs = {}
+    if args.knobs:
+        shipped = [(name, p, c) for name, p, c, published in usable if not published]
+        for knob, options in KNOBS.items():
+            for index in range(3):
+                if time.time() > deadline:
+                    skipped.append(f"knob {knob}, process {index + 1}")
+                    continue
+                done = run_child(out, {"kind": "time", "entries": shipped, "round": 10 + index, "options": options}, 300)
+                knobs.setdefault(knob, []).extend(json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))
+    summary = summarize(found, rounds, ncu, knobs)
+    record = {"started": started, "seconds": time.time() - started, "builds": log["builds"], "rounds": rounds,
+              "ncu_ms": ncu, "knobs": knobs, "summary": summary, "skipped": skipped}
+    (out / "timing_record.json").write_text(json.dumps(record, indent=1))
+    (out / "timing_record.md").write_text(markdown(summary, skipped, started))
+    print((out / "timing_record.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

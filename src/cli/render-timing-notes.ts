@@ -1,0 +1,55 @@
+import type { TimingSummary } from '../core/verdict.js';
+import { formatMilliseconds } from './format.js';
+
+interface Styles {
+  dim: (text: string) => string;
+  yellow?: (text: string) => string;
+}
+
+function percent(value: number): string {
+  return `${(value * 100).toFixed(1)}%`;
+}
+
+/**
+ * The lines under `kforge eval`'s timing table (docs/timing.md): host-inclusive times, a
+ * launch-bound problem, the trusted bound when it set the figure, the time budget, the
+ * cross-check and the baselines' re-anchoring, and a machine too busy for the figures to hold.
+ */
+export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
+  const warn = styles.yellow ?? ((text: string) => text);
+  const lines: string[] = [];
+  const walls = [
+    ['candidate', timing.candidate_wall_ms],
+    ['eager', timing.eager_wall_ms],
+    ['torch.compile', timing.compile_wall_ms],
+  ].filter((entry): entry is [string, NonNullable<TimingSummary['candidate_wall_ms']>] => entry[1] !== undefined);
+  if (walls.length > 0) {
+    lines.push(styles.dim(`host-inclusive per call: ${walls.map(([name, stats]) => `${name} ${formatMilliseconds(stats.median)} ms`).join(', ')}`));
+  }
+  const bound = timing.launch_bound;
+  if (bound && (bound.candidate || bound.eager || bound.compile)) {
+    const which = [bound.candidate && 'the candidate', bound.eager && 'eager', bound.compile && 'torch.compile'].filter(Boolean).join(', ');
+    lines.push(warn(`launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`));
+  }
+  const trusted = timing.trusted;
+  if (trusted?.source === 'trusted-batch') {
+    lines.push(warn(`the candidate's own clock read ${formatMilliseconds(timing.in_process_ms?.median ?? 0)} ms, below the parent's bound of ${formatMilliseconds(trusted.bound_ms)} ms: the figure is the parent's, ${formatMilliseconds(trusted.trusted_ms)} ms per call over ${trusted.calls} back-to-back calls`));
+  }
+  if (trusted?.loose) {
+    lines.push(styles.dim(`the trusted bound is loose here: the channel's round trip (${formatMilliseconds(trusted.overhead_ms)} ms) is large against a batch`));
+  }
+  if (timing.budget?.reason) lines.push(warn(`budget: ${timing.budget.reason}`));
+  const check = timing.cross_check;
+  if (check) {
+    const ratio = check.ratio === null ? '—' : check.ratio.toFixed(3);
+    lines.push(check.agrees
+      ? styles.dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
+      : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`));
+  }
+  const anchor = timing.baseline_anchor;
+  if (anchor?.used === 'anchor') {
+    lines.push(warn(`baselines re-anchored: eager re-timed beside the candidate moved ${percent(anchor.drift)} from the cache; speedups use the re-timing${anchor.compile_unconfirmed ? ", and torch.compile's cached figure is unconfirmed" : ''}`));
+  }
+  if (anchor?.too_busy) lines.push(warn(`the machine was too busy for these figures to hold: ${anchor.reasons.join('; ')}`));
+  return lines.map((line) => `  ${line}`);
+}

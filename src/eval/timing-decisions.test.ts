@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { anchorBaselines } from './baseline-anchor.js';
+import { summarizeTimes } from './statistics.js';
+import { BatchContents, contentCount, derivedSeed, timedCallContents } from './timed-contents.js';
+import { TimingBudget } from './timing-budget.js';
+import { summarizeTiming } from './timing-summary.js';
+import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
+
+const repeat = (value: number, count: number): number[] => Array.from({ length: count }, () => value);
+/** Three batches of 100 calls of `perCallMs` each, behind a channel of `pingMs`. */
+const batchesOf = (perCallMs: number, pingMs = 0.3): TimedBatch[] =>
+  [0, 1, 2].map(() => ({ calls: 100, elapsedMs: 100 * perCallMs + pingMs, overheadMs: [pingMs, pingMs * 1.2, pingMs] }));
+
+describe('the trusted bound (docs/timing.md, P1)', () => {
+  it('keeps an honest in-process figure at or above the batches', () => {
+    const events = summarizeTimes(repeat(0.21, 100));
+    const result = boundedFigures(events, summarizeTimes(repeat(0.25, 100)), batchesOf(0.2));
+    assert.equal(result.candidate, events);
+    assert.equal(result.trusted?.source, 'in-process');
+    assert.ok(Math.abs(result.trusted!.trusted_ms - 0.2) < 1e-9);
+    assert.equal(result.trusted?.loose, false);
+  });
+
+  it('replaces a forged clock by the batches: a 100x shrink gains nothing', () => {
+    const forged = summarizeTimes(repeat(0.002, 100));
+    const result = boundedFigures(forged, summarizeTimes(repeat(0.003, 100)), batchesOf(0.2));
+    assert.equal(result.trusted?.source, 'trusted-batch');
+    assert.ok(Math.abs(result.candidate.median - 0.2) < 1e-9, `${result.candidate.median}`);
+    assert.equal(result.candidate.n, 3);
+    assert.ok(result.wall!.median >= result.trusted!.bound_ms, 'the wall figure is bounded too');
+  });
+
+  it('lets a figure within the slack stand (batches run on warm caches, events on a flushed L2)', () => {
+    const events = summarizeTimes(repeat(0.185, 100));
+    assert.equal(boundedFigures(events, undefined, batchesOf(0.2)).trusted?.source, 'in-process');
+  });
+
+  it('counts the channel against the batch and calls the bound loose when the channel dominates', () => {
+    const slowChannel = [{ calls: 10, elapsedMs: 2.1, overheadMs: [1.0, 1.2, 1.1] }];
+    const result = boundedFigures(summarizeTimes(repeat(0.05, 10)), undefined, slowChannel);
+    assert.equal(result.trusted?.loose, true);
+    assert.ok(result.trusted!.bound_ms < 0.03, `${result.trusted!.bound_ms}`);
+    assert.equal(result.trusted?.source, 'in-process', 'a loose bound does not replace an honest figure');
+  });
+
+  it('divides the bound by the load factor eager showed beside the candidate (an oversubscribed host)', () => {
+    const honest = summarizeTimes(repeat(0.04, 100));
+    const busyBatches = batchesOf(0.15);
+    assert.equal(boundedFigures(honest, undefined, busyBatches).trusted?.source, 'trusted-batch', 'without the factor: replaced');
+    const load = loadFactor(repeat(1.0, 30), [3.6, 3.9, 4.1]);
+    assert.ok(Math.abs(load - 3.9) < 1e-9);
+    const bounded = boundedFigures(honest, undefined, busyBatches, load);
+    assert.equal(bounded.trusted?.source, 'in-process');
+    assert.equal(bounded.trusted?.load_factor, load);
+    assert.equal(boundedFigures(summarizeTimes(repeat(0.0004, 100)), undefined, busyBatches, load).trusted?.source, 'trusted-batch',
+      'a 100x forgery still loses');
+    assert.equal(loadFactor(repeat(1.0, 30), [0.8, 0.9, 0.85]), 1, 'never below 1');
+    assert.equal(loadFactor(undefined, undefined), 1);
+  });
+
+  it('reports the in-process figure unbounded when no batch ran', () => {
+    const events = summarizeTimes([1, 2, 3]);
+    assert.deepEqual(boundedFigures(events, undefined, []), { candidate: events, wall: undefined, trusted: null });
+  });
+
+  it('takes a launch-bound baseline at its batches, like the candidate', () => {
+    const launchBound = baselineFigure(summarizeTimes(repeat(0.005, 20)), [0.02, 0.021, 0.02]);
+    assert.equal(launchBound.launchBound, true);
+    assert.equal(launchBound.stats.median, 0.02);
+    const deviceBound = baselineFigure(summarizeTimes(repeat(0.5, 20)), [0.48, 0.49, 0.5]);
+    assert.equal(deviceBound.launchBound, false);
+    assert.equal(deviceBound.stats.median, 0.5);
+  });
+});
+
+describe('re-anchoring cached baselines', () => {
+  const stats = (median: number, spread: number) => summarizeTimes(Array.from({ length: 30 }, (_, index) => median + spread * ((index % 5) - 2) / 2));
+
+  it('keeps the cache when eager re-timed now agrees with it', () => {
+    const anchor = anchorBaselines({ earlier: stats(1.0, 0.01), anchor: stats(1.005, 0.01), cached: true, candidate: stats(0.5, 0.005) });
+    assert.equal(anchor.used, 'cached');
+    assert.equal(anchor.agreed, true);
+    assert.equal(anchor.too_busy, false);
+  });
+
+  it('uses the re-timing and flags compile when the cached eager drifted (the 1.57x / 0.66x gelu case)', () => {
+    const anchor = anchorBaselines({ earlier: stats(1.0, 0.01), anchor: stats(1.6, 0.01), cached: true, candidate: stats(0.5, 0.005) });
+    assert.equal(anchor.used, 'anchor');
+    assert.equal(anchor.compile_unconfirmed, true);
+    assert.equal(anchor.too_busy, true);
+    assert.match(anchor.reasons[0]!, /eager moved by 60\.0%/);
+  });
+
+  it('calls a wide candidate interval a busy machine even when eager agrees', () => {
+    const anchor = anchorBaselines({ earlier: stats(1.0, 0.01), anchor: stats(1.0, 0.01), cached: false, candidate: stats(0.5, 0.2) });
+    assert.equal(anchor.used, 'measured');
+    assert.equal(anchor.too_busy, true);
+    assert.match(anchor.reasons.join(), /the candidate's 95% interval/);
+  });
+
+  it('re-anchors the speedups in the summary', () => {
+    const summary = summarizeTiming({
+      candidate: { v: 1, type: 'timing', times_ms: repeat(1, 20), samples: [] },
+      eager: { times_ms: repeat(2, 20) },
+      compile: { times_ms: repeat(1.5, 20) },
+      baselineCached: true,
+      anchor: { times_ms: repeat(3, 20) },
+    });
+    assert.equal(summary.speedup_vs_eager, 3);
+    assert.equal(summary.speedup_vs_best, 1.5);
+    assert.equal(summary.baseline_anchor?.used, 'anchor');
+  });
+});
+
+describe('the timing budget', () => {
+  it('cuts warm-up at a tenth and timed calls at 80%, never under ten calls', () => {
+    let now = 0;
+    const budget = new TimingBudget({ budgetMs: 1000, perfTrials: 100, warmupTrials: 10, now: () => now });
+    budget.start();
+    assert.equal(budget.moreWarmup(0), true);
+    now = 150;
+    assert.equal(budget.moreWarmup(1), false);
+    now = 5000;
+    for (let index = 0; index < 9; index += 1) assert.equal(budget.moreTimed(index), true);
+    assert.equal(budget.moreTimed(9), false);
+    const report = budget.report();
+    assert.deepEqual([report.timed_calls, report.warmup_calls, report.requested_calls], [10, 2, 100]);
+    assert.match(report.reason!, /10 timed calls and 2 warm-up calls fit the timing budget of 1 s/);
+  });
+
+  it('makes every call asked for when they fit, with no reason', () => {
+    const budget = new TimingBudget({ budgetMs: 1000, perfTrials: 3, warmupTrials: 1, now: () => 0 });
+    budget.start();
+    assert.equal(budget.moreWarmup(0), false);
+    assert.deepEqual([0, 1].map((index) => budget.moreTimed(index)), [true, true]);
+    assert.equal(budget.moreTimed(2), false);
+    assert.equal(budget.report().reason, null);
+  });
+});
+
+describe('timed contents', () => {
+  it('derives seeds exactly as the worker does', () => {
+    assert.equal(derivedSeed(21, 1), 3350528861);
+    assert.equal(new Set(Array.from({ length: 1000 }, (_, index) => derivedSeed(21, index))).size, 1000);
+  });
+
+  it('gives each timed call its own contents and batch calls contents after them', () => {
+    assert.equal(contentCount(3, 10, 100, 1000), 38);
+    assert.equal(contentCount(3, 10, 100, 400 * 1024 ** 2), 2, 'past the pool: at least two');
+    const seeds = [21, 22, 23];
+    const perCall = Array.from({ length: 100 }, (_, index) => timedCallContents(seeds, 10, 38, index));
+    assert.equal(new Set(perCall.map((entry) => `${entry.seed}/${entry.inputSeed}`)).size, 100);
+    const batches = new BatchContents(seeds, 38);
+    const first = Array.from({ length: 6 }, (_, call) => batches.of(call));
+    batches.finish(6);
+    const second = batches.of(0);
+    assert.deepEqual(first[0], { seed: 21, inputSeed: derivedSeed(21, 38) });
+    assert.deepEqual(first[4], { seed: 22, inputSeed: derivedSeed(22, 39) });
+    assert.deepEqual(second, { seed: 21, inputSeed: derivedSeed(21, 40) });
+  });
+});
