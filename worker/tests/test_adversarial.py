@@ -127,10 +127,10 @@ FORGED_SHRINK = 100.0
 
 @pytest.mark.parametrize("case", FIGURE_CASES, ids=[case["file"] for case in FIGURE_CASES])
 def test_a_forged_clock_gains_nothing_and_an_honest_one_keeps_its_figure(runs, case):
-    """docs/timing.md, P1: the cases that forge every clock of their process (c19c, c19d) are
+    """docs/timing.md, P1: the cases that forge every clock of their process (c05e, c05f) are
     reported at the parent's own figure, not at their 100-fold shrunk one; the honest look-alike
     keeps its own. The yardstick is the `twin`, an honest case with the same kernel (the Python
-    relu of h19, the C++ relu of h06b)."""
+    relu of h05b, the C++ relu of h06b)."""
     result = runs[case["file"]]
     reported, source = reported_figure(result)
     in_process = statistics.median(result.timing["times_ms"])
@@ -183,12 +183,12 @@ def test_every_traced_call_sends_its_attribution(runs, key):
     origin = attribution["by_origin_ms"]
     assert origin["library"] == 0 and sum(origin.values()) > 0
     assert attribution["own_share"] == pytest.approx(origin["own"] / sum(origin.values()), abs=1e-5)
-    # Every case's kernel does work, except c19's, which raises (a call that raised is not own work).
-    assert (origin["own"] > 0) is (not key.startswith("cpu/c19_fallback_runs.py")), attribution
+    # Every case's kernel does work, except c07c's, which raises (a call that raised is not own work).
+    assert (origin["own"] > 0) is (not key.startswith("cpu/c07c_fallback_runs.py")), attribution
 
 
 def test_a_kept_gemm_is_reported_as_the_references_own_operator(runs):
-    result = runs["cpu/h19_kept_gemm_epilogue.py"]
+    result = runs["cpu/h06f_kept_gemm_epilogue.py"]
     ops = {entry["op"] for entry in _attribution(result)["torch_ops"]}
     assert ops & {"aten::mm", "aten::addmm"}, ops
     assert substituted_ops(result) == []
@@ -197,11 +197,11 @@ def test_a_kept_gemm_is_reported_as_the_references_own_operator(runs):
 
 
 def test_an_aten_reduction_inside_the_extension_is_reported_as_such(runs):
-    entries = {entry["op"]: entry for entry in _attribution(runs["cpu/h19b_aten_reduction_in_extension.py"])["torch_ops"]}
+    entries = {entry["op"]: entry for entry in _attribution(runs["cpu/h06g_aten_reduction_in_extension.py"])["torch_ops"]}
     assert entries["aten::mean.dim"]["inside_extension"] == 1
 
 
 def test_a_substituted_operator_is_named_under_kernelbench(runs):
-    result = runs["cpu/c19b_substituted_op.py"]
+    result = runs["cpu/c06f_substituted_op.py"]
     assert substituted_ops(result) == ["aten::_softmax"]
     assert verdict(result) == ("correct", None)

@@ -5,7 +5,7 @@ the traced correctness call). Skipped where torch sees no CUDA device.
 
 Every case but the Triton one (h06) builds a CUDA extension (about a minute each), three at a
 time, in the session's build directory; c15 runs twice (default and permissive policy) from one
-build. The policy cases (`policies` in the manifest: c19, c19b, h19, h19b, which share one
+build. The policy cases (`policies` in the manifest: c07c, c06f, h06f, h06g, which share one
 extension) run once more under each of own-kernels, strict and permissive, and each traced call's
 attribution (device time) is checked.
 """
@@ -134,7 +134,7 @@ def test_cuda_attribution_is_measured_in_device_time(runs, file):
 
 
 def test_a_kept_cublas_gemm_is_charged_to_the_references_operator(runs):
-    result = runs["cuda/h19_kept_gemm_epilogue.py"]
+    result = runs["cuda/h06f_kept_gemm_epilogue.py"]
     attribution = result.message("candidate", "attribution")
     assert attribution["by_origin_ms"]["own"] > 0, attribution
     assert {entry["op"] for entry in attribution["torch_ops"]} & {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul"}, attribution
@@ -142,4 +142,4 @@ def test_a_kept_cublas_gemm_is_charged_to_the_references_operator(runs):
 
 
 def test_a_substituted_softmax_is_named_in_device_time(runs):
-    assert substituted_ops(runs["cuda/c19b_substituted_op.py"]) == ["aten::_softmax"]
+    assert substituted_ops(runs["cuda/c06f_substituted_op.py"]) == ["aten::_softmax"]

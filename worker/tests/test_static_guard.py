@@ -60,6 +60,10 @@ def test_manifest_lists_every_corpus_file_once():
             assert case["detected_by"] in ("static", "dynamic")
             if case["detected_by"] == "static":
                 assert case["expected_check"] in CHECKS
+            elif case.get("figure") == "trusted":
+                # Defeated by the figure, not a verdict: the parent reports its own trusted time.
+                assert case["expected_verdict"] == "correct" and case["expected_check"] is None
+                assert (CORPUS / case["twin"]).is_file()
             else:
                 assert case["expected_check"] in MANIFEST["dynamic_checks"]
 
@@ -74,7 +78,9 @@ def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
         assert covered == classes, (backend, kind)
     native_cpu = [case for case in CASES if case["backend"] == "cpu" and case["native"]]
     builds = {re.search(r'name="([^"]+)"', (CORPUS / case["file"]).read_text()).group(1) for case in native_cpu}
-    assert len(builds) <= 5  # each distinct load_inline build costs about 45 s here (the c19/h19 cases share one)
+    # Each distinct load_inline build costs about 45 s here: the policy cases (c06f, c07c, h06f-h06h,
+    # h07c, h08b) share one; c05f needs its own (a C++ static initialiser that patches the GOT).
+    assert len(builds) <= 6
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["file"] for case in CASES])

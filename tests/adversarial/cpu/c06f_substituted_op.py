@@ -1,8 +1,9 @@
-"""HONEST look-alike of #8: a weight packed once, kept until the parameter changes.
+"""CHEAT (HACKS.md #6, substitution): PyTorch's softmax does the reference's written-out
+arithmetic, and a trivial kernel of the candidate's own copies its answer.
 
-The packed copy is keyed on the parameter's `data_ptr()` and `_version` (state of the module, not
-of any input), so it is rebuilt after an optimizer step and never returns an old answer. Correct
-under every policy; the static guard must not take it for a result cache.
+The reference never runs aten::_softmax; the candidate's own share of the time is a copy.
+`kernelbench` reports it (correct, with aten::_softmax in `substituted_ops`); `own-kernels` and
+`strict` reject it (`substituted-op`); `permissive` records it.
 """
 
 import torch
@@ -13,7 +14,7 @@ _CPP_SOURCE = r"""
 #include <torch/extension.h>
 #include <cmath>
 
-// The adversarial corpus's shared C++ kit (cases c19*, h19*): one extension, built once.
+// The adversarial corpus's shared C++ kit (cases c06f, c07c, h06f, h06g, h06h, h07c, h08b): one extension, built once.
 
 static void check_float_cpu(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.device().is_cpu(), name, " expects a CPU tensor");
@@ -141,19 +142,9 @@ _ext = load_inline(
 
 
 class ModelNew(nn.Module):
-    def __init__(self, in_features: int, out_features: int):
+    def __init__(self):
         super().__init__()
-        self.linear = nn.Linear(in_features, out_features)
-        self._packed = None
-        self._packed_key = None
-
-    def _weight(self) -> torch.Tensor:
-        weight = self.linear.weight
-        key = (weight.data_ptr(), weight._version)
-        if self._packed is None or self._packed_key != key:
-            self._packed = _ext.pack_weight(weight.detach())
-            self._packed_key = key
-        return self._packed
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.linear_gelu_packed(x, self._weight(), self.linear.bias)
+        probabilities = torch.softmax(x, dim=1)
+        return _ext.copy_values(probabilities)

@@ -1,9 +1,8 @@
-"""CHEAT (HACKS.md #7, a fallback that runs): the kernel raises on every input the problem has, and
-the except handler answers with PyTorch.
+"""HONEST look-alike of #8: a weight packed once, kept until the parameter changes.
 
-`relu_1d` accepts 1-D tensors only; the problem's inputs are 2-D, so every call takes the fallback.
-Rejected at run time under `kernelbench`, `own-kernels` and `strict` (`silent-fallback`: the
-extension raised and forward returned an answer); `permissive` records it.
+The packed copy is keyed on the parameter's `data_ptr()` and `_version` (state of the module, not
+of any input), so it is rebuilt after an optimizer step and never returns an old answer. Correct
+under every policy; the static guard must not take it for a result cache.
 """
 
 import torch
@@ -14,7 +13,7 @@ _CPP_SOURCE = r"""
 #include <torch/extension.h>
 #include <cmath>
 
-// The adversarial corpus's shared C++ kit (cases c19*, h19*): one extension, built once.
+// The adversarial corpus's shared C++ kit (cases c06f, c07c, h06f, h06g, h06h, h07c, h08b): one extension, built once.
 
 static void check_float_cpu(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.device().is_cpu(), name, " expects a CPU tensor");
@@ -142,11 +141,19 @@ _ext = load_inline(
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
+    def __init__(self, in_features: int, out_features: int):
         super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self._packed = None
+        self._packed_key = None
+
+    def _weight(self) -> torch.Tensor:
+        weight = self.linear.weight
+        key = (weight.data_ptr(), weight._version)
+        if self._packed is None or self._packed_key != key:
+            self._packed = _ext.pack_weight(weight.detach())
+            self._packed_key = key
+        return self._packed
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        try:
-            return _ext.relu_1d(x)
-        except RuntimeError:
-            return torch.relu(x)
+        return _ext.linear_gelu_packed(x, self._weight(), self.linear.bias)

@@ -1,18 +1,22 @@
-"""HONEST look-alike of #7: a try/except around a build that succeeds, whose kernel then runs.
+"""HONEST look-alike of #6 under the kernelbench policy: a kept PyTorch GEMM with a fused epilogue
+of its own.
 
-The static guard notes the fallback branch; what ran decides, and the kernel ran. Correct under
-every policy.
+KernelBench's level-2 pattern: the matrix product stays PyTorch's (`F.linear` without bias, the
+operator the reference also runs), the bias and GELU run in the candidate's C++ kernel. Correct
+under `kernelbench` and `permissive` (attribution reports the GEMM); `own-kernels` and `strict`
+reject the PyTorch GEMM (`torch-fallback`).
 """
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from torch.utils.cpp_extension import load_inline
 
 _CPP_SOURCE = r"""
 #include <torch/extension.h>
 #include <cmath>
 
-// The adversarial corpus's shared C++ kit (cases c19*, h19*): one extension, built once.
+// The adversarial corpus's shared C++ kit (cases c06f, c07c, h06f, h06g, h06h, h07c, h08b): one extension, built once.
 
 static void check_float_cpu(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.device().is_cpu(), name, " expects a CPU tensor");
@@ -130,23 +134,20 @@ torch::Tensor relu(torch::Tensor x) {
 _FUNCTIONS = ["bias_gelu", "relu_row_mean", "relu_bias", "pack_weight", "linear_gelu_packed", "relu_1d",
               "copy_values", "relu"]
 
-try:
-    _ext = load_inline(
-        name="kforge_adversarial_kit",
-        cpp_sources=_CPP_SOURCE,
-        functions=_FUNCTIONS,
-        extra_cflags=["-O2"],
-        verbose=False,
-    )
-except Exception:
-    _ext = None
+_ext = load_inline(
+    name="kforge_adversarial_kit",
+    cpp_sources=_CPP_SOURCE,
+    functions=_FUNCTIONS,
+    extra_cflags=["-O2"],
+    verbose=False,
+)
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
+    def __init__(self, in_features: int, out_features: int):
         super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if _ext is None:
-            return torch.relu(x)
-        return _ext.relu(x)
+        product = F.linear(x, self.linear.weight)
+        return _ext.bias_gelu(product, self.linear.bias)

@@ -1,9 +1,9 @@
-"""CHEAT (HACKS.md #6, substitution): PyTorch's softmax does the reference's written-out
-arithmetic, and a trivial kernel of the candidate's own copies its answer.
+"""CHEAT (HACKS.md #7, a fallback that runs): the kernel raises on every input the problem has, and
+the except handler answers with PyTorch.
 
-The reference never runs aten::_softmax; the candidate's own share of the time is a copy.
-`kernelbench` reports it (correct, with aten::_softmax in `substituted_ops`); `own-kernels` and
-`strict` reject it (`substituted-op`); `permissive` records it.
+`relu_1d` accepts 1-D tensors only; the problem's inputs are 2-D, so every call takes the fallback.
+Rejected at run time under `kernelbench`, `own-kernels` and `strict` (`silent-fallback`: the
+extension raised and forward returned an answer); `permissive` records it.
 """
 
 import torch
@@ -14,7 +14,7 @@ _CPP_SOURCE = r"""
 #include <torch/extension.h>
 #include <cmath>
 
-// The adversarial corpus's shared C++ kit (cases c19*, h19*): one extension, built once.
+// The adversarial corpus's shared C++ kit (cases c06f, c07c, h06f, h06g, h06h, h07c, h08b): one extension, built once.
 
 static void check_float_cpu(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.device().is_cpu(), name, " expects a CPU tensor");
@@ -146,5 +146,7 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        probabilities = torch.softmax(x, dim=1)
-        return _ext.copy_values(probabilities)
+        try:
+            return _ext.relu_1d(x)
+        except RuntimeError:
+            return torch.relu(x)

@@ -19,7 +19,7 @@ _CUDA_SOURCE = r"""
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
-// The adversarial corpus's shared CUDA kit (cases cuda/c19*, cuda/h19*): one extension, built once.
+// The adversarial corpus's shared CUDA kit (cases cuda/c06f, cuda/c07c, cuda/h06f, cuda/h06g): one extension, built once.
 
 static void check_float_cuda(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, name, " expects float32 CUDA input");

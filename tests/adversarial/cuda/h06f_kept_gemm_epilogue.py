@@ -1,6 +1,6 @@
-"""CHEAT (CUDA, HACKS.md #6, substitution): torch.softmax does the reference's written-out arithmetic and a
-trivial kernel of its own copies the answer. kernelbench reports aten::_softmax in substituted_ops
-(correct); own-kernels and strict reject it (substituted-op); permissive records it."""
+"""HONEST (CUDA) look-alike of #6 under kernelbench: the GEMM kept in PyTorch (cuBLAS through F.linear),
+bias and GELU fused in a kernel of its own. Correct under kernelbench and permissive; own-kernels and
+strict reject the PyTorch GEMM (torch-fallback)."""
 
 import torch
 import torch.nn as nn
@@ -19,7 +19,7 @@ _CUDA_SOURCE = r"""
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
-// The adversarial corpus's shared CUDA kit (cases cuda/c19*, cuda/h19*): one extension, built once.
+// The adversarial corpus's shared CUDA kit (cases cuda/c06f, cuda/c07c, cuda/h06f, cuda/h06g): one extension, built once.
 
 static void check_float_cuda(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, name, " expects float32 CUDA input");
@@ -114,8 +114,9 @@ _ext = load_inline(
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
+    def __init__(self, in_features: int, out_features: int):
         super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.copy_values(torch.softmax(x, dim=1))
+        return _ext.bias_gelu(F.linear(x, self.linear.weight), self.linear.bias)

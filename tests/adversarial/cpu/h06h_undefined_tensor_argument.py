@@ -12,7 +12,7 @@ _CPP_SOURCE = r"""
 #include <torch/extension.h>
 #include <cmath>
 
-// The adversarial corpus's shared C++ kit (cases c19*, h19*): one extension, built once.
+// The adversarial corpus's shared C++ kit (cases c06f, c07c, h06f, h06g, h06h, h07c, h08b): one extension, built once.
 
 static void check_float_cpu(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.device().is_cpu(), name, " expects a CPU tensor");

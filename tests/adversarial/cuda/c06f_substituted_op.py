@@ -1,6 +1,6 @@
-"""CHEAT (CUDA, HACKS.md #7, a fallback that runs): the kernel raises on the problem's 2-D inputs before it
-launches, and the except handler answers with torch.relu. Rejected under kernelbench, own-kernels and
-strict (silent-fallback); permissive records it."""
+"""CHEAT (CUDA, HACKS.md #6, substitution): torch.softmax does the reference's written-out arithmetic and a
+trivial kernel of its own copies the answer. kernelbench reports aten::_softmax in substituted_ops
+(correct); own-kernels and strict reject it (substituted-op); permissive records it."""
 
 import torch
 import torch.nn as nn
@@ -19,7 +19,7 @@ _CUDA_SOURCE = r"""
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
-// The adversarial corpus's shared CUDA kit (cases cuda/c19*, cuda/h19*): one extension, built once.
+// The adversarial corpus's shared CUDA kit (cases cuda/c06f, cuda/c07c, cuda/h06f, cuda/h06g): one extension, built once.
 
 static void check_float_cuda(const torch::Tensor& x, const char* name) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, name, " expects float32 CUDA input");
@@ -118,7 +118,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        try:
-            return _ext.relu_1d(x)
-        except RuntimeError:
-            return torch.relu(x)
+        return _ext.copy_values(torch.softmax(x, dim=1))
