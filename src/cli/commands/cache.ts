@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
@@ -84,7 +85,7 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
       io.setExitCode(EXIT.usage);
     });
   };
-  const cache = program.command('cache').description('show or clear the build cache and the baseline cache');
+  const cache = program.command('cache').description(COMMAND_DESCRIPTIONS.cache);
   const rootHelp = 'the cache folder holding builds/ and baselines/ (default $KFORGE_CACHE_DIR or .kforge)';
 
   cache

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { listCatalogProblems } from '../../agent/problem-catalog.js';
 import { resolveProblemFiles } from '../../agent/suite.js';
@@ -11,6 +12,7 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem-auditor.js';
 import { toleranceFor } from '../../eval/tolerance.js';
+import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';
 import { UsageError } from '../usage-error.js';
@@ -50,9 +52,7 @@ function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
 
 /** Left-aligned columns two spaces apart. */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  return formatTextTable([header, ...rows]).join('\n');
 }
 
 /** Problem files the arguments name: a file as it is, a folder's problems, the shipped suite for none. */
@@ -148,7 +148,7 @@ function reportFailure(error: unknown, io: CliIo): number {
  * an error-level finding, 0 otherwise, 2 for misuse or a Python that cannot run the worker.
  */
 export function registerProblemsCommand(program: Command, dependencies: ProblemsCommandDependencies = {}): Command {
-  const problems = program.command('problems').description('the shipped problem suite: list it, or audit problems for faults a kernel could exploit');
+  const problems = program.command('problems').description(COMMAND_DESCRIPTIONS.problems);
   const act = (work: (io: CliIo) => Promise<number>) => async (): Promise<void> => {
     const io = resolveCliIo(dependencies);
     try {
