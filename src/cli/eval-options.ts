@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/stage-limits.js';
+import { LOG_FORMATS } from './cli-logger.js';
 import { UsageError } from './usage-error.js';
 
 /** The limits a `--timeout-<stage>` flag exists for, in the order the help lists them. */
@@ -62,6 +63,7 @@ export const evalOptionsSchema = z.object({
   shapesGate: z.boolean().default(false),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
+  logFormat: choice('--log-format', LOG_FORMATS).optional(),
   ...timeoutShape,
 });
 export type EvalOptions = z.infer<typeof evalOptionsSchema>;

@@ -2,8 +2,9 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
@@ -16,6 +17,8 @@ import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
 import { UsageError } from '../usage-error.js';
+import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */
 export interface EvalCommandDependencies extends Partial<CliIo> {
@@ -36,7 +39,7 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
 export function registerEvalCommand(program: Command, dependencies: EvalCommandDependencies = {}): Command {
   const command = program
     .command('eval')
-    .description('build, check and time a candidate kernel against a PyTorch reference problem')
+    .description(COMMAND_DESCRIPTIONS.eval)
     .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs)')
     .argument('<candidate>', 'candidate file defining class ModelNew')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
@@ -53,7 +56,8 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
     .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
-    .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)');
+    .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
   for (const stage of TIMEOUT_STAGES) {
     const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
     command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
@@ -84,7 +88,8 @@ async function runEval(
     const problemPath = await readableFile(problem, 'problem', io.cwd);
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
-    const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+    if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
+    const logger = createCliLogger(io, { format: options.logFormat });
     const evaluator: Evaluator =
       dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
       createLocalPipelinedEvaluator(
@@ -179,8 +184,12 @@ async function readableFile(given: string, what: 'problem' | 'candidate', cwd: s
   return absolute;
 }
 
+function gpuVisible(io: CliIo, dependencies: EvalCommandDependencies): Promise<boolean> {
+  return (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+}
+
 async function defaultBackend(io: CliIo, dependencies: EvalCommandDependencies): Promise<Backend> {
-  const visible = await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+  const visible = await gpuVisible(io, dependencies);
   if (!visible) io.stderr.write('kforge eval: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
   return visible ? 'cuda' : 'cpu';
 }
