@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EvaluationResult } from '../core/verdict.js';
-import type { EvaluationRequest } from '../eval/evaluator.js';
+import type { EvaluationProgress, EvaluationRequest } from '../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/content-hash.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateRecord, Lineage } from './attempt.js';
@@ -19,6 +19,8 @@ export interface CandidateEvaluatorOptions {
   /** The device's name, part of the cache key: a result holds for the device it was measured on. */
   deviceName: string;
   signal: AbortSignal;
+  /** Each stage of a candidate's evaluation as it starts and ends (progress views). */
+  onProgress?: (candidateId: number, progress: EvaluationProgress) => void;
 }
 
 /** `<candidatesDir>/<problem stem>-<hash prefix>/candidate-<id>.py`, absolute. */
@@ -84,7 +86,11 @@ export class CandidateEvaluator {
     await writeFile(candidate.path, candidate.source, 'utf8');
     let evaluated;
     try {
-      evaluated = await queue.submit({ ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path }, { signal });
+      const { onProgress } = this.options;
+      evaluated = await queue.submit(
+        { ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path },
+        { signal, ...(onProgress ? { onProgress: (progress: EvaluationProgress) => onProgress(candidate.id, progress) } : {}) },
+      );
     } catch (error) {
       if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
       throw error;

@@ -72,6 +72,7 @@ export class RecordedProblemSession implements ProblemSession {
       candidatesDir: options.candidatesDir,
       deviceName: options.prompt.target.name,
       signal: options.signal,
+      onProgress: (candidateId, progress) => this.emit({ type: 'candidate-stage', candidateId, progress }),
     });
   }
 
@@ -107,7 +108,7 @@ export class RecordedProblemSession implements ProblemSession {
       this.options.budget.releaseCandidate();
       const attempt: Attempt = { kind: 'model-failed', lineage: request.lineage, message: called.message };
       await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message });
-      this.emit({ type: 'model-call-failed', message: called.message });
+      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       this.history.push(attempt);
       return attempt;
     }
@@ -170,7 +171,7 @@ export class RecordedProblemSession implements ProblemSession {
     const called = await this.call(messages, round);
     if (called.kind === 'failed') {
       await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas' });
-      this.emit({ type: 'model-call-failed', message: called.message });
+      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       return null;
     }
     return called.reply.text;
@@ -202,8 +203,9 @@ export class RecordedProblemSession implements ProblemSession {
     messages: ChatMessage[],
     round: number,
     temperature?: number,
-  ): Promise<{ kind: 'replied'; reply: ModelReply; modelCallId: number } | { kind: 'failed'; message: string; modelCallId: number }> {
+  ): Promise<{ kind: 'replied'; reply: ModelReply; modelCallId: number } | { kind: 'failed'; message: string; exhausted: boolean; modelCallId: number }> {
     const { store, runId, problem, modelLabel, budget } = this.options;
+    this.emit({ type: 'model-called' });
     const outcome = await callModel({
       model: this.options.model,
       limiter: this.options.limiter,
@@ -220,7 +222,7 @@ export class RecordedProblemSession implements ProblemSession {
       if (this.consecutiveModelFailures >= (this.options.maxConsecutiveModelFailures ?? 3)) {
         this.end({ kind: 'model-unavailable', message: outcome.message });
       }
-      return { kind: 'failed', message: outcome.message, modelCallId: call.id };
+      return { kind: 'failed', message: outcome.message, exhausted: outcome.exhausted, modelCallId: call.id };
     }
     this.consecutiveModelFailures = 0;
     const { reply } = outcome;

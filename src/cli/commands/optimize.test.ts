@@ -155,8 +155,10 @@ test('on a terminal the progress is a live view redrawn in place', async () => {
   const cli = harness({ replies: [kernel('correct 0.5')], tty: true });
   await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
   const text = cli.stderr.join('');
-  assert.match(text, /\u001b\[\d+A\u001b\[0J/);
-  assert.match(text, /01_relu\s+done \(candidates\)\s+1 cand\s+best\s+2\.00x/);
+  assert.match(text, /\u001b\[2K\u001b\[1A/, 'earlier frames are erased');
+  assert.match(text, /1 of 1 problems done, finished/);
+  assert.match(text, /01_relu\s+done: max candidates\s+\d+s\s+1\s+2\.00x/);
+  assert.doesNotMatch(text, /event=/, 'no logfmt lines on a terminal');
 });
 
 test('the files provider replays shipped candidates with no key (the README command)', async () => {

@@ -1,13 +1,16 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { STRATEGY_NAMES } from '../../agent/attempt.js';
 import { buildOptimizePlan, DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER, type OptimizeRequest } from '../../agent/optimize-plan-builder.js';
 import { OptimizeRequestError } from '../../agent/optimize-request-error.js';
 import { OptimizeRunError } from '../../agent/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/optimize-run.js';
-import { LiveProgress, progressLine } from '../../agent/progress-lines.js';
+import { progressLine } from '../../agent/progress-lines.js';
+import picocolors from 'picocolors';
+import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
 import { formatReportTable } from '../../agent/report-table.js';
 import { describeNamedDevice } from '../../agent/target-device.js';
 import { PipelineEvaluationQueue } from '../../agent/pipeline-evaluation-queue.js';
@@ -26,7 +29,7 @@ import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
 import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
@@ -34,6 +37,8 @@ import { openRedisJobQueue } from '../../eval/bullmq-job-queue.js';
 import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
+import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
 import { GUARD_POLICIES, TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
@@ -120,6 +125,7 @@ const flagsSchema = z.object({
   resume: z.string().min(1).optional(),
   config: z.string().min(1).optional(),
   json: z.boolean().default(false),
+  logFormat: oneOf('--log-format', LOG_FORMATS).optional(),
   ...Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), positiveNumber(`--timeout-${stage}`).optional()])),
 });
 type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
@@ -146,17 +152,30 @@ function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
   return flags;
 }
 
-/** Progress on stderr: a live view redrawn in place on a terminal, one logfmt line per event otherwise. */
-function progressWriter(stderr: TextSink, terminal: boolean): (event: SearchEvent) => void {
-  if (!terminal) return (event) => void stderr.write(`${progressLine(event)}\n`);
-  const view = new LiveProgress();
-  let drawn = 0;
-  return (event) => {
-    view.update(event);
-    const lines = view.lines();
-    stderr.write(`${drawn > 0 ? `\u001b[${drawn}A\u001b[0J` : ''}${lines.join('\n')}\n`);
-    drawn = lines.length;
-  };
+/** Search events that only a live view shows; the line-by-line form keeps one line per outcome. */
+const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-stage']);
+
+/** Progress on stderr: where the command writes notices, and where search events go. */
+interface ProgressOutput {
+  onEvent: (event: SearchEvent) => void;
+  /** A notice line (ends with a newline), written above a live view. */
+  notice: (text: string) => void;
+  /** Ends a live view, leaving its last frame. */
+  stop: () => void;
+}
+
+/** A live view redrawn in place on a terminal (fitted to its size), one logfmt line per event otherwise. */
+function progressOutput(io: CliIo, terminal: boolean): ProgressOutput {
+  const stderr = io.stderr;
+  if (!terminal) {
+    return {
+      onEvent: (event) => void (LIVE_ONLY_EVENTS.has(event.type) || stderr.write(`${progressLine(event)}\n`)),
+      notice: (text) => void stderr.write(text),
+      stop: () => undefined,
+    };
+  }
+  const view = new LiveProgressView({ stream: stderr as TerminalStream, colors: picocolors.createColors(io.color && !io.environment.NO_COLOR) });
+  return { onEvent: view.onEvent, notice: (text) => view.log(text), stop: () => view.stop() };
 }
 
 /** The request a new run's flags make. */
@@ -201,10 +220,14 @@ async function remoteDefaultBackend(io: CliIo, flags: OptimizeFlags, dependencie
   return backend;
 }
 
+/** Whether CUDA programs here see a GPU: nvidia-smi lists one and CUDA_VISIBLE_DEVICES hides none. */
+function gpusVisible(io: CliIo, gpus: DetectedGpu[]): boolean {
+  return gpus.length > 0 && !['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
+}
+
 /** The backend when none is asked for: cuda when a GPU is visible, else cpu (as `kforge eval` decides). */
 async function defaultBackend(io: CliIo, gpus: DetectedGpu[]): Promise<Backend> {
-  const hidden = ['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
-  if (gpus.length > 0 && !hidden) return 'cuda';
+  if (gpusVisible(io, gpus)) return 'cuda';
   io.stderr.write('kforge optimize: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
   return 'cpu';
 }
@@ -224,9 +247,10 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
     const controller = new AbortController();
     const signals = dependencies.signals ?? process;
+    const progress = progressOutput(io, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true);
     const onSignal = (): void => {
       if (controller.signal.aborted) return void (dependencies.exit ?? process.exit)(EXIT.cancelled);
-      io.stderr.write('kforge optimize: stopping; unfinished work stays in the store for --resume (Ctrl-C again to quit at once)\n');
+      progress.notice('kforge optimize: stopping; unfinished work stays in the store for --resume (Ctrl-C again to quit at once)\n');
       controller.abort();
     };
     signals.on('SIGINT', onSignal);
@@ -242,8 +266,9 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
             config,
           );
       const { backend, deviceIndex } = plan.evaluation;
+      if (!flags.redis) assertBackendRunsHere(backend, gpusVisible(io, gpus), 'optimize');
       const gpuName = gpus[deviceIndex ?? 0]?.name;
-      const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+      const logger = createCliLogger(io, { format: flags.logFormat, write: progress.notice });
       const model = await createRunModel({ plan, settings: modelSettings(plan, config), store, ...(flags.resume ? { resumeRunId: flags.resume } : {}), ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}) });
       if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined)) throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
       remote = flags.redis
@@ -265,13 +290,15 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
         ...(remote ? { queue: remote.queue } : evaluator instanceof PipelinedEvaluator ? { queue: new PipelineEvaluationQueue(evaluator) } : {}),
         evaluator,
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
-        onEvent: routeProblemEvents(model, progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true)),
+        onEvent: routeProblemEvents(model, progress.onEvent),
         signal: controller.signal,
       };
       const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
+      progress.stop();
       writeReport(report, flags.json, io);
       return report.status === 'stopped' ? EXIT.cancelled : 0;
     } finally {
+      progress.stop();
       signals.off('SIGINT', onSignal);
       signals.off('SIGTERM', onSignal);
       await remote?.close({ cancel: controller.signal.aborted });
@@ -282,7 +309,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
 
   const command = program
     .command('optimize')
-    .description('search for the fastest correct kernel for one problem or a whole suite, with every step kept in the store')
+    .description(COMMAND_DESCRIPTIONS.optimize)
     .argument('[problems...]', 'problem files (KernelBench format) or folders of them')
     .option('--provider <name>', 'model provider: openai, anthropic, google, openai-compatible, vllm, sglang, ollama, llamacpp, deepseek, openrouter, files')
     .option('--model <id>', 'model id as the provider names it')
@@ -316,7 +343,8 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
     .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
     .option('--config <path>', 'config file (default kforge.config.json when present)')
-    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout');
+    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
   for (const stage of TIMEOUT_STAGES) {
     command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }
