@@ -17,6 +17,7 @@ from .channel import ProtocolError
 from .device import resolve_device
 from .errors import StageFailure
 from .precision import run_dtype
+from .tensor_sizes import describe_tensors
 from .problem_loader import load_problem
 from .reference_store import ReferenceStore
 from .tolerance_audit import ToleranceAudits, summary
@@ -80,7 +81,8 @@ def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: f
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
     return {"problem": problem_path, "preset": preset, "precision": precision, "device": str(device),
-            "seeds": list(dict.fromkeys(seeds)), **summary(result)}
+            "seeds": list(dict.fromkeys(seeds)), **summary(result),
+            "inputs": describe_tensors(inputs[0]) if inputs else [], "outputs": describe_tensors(records[0].output.leaves)}
 
 
 def main(argv: List[str]) -> int:

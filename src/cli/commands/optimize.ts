@@ -17,7 +17,6 @@ import { PipelineEvaluationQueue } from '../../agent/pipeline-evaluation-queue.j
 import { toJsonOutput, type RunReport } from '../../agent/run-report.js';
 import type { SearchEvent } from '../../agent/search-events.js';
 import { STALL_POLICIES } from '../../agent/stall-detector.js';
-import { resolveProblemFiles } from '../../agent/suite.js';
 import { SuiteError } from '../../agent/suite-error.js';
 import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type ModelSettings } from '../../core/config.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from '../../core/verdict.js';
@@ -39,6 +38,11 @@ import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { runOptimizeDryRun, type DryRunOptions } from '../optimize-dry-run.js';
+import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
+import { pythonExecutable } from '../python-executable.js';
+import { auditProblemFile } from '../../eval/problem-auditor.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { GUARD_POLICIES, TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
@@ -69,6 +73,8 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   signals?: Pick<NodeJS.Process, 'on' | 'off'>;
   /** Ends the process at once on a second Ctrl-C. Default `process.exit`. */
   exit?: (code: number) => void;
+  /** `--dry-run`'s audit of one problem. Default: `auditProblemFile` (the worker's audit command). */
+  auditProblem?: DryRunOptions['auditProblem'];
 }
 
 
@@ -125,6 +131,8 @@ const flagsSchema = z.object({
   resume: z.string().min(1).optional(),
   config: z.string().min(1).optional(),
   json: z.boolean().default(false),
+  dryRun: z.boolean().default(false),
+  ...suiteFlagsShape,
   logFormat: oneOf('--log-format', LOG_FORMATS).optional(),
   ...Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), positiveNumber(`--timeout-${stage}`).optional()])),
 });
@@ -134,6 +142,7 @@ type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
 const NEW_RUN_FLAGS = [
   ...['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency'],
   ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
+  ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
 ];
 
@@ -142,12 +151,12 @@ function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
   const flags: OptimizeFlags = parsed.data;
   if (flags.resume) {
-    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined);
+    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined && flags[name] !== false);
     if (problems.length > 0 || extra.length > 0) {
       throw new UsageError(`--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`);
     }
-  } else if (problems.length === 0) {
-    throw new UsageError('expected a problem file or folder: kforge optimize PROBLEM.py --provider NAME --model ID');
+  } else if (problems.length === 0 && !flags.problems) {
+    throw new UsageError('expected a problem file or folder (or --problems FILE): kforge optimize PROBLEM.py --provider NAME --model ID');
   }
   return flags;
 }
@@ -244,6 +253,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const flags = parseFlags(rawOptions, problemArguments);
     const { config } = await (dependencies.loadConfig ?? loadConfig)(flags.config, { cwd: io.cwd });
     const storePath = resolveStorePath({ path: flags.store ?? config.store?.path, cwd: io.cwd });
+    if (flags.dryRun) return dryRun(io, flags, problemArguments, config, storePath);
     const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
     const controller = new AbortController();
     const signals = dependencies.signals ?? process;
@@ -262,7 +272,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const plan = flags.resume
         ? (await loadRunPlan(store, flags.resume)).plan
         : buildOptimizePlan(
-            requestFromFlags({ ...flags, backend: flags.backend ?? config.evaluator?.backend ?? (await remoteDefaultBackend(io, flags, dependencies)) ?? (await defaultBackend(io, gpus)) }, await resolveProblemFiles(problemArguments, io.cwd), io.cwd, storePath),
+            requestFromFlags({ ...flags, backend: await chosenBackend(io, flags, config, gpus) }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath),
             config,
           );
       const { backend, deviceIndex } = plan.evaluation;
@@ -307,6 +317,22 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     }
   };
 
+  /** `--dry-run`: the plan a new run would make, its problems audited; no store, no model, no evaluator. */
+  const dryRun = async (io: CliIo, flags: OptimizeFlags, problemArguments: string[], config: KforgeConfig, storePath: string): Promise<number> => {
+    const gpus = await (dependencies.detectGpus ?? detectGpus)();
+    const backend = await chosenBackend(io, flags, config, gpus);
+    const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+    return runOptimizeDryRun(io, plan, {
+      auditProblem: dependencies.auditProblem ?? auditProblemFile,
+      auditor: { python: pythonExecutable(io.environment), workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY, environment: io.environment },
+      json: flags.json,
+    });
+  };
+
+  /** The backend of a new run: the flag, the config, the connected workers' (--redis), else by the visible GPUs. */
+  const chosenBackend = async (io: CliIo, flags: OptimizeFlags, config: KforgeConfig, gpus: DetectedGpu[]): Promise<Backend> =>
+    flags.backend ?? config.evaluator?.backend ?? (await remoteDefaultBackend(io, flags, dependencies)) ?? (await defaultBackend(io, gpus));
+
   const command = program
     .command('optimize')
     .description(COMMAND_DESCRIPTIONS.optimize)
@@ -343,8 +369,10 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
     .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
     .option('--config <path>', 'config file (default kforge.config.json when present)')
+    .option('--dry-run', 'print what would run (problems, input sizes, estimated memory, audit findings) without calling a model or writing the store')
     .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
+  addSuiteOptions(command);
   for (const stage of TIMEOUT_STAGES) {
     command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }

@@ -1,10 +1,9 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { listCatalogProblems } from '../../agent/problem-catalog.js';
-import { resolveProblemFiles } from '../../agent/suite.js';
+import { selectProblems } from '../../agent/problem-selection.js';
 import { SuiteError } from '../../agent/suite-error.js';
 import { REPOSITORY_ROOT, WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
@@ -15,6 +14,7 @@ import { toleranceFor } from '../../eval/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';
+import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
 import { UsageError } from '../usage-error.js';
 
 /** What `kforge problems` needs beyond its io; tests replace any of it. */
@@ -33,7 +33,7 @@ const positive = (flag: string, integer: boolean) =>
     error: (issue) => `expected \`${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${String(issue.input)}\``,
   }).transform(Number);
 
-const listOptionsSchema = z.object({ json: z.boolean().default(false) });
+const listOptionsSchema = z.object({ json: z.boolean().default(false), ...suiteFlagsShape });
 
 const auditOptionsSchema = z.object({
   preset: choice('--preset', PRESETS).default('cpu'),
@@ -42,6 +42,7 @@ const auditOptionsSchema = z.object({
   timeout: positive('--timeout', false).default(300),
   jobs: positive('--jobs', true).default(1),
   json: z.boolean().default(false),
+  ...suiteFlagsShape,
 });
 
 function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
@@ -53,19 +54,6 @@ function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
 /** Left-aligned columns two spaces apart. */
 function table(header: string[], rows: string[][]): string {
   return formatTextTable([header, ...rows]).join('\n');
-}
-
-/** Problem files the arguments name: a file as it is, a folder's problems, the shipped suite for none. */
-async function problemFiles(inputs: readonly string[], cwd: string, suiteFolder: string): Promise<string[]> {
-  if (inputs.length === 0) return resolveProblemFiles([suiteFolder]);
-  const files: string[] = [];
-  for (const input of inputs) {
-    const absolute = path.resolve(cwd, input);
-    const info = await stat(absolute).catch(() => null);
-    if (!info) throw new UsageError(`no such file or folder: ${input}`);
-    files.push(...(info.isDirectory() ? await resolveProblemFiles([absolute]) : [absolute]));
-  }
-  return [...new Set(files)];
 }
 
 /** Runs `work` over the items, at most `jobs` at once; results in item order. */
@@ -89,7 +77,9 @@ function statusOf(audit: ProblemAudit): 'ok' | FindingLevel {
 
 async function runList(io: CliIo, rawOptions: unknown, dependencies: ProblemsCommandDependencies): Promise<number> {
   const options = parse(listOptionsSchema, rawOptions);
-  const problems = await listCatalogProblems(dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const catalog = await listCatalogProblems(dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const listed = options.problems ? new Set(await resolveSuite([], { problems: options.problems }, io.cwd)) : null;
+  const problems = selectProblems(listed ? catalog.filter((problem) => listed.has(problem.path)) : catalog, options, (problem) => problem.path, io.cwd);
   if (options.json) {
     io.stdout.write(`${JSON.stringify({ problems: problems.map(({ level, name, path: file, presets, summary }) => ({ level, name, path: file, presets, summary })) })}\n`);
     return 0;
@@ -101,7 +91,7 @@ async function runList(io: CliIo, rawOptions: unknown, dependencies: ProblemsCom
 
 async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, dependencies: ProblemsCommandDependencies): Promise<number> {
   const options = parse(auditOptionsSchema, rawOptions);
-  const files = await problemFiles(inputs, io.cwd, dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const files = await resolveSuite(inputs, options, io.cwd, [dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems')]);
   const auditorOptions: ProblemAuditorOptions = {
     python: pythonExecutable(io.environment),
     workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
@@ -157,12 +147,13 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
       io.setExitCode(reportFailure(error, io));
     }
   };
-  problems
+  const list = problems
     .command('list')
     .description('the shipped problems with their level, name and presets')
     .option('--json', 'print one JSON object { problems } on stdout')
     .action((rawOptions: unknown) => act((io) => runList(io, rawOptions, dependencies))());
-  problems
+  addSuiteOptions(list);
+  const audit = problems
     .command('audit')
     .description('run the worker\'s audit (does the problem load and run; does a trivial output pass its tolerance) on problem files')
     .argument('[paths...]', 'problem files or folders of them (default: the shipped suite)')
@@ -173,5 +164,6 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
+  addSuiteOptions(audit);
   return problems;
 }
