@@ -107,7 +107,7 @@ export class RecordedProblemSession implements ProblemSession {
     if (called.kind === 'failed') {
       this.options.budget.releaseCandidate();
       const attempt: Attempt = { kind: 'model-failed', lineage: request.lineage, message: called.message };
-      await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message });
+      await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message, exhausted: called.exhausted });
       this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       this.history.push(attempt);
       return attempt;
@@ -170,7 +170,7 @@ export class RecordedProblemSession implements ProblemSession {
     if (this.stopReason()) return null;
     const called = await this.call(messages, round);
     if (called.kind === 'failed') {
-      await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas' });
+      await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas', exhausted: called.exhausted });
       this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       return null;
     }
