@@ -18,8 +18,8 @@ export interface WorkerEvaluatorWiring {
   cudaDevices: readonly string[];
   /** Jobs at once on the cpu backend: that many warm candidate workers are kept. */
   concurrency: number;
-  /** A `--cache-dir` flag: the baselines folder itself. */
-  baselineCacheDirectory?: string;
+  /** A `--cache-dir` flag: the cache root (`builds/`, `baselines/`, `pycache/`), as `KFORGE_CACHE_DIR` names it. */
+  cacheDirectory?: string;
 }
 
 /**
@@ -34,8 +34,8 @@ export interface LocalPipelineWiring {
   environment: NodeJS.ProcessEnv;
   cwd: string;
   logger: Logger;
-  /** A `--cache-dir` flag: the baselines folder itself. Default: under `KFORGE_CACHE_DIR`, else `.kforge`. */
-  baselineCacheDirectory?: string;
+  /** A `--cache-dir` flag: the cache root (`builds/`, `baselines/`, `pycache/`), in place of `KFORGE_CACHE_DIR` (else `.kforge`). */
+  cacheDirectory?: string;
 }
 
 /**
@@ -50,14 +50,15 @@ export function createLocalPipelinedEvaluator(
   wiring: LocalPipelineWiring,
   options: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices' | 'deviceLockDirectory'> = {},
 ): PipelinedEvaluator {
-  const { environment, cwd, logger } = wiring;
+  const { cwd, logger } = wiring;
+  const environment = wiring.cacheDirectory ? { ...wiring.environment, KFORGE_CACHE_DIR: path.resolve(cwd, wiring.cacheDirectory) } : wiring.environment;
   let maxBytes: number;
   try {
     maxBytes = buildCacheMaxBytes(environment);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const baselines = wiring.baselineCacheDirectory ? path.resolve(cwd, wiring.baselineCacheDirectory) : defaultBaselineCacheDirectory(environment, cwd);
+  const baselines = defaultBaselineCacheDirectory(environment, cwd);
   return new PipelinedEvaluator({
     workerDirectory: environment.KFORGE_WORKER_DIR ? path.resolve(cwd, environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
     python: pythonExecutable(environment),

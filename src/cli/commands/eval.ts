@@ -26,7 +26,7 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
    * Default: a local PipelinedEvaluator configured from the environment (build cache, device
    * leases) for one candidate. The command closes it (`close`, when it has one) before it ends.
    */
-  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => Evaluator;
+  createEvaluator?: (wiring: { logger: Logger; cacheDirectory?: string }) => Evaluator;
   /** Default: nvidia-smi lists a GPU. */
   gpuVisible?: () => Promise<boolean>;
 }
@@ -55,7 +55,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--guard-policy <policy>', 'guard policy: default (shape/view glue only in forward; vendor libraries allowed), strict (no vendor libraries) or permissive (findings recorded, never rejected)')
     .option('--shapes', 'also check correctness at other problem sizes (twice and half the batch) and report it')
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr)')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
   for (const stage of TIMEOUT_STAGES) {
@@ -91,9 +91,9 @@ async function runEval(
     if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const logger = createCliLogger(io, { format: options.logFormat });
     const evaluator: Evaluator =
-      dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
+      dependencies.createEvaluator?.({ logger, cacheDirectory: options.cacheDir }) ??
       createLocalPipelinedEvaluator(
-        { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
+        { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
         // The pipeline spreads candidates over its devices: the one asked for (`--device`) is its only one.
         { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
       );

@@ -288,7 +288,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
         ? remote.evaluator
         : (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
             createLocalPipelinedEvaluator(
-              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) },
+              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
               // The run's requests name one device (`--device`); the pipeline's only device is that one.
               { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
             )));
@@ -358,7 +358,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--redis <url>', 'evaluate through the Redis queue of `kforge worker` processes instead of on this machine (docs/workers.md)')
     .option('--queue <name>', 'queue name with --redis (default kforge)')
     .option('--remote-slots <n>', 'evaluations at once with --redis (default: the devices of the connected workers)')

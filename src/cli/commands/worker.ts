@@ -111,7 +111,7 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
   const say = (line: string): void => void (io.stderr as TextSink).write(`kforge worker: ${line}\n`);
   const devices = await resolveDevices(flags, io, dependencies.visibleCudaDevices ?? ((environment) => detectVisibleCudaDevices(environment)));
   const logger: Logger = createCliLogger(io, { format: flags.logFormat });
-  const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) };
+  const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) };
   const evaluator = (dependencies.createEvaluator ?? createWorkerEvaluator)(wiring);
   const dieOn = io.environment[TEST_DIE_ON_CANDIDATE_VARIABLE];
   let worker: EvaluationWorker;
@@ -174,7 +174,7 @@ export function registerWorkerCommand(program: Command, dependencies: WorkerComm
     .option('--concurrency <n>', 'jobs at once on the cpu backend (default 1); GPU workers run one per GPU')
     .option('--stall-timeout <seconds>', `a job whose worker stops renewing its lock this long goes to another worker (default ${DEFAULT_STALL_TIMEOUT_MS / 1000})`)
     .option('--heartbeat <seconds>', `interval of the heartbeat and of the GPU lock renewal (default ${DEFAULT_HEARTBEAT_INTERVAL_MS / 1000})`)
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
     .action(async (rawOptions: unknown) => {
       const io = resolveCliIo(dependencies);
