@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { watchLauncher, type LauncherWatch } from '../launcher-watch.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Evaluator } from '../../eval/evaluator.js';
@@ -148,6 +149,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   // A person's edit from the dashboard is evaluated here: through the Redis queue with --redis, else
   // on this host's pipeline (build cache, host-wide GPU locks), which the command closes at the end.
   let local: PipelinedEvaluator | undefined;
+  let launcher: LauncherWatch | undefined;
   let evaluator: Evaluator;
   try {
     evaluator = remoteQueue
@@ -204,10 +206,12 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
       io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
     }
     dependencies.onListening?.(url);
-    await waitForSignal(dependencies.signals ?? process);
-    io.stderr.write('kforge serve: stopping\n');
+    launcher = watchLauncher({ environment: io.environment });
+    const stopped = await Promise.race([waitForSignal(dependencies.signals ?? process), launcher.gone.then(() => 'launcher')]);
+    io.stderr.write(stopped === 'launcher' ? 'kforge serve: stopping: npm, which started it, is gone\n' : 'kforge serve: stopping\n');
     return 0;
   } finally {
+    launcher?.stop();
     await app.close();
     await queue?.close({ cancel: true });
     await local?.close();
