@@ -18,6 +18,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_prefix[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# npm ci also compiles the CLI into dist/ (the `prepare` script: npm run build).
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 
 # The dashboard that `kforge serve` serves, built once here (web/dist is not in git).

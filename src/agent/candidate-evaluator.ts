@@ -1,12 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EvaluationResult } from '../core/verdict.js';
-import type { EvaluationRequest } from '../eval/evaluator.js';
+import type { EvaluationProgress, EvaluationRequest } from '../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/content-hash.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateRecord, Lineage } from './attempt.js';
 import type { EvaluationQueue } from './evaluation-queue.js';
-import { abortableSleep } from '../llm/abortable-sleep.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MachineFaultError } from '../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../eval/worker-fault-error.js';
 import { CandidateUnevaluatedError } from './candidate-unevaluated-error.js';
@@ -29,6 +29,8 @@ export interface CandidateEvaluatorOptions {
   machineRetryDelayMs?: number;
   /** Told of each attempt the machine could not finish (a run event is recorded by the caller). */
   onMachineFault?: (fault: { attempt: number; willRetry: boolean; message: string }) => void;
+  /** Each stage of a candidate's evaluation as it starts and ends (progress views). */
+  onProgress?: (candidateId: number, progress: EvaluationProgress) => void;
 }
 
 /** `<candidatesDir>/<problem stem>-<hash prefix>/candidate-<id>.py`, absolute. */
@@ -93,9 +95,13 @@ export class CandidateEvaluator {
     await mkdir(path.dirname(candidate.path), { recursive: true });
     await writeFile(candidate.path, candidate.source, 'utf8');
     let evaluated;
+    const { onProgress } = this.options;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        evaluated = await queue.submit({ ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path }, { signal });
+        evaluated = await queue.submit(
+          { ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path },
+          { signal, ...(onProgress ? { onProgress: (progress: EvaluationProgress) => onProgress(candidate.id, progress) } : {}) },
+        );
         break;
       } catch (error) {
         if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
@@ -104,7 +110,7 @@ export class CandidateEvaluator {
         const willRetry = attempt <= retries;
         this.options.onMachineFault?.({ attempt, willRetry, message: error.message });
         if (!willRetry) throw new CandidateUnevaluatedError(candidate.id, attempt, error);
-        await abortableSleep(this.options.machineRetryDelayMs ?? error.retryAfterSeconds * 1000, signal).catch(() => undefined);
+        await sleep(this.options.machineRetryDelayMs ?? error.retryAfterSeconds * 1000, undefined, { signal }).catch(() => undefined);
         if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
       }
     }

@@ -76,6 +76,7 @@ export class RecordedProblemSession implements ProblemSession {
         // No verdict: recorded for the run's history, the candidate stays unevaluated meanwhile.
         void this.record('evaluation-machine-fault', { attempt: fault.attempt, willRetry: fault.willRetry, message: fault.message }).catch(() => undefined);
       },
+      onProgress: (candidateId, progress) => this.emit({ type: 'candidate-stage', candidateId, progress }),
     });
   }
 
@@ -110,8 +111,8 @@ export class RecordedProblemSession implements ProblemSession {
     if (called.kind === 'failed') {
       this.options.budget.releaseCandidate();
       const attempt: Attempt = { kind: 'model-failed', lineage: request.lineage, message: called.message };
-      await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message });
-      this.emit({ type: 'model-call-failed', message: called.message });
+      await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message, exhausted: called.exhausted });
+      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       this.history.push(attempt);
       return attempt;
     }
@@ -173,8 +174,8 @@ export class RecordedProblemSession implements ProblemSession {
     if (this.stopReason()) return null;
     const called = await this.call(messages, round);
     if (called.kind === 'failed') {
-      await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas' });
-      this.emit({ type: 'model-call-failed', message: called.message });
+      await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas', exhausted: called.exhausted });
+      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       return null;
     }
     return called.reply.text;
@@ -206,8 +207,9 @@ export class RecordedProblemSession implements ProblemSession {
     messages: ChatMessage[],
     round: number,
     temperature?: number,
-  ): Promise<{ kind: 'replied'; reply: ModelReply; modelCallId: number } | { kind: 'failed'; message: string; modelCallId: number }> {
+  ): Promise<{ kind: 'replied'; reply: ModelReply; modelCallId: number } | { kind: 'failed'; message: string; exhausted: boolean; modelCallId: number }> {
     const { store, runId, problem, modelLabel, budget } = this.options;
+    this.emit({ type: 'model-called' });
     const outcome = await callModel({
       model: this.options.model,
       limiter: this.options.limiter,
@@ -224,7 +226,7 @@ export class RecordedProblemSession implements ProblemSession {
       if (this.consecutiveModelFailures >= (this.options.maxConsecutiveModelFailures ?? 3)) {
         this.end({ kind: 'model-unavailable', message: outcome.message });
       }
-      return { kind: 'failed', message: outcome.message, modelCallId: call.id };
+      return { kind: 'failed', message: outcome.message, exhausted: outcome.exhausted, modelCallId: call.id };
     }
     this.consecutiveModelFailures = 0;
     const { reply } = outcome;

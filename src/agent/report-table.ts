@@ -1,10 +1,11 @@
+import { formatTextTable } from '../core/text-table.js';
 import { formatCount, formatShare, formatSignificant, formatSpeedup, formatUsd } from './number-format.js';
 import type { SuiteMetrics } from './metrics.js';
 import type { RunReport } from './run-report.js';
 
+/** The problem name left-aligned, every figure right-aligned. */
 function columns(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd());
+  return formatTextTable(rows, { align: rows[0]!.map((_, column) => (column === 0 ? 'left' : 'right')) });
 }
 
 function metricLines(metrics: SuiteMetrics): string[] {

@@ -20,6 +20,8 @@ interface TurnEventFacts {
   round: number | null;
   parentCandidateId: number | null;
   ideaId: number | null;
+  /** The model had no reply left to give (a replay ran out): no model was asked, so it is no turn. */
+  exhausted: boolean;
 }
 
 const TURN_EVENT_TYPES = ['reply-without-code', 'model-call-failed'];
@@ -41,6 +43,7 @@ function eventFacts(events: readonly RunEvent[]): Map<number, TurnEventFacts> {
       round: integerOrNull(payload.round),
       parentCandidateId: integerOrNull(payload.parentCandidateId),
       ideaId: integerOrNull(payload.ideaId),
+      exhausted: payload.exhausted === true,
     });
   }
   return facts;
@@ -99,7 +102,9 @@ function exportedTurn(call: ModelCall, context: TurnContext): ExportedTurn {
  * Every model turn of a run, in model-call id order, each with its prompt, reply, the candidate
  * taken from it (with its verdict and speedups) and a reward. A candidate is matched to its turn by
  * `modelCallId` (candidates a person added have none and are not turns). Lineage of a turn without
- * a candidate comes from its `reply-without-code` or `model-call-failed` event.
+ * a candidate comes from its `reply-without-code` or `model-call-failed` event. A call the model
+ * could not answer because it had nothing left (a replay that ran out: `exhausted` on its event) is
+ * no turn: no model was asked, and it would only add a line without a reply or a reward.
  *
  * @returns Undefined when the store has no such run.
  */
@@ -121,6 +126,9 @@ export async function exportRunTurns(store: RunStore, runId: string, options: Ex
     facts: eventFacts(events),
     shaping: options.shaping ?? DEFAULT_REWARD_SHAPING,
   };
-  const turns = [...calls].sort((a, b) => a.id - b.id).map((call) => exportedTurn(call, context));
+  const turns = [...calls]
+    .filter((call) => context.facts.get(call.id)?.exhausted !== true)
+    .sort((a, b) => a.id - b.id)
+    .map((call) => exportedTurn(call, context));
   return options.only === 'correct' ? turns.filter((turn) => turn.verdict === 'correct') : turns;
 }

@@ -1,4 +1,5 @@
 import type { Verdict } from '../core/verdict.js';
+import type { EvaluationProgress } from '../eval/evaluator.js';
 import type { StrategyName } from './attempt.js';
 import type { BudgetUsage } from './budget.js';
 import type { StallPolicy } from './stall-detector.js';
@@ -32,8 +33,13 @@ interface ProblemEventBase {
 export type SearchEvent =
   | { type: 'run-started'; runId: string; problemCount: number; resumed: boolean }
   | (ProblemEventBase & { type: 'problem-started'; index: number; total: number; strategy: StrategyName })
+  /** The model was asked for a kernel (or for ideas); its reply comes as `model-replied` or `model-call-failed`. */
+  | (ProblemEventBase & { type: 'model-called' })
   | (ProblemEventBase & { type: 'model-replied'; tokens: number; costUsd: number; latencyMs: number })
-  | (ProblemEventBase & { type: 'model-call-failed'; message: string })
+  /** `exhausted`: the model will never answer again (a replay's replies ran out), not a failure of the provider. */
+  | (ProblemEventBase & { type: 'model-call-failed'; message: string; exhausted: boolean })
+  /** A stage of a candidate's evaluation started or finished (`build`, `reference`, `correctness`, `timing`, …). */
+  | (ProblemEventBase & { type: 'candidate-stage'; candidateId: number; progress: EvaluationProgress })
   | (ProblemEventBase & { type: 'reply-without-code'; reason: string })
   | (ProblemEventBase & {
       type: 'candidate-evaluated';

@@ -19,8 +19,8 @@ export interface WorkerEvaluatorWiring {
   cudaDevices: readonly string[];
   /** Jobs at once on the cpu backend: that many warm candidate workers are kept. */
   concurrency: number;
-  /** A `--cache-dir` flag: the baselines folder itself. */
-  baselineCacheDirectory?: string;
+  /** A `--cache-dir` flag: the cache root (`builds/`, `baselines/`, `pycache/`), as `KFORGE_CACHE_DIR` names it. */
+  cacheDirectory?: string;
 }
 
 /**
@@ -35,8 +35,8 @@ export interface LocalPipelineWiring {
   environment: NodeJS.ProcessEnv;
   cwd: string;
   logger: Logger;
-  /** A `--cache-dir` flag: the baselines folder itself. Default: under `KFORGE_CACHE_DIR`, else `.kforge`. */
-  baselineCacheDirectory?: string;
+  /** A `--cache-dir` flag: the cache root (`builds/`, `baselines/`, `pycache/`), in place of `KFORGE_CACHE_DIR` (else `.kforge`). */
+  cacheDirectory?: string;
 }
 
 /**
@@ -51,18 +51,19 @@ export function createLocalPipelinedEvaluator(
   wiring: LocalPipelineWiring,
   options: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices' | 'deviceLockDirectory'> = {},
 ): PipelinedEvaluator {
-  const { environment, cwd, logger } = wiring;
+  const { cwd, logger } = wiring;
+  const environment = wiring.cacheDirectory ? { ...wiring.environment, KFORGE_CACHE_DIR: path.resolve(cwd, wiring.cacheDirectory) } : wiring.environment;
   let maxBytes: number;
   try {
     maxBytes = buildCacheMaxBytes(environment);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const baselines = wiring.baselineCacheDirectory ? path.resolve(cwd, wiring.baselineCacheDirectory) : defaultBaselineCacheDirectory(environment, cwd);
+  const baselines = defaultBaselineCacheDirectory(environment, cwd);
   const buildDirectory = defaultBuildCacheDirectory(environment, cwd);
   let sandbox: SandboxPolicy;
   try {
-    // Hidden from candidates: the cache root, a baselines folder given elsewhere, and the default store's folder.
+    // Hidden from candidates: the cache root and the default store's folder.
     sandbox = sandboxPolicy(environment, path.dirname(buildDirectory), { alsoHidden: [baselines, path.join(cwd, '.kforge')] });
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/stage-limits.js';
+import { LOG_FORMATS } from './cli-logger.js';
 import { UsageError } from './usage-error.js';
 
 /** The limits a `--timeout-<stage>` flag exists for, in the order the help lists them. */
@@ -73,6 +74,7 @@ export const evalOptionsSchema = z.object({
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */
   retries: integer('--retries', 0).optional(),
+  logFormat: choice('--log-format', LOG_FORMATS).optional(),
   ...timeoutShape,
 });
 export type EvalOptions = z.infer<typeof evalOptionsSchema>;

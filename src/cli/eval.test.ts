@@ -77,6 +77,18 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     assert.equal(result.exitCode, 2);
     assert.equal(result.stdout, '');
     assert.match(String(result.stderr), /No module named kforge_worker.*kforge doctor/);
+    assert.equal(String(result.stderr).trim().split('\n').length, 1, 'one sentence, no log records or stack');
+  });
+});
+
+describe('kforge eval: a GPU backend on a machine without a visible GPU', () => {
+  it('says so in one sentence before starting any worker, exit 2', async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('correct'), '--backend', 'cuda'], { CUDA_VISIBLE_DEVICES: '' });
+    assert.equal(result.exitCode, 2);
+    assert.equal(result.stdout, '');
+    const lines = String(result.stderr).trim().split('\n');
+    assert.equal(lines.length, 1, String(result.stderr));
+    assert.match(lines[0]!, /^kforge eval: --backend cuda needs an NVIDIA GPU and none is visible here .*; use --backend cpu, or run on a GPU machine/);
   });
 });
 

@@ -3,6 +3,9 @@ import type picocolors from 'picocolors';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
 import { attributionLine } from '../eval/attribution-report.js';
 import { timingNotes } from './render-timing-notes.js';
+import { formatTextTable } from '../core/text-table.js';
+import { compilerErrorExcerpt } from './compiler-excerpt.js';
+import { firstMismatchLine, guardNoteLines, withoutNoise } from './evaluation-notes.js';
 import { formatDuration, formatError, formatMilliseconds, formatSpeedup } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;
@@ -41,14 +44,21 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
     lines.push(`${colors.bold('attribution:')} ${attributionLine(result.attribution)}${policy}`);
   }
   const { diagnostics } = result;
-  if (diagnostics.first_error) lines.push('', `${colors.bold('first compiler error:')} ${diagnostics.first_error}`);
+  const mismatch = firstMismatchLine(result);
+  if (mismatch) lines.push(`  ${colors.bold('first mismatch:')} ${mismatch}`);
+  const excerpt = result.verdict === 'compile_error' ? compilerErrorExcerpt(diagnostics.compiler) : null;
+  if (excerpt) lines.push('', colors.bold('first compiler error:'), ...excerpt.map((line) => `  ${line}`));
+  else if (diagnostics.first_error) lines.push('', `${colors.bold('first compiler error:')} ${diagnostics.first_error}`);
   if (diagnostics.known_cause) lines.push(`${colors.bold('known cause:')} ${diagnostics.known_cause}`);
   if (result.verdict === 'runtime_error' && diagnostics.traceback) {
     lines.push('', colors.bold('traceback (last lines):'), ...tail(diagnostics.traceback).map((line) => `  ${line}`));
   }
-  if (result.verdict !== 'correct' && result.verdict !== 'incorrect' && diagnostics.stderr.trim()) {
-    lines.push('', colors.bold('stderr (last lines):'), ...tail(diagnostics.stderr).map((line) => `  ${colors.dim(line)}`));
+  const stderr = withoutNoise(diagnostics.stderr);
+  if (result.verdict !== 'correct' && result.verdict !== 'incorrect' && stderr.trim()) {
+    lines.push('', colors.bold('stderr (last lines):'), ...tail(stderr).map((line) => `  ${colors.dim(line)}`));
   }
+  const notes = guardNoteLines(result);
+  if (notes.length > 0) lines.push('', colors.bold('guard notes:'), ...notes.map((note) => `  ${note}`));
   if (result.correctness) lines.push('', ...renderCorrectness(result, colors));
   if (result.timing) lines.push('', ...renderTiming(result, colors));
   const stages = renderStages(result.stages ?? {});
@@ -94,11 +104,7 @@ function renderTiming(result: EvaluationResult, colors: Colors): string[] {
     row('eager', timing.eager_ms, formatSpeedup(timing.speedup_vs_eager), timing.eager_unavailable),
     row('torch.compile', timing.compile_ms, formatSpeedup(timing.speedup_vs_compile), timing.compile_unavailable),
   ];
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => (cells[column] ?? '').length)));
-  const table = rows.map((cells, index) => {
-    const text = cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
-    return `  ${index === 0 ? colors.dim(text) : text}`;
-  });
+  const table = formatTextTable(rows).map((text, index) => `  ${index === 0 ? colors.dim(text) : text}`);
   const cached = timing.baseline_cached ? colors.dim(' (baselines from the cache)') : '';
   return [
     `${colors.bold('timing')}${cached}`,

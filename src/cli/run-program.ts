@@ -10,7 +10,8 @@ const NOT_MISUSE = new Set(['commander.helpDisplayed', 'commander.version', 'com
 /**
  * Builds the `kforge` program from its command registrations and runs it on `argv` (without the
  * node and script paths). Commander's own errors (unknown flag, missing argument) become one line
- * and exit status 2; an unexpected exception is kforge's fault: exit status 3.
+ * and exit status 2; an unexpected exception is kforge's fault: exit status 3. `--version` alone
+ * prints what {@link findInstalledVersions} found (its module is loaded only then).
  *
  * @returns the exit status to use, unless a command already set one.
  */
@@ -29,9 +30,15 @@ export async function runProgram(
       writeErr: (text) => void io.stderr.write(text),
       outputError: () => undefined,
     })
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .option('-V, --version', 'the versions of kforge, Node.js, Python, PyTorch and CUDA found on this machine');
   for (const register of registrations) register(program, io);
   try {
+    if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+      const { findInstalledVersions, formatInstalledVersions } = await import('./installed-versions.js');
+      io.stdout.write(formatInstalledVersions(await findInstalledVersions(io.environment)));
+      return EXIT.correct;
+    }
     await program.parseAsync([...argv], { from: 'user' });
     return undefined;
   } catch (error) {
@@ -40,8 +47,7 @@ export async function runProgram(
       io.stderr.write(`${misuseLine(error, argv, program)}\n`);
       return EXIT.usage;
     }
-    const fault = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    io.stderr.write(`kforge: internal error (please report it): ${fault}\n`);
+    io.stderr.write(`kforge: internal error (please report it): ${describeFault(error, io)}\n`);
     return EXIT.internal;
   }
 }
@@ -59,4 +65,12 @@ function misuseLine(error: CommanderError, argv: readonly string[], program: Com
     .trim();
   if (error.code === 'commander.help' || message.length === 0) return `${prefix}: expected a command; run \`${prefix} --help\` to see them`;
   return `${prefix}: ${message}; run \`${prefix} --help\` for usage`;
+}
+
+/** A fault of kforge's: its stack for a log or with KFORGE_DEBUG=1, one line on a person's terminal. */
+function describeFault(error: unknown, io: CliIo): string {
+  if (!(error instanceof Error)) return String(error);
+  const terminal = io.stderr === process.stderr && process.stderr.isTTY === true;
+  if (terminal && !io.environment.KFORGE_DEBUG) return `${error.message} (run again with KFORGE_DEBUG=1 to see where)`;
+  return error.stack ?? error.message;
 }

@@ -5,6 +5,12 @@ import os from 'node:os';
 import { z } from 'zod';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 
+/*
+ * Cross-process lock files, kept by hand: proper-lockfile (the kept library) judges staleness by
+ * mtime alone, while a GPU lease must outlive a long timing without a heartbeat and be taken over
+ * at once when its holder died: here the owner's pid and start time (from /proc) decide that.
+ */
+
 /** Who holds a lock file: written into it as JSON. */
 const lockOwnerSchema = z.object({
   pid: z.number().int().positive(),

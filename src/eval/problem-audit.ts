@@ -12,6 +12,10 @@ const trivialOutputSchema = z.object({
   relative_l2_error: z.number().nullable(),
 });
 
+/** One tensor of a call, as the audit measured it at the problem's preset. */
+export const tensorSizeSchema = z.object({ shape: z.array(z.number().int().nonnegative()), dtype: z.string(), bytes: z.number().int().nonnegative() });
+export type TensorSize = z.infer<typeof tensorSizeSchema>;
+
 /** A problem the worker could audit: whether a trivial output passes its tolerance. */
 export const workerAuditSchema = z.looseObject({
   problem: z.string(),
@@ -29,6 +33,10 @@ export const workerAuditSchema = z.looseObject({
   rtol: z.number(),
   trials: z.number().int(),
   trivial: z.record(z.string(), trivialOutputSchema),
+  /** The forward's tensor arguments of the first trial, in order (absent from an older worker). */
+  inputs: z.array(tensorSizeSchema).optional(),
+  /** The reference's output tensors of the first trial. */
+  outputs: z.array(tensorSizeSchema).optional(),
 });
 export type WorkerAudit = z.infer<typeof workerAuditSchema>;
 

@@ -174,6 +174,16 @@ export const judgedTrialSchema = z.object({
   input_seed: seed.nullable().optional(),
   variant: z.record(z.string(), z.number()).nullable().optional(),
   scale_aware: z.record(z.string(), z.unknown()).nullable().optional(),
+  /** The first element outside tolerance: its index, the reference's and the candidate's values (non-finite ones as text), its output leaf where there are several. */
+  first_mismatch: z
+    .object({
+      index: z.array(z.number().int()),
+      expected: z.union([z.number(), z.string()]),
+      actual: z.union([z.number(), z.string()]),
+      leaf: z.number().int().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
 });
 export type JudgedTrial = z.infer<typeof judgedTrialSchema>;
 

@@ -255,3 +255,18 @@ describe('AiSdkKernelModel with the SDK mock model', () => {
     assert.equal(mock.doGenerateCalls.length, 0);
   });
 });
+
+describe('AiSdkKernelModel: the wait between attempts', () => {
+  it("the default wait (node:timers/promises) ends at once when the caller aborts, with the caller's reason", async () => {
+    const model = new AiSdkKernelModel({ model: scriptedMock([apiError(503), result('late')]), family: 'openai-compatible', backoff: { initialDelayMs: 60_000, factor: 2, maxDelayMs: 60_000 }, random: () => 0 });
+    const controller = new AbortController();
+    const startedAt = Date.now();
+    setTimeout(() => controller.abort(new Error('stopped by the run')), 50);
+    await assert.rejects(model.generate({ messages, signal: controller.signal }), (error: unknown) => {
+      assert.ok(error instanceof ModelCallError);
+      assert.match(error.message, /cancelled by its caller while waiting to retry/);
+      return true;
+    });
+    assert.ok(Date.now() - startedAt < 10_000, 'it did not wait out the 30 s backoff');
+  });
+});

@@ -1,5 +1,5 @@
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
-import { abortableSleep, type SleepFunction } from './abortable-sleep.js';
+import { setTimeout as wait } from 'node:timers/promises';
 import { classifyModelError, type ClassifiedFailure } from './classify-model-error.js';
 import type {
   ChatMessage,
@@ -15,6 +15,9 @@ import { computeCost, createPriceTable, type PriceTable } from './price-table.js
 import type { ProviderFamily } from './provider-presets.js';
 import { reasoningProviderOptions } from './reasoning-provider-options.js';
 import { DEFAULT_BACKOFF, nextDelayMs, type BackoffOptions } from './retry-policy.js';
+
+/** Waits `durationMs` milliseconds, or rejects as soon as `signal` aborts (injected in tests). Default: node:timers/promises. */
+export type SleepFunction = (durationMs: number, signal?: AbortSignal) => Promise<unknown>;
 
 type GenerateTextResult = Awaited<ReturnType<typeof generateText>>;
 
@@ -92,7 +95,7 @@ export class AiSdkKernelModel implements KernelModel {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.prices = options.prices ?? createPriceTable();
     this.secrets = options.secrets ?? [];
-    this.sleep = options.sleep ?? abortableSleep;
+    this.sleep = options.sleep ?? ((durationMs, signal) => wait(durationMs, undefined, signal ? { signal } : {}));
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.onAttemptFailed = options.onAttemptFailed;
@@ -105,6 +108,8 @@ export class AiSdkKernelModel implements KernelModel {
   async generate(request: KernelModelRequest): Promise<ModelReply> {
     const startedAt = this.now();
     const failedAttempts: FailedAttempt[] = [];
+    // Retried here, not by the AI SDK (its calls get maxRetries: 0): the SDK's own retry hides each
+    // attempt, while kforge records every failed one (its class, latency, the wait before the next).
     for (let attempt = 1; ; attempt++) {
       const attemptStartedAt = this.now();
       const outcome = await this.attempt(request);
@@ -125,7 +130,8 @@ export class AiSdkKernelModel implements KernelModel {
       if (giveUp) throw this.callError(failure, attempt, failedAttempts, startedAt, outcome.error);
       try {
         await this.sleep(waitedMs, request.signal);
-      } catch (abortReason) {
+      } catch (abortError) {
+        const abortReason: unknown = request.signal?.reason ?? abortError;
         const aborted: ClassifiedFailure = {
           reason: 'aborted',
           isRetryable: false,

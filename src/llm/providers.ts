@@ -3,7 +3,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { MODEL_CALL_DEFAULTS, PROVIDER_NAMES, type ModelSettings } from '../core/config.js';
-import type { SleepFunction } from './abortable-sleep.js';
+import type { SleepFunction } from './ai-sdk-kernel-model.js';
 import { AiSdkKernelModel, type SdkLanguageModel } from './ai-sdk-kernel-model.js';
 import { FilesKernelModel } from './files-kernel-model.js';
 import type { FailedAttempt, KernelModel, ModelDescription } from './kernel-model.js';

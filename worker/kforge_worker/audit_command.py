@@ -18,6 +18,7 @@ from .device import resolve_device
 from .errors import StageFailure
 from .overrides import Value
 from .precision import run_dtype
+from .tensor_sizes import describe_tensors
 from .problem_loader import load_problem
 from .reference_store import ReferenceStore
 from .tolerance_audit import ToleranceAudits, summary
@@ -101,7 +102,8 @@ def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: f
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
     return {"problem": problem_path, "preset": preset, "precision": precision, "device": str(device),
             "seeds": list(dict.fromkeys(seeds)), **({"problem_overrides": overrides} if overrides else {}),
-            **summary(result)}
+            **summary(result),
+            "inputs": describe_tensors(inputs[0]) if inputs else [], "outputs": describe_tensors(records[0].output.leaves)}
 
 
 def main(argv: List[str]) -> int:

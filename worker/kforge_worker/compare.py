@@ -27,6 +27,7 @@ class LeafResult:
     numel: int = 0
     max_abs_error: Optional[float] = None
     max_rel_error: Optional[float] = None
+    first_mismatch: Optional[dict] = None
 
 
 def _finite_or_none(value: Optional[float]) -> Optional[float]:
@@ -48,6 +49,23 @@ def _unravel(flat_index: int, shape: Tuple[int, ...]) -> Tuple[int, ...]:
         index.append(flat_index % size)
         flat_index //= size
     return tuple(reversed(index))
+
+
+def _scalar(value: torch.Tensor) -> Any:
+    """One element as JSON can carry it: a float, or "nan", "inf", "-inf", or text for a complex value."""
+    if value.is_complex():
+        return str(complex(value))
+    number = float(value)
+    return number if math.isfinite(number) else str(number)
+
+
+def first_mismatch_at(reference: torch.Tensor, candidate: torch.Tensor, flat_index: int) -> dict:
+    """The element at `flat_index` (row-major) of both tensors: its index, expected and actual values."""
+    return {
+        "index": list(_unravel(flat_index, tuple(reference.shape))),
+        "expected": _scalar(reference.reshape(-1)[flat_index]),
+        "actual": _scalar(candidate.reshape(-1)[flat_index]),
+    }
 
 
 def _beside(candidate: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
@@ -138,10 +156,12 @@ def compare_tensor(reference: torch.Tensor, candidate: torch.Tensor, atol: float
     result.mismatch_count = scan.mismatch_count
     if scan.nan_count:
         first = _unravel(scan.first_nan, tuple(reference.shape))
+        result.first_mismatch = first_mismatch_at(reference, candidate, scan.first_nan)
         result.check = "nan"
         result.message = f"{name} has {scan.nan_count} NaN/Inf values where the reference is finite (first at index {first})"
     elif result.mismatch_count:
         first = _unravel(scan.first_mismatch, tuple(reference.shape))
+        result.first_mismatch = first_mismatch_at(reference, candidate, scan.first_mismatch)
         result.check = "mismatch"
         result.message = (
             f"{name}: {result.mismatch_count} of {result.numel} elements differ by more than "
@@ -243,7 +263,7 @@ def compare_outputs(reference: FlatOutput, candidate: FlatOutput, atol: float, r
         "check": None, "message": None, "max_abs_error": None, "max_rel_error": None,
         "mismatch_count": None, "numel": sum(leaf.numel() if isinstance(leaf, torch.Tensor) else 1
                                              for leaf in reference.leaves),
-        "fp64_max_abs_error": fp64_abs, "fp64_max_rel_error": fp64_rel,
+        "fp64_max_abs_error": fp64_abs, "fp64_max_rel_error": fp64_rel, "first_mismatch": None,
     }
     problem = _structure_problem(reference, candidate)
     if problem is not None:
@@ -253,7 +273,9 @@ def compare_outputs(reference: FlatOutput, candidate: FlatOutput, atol: float, r
     failing = [result for result in results if result.check is not None]
     if failing:
         worst = min(failing, key=lambda result: CHECK_ORDER.index(result.check))
-        outcome.update(check=worst.check, message=worst.message)
+        leaf = results.index(worst)
+        first = None if worst.first_mismatch is None else {**worst.first_mismatch, "leaf": leaf if len(results) > 1 else None}
+        outcome.update(check=worst.check, message=worst.message, first_mismatch=first)
     if not any(result.check == "shape" for result in results):
         outcome.update(
             max_abs_error=_max([result.max_abs_error for result in results]),

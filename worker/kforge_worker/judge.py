@@ -39,7 +39,7 @@ def _empty_trial(entry: JudgedOutput, check: str, message: str, input_mutated: O
         "passed": False, "check": check, "message": message,
         "max_abs_error": None, "max_rel_error": None, "mismatch_count": None, "numel": None,
         "fp64_max_abs_error": None, "fp64_max_rel_error": None, "input_mutated": input_mutated,
-        "scale_aware": None,
+        "scale_aware": None, "first_mismatch": None,
     }
 
 

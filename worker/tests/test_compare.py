@@ -99,3 +99,22 @@ def test_tensor_subclass_output_is_a_structure_failure():
     x = torch.ones(3)
     outcome = compare(x, x.clone().as_subclass(Deferred))
     assert outcome["check"] == "structure" and "Deferred" in outcome["message"]
+
+
+def test_the_first_mismatch_carries_its_index_and_both_values():
+    reference = torch.zeros(2, 3)
+    candidate = reference.clone()
+    candidate[1, 0] = 0.5
+    candidate[1, 2] = 2.0
+    first = compare(reference, candidate)["first_mismatch"]
+    assert first == {"index": [1, 0], "expected": 0.0, "actual": 0.5, "leaf": None}
+    assert compare(reference, reference.clone())["first_mismatch"] is None
+
+
+def test_a_non_finite_first_mismatch_is_named_in_text_and_the_leaf_is_given_among_several():
+    reference = torch.ones(4)
+    candidate = reference.clone()
+    candidate[2] = float("nan")
+    outcome = compare((reference, reference), (reference.clone(), candidate))
+    assert outcome["check"] == "nan"
+    assert outcome["first_mismatch"] == {"index": [2], "expected": 1.0, "actual": "nan", "leaf": 1}

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { BuildCache } from '../../eval/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../../eval/build-key.js';
+import { execa } from 'execa';
+import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { runProgram } from '../run-program.js';
 import { registerCacheCommand } from './cache.js';
 
@@ -50,11 +52,11 @@ describe('kforge cache', () => {
   it('stats: counts, sizes, builds and what is in use, as text and as JSON', async () => {
     const { cacheRoot, release } = await seededRoot('stats');
     try {
-      const text = await kforge('cache', 'stats', '--cache-root', cacheRoot);
+      const text = await kforge('cache', 'stats', '--cache-dir', cacheRoot);
       assert.equal(text.exitCode, 0);
       assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}2\.0 KiB of 20\.0 GiB {3}1 uses: 1 builds, 0 hits/);
       assert.match(text.stdout, /baselines .*\n {2}3 entries {3}33 B/);
-      const json = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-root', cacheRoot)).stdout);
+      const json = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', cacheRoot)).stdout);
       assert.equal(json.root, cacheRoot);
       assert.equal(json.builds.entries, 2);
       assert.equal(json.builds.inUse, 1);
@@ -66,23 +68,46 @@ describe('kforge cache', () => {
 
   it('clear: removes builds and baselines, keeps an entry in use, and --only picks one', async () => {
     const { cacheRoot, release } = await seededRoot('clear');
-    const onlyBaselines = JSON.parse((await kforge('cache', 'clear', '--only', 'baselines', '--json', '--cache-root', cacheRoot)).stdout);
+    const onlyBaselines = JSON.parse((await kforge('cache', 'clear', '--only', 'baselines', '--json', '--cache-dir', cacheRoot)).stdout);
     assert.deepEqual(onlyBaselines, { builds: null, baselines: { removed: 3, freedBytes: 33 } });
-    const cleared = await kforge('cache', 'clear', '--cache-root', cacheRoot);
+    const cleared = await kforge('cache', 'clear', '--cache-dir', cacheRoot);
     assert.equal(cleared.exitCode, 0);
     assert.match(cleared.stdout, /removed 1 builds, 2\.0 KiB \(1 in use, kept\)/);
     await release();
-    await kforge('cache', 'clear', '--only', 'builds', '--cache-root', cacheRoot);
+    await kforge('cache', 'clear', '--only', 'builds', '--cache-dir', cacheRoot);
     assert.deepEqual(readdirSync(path.join(cacheRoot, 'builds')), []);
     assert.ok(existsSync(path.join(cacheRoot, 'baselines')));
   });
 
   it('reports a bad flag value with exit status 2, and an empty cache as empty', async () => {
-    const bad = await kforge('cache', 'clear', '--only', 'everything', '--cache-root', path.join(root, 'none'));
+    const bad = await kforge('cache', 'clear', '--only', 'everything', '--cache-dir', path.join(root, 'none'));
     assert.equal(bad.exitCode, 2);
     assert.match(bad.stderr, /expected `--only` to be builds or baselines, got `everything`/);
-    const empty = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-root', path.join(root, 'none'))).stdout);
+    const empty = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', path.join(root, 'none'))).stdout);
     assert.equal(empty.builds.entries, 0);
     assert.equal(empty.baselines.entries, 0);
+  });
+
+  it('the old name --cache-root still works, with a notice naming --cache-dir', async () => {
+    const old = await kforge('cache', 'stats', '--json', '--cache-root', path.join(root, 'none'));
+    assert.equal(old.exitCode, 0);
+    assert.equal(JSON.parse(old.stdout).root, path.join(root, 'none'));
+    assert.match(old.stderr, /`--cache-root` is now `--cache-dir`/);
+    assert.doesNotMatch((await kforge('cache', 'stats', '--help')).stdout, /--cache-root/);
+  });
+
+  it("kforge eval --cache-dir DIR keeps its builds and baselines where kforge cache --cache-dir DIR finds them", async () => {
+    const cacheDir = path.join(root, 'shared-by-eval');
+    const evaluation = await execa(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', fixturePath('fake-scenarios', 'problem.py'), fixturePath('fake-scenarios', 'candidate-correct.py'), '--backend', 'cpu', '--cache-dir', cacheDir, '--json'], {
+      reject: false,
+      cwd: root,
+      env: { KFORGE_PYTHON: TEST_PYTHON, KFORGE_WORKER_DIR: fixturePath('fake-worker'), NO_COLOR: '1' },
+      timeout: 120_000,
+    });
+    assert.equal(evaluation.exitCode, 0, evaluation.stderr);
+    const stats = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', cacheDir)).stdout);
+    assert.equal(stats.root, cacheDir);
+    assert.ok(stats.baselines.entries >= 1, JSON.stringify(stats));
+    assert.ok(!existsSync(path.join(root, '.kforge')), 'nothing went to the default cache');
   });
 });

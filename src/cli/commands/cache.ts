@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
@@ -9,6 +10,8 @@ import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),
+  cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
+  /** The old name of `--cache-dir`, still taken (with a notice). */
   cacheRoot: z.string().min(1, 'expected `--cache-root` to name a folder, got an empty string').optional(),
   only: z.enum(['builds', 'baselines'], { error: (issue) => `expected \`--only\` to be builds or baselines, got \`${String(issue.input)}\`` }).optional(),
 });
@@ -29,10 +32,11 @@ interface BaselineStats {
   totalBytes: number;
 }
 
-/** Where the caches live: `--cache-root`, else `$KFORGE_CACHE_DIR`, else `.kforge` in the working directory. */
+/** Where the caches live: `--cache-dir` (or its old name `--cache-root`), else `$KFORGE_CACHE_DIR`, else `.kforge` in the working directory. */
 function cacheFolders(options: CacheOptions, io: CliIo): { root: string; builds: string; baselines: string } {
-  const root = options.cacheRoot
-    ? path.resolve(io.cwd, options.cacheRoot)
+  const given = options.cacheDir ?? options.cacheRoot;
+  const root = given
+    ? path.resolve(io.cwd, given)
     : path.dirname(defaultBaselineCacheDirectory(io.environment, io.cwd));
   return { root, builds: path.join(root, 'builds'), baselines: path.join(root, 'baselines') };
 }
@@ -78,20 +82,23 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
       io.setExitCode(EXIT.usage);
       return Promise.resolve();
     }
+    if (parsed.data.cacheRoot !== undefined) io.stderr.write('kforge cache: `--cache-root` is now `--cache-dir` (the name eval, optimize and worker use); the old name still works\n');
     return work(parsed.data, io).catch((error: unknown) => {
       if (!(error instanceof RangeError)) throw error;
       io.stderr.write(`kforge cache: ${error.message}\n`);
       io.setExitCode(EXIT.usage);
     });
   };
-  const cache = program.command('cache').description('show or clear the build cache and the baseline cache');
-  const rootHelp = 'the cache folder holding builds/ and baselines/ (default $KFORGE_CACHE_DIR or .kforge)';
+  const cache = program.command('cache').description(COMMAND_DESCRIPTIONS.cache);
+  const rootHelp = 'the cache folder holding builds/ and baselines/ (default $KFORGE_CACHE_DIR or .kforge), as eval, optimize and worker take it';
+  const deprecatedRoot = () => new Option('--cache-root <dir>', 'old name of --cache-dir').hideHelp();
 
   cache
     .command('stats')
     .description('entries, size, bound, builds and hits of the build cache; entries and size of the baselines')
     .option('--json', 'print one JSON object { root, builds, baselines }')
-    .option('--cache-root <dir>', rootHelp)
+    .option('--cache-dir <dir>', rootHelp)
+    .addOption(deprecatedRoot())
     .action((rawOptions: unknown) =>
       run(rawOptions, async (options, io) => {
         const folders = cacheFolders(options, io);
@@ -107,7 +114,8 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
     .description('remove cached builds and baselines (entries in use by a running evaluation are kept)')
     .option('--only <which>', 'clear only `builds` or only `baselines`')
     .option('--json', 'print one JSON object { builds, baselines } of what was removed')
-    .option('--cache-root <dir>', rootHelp)
+    .option('--cache-dir <dir>', rootHelp)
+    .addOption(deprecatedRoot())
     .action((rawOptions: unknown) =>
       run(rawOptions, async (options, io) => {
         const folders = cacheFolders(options, io);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
@@ -19,7 +20,7 @@ export interface DoctorCommandDependencies extends Partial<CliIo> {
 export function registerDoctorCommand(program: Command, dependencies: DoctorCommandDependencies = {}): Command {
   return program
     .command('doctor')
-    .description('check that this machine can evaluate kernels, and say what to install when it cannot')
+    .description(COMMAND_DESCRIPTIONS.doctor)
     .option('--json', 'print the findings as one JSON object')
     .action(async (options: { json?: boolean }) => {
       const io = resolveCliIo(dependencies);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import picocolors from 'picocolors';
-import pino from 'pino';
+import type { Logger } from 'pino';
+import { createCliLogger } from '../cli-logger.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend } from '../../core/verdict.js';
 import { deviceCapacityBytes } from '../../eval/device-capacity.js';
@@ -23,7 +24,7 @@ import { isGpuVisible } from '../../eval/gpu-detection.js';
 
 /** What a batch needs of `kforge eval`'s dependencies (tests replace them). */
 export interface BatchDependencies {
-  createEvaluator?: (wiring: { logger: pino.Logger; baselineCacheDirectory?: string }) => Evaluator;
+  createEvaluator?: (wiring: { logger: Logger; cacheDirectory?: string }) => Evaluator;
   gpuVisible?: () => Promise<boolean>;
 }
 
@@ -122,11 +123,11 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
     const sizes = new Map<string, Record<string, number | boolean>>();
     for (const problem of new Set(pairs.map((pair) => pair.problemPath))) sizes.set(problem, await sizesToEvaluate(problem, backend, options, io));
-    const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+    const logger = createCliLogger(io, { format: options.logFormat });
     const evaluator =
-      dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
+      dependencies.createEvaluator?.({ logger, cacheDirectory: options.cacheDir }) ??
       createLocalPipelinedEvaluator(
-        { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
+        { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
         backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },
       );
     const colors = picocolors.createColors(io.color && process.stderr.isTTY === true);

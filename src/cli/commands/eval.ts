@@ -3,8 +3,9 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
@@ -23,6 +24,8 @@ import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
 import { WorkerFaultError } from '../../eval/worker-fault-error.js';
 import { checkDeviceMemoryVariable, parseDuration } from '../size-flags.js';
 import { deviceWaitWriter, isBatch, runEvalBatch, sizesToEvaluate } from './eval-batch.js';
+import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */
 export interface EvalCommandDependencies extends Partial<CliIo> {
@@ -30,7 +33,7 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
    * Default: a local PipelinedEvaluator configured from the environment (build cache, device
    * leases) for one candidate. The command closes it (`close`, when it has one) before it ends.
    */
-  createEvaluator?: (wiring: { logger: Logger; baselineCacheDirectory?: string }) => Evaluator;
+  createEvaluator?: (wiring: { logger: Logger; cacheDirectory?: string }) => Evaluator;
   /** Default: nvidia-smi lists a GPU. */
   gpuVisible?: () => Promise<boolean>;
 }
@@ -43,7 +46,7 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
 export function registerEvalCommand(program: Command, dependencies: EvalCommandDependencies = {}): Command {
   const command = program
     .command('eval')
-    .description('build, check and time a candidate kernel against a PyTorch reference problem')
+    .description(COMMAND_DESCRIPTIONS.eval)
     .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)')
     .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
@@ -61,8 +64,9 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--shapes-gate', 'reject a candidate that fails at other problem sizes (implies --shapes)')
     .option('--cross-check', 'time the candidate a second way in the same worker (back-to-back events on cuda) and report the ratio')
     .option('--timing-budget <seconds>', 'host time the timing stage may take; slow candidates get fewer timed calls, never under 10 (default: 30)')
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr); a batch prints one per line')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
     .option('--set <NAME=VALUE>', 'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)', collect, [])
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
@@ -107,12 +111,13 @@ async function runEval(
     const problemPath = await readableFile(problem, 'problem', io.cwd);
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
+    if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const overrides = await sizesToEvaluate(problemPath, backend, options, io);
-    const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+    const logger = createCliLogger(io, { format: options.logFormat });
     const evaluator: Evaluator =
-      dependencies.createEvaluator?.({ logger, baselineCacheDirectory: options.cacheDir }) ??
+      dependencies.createEvaluator?.({ logger, cacheDirectory: options.cacheDir }) ??
       createLocalPipelinedEvaluator(
-        { environment: io.environment, cwd: io.cwd, logger, baselineCacheDirectory: options.cacheDir },
+        { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
         // The pipeline spreads candidates over its devices: the one asked for (`--device`) is its only one.
         { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
       );
@@ -217,8 +222,12 @@ async function readableFile(given: string, what: 'problem' | 'candidate', cwd: s
   return absolute;
 }
 
+function gpuVisible(io: CliIo, dependencies: EvalCommandDependencies): Promise<boolean> {
+  return (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+}
+
 async function defaultBackend(io: CliIo, dependencies: EvalCommandDependencies): Promise<Backend> {
-  const visible = await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+  const visible = await gpuVisible(io, dependencies);
   if (!visible) io.stderr.write('kforge eval: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
   return visible ? 'cuda' : 'cpu';
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
+import { execa } from 'execa';
 import type { ExportedTurn } from '../../agent/exported-turn.js';
 import { correct, incorrect } from '../../server/fixtures/seed-results.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
@@ -183,5 +184,51 @@ describe('kforge export after kforge optimize', () => {
     assert.equal(turns[2]!.parent_candidate_id, turns[0]!.candidate?.id, 'refine builds on the correct root');
     assert.equal(turns[0]!.reward, 2, 'log-speedup: 4x over eager (the only baseline timed on torch 1.13)');
     assert.deepEqual(lines((await exportRun([runId, '--store', 'search.db', '--only', 'correct'])).stdout).map((turn) => turn.model_call_id), [turns[0]!.model_call_id]);
+  });
+});
+
+describe('kforge export: rough edges', () => {
+  it('a replay that ran out of replies adds no turn (no model was asked, so there is nothing to reward)', async () => {
+    for (const name of ['01_relu.py', '02_gelu.py']) await copyFile(path.join(REPOSITORY_ROOT, 'problems', 'level1', name), path.join(folder, name));
+    await mkdir(path.join(folder, 'replies'), { recursive: true });
+    await writeFile(path.join(folder, 'replies', '1.py'), 'import torch\n# fake-verdict: correct 0.5\nclass ModelNew(torch.nn.Module):\n    pass\n');
+    const io = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
+    const program = new Command().exitOverride();
+    registerOptimizeCommand(program, {
+      createEvaluator: () => new FakeEvaluator(),
+      stdout: { write: (text: string) => (io.stdout += text) },
+      stderr: { write: (text: string) => (io.stderr += text) },
+      detectGpus: async () => [],
+      stderrIsTerminal: false,
+      environment: {},
+      setExitCode: (code) => (io.exitCode = code),
+      cwd: folder,
+      signals: { on: () => process, off: () => process },
+      exit: () => undefined,
+    });
+    await program.parseAsync(['node', 'kforge', 'optimize', '01_relu.py', '02_gelu.py', '--provider', 'files', '--dir', 'replies', '--backend', 'cpu', '--max-candidates', '2', '--store', 'replay.db', '--json']);
+    assert.equal(io.exitCode, 0, io.stderr);
+    assert.match(io.stderr, /exhausted=true/, 'the replay ran out while the search went on');
+    const runId = (JSON.parse(io.stdout) as { run_id: string }).run_id;
+    const turns = lines((await exportRun([runId, '--store', 'replay.db'])).stdout);
+    assert.deepEqual(turns.map((turn) => [turn.problem?.name, turn.verdict, turn.reward === null]), [['01_relu', 'correct', false]]);
+  });
+
+  it('`kforge export RUN | head -2` ends quietly when head stops reading', async () => {
+    // Turns larger than a pipe's buffer, so kforge is still writing when head has gone.
+    const store = await SqliteRunStore.open({ path: path.join(folder, 'big.db') });
+    try {
+      const problem = await store.upsertProblem({ name: '01_relu', source: 'class Model: pass\n', path: '/p/01_relu.py' });
+      const run = await store.createRun({ id: 'big', strategy: 'refine', model: 'vllm:m', config: {}, problemHashes: [problem.hash] });
+      for (let turn = 0; turn < 20; turn += 1) {
+        await store.recordModelCall({ runId: run.id, model: 'vllm:m', problemHash: problem.hash, round: turn, messages: [{ role: 'user', content: 'x'.repeat(64 * 1024) }], replyText: 'No code.', inputTokens: 1, outputTokens: 1 });
+      }
+    } finally {
+      await store.close();
+    }
+    const cli = path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
+    const result = await execa('bash', ['-c', `node ${JSON.stringify(cli)} export big --store big.db | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}`], { cwd: folder, reject: false });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(result.stderr, '');
   });
 });

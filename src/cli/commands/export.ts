@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { exportRunTurns } from '../../agent/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
@@ -85,7 +86,7 @@ async function run(io: CliIo, runId: string, rawOptions: unknown, dependencies: 
 export function registerExportCommand(program: Command, dependencies: ExportCommandDependencies = {}): Command {
   return program
     .command('export')
-    .description('a run\'s model turns as JSON lines (prompt, reply, candidate, verdict, speedups, reward) for training and analysis')
+    .description(COMMAND_DESCRIPTIONS.export)
     .argument('<run-id>', 'a run id, as `kforge runs list` prints it')
     .option('--format <format>', `${EXPORT_FORMATS.join(', ')} (default jsonl)`)
     .option('--only <which>', 'correct: keep only turns whose candidate is correct')

@@ -37,7 +37,7 @@ interface Harness {
 }
 
 /** `realModel`: the command's own model wiring (the files provider as shipped) instead of a fake. */
-function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel']; realModel?: boolean; judge?: FakeEvaluatorOptions['judge'] } = {}): Harness {
+function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel']; realModel?: boolean; judge?: FakeEvaluatorOptions['judge']; auditProblem?: OptimizeCommandDependencies['auditProblem']; environment?: NodeJS.ProcessEnv } = {}): Harness {
   const state: Harness = {
     stdout: [],
     stderr: [],
@@ -53,7 +53,8 @@ function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: O
         stderr: { write: (text: string) => state.stderr.push(text) },
         stderrIsTerminal: options.tty ?? false,
         detectGpus: async () => [],
-        environment: {},
+        environment: options.environment ?? {},
+        ...(options.auditProblem ? { auditProblem: options.auditProblem } : {}),
         setExitCode: (code) => {
           state.exitCode = code;
         },
@@ -155,8 +156,10 @@ test('on a terminal the progress is a live view redrawn in place', async () => {
   const cli = harness({ replies: [kernel('correct 0.5')], tty: true });
   await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
   const text = cli.stderr.join('');
-  assert.match(text, /\u001b\[\d+A\u001b\[0J/);
-  assert.match(text, /01_relu\s+done \(candidates\)\s+1 cand\s+best\s+2\.00x/);
+  assert.match(text, /\u001b\[2K\u001b\[1A/, 'earlier frames are erased');
+  assert.match(text, /1 of 1 problems done, finished/);
+  assert.match(text, /01_relu\s+done: max candidates\s+\d+s\s+1\s+2\.00x/);
+  assert.doesNotMatch(text, /event=/, 'no logfmt lines on a terminal');
 });
 
 test('the files provider replays shipped candidates with no key (the README command)', async () => {
@@ -300,4 +303,54 @@ test('the local evaluator is closed when the run ends, so no warm worker outlive
   assert.equal(cli.exitCode, 0, cli.stderr.join(''));
   assert.equal(closed, 1);
   assert.equal(evaluatedBeforeClose, 2, 'closed after the last evaluation');
+});
+
+test('--dry-run prints the problems, their sizes, estimated memory and audit findings; no model call, no store', async () => {
+  let modelCreated = false;
+  const audited: string[] = [];
+  const cli = harness({
+    createModel: async () => {
+      modelCreated = true;
+      return new FakeKernelModel({ replies: [] });
+    },
+    auditProblem: async (file, options) => {
+      audited.push(`${path.basename(file)} ${options.preset} ${options.precision}`);
+      const tensor = { shape: [256, 8192], dtype: 'float32', bytes: 256 * 8192 * 4 };
+      const warning = path.basename(file) === '02_gelu.py' ? [{ level: 'warning' as const, check: 'degenerate', message: 'a trivial output passes' }] : [];
+      return { problemPath: file, findings: warning, durationMs: 5, audit: { inputs: [tensor], outputs: [tensor] } as never };
+    },
+  });
+  await cli.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '3', '--dry-run', '--store', 'dry.db');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  assert.deepEqual(audited, ['01_relu.py cpu fp32', '02_gelu.py cpu fp32']);
+  const text = cli.stdout.join('');
+  assert.match(text, /^2 problems would run \(nothing was sent to a model or stored\)\nbackend cpu, preset cpu, fp32, tolerance kernelbench; strategy refine, model vllm:m, at most 3 candidates per problem\n/);
+  assert.match(text, /level1\/01_relu\.py\s+256×8192 float32\s+16\.0 MiB\s+ok\n/);
+  assert.match(text, /level1\/02_gelu\.py\s+256×8192 float32\s+16\.0 MiB\s+warning: degenerate — a trivial output passes/);
+  assert.match(text, /0 with errors, 1 with warnings/);
+  assert.equal(modelCreated, false);
+  assert.equal(cli.evaluator.calls.length, 0);
+  await assert.rejects(readFile(path.join(folder, 'dry.db')), /ENOENT/);
+});
+
+test('--dry-run with --filter and --limit audits the chosen problem with the real worker', { timeout: 300_000 }, async () => {
+  const cli = harness({ environment: { PATH: process.env.PATH, KFORGE_PYTHON: process.env.KFORGE_PYTHON ?? '/usr/bin/python3' } });
+  await cli.run('level1', '--provider', 'files', '--dir', folder, '--backend', 'cpu', '--filter', 'gelu', '--limit', '1', '--dry-run', '--json');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  const output = JSON.parse(cli.stdout.join('')) as { dry_run: boolean; problems: Array<{ problem: string; inputs: Array<{ shape: number[] }>; estimated_bytes: number; findings: unknown[] }> };
+  assert.equal(output.dry_run, true);
+  assert.deepEqual(output.problems.map((problem) => path.basename(problem.problem)), ['02_gelu.py']);
+  assert.ok(output.problems[0]!.inputs[0]!.shape.length > 0);
+  assert.ok(output.problems[0]!.estimated_bytes > 0);
+});
+
+test('--filter that keeps nothing, and --resume with a subset flag, are misuse', async () => {
+  const cli = harness();
+  await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--filter', 'softmax');
+  assert.equal(cli.exitCode, 2);
+  assert.match(cli.stderr.join(''), /no problem matches --filter softmax \(of 2\)/);
+  const resumed = harness();
+  await resumed.run('--resume', 'r1', '--limit', '3');
+  assert.equal(resumed.exitCode, 2);
+  assert.match(resumed.stderr.join(''), /drop --limit/);
 });

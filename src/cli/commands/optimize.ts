@@ -1,20 +1,22 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { STRATEGY_NAMES } from '../../agent/attempt.js';
 import { buildOptimizePlan, DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER, type OptimizeRequest } from '../../agent/optimize-plan-builder.js';
 import { OptimizeRequestError } from '../../agent/optimize-request-error.js';
 import { OptimizeRunError } from '../../agent/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/optimize-run.js';
-import { LiveProgress, progressLine } from '../../agent/progress-lines.js';
+import { progressLine } from '../../agent/progress-lines.js';
+import picocolors from 'picocolors';
+import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
 import { formatReportTable } from '../../agent/report-table.js';
 import { describeNamedDevice } from '../../agent/target-device.js';
 import { PipelineEvaluationQueue } from '../../agent/pipeline-evaluation-queue.js';
 import { toJsonOutput, type RunReport } from '../../agent/run-report.js';
 import type { SearchEvent } from '../../agent/search-events.js';
 import { STALL_POLICIES } from '../../agent/stall-detector.js';
-import { resolveProblemFiles } from '../../agent/suite.js';
 import { SuiteError } from '../../agent/suite-error.js';
 import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type ModelSettings } from '../../core/config.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from '../../core/verdict.js';
@@ -27,7 +29,7 @@ import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
 import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
@@ -37,6 +39,13 @@ import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { UsageError } from '../usage-error.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from '../eval-options.js';
 import { DEFAULT_GUARD_POLICY, GUARD_POLICIES, guardPolicyHelp, resolveGuardPolicy } from '../../core/guard-policy.js';
+import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { runOptimizeDryRun, type DryRunOptions } from '../optimize-dry-run.js';
+import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
+import { pythonExecutable } from '../python-executable.js';
+import { auditProblemFile } from '../../eval/problem-auditor.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 
@@ -66,6 +75,8 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   signals?: Pick<NodeJS.Process, 'on' | 'off'>;
   /** Ends the process at once on a second Ctrl-C. Default `process.exit`. */
   exit?: (code: number) => void;
+  /** `--dry-run`'s audit of one problem. Default: `auditProblemFile` (the worker's audit command). */
+  auditProblem?: DryRunOptions['auditProblem'];
 }
 
 
@@ -132,6 +143,9 @@ const flagsSchema = z.object({
   resume: z.string().min(1).optional(),
   config: z.string().min(1).optional(),
   json: z.boolean().default(false),
+  dryRun: z.boolean().default(false),
+  ...suiteFlagsShape,
+  logFormat: oneOf('--log-format', LOG_FORMATS).optional(),
   ...Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), positiveNumber(`--timeout-${stage}`).optional()])),
 });
 type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
@@ -140,6 +154,7 @@ type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
 const NEW_RUN_FLAGS = [
   ...['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency'],
   ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
+  ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
 ];
 
@@ -148,27 +163,40 @@ function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
   const flags: OptimizeFlags = parsed.data;
   if (flags.resume) {
-    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined);
+    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined && flags[name] !== false);
     if (problems.length > 0 || extra.length > 0) {
       throw new UsageError(`--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`);
     }
-  } else if (problems.length === 0) {
-    throw new UsageError('expected a problem file or folder: kforge optimize PROBLEM.py --provider NAME --model ID');
+  } else if (problems.length === 0 && !flags.problems) {
+    throw new UsageError('expected a problem file or folder (or --problems FILE): kforge optimize PROBLEM.py --provider NAME --model ID');
   }
   return flags;
 }
 
-/** Progress on stderr: a live view redrawn in place on a terminal, one logfmt line per event otherwise. */
-function progressWriter(stderr: TextSink, terminal: boolean): (event: SearchEvent) => void {
-  if (!terminal) return (event) => void stderr.write(`${progressLine(event)}\n`);
-  const view = new LiveProgress();
-  let drawn = 0;
-  return (event) => {
-    view.update(event);
-    const lines = view.lines();
-    stderr.write(`${drawn > 0 ? `\u001b[${drawn}A\u001b[0J` : ''}${lines.join('\n')}\n`);
-    drawn = lines.length;
-  };
+/** Search events that only a live view shows; the line-by-line form keeps one line per outcome. */
+const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-stage']);
+
+/** Progress on stderr: where the command writes notices, and where search events go. */
+interface ProgressOutput {
+  onEvent: (event: SearchEvent) => void;
+  /** A notice line (ends with a newline), written above a live view. */
+  notice: (text: string) => void;
+  /** Ends a live view, leaving its last frame. */
+  stop: () => void;
+}
+
+/** A live view redrawn in place on a terminal (fitted to its size), one logfmt line per event otherwise. */
+function progressOutput(io: CliIo, terminal: boolean): ProgressOutput {
+  const stderr = io.stderr;
+  if (!terminal) {
+    return {
+      onEvent: (event) => void (LIVE_ONLY_EVENTS.has(event.type) || stderr.write(`${progressLine(event)}\n`)),
+      notice: (text) => void stderr.write(text),
+      stop: () => undefined,
+    };
+  }
+  const view = new LiveProgressView({ stream: stderr as TerminalStream, colors: picocolors.createColors(io.color && !io.environment.NO_COLOR) });
+  return { onEvent: view.onEvent, notice: (text) => view.log(text), stop: () => view.stop() };
 }
 
 /** The request a new run's flags make. */
@@ -213,10 +241,14 @@ async function remoteDefaultBackend(io: CliIo, flags: OptimizeFlags, dependencie
   return backend;
 }
 
+/** Whether CUDA programs here see a GPU: nvidia-smi lists one and CUDA_VISIBLE_DEVICES hides none. */
+function gpusVisible(io: CliIo, gpus: DetectedGpu[]): boolean {
+  return gpus.length > 0 && !['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
+}
+
 /** The backend when none is asked for: cuda when a GPU is visible, else cpu (as `kforge eval` decides). */
 async function defaultBackend(io: CliIo, gpus: DetectedGpu[]): Promise<Backend> {
-  const hidden = ['', '-1'].includes(io.environment.CUDA_VISIBLE_DEVICES?.trim() ?? 'unset');
-  if (gpus.length > 0 && !hidden) return 'cuda';
+  if (gpusVisible(io, gpus)) return 'cuda';
   io.stderr.write('kforge optimize: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
   return 'cpu';
 }
@@ -233,12 +265,14 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const flags = parseFlags(rawOptions, problemArguments);
     const { config } = await (dependencies.loadConfig ?? loadConfig)(flags.config, { cwd: io.cwd });
     const storePath = resolveStorePath({ path: flags.store ?? config.store?.path, cwd: io.cwd });
+    if (flags.dryRun) return dryRun(io, flags, problemArguments, config, storePath);
     const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
     const controller = new AbortController();
     const signals = dependencies.signals ?? process;
+    const progress = progressOutput(io, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true);
     const onSignal = (): void => {
       if (controller.signal.aborted) return void (dependencies.exit ?? process.exit)(EXIT.cancelled);
-      io.stderr.write('kforge optimize: stopping; unfinished work stays in the store for --resume (Ctrl-C again to quit at once)\n');
+      progress.notice('kforge optimize: stopping; unfinished work stays in the store for --resume (Ctrl-C again to quit at once)\n');
       controller.abort();
     };
     signals.on('SIGINT', onSignal);
@@ -250,12 +284,13 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const plan = flags.resume
         ? (await loadRunPlan(store, flags.resume)).plan
         : buildOptimizePlan(
-            requestFromFlags({ ...flags, backend: flags.backend ?? config.evaluator?.backend ?? (await remoteDefaultBackend(io, flags, dependencies)) ?? (await defaultBackend(io, gpus)) }, await resolveProblemFiles(problemArguments, io.cwd), io.cwd, storePath),
+            requestFromFlags({ ...flags, backend: await chosenBackend(io, flags, config, gpus) }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath),
             config,
           );
       const { backend, deviceIndex } = plan.evaluation;
+      if (!flags.redis) assertBackendRunsHere(backend, gpusVisible(io, gpus), 'optimize');
       const gpuName = gpus[deviceIndex ?? 0]?.name;
-      const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+      const logger = createCliLogger(io, { format: flags.logFormat, write: progress.notice });
       const model = await createRunModel({ plan, settings: modelSettings(plan, config), store, ...(flags.resume ? { resumeRunId: flags.resume } : {}), ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}) });
       if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined)) throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
       remote = flags.redis
@@ -265,7 +300,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
         ? remote.evaluator
         : (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
             createLocalPipelinedEvaluator(
-              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) },
+              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
               // The run's requests name one device (`--device`); the pipeline's only device is that one.
               { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
             )));
@@ -277,13 +312,15 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
         ...(remote ? { queue: remote.queue } : evaluator instanceof PipelinedEvaluator ? { queue: new PipelineEvaluationQueue(evaluator) } : {}),
         evaluator,
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
-        onEvent: routeProblemEvents(model, progressWriter(io.stderr, dependencies.stderrIsTerminal ?? process.stderr.isTTY === true)),
+        onEvent: routeProblemEvents(model, progress.onEvent),
         signal: controller.signal,
       };
       const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
+      progress.stop();
       writeReport(report, flags.json, io);
       return report.status === 'stopped' ? EXIT.cancelled : 0;
     } finally {
+      progress.stop();
       signals.off('SIGINT', onSignal);
       signals.off('SIGTERM', onSignal);
       await remote?.close({ cancel: controller.signal.aborted });
@@ -292,9 +329,25 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     }
   };
 
+  /** `--dry-run`: the plan a new run would make, its problems audited; no store, no model, no evaluator. */
+  const dryRun = async (io: CliIo, flags: OptimizeFlags, problemArguments: string[], config: KforgeConfig, storePath: string): Promise<number> => {
+    const gpus = await (dependencies.detectGpus ?? detectGpus)();
+    const backend = await chosenBackend(io, flags, config, gpus);
+    const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+    return runOptimizeDryRun(io, plan, {
+      auditProblem: dependencies.auditProblem ?? auditProblemFile,
+      auditor: { python: pythonExecutable(io.environment), workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY, environment: io.environment },
+      json: flags.json,
+    });
+  };
+
+  /** The backend of a new run: the flag, the config, the connected workers' (--redis), else by the visible GPUs. */
+  const chosenBackend = async (io: CliIo, flags: OptimizeFlags, config: KforgeConfig, gpus: DetectedGpu[]): Promise<Backend> =>
+    flags.backend ?? config.evaluator?.backend ?? (await remoteDefaultBackend(io, flags, dependencies)) ?? (await defaultBackend(io, gpus));
+
   const command = program
     .command('optimize')
-    .description('search for the fastest correct kernel for one problem or a whole suite, with every step kept in the store')
+    .description(COMMAND_DESCRIPTIONS.optimize)
     .argument('[problems...]', 'problem files (KernelBench format) or folders of them')
     .option('--provider <name>', 'model provider: openai, anthropic, google, openai-compatible, vllm, sglang, ollama, llamacpp, deepseek, openrouter, files')
     .option('--model <id>', 'model id as the provider names it')
@@ -317,7 +370,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--redis <url>', 'evaluate through the Redis queue of `kforge worker` processes instead of on this machine (docs/workers.md)')
     .option('--queue <name>', 'queue name with --redis (default kforge)')
     .option('--remote-slots <n>', 'evaluations at once with --redis (default: the devices of the connected workers)')
@@ -328,7 +381,10 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
     .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
     .option('--config <path>', 'config file (default kforge.config.json when present)')
-    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout');
+    .option('--dry-run', 'print what would run (problems, input sizes, estimated memory, audit findings) without calling a model or writing the store')
+    .option('--json', 'print one JSON object { run_id, problems } and nothing else on stdout')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
+  addSuiteOptions(command);
   for (const stage of TIMEOUT_STAGES) {
     command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }

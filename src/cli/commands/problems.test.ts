@@ -57,7 +57,38 @@ describe('kforge problems list', () => {
   });
 });
 
+describe('kforge problems list: subsets', () => {
+  it('--filter, --limit and --problems FILE pick problems of the suite', async () => {
+    const names = async (args: string[]) => {
+      const outcome = await problems(['list', '--json', ...args]);
+      assert.equal(outcome.exitCode, 0, outcome.stderr);
+      return (JSON.parse(outcome.stdout) as { problems: Array<{ name: string }> }).problems.map((problem) => problem.name);
+    };
+    assert.deepEqual(await names(['--filter', 'relu']), ['01_relu', '02_conv_relu_maxpool']);
+    assert.deepEqual(await names(['--filter', 'level1/*', '--limit', '2']), ['01_relu', '02_gelu']);
+    const list = path.join(folder, 'subset.txt');
+    await writeFile(list, `${path.join(REPOSITORY_ROOT, 'problems', 'level2')}\n${path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py')}\n`);
+    assert.deepEqual(await names(['--problems', list, '--limit', '3']), ['02_gelu', '01_gemm_bias_gelu', '02_conv_relu_maxpool']);
+    const none = await problems(['list', '--filter', 'nothing-like-this']);
+    assert.deepEqual([none.exitCode, none.stderr.trim()], [2, 'kforge problems: no problem matches --filter nothing-like-this (of 18); it is matched against each problem\'s name and path']);
+    const bad = await problems(['list', '--limit', '0']);
+    assert.deepEqual([bad.exitCode, bad.stderr.trim()], [2, 'kforge problems: expected `--limit` to be a positive integer, got `0`']);
+  });
+});
+
 describe('kforge problems audit', () => {
+  it('--filter and --limit choose which problems are audited', async () => {
+    const seen: string[] = [];
+    const outcome = await problems(['audit', '--filter', 'level2', '--limit', '2', '--json'], {
+      auditProblem: async (file) => {
+        seen.push(path.relative(REPOSITORY_ROOT, file));
+        return { problemPath: file, findings: [], audit: null, durationMs: 1 };
+      },
+    });
+    assert.equal(outcome.exitCode, 0, outcome.stderr);
+    assert.deepEqual(seen, ['problems/level2/01_gemm_bias_gelu.py', 'problems/level2/02_conv_relu_maxpool.py']);
+  });
+
   it('audits shipped and malformed problems through the worker, and exits 1 on an error-level finding', { timeout: 900_000 }, async () => {
     // Two shipped problems whose cpu sizes are small (the audit of a 2^23-element problem can take
     // minutes on a loaded 2-core machine), and a malformed one.

@@ -1,9 +1,9 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { listCatalogProblems } from '../../agent/problem-catalog.js';
-import { resolveProblemFiles } from '../../agent/suite.js';
+import { selectProblems } from '../../agent/problem-selection.js';
 import { SuiteError } from '../../agent/suite-error.js';
 import { REPOSITORY_ROOT, WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
@@ -12,8 +12,10 @@ import type { FindingLevel, ProblemAudit } from '../../eval/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem-auditor.js';
 import { parseOverrides } from '../size-flags.js';
 import { toleranceFor } from '../../eval/tolerance.js';
+import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';
+import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
 import { UsageError } from '../usage-error.js';
 
 /** What `kforge problems` needs beyond its io; tests replace any of it. */
@@ -32,7 +34,7 @@ const positive = (flag: string, integer: boolean) =>
     error: (issue) => `expected \`${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${String(issue.input)}\``,
   }).transform(Number);
 
-const listOptionsSchema = z.object({ json: z.boolean().default(false) });
+const listOptionsSchema = z.object({ json: z.boolean().default(false), ...suiteFlagsShape });
 
 const auditOptionsSchema = z.object({
   preset: choice('--preset', PRESETS).default('cpu'),
@@ -42,6 +44,7 @@ const auditOptionsSchema = z.object({
   jobs: positive('--jobs', true).default(1),
   json: z.boolean().default(false),
   set: z.array(z.string()).default([]),
+  ...suiteFlagsShape,
 });
 
 function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
@@ -52,22 +55,7 @@ function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
 
 /** Left-aligned columns two spaces apart. */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
-}
-
-/** Problem files the arguments name: a file as it is, a folder's problems, the shipped suite for none. */
-async function problemFiles(inputs: readonly string[], cwd: string, suiteFolder: string): Promise<string[]> {
-  if (inputs.length === 0) return resolveProblemFiles([suiteFolder]);
-  const files: string[] = [];
-  for (const input of inputs) {
-    const absolute = path.resolve(cwd, input);
-    const info = await stat(absolute).catch(() => null);
-    if (!info) throw new UsageError(`no such file or folder: ${input}`);
-    files.push(...(info.isDirectory() ? await resolveProblemFiles([absolute]) : [absolute]));
-  }
-  return [...new Set(files)];
+  return formatTextTable([header, ...rows]).join('\n');
 }
 
 /** Runs `work` over the items, at most `jobs` at once; results in item order. */
@@ -91,7 +79,9 @@ function statusOf(audit: ProblemAudit): 'ok' | FindingLevel {
 
 async function runList(io: CliIo, rawOptions: unknown, dependencies: ProblemsCommandDependencies): Promise<number> {
   const options = parse(listOptionsSchema, rawOptions);
-  const problems = await listCatalogProblems(dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const catalog = await listCatalogProblems(dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const listed = options.problems ? new Set(await resolveSuite([], { problems: options.problems }, io.cwd)) : null;
+  const problems = selectProblems(listed ? catalog.filter((problem) => listed.has(problem.path)) : catalog, options, (problem) => problem.path, io.cwd);
   if (options.json) {
     io.stdout.write(`${JSON.stringify({ problems: problems.map(({ level, name, path: file, presets, summary }) => ({ level, name, path: file, presets, summary })) })}\n`);
     return 0;
@@ -103,7 +93,7 @@ async function runList(io: CliIo, rawOptions: unknown, dependencies: ProblemsCom
 
 async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, dependencies: ProblemsCommandDependencies): Promise<number> {
   const options = parse(auditOptionsSchema, rawOptions);
-  const files = await problemFiles(inputs, io.cwd, dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems'));
+  const files = await resolveSuite(inputs, options, io.cwd, [dependencies.suiteFolder ?? path.join(REPOSITORY_ROOT, 'problems')]);
   const auditorOptions: ProblemAuditorOptions = {
     python: pythonExecutable(io.environment),
     workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
@@ -151,7 +141,7 @@ function reportFailure(error: unknown, io: CliIo): number {
  * an error-level finding, 0 otherwise, 2 for misuse or a Python that cannot run the worker.
  */
 export function registerProblemsCommand(program: Command, dependencies: ProblemsCommandDependencies = {}): Command {
-  const problems = program.command('problems').description('the shipped problem suite: list it, or audit problems for faults a kernel could exploit');
+  const problems = program.command('problems').description(COMMAND_DESCRIPTIONS.problems);
   const act = (work: (io: CliIo) => Promise<number>) => async (): Promise<void> => {
     const io = resolveCliIo(dependencies);
     try {
@@ -160,12 +150,13 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
       io.setExitCode(reportFailure(error, io));
     }
   };
-  problems
+  const list = problems
     .command('list')
     .description('the shipped problems with their level, name and presets')
     .option('--json', 'print one JSON object { problems } on stdout')
     .action((rawOptions: unknown) => act((io) => runList(io, rawOptions, dependencies))());
-  problems
+  addSuiteOptions(list);
+  const audit = problems
     .command('audit')
     .description('run the worker\'s audit (does the problem load and run; does a trivial output pass its tolerance) on problem files')
     .argument('[paths...]', 'problem files or folders of them (default: the shipped suite)')
@@ -177,5 +168,6 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
     .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
+  addSuiteOptions(audit);
   return problems;
 }

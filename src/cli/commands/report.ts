@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { buildRunReport } from '../../server/report/report-data.js';
 import { REPORT_FORMATS, renderReport, reportFormatSchema } from '../../server/report/report-format.js';
@@ -60,7 +61,7 @@ async function run(io: CliIo, runId: string, rawOptions: unknown, dependencies: 
 export function registerReportCommand(program: Command, dependencies: ReportCommandDependencies = {}): Command {
   return program
     .command('report')
-    .description('a run\'s report: verdicts, fast_p, geometric-mean speedups, speed of light, tokens and cost, per problem and level')
+    .description(COMMAND_DESCRIPTIONS.report)
     .argument('<run-id>', 'a run id, as `kforge runs list` prints it')
     .option('--format <format>', `${REPORT_FORMATS.join(', ')} (default md)`)
     .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
@@ -134,7 +135,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
     }
   };
 
-  const runs = program.command('runs').description('list and inspect optimisation runs kept in the store');
+  const runs = program.command('runs').description(COMMAND_DESCRIPTIONS.runs);
   const storeHelp = `the store database (default ${DEFAULT_STORE_PATH} in the working directory)`;
 
   runs

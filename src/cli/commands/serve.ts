@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { watchLauncher, type LauncherWatch } from '../launcher-watch.js';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
@@ -83,6 +86,7 @@ const optionsSchema = z.object({
   rewardQueue: positiveCount('--reward-queue', 0).optional(),
   redis: z.string().min(1, 'expected `--redis` to be a Redis URL such as redis://127.0.0.1:6379').optional(),
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
+  logFormat: z.enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` }).optional(),
 });
 
 /** Whether `host` is this machine's loopback interface (nobody else can connect). */
@@ -126,7 +130,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   // The reward API always needs a token, on loopback too: the dashboard's, or one made up for it.
   const rewardToken = reward ? (token ?? makeToken()) : undefined;
   const storePath = resolveStorePath({ path: parsed.data.store, cwd: io.cwd });
-  const logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+  const logger = createCliLogger(io, { format: parsed.data.logFormat });
   const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
   if (!parsed.data.redis && parsed.data.queue !== undefined) throw new UsageError('`--queue` goes with `--redis URL`');
   let queue: JobQueue | undefined;
@@ -145,6 +149,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   // A person's edit from the dashboard is evaluated here: through the Redis queue with --redis, else
   // on this host's pipeline (build cache, host-wide GPU locks), which the command closes at the end.
   let local: PipelinedEvaluator | undefined;
+  let launcher: LauncherWatch | undefined;
   let evaluator: Evaluator;
   try {
     evaluator = remoteQueue
@@ -201,10 +206,12 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
       io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
     }
     dependencies.onListening?.(url);
-    await waitForSignal(dependencies.signals ?? process);
-    io.stderr.write('kforge serve: stopping\n');
+    launcher = watchLauncher({ environment: io.environment });
+    const stopped = await Promise.race([waitForSignal(dependencies.signals ?? process), launcher.gone.then(() => 'launcher')]);
+    io.stderr.write(stopped === 'launcher' ? 'kforge serve: stopping: npm, which started it, is gone\n' : 'kforge serve: stopping\n');
     return 0;
   } finally {
+    launcher?.stop();
     await app.close();
     await queue?.close({ cancel: true });
     await local?.close();
@@ -223,7 +230,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
 export function registerServeCommand(program: Command, dependencies: ServeCommandDependencies = {}): Command {
   return program
     .command('serve')
-    .description('the dashboard: runs, candidate trees, code, diffs, verdicts, timings; step in with hints, edits, stop and resume')
+    .description(COMMAND_DESCRIPTIONS.serve)
     .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
     .option('--host <address>', `address to listen on (default ${DEFAULT_SERVE_HOST}; any other needs a token)`)
     .option('--port <port>', `port to listen on (default ${DEFAULT_SERVE_PORT}; 0 picks a free one)`)
@@ -232,6 +239,7 @@ export function registerServeCommand(program: Command, dependencies: ServeComman
     .option('--reward-concurrency <n>', `reward evaluations handed to the evaluation queue at once (default ${REWARD_DEFAULTS.concurrency})`)
     .option('--redis <url>', 'evaluate reward requests and edits on the `kforge worker` processes of this Redis queue (docs/workers.md)')
     .option('--queue <name>', 'queue name with --redis (default kforge)')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
     .option('--reward-queue <n>', `reward evaluations that may wait for a slot before requests get 429 (default ${REWARD_DEFAULTS.maxWaiting})`)
     .action(async (rawOptions: unknown) => {
       const io = resolveCliIo(dependencies);

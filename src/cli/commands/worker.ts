@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
 import { detectVisibleCudaDevices } from '../../eval/cuda-devices.js';
@@ -51,6 +53,7 @@ const flagsSchema = z.object({
   stallTimeout: seconds('--stall-timeout').optional(),
   heartbeat: seconds('--heartbeat').optional(),
   cacheDir: z.string().min(1).optional(),
+  logFormat: z.enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` }).optional(),
 });
 type WorkerFlags = z.infer<typeof flagsSchema>;
 
@@ -107,8 +110,8 @@ function describeEvent(event: EvaluationWorkerEvent): string {
 async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerCommandDependencies): Promise<number> {
   const say = (line: string): void => void (io.stderr as TextSink).write(`kforge worker: ${line}\n`);
   const devices = await resolveDevices(flags, io, dependencies.visibleCudaDevices ?? ((environment) => detectVisibleCudaDevices(environment)));
-  const logger: Logger = pino({ level: io.environment.KFORGE_LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
-  const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { baselineCacheDirectory: flags.cacheDir } : {}) };
+  const logger: Logger = createCliLogger(io, { format: flags.logFormat });
+  const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) };
   const evaluator = (dependencies.createEvaluator ?? createWorkerEvaluator)(wiring);
   const dieOn = io.environment[TEST_DIE_ON_CANDIDATE_VARIABLE];
   let worker: EvaluationWorker;
@@ -163,7 +166,7 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
 export function registerWorkerCommand(program: Command, dependencies: WorkerCommandDependencies = {}): Command {
   return program
     .command('worker')
-    .description('evaluate jobs from a Redis queue on this host\'s GPUs (or CPU) until stopped (see docs/workers.md)')
+    .description(COMMAND_DESCRIPTIONS.worker)
     .option('--redis <url>', 'the Redis the coordinators use, e.g. redis://127.0.0.1:6379')
     .option('--gpus <list>', 'GPU indices this worker owns, e.g. 0,1 (default: every visible GPU); no two workers of a host may share one')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu); cuda and triton workers take jobs of both')
@@ -171,7 +174,8 @@ export function registerWorkerCommand(program: Command, dependencies: WorkerComm
     .option('--concurrency <n>', 'jobs at once on the cpu backend (default 1); GPU workers run one per GPU')
     .option('--stall-timeout <seconds>', `a job whose worker stops renewing its lock this long goes to another worker (default ${DEFAULT_STALL_TIMEOUT_MS / 1000})`)
     .option('--heartbeat <seconds>', `interval of the heartbeat and of the GPU lock renewal (default ${DEFAULT_HEARTBEAT_INTERVAL_MS / 1000})`)
-    .option('--cache-dir <dir>', 'folder of cached baselines (default: $KFORGE_CACHE_DIR/baselines or .kforge/baselines)')
+    .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
+    .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
     .action(async (rawOptions: unknown) => {
       const io = resolveCliIo(dependencies);
       try {

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { formatTextTable } from '../../core/text-table.js';
+import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { openRedisJobQueue, type BullmqJobQueue, type LaneJobCounts, type OpenRedisJobQueueOptions } from '../../eval/bullmq-job-queue.js';
 import type { LaneKind } from '../../eval/pipeline-lane.js';
@@ -48,9 +50,7 @@ export function formatWorkersReport(report: WorkersReport, nowMs: number): strin
     `${Math.max(0, Math.round((nowMs - Date.parse(worker.updatedAt)) / 1000))}s ago`,
     doing(worker),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ');
-  const table = report.workers.length === 0 ? [`no worker is connected to queue ${report.queue} (start one with: kforge worker --redis URL)`] : [line(header), ...rows.map(line)];
+  const table = report.workers.length === 0 ? [`no worker is connected to queue ${report.queue} (start one with: kforge worker --redis URL)`] : formatTextTable([header, ...rows]);
   const counts = (Object.entries(report.jobs) as Array<[LaneKind, LaneJobCounts]>).map(
     ([lane, jobs]) => `jobs ${report.queue}-${lane}: ${jobs.waiting + jobs.prioritized + jobs.delayed} waiting, ${jobs.active} active, ${jobs.completed} completed, ${jobs.failed} failed`,
   );
@@ -65,7 +65,7 @@ export function formatWorkersReport(report: WorkersReport, nowMs: number): strin
 export function registerWorkersCommand(program: Command, dependencies: WorkersCommandDependencies = {}): Command {
   return program
     .command('workers')
-    .description('list the workers connected to a Redis queue, their GPUs and what each is doing')
+    .description(COMMAND_DESCRIPTIONS.workers)
     .option('--redis <url>', 'the Redis the workers use, e.g. redis://127.0.0.1:6379')
     .option('--queue <name>', `queue name (default ${DEFAULT_QUEUE_NAME})`)
     .option('--json', 'print one JSON object { queue, workers, jobs }')

@@ -3,6 +3,7 @@ import type { ReportGroup, RunReportData } from '../api-schemas/report-schemas.j
 import { DASH, formatCost, formatCount, formatMs, formatSeconds, formatShare, formatSpeedup } from './report-numbers.js';
 import { barChartSvg, escapeXml, stackedBarSvg, stepChartSvg } from './svg-plots.js';
 import { VERDICT_COLORS, verdictLabel } from './verdict-colors.js';
+import { deviceTimeLabel } from './device-time-label.js';
 
 /** Categorical colours for one line per problem (Tableau 10). */
 const SERIES_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
@@ -15,8 +16,8 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;
 .scroll{overflow-x:auto}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 .meta{color:#57606a;margin:0 0 12px}table{border-collapse:collapse;width:100%;margin:8px 0}
-th,td{border-bottom:1px solid #eaeef2;padding:5px 7px;font-size:13px;text-align:right;white-space:nowrap}th{background:#f6f8fa;font-weight:600}
-td:first-child,th:first-child{text-align:left}.verdict{display:inline-block;padding:0 6px;border-radius:10px;color:#fff;font-size:12px}
+th,td{border-bottom:1px solid #eaeef2;padding:5px 6px;font-size:13px;text-align:right;white-space:nowrap}th{background:#f6f8fa;font-weight:600;white-space:normal;vertical-align:bottom}
+td:first-child,th:first-child{text-align:left}td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:12ch}.verdict{display:inline-block;padding:0 6px;border-radius:10px;color:#fff;font-size:12px}
 .note{color:#57606a;font-size:13px}figure{margin:16px 0}code{background:#f6f8fa;padding:1px 4px;border-radius:4px}
 @media print{body{margin:0}}`;
 
@@ -29,10 +30,10 @@ function htmlTable(header: string[], rows: string[][]): string {
     .join('')}</tbody></table></div>`;
 }
 
-function metricsTable(groups: readonly ReportGroup[]): string {
+function metricsTable(groups: readonly ReportGroup[], deviceTime: string): string {
   const fastHeaders = groups[0]?.fastP.map((row) => `fast_${row.p}`) ?? [];
   return htmlTable(
-    ['level', 'correct', ...fastHeaders, 'geomean vs eager', 'vs compile', 'vs best', 'speed of light', 'tokens in / out', 'cost', 'GPU time'],
+    ['level', 'correct', ...fastHeaders, 'geomean vs eager', 'vs compile', 'vs best', 'speed of light', 'tokens in / out', 'cost', deviceTime],
     groups.map((group) => [
       escapeXml(group.level),
       `${group.correctProblems}/${group.problems}`,
@@ -65,7 +66,7 @@ function plots(report: RunReportData): string {
       color: SERIES_COLORS[index % SERIES_COLORS.length] ?? '#4e79a7',
       points: problem.bestSoFar.map((point) => [point.evaluated, point.speedup] as const),
     })),
-    { title: 'Best speedup so far (vs best baseline) against candidates evaluated', xLabel: 'candidates evaluated', yUnit: 'x' },
+    { title: 'Best speedup so far (vs best baseline) against candidates evaluated', xLabel: 'candidates evaluated', yUnit: 'x', xIntegers: true },
   );
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
   const verdicts = stackedBarSvg(
@@ -90,7 +91,7 @@ export function renderHtmlReport(report: RunReportData): string {
   const { run } = report;
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
   const problems = htmlTable(
-    ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'eager', 'compile', 'speed of light', 'own share', 'correct / evaluated', 'tokens', 'cost', 'GPU time'],
+    ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'eager', 'compile', 'speed of light', 'own share', 'correct / evaluated', 'tokens', 'cost', deviceTimeLabel(run.backend)],
     report.problems.map((problem) => [
       escapeXml(problem.name),
       escapeXml(problem.level),
@@ -119,7 +120,7 @@ export function renderHtmlReport(report: RunReportData): string {
 started ${escapeXml(run.startedAt)}${run.finishedAt ? ` · finished ${escapeXml(run.finishedAt)}` : ''} · generated ${escapeXml(report.generatedAt)} from <code>${escapeXml(report.store)}</code></p>
 <h2>Metrics</h2>
 <p class="note"><code>fast_p</code>: the share of all problems (failures included) whose reported kernel is correct and more than p times faster than eager, then (after the slash) than the faster of eager and torch.compile. Geometric means are over correct problems. Speed of light: the problem's roofline bound over the kernel's median time, where the evaluator measured one.</p>
-${metricsTable(groups)}
+${metricsTable(groups, deviceTimeLabel(run.backend))}
 <h2>Plots</h2>
 ${plots(report)}
 <h2>Problems</h2>

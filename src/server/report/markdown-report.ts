@@ -1,5 +1,6 @@
 import type { ReportGroup, RunReportData } from '../api-schemas/report-schemas.js';
 import { DASH, formatCost, formatCount, formatMs, formatSeconds, formatShare, formatSpeedup } from './report-numbers.js';
+import { deviceTimeLabel } from './device-time-label.js';
 
 /** A cell with `|` and line breaks made safe for a Markdown table. */
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
@@ -44,12 +45,12 @@ export function renderMarkdownReport(report: RunReportData): string {
     '',
     `\`fast_p\`: share of all problems whose reported kernel is correct${run.guardPolicy ? ` under the guard policy \`${run.guardPolicy}\`` : ''} and more than p times faster (vs eager / vs the faster of eager and torch.compile). Geometric means are over correct problems. "own share": the reported kernel's own kernels' share of its traced call's time (attribution).`,
     '',
-    table(['level', 'correct', ...fastHeaders, 'geomean vs eager', 'vs compile', 'vs best', 'speed of light', 'tokens in / out', 'cost', 'GPU time'], groupRows(groups)),
+    table(['level', 'correct', ...fastHeaders, 'geomean vs eager', 'vs compile', 'vs best', 'speed of light', 'tokens in / out', 'cost', deviceTimeLabel(run.backend)], groupRows(groups)),
     '',
     '## Problems',
     '',
     table(
-      ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'speed of light', 'own share', 'correct / evaluated', 'tokens in / out', 'cost', 'GPU time'],
+      ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'speed of light', 'own share', 'correct / evaluated', 'tokens in / out', 'cost', deviceTimeLabel(run.backend)],
       report.problems.map((problem) => [
         problem.name,
         problem.level,

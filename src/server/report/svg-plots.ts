@@ -10,11 +10,16 @@ export function escapeXml(text: string): string {
 
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12"';
 
-/** Round numbers for an axis from 0 to at least `max`. */
-function ticks(max: number, count = 5): number[] {
+/**
+ * Round numbers for an axis from 0 to at least `max`. With `integers` (a count, such as candidates
+ * evaluated) every tick is a whole number: the step is at least 1 and never 2.5 times a power of ten.
+ */
+export function ticks(max: number, count = 5, integers = false): number[] {
   const raw = max / count;
   const magnitude = 10 ** Math.floor(Math.log10(raw || 1));
-  const step = [1, 2, 2.5, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate >= raw) ?? raw;
+  const factors = integers ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10];
+  const found = factors.map((factor) => factor * magnitude).find((candidate) => candidate >= raw) ?? raw;
+  const step = integers ? Math.max(1, Math.round(found)) : found;
   const values: number[] = [];
   for (let value = 0; value <= max + step * 0.001; value += step) values.push(Number(value.toPrecision(6)));
   if ((values.at(-1) ?? 0) < max) values.push(Number(((values.at(-1) ?? 0) + step).toPrecision(6)));
@@ -70,7 +75,7 @@ export interface Series {
 }
 
 /** Step lines (best so far) sharing one x axis, with a legend underneath. */
-export function stepChartSvg(series: readonly Series[], options: { title: string; xLabel: string; yUnit: string; width?: number }): string {
+export function stepChartSvg(series: readonly Series[], options: { title: string; xLabel: string; yUnit: string; width?: number; xIntegers?: boolean }): string {
   const width = options.width ?? 720;
   const left = 56;
   const top = 34;
@@ -80,7 +85,7 @@ export function stepChartSvg(series: readonly Series[], options: { title: string
   const height = top + plotHeight + 44 + legendRows * 18;
   const xs = series.flatMap((line) => line.points.map(([px]) => px));
   const ys = series.flatMap((line) => line.points.flatMap(([, py]) => (py === null ? [] : [py])));
-  const xAxis = ticks(Math.max(1, ...xs));
+  const xAxis = ticks(Math.max(1, ...xs), 5, options.xIntegers === true);
   const yAxis = ticks(Math.max(1, ...ys));
   const xMax = xAxis.at(-1) ?? 1;
   const yMax = yAxis.at(-1) ?? 1;

@@ -71,3 +71,10 @@ export function duration(fromIso: string, toIso: string | null): string {
   const minutes = ((toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso)) / 60_000;
   return minutes >= 120 ? `${(minutes / 60).toFixed(1)} h` : `${Math.max(0, Math.round(minutes))} min`;
 }
+
+/** What a run's device time is called: `CPU time` on the cpu backend, `GPU time` on cuda and triton, else `device time`. */
+export function deviceTimeLabel(backend: string | null | undefined): string {
+  if (backend === 'cpu') return 'CPU time';
+  if (backend === 'cuda' || backend === 'triton') return 'GPU time';
+  return 'device time';
+}

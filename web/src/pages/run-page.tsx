@@ -7,7 +7,7 @@ import { HintForm } from '../components/hint-form';
 import { Page } from '../components/layout';
 import { ErrorState, Loading } from '../components/states';
 import { api } from '../lib/api';
-import { cost, count, duration, seconds, share, speedup, time } from '../lib/format';
+import { cost, count, deviceTimeLabel, duration, seconds, share, speedup, time } from '../lib/format';
 import { Link, navigate, paths } from '../lib/router';
 import { withToken } from '../lib/token';
 import { useApi } from '../lib/use-api';
@@ -108,7 +108,7 @@ export function RunPage({ runId }: { runId: string }) {
         <Stat label="best speedup" value={speedup(run.totals.bestSpeedupVsBest)} note="vs the best baseline" />
         <Stat label="tokens" value={count(run.totals.inputTokens + run.totals.outputTokens)} note={`${count(run.totals.inputTokens)} in · ${count(run.totals.outputTokens)} out`} />
         <Stat label="cost" value={cost(run.totals.costUsd)} note={`${run.totals.modelCalls} model calls`} />
-        <Stat label="GPU time" value={seconds(run.totals.gpuSeconds)} note={`${run.totals.candidates} candidates`} />
+        <Stat label={deviceTimeLabel(run.backend)} value={seconds(run.totals.gpuSeconds)} note={`${run.totals.candidates} candidates`} />
       </div>
       <div className="two-col">
         <div className="panel">

@@ -64,7 +64,7 @@ export function RunsPage() {
             <tr>
               <th />
               <th>run</th><th>status</th><th>started</th><th>strategy</th><th>model</th><th>backend</th>
-              <th className="num">solved</th><th className="num">correct share</th><th className="num">best speedup</th><th className="num">tokens</th><th className="num">cost</th><th className="num">GPU time</th>
+              <th className="num">solved</th><th className="num">correct share</th><th className="num">best speedup</th><th className="num">tokens</th><th className="num">cost</th><th className="num">device time</th>
             </tr>
           </thead>
           <tbody>

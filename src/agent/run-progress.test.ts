@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { BudgetUsage } from './budget.js';
+import { RunProgress } from './run-progress.js';
+
+const usage: BudgetUsage = { candidates: 3, tokens: 1234, costUsd: 0.05, deviceMs: 2500, elapsedMs: 1000, bestSpeedup: 1.5 };
+const base = { problem: '01_relu', problemHash: 'a'.repeat(64), usage };
+
+test('a problem row follows its stage from the model call through each evaluation stage to its end', () => {
+  let now = 1_000;
+  const progress = new RunProgress(() => now);
+  progress.update({ type: 'run-started', runId: 'r1', problemCount: 2, resumed: false });
+  progress.update({ type: 'problem-started', ...base, index: 0, total: 2, strategy: 'refine' });
+  assert.equal(progress.snapshot().problems[0]!.stage, 'refine');
+  progress.update({ type: 'model-called', ...base });
+  assert.equal(progress.snapshot().problems[0]!.stage, 'asking the model');
+  now = 2_000;
+  progress.update({ type: 'candidate-stage', ...base, candidateId: 7, progress: { kind: 'stage-started', role: 'candidate', stage: 'build' } });
+  const building = progress.snapshot().problems[0]!;
+  assert.equal(building.stage, 'building #7');
+  assert.equal(building.usageAtMs, 2_000);
+  progress.update({ type: 'candidate-stage', ...base, candidateId: 7, progress: { kind: 'stage-started', role: 'candidate', stage: 'timing' } });
+  assert.equal(progress.snapshot().problems[0]!.stage, 'timing #7');
+  progress.update({ type: 'candidate-evaluated', ...base, candidateId: 7, verdict: 'correct', speedup: 1.5, deviceMs: 900, reused: false });
+  assert.equal(progress.snapshot().problems[0]!.last, '#7 correct 1.50x');
+  progress.update({ type: 'problem-finished', ...base, reason: 'target-speedup' });
+  const done = progress.snapshot().problems[0]!;
+  assert.equal(done.status, 'done');
+  assert.equal(done.stage, 'done: target reached');
+  progress.update({ type: 'run-finished', runId: 'r1', status: 'finished' });
+  assert.equal(progress.snapshot().status, 'finished');
+  assert.equal(progress.snapshot().total, 2);
+});
+
+test('replies that ran out read as such, never as a failed model call; a real failure says what failed', () => {
+  const progress = new RunProgress();
+  progress.update({ type: 'problem-started', ...base, index: 0, total: 1, strategy: 'refine' });
+  progress.update({ type: 'model-call-failed', ...base, message: 'The folder /r has no replies left.', exhausted: true });
+  progress.update({ type: 'problem-finished', ...base, reason: 'model-exhausted' });
+  const row = progress.snapshot().problems[0]!;
+  assert.equal(row.last, 'no replies left');
+  assert.equal(row.stage, 'done: no replies left');
+  assert.doesNotMatch(`${row.stage} ${row.last}`, /model call failed/);
+  const other = new RunProgress();
+  other.update({ type: 'model-call-failed', ...base, message: 'HTTP 503', exhausted: false });
+  assert.equal(other.snapshot().problems[0]!.last, 'model call failed: HTTP 503');
+});

@@ -1,0 +1,65 @@
+import type { EvaluationResult } from '../core/verdict.js';
+
+/** The first element outside tolerance, as the worker reports it on a trial (docs/worker-protocol.md). */
+interface FirstMismatch {
+  index: number[];
+  expected: number | string;
+  actual: number | string;
+  leaf?: number | null;
+}
+
+function isFirstMismatch(value: unknown): value is FirstMismatch {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return Array.isArray(candidate['index']) && ['number', 'string'].includes(typeof candidate['expected']) && ['number', 'string'].includes(typeof candidate['actual']);
+}
+
+/** A value with enough digits to tell two close floats apart: `0.1234568`, `-3.5e-7`, `nan`. */
+function formatValue(value: number | string): string {
+  if (typeof value === 'string') return value;
+  if (value === 0 || Number.isInteger(value)) return String(value);
+  return Math.abs(value) < 1e-4 || Math.abs(value) >= 1e6 ? value.toExponential(6) : String(Number(value.toPrecision(7)));
+}
+
+/**
+ * `first mismatch: trial 1 (seed 42), output[0, 3]: expected 0.25, got 1.5 (difference 1.25)` for
+ * the first failing trial that names one; null when none does (no mismatch, or an older worker).
+ */
+export function firstMismatchLine(result: EvaluationResult): string | null {
+  const trials = result.correctness?.trial_details ?? [];
+  const position = trials.findIndex((trial) => trial['passed'] === false && isFirstMismatch(trial['first_mismatch']));
+  if (position === -1) return null;
+  const trial = trials[position]!;
+  const first = trial['first_mismatch'] as FirstMismatch;
+  const leaf = first.leaf === null || first.leaf === undefined ? 'output' : `output leaf ${first.leaf}`;
+  const difference = typeof first.expected === 'number' && typeof first.actual === 'number' ? ` (difference ${formatValue(first.actual - first.expected)})` : '';
+  const seed = typeof trial['seed'] === 'number' ? ` (seed ${trial['seed']})` : '';
+  return `trial ${position + 1}${seed}, ${leaf}[${first.index.join(', ')}]: expected ${formatValue(first.expected)}, got ${formatValue(first.actual)}${difference}`;
+}
+
+/**
+ * What the guard wants a person to read beside the verdict: its notes (a problem the audit found
+ * trivial, a time near the speed of light, a failure at other sizes) and, when the problem's
+ * tolerance lets a trivial output pass, that the outputs were judged by a scale-aware metric.
+ */
+export function guardNoteLines(result: EvaluationResult): string[] {
+  const guard = result.guard;
+  if (!guard) return [];
+  const notes = Array.isArray(guard['notes']) ? guard['notes'].filter((note): note is string => typeof note === 'string') : [];
+  const audit = guard['audit'] as { degenerate?: unknown; passing?: unknown } | null | undefined;
+  if (audit?.degenerate === true && Array.isArray(audit.passing) && audit.passing.length > 0) {
+    notes.push(`the problem's tolerance lets a trivial output pass (${audit.passing.join(', ')}), so the outputs were also judged by their relative L2 error`);
+  }
+  return notes;
+}
+
+/** Lines torch prints on import that say nothing about the candidate (kept in the JSON's `stderr`, left out of the summary). */
+const NOISE = [/^No CUDA runtime is found, using CUDA_HOME=/];
+
+/** A process's output without torch's import-time noise. */
+export function withoutNoise(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .filter((line) => !NOISE.some((pattern) => pattern.test(line)))
+    .join('\n');
+}
