@@ -122,7 +122,8 @@ def evaluate(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
                               "policies": {}}
     for policy in args.policies:
         command = [*shlex.split(args.kforge), "eval", str(args.corpus / pair.problem), str(args.corpus / pair.candidate),
-                   "--backend", pair.backend, "--guard-policy", policy, "--json", *shlex.split(args.eval_args)]
+                   "--backend", pair.backend, "--guard-policy", policy, "--json", *shlex.split(args.eval_args),
+                   *shlex.split(args.policy_args.get(policy, ""))]
         ran = run(command, args.timeout, env)
         entry: Dict[str, Any] = {"command": ran["command"], "exit_code": ran["exit_code"], "wall_s": ran["wall_s"]}
         try:
@@ -243,6 +244,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1500, help="seconds per evaluation (default %(default)s)")
     parser.add_argument("--kforge", default="kforge", help="the kforge command (default %(default)s)")
     parser.add_argument("--eval-args", default="", help="more flags for every `kforge eval`, e.g. \"--perf-trials 50\"")
+    parser.add_argument("--policy-args", action="append", default=[], metavar="POLICY=FLAGS",
+                        help="more flags for one policy's evaluations, e.g. \"own-kernels=--no-timing\" (its verdict "
+                             "and attribution come from the correctness trials; repeatable)")
     parser.add_argument("--only", default="", help="evaluate only pairs whose label or candidate contains this text")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N pairs")
     parser.add_argument("--copy-to", type=Path, help="copy the listed files into this folder and exit")
@@ -250,6 +254,10 @@ def main() -> int:
     parser.add_argument("--python", default=os.environ.get("KFORGE_PYTHON", sys.executable), help="for --check-cpu")
     args = parser.parse_args()
     args.policies = [policy.strip() for policy in args.policies.split(",") if policy.strip()]
+    pairs_of_args = [entry.split("=", 1) for entry in args.policy_args]
+    if any(len(pair) != 2 or pair[0] not in args.policies for pair in pairs_of_args):
+        parser.error(f"expected --policy-args POLICY=FLAGS with POLICY one of {', '.join(args.policies)}")
+    args.policy_args = dict(pairs_of_args)
     args.corpus = args.corpus.resolve()
     pairs = [pair for pair in read_list(args.list) if args.only in pair.label or args.only in pair.candidate]
     if args.limit:
