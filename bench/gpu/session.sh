@@ -31,7 +31,9 @@ wait_s="${2:-540}"
 # Phases that time things run alone: on 2026-12-03 four phases at once (optimize, reward, cross,
 # guard) shared one GPU and host, and the optimize and guard records were spoiled by crashes nobody
 # could explain afterwards; alone, the next lease's runs of both had none.
-default_phases="env guard optimize throughput test-guard profile reward+cross eval"
+# The lease of the evening of 2026-12-03 (issues 15, 16, 17, 19, 20): the timing record alone first,
+# then the GPU tests, the corpus beside the sandbox's tests, the sizes record beside the CLI checks.
+default_phases="env timing test-guard+sandbox corpus sizes+cli-check sandbox-cost"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
@@ -72,13 +74,25 @@ run_phase() {
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
       profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
-      test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
+      test-guard) phase test-guard 300 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
       guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
       throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 15 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
       reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
+      timing) phase timing 480 "python3 bench/gpu/timing_record.py $state/timing --corpus .gpu-corpus/ScalingIntelligence+good-kernels --deadline-s 300 --knobs; \
+        for i in 1 2 3; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
+          --backend cuda --cross-check --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
+      corpus) phase corpus 330 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 300 \
+        --eval-args '--perf-trials 30' --policy-args own-kernels=--no-timing" ;;
+      sandbox) phase sandbox 300 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
+        KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
+      sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
+      sizes) phase sizes 330 "OUT=$state/sizes BATCH_LIMIT_S=200 CONCURRENT_LIMIT_S=110 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
+        kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
+        kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;
       torch2-suite) phase torch2-suite 600 "cd worker && python3 -m pytest -q -p no:cacheprovider -x -m 'not gpu' --durations=15" ;;
       *) note "unknown phase $name" ;;
     esac
@@ -88,7 +102,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
