@@ -62,6 +62,7 @@ export class DeviceMemoryGate {
   /** Starts sizing the evaluation at once; `scope` `reference` reserves only the reference role's share. */
   prepare(settings: EvaluationSettings, scope: 'evaluation' | 'reference'): PreparedRoom {
     const estimate = this.#options.enabled ? this.#estimate(settings) : null;
+    let warned = false;
     let deadlineMs: number | null = null;
     const remainingMs = (): number | null => (deadlineMs === null ? null : Math.max(0, deadlineMs - performance.now()));
     const startClock = (): void => {
@@ -73,7 +74,9 @@ export class DeviceMemoryGate {
         if (!estimate) return 0;
         const outcome = await estimate;
         if (!outcome.ok) {
-          this.#options.logger.warn({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
+          // Once per evaluation: room is asked for at the reference's start and again with the candidate's.
+          if (!warned) this.#options.logger.warn({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
+          warned = true;
           return UNSIZED_BYTES;
         }
         const capacity = await this.#capacity(device);

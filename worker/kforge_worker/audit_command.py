@@ -95,15 +95,22 @@ def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: f
     problem = load_problem(problem_path, preset, overrides)
     store = ReferenceStore(problem, device, dtype)
     audits = ToleranceAudits(lambda: ())
+    shapes: Dict[str, list] = {}
+
+    def trial(flat, inputs) -> None:
+        if not shapes:  # the first trial's inputs and outputs, described while they are alive
+            shapes.update(inputs=describe_tensors(inputs), outputs=describe_tensors(flat.leaves))
+        audits.add_trial(flat.leaves, inputs, atol, rtol)
+
     for seed in dict.fromkeys(seeds):
-        store.compute(seed, with_inputs=lambda flat, inputs: audits.add_trial(flat.leaves, inputs, atol, rtol))
+        store.compute(seed, with_inputs=trial)
     result = audits.finish(atol, rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
     return {"problem": problem_path, "preset": preset, "precision": precision, "device": str(device),
             "seeds": list(dict.fromkeys(seeds)), **({"problem_overrides": overrides} if overrides else {}),
             **summary(result),
-            "inputs": describe_tensors(inputs[0]) if inputs else [], "outputs": describe_tensors(records[0].output.leaves)}
+            "inputs": shapes.get("inputs", []), "outputs": shapes.get("outputs", [])}
 
 
 def main(argv: List[str]) -> int:
