@@ -16,7 +16,7 @@
  *
  * The problem is the tiny `test-support/fixtures/problems/scale-add.py` (sent inline); the
  * candidates are its plain-PyTorch honest candidate and, every fourth, its wrong one, each with a
- * distinct comment, under the `permissive` guard policy (nothing to compile).
+ * distinct comment, under the `pytorch` guard policy (nothing to compile).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
     [['problems', 'scale-add.py'], ['candidates', 'scale-add-correct.py'], ['candidates', 'scale-add-incorrect.py']].map((parts) => readFile(path.join(fixtures, ...parts), 'utf8')),
   );
   const runTag = randomBytes(4).toString('hex');
-  const options = { backend: args.backend, trials: args.trials, perfTrials: args['perf-trials'], warmupTrials: args['warmup-trials'], guardPolicy: 'permissive', shaping: 'log-speedup' };
+  const options = { backend: args.backend, trials: args.trials, perfTrials: args['perf-trials'], warmupTrials: args['warmup-trials'], guardPolicy: 'pytorch', shaping: 'log-speedup' };
   const bodies = Array.from({ length: args.cold }, (_, index) =>
     JSON.stringify({ problemSource, problemName: 'scale-add', candidateSource: `${index % 4 === 3 ? wrong : honest}\n# reward bench ${runTag} variant ${index}\n`, ...options }),
   );
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     const gpu = args.backend === 'cuda' && environment?.['device'] ? `${String(environment['device'])}, ` : '';
     const host = `${os.hostname()}: ${gpu}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
     const command = `node --import tsx bench/reward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-    const settings = { backend: args.backend, concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'permissive', shaping: 'log-speedup' };
+    const settings = { backend: args.backend, concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'pytorch', shaping: 'log-speedup' };
     const phases = [cold.phase, ...(warm ? [warm.phase] : []), ...(restarted ? [restarted.phase] : [])];
     const torch = String(environment?.['torch'] ?? '?');
     await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, environment, settings, phases }, null, 2)}\n`, 'utf8');

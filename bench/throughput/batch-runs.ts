@@ -27,7 +27,7 @@ export interface BenchSettings {
   trials: number;
   perfTrials: number;
   skipTiming?: boolean;
-  /** Guard policy of every request (the memory batch's plain-PyTorch candidates need `permissive`). */
+  /** Guard policy of every request (the memory batch's plain-PyTorch candidates need `pytorch`). */
   guardPolicy?: string;
   sizing?: Partial<PipelineSizing>;
   log: (line: string) => void;

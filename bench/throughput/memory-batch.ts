@@ -43,8 +43,8 @@ function sample(completed: number, startedAtMs: number): MemorySample {
 }
 
 /**
- * `count` distinct pure-PyTorch candidates (nothing to build; pass `guardPolicy: 'permissive'` so the
- * static guard does not reject them) through one job queue, fed the way a
+ * `count` distinct pure-PyTorch candidates (nothing to build; pass `guardPolicy: 'pytorch'` so that
+ * neither the static guard nor the own-work rule rejects them) through one job queue, fed the way a
  * search feeds it (at most `outstanding` submitted and unfinished), keeping only verdict counts,
  * with the orchestrator's memory sampled about 20 times.
  */

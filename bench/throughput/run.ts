@@ -105,7 +105,7 @@ const MEMORY_PROBLEM = path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'memory
 async function memoryOnly(count: number, settings: BenchSettings, out: string, measuredAt: string, load: ReturnType<typeof loadSampler>): Promise<void> {
   if (count < 1) throw new RangeError('expected `--memory-batch` to be at least 1 with `--memory-only`');
   load.phase('memory');
-  const memory = await runMemoryBatch(MEMORY_PROBLEM, count, { ...settings, trials: 1, skipTiming: true, guardPolicy: 'permissive' });
+  const memory = await runMemoryBatch(MEMORY_PROBLEM, count, { ...settings, trials: 1, skipTiming: true, guardPolicy: 'pytorch' });
   const loadByPhase = load.stop();
   const command = `node --import tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`;
   const host = `${os.hostname()}: ${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
@@ -168,7 +168,7 @@ async function main(): Promise<void> {
     load.phase('memory');
     const memory: MemoryFigures | null =
       args['memory-batch'] > 0
-        ? await runMemoryBatch(MEMORY_PROBLEM, args['memory-batch'], { ...settings, trials: 1, skipTiming: true, guardPolicy: 'permissive' })
+        ? await runMemoryBatch(MEMORY_PROBLEM, args['memory-batch'], { ...settings, trials: 1, skipTiming: true, guardPolicy: 'pytorch' })
         : null;
 
     const environment = pipelined.candidates.find((entry) => entry.environment)?.environment ?? null;

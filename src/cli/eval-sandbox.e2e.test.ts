@@ -18,7 +18,8 @@ import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
  * KFORGE_CACHE_DIR. The attacks aim at what only the parent's wiring protects (the orchestrator's
  * environment and cwd, the baseline and build caches it writes, the store); each must leave the
  * verdict honest and everything outside the candidate's scratch as it was. Then `KFORGE_SANDBOX=0`
- * must say so in the verdict. Pure-Python candidates: no extension is built.
+ * must say so in the verdict. Pure-Python candidates (no extension is built), judged under the
+ * `pytorch` guard policy, which does not require a kernel of their own.
  */
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 const probe = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 });
@@ -69,7 +70,7 @@ function staged(name: string): string {
 async function kforgeEval(candidate: string, extra: Record<string, string> = {}): Promise<{ result: EvaluationResult; printed: string }> {
   const run = await execa(
     process.execPath,
-    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, candidate, '--backend', 'cpu', '--trials', '2', '--perf-trials', '5', '--warmup', '1', '--guard-policy', 'permissive', '--json'],
+    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, candidate, '--backend', 'cpu', '--trials', '2', '--perf-trials', '5', '--warmup', '1', '--guard-policy', 'pytorch', '--json'],
     {
       reject: false,
       cwd: project,

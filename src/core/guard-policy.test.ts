@@ -11,32 +11,36 @@ import {
   GUARD_POLICY_ALIASES,
   guardPolicyNameSchema,
   POLICIES_REJECTING_PYTORCH,
+  POLICIES_WITHOUT_OWN_WORK_RULE,
   resolveGuardPolicy,
 } from './guard-policy.js';
 
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 
 /** The worker's own definition (worker/kforge_worker/policy.py), read by running it. */
-function workerPolicies(): { names: string[]; default: string; aliases: Record<string, string>; rejecting: string[] } {
+function workerPolicies(): { names: string[]; default: string; aliases: Record<string, string>; rejecting: string[]; ownWorkNoted: string[] } {
   const script = [
     'import json, sys',
     `sys.path.insert(0, ${JSON.stringify(path.join(REPOSITORY_ROOT, 'worker'))})`,
     'from kforge_worker import policy',
     'names = policy.policy_names()',
     'rejecting = [name for name in names if policy.rejects_pytorch_compute(policy.load_policy(name))]',
-    'print(json.dumps({"names": names, "default": policy.DEFAULT_POLICY, "aliases": policy.POLICY_ALIASES, "rejecting": rejecting}))',
+    'noted = [name for name in names if not policy.requires_own_work(policy.load_policy(name))]',
+    'print(json.dumps({"names": names, "default": policy.DEFAULT_POLICY, "aliases": policy.POLICY_ALIASES, "rejecting": rejecting, "ownWorkNoted": noted}))',
   ].join('\n');
   const run = spawnSync(PYTHON, ['-c', script], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   return JSON.parse(run.stdout) as ReturnType<typeof workerPolicies>;
 }
 
-test('the policy names, default, aliases and PyTorch-rejecting policies agree with the worker', () => {
+test('the policy names, default, aliases, PyTorch-rejecting and own-work-waiving policies agree with the worker', () => {
   const worker = workerPolicies();
   assert.deepEqual([...GUARD_POLICIES], worker.names);
   assert.equal(DEFAULT_GUARD_POLICY, worker.default);
   assert.deepEqual({ ...GUARD_POLICY_ALIASES }, worker.aliases);
   assert.deepEqual([...POLICIES_REJECTING_PYTORCH], worker.rejecting);
+  assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], worker.ownWorkNoted);
+  assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], ['pytorch'], 'SPEC.md section 8: every other policy rejects a candidate whose own kernel did not run');
 });
 
 test('an alias resolves to the policy it now means, an unknown name to nothing', () => {
@@ -45,11 +49,11 @@ test('an alias resolves to the policy it now means, an unknown name to nothing',
   assert.equal(resolveGuardPolicy('lenient'), undefined);
   assert.equal(effectiveGuardPolicy(undefined), 'kernelbench');
   assert.equal(effectiveGuardPolicy('default'), 'own-kernels');
-  assert.deepEqual(ACCEPTED_GUARD_POLICY_NAMES, ['kernelbench', 'own-kernels', 'strict', 'permissive', 'default']);
+  assert.deepEqual(ACCEPTED_GUARD_POLICY_NAMES, ['kernelbench', 'own-kernels', 'strict', 'permissive', 'pytorch', 'default']);
 });
 
 test('a bad policy name is refused with the choices and the value', () => {
   const parsed = guardPolicyNameSchema('--guard-policy').safeParse('lenient');
   assert.equal(parsed.success, false);
-  assert.equal(parsed.error?.issues[0]?.message, 'expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, got "lenient"');
+  assert.equal(parsed.error?.issues[0]?.message, 'expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, pytorch, got "lenient"');
 });

@@ -47,11 +47,12 @@ test('a candidate that never reached its traced call gets an attribution that sa
   assert.equal(attributionLine(missing), 'attribution not measured: rejected before its traced call');
 });
 
-test('a substituted operator rejects under own-kernels and strict, and is reported under kernelbench', () => {
+test('a substituted operator rejects under own-kernels and strict, and is reported under the other policies', () => {
   const attribution = buildAttribution(measured([{ op: 'aten::_softmax', ms: 0.9 }], 0.1), reference('aten::exp', 'aten::div'), 'unused');
   const correct = { verdict: 'correct' as const, reasons: [] };
   assert.equal(applySubstitution(correct, attribution, 'kernelbench'), correct);
   assert.equal(applySubstitution(correct, attribution, 'permissive'), correct);
+  assert.equal(applySubstitution(correct, attribution, 'pytorch'), correct);
   const rejected = applySubstitution(correct, attribution, 'own-kernels');
   assert.equal(rejected.verdict, 'rejected');
   assert.equal(rejected.reasons[0]?.check, 'substituted-op');

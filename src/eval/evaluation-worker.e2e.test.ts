@@ -3,7 +3,7 @@
  * (free loopback port, temporary folder, append-only file), two `kforge worker` processes on the
  * cpu backend (restarted when they die, as a supervisor would), and BullmqJobQueue coordinators
  * (in this process, and one as a child process). The candidates are plain PyTorch (nothing to
- * build) under the permissive guard policy, correctness only; some sleep at import so that a job
+ * build) under the `pytorch` guard policy, correctness only; some sleep at import so that a job
  * is still running when something is killed. Proves: jobs spread over both workers; a worker
  * killed mid-job has its job retried by the other, and the result arrives once; a coordinator
  * killed mid-run loses and duplicates nothing; a Redis restart mid-run is survived; a candidate
@@ -46,7 +46,7 @@ function payload(tag: string, sleepSeconds: number, name = `${tag}.py`): Evaluat
   return createJobPayload({
     problem: { name: 'scale-add.py', source: problemSource },
     candidate: { name, source },
-    options: { backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench', trials: 2, skipTiming: true, guardPolicy: 'permissive' },
+    options: { backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench', trials: 2, skipTiming: true, guardPolicy: 'pytorch' },
   });
 }
 

@@ -41,7 +41,7 @@ export interface EvaluationRequest {
   timeoutsSeconds?: Partial<StageTimeoutsSeconds>;
   /** Device index on multi-GPU hosts (`cuda:N`). Default 0. */
   deviceIndex?: number;
-  /** Guard policy: a shipped policy's name (src/core/guard-policy.ts: `kernelbench`, `own-kernels`, `strict`, `permissive`; the alias `default` means `own-kernels`). Default `kernelbench`. */
+  /** Guard policy: a shipped policy's name (src/core/guard-policy.ts: `kernelbench`, `own-kernels`, `strict`, `permissive`, `pytorch`; the alias `default` means `own-kernels`). Default `kernelbench`. */
   guardPolicy?: string;
   /** Also check correctness at other problem sizes (`--shapes`): reported, and a gate with `shapesGate`. */
   shapes?: boolean;

@@ -71,9 +71,9 @@ describe('InProcessJobQueue over the PipelinedEvaluator with the real worker', {
           tolerance: 'kernelbench',
           perfTrials: 20,
           warmupTrials: 2,
-          // These candidates are plain PyTorch on purpose: the permissive policy records the static
-          // guard's findings without rejecting them.
-          guardPolicy: 'permissive',
+          // These candidates are plain PyTorch on purpose: the `pytorch` policy records the static
+          // guard's findings and requires no kernel of their own.
+          guardPolicy: 'pytorch',
         },
         { jobId },
       );

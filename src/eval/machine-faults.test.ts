@@ -87,7 +87,7 @@ describe('kforge eval when the reference runs out of memory (real workers)', () 
     await program.parseAsync([
       'node', 'kforge', 'eval',
       fixturePath('machine-faults', 'reference-out-of-memory.py'), fixturePath('machine-faults', 'relu-candidate.py'),
-      '--backend', 'cpu', '--json', '--no-timing', '--trials', '1', '--guard-policy', 'permissive',
+      '--backend', 'cpu', '--json', '--no-timing', '--trials', '1', '--guard-policy', 'pytorch',
     ]);
     assert.equal(seen.exitCode, 2, seen.stderr);
     assert.equal(seen.stdout, '', 'no verdict is printed');

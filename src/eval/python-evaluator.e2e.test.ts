@@ -40,8 +40,8 @@ async function evaluate(candidate: string, overrides: Partial<EvaluationRequest>
     perfTrials: 20,
     warmupTrials: 2,
     // The fixtures are pure PyTorch: they exercise the evaluator's stages, not the guard, so the
-    // permissive policy records the static guard's findings without rejecting them.
-    guardPolicy: 'permissive',
+    // `pytorch` policy records the static guard's findings and requires no kernel of their own.
+    guardPolicy: 'pytorch',
     ...overrides,
   });
   const valid = evaluationResultSchema.safeParse(result);

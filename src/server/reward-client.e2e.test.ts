@@ -70,7 +70,7 @@ fixtures = os.environ["FIXTURES"]
 read = lambda *parts: open(os.path.join(fixtures, *parts)).read()
 problem = read("problems", "scale-add.py")
 correct = read("candidates", "scale-add-correct.py")
-options = dict(backend="cpu", perf_trials=12, warmup_trials=2, guard_policy="permissive")
+options = dict(backend="cpu", perf_trials=12, warmup_trials=2, guard_policy="pytorch")
 fence = chr(96) * 3
 shaping = {"name": "log-speedup", "params": {"penalties": {"rejected": -2, "invalid_input": -1.5}}}
 

@@ -1,7 +1,7 @@
 """The request's optional `guard` object: `{"policy": name-or-object, "gate_specialisation": false}`.
 
 `policy` is a shipped policy's name (`kernelbench`, the default; `own-kernels`, `strict`,
-`permissive`; the former name `default` means `own-kernels`) or a policy object as
+`permissive`, `pytorch`; the former name `default` means `own-kernels`) or a policy object as
 :func:`kforge_worker.policy.load_policy` accepts it (a partial object names a `base`). A policy
 that does not load, an unknown key or a value of the wrong type is the parent's fault
 (ProtocolError, exit status 2).

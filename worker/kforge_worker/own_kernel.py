@@ -7,8 +7,8 @@ correctness trial (kernel_trace.py; name → launches) and the kernels the candi
 - `passed` when at least one launched kernel is the candidate's own (kernel_names.py says how
   names are matched); the message names the own kernels with their launch counts and lists the
   others (vendor libraries, PyTorch's glue kernels), which are allowed beside an own kernel;
-- otherwise `reject` under every policy that enforces (policy.requires_own_work: `kernelbench`,
-  `own-kernels`, `strict`), `note` under `permissive` (`enforce: false`) or with
+- otherwise `reject` under every policy whose `own_work` is `"reject"` (policy.requires_own_work:
+  every shipped policy but `pytorch`), `note` under `pytorch` (`own_work: "note"`) or with
   `severity: {"own-kernel": "note"}`. This
   covers a candidate that built no kernel at all, and one whose only kernels are a vendor
   library's: they are the kernels PyTorch's own operators launch too.
@@ -30,7 +30,8 @@ NAMED_KERNELS = 6
 
 def severity(policy: Mapping[str, Any], check: str = CHECK) -> str:
     """`reject` or `note` when no kernel of the candidate's own ran (or a fallback ran instead):
-    reject under every policy that enforces, unless its `severity` override for `check` says note."""
+    reject under every policy whose `own_work` is `"reject"`, unless its `severity` override for
+    `check` says note."""
     if not requires_own_work(policy):
         return "note"
     return policy.get("severity", {}).get(check, "reject")

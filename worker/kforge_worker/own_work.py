@@ -1,6 +1,6 @@
 """Did the candidate's own code do the work of the traced call? The run-time rules that hold under
-every policy that enforces (policy.requires_own_work: `kernelbench`, `own-kernels`, `strict`;
-`permissive` records them as notes), decided from what ran, never from how the source reads:
+every policy whose `own_work` is `"reject"` (policy.requires_own_work: every shipped policy but
+`pytorch`, which records them as notes), decided from what ran, never from how the source reads:
 
 - **a fallback ran** (`silent-fallback`): an extension function of the candidate's raised during
   the traced call (extension_calls.py) and forward still returned an answer;

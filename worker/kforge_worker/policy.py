@@ -17,18 +17,35 @@ a test on each side):
   name here so stored runs and configuration files keep their meaning.)
 - ``strict``: ``own-kernels`` without vendor libraries, and native low-precision arithmetic in
   an fp32 run rejected.
-- ``permissive``: every finding recorded, none rejected for PyTorch use or for the absence of a
-  kernel of the candidate's own (for timing plain PyTorch); the other run-time checks still reject.
+- ``permissive``: every static finding recorded, none rejected, and PyTorch compute that ran (beside
+  a kernel of the candidate's own) reported, never rejected; the run-time checks still reject,
+  the own-work rule below included.
+- ``pytorch``: ``permissive`` without the own-work rule (``own_work: "note"``): for measuring a
+  PyTorch program as a candidate (a PyTorch-level rewrite compared with its reference, the
+  project's own fast tests and benchmarks, which build nothing). Every other run-time check
+  (stale output, timing tampering, deferred work, input mutation, ...) still rejects.
 
-Under every policy but ``permissive``, a candidate is rejected when no kernel of its own ran or a
-fallback path ran instead of its kernel; that is decided from what ran (docs/guard.md).
+Under every policy but ``pytorch`` (every policy whose ``own_work`` is ``"reject"``), a candidate
+is rejected when no kernel of its own ran or a fallback path ran instead of its kernel; that is
+decided from what ran (docs/guard.md, own_work.py, own_kernel.py).
 
 Fields
 ------
 name : str
     Identifier quoted in every message ("the policy `own-kernels` rejects ...").
 enforce : bool
-    ``False`` records every finding as a ``note`` and rejects nothing (the ``permissive`` policy).
+    ``False`` records every static finding as a ``note`` (``permissive`` and ``pytorch``); the
+    run-time checks are unaffected, and whether the candidate's own work is required is
+    ``own_work``'s to say.
+own_work : "reject" | "note"
+    Severity of the own-work rule (own_work.py, own_kernel.py): no kernel of the candidate's own
+    ran during the traced call (``own-kernel``; on cpu also a candidate without native code whose
+    forward handed the work to PyTorch, or whose output is PyTorch's computation from the inputs:
+    ``torch-fallback``), or a fallback path ran instead of its kernel (``silent-fallback``).
+    ``"reject"`` in every shipped policy but ``pytorch``. A ``severity`` override for one of those
+    checks can still turn it into a note under ``"reject"``; under ``"note"`` they are notes. A
+    complete policy without this field (one written before it existed) means ``"reject"``, the
+    rule SPEC.md section 8 sets for every policy.
 forward_torch : "glue" | "any"
     ``"glue"``: ``forward`` (and what it calls) may use only the torch functions, namespaces and
     tensor methods listed below; any other torch compute is a ``torch-fallback`` rejection.
@@ -48,7 +65,7 @@ vendor_libraries : list[str]
     A call into a library not listed is a ``library-policy`` rejection.
 aten_compute_in_native : bool
     Whether C++ sources may call ATen/LibTorch compute ops (``at::matmul``, ``torch::softmax``,
-    ``input.sum()``): ``True`` in ``kernelbench`` and ``permissive`` (reported), ``False`` in
+    ``input.sum()``): ``True`` in ``kernelbench``, ``permissive`` and ``pytorch`` (reported), ``False`` in
     ``own-kernels`` and ``strict`` (the operator seen at run time is a ``torch-fallback``).
 precision_downgrade : "reject" | "note"
     Severity of a cast below the run precision in Python (``.half()`` in an fp32 run) and of
@@ -148,6 +165,7 @@ DEFAULT_ENVIRONMENT_KEYS = (
 _OWN_KERNELS: dict[str, Any] = {
     "name": "own-kernels",
     "enforce": True,
+    "own_work": "reject",
     "forward_torch": "glue",
     "glue_torch_functions": list(GLUE_TORCH_FUNCTIONS),
     "glue_torch_namespaces": list(GLUE_TORCH_NAMESPACES),
@@ -181,6 +199,11 @@ _PERMISSIVE_OVERRIDES: dict[str, Any] = {
     "precision_downgrade": "note",
 }
 
+_PYTORCH_OVERRIDES: dict[str, Any] = {
+    "name": "pytorch",
+    "own_work": "note",
+}
+
 
 class PolicyError(ValueError):
     """A policy that cannot be used; the message names the field and the bad value."""
@@ -200,7 +223,7 @@ def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, 
 
 #: The shipped policies' names, in the order they are listed to users (the same list as
 #: `GUARD_POLICIES` in src/core/guard-policy.ts).
-POLICY_NAMES = ("kernelbench", "own-kernels", "strict", "permissive")
+POLICY_NAMES = ("kernelbench", "own-kernels", "strict", "permissive", "pytorch")
 #: The policy a request without one is judged under.
 DEFAULT_POLICY = "kernelbench"
 #: Former names still accepted, and the policy each now means (`default` was today's own-kernels).
@@ -211,6 +234,7 @@ BUILTIN_POLICIES: dict[str, dict[str, Any]] = {
     "own-kernels": copy.deepcopy(_OWN_KERNELS),
     "strict": _merged(_OWN_KERNELS, _STRICT_OVERRIDES),
     "permissive": _merged(_OWN_KERNELS, _PERMISSIVE_OVERRIDES),
+    "pytorch": _merged(_merged(_OWN_KERNELS, _PERMISSIVE_OVERRIDES), _PYTORCH_OVERRIDES),
 }
 
 
@@ -226,15 +250,16 @@ def canonical_name(name: str) -> str:
 
 def rejects_pytorch_compute(policy: Mapping[str, Any]) -> bool:
     """Whether PyTorch compute that ran (in forward or inside the extension) is a rejection:
-    `own-kernels` and `strict` yes; `kernelbench` and `permissive` report it."""
+    `own-kernels` and `strict` yes; `kernelbench`, `permissive` and `pytorch` report it."""
     return bool(policy.get("enforce", True)) and policy.get("forward_torch") == "glue" \
         and not policy.get("aten_compute_in_native", False)
 
 
 def requires_own_work(policy: Mapping[str, Any]) -> bool:
-    """Whether a candidate is rejected when no kernel of its own ran or a fallback ran instead:
-    every policy that enforces (all shipped ones but `permissive`)."""
-    return bool(policy.get("enforce", True))
+    """Whether a candidate is rejected when no kernel of its own ran or a fallback ran instead: the
+    policy's `own_work` field (`"reject"` in every shipped policy but `pytorch`; a policy without
+    the field means `"reject"`)."""
+    return policy.get("own_work", "reject") == "reject"
 
 
 def _require(condition: bool, field: str, expected: str, value: Any) -> None:
@@ -251,6 +276,7 @@ def _string_list(policy: Mapping[str, Any], field: str) -> None:
 def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     """Check every field of a complete policy; return a deep copy or raise :class:`PolicyError`."""
     _require(isinstance(policy, Mapping), "<policy>", "an object", policy)
+    policy = {**policy, "own_work": policy.get("own_work", "reject")}
     missing = [key for key in _OWN_KERNELS if key not in policy]
     if missing:
         raise PolicyError(f"policy is missing field(s) {', '.join(missing)}; give a `base` policy "
@@ -272,7 +298,7 @@ def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
                  f"a list drawn from {', '.join(KNOWN_VENDOR_LIBRARIES)}", library)
     _require(isinstance(policy["aten_compute_in_native"], bool), "aten_compute_in_native",
              "true or false", policy["aten_compute_in_native"])
-    for field in ("precision_downgrade", "native_low_precision"):
+    for field in ("own_work", "precision_downgrade", "native_low_precision"):
         _require(policy[field] in SEVERITIES, field, '"reject" or "note"', policy[field])
     severity = policy["severity"]
     _require(isinstance(severity, Mapping), "severity", "an object of check id to severity", severity)

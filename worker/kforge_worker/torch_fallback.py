@@ -6,7 +6,7 @@ dispatched (dispatch_trace.py) and returns a :class:`Finding`:
 - compute operators of PyTorch (dispatch_ops.py: anything that is not shape, view, copy or
   allocation glue under the policy) make it `reject` under a policy that rejects PyTorch compute
   (policy.rejects_pytorch_compute: `own-kernels`, `strict`), or `note` where the policy allows it
-  and reports it (`kernelbench`, `permissive`: `forward_torch: any`, `aten_compute_in_native:
+  and reports it (`kernelbench`, `permissive`, `pytorch`: `forward_torch: any`, `aten_compute_in_native:
   true` — the trace cannot tell Python from C++ callers — `enforce: false`, or a `severity`
   override for `torch-fallback`);
 - **bookkeeping**: a compute operator none of whose calls touched a tensor of more than

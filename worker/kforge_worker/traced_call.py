@@ -131,15 +131,19 @@ class TracedCallChecks:
         findings = [judge(trace.counts(), self.policy, elements, where), self._other_threads(elements, where)]
         if trace.errors:
             findings[0].message += f" ({trace.errors} operator call(s) could not be measured)"
+        noted = []  # own-work notes of `torch-fallback`, kept in its one entry (a policy such as `pytorch`)
         for outcome in self._own_work(trace, output, findings, where):
             if outcome.status == "reject":
                 raise StageFailure("rejected", outcome.check, outcome.message)
-            self.log.record(outcome.check, outcome.status, outcome.message)
+            if outcome.check == "torch-fallback":
+                noted.append(outcome.message)
+            else:
+                self.log.record(outcome.check, outcome.status, outcome.message)
         for finding in findings:
             if finding.status == "reject":
                 raise StageFailure("rejected", "torch-fallback", finding.message)
-        status = "note" if any(finding.status == "note" for finding in findings) else "passed"
-        self.log.record("torch-fallback", status, "; ".join(finding.message for finding in findings))
+        status = "note" if noted or any(finding.status == "note" for finding in findings) else "passed"
+        self.log.record("torch-fallback", status, "; ".join([finding.message for finding in findings] + noted))
 
     def _own_work(self, trace: DispatchRecorder, output: Any, findings: List[Finding],
                   where: str) -> List[own_work.Outcome]:

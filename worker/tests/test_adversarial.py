@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kforge_worker.kernel_trace import all_threads_config
+from kforge_worker.policy import DEFAULT_POLICY, POLICY_NAMES
 from verdicts import generalisation_failures, reported_figure, substituted_ops, verdict
 from worker_process import evaluate
 
@@ -28,9 +29,9 @@ CPU_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cpu"]
 MISSING = {"profiler-all-threads": all_threads_config()[1]}
 GATED = [case for case in CPU_CASES if case.get("gate") == "generalisation"]
 GATE_GUARD = {"policy": "kernelbench", "gate_specialisation": True}
-#: Cases with a verdict per policy, each run once more under every policy but the default.
+#: Cases with a verdict per policy, each run once more under every shipped policy but the default.
 POLICY_CASES = [case for case in CPU_CASES if "policies" in case]
-OTHER_POLICIES = ("own-kernels", "strict", "permissive")
+OTHER_POLICIES = tuple(name for name in POLICY_NAMES if name != DEFAULT_POLICY)
 POLICY_RUNS = [(case, policy) for case in POLICY_CASES for policy in OTHER_POLICIES]
 
 
@@ -161,6 +162,12 @@ def test_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
         result.failures, result.candidate.stderr[-2000:])
     assert result.message("candidate", "guard")["policy"] == policy
     assert result.exit_codes == {"reference": 0, "candidate": 0}
+
+
+@pytest.mark.parametrize("case", [case for case in MANIFEST["cases"] if "policies" in case],
+                         ids=[case["file"] for case in MANIFEST["cases"] if "policies" in case])
+def test_a_policy_case_gives_its_verdict_under_every_shipped_policy(case):
+    assert list(case["policies"]) == list(POLICY_NAMES)
 
 
 @pytest.mark.parametrize("case", POLICY_CASES, ids=[case["file"] for case in POLICY_CASES])

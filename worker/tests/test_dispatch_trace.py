@@ -3,7 +3,7 @@ dispatch trace (dispatch_trace.py) and its judgement (torch_fallback.py).
 
 End to end (both worker processes) the check is exercised by the adversarial corpus
 (test_adversarial.py: c06c, c06d, h06d and every honest case under the default policy) and by
-test_guard_dynamic.py (permissive: a note).
+test_guard_dynamic.py (pytorch: a note).
 """
 
 import importlib.util
@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode
 
 from kforge_worker.dispatch_ops import COMPUTE, GLUE, GLUE_ATEN, OWN, classify, glue_operators, operator_name
 from kforge_worker.dispatch_trace import _depth, record_dispatch, traced_call
-from kforge_worker.policy import load_policy
+from kforge_worker.policy import POLICY_NAMES, load_policy
 from kforge_worker.static_guard import COMPUTE_FUNCTIONS
 from kforge_worker.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
 
@@ -34,7 +34,7 @@ DEFAULT_GLUE = glue_operators(load_policy("own-kernels"))
     "aten::mean.dim", "aten::native_layer_norm", "aten::exp", "aten::where.self", "aten::clamp_min",
     "aten::cat", "aten::stack", "aten::randn", "aten::normal_", "prims::mul", "torchvision::nms",
 ])
-@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict", "permissive"])
+@pytest.mark.parametrize("policy", POLICY_NAMES)
 def test_compute_operators_are_compute_under_every_shipped_policy(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == COMPUTE
 
@@ -50,7 +50,7 @@ def test_compute_operators_are_compute_under_every_shipped_policy(name, policy):
     "aten::_local_scalar_dense", "aten::index.Tensor", "aten::index_put_", "aten::record_stream",
     "aten::sym_size.int", "aten::resize_",
 ])
-@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict", "permissive"])
+@pytest.mark.parametrize("policy", POLICY_NAMES)
 def test_shape_view_copy_and_allocation_operators_are_glue(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == GLUE
 
@@ -189,7 +189,7 @@ def test_the_message_names_each_operator_and_its_count():
 
 
 @pytest.mark.parametrize("policy, level", [
-    ("own-kernels", "reject"), ("strict", "reject"), ("kernelbench", "note"), ("permissive", "note"),
+    ("own-kernels", "reject"), ("strict", "reject"), ("kernelbench", "note"), ("permissive", "note"), ("pytorch", "note"),
     ({"base": "own-kernels", "name": "lenient", "severity": {"torch-fallback": "note"}}, "note"),
     ({"base": "own-kernels", "name": "aten-ok", "aten_compute_in_native": True}, "note"),
     ({"base": "own-kernels", "name": "any", "forward_torch": "any"}, "note"),

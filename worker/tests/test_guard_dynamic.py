@@ -1,7 +1,9 @@
 """Each run-time check of the guard, through both worker processes (cpu backend).
 
-The candidates run under the permissive policy (static findings are notes), so that the dynamic
-check under test is the one that decides. GPU-only checks are in test_guard_gpu.py.
+The candidates are PyTorch programs and run under the `pytorch` policy (static findings are notes,
+no kernel of their own is required), so that the dynamic check under test is the one that decides;
+one of them runs under `permissive` too, which requires a kernel of the candidate's own.
+GPU-only checks are in test_guard_gpu.py.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -11,7 +13,7 @@ import pytest
 
 import guard_sources
 from verdicts import verdict
-from worker_process import PERMISSIVE, evaluate
+from worker_process import PERMISSIVE, PYTORCH, evaluate
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 RELU = CORPUS / "problems" / "relu.py"
@@ -34,7 +36,10 @@ CASES = {
     "softmax-five-percent-high": (SOFTMAX, guard_sources.SOFTMAX_FIVE_PERCENT_HIGH),
     "softmax-torch": (SOFTMAX, guard_sources.SOFTMAX_TORCH),
     "relu-torch": (RELU, guard_sources.RELU_TORCH),
+    "relu-torch-permissive": (RELU, guard_sources.RELU_TORCH),
 }
+#: The guard each case runs under where it is not PYTORCH.
+GUARDS = {"relu-torch-permissive": PERMISSIVE}
 CEILINGS = {"bandwidth_bytes_per_s": 1e9, "peak_flops_per_s": 1e12}
 
 
@@ -49,7 +54,7 @@ def runs(tmp_path_factory, build_dir):
                 path.write_text(candidate)
                 candidate = path
             extra = {"ceilings": CEILINGS} if name == "relu-torch" else {}
-            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir, guard=PERMISSIVE,
+            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir, guard=GUARDS.get(name, PYTORCH),
                                      perf_trials=8, sample_calls=[1, 4, 6], **extra)
         return {name: job.result() for name, job in jobs.items()}
 
@@ -145,13 +150,37 @@ def test_guard_checks_report_what_ran(runs):
 
 @pytest.mark.parametrize("name, operator", [("relu-torch", "aten::relu ×1"), ("softmax-torch", "aten::_softmax ×1"),
                                             ("address-cache", "aten::relu ×1")])
-def test_torch_compute_under_the_permissive_policy_is_a_note(runs, name, operator):
+def test_torch_compute_under_the_pytorch_policy_is_a_note(runs, name, operator):
     result = runs[name]
     checks = {entry["check"]: entry for entry in result.message("candidate", "guard-checks")["checks"]}
     assert checks["torch-fallback"]["status"] == "note"
     assert checks["torch-fallback"]["message"].startswith("correctness trial 0 (seed 11): forward dispatched ")
     assert operator in checks["torch-fallback"]["message"] and "allowed and reported" in checks["torch-fallback"]["message"]
     assert verdict(result)[0] in ("correct", "rejected")  # the note decides nothing
+
+
+def test_a_pytorch_program_is_rejected_under_permissive_and_correct_under_pytorch(runs):
+    """SPEC.md section 8: under every policy but `pytorch` a candidate whose own code did not do the
+    work is rejected; `permissive` only waives the rejections for PyTorch use beside its own kernel."""
+    assert verdict(runs["relu-torch"]) == ("correct", None)
+    result = runs["relu-torch-permissive"]
+    assert result.message("candidate", "guard")["policy"] == "permissive"
+    assert all(finding["severity"] == "note" for finding in result.message("candidate", "guard")["findings"])
+    assert verdict(result) == ("rejected", "torch-fallback"), result.failures
+    found = failure(runs, "relu-torch-permissive")
+    assert found["stage"] == "correctness"
+    assert found["message"] == ("correctness trial 0 (seed 11): the output is PyTorch's own computation from the "
+                                "inputs (aten::relu) and no code of the candidate's changed it: no kernel of its own "
+                                "did the work; compute the result in your kernel")
+    checks = {entry["check"]: entry for entry in runs["relu-torch"].message("candidate", "guard-checks")["checks"]}
+    assert checks["torch-fallback"]["status"] == "note"
+    assert checks["torch-fallback"]["message"].startswith("correctness trial 0 (seed 11): forward dispatched aten::relu ×1")
+    assert ("; correctness trial 0 (seed 11): the output is PyTorch's own computation from the inputs (aten::relu) and "
+            "no code of the candidate's changed it: no kernel of its own did the work; compute the result in your "
+            "kernel (recorded only: the policy `pytorch` does not reject it)") in checks["torch-fallback"]["message"]
+    assert checks["torch-fallback"]["message"].endswith(
+        "forward handed the work to PyTorch (aten::relu): its kernel is PyTorch; write the kernel (recorded only: "
+        "the policy `pytorch` does not reject it)")
 
 
 def test_roofline_bound_from_the_requested_ceilings(runs):

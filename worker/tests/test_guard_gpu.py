@@ -6,8 +6,8 @@ the traced correctness call). Skipped where torch sees no CUDA device.
 Every case but the Triton one (h06) builds a CUDA extension (about a minute each), three at a
 time, in the session's build directory; c15 runs twice (default and permissive policy) from one
 build. The policy cases (`policies` in the manifest: c07c, c06f, h06f, h06g, which share one
-extension) run once more under each of own-kernels, strict and permissive, and each traced call's
-attribution (device time) is checked.
+extension) run once more under every other shipped policy (own-kernels, strict, permissive,
+pytorch), and each traced call's attribution (device time) is checked.
 """
 
 import json
@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from kforge_worker.kernel_trace import all_threads_config
+from kforge_worker.policy import DEFAULT_POLICY, POLICY_NAMES
 from verdicts import substituted_ops, verdict
 from worker_process import PERMISSIVE, evaluate
 
@@ -28,7 +29,7 @@ MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
 CUDA_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cuda"]
 GPU = dict(backend="cuda", device="cuda:0", preset="gpu", perf_trials=20, warmup_trials=3, sample_calls=[5, 19])
 POLICY_RUNS = [(case, policy) for case in CUDA_CASES if "policies" in case
-               for policy in ("own-kernels", "strict", "permissive")]
+               for policy in POLICY_NAMES if policy != DEFAULT_POLICY]
 
 
 @pytest.fixture(scope="module")

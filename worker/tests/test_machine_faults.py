@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from worker_process import PERMISSIVE, WORKER_ROOT, Worker, candidate_request, reference_request
+from worker_process import PYTORCH, WORKER_ROOT, Worker, candidate_request, reference_request
 
 #: Far beyond any CI host's memory: the allocator refuses it at once.
 HUGE_BYTES = 1 << 46
@@ -62,7 +62,7 @@ def run_candidate(tmp_path, build_dir, size: int, grant=None) -> Worker:
     candidate = tmp_path / "candidate.py"
     candidate.write_text(HUNGRY_CANDIDATE.format(size=size))
     worker = Worker("candidate", tmp_path / "scratch")
-    request = candidate_request(problem, candidate, tmp_path / "scratch", build_dir, guard=PERMISSIVE)
+    request = candidate_request(problem, candidate, tmp_path / "scratch", build_dir, guard=PYTORCH)
     if grant is not None:
         request["memory_grant_bytes"] = grant
     try:

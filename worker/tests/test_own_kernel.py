@@ -6,6 +6,7 @@ End to end on a GPU: test_guard_gpu.py (cuda/c06 rejected, cuda/h01 and cuda/h06
 all-threads half of `torch-fallback`: adversarial[cpu/c06e…] (torch 2.x), adversarial[cpu/h06e…].
 """
 
+import math
 import sys
 import threading
 import types
@@ -14,15 +15,16 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kforge_worker import own_kernel
+from kforge_worker import own_kernel, own_work
 from kforge_worker.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
 from kforge_worker.dispatch_ops import COMPUTE, GLUE, glue_operators
 from kforge_worker.dispatch_ops import OWN as OWN_OPERATOR
 from kforge_worker.errors import StageFailure
+from kforge_worker.extension_calls import ExtensionCalls
 from kforge_worker.guard_runtime import GuardRuntime
 from kforge_worker.kernel_names import OwnKernels, display_name, qualified_name
 from kforge_worker.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
-from kforge_worker.policy import load_policy
+from kforge_worker.policy import POLICY_NAMES, load_policy
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)
@@ -103,8 +105,8 @@ def test_an_own_kernel_beside_vendor_and_pytorch_kernels_passes():
     assert "sm80_xmma_gemm" in finding.message
 
 
-@pytest.mark.parametrize("policy", ["default", "strict"])
-def test_no_own_kernel_is_rejected_under_enforcing_policies(policy):
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "default", "strict", "permissive"])
+def test_no_own_kernel_is_rejected_under_every_policy_but_pytorch(policy):
     finding = own_kernel.judge({TORCH_RELU: 1}, OWN, load_policy(policy), WHERE)
     assert finding.status == "reject"
     assert finding.message == (f"{WHERE}: launched no kernel of the candidate's own: only "
@@ -113,12 +115,52 @@ def test_no_own_kernel_is_rejected_under_enforcing_policies(policy):
 
 
 @pytest.mark.parametrize("policy", [
-    load_policy("permissive"),
+    load_policy("pytorch"),
+    load_policy({"base": "permissive", "name": "plain-pytorch", "own_work": "note"}),
     load_policy({"base": "own-kernels", "severity": {"own-kernel": "note"}}),
 ])
-def test_no_own_kernel_is_a_note_where_the_policy_tolerates_pytorch(policy):
+def test_no_own_kernel_is_a_note_where_the_policy_does_not_require_own_work(policy):
     finding = own_kernel.judge({TORCH_RELU: 1}, OWN, policy, WHERE)
     assert finding.status == "note" and "recorded only" in finding.message
+    assert f"the policy `{policy['name']}` does not reject it" in finding.message
+
+
+def _extension(call_with=None) -> ExtensionCalls:
+    """A real recorder around a module whose one function is a builtin (`math.sqrt`), called once
+    in the traced window with `call_with` (None: not called; -1.0: it raises)."""
+    calls = ExtensionCalls()
+    module = types.ModuleType("kforge_ext")
+    module.root = math.sqrt
+    calls.adopt(module)
+    calls.start()
+    try:
+        if call_with is not None:
+            module.root(call_with)
+    except ValueError:
+        pass
+    finally:
+        calls.stop()
+    return calls
+
+
+@pytest.mark.parametrize("name", POLICY_NAMES)
+def test_the_own_work_rules_reject_under_every_shipped_policy_but_pytorch(name):
+    """SPEC.md section 8: no kernel of its own ran, or a fallback ran instead, is a rejection under
+    every policy; only `pytorch` (for measuring PyTorch programs) records it."""
+    policy = load_policy(name)
+    level = "note" if name == "pytorch" else "reject"
+    assert policy["own_work"] == level
+    raised = own_work.fallback_raised(_extension(-1.0), policy, WHERE)
+    assert (raised.check, raised.status) == ("silent-fallback", level)
+    assert "kforge_ext.root raised (ValueError: math domain error)" in raised.message
+    output = own_work.pytorch_output(["aten::relu"], policy, WHERE, [], [])
+    assert (output.check, output.status) == ("torch-fallback", level)
+    plain = own_work.no_native_code(["aten::relu"], policy, WHERE, [], [])
+    assert (plain.check, plain.status) == ("torch-fallback", level)
+    idle = own_work.cpu_kernel_ran(_extension(), [], policy, WHERE)
+    assert (idle.check, idle.status) == ("own-kernel", level)
+    assert ("recorded only" in idle.message) is (level == "note")
+    assert own_work.cpu_kernel_ran(_extension(4.0), [], policy, WHERE).status == "passed"
 
 
 def test_a_severity_override_for_torch_fallback_does_not_change_own_kernel():
@@ -287,9 +329,12 @@ def test_cuda_guard_records_passes_and_notes():
     passing.check_own_kernel(WHERE)
     assert passing.log.take() == [{"check": "own-kernel", "status": "passed",
                                    "message": f"{WHERE}: its own kernel(s) ran: kforge_relu_kernel<…> ×1"}]
-    noting = _cuda_guard(load_policy("permissive"), {TORCH_RELU: 1})
+    noting = _cuda_guard(load_policy("pytorch"), {TORCH_RELU: 1})
     noting.check_own_kernel(WHERE)
     assert noting.log.take()[0]["status"] == "note"
+    with pytest.raises(StageFailure) as raised:
+        _cuda_guard(load_policy("permissive"), {TORCH_RELU: 1}).check_own_kernel(WHERE)
+    assert (raised.value.kind, raised.value.check) == ("rejected", "own-kernel")
     untraced = _cuda_guard(DEFAULT, None)
     untraced.kernels = None
     untraced.check_own_kernel(WHERE)

@@ -130,10 +130,13 @@ def test_honest_python_look_alike_really_is_correct(case, tmp_path, monkeypatch)
 
 
 def test_shipped_policies_load_by_name_and_json(tmp_path):
-    assert policy_names() == ["kernelbench", "own-kernels", "strict", "permissive"]
+    assert policy_names() == ["kernelbench", "own-kernels", "strict", "permissive", "pytorch"]
     assert load_policy()["name"] == "kernelbench"
     assert load_policy("strict")["vendor_libraries"] == []
     assert load_policy("permissive")["enforce"] is False
+    assert {name: load_policy(name)["own_work"] for name in policy_names()} == {
+        "kernelbench": "reject", "own-kernels": "reject", "strict": "reject", "permissive": "reject", "pytorch": "note"}
+    assert load_policy("pytorch") == {**load_policy("permissive"), "name": "pytorch", "own_work": "note"}
     assert load_policy("kernelbench")["forward_torch"] == "any"
     assert load_policy("own-kernels")["forward_torch"] == "glue"
     custom = load_policy('{"name": "mine", "base": "own-kernels", "vendor_libraries": ["cublas"]}')
@@ -151,6 +154,8 @@ def test_shipped_policies_load_by_name_and_json(tmp_path):
     ({"base": "own-kernels", "vendor_libraries": ["cublas", "magic"]}, "vendor_libraries"),
     ({"base": "own-kernels", "forward_torch": "some"}, "forward_torch"),
     ({"base": "own-kernels", "colour": "red"}, "colour"),
+    ({"base": "permissive", "own_work": "ignore"}, "own_work"),
+    ({"base": "permissive", "own_work": False}, "own_work"),
     ({"name": "incomplete"}, None),
 ])
 def test_bad_policies_name_the_field(spec, field):
@@ -160,8 +165,14 @@ def test_bad_policies_name_the_field(spec, field):
         assert field in str(raised.value)
 
 
-def test_permissive_policy_records_but_rejects_nothing():
-    findings = run(model("return torch.matmul(x, x)"), "permissive")
+def test_a_complete_policy_written_before_own_work_existed_rejects_without_own_work():
+    written_before = {key: value for key, value in load_policy("permissive").items() if key != "own_work"}
+    assert load_policy({**written_before, "name": "older"})["own_work"] == "reject"
+
+
+@pytest.mark.parametrize("policy", ["permissive", "pytorch"])
+def test_permissive_policies_record_static_findings_but_reject_none(policy):
+    findings = run(model("return torch.matmul(x, x)"), policy)
     assert findings and rejected(findings) == set()
     assert "torch-fallback" in noted(findings)
 

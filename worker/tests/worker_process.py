@@ -115,9 +115,13 @@ class Worker:
         return [(message["stage"], message["status"]) for message in self.of_type("stage")]
 
 
-#: The guard the worker's own protocol tests run under: their candidates use PyTorch ops freely
-#: (they test the protocol, not the guard), so static findings are notes; the dynamic checks
-#: still run. The adversarial suite passes `guard=None` (the worker's default policy) or its own.
+#: The guard the worker's own protocol tests run under: their candidates are plain PyTorch programs
+#: (they test the protocol, not the guard), so static findings are notes and no kernel of their own
+#: is required; every other run-time check still runs. The adversarial suite passes `guard=None`
+#: (the worker's default policy) or its own.
+PYTORCH = {"policy": "pytorch"}
+#: The `permissive` policy, for tests about it: static findings are notes, PyTorch compute beside an
+#: own kernel is reported, and a candidate whose own kernel did not run is still rejected.
 PERMISSIVE = {"policy": "permissive"}
 
 
@@ -148,7 +152,7 @@ class Evaluation:
 
 
 def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset="cpu", device="cpu",
-                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None, guard=PERMISSIVE,
+                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None, guard=PYTORCH,
                       atol=None, rtol=None, ceilings=None, generalisation_seeds=None) -> dict:
     request = {"type": "reference", "problem": str(problem), "backend": backend, "precision": precision,
                "preset": preset, "device": device, "correctness_seeds": list(correctness_seeds),
@@ -161,7 +165,7 @@ def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset=
 
 def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: Path, *, backend="cpu",
                       precision="fp32", preset="cpu", device="cpu", correctness_seeds=(11, 12),
-                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, guard=PERMISSIVE,
+                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, guard=PYTORCH,
                       generalisation_seeds=None, cross_check=False) -> dict:
     request = {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
                "precision": precision, "preset": preset, "device": device,

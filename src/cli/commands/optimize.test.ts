@@ -232,7 +232,7 @@ test('--guard-policy reaches every evaluation request and is kept by --resume', 
   const bad = harness();
   await bad.run('level1', '--provider', 'vllm', '--guard-policy', 'lax');
   assert.equal(bad.exitCode, 2);
-  assert.match(bad.stderr.join(''), /expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, got `lax`/);
+  assert.match(bad.stderr.join(''), /expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, pytorch, got `lax`/);
   const again = harness();
   await again.run('--resume', runId, '--guard-policy', 'permissive');
   assert.match(again.stderr.join(''), /drop --guard-policy/);

@@ -67,7 +67,7 @@ test('serve --reward --redis evaluates reward requests on the workers of the que
     problemSource: await readFile(fixturePath('problems', 'scale-add.py'), 'utf8'),
     candidateSource: await readFile(fixturePath('candidates', 'scale-add-correct.py'), 'utf8'),
     backend: 'cpu',
-    guardPolicy: 'permissive',
+    guardPolicy: 'pytorch',
     perfTrials: 10,
     warmupTrials: 2,
     shaping: { name: 'binary' },

@@ -3,7 +3,7 @@ arithmetic, and a trivial kernel of the candidate's own copies its answer.
 
 The reference never runs aten::_softmax; the candidate's own share of the time is a copy.
 `kernelbench` reports it (correct, with aten::_softmax in `substituted_ops`); `own-kernels` and
-`strict` reject it (`substituted-op`); `permissive` records it.
+`strict` reject it (`substituted-op`); `permissive` and `pytorch` record it.
 """
 
 import torch

@@ -2,8 +2,8 @@
 the except handler answers with PyTorch.
 
 `relu_1d` accepts 1-D tensors only; the problem's inputs are 2-D, so every call takes the fallback.
-Rejected at run time under `kernelbench`, `own-kernels` and `strict` (`silent-fallback`: the
-extension raised and forward returned an answer); `permissive` records it.
+Rejected at run time under every policy but `pytorch` (`silent-fallback`: the extension raised and
+forward returned an answer), `permissive` included; `pytorch` records it.
 """
 
 import torch

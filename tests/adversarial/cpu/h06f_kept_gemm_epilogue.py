@@ -3,7 +3,7 @@ of its own.
 
 KernelBench's level-2 pattern: the matrix product stays PyTorch's (`F.linear` without bias, the
 operator the reference also runs), the bias and GELU run in the candidate's C++ kernel. Correct
-under `kernelbench` and `permissive` (attribution reports the GEMM); `own-kernels` and `strict`
+under `kernelbench`, `permissive` and `pytorch` (attribution reports the GEMM); `own-kernels` and `strict`
 reject the PyTorch GEMM (`torch-fallback`).
 """
 

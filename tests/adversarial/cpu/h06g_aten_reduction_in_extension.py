@@ -2,7 +2,7 @@
 the candidate's own kernel, inside the extension.
 
 The C++ function writes relu(x) into a buffer of its own and calls `buffer.mean(1)` to finish.
-Correct under `kernelbench` and `permissive` (attribution reports aten::mean, which the reference
+Correct under `kernelbench`, `permissive` and `pytorch` (attribution reports aten::mean, which the reference
 also runs); `own-kernels` and `strict` reject the ATen reduction (`torch-fallback`).
 """
 

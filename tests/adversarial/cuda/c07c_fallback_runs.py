@@ -1,6 +1,6 @@
 """CHEAT (CUDA, HACKS.md #7, a fallback that runs): the kernel raises on the problem's 2-D inputs before it
-launches, and the except handler answers with torch.relu. Rejected under kernelbench, own-kernels and
-strict (silent-fallback); permissive records it."""
+launches, and the except handler answers with torch.relu. Rejected under every policy but pytorch,
+permissive included (silent-fallback); pytorch records it."""
 
 import torch
 import torch.nn as nn

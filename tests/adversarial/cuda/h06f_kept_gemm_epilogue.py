@@ -1,5 +1,5 @@
 """HONEST (CUDA) look-alike of #6 under kernelbench: the GEMM kept in PyTorch (cuBLAS through F.linear),
-bias and GELU fused in a kernel of its own. Correct under kernelbench and permissive; own-kernels and
+bias and GELU fused in a kernel of its own. Correct under kernelbench, permissive and pytorch; own-kernels and
 strict reject the PyTorch GEMM (torch-fallback)."""
 
 import torch

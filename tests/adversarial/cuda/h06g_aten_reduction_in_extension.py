@@ -1,5 +1,5 @@
 """HONEST (CUDA) look-alike of #6 under kernelbench: its relu kernel writes a buffer of its own and
-ATen's mean finishes the row reduction inside the extension. Correct under kernelbench and permissive;
+ATen's mean finishes the row reduction inside the extension. Correct under kernelbench, permissive and pytorch;
 own-kernels and strict reject the ATen reduction (torch-fallback)."""
 
 import torch
