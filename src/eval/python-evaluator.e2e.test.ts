@@ -123,6 +123,7 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
       assert.ok(guard.findings.every((finding) => finding.severity === 'note'), 'a static finding alone rejects nothing');
       const attribution = result.attribution!;
       assert.equal(attribution.measured, 'host');
+      assert.equal(attribution.own_share, 0, 'no native code: none of the time is in kernels of its own');
       // mul, add and clamp_min: the reference runs mul, add and relu (clamp_min's family).
       assert.ok(attribution.torch_ops.length > 0 && attribution.torch_ops.every((entry) => entry.in_reference === true), JSON.stringify(attribution));
       assert.deepEqual(attribution.substituted_ops, []);

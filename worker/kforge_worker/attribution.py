@@ -14,8 +14,8 @@ reference also runs (`in_reference`) and which it never runs (`substituted_ops`)
 - cpu (`measured: "host"`): host time. `torch`: each PyTorch compute operator's own time, from
   forward or from inside the extension (dispatch_trace.OperatorCount.elapsed_ns); `own`: the time
   inside the candidate's extension functions less the operators they dispatched, plus its own
-  custom operators; a candidate with no native code at all is its own Python: the call's time
-  less every operator's. `library` is 0 (a library the extension calls runs inside its functions
+  custom operators; a candidate with no native code at all has no own time (its Python between
+  the operators is noted, not counted as a kernel of its own). `library` is 0 (a library the extension calls runs inside its functions
   and counts as its own).
 """
 
@@ -78,9 +78,11 @@ def cpu(operators: Sequence[Any], extensions: Any, wall_ns: int, dispatch_ns: in
         extension_ns = max(0, extensions.own_ns() - extension_dispatch_ns)
         own_ns = extension_ns + sum(entry.elapsed_ns for entry in custom)
     else:
-        own_ns = max(0, wall_ns - dispatch_ns)
-        notes.append("no native code: the candidate's own time is its Python's (the call's host time less "
-                     "every PyTorch operator's)")
+        # No kernel of its own exists: Python between PyTorch's operators is glue, not an own kernel.
+        own_ns = 0
+        python_ms = max(0, wall_ns - dispatch_ns) / 1e6
+        notes.append(f"no native code: none of the call's time is in kernels of the candidate's own; "
+                     f"{python_ms:.4f} ms was its Python between PyTorch's operators")
     ops = sorted(compute, key=lambda entry: -entry.elapsed_ns)
     return Attribution(
         measured="host", own_ms=own_ns / 1e6, torch_ms=torch_ns / 1e6, notes=notes,
