@@ -4,7 +4,7 @@ import path from 'node:path';
 import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import { isolationReportSchema, type IsolationReport } from '../eval/isolation-report.js';
 import { sandboxMode, SANDBOX_VARIABLE } from '../eval/worker-sandbox.js';
-import type { DoctorCheck, ToolRunner } from './doctor-checks.js';
+import type { DoctorCheck, ToolRunner } from './doctor-check.js';
 
 export interface IsolationCheckOptions {
   python: string;
