@@ -91,6 +91,9 @@ export async function collectPairs(argumentsGiven: readonly string[], options: {
   if (argumentsGiven.length === 0) throw new UsageError('give a problem and its candidates, PROBLEM:CANDIDATE pairs, or a folder of them');
   const first = argumentsGiven[0]!;
   const firstKind = await kind(path.resolve(options.cwd, first));
+  if (firstKind === 'file' && argumentsGiven.length === 1 && !first.includes(':')) {
+    throw new UsageError("missing required argument 'candidate'; run `kforge eval --help` for usage");
+  }
   if (firstKind === 'file' && argumentsGiven.length >= 2 && !(await everyIsPair(argumentsGiven, options.cwd))) {
     const problemPath = path.resolve(options.cwd, first);
     return Promise.all(argumentsGiven.slice(1).map(async (candidate) => ({ problemPath, candidatePath: await existingFile(candidate, options.cwd, 'candidate') })));

@@ -75,7 +75,10 @@ export class DeviceMemoryGate {
         const outcome = await estimate;
         if (!outcome.ok) {
           // Once per evaluation: room is asked for at the reference's start and again with the candidate's.
-          if (!warned) this.#options.logger.warn({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
+          // A problem that cannot be sized is worth a warning; an estimate that did not run at all is the
+          // worker environment's fault, which the evaluation itself then reports in one sentence.
+          const level = outcome.cause === 'problem' ? 'warn' : 'debug';
+          if (!warned) this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
           warned = true;
           return UNSIZED_BYTES;
         }
@@ -138,7 +141,7 @@ export class DeviceMemoryGate {
         deviceType: settings.backend === 'cpu' ? 'cpu' : 'cuda',
         overrides: settings.overrides,
         timing: settings.timing,
-      })).catch((error: unknown) => ({ ok: false as const, message: (error as Error).message }));
+      })).catch((error: unknown) => ({ ok: false as const, cause: 'command' as const, message: (error as Error).message }));
       this.#estimates.set(key, estimate);
     }
     return estimate;

@@ -42,7 +42,10 @@ export interface SizeEstimateOptions {
 }
 
 /** The estimate, or why there is none (the problem cannot be loaded or sized without allocating). */
-export type SizeEstimateOutcome = { ok: true; estimate: SizeEstimate } | { ok: false; message: string };
+export type SizeEstimateOutcome =
+  | { ok: true; estimate: SizeEstimate }
+  /** `problem`: the estimate ran and the problem could not be sized; `command`: the estimate itself did not run (a worker environment that cannot start, which the evaluation then reports). */
+  | { ok: false; message: string; cause: 'problem' | 'command' };
 
 /**
  * An evaluation's peak memory estimated before it runs, from the problem's shapes and without
@@ -64,12 +67,12 @@ export async function estimateEvaluationSize(options: SizeEstimateOptions): Prom
       parsed = JSON.parse(String(result.stdout).trim());
     } catch {
       const said = String(result.stderr).trim().split('\n').at(-1) ?? '';
-      return { ok: false, message: `the size estimate printed no result (exit status ${result.exitCode ?? result.signal}): ${said}` };
+      return { ok: false, cause: 'command', message: `the size estimate printed no result (exit status ${result.exitCode ?? result.signal}): ${said}` };
     }
     const failure = z.object({ error: z.object({ message: z.string() }) }).safeParse(parsed);
-    if (failure.success) return { ok: false, message: failure.data.error.message };
+    if (failure.success) return { ok: false, cause: 'problem', message: failure.data.error.message };
     const estimate = sizeEstimateSchema.safeParse(parsed);
-    if (!estimate.success) return { ok: false, message: `the size estimate is malformed: ${estimate.error.issues[0]?.message}` };
+    if (!estimate.success) return { ok: false, cause: 'command', message: `the size estimate is malformed: ${estimate.error.issues[0]?.message}` };
     return { ok: true, estimate: estimate.data };
   } finally {
     await rm(scratch, { recursive: true, force: true });
