@@ -9,5 +9,8 @@ fi
 export KFORGE_ROOT="$root"
 export KFORGE_WORKER_DIR="$root/worker"
 export KFORGE_CLI="$root/.gpu/bin/kforge.mjs"
-kforge() { node "$KFORGE_CLI" "$@"; }
-export -f kforge
+# A `kforge` on PATH too (a shell function is not seen by `timeout`, xargs or Python's subprocess).
+mkdir -p /tmp/kforge-bin
+printf '#!/usr/bin/env bash\nexec node "%s" "$@"\n' "$KFORGE_CLI" > /tmp/kforge-bin/kforge
+chmod +x /tmp/kforge-bin/kforge
+export PATH="/tmp/kforge-bin:$PATH"

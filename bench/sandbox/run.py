@@ -85,7 +85,8 @@ def one_run(problem, candidate, work, staging, built, mode, backend, launcher_on
     return {"mode": mode, "verdict": list(verdict(result)), "wall_s": wall,
             "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "stages_s": stages, "isolation": hello.get("environment", {}).get("isolation"),
-            "median_call_ms": statistics.median(result.timing["times_ms"]) if result.timing else None}
+            "median_call_ms": statistics.median(result.timing["times_ms"])
+            if result.timing and result.timing.get("type") == "timing" else None}
 
 
 def probes(count):

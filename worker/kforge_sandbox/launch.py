@@ -276,6 +276,9 @@ def _choose_user(options: Options, report: IsolationReport, launcher_pid: int) -
     if blocked is None:
         credentials.give_to(uid, options.writable, keep=options.read_only)
         credentials.become(uid)
+        # No passwd entry: getpass.getuser() (torch.compile's and Triton's cache paths, read when
+        # torch._dynamo is first imported) falls back to the environment, so the name is set there.
+        os.environ["USER"] = os.environ["LOGNAME"] = f"kforge-{uid}"
         report.user = f"uid {uid} (no passwd entry)"
         report.uid = uid
         return

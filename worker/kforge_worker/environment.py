@@ -10,6 +10,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 from typing import List, Optional
 
 import torch
@@ -155,8 +156,12 @@ def _warm_lazy_paths(device: torch.device, role: str) -> None:
 
     try:
         importlib.import_module("torch._dynamo")
-    except Exception:  # noqa: BLE001 - absent on torch 1.x; a warm-up, never a verdict
-        pass
+    except ModuleNotFoundError:
+        pass  # torch 1.x has none
+    except Exception as error:  # noqa: BLE001 - a warm-up, never a verdict; said, since a failed
+        # first import leaves torch._dynamo half registered and every later import of it fails too
+        print(f"kforge worker: warm-up could not import torch._dynamo: {type(error).__name__}: {error}",
+              file=sys.stderr, flush=True)
     try:
         with torch.random.fork_rng(devices=[device]):
             with device:
