@@ -22,7 +22,10 @@ DEVICE_ERROR_MARKERS = (
     "cuda error",
     "cublas_status_execution_failed",
 )
-OUT_OF_MEMORY_MARKERS = ("out of memory", "can't allocate memory")
+OUT_OF_MEMORY_MARKERS = ("out of memory", "can't allocate memory",
+                         # A vendor library that could not allocate its handle or workspace: the same
+                         # resource, reported by cuBLAS, cuBLASLt, cuDNN, cuSPARSE, cuSOLVER, cuFFT, cuRAND.
+                         "status_alloc_failed", "status_allocation_failed", "cufft_alloc_failed")
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 

@@ -12,7 +12,8 @@ message instead of a `failure` and exits with status 0:
 the reference, which runs no candidate code).
 
 In the candidate role an out-of-memory error is the machine's only when the machine can show it:
-the failed allocation's size is known, the device (or host) really has less than that free, and
+the device (or host) really has less free than the failed allocation asked for (1 GiB where its size
+is not said: a vendor library's handle or workspace), and
 the candidate's process holds no more than the evaluation was granted (`memory_grant_bytes` of the
 request; the device's or host's whole size when absent) — an honest candidate within its grant met
 another process's allocation. Otherwise it is the candidate's (`crashed`, check `oom`), and the
@@ -31,6 +32,8 @@ GIB = 1024 ** 3
 _TRIED = re.compile(r"tried to allocate ([0-9.]+) ?([kmgt]i?b)", re.IGNORECASE)
 _TRIED_BYTES = re.compile(r"allocate ([0-9]+) bytes", re.IGNORECASE)
 _UNITS = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
+#: What an allocation of unknown size (a library's handle and workspace) is taken to need.
+UNSIZED_REQUEST_BYTES = GIB
 
 
 class MachineFault(Exception):
@@ -118,7 +121,9 @@ def candidate_oom(failure: StageFailure, device_type: str, grant_bytes: Optional
     memory = {"process_bytes": held, "grant_bytes": grant, "request_bytes": request_bytes, "available_bytes": free}
     kind = "device" if device_type == "cuda" else "host"
     within_grant = grant is not None and needed <= grant
-    machine_short = request_bytes is not None and free is not None and free < request_bytes
+    # A library's handle or workspace (cuBLAS, cuDNN) fails without saying its size: the device was
+    # short when it had less free than such an allocation can need.
+    machine_short = free is not None and free < (request_bytes if request_bytes is not None else UNSIZED_REQUEST_BYTES)
     if within_grant and machine_short:
         message = shorten(f"{failure.message} — the candidate's process held {gib(held)} and asked for "
                           f"{gib(request_bytes)} more, within the {gib(grant)} this evaluation was given, but the "
