@@ -19,7 +19,10 @@ test('a process npm started notices when its parent changes; one started otherwi
   await new Promise((resolve) => setTimeout(resolve, 40));
   assert.equal(gone, false);
   parent = 1;
+  // The watch's timer does not hold the event loop open (a server's socket does); this test's timer does.
+  const timeout = setTimeout(() => undefined, 5_000);
   await watched.gone;
+  clearTimeout(timeout);
   const free = watchLauncher({ environment: {}, parentPid: () => (parent += 1), intervalMs: 10 });
   let freeGone = false;
   void free.gone.then(() => (freeGone = true));

@@ -160,7 +160,7 @@ export class BullmqJobQueue implements JobQueue {
       let watch = this.#watches.get(jobId);
       const fresh = !watch;
       if (!watch) {
-        watch = { jobId, lane: laneOfBackend(payload.options.backend), payload, submitters: new Set(), enqueuing: false, checking: false, recheck: false, reused: false };
+        watch = { jobId, lane: laneOfBackend(payload.options.backend), payload, submitters: new Set(), enqueuing: false, checking: false, recheck: false, reused: false, holding: null };
         this.#watches.set(jobId, watch);
       }
       const owner = watch;
@@ -260,6 +260,7 @@ export class BullmqJobQueue implements JobQueue {
       if (submitter.startedAtMs !== null) continue;
       submitter.startedAtMs = this.#now();
       this.#emit('job-started', { jobId: submitter.localId, waitedMs: submitter.startedAtMs - submitter.submittedAtMs });
+      if (watch.holding) this.#emit('job-pipeline', { jobId: submitter.localId, event: watch.holding });
     }
   }
 
@@ -318,6 +319,11 @@ export class BullmqJobQueue implements JobQueue {
     const parsed = jobProgressSchema.safeParse(data);
     if (!watch || !parsed.success) return;
     this.#markStarted(watch);
+    if (parsed.data.kind === 'pipeline') {
+      const event = parsed.data.event;
+      if (event.kind === 'device-acquired') watch.holding = event;
+      if (event.kind === 'device-released') watch.holding = null;
+    }
     for (const submitter of watch.submitters) {
       if (parsed.data.kind === 'stage') this.#emit('job-progress', { jobId: submitter.localId, progress: parsed.data.progress });
       else this.#emit('job-pipeline', { jobId: submitter.localId, event: parsed.data.event });

@@ -3,6 +3,7 @@ import type { EvaluationResult } from '../core/verdict.js';
 import type { EvaluationJobOutcome } from './evaluation-job-messages.js';
 import type { EvaluationJobPayload } from './evaluation-job-payload.js';
 import type { EvaluationRequest } from './evaluator.js';
+import type { PipelineEvent } from './pipeline-events.js';
 import type { LaneKind } from './pipeline-lane.js';
 
 /** A finished job as {@link BullmqJobQueue.submitPayload} gives it: the worker's outcome and the job's id. */
@@ -41,6 +42,8 @@ export interface JobWatch {
   recheck: boolean;
   /** The job was already completed when this watch first looked: its result is reused. */
   reused: boolean;
+  /** The job's `device-acquired` while it holds its device, told again to a submitter that joins late. */
+  holding: Extract<PipelineEvent, { kind: 'device-acquired' }> | null;
 }
 
 /** The request a payload stands for, with its names as paths (for events of payload submissions). */

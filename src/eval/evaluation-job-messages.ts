@@ -38,16 +38,19 @@ const pipelineEventSchema: z.ZodType<PipelineEvent> = z.discriminatedUnion('kind
   z.object({ kind: z.literal('build-finished'), device: z.string(), buildKey: z.string().nullable(), built: z.boolean(), cacheHit: z.boolean().nullable(), durationMs: z.number().nullable() }),
   z.object({ kind: z.literal('device-acquired'), device: z.string(), waitedMs: z.number() }),
   z.object({ kind: z.literal('device-released'), device: z.string(), heldMs: z.number() }),
-  z.object({ kind: z.literal('device-waiting'), device: z.string(), reason: z.literal('lock'), holder: z.object({ pid: z.number().nullable(), command: z.string().nullable() }) }),
-  z.object({
-    kind: z.literal('device-waiting'),
-    device: z.string(),
-    reason: z.literal('memory'),
-    neededBytes: z.number(),
-    freeBytes: z.number(),
-    capacityBytes: z.number(),
-    holders: z.array(z.object({ pid: z.number(), label: z.string(), bytes: z.number(), since: z.string() })),
-  }),
+  // Two kinds of wait share `kind`: a union on `reason` inside (zod refuses a repeated discriminator value).
+  z.discriminatedUnion('reason', [
+    z.object({ kind: z.literal('device-waiting'), device: z.string(), reason: z.literal('lock'), holder: z.object({ pid: z.number().nullable(), command: z.string().nullable() }) }),
+    z.object({
+      kind: z.literal('device-waiting'),
+      device: z.string(),
+      reason: z.literal('memory'),
+      neededBytes: z.number(),
+      freeBytes: z.number(),
+      capacityBytes: z.number(),
+      holders: z.array(z.object({ pid: z.number(), label: z.string(), bytes: z.number(), since: z.string() })),
+    }),
+  ]),
 ]);
 
 /** A job's progress as a worker publishes it (`job.updateProgress`), relayed by the coordinator as events. */

@@ -10,6 +10,7 @@ import type { EvaluationRequest } from './evaluator.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
 import { FileBaselineCache } from './file-baseline-cache.js';
 import { PythonEvaluator, type PythonEvaluatorOptions } from './python-evaluator.js';
+import { MachineFaultError } from './machine-fault-error.js';
 
 /**
  * PythonEvaluator against the fake worker of test-support/fixtures/fake-worker: real processes
@@ -168,9 +169,15 @@ describe('PythonEvaluator (fake worker)', () => {
     const invalid = await evaluator().evaluator.evaluate(request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-invalid.py') }));
     assert.equal(invalid.verdict, 'invalid_input');
     assert.equal(invalid.reasons[0]?.check, 'problem-load');
-    const crash = await evaluator().evaluator.evaluate(request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-crash.py') }));
-    assert.equal(crash.verdict, 'crashed');
-    assert.match(crash.reasons[0]?.message ?? '', /^the reference process \(which never imports the candidate\) died during the reference stage/);
+    // A reference that dies gives no verdict at all (the candidate never ran): a machine fault.
+    await assert.rejects(
+      evaluator().evaluator.evaluate(request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-crash.py') })),
+      (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError);
+        assert.match(error.message, /^the reference process \(which never imports the candidate\) died during the reference stage/);
+        return true;
+      },
+    );
   });
 
   it('returns invalid_input for a missing candidate file without starting workers', async () => {
