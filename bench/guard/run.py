@@ -120,7 +120,7 @@ def static_guard_ms(candidate: Path, repeats: int = 5) -> float:
 
 
 def audit_ms(problem: Path, preset: str, device: str) -> float:
-    """The degenerate-tolerance audit of the reference role (judge layer, HACKS.md #12) over the
+    """The degenerate-tolerance audit of the reference role (judge layer, docs/hacks.md #12) over the
     correctness references, timed in process: it runs inside stage `reference` in both modes."""
     import torch
 

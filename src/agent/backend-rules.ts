@@ -33,7 +33,7 @@ export function backendRules(backend: Backend): string[] {
 }
 
 /**
- * What the evaluator's guard checks, summarised for the model (../shared/HACKS.md): a candidate
+ * What the evaluator's guard checks, summarised for the model (docs/hacks.md): a candidate
  * that trips any of these is `rejected`, which counts as a failure.
  */
 export const GUARD_POLICY = [

@@ -1,5 +1,5 @@
 /**
- * The machine could not evaluate a candidate after every attempt (SPEC.md section 3): the
+ * The machine could not evaluate a candidate after every attempt (docs/spec.md section 3): the
  * candidate stays in the store without an evaluation — pending, so `kforge optimize --resume`
  * evaluates it again — and the search stops with the cause. Never a verdict or a penalty.
  */

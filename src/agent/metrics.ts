@@ -19,7 +19,7 @@ export interface FastP {
   share: number;
 }
 
-/** Suite metrics as KernelBench defines them (SPEC.md section 7). */
+/** Suite metrics as KernelBench defines them (docs/spec.md section 7). */
 export interface SuiteMetrics {
   problemCount: number;
   correctCount: number;

@@ -29,7 +29,7 @@ interface KnownDevice {
 
 /**
  * Ceilings of GPUs kforge knows. H200 figures are the ones measured on the project's H200
- * (../shared/ANCHORS.md); the others are datasheet figures only.
+ * (docs/benchmarks/h200-anchors.md); the others are datasheet figures only.
  */
 const KNOWN_DEVICES: readonly KnownDevice[] = [
   {

@@ -29,5 +29,5 @@ export function resolveCliIo(overrides: Partial<CliIo> = {}): CliIo {
   };
 }
 
-/** Exit statuses of kforge (SPEC.md section 6, plus 3 for kforge's own faults and 130 for Ctrl-C). */
+/** Exit statuses of kforge (docs/spec.md section 6, plus 3 for kforge's own faults and 130 for Ctrl-C). */
 export const EXIT = { correct: 0, notCorrect: 1, usage: 2, internal: 3, cancelled: 130 } as const;

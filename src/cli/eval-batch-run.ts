@@ -67,7 +67,7 @@ function humanLine(result: EvaluationResult): string {
 /**
  * Evaluates every pair through one evaluator (a PipelinedEvaluator builds them in parallel and
  * leases the device to one at a time) and prints one line per candidate as it finishes: with
- * `json`, the result object of SPEC.md section 6 (or, with no verdict, `{problem, candidate,
+ * `json`, the result object of docs/spec.md section 6 (or, with no verdict, `{problem, candidate,
  * error}`); else a human line. A machine or kforge fault is tried again `retries` times before the
  * candidate is reported as not evaluated. Returns the summary; see {@link batchExitCode}.
  */

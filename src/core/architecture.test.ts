@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const sourceRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Which domains each domain may import from (STYLE.md convention 1: dependencies point one way). */
+/** Which domains each domain may import from (CONTRIBUTING.md, convention 1: dependencies point one way). */
 const ALLOWED: Record<string, readonly string[]> = {
   core: ['core'],
   eval: ['eval', 'core'],

@@ -40,7 +40,7 @@ test('the policy names, default, aliases, PyTorch-rejecting and own-work-waiving
   assert.deepEqual({ ...GUARD_POLICY_ALIASES }, worker.aliases);
   assert.deepEqual([...POLICIES_REJECTING_PYTORCH], worker.rejecting);
   assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], worker.ownWorkNoted);
-  assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], ['pytorch'], 'SPEC.md section 8: every other policy rejects a candidate whose own kernel did not run');
+  assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], ['pytorch'], 'docs/spec.md section 8: every other policy rejects a candidate whose own kernel did not run');
 });
 
 test('an alias resolves to the policy it now means, an unknown name to nothing', () => {

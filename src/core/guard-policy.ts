@@ -7,7 +7,7 @@ import { z } from 'zod';
  * agree (names, default, aliases, which policies reject PyTorch compute and which waive the
  * own-work rule).
  *
- * What each policy allows (SPEC.md section 8, docs/guard.md):
+ * What each policy allows (docs/spec.md section 8, docs/guard.md):
  * - `kernelbench` (default): KernelBench's rule; PyTorch compute in `forward` and ATen calls inside
  *   the extension are allowed and reported (attribution); vendor libraries allowed.
  * - `own-kernels`: every compute operator that runs must be the candidate's own; vendor libraries allowed.
@@ -19,7 +19,7 @@ import { z } from 'zod';
  *   run-time check still rejects.
  *
  * Under every policy but `pytorch`, a candidate is rejected when no kernel of its own ran or a
- * fallback ran instead of it, decided from what ran (SPEC.md section 8).
+ * fallback ran instead of it, decided from what ran (docs/spec.md section 8).
  */
 export const GUARD_POLICIES = ['kernelbench', 'own-kernels', 'strict', 'permissive', 'pytorch'] as const;
 export type GuardPolicyName = (typeof GUARD_POLICIES)[number];

@@ -101,7 +101,7 @@ describe('every shaping', () => {
     for (const shaping of shapings) assert.equal(shapeReward(untimed, shaping).speedReward, 0);
   });
 
-  it('floors a time faster than the speed-of-light bound at the bound (HACKS.md #16)', () => {
+  it('floors a time faster than the speed-of-light bound at the bound (docs/hacks.md #16)', () => {
     // 8x measured, but the bound says the candidate cannot be faster than 2x of its measured time.
     const implausible = shapeReward(result('correct', { candidate: 1, eager: 8, shareOfBound: 2 }), resolveRewardShaping('log-speedup'));
     assert.deepEqual([implausible.speedup, implausible.effectiveSpeedup, implausible.reward], [8, 4, 2]);

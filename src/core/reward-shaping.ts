@@ -25,7 +25,7 @@ export interface ShapedReward {
   speedup: number | null;
   /**
    * The speedup the reward used: the measured one, with the candidate's time floored at the
-   * speed-of-light bound (HACKS.md #16), so an implausible time earns no more than the bound.
+   * speed-of-light bound (docs/hacks.md #16), so an implausible time earns no more than the bound.
    */
   effectiveSpeedup: number | null;
   /** Index of the highest tier reached (`tiered`); null below every tier or for other shapings. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The eight verdicts of SPEC.md section 3. Every evaluation ends in exactly one.
+ * The eight verdicts of docs/spec.md section 3. Every evaluation ends in exactly one.
  */
 export const VERDICTS = [
   'correct',
@@ -156,7 +156,7 @@ export const environmentSchema = z
   .catchall(z.unknown());
 export type Environment = z.infer<typeof environmentSchema>;
 
-/** One PyTorch operator of the traced correctness call (SPEC.md section 8). */
+/** One PyTorch operator of the traced correctness call (docs/spec.md section 8). */
 export const attributedOperatorSchema = z
   .object({
     op: z.string(),
@@ -168,7 +168,7 @@ export const attributedOperatorSchema = z
   .catchall(z.unknown());
 
 /**
- * Where the time of one traced correctness call went (SPEC.md section 8): the candidate's own
+ * Where the time of one traced correctness call went (docs/spec.md section 8): the candidate's own
  * kernels, vendor libraries called from its native code, PyTorch operators. Present on every
  * `correct` and `rejected` verdict; `own_share` is null (and `unavailable` says why) where the
  * call could not be measured (rejected before it ran, a torch without the trace).
@@ -207,7 +207,7 @@ export const evaluationMemorySchema = z.object({
 export type EvaluationMemory = z.infer<typeof evaluationMemorySchema>;
 
 /**
- * The JSON object `kforge eval --json` prints (SPEC.md section 6). Field names are stable:
+ * The JSON object `kforge eval --json` prints (docs/spec.md section 6). Field names are stable:
  * scripts outside the project read them.
  */
 export const evaluationResultSchema = z.object({
@@ -231,7 +231,7 @@ export const evaluationResultSchema = z.object({
   build: z.record(z.string(), z.unknown()).optional(),
   /** The guard's findings, run-time checks, tolerance audit, speed-of-light bound and notes (docs/guard.md). */
   guard: z.record(z.string(), z.unknown()).optional(),
-  /** Where the traced correctness call's time went; on every `correct` and `rejected` verdict (SPEC.md section 8). */
+  /** Where the traced correctness call's time went; on every `correct` and `rejected` verdict (docs/spec.md section 8). */
   attribution: attributionSchema.optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),

@@ -18,7 +18,7 @@ interface KnownDevice {
  * Upper ceilings by device, from the vendors' datasheets (dense, no sparsity). They are upper
  * bounds on purpose: the speed-of-light check rejects only times under half the bound they give,
  * so a bound set too high could reject an honest kernel, and one set too low lets a cheat through.
- * The copy bandwidth measured on this project's H200 (4.3 TB/s, ANCHORS.md) is under the datasheet's 4.8.
+ * The copy bandwidth measured on this project's H200 (4.3 TB/s, docs/benchmarks/h200-anchors.md) is under the datasheet's 4.8.
  */
 const KNOWN_DEVICES: readonly KnownDevice[] = [
   { pattern: /H200/i, bandwidthBytesPerSecond: 4.8e12, peakFlopsPerSecond: { fp32: 4.95e14, fp16: 9.9e14, bf16: 9.9e14 } },

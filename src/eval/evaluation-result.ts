@@ -23,7 +23,7 @@ export interface ResultParts {
   memory?: EvaluationMemory | undefined;
 }
 
-/** The JSON result of SPEC.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
+/** The JSON result of docs/spec.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
 export function assembleResult(parts: ResultParts): EvaluationResult {
   const { settings, outcome, output } = parts;
   const result: EvaluationResult = {

@@ -7,14 +7,14 @@ import { stageLimitsMs } from './stage-limits.js';
 import { DEFAULT_TIMING_BUDGET_MS } from './timing-budget.js';
 import { toleranceFor, type Tolerance } from './tolerance.js';
 
-/** Defaults of SPEC.md sections 4 and 5. */
+/** Defaults of docs/spec.md sections 4 and 5. */
 export const EVALUATION_DEFAULTS = {
   trials: 5,
   perfTrials: 100,
   warmupTrials: 10,
-  /** Input sets the timed calls rotate through (HACKS.md #8). */
+  /** Input sets the timed calls rotate through (docs/hacks.md #8). */
   timingSeeds: 3,
-  /** Timed calls whose outputs are judged (HACKS.md #9). */
+  /** Timed calls whose outputs are judged (docs/hacks.md #9). */
   sampleCalls: 3,
 } as const;
 

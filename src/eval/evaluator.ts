@@ -45,7 +45,7 @@ export interface EvaluationRequest {
   guardPolicy?: string;
   /** Also check correctness at other problem sizes (`--shapes`): reported, and a gate with `shapesGate`. */
   shapes?: boolean;
-  /** Reject a candidate that fails at other problem sizes (HACKS.md #13). Implies `shapes`. */
+  /** Reject a candidate that fails at other problem sizes (docs/hacks.md #13). Implies `shapes`. */
   shapesGate?: boolean;
   /**
    * Module constants of the problem to replace before it runs (`--set batch_size=256`): recorded in

@@ -76,7 +76,7 @@ export class GuardRecorder {
   }
 
   /**
-   * The result's `attribution` (SPEC.md section 8), and the outcome after the `substituted-op` rule
+   * The result's `attribution` (docs/spec.md section 8), and the outcome after the `substituted-op` rule
    * of `policy` (attribution-report.ts). Without an `attribution` message, `own_share` is null and
    * `unavailable` says why: the run-time checks were off, or the candidate ended before its traced call.
    */
@@ -135,7 +135,7 @@ export class GuardRecorder {
   }
 
   /**
-   * The speed-of-light check on a timed median (HACKS.md #16): under half the bound is impossible
+   * The speed-of-light check on a timed median (docs/hacks.md #16): under half the bound is impossible
    * (`faster-than-light`, rejected); between half and the bound is noted.
    */
   speedOfLight(medianMs: number): Outcome | null {

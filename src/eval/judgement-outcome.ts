@@ -4,7 +4,7 @@ import type { JudgedTrial, JudgementMessage } from './protocol.js';
 import type { Tolerance } from './tolerance.js';
 
 /**
- * The error profile of a judgement (SPEC.md section 4): trials passed, largest errors against the
+ * The error profile of a judgement (docs/spec.md section 4): trials passed, largest errors against the
  * run-precision and float64 references, elements outside tolerance, and every trial's details.
  */
 export function summarizeCorrectness(
@@ -34,7 +34,7 @@ const DISHONEST_CHECKS: ReadonlySet<string> = new Set(['input-mutation', 'degene
 
 /**
  * The verdict of the correctness trials' judgement: `correct` only when every trial passed;
- * `rejected` when any trial changed its inputs (HACKS.md #2); otherwise `incorrect`, with one
+ * `rejected` when any trial changed its inputs (docs/hacks.md #2); otherwise `incorrect`, with one
  * reason per kind of failure, naming the first trial that failed that way.
  */
 export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Tolerance): Outcome {
@@ -67,7 +67,7 @@ export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Toler
 
 /**
  * The verdict on the sampled timed calls' outputs. Correctness already passed, so any failure here
- * means the candidate answered differently while timed (HACKS.md #8, #9): `rejected`.
+ * means the candidate answered differently while timed (docs/hacks.md #8, #9): `rejected`.
  */
 export function outcomeOfTimedJudgement(
   judgement: JudgementMessage,

@@ -22,7 +22,7 @@ export interface MachineFaultContext {
 /**
  * The machine could not evaluate the candidate — the reference ran out of memory, a worker could
  * not start, the device was held past the wait limit, the disk is full — so there is no verdict
- * (SPEC.md section 3): `kforge eval` exits 2, a search keeps the candidate unevaluated and tries
+ * (docs/spec.md section 3): `kforge eval` exits 2, a search keeps the candidate unevaluated and tries
  * again, the reward API answers 503 with `Retry-After`. Retry logic reads only `isRetryable`.
  */
 export class MachineFaultError extends Error {

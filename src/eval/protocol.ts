@@ -97,7 +97,7 @@ export const failureMessageSchema = z.object({
 export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device'] as const;
 export type FaultResource = (typeof FAULT_RESOURCES)[number];
 
-/** The machine could not evaluate: never a verdict (SPEC.md section 3). */
+/** The machine could not evaluate: never a verdict (docs/spec.md section 3). */
 export const faultMessageSchema = z.object({
   v: version,
   type: z.literal('fault'),
@@ -222,7 +222,7 @@ export const guardChecksMessageSchema = z.object({
   checks: z.array(z.object({ check: z.string(), status: z.string(), message: z.string() }).catchall(z.unknown())),
 });
 
-/** Whether trivial outputs pass the problem's tolerance (HACKS.md #12). */
+/** Whether trivial outputs pass the problem's tolerance (docs/hacks.md #12). */
 export const auditMessageSchema = z
   .object({
     v: version,
@@ -234,7 +234,7 @@ export const auditMessageSchema = z
   })
   .catchall(z.unknown());
 
-/** Bytes and FLOPs of the reference, for the speed-of-light bound (HACKS.md #16). */
+/** Bytes and FLOPs of the reference, for the speed-of-light bound (docs/hacks.md #16). */
 export const rooflineMessageSchema = z
   .object({
     v: version,

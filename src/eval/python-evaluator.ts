@@ -41,7 +41,7 @@ export interface PythonEvaluatorOptions {
 }
 
 /**
- * The {@link Evaluator} of SPEC.md: runs `python3 -m kforge_worker reference|candidate` in a fresh
+ * The {@link Evaluator} of docs/architecture.md: runs `python3 -m kforge_worker reference|candidate` in a fresh
  * scratch directory with a scrubbed environment, per the protocol of docs/worker-protocol.md.
  * A candidate's failure comes back as a verdict; only the evaluator's own faults
  * ({@link EvaluatorSetupError}) and cancellation ({@link EvaluationCancelledError}) are thrown.

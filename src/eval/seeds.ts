@@ -31,7 +31,7 @@ export interface SeedPlan {
 const GENERALISATION_SEEDS = 2;
 
 /**
- * Draws fresh seeds for one evaluation (HACKS.md #13: hidden seeds): correctness and timing seeds
+ * Draws fresh seeds for one evaluation (docs/hacks.md #13: hidden seeds): correctness and timing seeds
  * never repeat, and the sampled timed calls are distinct random indices.
  *
  * @example drawSeedPlan({ trials: 5, timingSeeds: 3, perfTrials: 100, sampleCalls: 3 })

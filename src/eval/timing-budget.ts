@@ -1,4 +1,4 @@
-/** Timed calls kept however slow the candidate (SPEC.md section 5), unless fewer were asked for. */
+/** Timed calls kept however slow the candidate (docs/spec.md section 5), unless fewer were asked for. */
 export const MIN_BUDGET_CALLS = 10;
 /** Share of the budget the warm-up may take (it always makes one call). */
 export const WARMUP_SHARE = 0.1;

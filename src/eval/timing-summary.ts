@@ -53,7 +53,7 @@ function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSumma
 
 /**
  * Statistics of the candidate's and the baselines' raw call times (computed here, not in the
- * process the candidate ran in: HACKS.md #5), bounded below by the parent's trusted batches
+ * process the candidate ran in: docs/hacks.md #5), bounded below by the parent's trusted batches
  * (docs/timing.md), re-anchored on eager re-timed beside the candidate, and the speedups.
  */
 export function summarizeTiming(input: TimingSummaryInput): TimingSummary {

@@ -7,7 +7,7 @@ export interface Tolerance {
 }
 
 /**
- * The tolerance of a profile at a precision (SPEC.md section 4): `kernelbench` is atol = rtol = 1e-2
+ * The tolerance of a profile at a precision (docs/spec.md section 4): `kernelbench` is atol = rtol = 1e-2
  * everywhere; `strict` is 1e-4 for fp32 and 1e-2 for fp16/bf16.
  */
 export function toleranceFor(profile: ToleranceProfile, precision: Precision): Tolerance {

@@ -41,7 +41,7 @@ export function isPassedToWorker(name: string): boolean {
 }
 
 /**
- * Builds a worker's whole environment from the parent's by an allow-list (HACKS.md #18): API keys,
+ * Builds a worker's whole environment from the parent's by an allow-list (docs/hacks.md #18): API keys,
  * tokens and anything not named here stay behind. `HOME` and `TMPDIR` point into the scratch
  * directory so caches and stray files land where they are removed afterwards.
  *

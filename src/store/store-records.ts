@@ -134,7 +134,7 @@ export interface Evaluation {
   candidateId: number;
   runId: string;
   problemHash: string;
-  /** The evaluator's full result (SPEC.md section 6). */
+  /** The evaluator's full result (docs/spec.md section 6). */
   result: EvaluationResult;
   /** Copied from `result.verdict`. */
   verdict: Verdict;

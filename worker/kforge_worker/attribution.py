@@ -1,5 +1,5 @@
 """Where the time of one traced correctness call went: the candidate's own kernels, vendor
-libraries, PyTorch operators (SPEC.md section 8, `attribution`).
+libraries, PyTorch operators (docs/spec.md section 8, `attribution`).
 
 Measured on the call that the dispatch trace and the profiler already watch (the first
 correctness trial), and sent as the candidate role's `attribution` message before that call is

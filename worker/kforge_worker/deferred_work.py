@@ -1,4 +1,4 @@
-"""The `deferred-work` check (HACKS.md #4): outputs that are real tensors, and no threads left behind.
+"""The `deferred-work` check (docs/hacks.md #4): outputs that are real tensors, and no threads left behind.
 
 An output leaf must be exactly a `torch.Tensor` (or an `nn.Parameter`, which torch itself
 returns): a subclass can compute when it is first read (`__torch_function__`), after the timer

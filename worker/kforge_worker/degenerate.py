@@ -1,4 +1,4 @@
-"""Degenerate tolerances (HACKS.md #12): when a trivial output passes, judge with a scale-aware metric.
+"""Degenerate tolerances (docs/hacks.md #12): when a trivial output passes, judge with a scale-aware metric.
 
 Some problems make ``|c - r| <= atol + rtol * |r|`` meaningless: every element of a softmax over
 8192 columns is below 0.01, so all zeros pass ``atol = rtol = 1e-2`` (KernelBench issue 165;

@@ -8,7 +8,7 @@ x_i = (i << 32) | w_i, and mixed with the splitmix64 finaliser under two differe
 result does not depend on how the device orders the reduction: the same bytes give the same
 digest in any process and on any device. Changing any byte changes a mixed term, so the sums
 differ unless another change cancels it exactly: the purpose is to see inputs a candidate changed
-in place (HACKS.md #2), not to resist a forger (who runs in the same process as the hash).
+in place (docs/hacks.md #2), not to resist a forger (who runs in the same process as the hash).
 """
 
 from typing import Tuple

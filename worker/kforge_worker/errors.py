@@ -1,6 +1,6 @@
 """Failures of a stage as data: `StageFailure`, and the mapping of exceptions to (kind, check).
 
-`kind` is a SPEC.md verdict; `check` a stable id of docs/worker-protocol.md.
+`kind` is a verdict (docs/spec.md section 3); `check` a stable id of docs/worker-protocol.md.
 """
 
 import errno

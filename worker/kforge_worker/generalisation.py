@@ -1,4 +1,4 @@
-"""The generalisation pass (HACKS.md #13): correctness trials at other sizes than the benchmark's.
+"""The generalisation pass (docs/hacks.md #13): correctness trials at other sizes than the benchmark's.
 
 A variant sets problem constants for the duration of one trial. The worker varies the batch
 dimension only, the one constant every KernelBench-style problem can change without breaking its

@@ -1,4 +1,4 @@
-"""Snapshots of torch's global state, to catch a candidate that changes it (HACKS.md #11, #15, #17).
+"""Snapshots of torch's global state, to catch a candidate that changes it (docs/hacks.md #11, #15, #17).
 
 A snapshot maps a flag's name to its value; flags this torch does not have are left out. Each flag
 belongs to one check: `precision` for switches that lower the arithmetic precision (TF32, reduced

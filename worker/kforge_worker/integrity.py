@@ -1,4 +1,4 @@
-"""The worker's own code, watched for changes made from inside its process (HACKS.md #5).
+"""The worker's own code, watched for changes made from inside its process (docs/hacks.md #5).
 
 `timing.timer_identities` names the timing and channel functions one by one; this snapshot covers
 what a name list misses: every binding of every `kforge_worker` module that holds a function,

@@ -1,4 +1,4 @@
-"""Faults of the machine, not verdicts (SPEC.md section 3): the `fault` message.
+"""Faults of the machine, not verdicts (docs/spec.md section 3): the `fault` message.
 
 A verdict judges the candidate. When the evaluation itself cannot go on — the reference (which
 never imports the candidate) runs out of memory, kforge's own code (reading an output file,

@@ -1,4 +1,4 @@
-"""`own-kernel` (HACKS.md #6, #7): did the candidate's own kernel run in the traced call?
+"""`own-kernel` (docs/hacks.md #6, #7): did the candidate's own kernel run in the traced call?
 
 `judge(kernels, own, policy, where)` reads the GPU kernels the profiler saw during the first
 correctness trial (kernel_trace.py; name → launches) and the kernels the candidate built

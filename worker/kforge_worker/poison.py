@@ -1,4 +1,4 @@
-"""Poisoning freed memory before a call, and finding outputs that still hold the poison (HACKS.md #1, #14).
+"""Poisoning freed memory before a call, and finding outputs that still hold the poison (docs/hacks.md #1, #14).
 
 Before a call, `poison_allocator(sizes, device)` allocates blocks of each given byte size, fills
 them with the 32-bit word 0x7FA5A5A5 (a float32 NaN no arithmetic produces: its payload is

@@ -45,7 +45,7 @@ own_work : "reject" | "note"
     ``"reject"`` in every shipped policy but ``pytorch``. A ``severity`` override for one of those
     checks can still turn it into a note under ``"reject"``; under ``"note"`` they are notes. A
     complete policy without this field (one written before it existed) means ``"reject"``, the
-    rule SPEC.md section 8 sets for every policy.
+    rule docs/spec.md section 8 sets for every policy.
 forward_torch : "glue" | "any"
     ``"glue"``: ``forward`` (and what it calls) may use only the torch functions, namespaces and
     tensor methods listed below; any other torch compute is a ``torch-fallback`` rejection.

@@ -1,4 +1,4 @@
-"""Roofline bound of a reference run (HACKS.md #16, SPEC.md section 7: share of speed-of-light).
+"""Roofline bound of a reference run (docs/hacks.md #16, docs/spec.md section 7: share of speed-of-light).
 
 ``bytes moved`` counts each input, parameter and buffer read once and each output written once,
 from tensor sizes (``numel * element_size``): the least traffic any implementation needs, with a

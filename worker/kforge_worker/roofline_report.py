@@ -1,4 +1,4 @@
-"""The `roofline` message of the reference role (HACKS.md #16): bytes and FLOPs of one reference run.
+"""The `roofline` message of the reference role (docs/hacks.md #16): bytes and FLOPs of one reference run.
 
 Measured on the first correctness seed's model and inputs with `roofline.measure_reference`; when
 the request carries `ceilings`, the worker also computes `lower_bound_ms`. A problem whose FLOPs

@@ -1,4 +1,4 @@
-"""The judge's second test on problems whose tolerance is degenerate (HACKS.md #12).
+"""The judge's second test on problems whose tolerance is degenerate (docs/hacks.md #12).
 
 When the audit of the correctness references finds that a trivial output passes atol/rtol, an
 output that passes the plain tolerance must also pass `degenerate.scale_aware_compare` (relative

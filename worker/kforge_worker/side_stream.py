@@ -1,4 +1,4 @@
-"""The `side-stream` rule (HACKS.md #3) on the raw times of the timed calls (timing.py).
+"""The `side-stream` rule (docs/hacks.md #3) on the raw times of the timed calls (timing.py).
 
 Per timed call on cuda the host sees the end event complete (the current stream is done), then
 synchronizes the whole device: `gap_ms` is the host time between the two. Work that the call left

@@ -1,4 +1,4 @@
-"""Input contents of the timed calls (HACKS.md #8, #9): same tensors, new values every call.
+"""Input contents of the timed calls (docs/hacks.md #8, #9): same tensors, new values every call.
 
 Each timing seed t_m gets its own model (weights from t_m, as in correctness) and its own input
 tensors (the *live* set, built from t_m). Before each call the live tensors are refilled in place

@@ -1,4 +1,4 @@
-"""The degenerate-tolerance audit of a problem (HACKS.md #12), as JSON for the `audit` message and
+"""The degenerate-tolerance audit of a problem (docs/hacks.md #12), as JSON for the `audit` message and
 for `python3 -m kforge_worker audit`.
 
 `degenerate.audit` runs over each correctness reference (with its inputs, for the "input itself"

@@ -1,4 +1,4 @@
-"""The run-time half of `torch-fallback` (HACKS.md #6, #7): did PyTorch do the work of the traced call?
+"""The run-time half of `torch-fallback` (docs/hacks.md #6, #7): did PyTorch do the work of the traced call?
 
 `judge(operators, policy, output_elements)` reads the operators one untimed correctness call
 dispatched (dispatch_trace.py) and returns a :class:`Finding`:

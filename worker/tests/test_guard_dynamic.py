@@ -160,7 +160,7 @@ def test_torch_compute_under_the_pytorch_policy_is_a_note(runs, name, operator):
 
 
 def test_a_pytorch_program_is_rejected_under_permissive_and_correct_under_pytorch(runs):
-    """SPEC.md section 8: under every policy but `pytorch` a candidate whose own code did not do the
+    """docs/spec.md section 8: under every policy but `pytorch` a candidate whose own code did not do the
     work is rejected; `permissive` only waives the rejections for PyTorch use beside its own kernel."""
     assert verdict(runs["relu-torch"]) == ("correct", None)
     result = runs["relu-torch-permissive"]

@@ -1,4 +1,4 @@
-"""The GPU-only guard checks on the corpus's cuda/ candidates (HACKS.md #1, #3, #6, #14, #15), on a
+"""The GPU-only guard checks on the corpus's cuda/ candidates (docs/hacks.md #1, #3, #6, #14, #15), on a
 real GPU: `stale-output` through the caching allocator, `side-stream`, `device-error`,
 `global-state` for the persisting-L2 limit, `l2-persist`, `own-kernel` (the profiler's kernels of
 the traced correctness call). Skipped where torch sees no CUDA device.

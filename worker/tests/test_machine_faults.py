@@ -1,4 +1,4 @@
-"""Machine faults are not verdicts (SPEC.md section 3): the reference running out of memory is a
+"""Machine faults are not verdicts (docs/spec.md section 3): the reference running out of memory is a
 `fault`, never a failure of the candidate; an out-of-memory error in the candidate's process is the
 candidate's only when the machine cannot show it was short itself. Real worker processes, real
 allocations (larger than this host's memory, so they fail at once without using any)."""

@@ -145,7 +145,7 @@ def _extension(call_with=None) -> ExtensionCalls:
 
 @pytest.mark.parametrize("name", POLICY_NAMES)
 def test_the_own_work_rules_reject_under_every_shipped_policy_but_pytorch(name):
-    """SPEC.md section 8: no kernel of its own ran, or a fallback ran instead, is a rejection under
+    """docs/spec.md section 8: no kernel of its own ran, or a fallback ran instead, is a rejection under
     every policy; only `pytorch` (for measuring PyTorch programs) records it."""
     policy = load_policy(name)
     level = "note" if name == "pytorch" else "reject"

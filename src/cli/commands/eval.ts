@@ -40,7 +40,7 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
 
 
 /**
- * Adds `kforge eval PROBLEM CANDIDATE` (SPEC.md section 6): exit 0 for `correct`, 1 for any other
+ * Adds `kforge eval PROBLEM CANDIDATE` (docs/spec.md section 6): exit 0 for `correct`, 1 for any other
  * verdict, 2 for misuse; with `--json`, stdout is exactly one JSON object.
  */
 export function registerEvalCommand(program: Command, dependencies: EvalCommandDependencies = {}): Command {

@@ -4,7 +4,7 @@ import { runStatusSchema } from '../../store/store-records.js';
 
 /**
  * The data of `kforge report` (its `json` format) and of the run comparison. Metrics follow
- * SPEC.md section 7: `fast_p` over all problems, failures included; geometric means over the
+ * docs/spec.md section 7: `fast_p` over all problems, failures included; geometric means over the
  * correct ones.
  */
 

@@ -78,7 +78,7 @@ function oneProblem(value: { problem?: string | undefined; problemSource?: strin
 
 const rewardRequestShape = {
   ...problemFields,
-  candidateSource: source('candidateSource').describe('the candidate file: a `ModelNew` module (SPEC.md §2)'),
+  candidateSource: source('candidateSource').describe('the candidate file: a `ModelNew` module (docs/spec.md section 2)'),
   ...rewardEvaluationFields,
 };
 
@@ -131,7 +131,7 @@ export const rewardResponseSchema = z.object({
   reward: z.number().describe('the shaped reward (docs/reward.md)'),
   shaping: shapedRewardSchema,
   verdict: verdictSchema,
-  result: evaluationResultSchema.describe('the full evaluation (SPEC.md §6)'),
+  result: evaluationResultSchema.describe('the full evaluation (docs/spec.md section 6)'),
   cached: z.boolean().describe('true when no new evaluation ran for this request (found in the store, or shared with an identical request in flight)'),
   source: z.enum(REWARD_SOURCES),
   requestHash: z.string().describe('sha256 of problem, candidate, backend and normalised options: the cache key'),

@@ -120,7 +120,7 @@ export async function buildReportFromSummary(store: RunStore, summary: RunSummar
 
 /**
  * Everything `kforge report` prints about a run: per problem the reported candidate (the accepted
- * one, else the fastest correct one), per level and overall the SPEC.md section 7 metrics.
+ * one, else the fastest correct one), per level and overall the docs/spec.md section 7 metrics.
  * Undefined when the store has no such run.
  */
 export async function buildRunReport(store: RunStore, runId: string, options: BuildReportOptions = {}): Promise<RunReportData | undefined> {

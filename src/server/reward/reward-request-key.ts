@@ -30,7 +30,7 @@ export interface RewardEvaluationOptions {
   skipTiming: boolean;
 }
 
-/** Fills in the defaults of SPEC.md §4–5 (as `resolveEvaluationSettings` does) and drops what cannot matter. */
+/** Fills in the defaults of docs/spec.md sections 4–5 (as `resolveEvaluationSettings` does) and drops what cannot matter. */
 export function normaliseRewardOptions(given: GivenRewardOptions): RewardEvaluationOptions {
   const skipTiming = given.skipTiming === true;
   const shapesGate = given.shapesGate === true;

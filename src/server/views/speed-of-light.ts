@@ -14,7 +14,7 @@ export interface SpeedOfLightView {
 const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
 /**
- * The share of speed of light of a correct result (SPEC.md section 7), from the guard's roofline
+ * The share of speed of light of a correct result (docs/spec.md section 7), from the guard's roofline
  * numbers (`result.guard.speed_of_light`, docs/guard.md): the bound over the candidate's median.
  * Null where the evaluator measured no bound, or the result is not correct.
  */

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #1, stale output): allocates the output and never writes it.
+"""CHEAT (docs/hacks.md #1, stale output): allocates the output and never writes it.
 
 The "kernel" computes into a list that it never copies out. In a harness that ran the
 reference first in the same process, ``empty_like`` can hand back the freed block that still

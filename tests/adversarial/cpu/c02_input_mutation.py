@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #2, input mutation): zeroes its input and returns zeros.
+"""CHEAT (docs/hacks.md #2, input mutation): zeroes its input and returns zeros.
 
 A harness that runs the reference afterwards on the same tensor computes relu(0) = 0 and
 agrees. Defence: each model gets its own inputs, and the inputs are hashed after the call

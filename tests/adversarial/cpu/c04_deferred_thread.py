@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #4, deferred work): returns at once and lets a thread fill the output.
+"""CHEAT (docs/hacks.md #4, deferred work): returns at once and lets a thread fill the output.
 
 The timed call returns an empty tensor; a background thread writes the answer a moment later,
 before a naive harness gets round to comparing. Static check ``deferred-work``.

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #4, deferred work): a lazy tensor subclass computes only when compared.
+"""CHEAT (docs/hacks.md #4, deferred work): a lazy tensor subclass computes only when compared.
 
 ``forward`` returns a ``LazySoftmax`` wrapper at once; the softmax runs in
 ``__torch_function__`` when the harness first touches the result, outside the timed region.

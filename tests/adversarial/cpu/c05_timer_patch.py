@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, timer patching): slows the clock the harness reads.
+"""CHEAT (docs/hacks.md #5, timer patching): slows the clock the harness reads.
 
 At import it replaces ``time.perf_counter`` with a clock that runs 100 times slower and makes
 ``torch.cuda.Event.elapsed_time`` report a tiny time, so any timing taken in this process

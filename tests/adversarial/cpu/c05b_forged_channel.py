@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, harness patching): writes a forged timing message to the worker's channel.
+"""CHEAT (docs/hacks.md #5, harness patching): writes a forged timing message to the worker's channel.
 
 The worker's result channel starts as file descriptor 3. The worker now moves it to a private
 descriptor and closes 3, so this write fails, but a candidate in the same process can still look

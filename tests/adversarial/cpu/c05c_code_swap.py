@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, issue 19): swaps the ``__code__`` of the worker's timing routine.
+"""CHEAT (docs/hacks.md #5, issue 19): swaps the ``__code__`` of the worker's timing routine.
 
 During a correctness call it looks through the loaded modules (attribute names built at run time
 so the static guard cannot read them) for the worker's module that defines ``time_calls``, keeps a working copy of it under a new global name, and gives the

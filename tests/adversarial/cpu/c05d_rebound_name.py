@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, issue 19): rebinds the name under which the timing stage imported the
+"""CHEAT (docs/hacks.md #5, issue 19): rebinds the name under which the timing stage imported the
 timing routine.
 
 The worker's identity snapshot names ``kforge_worker.timing.time_calls``; the timing stage calls it

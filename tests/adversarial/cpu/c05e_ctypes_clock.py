@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, issue 19): rewrites the C function pointer behind ``time.perf_counter_ns``.
+"""CHEAT (docs/hacks.md #5, issue 19): rewrites the C function pointer behind ``time.perf_counter_ns``.
 
 At import it builds a new method table entry whose C function calls the real clock and returns
 a time that runs 100 times slower, and writes its address into the builtin's ``m_ml`` field with

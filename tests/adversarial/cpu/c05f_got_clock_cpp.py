@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, issue 19, native): a C++ static initialiser patches the interpreter's GOT
+"""CHEAT (docs/hacks.md #5, issue 19, native): a C++ static initialiser patches the interpreter's GOT
 entry of ``clock_gettime``.
 
 When the extension loads, a static object walks the main program's dynamic relocations, finds the

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #5, issue 19): writes a forged ``timing`` message on the worker's channel
+"""CHEAT (docs/hacks.md #5, issue 19): writes a forged ``timing`` message on the worker's channel
 descriptor, found in a closure.
 
 In the first timed call it walks the stack to the worker's frames, finds the channel's writer (a

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, PyTorch under the hood): a "kernel" that is PyTorch's relu in disguise.
+"""CHEAT (docs/hacks.md #6, PyTorch under the hood): a "kernel" that is PyTorch's relu in disguise.
 
 The op is looked up with a string built at import, so a grep for ``relu`` finds nothing.
 Static check ``torch-fallback``; at run time the dispatch trace would show aten::relu doing the work

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, native): a "fused C++ softmax" whose body is ATen's softmax.
+"""CHEAT (docs/hacks.md #6, native): a "fused C++ softmax" whose body is ATen's softmax.
 
 The extension builds and is called, so a harness that only checks that a kernel was compiled and
 launched is satisfied. Static check ``library-policy``; at run time the dispatch trace would show

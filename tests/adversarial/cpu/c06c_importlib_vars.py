@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, PyTorch under the hood): relu reached through importlib and a module's vars().
+"""CHEAT (docs/hacks.md #6, PyTorch under the hood): relu reached through importlib and a module's vars().
 
 The module is imported by a literal name and the op is picked out of its namespace dictionary with
 a string built at import, so neither the import check nor the getattr check of the static guard

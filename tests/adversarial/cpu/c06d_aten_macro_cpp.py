@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, native): a "C++ relu kernel" whose body is ATen's relu, named through a macro.
+"""CHEAT (docs/hacks.md #6, native): a "C++ relu kernel" whose body is ATen's relu, named through a macro.
 
 A literal ``at::relu(`` (or ``at::matmul``, ``torch::gelu``) in the C++ source is a static
 ``library-policy`` rejection (c06b). Here the preprocessor pastes the name together

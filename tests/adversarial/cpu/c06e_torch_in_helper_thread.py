@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, PyTorch under the hood): relu run by a helper thread that forward joins.
+"""CHEAT (docs/hacks.md #6, PyTorch under the hood): relu run by a helper thread that forward joins.
 
 The dispatch trace of a correctness call is a TorchDispatchMode, which is thread-local: an operator
 dispatched on another thread never reaches it. The thread class and the op are both picked out of

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, substitution): PyTorch's softmax does the reference's written-out
+"""CHEAT (docs/hacks.md #6, substitution): PyTorch's softmax does the reference's written-out
 arithmetic, and a trivial kernel of the candidate's own copies its answer.
 
 The reference never runs aten::_softmax; the candidate's own share of the time is a copy.

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #7, silent fallback): tries a kernel that does not exist, then uses PyTorch.
+"""CHEAT (docs/hacks.md #7, silent fallback): tries a kernel that does not exist, then uses PyTorch.
 
 The extension never imports, the except handler quietly answers with ``torch.relu``, and the
 result is "correct". Static check ``silent-fallback``.

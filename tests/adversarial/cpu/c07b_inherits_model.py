@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #7, silent fallback): ``class ModelNew(Model): pass``.
+"""CHEAT (docs/hacks.md #7, silent fallback): ``class ModelNew(Model): pass``.
 
 The candidate copies the reference and inherits its forward. Static check ``silent-fallback``.
 """

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #7, a fallback that runs): the kernel raises on every input the problem has, and
+"""CHEAT (docs/hacks.md #7, a fallback that runs): the kernel raises on every input the problem has, and
 the except handler answers with PyTorch.
 
 `relu_1d` accepts 1-D tensors only; the problem's inputs are 2-D, so every call takes the fallback.

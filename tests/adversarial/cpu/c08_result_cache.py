@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #8, result caching): returns the stored answer when the same tensor comes back.
+"""CHEAT (docs/hacks.md #8, result caching): returns the stored answer when the same tensor comes back.
 
 Timing loops usually pass the same input tensor every call, so after the first call every timed
 call is a dictionary lookup. Static check ``result-cache``; at run time, timed calls on fresh

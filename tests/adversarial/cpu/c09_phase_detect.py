@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #9, phase detection): counts calls and stops working once timing starts.
+"""CHEAT (docs/hacks.md #9, phase detection): counts calls and stops working once timing starts.
 
 The first five calls (the correctness trials) compute honestly; later calls replay the last
 answer when the shape matches. Static check ``phase-detect``; at run time the sampled timed

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #9, issue 19): reads the timing loop's locals from the stack to skip the calls
+"""CHEAT (docs/hacks.md #9, issue 19): reads the timing loop's locals from the stack to skip the calls
 whose outputs will not be checked.
 
 In every call it walks up the stack (attribute names built at run time) to the frame of the

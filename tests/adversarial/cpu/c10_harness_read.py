@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #10, reading the harness): scans the heap for the expected output.
+"""CHEAT (docs/hacks.md #10, reading the harness): scans the heap for the expected output.
 
 A harness that keeps the reference output in the same process leaves it where
 ``gc.get_objects()`` finds it. Static check ``harness-read``; in kforge the reference outputs

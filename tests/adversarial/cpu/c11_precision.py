@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #11, precision downgrade): rounds the input to float16 in an fp32 run.
+"""CHEAT (docs/hacks.md #11, precision downgrade): rounds the input to float16 in an fp32 run.
 
 The relative error is about 5e-4, well inside atol = rtol = 1e-2, so a loose check passes.
 Static check ``precision``; the float64 error profile shows the loss.

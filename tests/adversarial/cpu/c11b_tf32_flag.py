@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #11, precision downgrade): switches float32 matmuls to TF32 at import.
+"""CHEAT (docs/hacks.md #11, precision downgrade): switches float32 matmuls to TF32 at import.
 
 Static check ``precision``; at run time the worker snapshots ``torch.backends`` flags before and
 after importing the candidate.

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #12, degenerate check): answers a wide softmax with zeros.
+"""CHEAT (docs/hacks.md #12, degenerate check): answers a wide softmax with zeros.
 
 Every probability of an 8192-wide softmax is below about 0.005, so zeros pass
 atol = rtol = 1e-2. Static analysis sees only allocation glue; the dynamic ``degenerate-output``

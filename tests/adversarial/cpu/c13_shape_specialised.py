@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #13, shape specialisation): hard-wired to the benchmark's 8 x 64 input.
+"""CHEAT (docs/hacks.md #13, shape specialisation): hard-wired to the benchmark's 8 x 64 input.
 
 It processes exactly 512 elements; at any other shape the rest stays zero (or the copy fails).
 Static analysis cannot tell; the generalisation pass at other shapes does.

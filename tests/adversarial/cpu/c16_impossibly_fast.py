@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #16, impossibly fast): a cache keyed on a few sampled input values.
+"""CHEAT (docs/hacks.md #16, impossibly fast): a cache keyed on a few sampled input values.
 
 The key is built through numpy, out of the static guard's sight. When the timed calls rotate
 through a few fixed input sets, every call after the first round is a dictionary hit that

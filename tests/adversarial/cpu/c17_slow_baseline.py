@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #17, slowing the baseline): cripples PyTorch's threads and backends at import.
+"""CHEAT (docs/hacks.md #17, slowing the baseline): cripples PyTorch's threads and backends at import.
 
 If the baseline were timed in the same process it would run single-threaded without oneDNN or
 cuDNN. Static check ``global-state``; kforge times baselines in a clean process and snapshots

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #17, slowing the baseline): wraps torch.softmax with a sleep.
+"""CHEAT (docs/hacks.md #17, slowing the baseline): wraps torch.softmax with a sleep.
 
 Any reference run in this process after the import is slowed down. Static check ``timer-patch``
 (a candidate may not modify modules it did not define).

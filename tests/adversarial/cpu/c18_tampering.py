@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, tampering): reads API keys from the environment and writes outside the cwd.
+"""CHEAT (docs/hacks.md #18, tampering): reads API keys from the environment and writes outside the cwd.
 
 Static check ``sandbox``; at run time the candidate runs in a scratch directory with a scrubbed
 environment, so there is nothing to steal and nowhere to write.

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #1, CUDA): returns an ``empty_like`` block the kernel never writes.
+"""CHEAT (docs/hacks.md #1, CUDA): returns an ``empty_like`` block the kernel never writes.
 
 This is the 2025 "AI CUDA Engineer" pattern: the caching allocator hands back the block the
 reference's output just freed, so in a harness that ran the reference first in this process the

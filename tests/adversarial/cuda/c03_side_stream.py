@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #3, side stream): runs the kernel on a private stream and never joins it.
+"""CHEAT (docs/hacks.md #3, side stream): runs the kernel on a private stream and never joins it.
 
 The kernel is deliberately slow (each thread spins about 0.05 ms) and launched on a non-blocking
 stream of its own, so CUDA events recorded on the current stream around the call measure almost

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #6, #7, CUDA): builds a relu kernel but never launches it; PyTorch's relu, captured
+"""CHEAT (docs/hacks.md #6, #7, CUDA): builds a relu kernel but never launches it; PyTorch's relu, captured
 once into a CUDA graph, does the work.
 
 The first call (the worker's warm call) captures ``relu`` (taken from a module's namespace with a

@@ -1,4 +1,4 @@
-"""CHEAT (CUDA, HACKS.md #6, substitution): torch.softmax does the reference's written-out arithmetic and a
+"""CHEAT (CUDA, docs/hacks.md #6, substitution): torch.softmax does the reference's written-out arithmetic and a
 trivial kernel of its own copies the answer. kernelbench reports aten::_softmax in substituted_ops
 (correct); own-kernels and strict reject it (substituted-op); permissive and pytorch record it."""
 

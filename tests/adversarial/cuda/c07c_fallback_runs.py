@@ -1,4 +1,4 @@
-"""CHEAT (CUDA, HACKS.md #7, a fallback that runs): the kernel raises on the problem's 2-D inputs before it
+"""CHEAT (CUDA, docs/hacks.md #7, a fallback that runs): the kernel raises on the problem's 2-D inputs before it
 launches, and the except handler answers with torch.relu. Rejected under every policy but pytorch,
 permissive included (silent-fallback); pytorch records it."""
 

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #14, silent launch failure): an invalid launch that nothing checks.
+"""CHEAT (docs/hacks.md #14, silent launch failure): an invalid launch that nothing checks.
 
 2048 threads per block exceeds the 1024 limit, so the kernel never runs, no error is raised, and
 the ``empty_like`` output holds whatever its memory held (in a naive harness, the reference's

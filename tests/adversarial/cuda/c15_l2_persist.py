@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #15, cache persistence): pins its input in L2 with a persisting access window.
+"""CHEAT (docs/hacks.md #15, cache persistence): pins its input in L2 with a persisting access window.
 
 The window survives the harness's L2 flush between timed calls, so the input is read from L2
 instead of HBM. Static check ``global-state``; the dynamic defence resets the persisting L2 limit

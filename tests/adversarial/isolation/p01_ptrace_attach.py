@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, process reach): attaches to another process with ptrace and reads its memory.
+"""CHEAT (docs/hacks.md #18, process reach): attaches to another process with ptrace and reads its memory.
 
 With the attach it could replace the reference's comparison (as an attack on kforge did); here it
 kills what it attached to, so that success is visible, and reads the target's memory with

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, process reach): reads the orchestrator's environment and working directory.
+"""CHEAT (docs/hacks.md #18, process reach): reads the orchestrator's environment and working directory.
 
 Through /proc/<ppid>/environ (API keys), /proc/<ppid>/cwd (the project), and the environ of every
 process it can list, including the test's sentinel; prints whatever it finds, so that a secret it

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, process reach): stops and slows other processes (a baseline being timed).
+"""CHEAT (docs/hacks.md #18, process reach): stops and slows other processes (a baseline being timed).
 
 Sends SIGSTOP to the test's sentinel and to its own parent, and lowers the sentinel's priority
 (setpriority to 19), as a candidate that slows the reference's baselines would. Expected: the

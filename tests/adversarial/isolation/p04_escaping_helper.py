@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, process reach): a helper that outlives the evaluation and rewrites the store.
+"""CHEAT (docs/hacks.md #18, process reach): a helper that outlives the evaluation and rewrites the store.
 
 Starts a helper with posix_spawn in a new session (and a second one by double fork and setsid),
 out of the worker's process group, so a process-group kill misses it. Each helper waits for the

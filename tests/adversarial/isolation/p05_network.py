@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, process reach): opens network connections (to exfiltrate, or to fetch answers).
+"""CHEAT (docs/hacks.md #18, process reach): opens network connections (to exfiltrate, or to fetch answers).
 
 Connects to a server the test runs on the host's loopback and to an outside address. Expected:
 the sandbox's network namespace has only its own loopback; the test's server sees no connection.

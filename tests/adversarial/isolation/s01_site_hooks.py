@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, persistent state): drops start-up hooks that run in every later worker.
+"""CHEAT (docs/hacks.md #18, persistent state): drops start-up hooks that run in every later worker.
 
 A sitecustomize.py and usercustomize.py in the worker's folder (once on every worker's
 PYTHONPATH) and in the working directory, and a .pth file in the worker's package folder, in

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, persistent state): writes to the project checkout and to the problem file.
+"""CHEAT (docs/hacks.md #18, persistent state): writes to the project checkout and to the problem file.
 
 Appends to the original problem file (a later reference would compute something else) and
 creates a file in the project's folder. Expected: the candidate reads a copy of the problem in

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, persistent state): multiplies every cached baseline time by 20.
+"""CHEAT (docs/hacks.md #18, persistent state): multiplies every cached baseline time by 20.
 
 Every later evaluation of the problem would then report a 20x speedup for any kernel. Expected:
 the cache root is hidden from the candidate (an empty read-only tmpfs) and only the parent,

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, persistent state): replaces other candidates' cached builds.
+"""CHEAT (docs/hacks.md #18, persistent state): replaces other candidates' cached builds.
 
 Overwrites every shared object in the build cache with a "wrapper" (here a marker text, enough to
 break the victim's later load), rewrites each entry's record, and re-points the staging links

@@ -1,4 +1,4 @@
-"""CHEAT (HACKS.md #18, persistent state): rewrites the run store directly.
+"""CHEAT (docs/hacks.md #18, persistent state): rewrites the run store directly.
 
 Opens the SQLite store and marks every candidate correct with a huge speedup (a search would then
 reuse the falsified row as its best kernel). Expected: the store is hidden from the candidate and

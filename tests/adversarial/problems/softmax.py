@@ -1,7 +1,7 @@
 """Softmax over a wide row: the corpus's degenerate-tolerance problem (KernelBench format).
 
 With 8192 columns every probability is below about 0.005, so an all-zeros output passes
-atol = rtol = 1e-2 (HACKS.md #12). Use it to check that the evaluator notices.
+atol = rtol = 1e-2 (docs/hacks.md #12). Use it to check that the evaluator notices.
 """
 
 import torch

@@ -2,7 +2,7 @@
 
 The reference runs max, subtraction, exp, sum and division; it never calls PyTorch's softmax, so
 a candidate that hands the rows to `torch.softmax` substitutes an operator the reference does not
-run (SPEC.md section 8, `substituted_ops`).
+run (docs/spec.md section 8, `substituted_ops`).
 """
 
 import torch

@@ -8,7 +8,7 @@ type Attribution = NonNullable<Result['attribution']>;
 
 const percent = (share: number) => `${Math.round(share * 100)}%`;
 
-/** Where the traced correctness call's time went: own kernels, libraries, PyTorch operators (SPEC.md section 8). */
+/** Where the traced correctness call's time went: own kernels, libraries, PyTorch operators (docs/spec.md section 8). */
 function AttributionSection({ attribution }: { attribution: Attribution }) {
   const origin = attribution.by_origin_ms;
   const total = origin ? origin.own + origin.library + origin.torch : 0;

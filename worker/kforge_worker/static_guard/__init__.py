@@ -6,7 +6,7 @@ stable id from :data:`CHECKS`, ``severity`` is ``"reject"`` (the verdict is ``re
 ``"note"`` (recorded, the dynamic checks decide), ``message`` is one sentence a person can act on,
 ``line`` is 1-based or ``None``. The guard is conservative where it cannot know types: a method is
 treated as a tensor method unless its receiver is known to be something else (a built extension,
-a Python list, a dict). See HACKS.md for the classes behind each check.
+a Python list, a dict). See docs/hacks.md for the classes behind each check.
 
 The package is split by concern: `names` (tables), `report` (findings), `symbols` and `inference`
 (the module's symbol table and types), `forward_walker` (ModelNew.forward), `module_checker`

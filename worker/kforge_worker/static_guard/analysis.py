@@ -117,7 +117,7 @@ def analyze(candidate_source: str, policy: str | Mapping[str, Any] | None = None
 
 
 def rejections(findings: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """The ``reject`` findings as SPEC.md verdict reasons ``{check, message}``."""
+    """The ``reject`` findings as verdict reasons (docs/spec.md section 3) ``{check, message}``."""
     return [{"check": item["check"], "message": item["message"]} for item in findings
             if item["severity"] == "reject"]
 
