@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { evaluationResultSchema } from '../core/verdict.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../core/canonical-json.js';
 import { decodeJobFailure, encodeJobFailure } from './evaluation-job-messages.js';
 import { createJobPayload, DEFAULT_MAX_ATTEMPTS, evaluationJobId, evaluationJobPayloadSchema, normaliseJobOptions, readJobPayload } from './evaluation-job-payload.js';
 import { hostGpuName } from './host-device-names.js';

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { backendSchema, precisionSchema, presetSchema, toleranceProfileSchema, type EvaluationResult } from '../core/verdict.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../core/canonical-json.js';
 import { EVALUATION_DEFAULTS, resolveEvaluationSettings } from './evaluation-settings.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from './evaluator.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from './stage-limits.js';

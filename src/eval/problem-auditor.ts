@@ -9,6 +9,7 @@ import { estimateEvaluationSize } from './size-estimate.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
 import { findingOfFailure, findingsOfAudit, workerAuditFailureSchema, workerAuditSchema, type ProblemAudit } from './problem-audit.js';
 import type { Tolerance } from './tolerance.js';
+import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 
 export interface ProblemAuditorOptions {
@@ -50,29 +51,45 @@ interface ProcessResult {
 const MISSING_MODULE = /ModuleNotFoundError: No module named '(torch|kforge_worker)'/;
 const SETUP_HINT = 'set KFORGE_PYTHON to a Python with PyTorch (scripts/python.sh finds one), or run `kforge doctor`';
 
+/**
+ * Runs the audit as the leader of its own process group and, past the limit, signals the whole
+ * group (SIGTERM, then SIGKILL after the grace), so nothing the problem started outlives it.
+ */
 function runProcess(command: string, args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs: number; killGraceMs: number }): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const startedAt = Date.now();
     const stdout = new CappedOutput();
     const stderr = new CappedOutput(64 * 1024);
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const group = child.pid;
+    if (group !== undefined) trackProcessGroup(group);
+    const signalGroup = (signal: NodeJS.Signals): void => {
+      if (group === undefined) child.kill(signal);
+      else signalProcessGroup(group, signal);
+    };
     let timedOut = false;
     let killTimer: NodeJS.Timeout | undefined;
     const limitTimer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), options.killGraceMs);
+      signalGroup('SIGTERM');
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs);
     }, options.timeoutMs);
+    const settle = (): void => {
+      clearTimeout(limitTimer);
+      clearTimeout(killTimer);
+      if (group === undefined) return;
+      // What the audit left running in its group goes with it.
+      signalProcessGroup(group, 'SIGKILL');
+      untrackProcessGroup(group);
+    };
     child.stdout.on('data', (chunk: Buffer) => stdout.append(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.append(chunk));
     child.once('error', (error) => {
-      clearTimeout(limitTimer);
-      clearTimeout(killTimer);
+      settle();
       reject(error);
     });
     child.once('close', (exitCode, signal) => {
-      clearTimeout(limitTimer);
-      clearTimeout(killTimer);
+      settle();
       resolve({ exitCode, signal, timedOut, durationMs: Date.now() - startedAt, stdout: stdout.text(), stderr: stderr.text() });
     });
   });

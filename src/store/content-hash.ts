@@ -1,18 +1,11 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../core/canonical-json.js';
 
 /** sha256 of a UTF-8 string, lower-case hex (64 characters). */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** JSON with object keys sorted at every depth, so equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    const entries = Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return Object.fromEntries(entries);
-  });
-}
 
 /**
  * Hash of the evaluation options that change a result (backend, precision, tolerance, trials,

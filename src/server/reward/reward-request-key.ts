@@ -2,7 +2,8 @@ import { DEFAULT_REWARD_GUARD_POLICY, effectiveGuardPolicy } from '../../core/gu
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import { EVALUATION_DEFAULTS } from '../../eval/evaluation-settings.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
-import { canonicalJson, sha256Hex } from '../../store/content-hash.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import { sha256Hex } from '../../store/content-hash.js';
 import type { RewardRequestBody } from '../api-schemas/reward-schemas.js';
 
 /** Version of the key: bump it when what an evaluation means changes, so old rewards are not reused. */
