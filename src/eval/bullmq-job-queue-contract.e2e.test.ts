@@ -22,7 +22,7 @@ import { createJobPayload, evaluationJobId } from './evaluation-job-payload.js';
 import { EvaluationWorker } from './evaluation-worker.js';
 import type { EvaluationRequest } from './evaluator.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
-import type { PipelinedEvaluateOptions } from './pipeline-events.js';
+import type { EvaluateOptions } from './evaluator.js';
 import { bullmqQueueName } from './redis-keys.js';
 import { RedisUnreachableError } from './redis-unreachable-error.js';
 
@@ -34,7 +34,7 @@ class ScriptedEvaluator {
   readonly #held = new Map<string, () => void>();
   readonly #waiting = new Map<string, () => void>();
 
-  async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
     const source = await readFile(request.candidatePath, 'utf8');
     const call = { source, aborted: false };
     this.calls.push(call);

@@ -7,7 +7,7 @@ import type { EvaluationRequest, Evaluator } from './evaluator.js';
 import { InProcessJobQueue } from './in-process-job-queue.js';
 import { JobQueueClosedError } from './job-queue-closed-error.js';
 import type { JobQueueEvents } from './job-queue.js';
-import type { PipelinedEvaluateOptions } from './pipeline-events.js';
+import type { EvaluateOptions } from './evaluator.js';
 
 function request(name: string): EvaluationRequest {
   return { problemPath: '/p.py', candidatePath: `/${name}.py`, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' };
@@ -21,7 +21,7 @@ class ControlledEvaluator implements Evaluator {
   maxRunning = 0;
   closed = false;
 
-  evaluate(job: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
+  evaluate(job: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
     this.started.push(job.candidatePath);
     this.running += 1;
     this.maxRunning = Math.max(this.maxRunning, this.running);
