@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { EvaluationResult, TimingStats, Verdict } from '../src/core/verdict.js';
-import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../src/eval/evaluator.js';
+import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationRequest, type Evaluator } from '../src/eval/evaluator.js';
+import { Semaphore } from '../src/eval/semaphore.js';
 
 /** A CPU environment as the worker reports it. */
 export const FAKE_ENVIRONMENT = {
@@ -164,22 +165,47 @@ export interface FakeEvaluatorOptions {
   judge?: (source: string, request: EvaluationRequest, callIndex: number) => EvaluationResult | Promise<EvaluationResult>;
   /** Time each evaluation takes, in ms (real timers). Default 0. */
   delayMs?: number;
+  /**
+   * Run one evaluation per device slot (`cpu`, `cuda:N`) at a time, in the order asked, as the
+   * Evaluator's contract asks of real ones. Default true; false lets every evaluation run at once.
+   */
+  onePerDevice?: boolean;
 }
 
 /**
  * A scripted `Evaluator` for tests of the search: it reads the candidate file, decides the result
  * (by default from a `# fake-verdict:` marker in it), records every call, and tracks how many
- * evaluations overlapped. An abort during the delay rejects, like the real one, without a result.
+ * evaluations overlapped. An abort while waiting for the device or during the delay rejects, like
+ * the real one, without a result. Its usage: the request's device slot, the wait for it, the time held.
  */
 export class FakeEvaluator implements Evaluator {
   readonly calls: FakeEvaluatorCall[] = [];
   /** Most evaluations that were running at the same time. */
   maxConcurrent = 0;
   private running = 0;
+  private readonly devices = new Map<string, Semaphore>();
 
   constructor(private readonly options: FakeEvaluatorOptions = {}) {}
 
-  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
+    const device = deviceSlotOf(request);
+    const askedAtMs = performance.now();
+    let release = (): void => undefined;
+    if (this.options.onePerDevice !== false) {
+      let slot = this.devices.get(device);
+      if (!slot) this.devices.set(device, (slot = new Semaphore(1)));
+      release = await slot.acquire(options.signal);
+    }
+    const startedAtMs = performance.now();
+    try {
+      const result = await this.judge(request, options);
+      return { result, usage: { device, waitedMs: startedAtMs - askedAtMs, heldMs: performance.now() - startedAtMs } };
+    } finally {
+      release();
+    }
+  }
+
+  private async judge(request: EvaluationRequest, options: EvaluateOptions): Promise<EvaluationResult> {
     const source = await readFile(request.candidatePath, 'utf8');
     const call: FakeEvaluatorCall = { request, source, startedAtMs: Date.now(), finishedAtMs: null };
     this.calls.push(call);

@@ -126,7 +126,7 @@ export async function runSequential(batch: readonly BatchCandidate[], settings: 
   for (const [index, candidate] of batch.entries()) {
     const before = performance.now();
     try {
-      candidates.push(kept(candidate.id, await evaluator.evaluate(requestFor(candidate, settings)), performance.now() - before));
+      candidates.push(kept(candidate.id, (await evaluator.evaluate(requestFor(candidate, settings))).result, performance.now() - before));
     } catch (error) {
       candidates.push(failed(candidate.id, error, performance.now() - before));
     }

@@ -1,11 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EvaluationResult } from '../core/verdict.js';
-import type { EvaluationProgress, EvaluationRequest } from '../eval/evaluator.js';
+import type { Evaluation, EvaluationProgress, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/content-hash.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateRecord, Lineage } from './attempt.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MachineFaultError } from '../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../eval/worker-fault-error.js';
@@ -16,7 +15,8 @@ export interface CandidateEvaluatorOptions {
   runId: string;
   problem: { hash: string; name: string; path: string };
   store: RunStore;
-  queue: EvaluationQueue;
+  /** Judges the candidates; its usage's `heldMs` is the device time recorded (`gpuSeconds`). */
+  evaluator: Evaluator;
   evaluation: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
   /** Candidate files go to {@link candidateFilePath}. */
   candidatesDir: string;
@@ -84,7 +84,7 @@ export class CandidateEvaluator {
    * throws `SearchStoppedError` and records nothing: the candidate stays pending for a resume.
    */
   async evaluate(candidate: CandidateRecord): Promise<RecordedEvaluation> {
-    const { store, queue, signal } = this.options;
+    const { store, evaluator, signal } = this.options;
     const cacheKey = evaluationCacheKey({ sourceHash: sha256Hex(candidate.source), problemHash: this.options.problem.hash, optionsHash: this.optionsHash });
     const cached = await store.findEvaluationByCacheKey(cacheKey);
     if (cached && cached.candidateId !== candidate.id) {
@@ -94,11 +94,11 @@ export class CandidateEvaluator {
     if (cached) return { result: cached.result, deviceMs: cached.gpuSeconds * 1000, reused: false };
     await mkdir(path.dirname(candidate.path), { recursive: true });
     await writeFile(candidate.path, candidate.source, 'utf8');
-    let evaluated;
+    let evaluated: Evaluation;
     const { onProgress } = this.options;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        evaluated = await queue.submit(
+        evaluated = await evaluator.evaluate(
           { ...this.options.evaluation, problemPath: this.options.problem.path, candidatePath: candidate.path },
           { signal, ...(onProgress ? { onProgress: (progress: EvaluationProgress) => onProgress(candidate.id, progress) } : {}) },
         );
@@ -118,10 +118,10 @@ export class CandidateEvaluator {
     const outcome = await store.recordEvaluation({
       candidateId: candidate.id,
       result: evaluated.result,
-      gpuSeconds: evaluated.deviceMs / 1000,
+      gpuSeconds: evaluated.usage.heldMs / 1000,
       optionsHash: this.optionsHash,
       cacheKey,
     });
-    return { result: outcome.evaluation.result, deviceMs: evaluated.deviceMs, reused: false };
+    return { result: outcome.evaluation.result, deviceMs: evaluated.usage.heldMs, reused: false };
   }
 }

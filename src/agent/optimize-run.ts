@@ -7,8 +7,6 @@ import type { JsonObject, ProblemRecord, Run, RunStore } from '../store/run-stor
 import { BudgetTracker, type BudgetUsage } from './budget.js';
 import { bestAttempt } from './candidate-ranking.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { DeviceEvaluationQueue } from './device-evaluation-queue.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
 import { OptimizeRequestError } from './optimize-request-error.js';
 import { OptimizeRunError } from './optimize-run-error.js';
 import { optimizePlanSchema, type OptimizePlan, type OptimizePlanInput } from './optimize-plan.js';
@@ -23,12 +21,14 @@ import { RunActionWatcher } from './run-action-watcher.js';
 import { RunInterventions } from './run-interventions.js';
 import { describeHostCpu, describeNamedDevice, type TargetDevice } from './target-device.js';
 
-/** What an optimize run is wired to. Pass `queue` to share one device queue, else `evaluator`. */
+/**
+ * What an optimize run is wired to. The `evaluator` judges every candidate of the run, people's
+ * edits included; strategies ask it for several at once, and it shares the devices among them.
+ */
 export interface OptimizeDependencies {
   store: RunStore;
   model: KernelModel;
-  evaluator?: Evaluator;
-  queue?: EvaluationQueue;
+  evaluator: Evaluator;
   /** The target before the first evaluation reports it. Default: the host CPU, or a generic GPU. */
   target?: TargetDevice;
   onEvent?: SearchEventListener;
@@ -140,8 +140,6 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     candidatePath: (id) => candidateFilePath(plan.candidatesDir, entry.stem, entry.record.hash, id),
   });
   const states = await Promise.all(entries.map((entry) => loadProblemState(deps.store, loadOptions(entry))));
-  const queue = deps.queue ?? (deps.evaluator ? new DeviceEvaluationQueue(deps.evaluator, { now }) : null);
-  if (!queue) throw new OptimizeRunError(run.id, 'an optimize run needs an evaluator or an evaluation queue');
   const describe = deps.model.describe();
   const context: ProblemSearchContext = {
     runId: run.id,
@@ -150,7 +148,7 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     model: deps.model,
     modelLabel: `${describe.provider}:${describe.modelId}`,
     limiter: new ConcurrencyLimiter({ defaultLimit: plan.defaultConcurrency, limits: plan.concurrency }),
-    queue,
+    evaluator: deps.evaluator,
     runBudget: new BudgetTracker(plan.total, { spent: sumSpent(states), now }),
     signal,
     ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
@@ -163,7 +161,7 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     runId: run.id,
     plan,
     store: deps.store,
-    queue,
+    evaluator: deps.evaluator,
     entries,
     signal,
     deviceName: () => currentTarget.name,

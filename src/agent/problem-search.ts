@@ -3,7 +3,7 @@ import type { ProblemRecord, RunStore } from '../store/run-store.js';
 import type { StrategyName } from './attempt.js';
 import { BudgetTracker } from './budget.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { OptimizePlan } from './optimize-plan.js';
 import type { ProblemState } from './problem-state-loader.js';
 import { RecordedProblemSession } from './recorded-problem-session.js';
@@ -21,7 +21,7 @@ export interface ProblemSearchContext {
   model: KernelModel;
   modelLabel: string;
   limiter: ConcurrencyLimiter;
-  queue: EvaluationQueue;
+  evaluator: Evaluator;
   runBudget: BudgetTracker;
   signal: AbortSignal;
   onEvent?: SearchEventListener;
@@ -78,7 +78,7 @@ export async function searchProblem(context: ProblemSearchContext, problem: Prob
     model: context.model,
     modelLabel: context.modelLabel,
     limiter: context.limiter,
-    queue: context.queue,
+    evaluator: context.evaluator,
     evaluation: plan.evaluation,
     budget,
     stall: new StallDetector({ patience: plan.stall.patience, policy: plan.stall.policy, sinceImprovement: state.sinceImprovement }),

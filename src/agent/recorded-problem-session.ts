@@ -7,7 +7,7 @@ import type { BudgetTracker } from './budget.js';
 import { bestAttempt, isImprovement, medianMs, speedupOf, type SpeedupBaseline } from './candidate-ranking.js';
 import { CandidateEvaluator } from './candidate-evaluator.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import { summarizeEvaluation, type FeedbackOptions } from './feedback.js';
 import type { ProposedIdea } from './idea-parser.js';
 import { callModel } from './model-caller.js';
@@ -29,7 +29,7 @@ export interface RecordedProblemSessionOptions {
   /** The model as stored on each call (`openai:gpt-5`). */
   modelLabel: string;
   limiter: ConcurrencyLimiter;
-  queue: EvaluationQueue;
+  evaluator: Evaluator;
   evaluation: RunEvaluationOptions;
   budget: BudgetTracker;
   stall: StallDetector;
@@ -67,7 +67,7 @@ export class RecordedProblemSession implements ProblemSession {
       runId: options.runId,
       problem: options.problem,
       store: options.store,
-      queue: options.queue,
+      evaluator: options.evaluator,
       evaluation: options.evaluation,
       candidatesDir: options.candidatesDir,
       deviceName: options.prompt.target.name,

@@ -1,6 +1,6 @@
 import type { Action, RunStore } from '../store/run-store.js';
 import { CandidateEvaluator, candidateFilePath } from './candidate-evaluator.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { OptimizePlan } from './optimize-plan.js';
 import type { ProblemEntry } from './problem-search.js';
 import { storedCandidateAttempt } from './problem-state-loader.js';
@@ -9,7 +9,7 @@ import { SearchStoppedError } from './search-stopped-error.js';
 
 /**
  * The event a running search records when it takes a person's edited candidate to evaluate
- * through its own device queue; `kforge serve` waits for it before evaluating the edit itself.
+ * through its own evaluator; `kforge serve` waits for it before evaluating the edit itself.
  */
 export const EDIT_CLAIMED_EVENT = 'edit-claimed';
 /** Recorded when the search has acted on a `stop` action (the run then ends as `stopped`). */
@@ -21,7 +21,7 @@ export interface RunInterventionsOptions {
   runId: string;
   plan: OptimizePlan;
   store: RunStore;
-  queue: EvaluationQueue;
+  evaluator: Evaluator;
   entries: readonly ProblemEntry[];
   signal: AbortSignal;
   /** The device name evaluations are keyed by when no session of the problem is live. */
@@ -34,7 +34,7 @@ export interface RunInterventionsOptions {
 /**
  * What people do to a running search, applied while it runs: a `stop` ends the run (resumable),
  * a hint goes into the next prompts of its problem (or of every problem), and an edited
- * candidate is evaluated through the run's own device queue (so it never times beside the
+ * candidate is evaluated through the run's own evaluator (so it never times beside the
  * search's candidates) and joins its problem's history, where the strategy sees it as it sees
  * its own candidates. Pins and drops of ideas need nothing here: the ideas strategy reads them
  * from the store each round.
@@ -106,7 +106,7 @@ export class RunInterventions {
       runId,
       problem: { hash: entry.record.hash, name: entry.stem, path: entry.path },
       store,
-      queue: this.#options.queue,
+      evaluator: this.#options.evaluator,
       evaluation: plan.evaluation,
       candidatesDir: plan.candidatesDir,
       deviceName: this.#options.deviceName(),

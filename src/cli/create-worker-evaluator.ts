@@ -82,13 +82,10 @@ export function createLocalPipelinedEvaluator(
 }
 
 /**
- * The evaluator of `kforge worker`: a local PipelinedEvaluator on the worker's own GPUs (or the
+ * The pipeline of `kforge worker`: a local PipelinedEvaluator on the worker's own GPUs (or the
  * CPU). On the cpu backend it keeps one warm candidate worker per concurrent job and one warm
  * reference worker, so two workers on a small host do not import torch a dozen times at once.
  */
-export function createWorkerEvaluator(wiring: WorkerEvaluatorWiring): PipelinedEvaluator {
-  return createLocalPipelinedEvaluator(
-    wiring,
-    wiring.backend === 'cpu' ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } } : { cudaDevices: wiring.cudaDevices },
-  );
+export function workerPipelineOptions(wiring: WorkerEvaluatorWiring): Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'> {
+  return wiring.backend === 'cpu' ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } } : { cudaDevices: wiring.cudaDevices };
 }

@@ -3,7 +3,6 @@ import type { EvaluationResult, Verdict } from '../core/verdict.js';
 import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
 import { MachineFaultError } from '../eval/machine-fault-error.js';
-import type { PipelinedEvaluateOptions } from '../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../eval/problem-too-large-error.js';
 import { WorkerFaultError } from '../eval/worker-fault-error.js';
 import { EXIT, type TextSink } from './cli-io.js';
@@ -29,7 +28,7 @@ export interface BatchRunOptions {
   retryDelayMs?: number;
   signal?: AbortSignal;
   /** Options of each evaluation (progress, pipeline events). */
-  evaluateOptions?: PipelinedEvaluateOptions;
+  evaluateOptions?: EvaluateOptions;
 }
 
 /** What a batch did: the verdicts and the candidates left without one. */
@@ -37,6 +36,8 @@ export interface BatchSummary {
   results: EvaluationResult[];
   unevaluated: UnevaluatedLine[];
   wallMs: number;
+  /** The time the evaluations held their devices, summed (their usage), in ms. */
+  deviceMs: number;
 }
 
 function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): UnevaluatedLine | null {
@@ -76,12 +77,14 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
   const results: EvaluationResult[] = [];
   const missing: UnevaluatedLine[] = [];
   const retries = options.retries ?? 2;
+  let deviceMs = 0;
   const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const evaluateOptions: EvaluateOptions = { ...options.evaluateOptions, ...(options.signal ? { signal: options.signal } : {}) };
-        const result = await options.evaluator.evaluate(options.requestOf(pair), evaluateOptions);
+        const { result, usage } = await options.evaluator.evaluate(options.requestOf(pair), evaluateOptions);
         results.push(result);
+        deviceMs += usage.heldMs;
         options.stdout.write(options.json ? `${JSON.stringify(result)}\n` : humanLine(result));
         return;
       } catch (error) {
@@ -101,7 +104,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
     }
   };
   await Promise.all(options.pairs.map((pair) => evaluateOne(pair)));
-  return { results, unevaluated: missing, wallMs: performance.now() - startedAt };
+  return { results, unevaluated: missing, wallMs: performance.now() - startedAt, deviceMs };
 }
 
 /**
@@ -116,13 +119,13 @@ export function batchExitCode(summary: BatchSummary): number {
 }
 
 /** The summary line on stderr: verdict counts, those without a verdict, wall time, candidates per hour. */
-export function formatBatchSummary(summary: BatchSummary, deviceBusyMs: number | null): string {
+export function formatBatchSummary(summary: BatchSummary): string {
   const counts = new Map<Verdict, number>();
   for (const result of summary.results) counts.set(result.verdict, (counts.get(result.verdict) ?? 0) + 1);
   const verdicts = [...counts.entries()].map(([verdict, count]) => `${count} ${verdict}`).join(', ') || 'no verdicts';
   const total = summary.results.length + summary.unevaluated.length;
   const perHour = summary.wallMs > 0 ? (summary.results.length / summary.wallMs) * 3_600_000 : 0;
-  const device = deviceBusyMs === null ? '' : `, the device held ${formatDuration(deviceBusyMs)}`;
+  const device = `, the device held ${formatDuration(summary.deviceMs)}`;
   const missing = summary.unevaluated.length > 0 ? `; ${summary.unevaluated.length} not evaluated (no verdict: the machine or kforge failed)` : '';
   return `kforge eval: ${total} candidates: ${verdicts}${missing}; ${formatDuration(summary.wallMs)} in all${device}, ${perHour.toFixed(0)} candidates per hour\n`;
 }

@@ -4,15 +4,14 @@ import { openRedisJobQueue, type BullmqJobQueue, type OpenRedisJobQueueOptions }
 import { JobQueueEvaluator } from '../eval/job-queue-evaluator.js';
 import { redactRedisUrl } from '../eval/redis-connection.js';
 import type { TextSink } from './cli-io.js';
-import { RemoteEvaluationQueue } from './remote-evaluation-queue.js';
+import type { OpenedEvaluator } from './open-evaluator.js';
 
 /** How often the connected workers' devices are counted again, in ms. */
 const SLOTS_REFRESH_MS = 5000;
 
-/** Evaluation through a Redis queue: the evaluator and the queue an optimize run uses, and how to close them. */
-export interface RemoteEvaluation {
+/** Evaluation through a Redis queue: the evaluator an optimize run uses, and how to close it. */
+export interface RemoteEvaluation extends OpenedEvaluator {
   evaluator: JobQueueEvaluator;
-  queue: RemoteEvaluationQueue;
   /** Stops counting workers and closes the job queue (with `cancel`, its pending jobs are cancelled). */
   close(options?: { cancel?: boolean }): Promise<void>;
 }
@@ -32,7 +31,7 @@ export interface RemoteEvaluationOptions {
 
 /**
  * Connects to the Redis queue of `kforge optimize --redis` (throws `RedisUnreachableError` when
- * nothing answers) and makes its evaluator and its evaluation queue. Without `slots`, the
+ * nothing answers) and makes its evaluator, at most `slots` jobs at once. Without `slots`, the
  * evaluations at once follow the devices of the connected workers of the backend's lane (at least
  * one, so a run waits for a worker rather than failing).
  */
@@ -43,8 +42,7 @@ export async function openRemoteEvaluation(options: RemoteEvaluationOptions): Pr
   if (options.slots !== undefined) options.stderr.write(`kforge optimize: evaluating through ${where}, ${slots} at once (--remote-slots)\n`);
   else if (slots === 0) options.stderr.write(`kforge optimize: no ${options.backend} worker is connected to ${where} yet; evaluations wait for one (start one with: kforge worker --redis ${redactRedisUrl(options.url)}${options.backend === 'cpu' ? ' --backend cpu' : ''})\n`);
   else options.stderr.write(`kforge optimize: evaluating through ${where} on the workers' ${slots} device${slots === 1 ? '' : 's'}\n`);
-  const evaluator = new JobQueueEvaluator(jobQueue);
-  const queue = new RemoteEvaluationQueue({ evaluator, slots: () => slots });
+  const evaluator = new JobQueueEvaluator(jobQueue, { slots: () => slots });
   let timer: NodeJS.Timeout | undefined;
   if (options.slots === undefined) {
     timer = setInterval(() => {
@@ -52,7 +50,7 @@ export async function openRemoteEvaluation(options: RemoteEvaluationOptions): Pr
         .slots(options.backend)
         .then((count) => {
           slots = count;
-          queue.refresh();
+          evaluator.refresh();
         })
         .catch((error: unknown) => options.logger.debug({ err: error }, 'could not count the workers; keeping the last count'));
     }, options.refreshMs ?? SLOTS_REFRESH_MS);
@@ -60,7 +58,6 @@ export async function openRemoteEvaluation(options: RemoteEvaluationOptions): Pr
   }
   return {
     evaluator,
-    queue,
     close: async (closeOptions = {}) => {
       clearInterval(timer);
       await jobQueue.close(closeOptions);

@@ -1,9 +1,9 @@
 /**
  * BullmqJobQueue and EvaluationWorker against a real redis-server (started on a free loopback
- * port in a temporary folder, killed after), with a scripted evaluator in this process: one job
- * for equal requests, results kept and reused, cancellation of waiting and running jobs, setup
- * faults, device locks, heartbeats, and the message for an unreachable Redis. Skipped, saying
- * why, without redis-server.
+ * port in a temporary folder, killed after), with a scripted evaluator in this process: the
+ * JobQueue conformance suite (job-queue-conformance.ts), then what is BullMQ's own: payloads,
+ * results kept and reused, jobs removed and failed in Redis, device locks, heartbeats, returned
+ * jobs, and the message for an unreachable Redis. Skipped, saying why, without redis-server.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +13,6 @@ import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
 import { correctResult } from '../../test-support/fake-evaluator.js';
 import { freePort, redisUnavailable, startTestRedis, type TestRedis } from '../../test-support/redis-server.js';
-import type { EvaluationResult } from '../core/verdict.js';
 import { openRedisJobQueue, type BullmqJobQueue } from './bullmq-job-queue.js';
 import { DeviceLockHeldError } from './device-lock-held-error.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
@@ -21,55 +20,11 @@ import { decodeJobFailure } from './evaluation-job-messages.js';
 import { createJobPayload, evaluationJobId } from './evaluation-job-payload.js';
 import { EvaluationWorker } from './evaluation-worker.js';
 import type { EvaluationRequest } from './evaluator.js';
-import { EvaluatorSetupError } from './evaluator-setup-error.js';
-import type { PipelinedEvaluateOptions } from './pipeline-events.js';
+import { describeJobQueueConformance, ScriptedEvaluator } from './job-queue-conformance.js';
 import { bullmqQueueName } from './redis-keys.js';
 import { RedisUnreachableError } from './redis-unreachable-error.js';
 
 const skip = redisUnavailable();
-
-/** An evaluator that records its calls; a candidate holding `HOLD:<tag>` waits until `release(tag)`. */
-class ScriptedEvaluator {
-  readonly calls: Array<{ source: string; aborted: boolean }> = [];
-  readonly #held = new Map<string, () => void>();
-  readonly #waiting = new Map<string, () => void>();
-
-  async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
-    const source = await readFile(request.candidatePath, 'utf8');
-    const call = { source, aborted: false };
-    this.calls.push(call);
-    if (source.includes('SETUP-FAULT')) throw new EvaluatorSetupError('python3 cannot import torch', { hint: 'run `kforge doctor`' });
-    options.onProgress?.({ kind: 'stage-started', role: 'candidate', stage: 'build' });
-    options.onPipelineEvent?.({ kind: 'device-acquired', device: 'cpu', waitedMs: 0 });
-    const tag = /HOLD:(\w+)/.exec(source)?.[1];
-    if (tag) {
-      this.#waiting.get(tag)?.();
-      await new Promise<void>((resolve, reject) => {
-        this.#held.set(tag, () => {
-          this.#held.delete(tag);
-          resolve();
-        });
-        options.signal?.addEventListener('abort', () => {
-          this.#held.delete(tag);
-          call.aborted = true;
-          reject(new EvaluationCancelledError(options.signal?.reason));
-        }, { once: true });
-      });
-    }
-    options.onProgress?.({ kind: 'stage-finished', role: 'candidate', stage: 'build', durationMs: 1 });
-    return correctResult({ medianMs: 0.5, problem: request.problemPath, candidate: request.candidatePath });
-  }
-
-  /** Resolves once a held candidate's evaluation started. */
-  started(tag: string): Promise<void> {
-    if (this.#held.has(tag)) return Promise.resolve();
-    return new Promise((resolve) => this.#waiting.set(tag, resolve));
-  }
-
-  release(tag: string): void {
-    this.#held.get(tag)?.();
-  }
-}
 
 let root = '';
 let redis: TestRedis;
@@ -113,6 +68,29 @@ after(async () => {
   await redis?.stop();
   await rm(root, { recursive: true, force: true });
 });
+
+describeJobQueueConformance(
+  'BullmqJobQueue with an EvaluationWorker on a real Redis',
+  async () => {
+    const scripted = new ScriptedEvaluator();
+    const folder = await mkdtemp(path.join(root, 'conformance-'));
+    const conforming = await openRedisJobQueue({ url: redis.url, queueName: 'conformance', pollIntervalMs: 200 });
+    const conformingWorker = await EvaluationWorker.start({
+      redisUrl: redis.url, queueName: 'conformance', backend: 'cpu', devices: ['cpu'], deviceLocks: [], concurrency: 1, evaluator: scripted,
+      stallTimeoutMs: 2000, heartbeatIntervalMs: 200, scratchRoot: folder,
+    });
+    return {
+      queue: conforming,
+      evaluator: scripted,
+      folder,
+      close: async () => {
+        await conforming.close({ cancel: true });
+        await conformingWorker.stop({ returnJobs: true });
+      },
+    };
+  },
+  { skip, sharesEqualJobs: true },
+);
 
 describe('BullmqJobQueue with an EvaluationWorker on a real Redis', { skip, timeout: 60_000 }, () => {
   it('runs equal requests as one job, relays its events, and reuses the stored result', async () => {
@@ -189,19 +167,6 @@ describe('BullmqJobQueue with an EvaluationWorker on a real Redis', { skip, time
     } finally {
       await lane.close();
     }
-  });
-
-  it('rejects a setup fault with its message and hint, and tries again on the next submission', async () => {
-    const file = await candidateFile('setup.py', 'SETUP-FAULT\n');
-    const before = evaluator.calls.length;
-    await assert.rejects(queue.submit(request(file)), (error: unknown) => {
-      assert.ok(error instanceof EvaluatorSetupError);
-      assert.match(error.message, /python3 cannot import torch/);
-      assert.equal(error.hint, 'run `kforge doctor`');
-      return true;
-    });
-    await assert.rejects(queue.submit(request(file)), EvaluatorSetupError);
-    assert.equal(evaluator.calls.length - before, 2);
   });
 
   it('refuses a second owner of a GPU until the first stops', async () => {

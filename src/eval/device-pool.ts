@@ -58,9 +58,16 @@ export class DevicePool {
     return this.#devices.map((device) => device.name);
   }
 
-  /** The device with the fewest unfinished evaluations (ties: the first); `release` when the evaluation ends. */
-  assign(): { device: string; release: () => void } {
-    const chosen = this.#devices.reduce((best, device) => (device.assigned < best.assigned ? device : best));
+  /**
+   * `device` when given (it must be one of the pool's), else the device with the fewest unfinished
+   * evaluations (ties: the first); `release` when the evaluation ends.
+   */
+  assign(device?: string): { device: string; release: () => void } {
+    const chosen =
+      device === undefined
+        ? this.#devices.reduce((best, candidate) => (candidate.assigned < best.assigned ? candidate : best))
+        : this.#devices.find((candidate) => candidate.name === device);
+    if (!chosen) throw new RangeError(`expected one of the devices ${this.devices.join(', ')}, got \`${device}\``);
     chosen.assigned += 1;
     let released = false;
     return {

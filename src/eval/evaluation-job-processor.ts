@@ -9,11 +9,10 @@ import type { ActiveJob, ActiveJobs } from './active-jobs.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import { encodeJobFailure, type EvaluationJobOutcome, type JobProgress } from './evaluation-job-messages.js';
 import { evaluationJobPayloadSchema, requestOfPayload, type EvaluationJobPayload } from './evaluation-job-payload.js';
-import type { EvaluationRequest } from './evaluator.js';
+import type { Evaluator } from './evaluator.js';
 import { EvaluatorSetupError } from './evaluator-setup-error.js';
 import { MachineFaultError } from './machine-fault-error.js';
 import { forgetJobAttempt, startJobAttempt, type StartedAttempt } from './job-attempts.js';
-import type { PipelinedEvaluateOptions } from './pipeline-events.js';
 import type { QueueRedisKeys } from './redis-keys.js';
 import { workerLostResult } from './worker-lost-result.js';
 
@@ -26,7 +25,7 @@ export interface WorkerIdentity {
 
 export interface EvaluationJobProcessorOptions {
   /** Usually a PipelinedEvaluator (its pipeline events are relayed); any Evaluator works. */
-  evaluator: PipelineCapableEvaluator;
+  evaluator: Evaluator;
   redis: Redis;
   keys: QueueRedisKeys;
   identity: WorkerIdentity;
@@ -39,11 +38,6 @@ export interface EvaluationJobProcessorOptions {
   /** Called when a job ends here, with its verdict (null when it failed or went back to the queue). */
   onJobEnded?: (jobId: string, verdict: EvaluationResult['verdict'] | null) => void;
   now?: () => Date;
-}
-
-/** An {@link Evaluator} that may also report pipeline events (a PipelinedEvaluator does). */
-export interface PipelineCapableEvaluator {
-  evaluate(request: EvaluationRequest, options?: PipelinedEvaluateOptions): Promise<EvaluationResult>;
 }
 
 /** A BullMQ processor (three parameters, so BullMQ passes its AbortSignal). */
@@ -110,7 +104,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     const scratch = await writeSources(payload, options.scratchRoot);
     const signals = [tracked.returnController.signal, tracked.cancelController.signal, ...(signal ? [signal] : [])];
     try {
-      const result = await options.evaluator.evaluate(requestOfPayload(payload, scratch), {
+      const { result } = await options.evaluator.evaluate(requestOfPayload(payload, scratch), {
         signal: AbortSignal.any(signals),
         onProgress: (progress) => {
           tracked.stage = progress.kind === 'stage-started' ? `${progress.role}:${progress.stage}` : null;

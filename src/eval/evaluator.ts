@@ -5,6 +5,7 @@ import type {
   Preset,
   ToleranceProfile,
 } from '../core/verdict.js';
+import type { PipelineEvent } from './pipeline-events.js';
 
 /** Per-stage time limits in seconds. A stage that runs past its limit ends in `timeout`. */
 export interface StageTimeoutsSeconds {
@@ -39,7 +40,12 @@ export interface EvaluationRequest {
   skipTiming?: boolean;
   /** Per-stage limits; unspecified stages keep their defaults. */
   timeoutsSeconds?: Partial<StageTimeoutsSeconds>;
-  /** Device index on multi-GPU hosts (`cuda:N`). Default 0. */
+  /**
+   * Device index on multi-GPU hosts (`cuda:N`). A local evaluator runs the evaluation on that device
+   * (a PipelinedEvaluator refuses one it does not hold, with an `EvaluatorSetupError`); unset, it
+   * picks one (`cuda:0` for a PythonEvaluator). Through a job queue the worker that takes the job
+   * uses its own device. Ignored on the cpu backend.
+   */
   deviceIndex?: number;
   /** Guard policy: a shipped policy's name (src/core/guard-policy.ts: `kernelbench`, `own-kernels`, `strict`, `permissive`, `pytorch`; the alias `default` means `own-kernels`). Default `kernelbench`. */
   guardPolicy?: string;
@@ -71,14 +77,42 @@ export type EvaluationProgress =
 export interface EvaluateOptions {
   signal?: AbortSignal;
   onProgress?: (event: EvaluationProgress) => void;
+  /** What a pipelined evaluation reports besides its stages: its build, its wait for the device, its lease. */
+  onPipelineEvent?: (event: PipelineEvent) => void;
+}
+
+/** The device an evaluation used and how long, in ms. */
+export interface EvaluationUsage {
+  /** The device it ran on, e.g. `cuda:0` or `cpu` (through a job queue: the one the result names, else `remote`). */
+  device: string;
+  /** Time it waited for the device (through a job queue: for a slot and a worker). */
+  waitedMs: number;
+  /** Time it held the device: its lease (0 when it never took one, as a candidate that did not build); through a job queue, the job's time on its worker. */
+  heldMs: number;
+}
+
+/** One evaluation: the verdict and what it cost the device. */
+export interface Evaluation {
+  result: EvaluationResult;
+  usage: EvaluationUsage;
 }
 
 /**
  * Turns a problem and a candidate into a verdict. A candidate's failure is data (a verdict other
  * than `correct`), never an exception; implementations throw only for their own faults.
+ * Callers may ask for several evaluations at once: an implementation decides how they share
+ * devices, and never times two of them on one device at once (PythonEvaluator runs one per device
+ * at a time; PipelinedEvaluator builds in parallel and leases each device to one evaluation;
+ * JobQueueEvaluator leaves it to the workers of its queue). An abort while waiting rejects without
+ * evaluating; an abort while running cancels the evaluation.
  */
 export interface Evaluator {
-  evaluate(request: EvaluationRequest, options?: EvaluateOptions): Promise<EvaluationResult>;
+  evaluate(request: EvaluationRequest, options?: EvaluateOptions): Promise<Evaluation>;
   /** Ends what it keeps between evaluations (warm workers, device locks); a command calls it as it ends. */
   close?(): Promise<void>;
+}
+
+/** The device slot a request names: `cpu` for the cpu backend, `cuda:N` otherwise (`cuda:0` by default). */
+export function deviceSlotOf(request: Pick<EvaluationRequest, 'backend' | 'deviceIndex'>): string {
+  return request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`;
 }

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { EvaluationResult } from '../core/verdict.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
-import type { EvaluationRequest, Evaluator } from './evaluator.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from './evaluator.js';
 import { JobQueueClosedError } from './job-queue-closed-error.js';
 import type { JobQueue, JobQueueCounts, JobQueueEventName, JobQueueEvents, JobSubmitOptions } from './job-queue.js';
-import type { PipelinedEvaluateOptions } from './pipeline-events.js';
 
 /** Jobs handed to the evaluator at once by default: the pipelined evaluator bounds its own work below this. */
 export const DEFAULT_JOB_CONCURRENCY = 256;
 
 export interface InProcessJobQueueOptions {
   /** Usually a {@link PipelinedEvaluator}; any Evaluator works (pipeline events then never come). */
-  evaluator: Evaluator & { close?: () => Promise<void> };
+  evaluator: Evaluator;
   /** Jobs running in the evaluator at once; the rest wait in submission order. */
   concurrency?: number;
   /** Clock in ms (injected by tests). */
@@ -136,13 +135,13 @@ export class InProcessJobQueue implements JobQueue {
   async #run(job: Job): Promise<void> {
     const startedAtMs = this.#now();
     this.#emit('job-started', { jobId: job.id, waitedMs: startedAtMs - job.submittedAtMs });
-    const options: PipelinedEvaluateOptions = {
+    const options: EvaluateOptions = {
       signal: job.signal,
       onProgress: (progress) => this.#emit('job-progress', { jobId: job.id, progress }),
       onPipelineEvent: (event) => this.#emit('job-pipeline', { jobId: job.id, event }),
     };
     try {
-      const result = await this.#evaluator.evaluate(job.request, options);
+      const { result } = await this.#evaluator.evaluate(job.request, options);
       this.#finished += 1;
       this.#emit('job-finished', { jobId: job.id, result, durationMs: this.#now() - startedAtMs });
       job.resolve(result);

@@ -1,4 +1,3 @@
-import type { EvaluateOptions } from './evaluator.js';
 import type { BudgetHolder } from './memory-budget.js';
 
 /**
@@ -13,8 +12,3 @@ export type PipelineEvent =
   | { kind: 'device-waiting'; device: string; reason: 'memory'; neededBytes: number; freeBytes: number; capacityBytes: number; holders: BudgetHolder[] }
   | { kind: 'device-acquired'; device: string; waitedMs: number }
   | { kind: 'device-released'; device: string; heldMs: number };
-
-/** {@link EvaluateOptions} plus the pipeline's own events. */
-export interface PipelinedEvaluateOptions extends EvaluateOptions {
-  onPipelineEvent?: (event: PipelineEvent) => void;
-}

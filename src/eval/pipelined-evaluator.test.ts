@@ -60,7 +60,7 @@ describe('PipelinedEvaluator: the host-wide GPU lock', () => {
         }
         if (event.kind === 'device-released') holds.push({ from, to: performance.now(), waitedMs });
       };
-      const result = await pipelined.evaluate(request, { onPipelineEvent });
+      const { result } = await pipelined.evaluate(request, { onPipelineEvent });
       assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));
     };
     try {
@@ -90,7 +90,7 @@ describe('PipelinedEvaluator: baselines measured while the candidates build', ()
       const slow = { ...request, candidatePath: fixturePath('fake-scenarios', 'candidate-slow-build.py'), refreshBaselines: false };
       const onPipelineEvent = (event: PipelineEvent): void => void (event.kind === 'device-acquired' && leases.push('candidate'));
       const results = await Promise.all([pipelined.evaluate(slow, { onPipelineEvent }), pipelined.evaluate({ ...slow, perfTrials: 5 }, { onPipelineEvent })]);
-      for (const result of results) {
+      for (const { result } of results) {
         assert.equal(result.verdict, 'correct');
         // Measured during its build (by the prefetch), so not "from the cache" of an earlier evaluation.
         assert.equal(result.timing?.baseline_cached, false);
@@ -108,7 +108,7 @@ describe('PipelinedEvaluator: baselines measured while the candidates build', ()
   it('close() stops a prefetch still timing, so a candidate that did not build is not kept waiting for baselines', { timeout: 120_000 }, async () => {
     const pipelined = prefetching('prefetch-close');
     const startedAt = performance.now();
-    const result = await pipelined.evaluate({ ...request, problemPath: fixturePath('fake-scenarios', 'problem-slow-baseline.py'), candidatePath: fixturePath('fake-scenarios', 'candidate-compile_error.py'), refreshBaselines: false });
+    const { result } = await pipelined.evaluate({ ...request, problemPath: fixturePath('fake-scenarios', 'problem-slow-baseline.py'), candidatePath: fixturePath('fake-scenarios', 'candidate-compile_error.py'), refreshBaselines: false });
     assert.equal(result.verdict, 'compile_error');
     await pipelined.close();
     const elapsedMs = performance.now() - startedAt;

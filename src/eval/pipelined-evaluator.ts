@@ -12,6 +12,7 @@ import { prepareBytecodeCache } from './bytecode-cache.js';
 import { probeCompilerIdentity } from './compiler-identity.js';
 import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
+import { EvaluatorSetupError } from './evaluator-setup-error.js';
 import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import { EvaluationRun } from './evaluation-run.js';
 import { problemIdentity } from './problem-identity.js';
@@ -19,8 +20,8 @@ import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-l
 import { DeviceMemoryGate, type PreparedRoom } from './device-memory-gate.js';
 import type { BudgetReservation } from './memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
-import type { EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
-import type { PipelineEvent, PipelinedEvaluateOptions } from './pipeline-events.js';
+import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from './evaluator.js';
+import type { PipelineEvent } from './pipeline-events.js';
 import { createPipelineLane, type LaneKind, type PipelineLane } from './pipeline-lane.js';
 import type { PipelineSizing } from './pipeline-sizing.js';
 import { ProcessGroupPauser } from './process-group-pauser.js';
@@ -119,12 +120,14 @@ export interface PipelineUsage {
  * the device stages of earlier ones. Every worker serves one candidate and is then discarded.
  * On the cpu backend builds and warm-ups are paused (SIGSTOP) while a candidate or a baseline
  * is timed.
- * Results are those of {@link PythonEvaluator}; the request's `deviceIndex` is not used: the
- * pipeline spreads candidates over every device.
+ * Results are those of {@link PythonEvaluator}. A request without a `deviceIndex` goes to the
+ * device with the fewest evaluations; one with it, to that device (one the pipeline does not hold
+ * is refused with an `EvaluatorSetupError`). Each evaluation's usage is its lease: the time from
+ * its submission to `device-acquired` (waited) and the time it held the device (held).
  *
  * @example
  * const evaluator = new PipelinedEvaluator({ workerDirectory, baselineCache, buildCache });
- * const results = await Promise.all(requests.map((request) => evaluator.evaluate(request)));
+ * const evaluations = await Promise.all(requests.map((request) => evaluator.evaluate(request)));
  * await evaluator.close();
  */
 export class PipelinedEvaluator implements Evaluator {
@@ -192,15 +195,31 @@ export class PipelinedEvaluator implements Evaluator {
     return (await this.#lane(backend === 'cpu' ? 'cpu' : 'gpu')).devices.devices;
   }
 
-  async evaluate(request: EvaluationRequest, options: PipelinedEvaluateOptions = {}): Promise<EvaluationResult> {
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     const startedAt = this.#now();
+    const submittedAtMs = performance.now();
     const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
+    const wanted = request.backend === 'cpu' || request.deviceIndex === undefined ? undefined : deviceSlotOf(request);
+    if (wanted !== undefined && !lane.devices.devices.includes(wanted)) {
+      throw new EvaluatorSetupError(`expected the device \`${wanted}\` of the request (\`--device ${request.deviceIndex}\`) to be one of this evaluator's devices, ${lane.devices.devices.join(', ')}`, {
+        hint: 'pick a device it has, or leave the device index out to let it choose',
+      });
+    }
     this.#prefetchBaselines(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
-    const assignment = lane.devices.assign();
+    const assignment = lane.devices.assign(wanted);
+    // The lease: from `device-acquired` to `device-released` (a candidate that did not build takes none).
+    let acquiredAtMs: number | null = null;
+    let heldMs = 0;
+    const onPipelineEvent = (event: PipelineEvent): void => {
+      if (event.kind === 'device-acquired') acquiredAtMs ??= performance.now();
+      else if (event.kind === 'device-released') heldMs += event.heldMs;
+      options.onPipelineEvent?.(event);
+    };
     try {
-      return await this.#evaluateOn(lane, assignment.device, request, options, startedAt);
+      const result = await this.#evaluateOn(lane, assignment.device, request, { ...options, onPipelineEvent }, startedAt);
+      return { result, usage: { device: assignment.device, waitedMs: (acquiredAtMs ?? performance.now()) - submittedAtMs, heldMs } };
     } finally {
       assignment.release();
       releaseInFlight();
@@ -235,7 +254,7 @@ export class PipelinedEvaluator implements Evaluator {
     await Promise.all([...this.#releasing]);
   }
 
-  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: PipelinedEvaluateOptions, startedAt: Date): Promise<EvaluationResult> {
+  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: EvaluateOptions, startedAt: Date): Promise<EvaluationResult> {
     const base = resolveEvaluationSettings(request);
     const unreadable = await unreadableInput(base);
     if (unreadable) return unreadable;

@@ -31,7 +31,7 @@ const evaluator = new PythonEvaluator({
 });
 
 async function evaluate(candidate: string, overrides: Partial<EvaluationRequest> = {}): Promise<EvaluationResult> {
-  const result = await evaluator.evaluate({
+  const { result } = await evaluator.evaluate({
     problemPath: fixturePath('problems', 'scale-add.py'),
     candidatePath: fixturePath('candidates', `${candidate}.py`),
     backend: 'cpu',

@@ -53,7 +53,7 @@ function request(scenario: string, overrides: Partial<EvaluationRequest> = {}): 
 describe('PythonEvaluator (fake worker)', () => {
   it('returns correct with timing statistics and speedups from raw times, and caches the baselines', async () => {
     const { evaluator: subject, scratchRoot } = evaluator();
-    const result = await subject.evaluate(request('correct'));
+    const { result } = await subject.evaluate(request('correct'));
     assert.ok(evaluationResultSchema.safeParse(result).success);
     assert.equal(result.verdict, 'correct');
     assert.deepEqual(result.reasons, []);
@@ -69,15 +69,15 @@ describe('PythonEvaluator (fake worker)', () => {
     assert.equal(result.environment?.torch, '0.0-fake');
     assert.deepEqual(readdirSync(scratchRoot), [], 'the scratch directory is removed');
 
-    const again = await subject.evaluate(request('correct'));
+    const { result: again } = await subject.evaluate(request('correct'));
     assert.equal(again.timing?.baseline_cached, true);
     assert.equal(again.stages?.baseline, undefined, 'cached baselines are not measured again');
-    const refreshed = await subject.evaluate(request('correct', { refreshBaselines: true }));
+    const { result: refreshed } = await subject.evaluate(request('correct', { refreshBaselines: true }));
     assert.equal(refreshed.timing?.baseline_cached, false);
   });
 
   it('checks correctness only with skipTiming', async () => {
-    const result = await evaluator().evaluator.evaluate(request('correct', { skipTiming: true, trials: 2 }));
+    const { result } = await evaluator().evaluator.evaluate(request('correct', { skipTiming: true, trials: 2 }));
     assert.equal(result.verdict, 'correct');
     assert.equal(result.timing, undefined);
     assert.equal(result.correctness?.trials, 2);
@@ -85,7 +85,7 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('reports a mismatch as incorrect with a sentence a person can act on', async () => {
-    const result = await evaluator().evaluator.evaluate(request('incorrect'));
+    const { result } = await evaluator().evaluator.evaluate(request('incorrect'));
     assert.equal(result.verdict, 'incorrect');
     assert.equal(result.reasons.length, 1);
     assert.equal(result.reasons[0]?.check, 'mismatch');
@@ -97,14 +97,14 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('rejects input mutation', async () => {
-    const result = await evaluator().evaluator.evaluate(request('mutation'));
+    const { result } = await evaluator().evaluator.evaluate(request('mutation'));
     assert.equal(result.verdict, 'rejected');
     assert.equal(result.reasons[0]?.check, 'input-mutation');
     assert.match(result.reasons[0]?.message ?? '', /trial 2 of 5/);
   });
 
   it('rejects a candidate whose timed outputs differ from the reference', async () => {
-    const result = await evaluator().evaluator.evaluate(request('timed-cheat'));
+    const { result } = await evaluator().evaluator.evaluate(request('timed-cheat'));
     assert.equal(result.verdict, 'rejected');
     assert.equal(result.reasons[0]?.check, 'timed-output');
     assert.match(result.reasons[0]?.message ?? '', /^timed call \d+ \(seed \d+\) returned a different answer/);
@@ -112,7 +112,7 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('keeps the compiler output and names a known cause', async () => {
-    const result = await evaluator().evaluator.evaluate(request('compile_error'));
+    const { result } = await evaluator().evaluator.evaluate(request('compile_error'));
     assert.equal(result.verdict, 'compile_error');
     assert.match(result.diagnostics.compiler ?? '', /ninja: build stopped/);
     assert.equal(result.diagnostics.first_error, "Unsupported gpu architecture 'sm_70'");
@@ -122,7 +122,7 @@ describe('PythonEvaluator (fake worker)', () => {
 
   it('kills a stage that runs past its limit: timeout', async () => {
     const started = Date.now();
-    const result = await evaluator().evaluator.evaluate(request('hang-build', { timeoutsSeconds: { build: 1 } }));
+    const { result } = await evaluator().evaluator.evaluate(request('hang-build', { timeoutsSeconds: { build: 1 } }));
     assert.equal(result.verdict, 'timeout');
     assert.equal(result.reasons[0]?.check, 'timeout-build');
     assert.match(result.reasons[0]?.message ?? '', /limit of 1 s .* --timeout-build/);
@@ -130,24 +130,24 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('reports death by signal as crashed, naming the signal and the stage', async () => {
-    const result = await evaluator().evaluator.evaluate(request('segfault'));
+    const { result } = await evaluator().evaluator.evaluate(request('segfault'));
     assert.equal(result.verdict, 'crashed');
     assert.equal(result.reasons[0]?.check, 'crash');
     assert.match(result.reasons[0]?.message ?? '', /during the correctness stage of a segmentation fault \(SIGSEGV\)/);
   });
 
   it('turns garbage and out-of-order messages into crashed / protocol', async () => {
-    const garbage = await evaluator().evaluator.evaluate(request('garbage'));
+    const { result: garbage } = await evaluator().evaluator.evaluate(request('garbage'));
     assert.equal(garbage.verdict, 'crashed');
     assert.equal(garbage.reasons[0]?.check, 'protocol');
     assert.match(garbage.reasons[0]?.message ?? '', /not JSON: `I am not JSON`/);
-    const disorder = await evaluator().evaluator.evaluate(request('out-of-order'));
+    const { result: disorder } = await evaluator().evaluator.evaluate(request('out-of-order'));
     assert.equal(disorder.verdict, 'crashed');
     assert.match(disorder.reasons[0]?.message ?? '', /expected `build-info` or `correctness-outputs`, got `timing`/);
   });
 
   it('caps a flood of output and says how much was dropped', async () => {
-    const result = await evaluator().evaluator.evaluate(request('spam'));
+    const { result } = await evaluator().evaluator.evaluate(request('spam'));
     assert.equal(result.verdict, 'correct');
     assert.ok(result.diagnostics.stderr.length < 1024 * 1024 + 200);
     assert.match(result.diagnostics.stderr, /\[kforge: 2097152 more bytes were dropped past the 1 MiB limit\]/);
@@ -157,7 +157,7 @@ describe('PythonEvaluator (fake worker)', () => {
     const { evaluator: subject } = evaluator({
       environment: { ...process.env, OPENAI_API_KEY: 'sk-test-secret', HF_TOKEN: 'hf_secret', OMP_NUM_THREADS: '1' },
     });
-    const result = await subject.evaluate(request('correct', { skipTiming: true }));
+    const { result } = await subject.evaluate(request('correct', { skipTiming: true }));
     const printed = JSON.parse(result.diagnostics.stdout.trim().split('\n')[0]!) as { environment: Record<string, string> };
     assert.equal(printed.environment.OPENAI_API_KEY, undefined);
     assert.equal(printed.environment.HF_TOKEN, undefined);
@@ -166,7 +166,7 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('blames the problem, not the candidate, when the reference fails or dies', async () => {
-    const invalid = await evaluator().evaluator.evaluate(request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-invalid.py') }));
+    const { result: invalid } = await evaluator().evaluator.evaluate(request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-invalid.py') }));
     assert.equal(invalid.verdict, 'invalid_input');
     assert.equal(invalid.reasons[0]?.check, 'problem-load');
     // A reference that dies gives no verdict at all (the candidate never ran): a machine fault.
@@ -181,7 +181,7 @@ describe('PythonEvaluator (fake worker)', () => {
   });
 
   it('returns invalid_input for a missing candidate file without starting workers', async () => {
-    const result = await evaluator().evaluator.evaluate(request('correct', { candidatePath: '/nonexistent/candidate.py' }));
+    const { result } = await evaluator().evaluator.evaluate(request('correct', { candidatePath: '/nonexistent/candidate.py' }));
     assert.equal(result.verdict, 'invalid_input');
     assert.equal(result.reasons[0]?.check, 'candidate-load');
     assert.equal(result.environment, null);

@@ -7,7 +7,8 @@ import { EvaluationCancelledError } from './evaluation-cancelled-error.js';
 import { problemIdentity } from './problem-identity.js';
 import { EvaluationRun } from './evaluation-run.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
-import type { EvaluateOptions, EvaluationProgress, EvaluationRequest, Evaluator } from './evaluator.js';
+import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from './evaluator.js';
+import { Semaphore } from './semaphore.js';
 import { createScratchDirectory, type ScratchDirectory } from './scratch-directory.js';
 import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
 import type { RandomInteger } from './seeds.js';
@@ -45,15 +46,18 @@ export interface PythonEvaluatorOptions {
  * scratch directory with a scrubbed environment, per the protocol of docs/worker-protocol.md.
  * A candidate's failure comes back as a verdict; only the evaluator's own faults
  * ({@link EvaluatorSetupError}) and cancellation ({@link EvaluationCancelledError}) are thrown.
+ * Evaluations asked for at once run one per device at a time, in the order asked (the request's
+ * `cuda:N`, or `cpu`); the usage is the wait for the device and the whole evaluation's time on it.
  *
  * @example
  * const evaluator = new PythonEvaluator({ workerDirectory: 'worker', baselineCache });
- * const result = await evaluator.evaluate({ problemPath, candidatePath, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' });
+ * const { result } = await evaluator.evaluate({ problemPath, candidatePath, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' });
  */
 export class PythonEvaluator implements Evaluator {
   readonly #options: PythonEvaluatorOptions;
   readonly #logger: Logger;
   readonly #sandbox: SandboxPolicy;
+  readonly #devices = new Map<string, Semaphore>();
 
   /** Throws a RangeError when `KFORGE_SANDBOX` has a value it does not know (and no `sandbox` is given). */
   constructor(options: PythonEvaluatorOptions) {
@@ -64,8 +68,23 @@ export class PythonEvaluator implements Evaluator {
     this.#sandbox = options.sandbox ?? { ...sandboxPolicy(environment, path.dirname(defaultBaselineCacheDirectory(environment))), exposedPaths: [] };
   }
 
-  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<EvaluationResult> {
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    const device = deviceSlotOf(request);
+    let slot = this.#devices.get(device);
+    if (!slot) this.#devices.set(device, (slot = new Semaphore(1)));
+    const askedAtMs = performance.now();
+    const release = await slot.acquire(options.signal);
+    const startedAtMs = performance.now();
+    try {
+      const result = await this.#evaluate(request, options);
+      return { result, usage: { device, waitedMs: startedAtMs - askedAtMs, heldMs: performance.now() - startedAtMs } };
+    } finally {
+      release();
+    }
+  }
+
+  async #evaluate(request: EvaluationRequest, options: EvaluateOptions): Promise<EvaluationResult> {
     const settings = resolveEvaluationSettings(request);
     const unreadable = await unreadableInput(settings);
     if (unreadable) return unreadable;

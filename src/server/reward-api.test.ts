@@ -311,7 +311,7 @@ describe('bounded concurrency', () => {
 
 describe('POST /api/reward/batch', () => {
   it('evaluates the items concurrently and answers in request order, one evaluation per distinct item', async () => {
-    const { app, evaluator } = await rewardServer(new FakeEvaluator({ delayMs: 100 }));
+    const { app, evaluator } = await rewardServer(new FakeEvaluator({ delayMs: 100, onePerDevice: false }));
     const markers = ['incorrect', 'correct 0.25', 'rejected', 'compile_error', 'correct 2', 'runtime_error'];
     const sources = markers.map(candidate);
     const items = [...sources.map((candidateSource) => ({ candidateSource })), { candidateSource: sources[1]!, problem: 'level1/01_relu' }];

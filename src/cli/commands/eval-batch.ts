@@ -13,7 +13,7 @@ import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
 import { estimateEvaluationSize } from '../../eval/size-estimate.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
-import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
+import { openEvaluator } from '../open-evaluator.js';
 import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { parseEvalOptions, timeoutsFrom, type EvalOptions } from '../eval-options.js';
@@ -124,12 +124,13 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const sizes = new Map<string, Record<string, number | boolean>>();
     for (const problem of new Set(pairs.map((pair) => pair.problemPath))) sizes.set(problem, await sizesToEvaluate(problem, backend, options, io));
     const logger = createCliLogger(io, { format: options.logFormat });
-    const evaluator =
-      dependencies.createEvaluator?.({ logger, cacheDirectory: options.cacheDir }) ??
-      createLocalPipelinedEvaluator(
-        { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
-        backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },
-      );
+    const { createEvaluator } = dependencies;
+    const { evaluator, close } = await openEvaluator({
+      kind: 'local',
+      wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
+      pipeline: backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },
+      ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
+    });
     const colors = picocolors.createColors(io.color && process.stderr.isTTY === true);
     io.stderr.write(colors.dim(`kforge eval: ${pairs.length} candidates of ${sizes.size} problems on ${backend}\n`));
     try {
@@ -144,11 +145,10 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
         signal: controller.signal,
         evaluateOptions: { onPipelineEvent: deviceWaitWriter(io.stderr, 'kforge eval') },
       });
-      const usage = 'usage' in evaluator && typeof evaluator.usage === 'function' ? await (evaluator as { usage: () => Promise<{ devices: Array<{ busyMs: number }> }> }).usage() : null;
-      io.stderr.write(formatBatchSummary(summary, usage ? usage.devices.reduce((sum, device) => sum + device.busyMs, 0) : null));
+      io.stderr.write(formatBatchSummary(summary));
       return batchExitCode(summary);
     } finally {
-      await evaluator.close?.();
+      await close();
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof ProblemTooLargeError) {

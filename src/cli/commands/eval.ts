@@ -8,18 +8,19 @@ import picocolors from 'picocolors';
 import type { Logger } from 'pino';
 import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
-import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/gpu-detection.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/stage-limits.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createLocalPipelinedEvaluator, ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
+import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
+import { openEvaluator } from '../open-evaluator.js';
 import { parseEvalOptions, timeoutsFrom, TIMEOUT_STAGES, type EvalOptions } from '../eval-options.js';
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
 import { UsageError } from '../usage-error.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import type { PipelineEvent, PipelinedEvaluateOptions } from '../../eval/pipeline-events.js';
+import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
 import { WorkerFaultError } from '../../eval/worker-fault-error.js';
 import { checkDeviceMemoryVariable, parseDuration } from '../size-flags.js';
@@ -114,17 +115,18 @@ async function runEval(
     if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const overrides = await sizesToEvaluate(problemPath, backend, options, io);
     const logger = createCliLogger(io, { format: options.logFormat });
-    const evaluator: Evaluator =
-      dependencies.createEvaluator?.({ logger, cacheDirectory: options.cacheDir }) ??
-      createLocalPipelinedEvaluator(
-        { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
-        // The pipeline spreads candidates over its devices: the one asked for (`--device`) is its only one.
-        { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
-      );
+    const { createEvaluator } = dependencies;
+    const { evaluator, close } = await openEvaluator({
+      kind: 'local',
+      wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
+      // The pipeline's only device is the one asked for (`--device`).
+      pipeline: { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
+      ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
+    });
     try {
       result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options, overrides), stageProgressWriter(io.stderr, errorColors), deviceWaitWriter(io.stderr, 'kforge eval'));
     } finally {
-      await evaluator.close?.();
+      await close();
     }
     const valid = evaluationResultSchema.safeParse(result);
     if (!valid.success) {
@@ -197,8 +199,8 @@ async function evaluateWithInterrupts(
   process.on('SIGINT', cancel);
   process.on('SIGTERM', cancel);
   try {
-    const evaluateOptions: PipelinedEvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent };
-    return await evaluator.evaluate(evaluationRequest, evaluateOptions);
+    const evaluateOptions: EvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent };
+    return (await evaluator.evaluate(evaluationRequest, evaluateOptions)).result;
   } finally {
     process.off('SIGINT', cancel);
     process.off('SIGTERM', cancel);

@@ -12,7 +12,6 @@ import { freePort } from '../../../test-support/redis-server.js';
 import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
 import { JobQueueEvaluator } from '../../eval/job-queue-evaluator.js';
 import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
-import { RemoteEvaluationQueue } from '../remote-evaluation-queue.js';
 import type { Backend } from '../../core/verdict.js';
 import { registerOptimizeCommand } from './optimize.js';
 
@@ -62,15 +61,13 @@ async function optimize(
   return { exitCode, stdout, stderr, localEvaluatorMade };
 }
 
-/** A "remote" evaluation over an in-process job queue: the adapters kforge optimize --redis uses, without Redis. */
+/** A "remote" evaluation over an in-process job queue: the evaluator kforge optimize --redis uses, without Redis. */
 function remoteOver(evaluator: FakeEvaluator, seen: { options?: RemoteEvaluationOptions; closed: boolean }): (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation> {
   return async (options) => {
     seen.options = options;
     const jobs = new InProcessJobQueue({ evaluator });
-    const remoteEvaluator = new JobQueueEvaluator(jobs);
     return {
-      evaluator: remoteEvaluator,
-      queue: new RemoteEvaluationQueue({ evaluator: remoteEvaluator, slots: () => options.slots ?? 1 }),
+      evaluator: new JobQueueEvaluator(jobs, { slots: () => options.slots ?? 1 }),
       close: async () => {
         seen.closed = true;
         await jobs.close();
@@ -122,43 +119,55 @@ test('--queue and --remote-slots need --redis; an unreachable Redis is a usage e
   assert.match(unreachable.stderr, new RegExp(`kforge optimize: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: start one with \`redis-server --port ${port}\` \\(Debian: apt-get install redis-server\\)`));
 });
 
-test('the remote queue runs at most its slots at once, in order, and takes more when the count grows', async () => {
+test('the remote evaluator runs at most its slots at once, in order, and takes more when the count grows', async () => {
   let running = 0;
   let most = 0;
   const releases: Array<() => void> = [];
   const order: string[] = [];
-  const timed = {
-    evaluateTimed: async (request: { candidatePath: string }) => {
+  const listeners = new Map<string, Set<(payload: never) => void>>();
+  const emit = (event: string, payload: unknown): void => listeners.get(event)?.forEach((listener) => listener(payload as never));
+  // A job queue whose jobs wait 5 ms for a worker and run 40 ms there, as its events say.
+  const jobs = {
+    submit: async (request: { candidatePath: string }, options: { jobId?: string } = {}) => {
       order.push(request.candidatePath);
       running += 1;
       most = Math.max(most, running);
+      emit('job-started', { jobId: options.jobId, waitedMs: 5 });
       await new Promise<void>((resolve) => releases.push(resolve));
       running -= 1;
-      return { result: { environment: { device: 'cuda:1' } } as never, waitedMs: 5, durationMs: 40 };
+      emit('job-finished', { jobId: options.jobId, durationMs: 40 });
+      return { environment: { device: 'cuda:1' } } as never;
     },
+    on: (event: string, listener: (payload: never) => void) => {
+      if (!listeners.has(event)) listeners.set(event, new Set());
+      listeners.get(event)!.add(listener);
+      return () => listeners.get(event)!.delete(listener);
+    },
+    counts: () => ({ waiting: 0, running, finished: 0, failed: 0 }),
+    close: async () => undefined,
   };
   let slots = 2;
-  const queue = new RemoteEvaluationQueue({ evaluator: timed as never, slots: () => slots });
+  const remote = new JobQueueEvaluator(jobs as never, { slots: () => slots });
   const request = (name: string) => ({ problemPath: 'p.py', candidatePath: name, backend: 'cuda', precision: 'fp32', tolerance: 'kernelbench' }) as const;
   const aborted = new AbortController();
-  const submitted = ['a', 'b', 'c', 'd'].map((name) => queue.submit(request(name)));
-  const cancelled = queue.submit(request('e'), { signal: aborted.signal });
+  const submitted = ['a', 'b', 'c', 'd'].map((name) => remote.evaluate(request(name)));
+  const cancelled = remote.evaluate(request('e'), { signal: aborted.signal });
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual([order, queue.pending], [['a', 'b'], 5]);
+  assert.deepEqual([order, remote.pending], [['a', 'b'], 5]);
   aborted.abort(new Error('stop'));
   await assert.rejects(cancelled, /stop/);
   slots = 3;
-  queue.refresh();
+  remote.refresh();
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(order, ['a', 'b', 'c']);
   while (releases.length > 0 || order.length < 4) {
     releases.shift()?.();
     await new Promise((resolve) => setImmediate(resolve));
   }
-  const results = await Promise.all(submitted);
+  const evaluations = await Promise.all(submitted);
   assert.equal(most, 3);
   assert.deepEqual(order, ['a', 'b', 'c', 'd']);
-  assert.deepEqual([results[0]!.device, results[0]!.deviceMs], ['cuda:1', 40]);
-  assert.ok(results[3]!.waitedMs >= 5);
-  assert.equal(queue.pending, 0);
+  assert.deepEqual([evaluations[0]!.usage.device, evaluations[0]!.usage.heldMs], ['cuda:1', 40]);
+  assert.ok(evaluations[3]!.usage.waitedMs >= 5);
+  assert.equal(remote.pending, 0);
 });

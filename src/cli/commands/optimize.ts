@@ -13,7 +13,6 @@ import picocolors from 'picocolors';
 import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
 import { formatReportTable } from '../../agent/report-table.js';
 import { describeNamedDevice } from '../../agent/target-device.js';
-import { PipelineEvaluationQueue } from '../../agent/pipeline-evaluation-queue.js';
 import { toJsonOutput, type RunReport } from '../../agent/run-report.js';
 import type { SearchEvent } from '../../agent/search-events.js';
 import { STALL_POLICIES } from '../../agent/stall-detector.js';
@@ -23,15 +22,14 @@ import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES, type Backend } from 
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { CandidateUnevaluatedError } from '../../agent/candidate-unevaluated-error.js';
-import { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import { detectGpus, type DetectedGpu } from '../../eval/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { createLocalPipelinedEvaluator } from '../create-worker-evaluator.js';
-import { openRemoteEvaluation, type RemoteEvaluation, type RemoteEvaluationOptions } from '../remote-evaluation.js';
+import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
+import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
 import { openRedisJobQueue } from '../../eval/bullmq-job-queue.js';
 import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
@@ -59,7 +57,7 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   /** Default: `createRunModel` (`createKernelModel`; for `files`, one subfolder of `--dir` per problem, resumed past the replies taken). */
   createModel?: (settings: ModelSettings) => Promise<KernelModel>;
   openStore?: (options: OpenRunStoreOptions) => Promise<RunStore>;
-  /** With `--redis`: the queue's evaluator and evaluation queue. Default: {@link openRemoteEvaluation}. */
+  /** With `--redis`: the queue's evaluator. Default: `openRemoteEvaluation`. */
   openRemoteEvaluation?: (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation>;
   /**
    * With `--redis` and no backend asked for: the backend the connected workers serve (cuda when a
@@ -277,8 +275,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     };
     signals.on('SIGINT', onSignal);
     signals.on('SIGTERM', onSignal);
-    let remote: RemoteEvaluation | null = null;
-    let local: Evaluator | undefined;
+    let opened: OpenedEvaluator | undefined;
     try {
       const gpus = await (dependencies.detectGpus ?? detectGpus)();
       const plan = flags.resume
@@ -293,24 +290,22 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const logger = createCliLogger(io, { format: flags.logFormat, write: progress.notice });
       const model = await createRunModel({ plan, settings: modelSettings(plan, config), store, ...(flags.resume ? { resumeRunId: flags.resume } : {}), ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}) });
       if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined)) throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
-      remote = flags.redis
-        ? await (dependencies.openRemoteEvaluation ?? openRemoteEvaluation)({ url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr })
-        : null;
-      const evaluator: Evaluator = remote
-        ? remote.evaluator
-        : (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
-            createLocalPipelinedEvaluator(
-              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
+      const { createEvaluator, openRemoteEvaluation } = dependencies;
+      opened = await openEvaluator(
+        flags.redis
+          ? { kind: 'redis', options: { url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr }, ...(openRemoteEvaluation ? { open: openRemoteEvaluation } : {}) }
+          : {
+              kind: 'local',
+              wiring: { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
               // The run's requests name one device (`--device`); the pipeline's only device is that one.
-              { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
-            )));
+              pipeline: { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
+              ...(createEvaluator ? { create: () => createEvaluator({ logger, backend }) } : {}),
+            },
+      );
       const dependenciesOfRun: OptimizeDependencies = {
         store,
         model,
-        // A local pipeline takes every candidate at once and leases the device per candidate itself;
-        // any other evaluator goes through the run's default queue, one evaluation per device at a time.
-        ...(remote ? { queue: remote.queue } : evaluator instanceof PipelinedEvaluator ? { queue: new PipelineEvaluationQueue(evaluator) } : {}),
-        evaluator,
+        evaluator: opened.evaluator,
         ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
         onEvent: routeProblemEvents(model, progress.onEvent),
         signal: controller.signal,
@@ -323,8 +318,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       progress.stop();
       signals.off('SIGINT', onSignal);
       signals.off('SIGTERM', onSignal);
-      await remote?.close({ cancel: controller.signal.aborted });
-      await local?.close?.();
+      await opened?.close({ cancel: controller.signal.aborted });
       await store.close();
     }
   };

@@ -15,7 +15,7 @@ import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
 import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
 import { REWARD_DEFAULTS } from '../../server/reward/reward-server-options.js';
 import { openRedisJobQueue, type OpenRedisJobQueueOptions } from '../../eval/bullmq-job-queue.js';
-import { JobQueueEvaluator } from '../../eval/job-queue-evaluator.js';
+import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
 import { QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
@@ -23,7 +23,6 @@ import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import type { PipelinedEvaluator } from '../../eval/pipelined-evaluator.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag } from '../flag-schemas.js';
 import { createLocalPipelinedEvaluator, ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
@@ -148,14 +147,15 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   const remoteQueue = parsed.data.redis ? queue : undefined;
   // A person's edit from the dashboard is evaluated here: through the Redis queue with --redis, else
   // on this host's pipeline (build cache, host-wide GPU locks), which the command closes at the end.
-  let local: PipelinedEvaluator | undefined;
+  // The remote queue is the reward API's too: the command closes it after the server, not the evaluator.
   let launcher: LauncherWatch | undefined;
-  let evaluator: Evaluator;
+  let editing: OpenedEvaluator;
+  const { createEvaluator } = dependencies;
+  const wiring = { logger, environment: io.environment, cwd: io.cwd };
   try {
-    evaluator = remoteQueue
-      ? new JobQueueEvaluator(remoteQueue)
-      : (dependencies.createEvaluator?.({ logger, environment: io.environment, cwd: io.cwd }) ??
-        (local = createLocalPipelinedEvaluator({ logger, environment: io.environment, cwd: io.cwd }, { sizing: ON_DEMAND_SIZING })));
+    editing = remoteQueue
+      ? { ...(await openEvaluator({ kind: 'queue', queue: remoteQueue })), close: async () => undefined }
+      : await openEvaluator({ kind: 'local', wiring, pipeline: { sizing: ON_DEMAND_SIZING }, ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
   } catch (error) {
     await queue?.close({ cancel: true });
     await store.close();
@@ -164,7 +164,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
   const app = await createServer({
     store,
-    evaluator,
+    evaluator: editing.evaluator,
     token,
     logger,
     webRoot,
@@ -214,7 +214,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
     launcher?.stop();
     await app.close();
     await queue?.close({ cancel: true });
-    await local?.close();
+    await editing.close({ cancel: true });
     await store.close();
   }
 }

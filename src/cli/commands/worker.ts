@@ -6,14 +6,15 @@ import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
 import { detectVisibleCudaDevices } from '../../eval/cuda-devices.js';
 import { DeviceLockHeldError } from '../../eval/device-lock-held-error.js';
-import type { PipelineCapableEvaluator } from '../../eval/evaluation-job-processor.js';
+import type { Evaluator } from '../../eval/evaluator.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALL_TIMEOUT_MS, EvaluationWorker, type EvaluationWorkerEvent } from '../../eval/evaluation-worker.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { hostGpuName } from '../../eval/host-device-names.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
 import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
-import { createWorkerEvaluator, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
+import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
+import { openEvaluator } from '../open-evaluator.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 
@@ -25,7 +26,8 @@ export const TEST_DIE_ON_CANDIDATE_VARIABLE = 'KFORGE_TEST_DIE_ON_CANDIDATE';
 
 /** What `kforge worker` needs beyond its io; tests replace any of it. */
 export interface WorkerCommandDependencies extends Partial<CliIo> {
-  createEvaluator?: (wiring: WorkerEvaluatorWiring) => PipelineCapableEvaluator & { close?: () => Promise<void>; warmUp?: (backend: Backend) => Promise<unknown> };
+  /** Default: a local PipelinedEvaluator on the worker's devices (`workerPipelineOptions`); the worker closes it as it stops. */
+  createEvaluator?: (wiring: WorkerEvaluatorWiring) => Evaluator & { warmUp?: (backend: Backend) => Promise<unknown> };
   /** The CUDA devices visible (`cuda:N`). Default: nvidia-smi with CUDA_VISIBLE_DEVICES respected. */
   visibleCudaDevices?: (environment: NodeJS.ProcessEnv) => Promise<string[]>;
   signals?: Pick<NodeJS.Process, 'on' | 'off'>;
@@ -112,7 +114,9 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
   const devices = await resolveDevices(flags, io, dependencies.visibleCudaDevices ?? ((environment) => detectVisibleCudaDevices(environment)));
   const logger: Logger = createCliLogger(io, { format: flags.logFormat });
   const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) };
-  const evaluator = (dependencies.createEvaluator ?? createWorkerEvaluator)(wiring);
+  const { createEvaluator } = dependencies;
+  // The worker owns the evaluator from here: it closes it as it stops (a PipelinedEvaluator also warms up first).
+  const { evaluator } = await openEvaluator({ kind: 'local', wiring, pipeline: workerPipelineOptions(wiring), ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
   const dieOn = io.environment[TEST_DIE_ON_CANDIDATE_VARIABLE];
   let worker: EvaluationWorker;
   let lostDevices = false;

@@ -17,11 +17,9 @@ export interface CandidateEditServiceOptions {
   logger: Logger;
   /** Where candidate and problem files are written for the evaluator. Default: the run's own `candidatesDir`. */
   candidatesDirectory?: string;
-  /** Milliseconds clock for device time. Default `Date.now`. */
-  now?: () => number;
   /**
    * How long to wait for a running search to claim an edit of its run (it polls its actions every
-   * second and evaluates the edit through its own device queue). Milliseconds; default 5000.
+   * second and evaluates the edit through its own evaluator). Milliseconds; default 5000.
    */
   claimWaitMs?: number;
 }
@@ -144,7 +142,6 @@ export class CandidateEditService implements EvaluationTracker {
 
   async #evaluate(candidate: Candidate, directory: string, settings: ReturnType<typeof evaluationSettingsOf>): Promise<void> {
     const { store, evaluator, logger } = this.#options;
-    const now = this.#options.now ?? Date.now;
     if (await this.#claimedByRun(candidate).catch(() => false)) {
       void this.#follow(candidate).catch((error: unknown) => logger.warn({ err: error, candidateId: candidate.id }, 'following an edit the run evaluates failed'));
       return;
@@ -158,13 +155,12 @@ export class CandidateEditService implements EvaluationTracker {
       const candidatePath = candidateFilePath(directory, stem, record.hash, candidate.id);
       await mkdir(path.dirname(candidatePath), { recursive: true });
       await writeFile(candidatePath, candidate.source, 'utf8');
-      const startedMs = now();
-      const result = await evaluator.evaluate({ ...settings, problemPath, candidatePath }, { signal: this.#controller.signal });
+      const { result, usage } = await evaluator.evaluate({ ...settings, problemPath, candidatePath }, { signal: this.#controller.signal });
       const optionsHash = hashEvaluationOptions({ ...settings, device: result.environment?.device ?? 'unknown' });
       await store.recordEvaluation({
         candidateId: candidate.id,
         result,
-        gpuSeconds: Math.max(0, now() - startedMs) / 1000,
+        gpuSeconds: usage.heldMs / 1000,
         optionsHash,
         cacheKey: evaluationCacheKey({ sourceHash: candidate.sourceHash, problemHash: candidate.problemHash, optionsHash }),
       });

@@ -1,0 +1,49 @@
+import type { Evaluator } from '../eval/evaluator.js';
+import { JobQueueEvaluator } from '../eval/job-queue-evaluator.js';
+import type { JobQueue } from '../eval/job-queue.js';
+import type { PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
+import { createLocalPipelinedEvaluator, type LocalPipelineWiring } from './create-worker-evaluator.js';
+import { openRemoteEvaluation, type RemoteEvaluationOptions } from './remote-evaluation.js';
+
+/** The evaluator a command evaluates with, and how to let it go when the command ends. */
+export interface OpenedEvaluator {
+  evaluator: Evaluator;
+  /**
+   * Frees what it holds: a local pipeline's warm workers and device locks; a remote one's job queue
+   * (with `cancel`, its jobs still waiting or running are cancelled, else they are waited for).
+   */
+  close(options?: { cancel?: boolean }): Promise<void>;
+}
+
+/** Where a command's evaluations run. */
+export type EvaluatorPlace =
+  /** On this host: a PipelinedEvaluator (`createLocalPipelinedEvaluator`), or what `create` makes (tests). */
+  | { kind: 'local'; wiring: LocalPipelineWiring; pipeline?: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'>; create?: () => Evaluator | Promise<Evaluator> }
+  /** On the workers of a Redis queue the factory connects to (`kforge optimize --redis`), `slots` jobs at once. */
+  | { kind: 'redis'; options: RemoteEvaluationOptions; open?: (options: RemoteEvaluationOptions) => Promise<OpenedEvaluator> }
+  /** Through a job queue the command opened (`kforge serve --redis`); closing the evaluator closes the queue. */
+  | { kind: 'queue'; queue: JobQueue };
+
+/**
+ * Opens the one evaluator a command needs: local (a pipelined Python evaluator over the host's
+ * devices) or remote (a JobQueueEvaluator over a job queue), always as an {@link Evaluator} with
+ * its usage per evaluation, and a `close` for the end of the command.
+ *
+ * @example
+ * const { evaluator, close } = await openEvaluator({ kind: 'local', wiring: { environment, cwd, logger } });
+ * try { await evaluator.evaluate(request); } finally { await close(); }
+ */
+export async function openEvaluator(place: EvaluatorPlace): Promise<OpenedEvaluator> {
+  switch (place.kind) {
+    case 'local': {
+      const evaluator = place.create ? await place.create() : createLocalPipelinedEvaluator(place.wiring, place.pipeline);
+      return { evaluator, close: async () => evaluator.close?.() };
+    }
+    case 'redis':
+      return (place.open ?? openRemoteEvaluation)(place.options);
+    case 'queue': {
+      const { queue } = place;
+      return { evaluator: new JobQueueEvaluator(queue), close: (options) => queue.close(options) };
+    }
+  }
+}
