@@ -31,9 +31,14 @@ export interface KforgeWorkerOptions {
   cwd: string;
   /** Limit on reaching `ready`, in ms. */
   readyTimeoutMs?: number;
+  /**
+   * Run test-support/dying-worker-main.ts instead of the shipped CLI: a job whose candidate file
+   * name contains this text kills the worker as its evaluation starts.
+   */
+  dieOnCandidate?: string;
 }
 
-/** Spawns `node bin/kforge.js worker ARGS` and follows its stderr. */
+/** Spawns `node bin/kforge.js worker ARGS` (or the dying stand-in) and follows its stderr. */
 export function startKforgeWorker(options: KforgeWorkerOptions): KforgeWorkerProcess {
   let stopping = false;
   const worker: KforgeWorkerProcess = {
@@ -55,9 +60,12 @@ export function startKforgeWorker(options: KforgeWorkerOptions): KforgeWorkerPro
     },
   };
   const launch = (): void => {
-    const child = spawn(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'worker', ...options.args], {
+    const entry = options.dieOnCandidate
+      ? ['--import', import.meta.resolve('tsx'), path.join(REPOSITORY_ROOT, 'test-support', 'dying-worker-main.ts')]
+      : [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
+    const child = spawn(process.execPath, [...entry, 'worker', ...options.args], {
       cwd: options.cwd,
-      env: options.environment,
+      env: options.dieOnCandidate ? { ...options.environment, KFORGE_TEST_DIE_ON_CANDIDATE: options.dieOnCandidate } : options.environment,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     worker.child = child;

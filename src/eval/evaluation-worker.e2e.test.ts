@@ -7,7 +7,7 @@
  * is still running when something is killed. Proves: jobs spread over both workers; a worker
  * killed mid-job has its job retried by the other, and the result arrives once; a coordinator
  * killed mid-run loses and duplicates nothing; a Redis restart mid-run is survived; a candidate
- * that takes its worker down every time (the test-only KFORGE_TEST_DIE_ON_CANDIDATE hook) ends
+ * that takes its worker down every time (test-support/dying-worker-main.ts) ends
  * `crashed` after the attempts bound while the workers go on; `kforge workers` lists both.
  * Needs redis-server and a Python with PyTorch; skipped, saying why, otherwise.
  */
@@ -55,7 +55,8 @@ function startWorker(name: string): KforgeWorkerProcess {
     name,
     args: ['--redis', redis.url, '--backend', 'cpu', '--stall-timeout', '2', '--heartbeat', '1'],
     cwd: root,
-    environment: { ...process.env, KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: path.join(root, 'cache'), TMPDIR: path.join(root, 'tmp'), KFORGE_LOG_LEVEL: 'error', KFORGE_TEST_DIE_ON_CANDIDATE: 'dies-with-worker', NODE_OPTIONS: '' },
+    environment: { ...process.env, KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: path.join(root, 'cache'), TMPDIR: path.join(root, 'tmp'), KFORGE_LOG_LEVEL: 'error', NODE_OPTIONS: '' },
+    dieOnCandidate: 'dies-with-worker',
   });
 }
 

@@ -18,12 +18,6 @@ import { openEvaluator } from '../open-evaluator.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 
-/**
- * Test-only: a worker whose job's candidate name contains this text kills its own process
- * (SIGKILL) right after recording the start, as a candidate that takes its worker down would.
- */
-export const TEST_DIE_ON_CANDIDATE_VARIABLE = 'KFORGE_TEST_DIE_ON_CANDIDATE';
-
 /** What `kforge worker` needs beyond its io; tests replace any of it. */
 export interface WorkerCommandDependencies extends Partial<CliIo> {
   /** Default: a local PipelinedEvaluator on the worker's devices (`workerPipelineOptions`); the worker closes it as it stops. */
@@ -117,7 +111,6 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
   const { createEvaluator } = dependencies;
   // The worker owns the evaluator from here: it closes it as it stops (a PipelinedEvaluator also warms up first).
   const { evaluator } = await openEvaluator({ kind: 'local', wiring, pipeline: workerPipelineOptions(wiring), ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
-  const dieOn = io.environment[TEST_DIE_ON_CANDIDATE_VARIABLE];
   let worker: EvaluationWorker;
   let lostDevices = false;
   try {
@@ -133,15 +126,6 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
         if (event.kind === 'devices-lost') lostDevices = true;
         say(describeEvent(event));
       },
-      ...(dieOn
-        ? {
-            onAttemptStarted: ({ payload }) => {
-              if (!payload.candidate.name.includes(dieOn)) return;
-              say(`${TEST_DIE_ON_CANDIDATE_VARIABLE}: ${payload.candidate.name} matches; killing this worker (test hook)`);
-              process.kill(process.pid, 'SIGKILL');
-            },
-          }
-        : {}),
     });
   } catch (error) {
     await evaluator.close?.();
