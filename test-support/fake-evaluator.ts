@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { EvaluationResult, TimingStats, Verdict } from '../src/core/verdict.js';
+import type { EvaluationResult, ResultOfVerdict, TimingStats } from '../src/core/verdict.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationRequest, type Evaluator } from '../src/eval/evaluator.js';
 import { Semaphore } from '../src/eval/semaphore.js';
 
@@ -32,9 +32,9 @@ interface ResultBase {
   candidate?: string;
 }
 
-function base(verdict: Verdict, parts: ResultBase): EvaluationResult {
+/** The fields every result has; each builder adds its verdict (and its reasons). */
+function base(parts: ResultBase): Omit<ResultOfVerdict<'invalid_input'>, 'verdict'> {
   return {
-    verdict,
     reasons: [],
     problem: parts.problem ?? '/problems/01_relu.py',
     candidate: parts.candidate ?? '/candidates/candidate.py',
@@ -53,7 +53,9 @@ export function correctResult(options: ResultBase & { medianMs: number; eagerMs?
   const vsEager = eagerMs / options.medianMs;
   const vsCompile = compileMs === null ? null : compileMs / options.medianMs;
   return {
-    ...base('correct', options),
+    verdict: 'correct',
+    ...base(options),
+    diagnostics: { stdout: '', stderr: '' },
     correctness: { trials: 5, passed: 5, max_abs_error: 0, max_rel_error: 0, mismatch_count: 0, atol: 0.01, rtol: 0.01, tolerance: 'kernelbench' },
     timing: {
       candidate_ms: fakeStats(options.medianMs),
@@ -74,7 +76,8 @@ export function compileErrorResult(options: ResultBase & { line?: number; messag
   const message = options.message ?? "'out_ptr' was not declared in this scope";
   const first = `main.cpp:${line}:5: error: ${message}`;
   return {
-    ...base('compile_error', options),
+    verdict: 'compile_error',
+    ...base(options),
     reasons: [{ check: 'build', message: `the extension did not build: ${first}` }],
     diagnostics: {
       compiler: ['[1/2] c++ -MMD -MF main.o.d -O3 -fopenmp -c main.cpp -o main.o', 'main.cpp: In function ‘at::Tensor relu(at::Tensor)’:', first, '   12 |     out_ptr[i] = x > 0 ? x : 0;', '      |     ^~~~~~~', 'ninja: build stopped: subcommand failed.'].join('\n'),
@@ -92,7 +95,8 @@ export function incorrectResult(options: ResultBase & { maxAbsError?: number; mi
   const maxAbsError = options.maxAbsError ?? 0.5;
   const mismatched = options.mismatched ?? 4096;
   return {
-    ...base('incorrect', options),
+    verdict: 'incorrect',
+    ...base(options),
     reasons: [{ check: 'mismatch', message: `output differs from the reference on 5 of 5 trials (max abs error ${maxAbsError})` }],
     correctness: {
       trials: 5,
@@ -112,7 +116,8 @@ export function incorrectResult(options: ResultBase & { maxAbsError?: number; mi
 export function runtimeErrorResult(options: ResultBase & { message?: string } = {}): EvaluationResult {
   const message = options.message ?? 'RuntimeError: expected a contiguous tensor';
   return {
-    ...base('runtime_error', options),
+    verdict: 'runtime_error',
+    ...base(options),
     reasons: [{ check: 'forward', message: `the candidate's forward raised: ${message}` }],
     diagnostics: { stdout: '', stderr: '', traceback: `Traceback (most recent call last):\n  File "candidate.py", line 30, in forward\n    return self.ext.relu(x)\n${message}` },
   };
@@ -121,7 +126,8 @@ export function runtimeErrorResult(options: ResultBase & { message?: string } = 
 /** A `rejected` result: the guard found torch compute in forward. */
 export function rejectedResult(options: ResultBase = {}): EvaluationResult {
   return {
-    ...base('rejected', options),
+    verdict: 'rejected',
+    ...base(options),
     reasons: [{ check: 'torch-compute-in-forward', message: 'forward calls torch.relu, a reference compute op; write the work in your own kernel' }],
   };
 }

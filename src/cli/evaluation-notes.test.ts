@@ -28,7 +28,10 @@ test('the first mismatch names the trial, seed, index, both values and their dif
 test("the guard's notes, and a tolerance a trivial output passes, are lines for a person", () => {
   const result: EvaluationResult = {
     ...base,
-    guard: { notes: ['this problem is trivial under its tolerance: zeros is exactly right; flag the problem, not the kernel'], audit: { degenerate: true, passing: ['zeros', 'mean'], exact_trivial: ['zeros'] } },
+    guard: {
+      policy: 'kernelbench', findings: [], checks: [], speed_of_light: null, generalisation: null,
+      notes: ['this problem is trivial under its tolerance: zeros is exactly right; flag the problem, not the kernel'], audit: { degenerate: true, passing: ['zeros', 'mean'], exact_trivial: ['zeros'] },
+    },
   };
   const lines = guardNoteLines(result);
   assert.equal(lines.length, 2);

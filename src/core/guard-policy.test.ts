@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
@@ -41,6 +42,32 @@ test('the policy names, default, aliases, PyTorch-rejecting and own-work-waiving
   assert.deepEqual([...POLICIES_REJECTING_PYTORCH], worker.rejecting);
   assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], worker.ownWorkNoted);
   assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], ['pytorch'], 'docs/spec.md section 8: every other policy rejects a candidate whose own kernel did not run');
+});
+
+/**
+ * Where worker/ defines `POLICY_NAMES = (...)`, found by searching (the worker's modules may move
+ * between subpackages), and the names in it, read from the text without importing the worker.
+ */
+function workerPolicyNames(): { file: string; names: string[] } {
+  const definitions: Array<{ file: string; names: string[] }> = [];
+  const visit = (folder: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      if (entry.isDirectory() && entry.name !== '__pycache__' && entry.name !== 'tests') visit(full);
+      else if (entry.isFile() && entry.name.endsWith('.py')) {
+        const match = /^POLICY_NAMES\s*(?::[^=]+)?=\s*[([]([^)\]]*)[)\]]/m.exec(readFileSync(full, 'utf8'));
+        if (match) definitions.push({ file: path.relative(REPOSITORY_ROOT, full), names: [...match[1]!.matchAll(/["']([^"']+)["']/g)].map((name) => name[1]!) });
+      }
+    }
+  };
+  visit(path.join(REPOSITORY_ROOT, 'worker'));
+  assert.equal(definitions.length, 1, `expected one \`POLICY_NAMES =\` under worker/, found ${JSON.stringify(definitions.map((definition) => definition.file))}`);
+  return definitions[0]!;
+}
+
+test("GUARD_POLICIES is the worker's POLICY_NAMES, read from its source", () => {
+  const { file, names } = workerPolicyNames();
+  assert.deepEqual([...GUARD_POLICIES], names, `GUARD_POLICIES (src/core/guard-policy.ts) and POLICY_NAMES (${file}) differ`);
 });
 
 test('an alias resolves to the policy it now means, an unknown name to nothing', () => {

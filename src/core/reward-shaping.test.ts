@@ -2,17 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FAILURE_VERDICTS, highestReward, lowestCorrectReward, resolveRewardShaping, type RewardShaping } from './reward-shaping-schema.js';
 import { shapeReward } from './reward-shaping.js';
-import type { EvaluationResult, TimingStats, Verdict } from './verdict.js';
+import type { CorrectResult, EvaluationResult, TimingStats, Verdict } from './verdict.js';
 
 const stats = (median: number): TimingStats => ({ median, mean: median, std: 0, min: median, max: median, ci95: [median, median], n: 10 });
 
 /** A result: `correct` with the given medians (ms), or any other verdict without timing. */
 function result(verdict: Verdict, timing?: { candidate: number; eager: number; compile?: number | null; shareOfBound?: number }): EvaluationResult {
-  const base: EvaluationResult = { verdict, reasons: [], problem: 'p.py', candidate: 'c.py', backend: 'cpu', precision: 'fp32', diagnostics: { stdout: '', stderr: '' }, environment: null };
+  const common = { reasons: [], problem: 'p.py', candidate: 'c.py', backend: 'cpu' as const, precision: 'fp32' as const, diagnostics: { stdout: '', stderr: '' }, environment: null };
+  if (verdict !== 'correct') return { verdict, ...common };
+  const base: CorrectResult = { verdict, ...common, correctness: { trials: 5, passed: 5, max_abs_error: 0, max_rel_error: 0 } };
   if (!timing) return base;
   const compile = timing.compile ?? null;
   const vsEager = timing.eager / timing.candidate;
   const vsCompile = compile === null ? null : compile / timing.candidate;
+  const bound = timing.shareOfBound === undefined ? null : { bytes: 1, flops: 1, lower_bound_ms: timing.candidate * timing.shareOfBound, share_of_bound: timing.shareOfBound };
   return {
     ...base,
     timing: {
@@ -24,7 +27,7 @@ function result(verdict: Verdict, timing?: { candidate: number; eager: number; c
       speedup_vs_compile: vsCompile,
       speedup_vs_best: vsCompile === null ? vsEager : Math.min(vsEager, vsCompile),
     },
-    ...(timing.shareOfBound === undefined ? {} : { guard: { speed_of_light: { bytes: 1, flops: 1, lower_bound_ms: timing.candidate * timing.shareOfBound, share_of_bound: timing.shareOfBound } } }),
+    ...(bound === null ? {} : { guard: { policy: 'kernelbench', findings: [], checks: [], audit: null, speed_of_light: bound, generalisation: null, notes: [] } }),
   };
 }
 

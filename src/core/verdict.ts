@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { buildInfoSchema } from './build-info.js';
+import { guardReportSchema } from './guard-report.js';
 
 /**
  * The eight verdicts of docs/spec.md section 3. Every evaluation ends in exactly one.
@@ -53,6 +55,35 @@ export const timingStatsSchema = z.object({
 });
 export type TimingStats = z.infer<typeof timingStatsSchema>;
 
+/** The first element outside tolerance: its index, the reference's and the candidate's values (non-finite ones as text), its output leaf where there are several. */
+export const firstMismatchSchema = z.object({
+  index: z.array(z.number().int()),
+  expected: z.union([z.number(), z.string()]),
+  actual: z.union([z.number(), z.string()]),
+  leaf: z.number().int().nullable().optional(),
+});
+export type FirstMismatch = z.infer<typeof firstMismatchSchema>;
+
+/**
+ * One judged correctness trial as the result keeps it (the reference's `judgement` trial,
+ * docs/worker-protocol.md). Results stored by older versions may lack the later fields, and
+ * their `check` may name a check since renamed, so only `seed` and `passed` are required.
+ */
+export const trialDetailSchema = z
+  .object({
+    seed: z.number().int().nonnegative(),
+    passed: z.boolean(),
+    check: z.string().nullable().optional(),
+    message: z.string().nullable().optional(),
+    max_abs_error: z.number().nullable().optional(),
+    max_rel_error: z.number().nullable().optional(),
+    mismatch_count: z.number().int().nonnegative().nullable().optional(),
+    numel: z.number().int().nonnegative().nullable().optional(),
+    first_mismatch: firstMismatchSchema.nullable().optional(),
+  })
+  .catchall(z.unknown());
+export type TrialDetail = z.infer<typeof trialDetailSchema>;
+
 export const correctnessSummarySchema = z.object({
   trials: z.number().int(),
   passed: z.number().int(),
@@ -70,7 +101,7 @@ export const correctnessSummarySchema = z.object({
     .object({ max_abs_error: z.number().nullable(), max_rel_error: z.number().nullable() })
     .nullable()
     .optional(),
-  trial_details: z.array(z.record(z.string(), z.unknown())).optional(),
+  trial_details: z.array(trialDetailSchema).optional(),
 });
 export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;
 
@@ -207,32 +238,45 @@ export const evaluationMemorySchema = z.object({
 export type EvaluationMemory = z.infer<typeof evaluationMemorySchema>;
 
 /**
- * The JSON object `kforge eval --json` prints (docs/spec.md section 6). Field names are stable:
- * scripts outside the project read them.
+ * What the candidate's processes said: their stdout and stderr (capped) always; on a failure the
+ * compiler's output, the first error and a known cause (build and load failures, `compile_error`)
+ * and the traceback where Python raised (src/eval/failure-outcome.ts).
  */
-export const evaluationResultSchema = z.object({
-  verdict: verdictSchema,
-  reasons: z.array(reasonSchema),
+export const diagnosticsSchema = z.object({
+  compiler: z.string().optional(),
+  first_error: z.string().optional(),
+  known_cause: z.string().optional(),
+  stdout: z.string(),
+  stderr: z.string(),
+  traceback: z.string().optional(),
+});
+export type Diagnostics = z.infer<typeof diagnosticsSchema>;
+
+/**
+ * A `correct` verdict's diagnostics: its output only. Nothing failed, so there is no compiler
+ * output, first error, known cause or traceback (those come only from a worker's `failure`).
+ */
+export const outputDiagnosticsSchema = diagnosticsSchema.extend({
+  compiler: z.never().optional(),
+  first_error: z.never().optional(),
+  known_cause: z.never().optional(),
+  traceback: z.never().optional(),
+});
+
+/** Fields every result has, whatever its verdict (docs/spec.md section 6). */
+const resultFields = {
   problem: z.string(),
   candidate: z.string(),
   backend: backendSchema,
   precision: precisionSchema,
   preset: presetSchema.optional(),
+  /** Present once correctness trials were judged; a later stage can still fail (a timed call, a Triton recompile). */
   correctness: correctnessSummarySchema.optional(),
-  timing: timingSummarySchema.optional(),
-  diagnostics: z.object({
-    compiler: z.string().optional(),
-    first_error: z.string().optional(),
-    known_cause: z.string().optional(),
-    stdout: z.string(),
-    stderr: z.string(),
-    traceback: z.string().optional(),
-  }),
-  build: z.record(z.string(), z.unknown()).optional(),
-  /** The guard's findings, run-time checks, tolerance audit, speed-of-light bound and notes (docs/guard.md). */
-  guard: z.record(z.string(), z.unknown()).optional(),
-  /** Where the traced correctness call's time went; on every `correct` and `rejected` verdict (docs/spec.md section 8). */
-  attribution: attributionSchema.optional(),
+  diagnostics: diagnosticsSchema,
+  /** What a CUDA build produced (docs/worker-protocol.md, `build-info`). */
+  build: buildInfoSchema.optional(),
+  /** The guard's findings, run-time checks, tolerance audit, speed-of-light bound and notes (docs/guard.md); when the guard ran. */
+  guard: guardReportSchema.optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
   /** Peak memory of each worker (per stage too), and the estimate made before the run. */
@@ -240,5 +284,66 @@ export const evaluationResultSchema = z.object({
   /** Module constants of the problem replaced for this run (`--set`): figures at other sizes than the problem's own. */
   problem_overrides: z.record(z.string(), z.union([z.number(), z.boolean()])).optional(),
   environment: environmentSchema.nullable(),
+  /** Only a `correct` verdict is timed. */
+  timing: z.never().optional(),
+  /** Only `correct` and `rejected` verdicts carry attribution. */
+  attribution: z.never().optional(),
+} as const;
+
+/** Every verdict but `correct` says why in at least one reason. */
+const failedReasons = z.array(reasonSchema).min(1);
+
+/**
+ * `correct`: no reasons; the judged correctness trials; output-only diagnostics; `timing` unless
+ * timing was skipped (`--no-timing`, `skipTiming`); `attribution` on every result since it was
+ * added (optional: results stored before lack it).
+ */
+export const correctResultSchema = z.object({
+  verdict: z.literal('correct'),
+  reasons: z.array(reasonSchema).max(0),
+  ...resultFields,
+  correctness: correctnessSummarySchema,
+  diagnostics: outputDiagnosticsSchema,
+  timing: timingSummarySchema.optional(),
+  attribution: attributionSchema.optional(),
 });
+
+/** `rejected`: the guard's reasons; `attribution` as on `correct`; never timing. */
+export const rejectedResultSchema = z.object({
+  verdict: z.literal('rejected'),
+  reasons: failedReasons,
+  ...resultFields,
+  attribution: attributionSchema.optional(),
+});
+
+/** A verdict that is neither `correct` nor `rejected`: reasons, never timing or attribution. */
+function failedResultSchema<V extends Exclude<Verdict, 'correct' | 'rejected'>>(verdict: V) {
+  return z.object({ verdict: z.literal(verdict), reasons: failedReasons, ...resultFields });
+}
+
+export const incorrectResultSchema = failedResultSchema('incorrect');
+export const compileErrorResultSchema = failedResultSchema('compile_error');
+export const runtimeErrorResultSchema = failedResultSchema('runtime_error');
+export const timeoutResultSchema = failedResultSchema('timeout');
+export const crashedResultSchema = failedResultSchema('crashed');
+export const invalidInputResultSchema = failedResultSchema('invalid_input');
+
+/**
+ * The JSON object `kforge eval --json` prints (docs/spec.md section 6), one variant per verdict:
+ * what a result holds follows its verdict as the evaluator assembles it (src/eval/evaluation-result.ts).
+ * Field names are stable: scripts outside the project read them. Results stored by any earlier
+ * version parse too (src/store reads every row through it).
+ */
+export const evaluationResultSchema = z.discriminatedUnion('verdict', [
+  correctResultSchema,
+  incorrectResultSchema,
+  compileErrorResultSchema,
+  runtimeErrorResultSchema,
+  timeoutResultSchema,
+  crashedResultSchema,
+  rejectedResultSchema,
+  invalidInputResultSchema,
+]);
 export type EvaluationResult = z.infer<typeof evaluationResultSchema>;
+export type ResultOfVerdict<V extends Verdict> = Extract<EvaluationResult, { verdict: V }>;
+export type CorrectResult = ResultOfVerdict<'correct'>;

@@ -1,6 +1,7 @@
+import type { BuildInfo } from '../core/build-info.js';
+import type { GuardReport } from '../core/guard-report.js';
 import type { Attribution, CorrectnessSummary, EvaluationMemory, EvaluationResult, TimingSummary } from '../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
-import type { GuardReport } from './guard-outcome.js';
 import type { Outcome } from './outcome.js';
 import type { BuildInfoMessage, WorkerEnvironment } from './protocol.js';
 import type { WorkerProcessResult } from './worker-process-types.js';
@@ -23,36 +24,59 @@ export interface ResultParts {
   memory?: EvaluationMemory | undefined;
 }
 
-/** The JSON result of docs/spec.md section 6 from the parts an evaluation gathered; `timing` only when correct. */
+/**
+ * The JSON result of docs/spec.md section 6 from the parts an evaluation gathered: `timing` only
+ * when correct, `attribution` only when correct or rejected, and a correct verdict's diagnostics
+ * are its output alone (`evaluationResultSchema`, src/core/verdict.ts).
+ */
 export function assembleResult(parts: ResultParts): EvaluationResult {
   const { settings, outcome, output } = parts;
-  const result: EvaluationResult = {
-    verdict: outcome.verdict,
+  const stdout = withDropNote(output?.stdout ?? '', output?.droppedBytes.stdout ?? 0);
+  const stderr = withDropNote(output?.stderr ?? '', output?.droppedBytes.stderr ?? 0);
+  // Field order is the printed JSON's: verdict, reasons, what was evaluated, diagnostics, stages, environment, then the rest.
+  const head = {
     reasons: outcome.reasons,
     problem: settings.problemPath,
     candidate: settings.candidatePath,
     backend: settings.backend,
     precision: settings.precision,
     preset: settings.preset,
-    diagnostics: {
-      ...outcome.diagnostics,
-      stdout: withDropNote(output?.stdout ?? '', output?.droppedBytes.stdout ?? 0),
-      stderr: withDropNote(output?.stderr ?? '', output?.droppedBytes.stderr ?? 0),
-    },
+    diagnostics: { ...outcome.diagnostics, stdout, stderr },
     stages: parts.stageDurationsMs,
     environment: parts.environment,
+    ...(parts.memory ? { memory: parts.memory } : {}),
+    ...(Object.keys(settings.overrides ?? {}).length > 0 ? { problem_overrides: { ...settings.overrides } } : {}),
+    ...(parts.correctness ? { correctness: parts.correctness } : {}),
   };
-  if (parts.memory) result.memory = parts.memory;
-  if (Object.keys(settings.overrides ?? {}).length > 0) result.problem_overrides = { ...settings.overrides };
-  if (parts.correctness) result.correctness = parts.correctness;
-  if (parts.timing && outcome.verdict === 'correct') result.timing = parts.timing;
-  if (parts.guard) result.guard = parts.guard as unknown as Record<string, unknown>;
-  if (parts.attribution && (outcome.verdict === 'correct' || outcome.verdict === 'rejected')) result.attribution = parts.attribution;
-  if (parts.buildInfo) {
-    const { v: _version, type: _type, ...build } = parts.buildInfo;
-    result.build = build;
+  const guard = parts.guard ? { guard: parts.guard } : {};
+  const attribution = parts.attribution ? { attribution: parts.attribution } : {};
+  const build = parts.buildInfo ? { build: buildOf(parts.buildInfo) } : {};
+  switch (outcome.verdict) {
+    case 'correct': {
+      // A correct verdict comes from a judgement, never from a failure: its diagnostics are its output.
+      if (!parts.correctness) throw new Error('a correct verdict without judged correctness trials');
+      return {
+        verdict: outcome.verdict,
+        ...head,
+        correctness: parts.correctness,
+        diagnostics: { stdout, stderr },
+        ...(parts.timing ? { timing: parts.timing } : {}),
+        ...guard,
+        ...attribution,
+        ...build,
+      };
+    }
+    case 'rejected':
+      return { verdict: outcome.verdict, ...head, ...guard, ...attribution, ...build };
+    default:
+      return { verdict: outcome.verdict, ...head, ...guard, ...build };
   }
-  return result;
+}
+
+/** The result's `build`: the `build-info` message without its protocol fields. */
+function buildOf(message: BuildInfoMessage): BuildInfo {
+  const { v: _version, type: _type, ...build } = message;
+  return build;
 }
 
 function withDropNote(text: string, droppedBytes: number): string {

@@ -1,3 +1,4 @@
+import type { GeneralisationReport, GuardReport, StagedGuardCheck } from '../core/guard-report.js';
 import type { Attribution, Reason } from '../core/verdict.js';
 import { applySubstitution, buildAttribution } from './attribution-report.js';
 import type { Outcome } from './outcome.js';
@@ -12,46 +13,19 @@ import type {
   RooflineMessage,
 } from './protocol.js';
 
+/** The report's types live in src/core (the verdict's schema); re-exported for the evaluator's readers. */
+export type { GeneralisationReport, GuardReport, SpeedOfLight } from '../core/guard-report.js';
+
 /**
  * Below this share of the speed-of-light bound a timing is physically impossible and rejected; between
  * it and the bound it is noted (docs/guard.md, `faster-than-light`).
  */
 export const IMPOSSIBLE_SHARE_OF_BOUND = 0.5;
 
-/** What the guard found, as it goes into the result's `guard` field. */
-export interface GuardReport {
-  policy: string | null;
-  /** Static findings, rejections and notes, with their line in the candidate. */
-  findings: GuardMessage['findings'];
-  /** Run-time checks per stage, as the worker reported them. */
-  checks: Array<GuardChecksMessage['checks'][number] & { stage: string }>;
-  /** Whether trivial outputs (zeros, the mean, …) pass this problem's tolerance. */
-  audit: Omit<AuditMessage, 'v' | 'type'> | null;
-  /** Bytes and FLOPs of the reference and the bound they give, in ms (null where unknown). */
-  speed_of_light: SpeedOfLight | null;
-  /** Trials at other problem sizes (`--shapes`), with the gate's effect. */
-  generalisation: GeneralisationReport | null;
-  /** Sentences that change no verdict but that a person should read. */
-  notes: string[];
-}
-
-export interface SpeedOfLight {
-  bytes: number | null;
-  flops: number | null;
-  lower_bound_ms: number | null;
-  /** bound ÷ measured median: 1 means the candidate runs at the bound (null when either is unknown). */
-  share_of_bound: number | null;
-}
-
-export interface GeneralisationReport {
-  gated: boolean;
-  trials: Array<{ variant: Record<string, number>; seed: number; passed: boolean; message: string | null }>;
-}
-
 /** Gathers the guard's messages; turns them into the result's report and into verdicts where they decide one. */
 export class GuardRecorder {
   #guard: GuardMessage | undefined;
-  readonly #checks: GuardReport['checks'] = [];
+  readonly #checks: StagedGuardCheck[] = [];
   #audit: AuditMessage | undefined;
   #roofline: RooflineMessage | undefined;
   #generalisation: GeneralisationReport | null = null;
@@ -165,12 +139,11 @@ export class GuardRecorder {
     if (this.#audit && this.#audit.exact_trivial.length > 0) {
       notes.push(`this problem is trivial under its tolerance: ${this.#audit.exact_trivial.join(', ')} is exactly right; flag the problem, not the kernel`);
     }
-    const { v: _v, type: _t, ...audit } = this.#audit ?? { v: 1, type: 'audit' };
     return {
       policy: this.#guard?.policy ?? null,
       findings: this.#guard?.findings ?? [],
       checks: this.#checks,
-      audit: this.#audit ? (audit as GuardReport['audit']) : null,
+      audit: this.#audit ? auditOf(this.#audit) : null,
       speed_of_light: this.#roofline
         ? {
             bytes: this.#roofline.bytes,
@@ -183,4 +156,10 @@ export class GuardRecorder {
       notes,
     };
   }
+}
+
+/** The report's `audit`: the `audit` message without its protocol fields. */
+function auditOf(message: AuditMessage): NonNullable<GuardReport['audit']> {
+  const { v: _version, type: _type, ...audit } = message;
+  return audit;
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { Verdict } from '../core/verdict.js';
+import { buildInfoSchema } from '../core/build-info.js';
+import { guardCheckSchema, guardFindingSchema, toleranceAuditSchema } from '../core/guard-report.js';
+import { firstMismatchSchema, type Verdict } from '../core/verdict.js';
 import { ProtocolError } from './protocol-error.js';
 import { workerRoleSchema, type WorkerRole } from './worker-role.js';
 
@@ -174,16 +176,7 @@ export const judgedTrialSchema = z.object({
   input_seed: seed.nullable().optional(),
   variant: z.record(z.string(), z.number()).nullable().optional(),
   scale_aware: z.record(z.string(), z.unknown()).nullable().optional(),
-  /** The first element outside tolerance: its index, the reference's and the candidate's values (non-finite ones as text), its output leaf where there are several. */
-  first_mismatch: z
-    .object({
-      index: z.array(z.number().int()),
-      expected: z.union([z.number(), z.string()]),
-      actual: z.union([z.number(), z.string()]),
-      leaf: z.number().int().nullable().optional(),
-    })
-    .nullable()
-    .optional(),
+  first_mismatch: firstMismatchSchema.nullable().optional(),
 });
 export type JudgedTrial = z.infer<typeof judgedTrialSchema>;
 
@@ -195,18 +188,7 @@ export const judgementMessageSchema = z.object({
   trials: z.array(judgedTrialSchema),
 });
 
-/** One finding of the static guard (docs/guard.md); `reject` findings fail the build stage. */
-export const guardFindingSchema = z
-  .object({
-    check: z.string().min(1),
-    severity: z.enum(['reject', 'note']),
-    message: z.string(),
-    line: z.number().int().nullable().optional(),
-  })
-  .catchall(z.unknown());
-export type GuardFinding = z.infer<typeof guardFindingSchema>;
-
-/** The static guard's findings on the candidate's sources, notes included. */
+/** The static guard's findings on the candidate's sources, notes included (src/core/guard-report.ts). */
 export const guardMessageSchema = z.object({
   v: version,
   type: z.literal('guard'),
@@ -219,20 +201,14 @@ export const guardChecksMessageSchema = z.object({
   v: version,
   type: z.literal('guard-checks'),
   stage: z.string(),
-  checks: z.array(z.object({ check: z.string(), status: z.string(), message: z.string() }).catchall(z.unknown())),
+  checks: z.array(guardCheckSchema),
 });
 
 /** Whether trivial outputs pass the problem's tolerance (docs/hacks.md #12). */
-export const auditMessageSchema = z
-  .object({
-    v: version,
-    type: z.literal('audit'),
-    degenerate: z.boolean(),
-    passing: z.array(z.string()),
-    exact_trivial: z.array(z.string()),
-    scale_aware_threshold: z.number().nullable().optional(),
-  })
-  .catchall(z.unknown());
+export const auditMessageSchema = toleranceAuditSchema.extend({
+  v: version,
+  type: z.literal('audit'),
+});
 
 /** Bytes and FLOPs of the reference, for the speed-of-light bound (docs/hacks.md #16). */
 export const rooflineMessageSchema = z
@@ -271,26 +247,11 @@ export const referenceOpsMessageSchema = z
   })
   .catchall(z.unknown());
 
-export const kernelResourceSchema = z
-  .object({
-    name: z.string(),
-    registers: z.number().int().nonnegative().nullable().optional(),
-    shared_bytes: z.number().int().nonnegative().nullable().optional(),
-    stack_bytes: z.number().int().nonnegative().nullable().optional(),
-    local_bytes: z.number().int().nonnegative().nullable().optional(),
-  })
-  .catchall(z.unknown());
-
-/** Extra fields (`objects`, `error` when cuobjdump is missing) are kept. */
-export const buildInfoMessageSchema = z
-  .object({
-    v: version,
-    type: z.literal('build-info'),
-    kernels: z.array(kernelResourceSchema),
-    sass: z.string().nullable().optional(),
-    ptx: z.string().nullable().optional(),
-  })
-  .catchall(z.unknown());
+/** The build's per-kernel resources, SASS and PTX (src/core/build-info.ts); extra fields are kept. */
+export const buildInfoMessageSchema = buildInfoSchema.extend({
+  v: version,
+  type: z.literal('build-info'),
+});
 
 /** A saved output file and the digest of the inputs after the call that produced it. */
 export const savedOutputSchema = z.object({

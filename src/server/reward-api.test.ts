@@ -259,8 +259,8 @@ describe('a problem that cannot be evaluated', () => {
   it('answers 422 and scores nothing: the problem is the caller\'s, not the candidate\'s fault', async () => {
     const brokenProblem = (source: string, request: EvaluationRequest): EvaluationResult =>
       source.includes('blame-problem')
-        ? { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'problem-load', message: `the problem file ${request.problemPath} defines no class Model(torch.nn.Module)` }], timing: undefined, correctness: undefined }
-        : { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'load', message: 'the candidate defines no class ModelNew' }], timing: undefined, correctness: undefined };
+        ? { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'problem-load', message: `the problem file ${request.problemPath} defines no class Model(torch.nn.Module)` }], timing: undefined, correctness: undefined, attribution: undefined }
+        : { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'load', message: 'the candidate defines no class ModelNew' }], timing: undefined, correctness: undefined, attribution: undefined };
     const { app } = await rewardServer(new FakeEvaluator({ judge: brokenProblem }));
     const refused = await post(app, '/api/reward', { problemSource: 'x = 1\n', candidateSource: '# blame-problem', backend: 'cpu' });
     assert.equal(refused.statusCode, 422);

@@ -81,6 +81,7 @@ function correctResult(): EvaluationResult {
     candidate: CANDIDATE,
     backend: 'cpu',
     precision: 'fp32',
+    correctness: { trials: 5, passed: 5, max_abs_error: 0, max_rel_error: 0 },
     diagnostics: { stdout: '', stderr: '' },
     environment: null,
   };

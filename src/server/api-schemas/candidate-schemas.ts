@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardFindingSchema, guardReportSchema, speedOfLightSchema as coreSpeedOfLightSchema, stagedGuardCheckSchema } from '../../core/guard-report.js';
 import { evaluationResultSchema } from '../../core/verdict.js';
 import { candidateOriginSchema, chatMessageSchema } from '../../store/store-records.js';
 import { candidateNodeSchema } from './problem-schemas.js';
@@ -26,24 +27,46 @@ export const evaluationSchema = z.object({
   createdAt: z.string(),
 });
 
-/** A roofline comparison: the bound the work cannot beat and the share of it the candidate reached. */
+/**
+ * A roofline comparison: the bound the work cannot beat and the share of it the candidate reached
+ * (from the result's `guard.speed_of_light`, src/core/guard-report.ts).
+ */
 export const speedOfLightSchema = z.object({
+  /** The least time the reference's work can take on this device, in ms. */
   lowerBoundMs: z.number(),
   /** `lowerBoundMs / candidate median`; 1 is at the roofline, above 1 is physically suspect. */
   share: z.number(),
-  bytes: z.number().nullable(),
-  flops: z.number().nullable(),
+  /** Bytes the bound assumes moved and FLOPs it assumes done (null where unknown). */
+  bytes: coreSpeedOfLightSchema.shape.bytes,
+  flops: coreSpeedOfLightSchema.shape.flops,
 });
 
-/** The guard's report (docs/guard.md): static findings, run-time checks, notes. */
+/**
+ * The guard's report (docs/guard.md): static findings, run-time checks, notes; the fields of the
+ * result's `guard` (src/core/guard-report.ts) the page shows, with a finding's line null where it has none.
+ */
 export const guardDetailsSchema = z.object({
-  policy: z.string().nullable(),
-  findings: z.array(z.object({ check: z.string(), severity: z.string(), message: z.string(), line: z.number().int().nullable() })),
-  checks: z.array(z.object({ stage: z.string(), check: z.string(), status: z.string(), message: z.string() })),
-  notes: z.array(z.string()),
+  policy: guardReportSchema.shape.policy,
+  findings: z.array(
+    z.object({
+      check: guardFindingSchema.shape.check,
+      severity: guardFindingSchema.shape.severity,
+      message: guardFindingSchema.shape.message,
+      line: z.number().int().nullable(),
+    }),
+  ),
+  checks: z.array(
+    z.object({
+      stage: stagedGuardCheckSchema.shape.stage,
+      check: stagedGuardCheckSchema.shape.check,
+      status: stagedGuardCheckSchema.shape.status,
+      message: stagedGuardCheckSchema.shape.message,
+    }),
+  ),
+  notes: guardReportSchema.shape.notes,
 });
 
-/** Per-kernel resources of a CUDA build (from `cuobjdump --dump-resource-usage`). */
+/** Per-kernel resources of a CUDA build (from `cuobjdump --dump-resource-usage`): the result's `build.kernels` (src/core/build-info.ts) in camelCase. */
 export const kernelResourcesSchema = z.object({
   name: z.string(),
   arch: z.string().nullable(),

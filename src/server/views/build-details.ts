@@ -1,48 +1,29 @@
+import type { z } from 'zod';
 import type { EvaluationResult } from '../../core/verdict.js';
+import type { buildDetailsSchema, kernelResourcesSchema } from '../api-schemas/candidate-schemas.js';
 
 /** Per-kernel resources of a CUDA build, as the worker's `build-info` message reports them. */
-export interface KernelResources {
-  name: string;
-  arch: string | null;
-  registers: number | null;
-  sharedBytes: number | null;
-  stackBytes: number | null;
-  localBytes: number | null;
-}
-
-export interface BuildDetails {
-  kernels: KernelResources[];
-  ptx: string;
-  sass: string;
-  error: string | null;
-}
-
-const numberOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
-const stringOr = (value: unknown, fallback: string): string => (typeof value === 'string' ? value : fallback);
+export type KernelResources = z.infer<typeof kernelResourcesSchema>;
+export type BuildDetails = z.infer<typeof buildDetailsSchema>;
 
 /**
  * The register, shared-memory, spill, PTX and SASS figures of a result's `build` (CUDA only;
- * see worker/kforge_worker/build_info.py), or null when the result has none.
+ * src/core/build-info.ts, worker/kforge_worker/build_info.py), or null when the result has none.
  */
 export function buildDetails(result: EvaluationResult): BuildDetails | null {
   const build = result.build;
   if (!build) return null;
-  const kernels = Array.isArray(build['kernels']) ? build['kernels'] : [];
   return {
-    kernels: kernels.flatMap((kernel: unknown) => {
-      if (kernel === null || typeof kernel !== 'object') return [];
-      const entry = kernel as Record<string, unknown>;
-      return [{
-        name: stringOr(entry['name'], stringOr(entry['mangled'], '(unnamed)')),
-        arch: typeof entry['arch'] === 'string' ? entry['arch'] : null,
-        registers: numberOrNull(entry['registers']),
-        sharedBytes: numberOrNull(entry['shared_bytes']),
-        stackBytes: numberOrNull(entry['stack_bytes']),
-        localBytes: numberOrNull(entry['local_bytes']),
-      }];
-    }),
-    ptx: stringOr(build['ptx'], ''),
-    sass: stringOr(build['sass'], ''),
-    error: typeof build['error'] === 'string' ? build['error'] : null,
+    kernels: build.kernels.map((kernel) => ({
+      name: kernel.name,
+      arch: kernel.arch ?? null,
+      registers: kernel.registers ?? null,
+      sharedBytes: kernel.shared_bytes ?? null,
+      stackBytes: kernel.stack_bytes ?? null,
+      localBytes: kernel.local_bytes ?? null,
+    })),
+    ptx: build.ptx ?? '',
+    sass: build.sass ?? '',
+    error: build.error ?? null,
   };
 }

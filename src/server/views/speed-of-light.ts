@@ -1,30 +1,22 @@
+import type { z } from 'zod';
 import type { EvaluationResult } from '../../core/verdict.js';
+import type { speedOfLightSchema } from '../api-schemas/candidate-schemas.js';
 
 /** The roofline comparison of a correct result, as the API gives it. */
-export interface SpeedOfLightView {
-  /** The least time the reference's work can take on this device, in ms. */
-  lowerBoundMs: number;
-  /** `lowerBoundMs / candidate median`: 1 is at the bound; above 1 is physically suspect. */
-  share: number;
-  /** Bytes the bound assumes moved and FLOPs it assumes done (null where unknown). */
-  bytes: number | null;
-  flops: number | null;
-}
-
-const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+export type SpeedOfLightView = z.infer<typeof speedOfLightSchema>;
 
 /**
  * The share of speed of light of a correct result (docs/spec.md section 7), from the guard's roofline
- * numbers (`result.guard.speed_of_light`, docs/guard.md): the bound over the candidate's median.
- * Null where the evaluator measured no bound, or the result is not correct.
+ * numbers (`result.guard.speed_of_light`, src/core/guard-report.ts): the bound over the candidate's
+ * median. Null where the evaluator measured no bound, or the result is not correct or not timed.
  */
 export function speedOfLight(result: EvaluationResult): SpeedOfLightView | null {
-  const median = result.verdict === 'correct' ? result.timing?.candidate_ms.median : undefined;
-  const bound = result.guard?.['speed_of_light'];
-  if (median === undefined || !(median > 0) || bound === null || typeof bound !== 'object') return null;
-  const fields = bound as Record<string, unknown>;
-  const lowerBoundMs = fields['lower_bound_ms'];
-  if (!finite(lowerBoundMs) || lowerBoundMs <= 0) return null;
-  const share = finite(fields['share_of_bound']) ? fields['share_of_bound'] : lowerBoundMs / median;
-  return { lowerBoundMs, share, bytes: finite(fields['bytes']) ? fields['bytes'] : null, flops: finite(fields['flops']) ? fields['flops'] : null };
+  if (result.verdict !== 'correct' || !result.timing) return null;
+  const median = result.timing.candidate_ms.median;
+  const bound = result.guard?.speed_of_light;
+  if (!(median > 0) || !bound) return null;
+  const lowerBoundMs = bound.lower_bound_ms;
+  if (lowerBoundMs === null || !Number.isFinite(lowerBoundMs) || lowerBoundMs <= 0) return null;
+  const share = bound.share_of_bound !== null && Number.isFinite(bound.share_of_bound) ? bound.share_of_bound : lowerBoundMs / median;
+  return { lowerBoundMs, share, bytes: bound.bytes, flops: bound.flops };
 }

@@ -84,8 +84,8 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
             {correctness.mismatch_count !== undefined ? (<><dt>elements out of tolerance</dt><dd>{correctness.mismatch_count.toLocaleString('en')}</dd></>) : null}
             {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
           </dl>
-          {correctness.trial_details?.filter((trial) => trial['message']).slice(0, 3).map((trial, index) => (
-            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {String(trial['seed'])}: {String(trial['message'])}</p>
+          {correctness.trial_details?.filter((trial) => trial.message).slice(0, 3).map((trial, index) => (
+            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {trial.seed}: {trial.message}</p>
           ))}
         </>
       ) : null}
