@@ -17,7 +17,7 @@ import {
 
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 
-/** The worker's own definition (worker/kforge_worker/policy.py), read by running it. */
+/** The worker's own definition (worker/kforge_worker/guard/policy.py), read by running it. */
 function workerPolicies(): { names: string[]; default: string; aliases: Record<string, string>; rejecting: string[]; ownWorkNoted: string[] } {
   const script = [
     'import json, sys',

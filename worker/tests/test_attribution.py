@@ -2,9 +2,9 @@
 
 from types import SimpleNamespace
 
-from kforge_worker import attribution
-from kforge_worker.dispatch_ops import COMPUTE
-from kforge_worker.dispatch_trace import OperatorCount
+from kforge_worker.guard import attribution
+from kforge_worker.guard.dispatch_ops import COMPUTE
+from kforge_worker.guard.dispatch_trace import OperatorCount
 
 
 def _operator(name: str, elapsed_ms: float) -> OperatorCount:

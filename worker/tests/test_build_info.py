@@ -1,6 +1,6 @@
 """build_info.py directly: parsing `cuobjdump --dump-resource-usage` output."""
 
-from kforge_worker.build_info import collect_build_info, parse_resource_usage
+from kforge_worker.build.build_info import collect_build_info, parse_resource_usage
 
 RESOURCE_USAGE = """
 Fatbin elf code:
@@ -51,7 +51,7 @@ def test_cuda_builds_embed_their_ptx_beside_the_machine_code():
 
     import torch
 
-    from kforge_worker.build import cuda_arch_list
+    from kforge_worker.build.build import cuda_arch_list
 
     with mock.patch.object(torch.cuda, "get_device_capability", return_value=(8, 6)):
         assert cuda_arch_list(torch.device("cuda:0")) == "8.6+PTX"

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from kforge_worker.compare import compare_outputs, tensor_errors
-from kforge_worker.outputs import flatten
+from kforge_worker.tolerance.compare import compare_outputs, tensor_errors
+from kforge_worker.protocol.outputs import flatten
 
 
 def compare(reference, candidate, atol=1e-2, rtol=1e-2, fp64=None):

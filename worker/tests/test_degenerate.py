@@ -1,4 +1,4 @@
-"""Tests of kforge_worker.degenerate: trivial outputs against a tolerance, and the scale-aware metric."""
+"""Tests of kforge_worker.tolerance.degenerate: trivial outputs against a tolerance, and the scale-aware metric."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from kforge_worker.degenerate import (
+from kforge_worker.tolerance.degenerate import (
     DEFAULT_RELATIVE_L2_THRESHOLD,
     audit,
     audit_trials,

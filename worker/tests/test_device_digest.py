@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from kforge_worker import device_digest
-from kforge_worker.inputs import input_digest
+from kforge_worker.device import device_digest
+from kforge_worker.problem.inputs import input_digest
 
 MASK = (1 << 64) - 1
 

@@ -15,11 +15,11 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode
 
-from kforge_worker.dispatch_ops import COMPUTE, GLUE, GLUE_ATEN, OWN, classify, glue_operators, operator_name
-from kforge_worker.dispatch_trace import _depth, record_dispatch, traced_call
-from kforge_worker.policy import POLICY_NAMES, load_policy
-from kforge_worker.static_guard import COMPUTE_FUNCTIONS
-from kforge_worker.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
+from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, GLUE_ATEN, OWN, classify, glue_operators, operator_name
+from kforge_worker.guard.dispatch_trace import _depth, record_dispatch, traced_call
+from kforge_worker.guard.policy import POLICY_NAMES, load_policy
+from kforge_worker.guard.static import COMPUTE_FUNCTIONS
+from kforge_worker.guard.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())

@@ -2,8 +2,8 @@
 
 import torch
 
-from kforge_worker.build import classify_build_exception, first_error_line
-from kforge_worker.errors import classify
+from kforge_worker.build.build import classify_build_exception, first_error_line
+from kforge_worker.protocol.errors import classify
 
 
 def kind_and_check(exc):

@@ -119,9 +119,10 @@ def test_inputs_are_drawn_on_the_gpu_and_digested_there(monkeypatch, tmp_path):
     """get_inputs() under the device default (same values for the same seed, on the GPU), the word
     digest equal on the GPU and the CPU for the same bytes, and an output file read and written
     through the pinned buffer in several chunks."""
-    from kforge_worker import device_digest, output_file, outputs
-    from kforge_worker.inputs import make_inputs
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.device import device_digest
+    from kforge_worker.protocol import output_file, outputs
+    from kforge_worker.problem.inputs import make_inputs
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = load_problem(str(REPOSITORY / "problems" / "level1" / "01_relu.py"), "cpu")
     device = torch.device("cuda", 0)

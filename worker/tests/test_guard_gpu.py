@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker.kernel_trace import all_threads_config
-from kforge_worker.policy import DEFAULT_POLICY, POLICY_NAMES
+from kforge_worker.guard.kernel_trace import all_threads_config
+from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
 from verdicts import substituted_ops, verdict
 from worker_process import PERMISSIVE, evaluate
 

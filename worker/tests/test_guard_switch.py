@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kforge_worker.channel import ProtocolError
-from kforge_worker.guard_settings import RUNTIME_SWITCH, runtime_checks_enabled
+from kforge_worker.protocol.channel import ProtocolError
+from kforge_worker.guard.guard_settings import RUNTIME_SWITCH, runtime_checks_enabled
 from verdicts import verdict
 from worker_process import Worker, candidate_request, evaluate
 

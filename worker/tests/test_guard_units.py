@@ -8,17 +8,18 @@ import threading
 import pytest
 import torch
 
-from kforge_worker import deferred_work, generalisation, global_state
-from kforge_worker.channel import ProtocolError
-from kforge_worker.cudart import CudaRuntime, mapped_cudart_paths
-from kforge_worker.deferred_work import ThreadWatch, output_problems
-from kforge_worker.guard_settings import parse_guard
-from kforge_worker.outputs import flatten
-from kforge_worker.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
-from kforge_worker.scale_aware_judge import judge_scale_aware
-from kforge_worker.seeds import derived_seed
-from kforge_worker.timing_inputs import calls_of_model, content_count, content_index, refill
-from kforge_worker.side_stream import side_stream_problem
+from kforge_worker.guard import deferred_work, global_state
+from kforge_worker.problem import generalisation
+from kforge_worker.protocol.channel import ProtocolError
+from kforge_worker.device.cudart import CudaRuntime, mapped_cudart_paths
+from kforge_worker.guard.deferred_work import ThreadWatch, output_problems
+from kforge_worker.guard.guard_settings import parse_guard
+from kforge_worker.protocol.outputs import flatten
+from kforge_worker.guard.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
+from kforge_worker.tolerance.scale_aware_judge import judge_scale_aware
+from kforge_worker.problem.seeds import derived_seed
+from kforge_worker.timing.timing_inputs import calls_of_model, content_count, content_index, refill
+from kforge_worker.guard.side_stream import side_stream_problem
 
 CPU = torch.device("cpu")
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from kforge_worker import errors, machine_fault
-from kforge_worker.errors import StageFailure
-from kforge_worker.machine_fault import GIB, MachineFault, candidate_oom
+from kforge_worker.protocol import errors, machine_fault
+from kforge_worker.protocol.errors import StageFailure
+from kforge_worker.protocol.machine_fault import GIB, MachineFault, candidate_oom
 
 CUBLAS = RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
 

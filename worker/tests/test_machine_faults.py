@@ -153,7 +153,7 @@ def test_the_estimate_sizes_a_huge_problem_without_allocating_and_proposes_sizes
 
 
 def test_overrides_change_constants_and_what_is_computed_from_them(tmp_path):
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = tmp_path / "derived.py"
     problem.write_text(PROBLEM + "\nheight = width = 16\nshape = (batch_size, height)\n")
@@ -163,8 +163,8 @@ def test_overrides_change_constants_and_what_is_computed_from_them(tmp_path):
 
 
 def test_an_override_of_a_constant_the_problem_lacks_is_invalid_input(tmp_path):
-    from kforge_worker.errors import StageFailure
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.protocol.errors import StageFailure
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = tmp_path / "plain.py"
     problem.write_text(PROBLEM)

@@ -7,7 +7,7 @@ import struct
 import pytest
 import torch
 
-from kforge_worker import output_file, outputs
+from kforge_worker.protocol import output_file, outputs
 
 
 def test_single_tensor_is_one_leaf():

@@ -15,16 +15,16 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kforge_worker import own_kernel, own_work
-from kforge_worker.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
-from kforge_worker.dispatch_ops import COMPUTE, GLUE, glue_operators
-from kforge_worker.dispatch_ops import OWN as OWN_OPERATOR
-from kforge_worker.errors import StageFailure
-from kforge_worker.extension_calls import ExtensionCalls
-from kforge_worker.guard_runtime import GuardRuntime
-from kforge_worker.kernel_names import OwnKernels, display_name, qualified_name
-from kforge_worker.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
-from kforge_worker.policy import POLICY_NAMES, load_policy
+from kforge_worker.guard import own_kernel, own_work
+from kforge_worker.build.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
+from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, glue_operators
+from kforge_worker.guard.dispatch_ops import OWN as OWN_OPERATOR
+from kforge_worker.protocol.errors import StageFailure
+from kforge_worker.guard.extension_calls import ExtensionCalls
+from kforge_worker.guard.guard_runtime import GuardRuntime
+from kforge_worker.guard.kernel_names import OwnKernels, display_name, qualified_name
+from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
+from kforge_worker.guard.policy import POLICY_NAMES, load_policy
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)

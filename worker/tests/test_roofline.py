@@ -1,11 +1,11 @@
-"""Tests of kforge_worker.roofline: bytes, FLOPs and the speed-of-light bound."""
+"""Tests of kforge_worker.timing.roofline: bytes, FLOPs and the speed-of-light bound."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from kforge_worker.roofline import (
+from kforge_worker.timing.roofline import (
     count_bytes,
     floored_ms,
     lower_bound_ms,

@@ -1,4 +1,4 @@
-"""Tests of kforge_worker.static_guard and kforge_worker.policy, and of the adversarial corpus."""
+"""Tests of kforge_worker.guard.static and kforge_worker.guard.policy, and of the adversarial corpus."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker.policy import PolicyError, load_policy, load_policy_file, policy_names
-from kforge_worker.static_guard import CHECKS, analyze, analyze_file, rejections
+from kforge_worker.guard.policy import PolicyError, load_policy, load_policy_file, policy_names
+from kforge_worker.guard.static import CHECKS, analyze, analyze_file, rejections
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kforge_worker import timing, timing_budget
-from kforge_worker.baselines import batch_size
+from kforge_worker.timing import timing, timing_budget
+from kforge_worker.timing.baselines import batch_size
 
 CUDA = torch.device("cuda", 0)
 

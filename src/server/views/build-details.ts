@@ -22,7 +22,7 @@ const stringOr = (value: unknown, fallback: string): string => (typeof value ===
 
 /**
  * The register, shared-memory, spill, PTX and SASS figures of a result's `build` (CUDA only;
- * see worker/kforge_worker/build_info.py), or null when the result has none.
+ * see worker/kforge_worker/build/build_info.py), or null when the result has none.
  */
 export function buildDetails(result: EvaluationResult): BuildDetails | null {
   const build = result.build;
