@@ -22,8 +22,11 @@ def _harden_import_path() -> None:
     sys.dont_write_bytecode = True
     cwd = os.getcwd()
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[:] = [entry for entry in sys.path
-                   if entry not in ("", ".") and (os.path.abspath(entry) != cwd or entry == package_parent)]
+    sys.path[:] = [
+        entry
+        for entry in sys.path
+        if entry not in ("", ".") and (os.path.abspath(entry) != cwd or entry == package_parent)
+    ]
 
 
 def _exit(status: int) -> None:
@@ -60,8 +63,10 @@ def main(argv) -> None:
 
         _exit(prime_main(list(argv[2:])))
     if len(argv) != 2 or argv[1] not in ROLES:
-        print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
-              file=sys.stderr)
+        print(
+            f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
+            file=sys.stderr,
+        )
         _exit(2)
     role = argv[1]
     _harden_import_path()

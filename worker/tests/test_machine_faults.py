@@ -31,7 +31,9 @@ def get_init_inputs():
     return []
 """
 
-HUNGRY_PROBLEM = PROBLEM.replace("return torch.relu(x)", f"torch.empty({HUGE_BYTES} // 4)\n        return torch.relu(x)")
+HUNGRY_PROBLEM = PROBLEM.replace(
+    "return torch.relu(x)", f"torch.empty({HUGE_BYTES} // 4)\n        return torch.relu(x)"
+)
 
 HUNGRY_CANDIDATE = f"""
 import torch
@@ -132,8 +134,14 @@ class ModelNew(torch.nn.Module):
 
 
 def estimate(*arguments: str) -> dict:
-    completed = subprocess.run([sys.executable, "-m", "kforge_worker", "estimate", *arguments], cwd=WORKER_ROOT,
-                               capture_output=True, text=True, timeout=240, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "kforge_worker", "estimate", *arguments],
+        cwd=WORKER_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert completed.returncode == 0, completed.stderr + completed.stdout
     return json.loads(completed.stdout)
 
@@ -141,14 +149,14 @@ def estimate(*arguments: str) -> dict:
 def test_the_estimate_sizes_a_huge_problem_without_allocating_and_proposes_sizes_that_fit(tmp_path):
     problem = tmp_path / "huge.py"
     problem.write_text(PROBLEM.replace("batch_size = 4", "batch_size = 4096").replace("dim = 8", "dim = 393216"))
-    result = estimate(str(problem), "--capacity", str(12 * 1024 ** 3))
+    result = estimate(str(problem), "--capacity", str(12 * 1024**3))
     assert result["input_bytes"] == 4096 * 393216 * 4
     assert result["output_bytes"] == 4096 * 393216 * 4
     assert result["forward_method"] == "fake"
-    assert result["fits"] is False and result["evaluation_bytes"] > 12 * 1024 ** 3
+    assert result["fits"] is False and result["evaluation_bytes"] > 12 * 1024**3
     assert result["fit"]["overrides"]["batch_size"] < 4096
     smaller = estimate(str(problem), "--set", f"batch_size={result['fit']['overrides']['batch_size']}")
-    assert smaller["evaluation_bytes"] <= 12 * 1024 ** 3
+    assert smaller["evaluation_bytes"] <= 12 * 1024**3
     assert smaller["problem_overrides"] == {"batch_size": result["fit"]["overrides"]["batch_size"]}
 
 

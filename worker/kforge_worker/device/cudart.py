@@ -109,15 +109,22 @@ class CudaRuntime:
         _, library = self.libraries[0]
         problems = []
         calls = [
-            ("cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0)",
-             lambda: library.cudaDeviceSetLimit(LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))),
+            (
+                "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0)",
+                lambda: library.cudaDeviceSetLimit(LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0)),
+            ),
             ("cudaCtxResetPersistingL2Cache()", lambda: library.cudaCtxResetPersistingL2Cache()),
         ]
         if stream_handle is not None:
             window = ctypes.create_string_buffer(STREAM_ATTRIBUTE_BYTES)
-            calls.append(("cudaStreamSetAttribute(accessPolicyWindow = none)",
-                          lambda: library.cudaStreamSetAttribute(ctypes.c_void_p(stream_handle),
-                                                                 STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, window)))
+            calls.append(
+                (
+                    "cudaStreamSetAttribute(accessPolicyWindow = none)",
+                    lambda: library.cudaStreamSetAttribute(
+                        ctypes.c_void_p(stream_handle), STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, window
+                    ),
+                )
+            )
         for name, call in calls:
             try:
                 status = int(call())

@@ -57,7 +57,7 @@ def word_digest(tensor: torch.Tensor) -> str:
     words, tail = _word_view(tensor)
     sums = [torch.zeros((), dtype=torch.int64, device=words.device) for _ in KEYS]
     for start in range(0, words.numel(), CHUNK_WORDS):
-        chunk = words[start:start + CHUNK_WORDS].to(torch.int64) & 0xFFFFFFFF
+        chunk = words[start : start + CHUNK_WORDS].to(torch.int64) & 0xFFFFFFFF
         index = torch.arange(start, start + chunk.numel(), dtype=torch.int64, device=words.device)
         combined = (index << 32) | chunk
         for position, key in enumerate(KEYS):

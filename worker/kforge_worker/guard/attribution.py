@@ -67,8 +67,9 @@ def unavailable(measured: str, reason: str) -> Attribution:
     return Attribution(measured=measured, unavailable=reason)
 
 
-def cpu(operators: Sequence[Any], extensions: Any, wall_ns: int, dispatch_ns: int,
-        extension_dispatch_ns: int) -> Attribution:
+def cpu(
+    operators: Sequence[Any], extensions: Any, wall_ns: int, dispatch_ns: int, extension_dispatch_ns: int
+) -> Attribution:
     """Host-time attribution of one traced cpu call (see the module docs)."""
     compute = [entry for entry in operators if entry.kind == COMPUTE and entry.elapsed_ns > 0]
     custom = [entry for entry in operators if entry.kind == OWN]
@@ -81,13 +82,25 @@ def cpu(operators: Sequence[Any], extensions: Any, wall_ns: int, dispatch_ns: in
         # No kernel of its own exists: Python between PyTorch's operators is glue, not an own kernel.
         own_ns = 0
         python_ms = max(0, wall_ns - dispatch_ns) / 1e6
-        notes.append(f"no native code: none of the call's time is in kernels of the candidate's own; "
-                     f"{python_ms:.4f} ms was its Python between PyTorch's operators")
+        notes.append(
+            f"no native code: none of the call's time is in kernels of the candidate's own; "
+            f"{python_ms:.4f} ms was its Python between PyTorch's operators"
+        )
     ops = sorted(compute, key=lambda entry: -entry.elapsed_ns)
     return Attribution(
-        measured="host", own_ms=own_ns / 1e6, torch_ms=torch_ns / 1e6, notes=notes,
-        torch_ops=[{"op": entry.name, "ms": _ms(entry.elapsed_ns / 1e6), "calls": entry.count,
-                    "inside_extension": entry.inside_extension} for entry in ops],
+        measured="host",
+        own_ms=own_ns / 1e6,
+        torch_ms=torch_ns / 1e6,
+        notes=notes,
+        torch_ops=[
+            {
+                "op": entry.name,
+                "ms": _ms(entry.elapsed_ns / 1e6),
+                "calls": entry.count,
+                "inside_extension": entry.inside_extension,
+            }
+            for entry in ops
+        ],
     )
 
 
@@ -107,11 +120,16 @@ def device(launches: Sequence[Any], owns: Any, traced: FrozenSet[str], unlinked_
             per_operator.setdefault(operator, []).append(launch.duration_us)
     notes: List[str] = []
     if unlinked_us > 0:
-        notes.append(f"{unlinked_us / 1e3:.4f} ms of device time was not linked by the profiler to the code that "
-                     f"launched it; it is counted as library time unless the kernel is the candidate's own")
+        notes.append(
+            f"{unlinked_us / 1e3:.4f} ms of device time was not linked by the profiler to the code that "
+            f"launched it; it is counted as library time unless the kernel is the candidate's own"
+        )
     ops = sorted(per_operator.items(), key=lambda item: -sum(item[1]))
     return Attribution(
-        measured="device", own_ms=own_us / 1e3, library_ms=library_us / 1e3,
-        torch_ms=sum(sum(times) for times in per_operator.values()) / 1e3, notes=notes,
+        measured="device",
+        own_ms=own_us / 1e3,
+        library_ms=library_us / 1e3,
+        torch_ms=sum(sum(times) for times in per_operator.values()) / 1e3,
+        notes=notes,
         torch_ops=[{"op": name, "ms": _ms(sum(times) / 1e3), "calls": len(times)} for name, times in ops],
     )

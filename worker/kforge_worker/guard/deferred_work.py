@@ -68,8 +68,10 @@ def leaf_problem(leaf: Any, name: str) -> Optional[str]:
     needed = leaf.numel() * leaf.element_size()
     held = storage_bytes(leaf)
     if held is not None and held < needed:
-        return (f"{name} has {leaf.numel()} elements of {leaf.element_size()} bytes but its storage holds "
-                f"{held} bytes (a stride-0 view, not a computed output)")
+        return (
+            f"{name} has {leaf.numel()} elements of {leaf.element_size()} bytes but its storage holds "
+            f"{held} bytes (a stride-0 view, not a computed output)"
+        )
     return None
 
 
@@ -113,8 +115,9 @@ class ThreadWatch:
     def after_call(self, output: Any = None) -> Optional[str]:
         """A problem with the threads after a call (None: none); `output` is the call's output,
         whose digest must not change while extra OS threads are given time to exit."""
-        started = [thread for thread in threading.enumerate()
-                   if thread.ident not in self._python_before and thread.is_alive()]
+        started = [
+            thread for thread in threading.enumerate() if thread.ident not in self._python_before and thread.is_alive()
+        ]
         count = os_thread_count()
         if not self._watching:
             self._watching = True
@@ -132,11 +135,15 @@ class ThreadWatch:
             time.sleep(0.002)
             count = os_thread_count()
         if _digest(output) != before:
-            return ("the output changed after the call returned, while a thread the candidate started was "
-                    "still running (work finished behind the caller's back)")
+            return (
+                "the output changed after the call returned, while a thread the candidate started was "
+                "still running (work finished behind the caller's back)"
+            )
         if count is not None and count > self.baseline:
-            return (f"the process has {count} OS threads after the call, {self.baseline} after the first call "
-                    f"(work left running on a thread the candidate started)")
+            return (
+                f"the process has {count} OS threads after the call, {self.baseline} after the first call "
+                f"(work left running on a thread the candidate started)"
+            )
         return None
 
 

@@ -24,8 +24,7 @@ COMPUTE = "compute"
 OWN = "own"
 
 #: Namespaces whose operators are PyTorch's (or a PyTorch library's) compute, not the candidate's.
-PYTORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "mkldnn", "torchvision",
-                                "torchaudio"})
+PYTORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "mkldnn", "torchvision", "torchaudio"})
 
 _RESHAPE = ("view", "_reshape_alias", "_unsafe_view", "clone")
 _CAST = ("_to_copy",)
@@ -79,8 +78,18 @@ GLUE_ATEN: Dict[str, Tuple[str, ...]] = {
     "contiguous": ("contiguous", "clone"),
     # copies and casts
     "to": ("_to_copy", "to", "copy_", "empty_strided"),
-    "cuda": _CAST, "cpu": _CAST, "float": _CAST, "double": _CAST, "half": _CAST, "bfloat16": _CAST,
-    "int": _CAST, "long": _CAST, "short": _CAST, "bool": _CAST, "byte": _CAST, "char": _CAST,
+    "cuda": _CAST,
+    "cpu": _CAST,
+    "float": _CAST,
+    "double": _CAST,
+    "half": _CAST,
+    "bfloat16": _CAST,
+    "int": _CAST,
+    "long": _CAST,
+    "short": _CAST,
+    "bool": _CAST,
+    "byte": _CAST,
+    "char": _CAST,
     "type_as": _CAST,
     "clone": ("clone",),
     "detach": ("detach",),
@@ -120,14 +129,49 @@ GLUE_ATEN: Dict[str, Tuple[str, ...]] = {
 #: value reads behind indexing, casts and `int(t)`; the allocation and copy glue of C++ sources
 #: (native.py's `_CPP_GLUE`: `torch::empty*`, `zeros*`, `ones*`, `full*`, `arange`, plus
 #: `.contiguous()`, `.copy_()`, `.to()`); resizing of `out=` results; size queries.
-IMPLEMENTATION_GLUE = frozenset({
-    "alias", "detach", "detach_", "lift", "lift_fresh", "lift_fresh_copy", "view", "_unsafe_view",
-    "_reshape_alias", "_local_scalar_dense", "_to_copy", "clone", "copy_", "_copy_from",
-    "_copy_from_and_resize", "resize_", "resize_as_", "set_", "empty", "empty_like", "empty_strided",
-    "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "arange", "scalar_tensor",
-    "size", "stride", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size",
-    "is_pinned", "_has_compatible_shallow_copy_type", "record_stream",
-})
+IMPLEMENTATION_GLUE = frozenset(
+    {
+        "alias",
+        "detach",
+        "detach_",
+        "lift",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "view",
+        "_unsafe_view",
+        "_reshape_alias",
+        "_local_scalar_dense",
+        "_to_copy",
+        "clone",
+        "copy_",
+        "_copy_from",
+        "_copy_from_and_resize",
+        "resize_",
+        "resize_as_",
+        "set_",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "arange",
+        "scalar_tensor",
+        "size",
+        "stride",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_same_size",
+        "is_pinned",
+        "_has_compatible_shallow_copy_type",
+        "record_stream",
+    }
+)
 
 
 def operator_name(func: Any) -> str:

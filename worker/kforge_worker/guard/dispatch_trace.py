@@ -40,6 +40,7 @@ from .provenance import Provenance, is_view
 
 try:  # PyTorch 1.13 and 2.x
     from torch.utils import _python_dispatch as _modes
+
     _Base = _modes.TorchDispatchMode
     _UNAVAILABLE: Optional[str] = None
 except (ImportError, AttributeError) as error:  # pragma: no cover - older torch
@@ -96,8 +97,9 @@ class DispatchRecorder(_Base):
     spent in operators dispatched from inside the extension (what the extension's own time is
     measured without)."""
 
-    def __init__(self, glue: FrozenSet[str], extension: Optional[ExtensionCalls] = None,
-                 provenance: Optional[Provenance] = None):
+    def __init__(
+        self, glue: FrozenSet[str], extension: Optional[ExtensionCalls] = None, provenance: Optional[Provenance] = None
+    ):
         super().__init__()
         self.glue = glue
         self.extension = extension
@@ -198,8 +200,10 @@ def _leave(recorder: DispatchRecorder, depth: int) -> Optional[str]:
         recorder.__exit__(None, None, None)
         return None
     if not any(mode is recorder for mode in stack):
-        return (f"the worker's dispatch trace was removed from torch's dispatch-mode stack during the call "
-                f"({len(stack)} mode(s) left, {depth} before it)")
+        return (
+            f"the worker's dispatch trace was removed from torch's dispatch-mode stack during the call "
+            f"({len(stack)} mode(s) left, {depth} before it)"
+        )
     extra = []
     while _depth() > depth + 1 and _modes._get_current_dispatch_mode() is not recorder:
         extra.append(type(_modes._pop_mode()).__name__)
@@ -209,8 +213,9 @@ def _leave(recorder: DispatchRecorder, depth: int) -> Optional[str]:
 
 
 @contextmanager
-def record_dispatch(glue: FrozenSet[str], extension: Optional[ExtensionCalls] = None,
-                    provenance: Optional[Provenance] = None) -> Iterator[DispatchRecorder]:
+def record_dispatch(
+    glue: FrozenSet[str], extension: Optional[ExtensionCalls] = None, provenance: Optional[Provenance] = None
+) -> Iterator[DispatchRecorder]:
     """Pushes a DispatchRecorder for the body of the `with`; removes it however the body ends.
 
     Never raises on its own account: where the mode cannot be pushed, `recorder.unavailable` says
@@ -236,12 +241,15 @@ def record_dispatch(glue: FrozenSet[str], extension: Optional[ExtensionCalls] = 
             try:
                 recorder.tampered = _leave(recorder, depth)
             except Exception as error:
-                recorder.tampered = (f"removing the worker's dispatch trace failed "
-                                     f"({type(error).__name__}: {error})")
+                recorder.tampered = f"removing the worker's dispatch trace failed " f"({type(error).__name__}: {error})"
 
 
-def traced_call(call: Callable[[], Any], glue: FrozenSet[str], extension: Optional[ExtensionCalls] = None,
-                provenance: Optional[Provenance] = None) -> Tuple[Any, DispatchRecorder]:
+def traced_call(
+    call: Callable[[], Any],
+    glue: FrozenSet[str],
+    extension: Optional[ExtensionCalls] = None,
+    provenance: Optional[Provenance] = None,
+) -> Tuple[Any, DispatchRecorder]:
     """(call's result, its recorder); the call's own exceptions propagate, with the mode removed."""
     with record_dispatch(glue, extension, provenance) as recorder:
         result = call()

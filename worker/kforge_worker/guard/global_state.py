@@ -28,10 +28,16 @@ def _call(function_name: str) -> Callable[[], Any]:
 #: (flag name, check, reader). A reader that raises means the flag does not exist here.
 FLAGS: Tuple[Tuple[str, str, Callable[[], Any]], ...] = (
     ("torch.backends.cuda.matmul.allow_tf32", PRECISION, _attribute(lambda: torch.backends.cuda.matmul, "allow_tf32")),
-    ("torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction", PRECISION,
-     _attribute(lambda: torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction")),
-    ("torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction", PRECISION,
-     _attribute(lambda: torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction")),
+    (
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+        PRECISION,
+        _attribute(lambda: torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction"),
+    ),
+    (
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+        PRECISION,
+        _attribute(lambda: torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction"),
+    ),
     ("torch.backends.cudnn.allow_tf32", PRECISION, _attribute(lambda: torch.backends.cudnn, "allow_tf32")),
     ("torch.get_float32_matmul_precision()", PRECISION, _call("get_float32_matmul_precision")),
     ("torch.is_autocast_enabled()", PRECISION, _call("is_autocast_enabled")),

@@ -32,8 +32,10 @@ from .policy import load_policy
 from .traced_call import OUTPUT_CONTEXT, TracedCallChecks
 
 PREWARM_ELEMENTS = 1 << 20
-GUARD_OFF = ("the run-time checks were off (KFORGE_GUARD_RUNTIME=off, a benchmark switch): nothing was "
-             "checked at run time, so this run's verdict is not to be trusted")
+GUARD_OFF = (
+    "the run-time checks were off (KFORGE_GUARD_RUNTIME=off, a benchmark switch): nothing was "
+    "checked at run time, so this run's verdict is not to be trusted"
+)
 
 
 class GuardLog:
@@ -96,8 +98,11 @@ class GuardRuntime(TracedCallChecks):
             self.cudart.take_last_errors()  # whatever torch's start-up left is not the candidate's
         self.state = global_state.snapshot(self._l2_reader())
         if self.is_cuda and global_state.PERSISTING_L2 not in self.state:
-            self.log.record("global-state", "note", "the persisting-L2 limit is not compared: libcudart "
-                                                    f"could not be used ({self.cudart.describe()})")
+            self.log.record(
+                "global-state",
+                "note",
+                "the persisting-L2 limit is not compared: libcudart " f"could not be used ({self.cudart.describe()})",
+            )
 
     def refresh_runtime(self) -> None:
         """Re-reads which libcudart copies are mapped (the candidate's extension may bring one)."""
@@ -110,8 +115,11 @@ class GuardRuntime(TracedCallChecks):
         found = global_state.changes(self.state, global_state.snapshot(self._l2_reader()))
         if found:
             check = global_state.first_check(found)
-            raise StageFailure("rejected", check, f"{when} changed torch's global state: "
-                               + "; ".join(change.describe() for change in found))
+            raise StageFailure(
+                "rejected",
+                check,
+                f"{when} changed torch's global state: " + "; ".join(change.describe() for change in found),
+            )
         self.log.record("global-state", "passed", f"{len(self.state)} global flags unchanged")
         self.log.record("precision", "passed", "precision switches unchanged")
 
@@ -131,8 +139,9 @@ class GuardRuntime(TracedCallChecks):
         if problems:
             self.log.record("l2-persist", "note", "; ".join(problems))
         else:
-            self.log.record("l2-persist", "passed",
-                            "persisting-L2 limit set to 0 and the stream's access window cleared")
+            self.log.record(
+                "l2-persist", "passed", "persisting-L2 limit set to 0 and the stream's access window cleared"
+            )
         limit = self.cudart.persisting_l2_limit()
         if limit is not None:
             self.state[global_state.PERSISTING_L2] = limit
@@ -171,9 +180,14 @@ class GuardRuntime(TracedCallChecks):
                 fraction = is_stale(leaf)
                 if fraction is not None:
                     name = "the output" if len(leaves) == 1 else f"output leaf {index}"
-                    raise StageFailure("rejected", "stale-output", (
-                        f"{where}: {name} still holds the poison written into freed memory before the call in "
-                        f"{fraction:.0%} of its words (it was never written)"))
+                    raise StageFailure(
+                        "rejected",
+                        "stale-output",
+                        (
+                            f"{where}: {name} still holds the poison written into freed memory before the call in "
+                            f"{fraction:.0%} of its words (it was never written)"
+                        ),
+                    )
         thread_problem = self.threads.after_call(output)
         if thread_problem:
             raise StageFailure("rejected", "deferred-work", f"{where}: {thread_problem}")
@@ -188,14 +202,28 @@ class GuardRuntime(TracedCallChecks):
         where = "cpu: glibc reuses freed blocks up to 32 MiB" if not self.is_cuda else "cuda caching allocator"
         self.log.record("stale-output", "passed", f"{count} outputs free of the poison ({where})")
         started = self.threads.first_call_threads
-        self.log.record("deferred-work", "note" if started else "passed", (
-            f"{count} outputs plain tensors with storage; no threads left running"
-            + (f"; the first call started Python thread(s) {', '.join(started)}, counted in the baseline"
-               if started else "")
-            + (f"; {self.threads.worker_threads} OS thread(s) the profiler started are counted in the baseline"
-               if self.threads.worker_threads else "")))
+        self.log.record(
+            "deferred-work",
+            "note" if started else "passed",
+            (
+                f"{count} outputs plain tensors with storage; no threads left running"
+                + (
+                    f"; the first call started Python thread(s) {', '.join(started)}, counted in the baseline"
+                    if started
+                    else ""
+                )
+                + (
+                    f"; {self.threads.worker_threads} OS thread(s) the profiler started are counted in the baseline"
+                    if self.threads.worker_threads
+                    else ""
+                )
+            ),
+        )
         if self.is_cuda:
             status = "passed" if self.cudart is not None and self.cudart.available else "note"
-            detail = (f"synchronize and cudaGetLastError after each call ({self.cudart.describe()})"
-                      if status == "passed" else "synchronize only: no libcudart could be loaded for cudaGetLastError")
+            detail = (
+                f"synchronize and cudaGetLastError after each call ({self.cudart.describe()})"
+                if status == "passed"
+                else "synchronize only: no libcudart could be loaded for cudaGetLastError"
+            )
             self.log.record("device-error", status, detail)

@@ -71,8 +71,15 @@ def take_snapshot(*closures: types.FunctionType) -> Snapshot:
 def changed(snapshot: Snapshot, *closures: types.FunctionType) -> List[str]:
     """Entries of `snapshot` that differ now (modules imported since are not compared)."""
     current = take_snapshot(*closures)
-    return sorted(name for name, state in snapshot.items() if name in current and current[name] != state
-                  or name not in current and not name.endswith("__code__") and _was_module_binding(name))
+    return sorted(
+        name
+        for name, state in snapshot.items()
+        if name in current
+        and current[name] != state
+        or name not in current
+        and not name.endswith("__code__")
+        and _was_module_binding(name)
+    )
 
 
 def _was_module_binding(name: str) -> bool:

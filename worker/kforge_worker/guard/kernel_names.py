@@ -95,7 +95,7 @@ def _mangled_qualified_name(mangled: str) -> Optional[str]:
             break
         length = int(digits.group(0))
         start = position + len(digits.group(0))
-        identifier = text[start:start + length]
+        identifier = text[start : start + length]
         if len(identifier) != length:
             return None
         parts.append(ANONYMOUS if identifier.startswith("_GLOBAL__N") else identifier)
@@ -154,7 +154,7 @@ class OwnKernels:
         if qualified in self._qualified and not qualified.startswith(RESERVED_NAMESPACES):
             return True
         for name in self.triton:
-            if launched.startswith(name + "_") and _TRITON_SUFFIX.fullmatch(launched[len(name) + 1:]):
+            if launched.startswith(name + "_") and _TRITON_SUFFIX.fullmatch(launched[len(name) + 1 :]):
                 return True
         return False
 

@@ -145,8 +145,13 @@ def _other_thread_operators(events: List[Any], caller: Any, glue: FrozenSet[str]
     operator, by name (see the module docs)."""
     found: Dict[str, OperatorCount] = {}
     for event in events:
-        if event.thread == caller or "::" not in event.name or event.name == CALLER_MARKER \
-                or _is_device(event) or _inside_pytorch_operator(event):
+        if (
+            event.thread == caller
+            or "::" not in event.name
+            or event.name == CALLER_MARKER
+            or _is_device(event)
+            or _inside_pytorch_operator(event)
+        ):
             continue
         entry = found.get(event.name)
         if entry is None:
@@ -187,9 +192,11 @@ def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
     expected = MARKERS_PER_CALL if called else 1
     if markers < expected:
         trace.kernels = None
-        trace.kernels_unavailable = (f"the profiler recorded {markers} of the worker's {expected} marker "
-                                     f"kernel(s): its list of kernels is incomplete (CUPTI not recording, or "
-                                     f"the profiler was stopped during the call)")
+        trace.kernels_unavailable = (
+            f"the profiler recorded {markers} of the worker's {expected} marker "
+            f"kernel(s): its list of kernels is incomplete (CUPTI not recording, or "
+            f"the profiler was stopped during the call)"
+        )
         return
     for name, count in names.items():
         if _is_marker(name):
@@ -293,8 +300,7 @@ def _stop(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
             trace.other_threads, trace.threads_unavailable = None, reason
 
 
-def profiled_call(call: Callable[[], Any], device: torch.device,
-                  glue: FrozenSet[str]) -> Tuple[Any, KernelTrace]:
+def profiled_call(call: Callable[[], Any], device: torch.device, glue: FrozenSet[str]) -> Tuple[Any, KernelTrace]:
     """(call's result, what the profiler saw); see the module docs. `glue`: the policy's glue
     operators (dispatch_ops.glue_operators), to classify other threads' operators."""
     trace = KernelTrace()

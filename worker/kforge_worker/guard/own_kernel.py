@@ -54,8 +54,9 @@ def skipped(reason: str, where: str) -> Finding:
     return Finding("skipped", f"{where}: whether the candidate's own kernel ran was not checked: {reason}")
 
 
-def judge(kernels: Mapping[str, int], own: OwnKernels, policy: Mapping[str, Any], where: str,
-          copies: int = 0) -> Finding:
+def judge(
+    kernels: Mapping[str, int], own: OwnKernels, policy: Mapping[str, Any], where: str, copies: int = 0
+) -> Finding:
     """The finding for one profiled call (see the module docs); `copies`: device copies and fills."""
     ran = sorted(kernels.items(), key=lambda item: -item[1])
     mine = [(name, count) for name, count in ran if own.owns(name)]
@@ -71,11 +72,14 @@ def judge(kernels: Mapping[str, int], own: OwnKernels, policy: Mapping[str, Any]
     else:
         what = "no GPU kernel ran at all" + (f" ({copies} device copies or fills)" if copies else "")
     if not built:
-        builds = ("it built no kernel kforge recognises (CUDA extensions through load_inline/load, Triton "
-                  "JIT functions), and forward must launch one")
+        builds = (
+            "it built no kernel kforge recognises (CUDA extensions through load_inline/load, Triton "
+            "JIT functions), and forward must launch one"
+        )
     else:
-        shown = ", ".join(built[:NAMED_KERNELS]) + (f" and {len(built) - NAMED_KERNELS} more"
-                                                     if len(built) > NAMED_KERNELS else "")
+        shown = ", ".join(built[:NAMED_KERNELS]) + (
+            f" and {len(built) - NAMED_KERNELS} more" if len(built) > NAMED_KERNELS else ""
+        )
         builds = f"it builds {shown}, and forward must launch {'it' if len(built) == 1 else 'one of them'}"
     level = severity(policy)
     message = f"{where}: launched no kernel of the candidate's own: {what}; {builds}"
@@ -84,8 +88,15 @@ def judge(kernels: Mapping[str, int], own: OwnKernels, policy: Mapping[str, Any]
     return Finding(level, message, [kernel for kernel, _ in others])
 
 
-def verdict(kernels: Optional[Mapping[str, int]], unavailable: Optional[str], own: OwnKernels,
-            own_unknown: Optional[str], policy: Mapping[str, Any], where: str, copies: int = 0) -> Finding:
+def verdict(
+    kernels: Optional[Mapping[str, int]],
+    unavailable: Optional[str],
+    own: OwnKernels,
+    own_unknown: Optional[str],
+    policy: Mapping[str, Any],
+    where: str,
+    copies: int = 0,
+) -> Finding:
     """`judge`, or `skipped` where the profiler saw no kernels (`unavailable`) or the candidate's
     kernels could not be listed (`own_unknown`) and none of the launched ones is known to be its own."""
     if kernels is None:

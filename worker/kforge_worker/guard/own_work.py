@@ -60,13 +60,23 @@ def fallback_raised(extensions: Any, policy: Mapping[str, Any], where: str) -> O
         return None
     first = raised[0]
     level = _level(policy, CHECK_FALLBACK)
-    return Outcome(CHECK_FALLBACK, level, (
-        f"{where}: its extension function {first.name} raised ({first.first_error}) and forward returned an "
-        f"answer anyway: a fallback path ran instead of its kernel; let the error surface{_noted(level, policy)}"))
+    return Outcome(
+        CHECK_FALLBACK,
+        level,
+        (
+            f"{where}: its extension function {first.name} raised ({first.first_error}) and forward returned an "
+            f"answer anyway: a fallback path ran instead of its kernel; let the error surface{_noted(level, policy)}"
+        ),
+    )
 
 
-def pytorch_output(producers: Optional[List[str]], policy: Mapping[str, Any], where: str,
-                   static_fallbacks: Sequence[Mapping[str, Any]], failed_builds: Sequence[str]) -> Optional[Outcome]:
+def pytorch_output(
+    producers: Optional[List[str]],
+    policy: Mapping[str, Any],
+    where: str,
+    static_fallbacks: Sequence[Mapping[str, Any]],
+    failed_builds: Sequence[str],
+) -> Optional[Outcome]:
     """When the output is PyTorch's own computation from the inputs (provenance.output_is_torch)."""
     if producers is None:
         return None
@@ -75,14 +85,24 @@ def pytorch_output(producers: Optional[List[str]], policy: Mapping[str, Any], wh
     level = _level(policy, check)
     made = ", ".join(producers) or "PyTorch operators"
     why = f"; {context}" if context else ""
-    return Outcome(check, level, (
-        f"{where}: the output is PyTorch's own computation from the inputs ({made}) and no code of the "
-        f"candidate's changed it: no kernel of its own did the work{why}; compute the result in your "
-        f"kernel{_noted(level, policy)}"))
+    return Outcome(
+        check,
+        level,
+        (
+            f"{where}: the output is PyTorch's own computation from the inputs ({made}) and no code of the "
+            f"candidate's changed it: no kernel of its own did the work{why}; compute the result in your "
+            f"kernel{_noted(level, policy)}"
+        ),
+    )
 
 
-def no_native_code(work: Sequence[Any], policy: Mapping[str, Any], where: str,
-                   static_fallbacks: Sequence[Mapping[str, Any]], failed_builds: Sequence[str]) -> Optional[Outcome]:
+def no_native_code(
+    work: Sequence[Any],
+    policy: Mapping[str, Any],
+    where: str,
+    static_fallbacks: Sequence[Mapping[str, Any]],
+    failed_builds: Sequence[str],
+) -> Optional[Outcome]:
     """When a candidate with no native code of its own handed compute to PyTorch (`work`: the
     compute operators beyond bookkeeping, torch_fallback.judge's `compute`)."""
     if not work:
@@ -91,14 +111,18 @@ def no_native_code(work: Sequence[Any], policy: Mapping[str, Any], where: str,
     check = CHECK_FALLBACK if context else CHECK_TORCH
     level = _level(policy, check)
     why = f"; {context}" if context else ""
-    return Outcome(check, level, (
-        f"{where}: the candidate runs no native code of its own (no extension, no custom operator), and "
-        f"forward handed the work to PyTorch ({', '.join(work[:8])}){why}: its kernel is PyTorch; write the "
-        f"kernel{_noted(level, policy)}"))
+    return Outcome(
+        check,
+        level,
+        (
+            f"{where}: the candidate runs no native code of its own (no extension, no custom operator), and "
+            f"forward handed the work to PyTorch ({', '.join(work[:8])}){why}: its kernel is PyTorch; write the "
+            f"kernel{_noted(level, policy)}"
+        ),
+    )
 
 
-def cpu_kernel_ran(extensions: Any, custom_operators: Sequence[Any], policy: Mapping[str, Any],
-                   where: str) -> Outcome:
+def cpu_kernel_ran(extensions: Any, custom_operators: Sequence[Any], policy: Mapping[str, Any], where: str) -> Outcome:
     """`own-kernel` on the cpu backend: did a function of its extension or an operator of its own run?"""
     returned = extensions.returned() if extensions is not None else []
     if returned or custom_operators:
@@ -106,12 +130,21 @@ def cpu_kernel_ran(extensions: Any, custom_operators: Sequence[Any], policy: Map
         ran += [f"{entry.name} ×{entry.count}" for entry in custom_operators]
         return Outcome(CHECK_OWN, "passed", f"{where}: its own code ran: {', '.join(ran)}")
     if extensions is None or not extensions.modules:
-        return Outcome(CHECK_OWN, "passed", (
-            f"{where}: the candidate loads no extension and registers no operator: its Python is its kernel, "
-            f"and PyTorch compute in it is judged by torch-fallback as all of the work"))
+        return Outcome(
+            CHECK_OWN,
+            "passed",
+            (
+                f"{where}: the candidate loads no extension and registers no operator: its Python is its kernel, "
+                f"and PyTorch compute in it is judged by torch-fallback as all of the work"
+            ),
+        )
     built = ", ".join(extensions.wrapped[:6]) or ", ".join(extensions.modules)
     level = _level(policy, CHECK_OWN)
-    return Outcome(CHECK_OWN, level, (
-        f"{where}: it builds {built}, and forward called none of its functions: no kernel of its own ran"
-        f"{_noted(level, policy)}"))
-
+    return Outcome(
+        CHECK_OWN,
+        level,
+        (
+            f"{where}: it builds {built}, and forward called none of its functions: no kernel of its own ran"
+            f"{_noted(level, policy)}"
+        ),
+    )

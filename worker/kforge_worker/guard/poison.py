@@ -26,8 +26,8 @@ POISON_BYTES = (0xA5, 0xA5, 0xA5, 0x7F)  # little-endian layout of POISON_WORD
 STALE_FRACTION = 0.5
 BLOCKS_PER_SIZE = 2
 MAX_SIZES = 16
-MAX_POISON_BYTES = 4 * 1024 ** 3
-CPU_MAX_POISON_BLOCK_BYTES = 32 * 1024 ** 2
+MAX_POISON_BYTES = 4 * 1024**3
+CPU_MAX_POISON_BLOCK_BYTES = 32 * 1024**2
 
 
 def poison_sizes(values: Iterable, device: torch.device) -> List[int]:
@@ -97,7 +97,7 @@ def poisoned_fraction(tensor: torch.Tensor) -> Optional[float]:
     words = (raw.numel() - start) // 4
     if words <= 0:
         return None
-    body = raw[start:start + 4 * words]
+    body = raw[start : start + 4 * words]
     try:  # one pass over the words as int32 (the blocks were filled as int32 words, in this byte order)
         return float((body.view(torch.int32) == POISON_WORD).sum().item()) / words
     except RuntimeError:  # a byte view whose offset does not allow an int32 view: compare byte groups

@@ -110,17 +110,63 @@ KNOWN_VENDOR_LIBRARIES = (
 #: ``torch.N(...)`` calls that are allocation, view or query glue.
 GLUE_TORCH_FUNCTIONS = (
     # allocation
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
-    "full", "full_like", "arange", "tensor", "as_tensor", "from_numpy", "frombuffer",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "full",
+    "full_like",
+    "arange",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "frombuffer",
     # views and layout
-    "reshape", "flatten", "unflatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
-    "narrow", "chunk", "split", "tensor_split", "unbind", "select", "movedim", "swapaxes",
-    "as_strided", "broadcast_to", "view_as_real", "view_as_complex",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "permute",
+    "transpose",
+    "t",
+    "squeeze",
+    "unsqueeze",
+    "narrow",
+    "chunk",
+    "split",
+    "tensor_split",
+    "unbind",
+    "select",
+    "movedim",
+    "swapaxes",
+    "as_strided",
+    "broadcast_to",
+    "view_as_real",
+    "view_as_complex",
     # queries, dtypes, devices, contexts
-    "Size", "device", "dtype", "finfo", "iinfo", "is_tensor", "is_floating_point", "is_complex",
-    "numel", "get_default_dtype", "result_type", "promote_types", "can_cast", "broadcast_shapes",
-    "no_grad", "enable_grad", "inference_mode", "Generator", "get_num_threads",
-    "get_num_interop_threads", "typename",
+    "Size",
+    "device",
+    "dtype",
+    "finfo",
+    "iinfo",
+    "is_tensor",
+    "is_floating_point",
+    "is_complex",
+    "numel",
+    "get_default_dtype",
+    "result_type",
+    "promote_types",
+    "can_cast",
+    "broadcast_shapes",
+    "no_grad",
+    "enable_grad",
+    "inference_mode",
+    "Generator",
+    "get_num_threads",
+    "get_num_interop_threads",
+    "typename",
 )
 
 #: Dotted prefixes whose calls are glue in ``forward`` (their own checks still apply).
@@ -139,16 +185,81 @@ GLUE_TORCH_NAMESPACES = (
 
 #: Tensor methods that are shape, view, allocation, copy or query glue.
 GLUE_TENSOR_METHODS = (
-    "view", "view_as", "reshape", "reshape_as", "contiguous", "size", "dim", "ndimension",
-    "numel", "nelement", "stride", "storage_offset", "element_size", "is_contiguous",
-    "is_floating_point", "is_complex", "is_pinned", "data_ptr", "get_device", "permute",
-    "transpose", "t", "flatten", "unflatten", "unsqueeze", "squeeze", "expand", "expand_as",
-    "narrow", "chunk", "split", "tensor_split", "unbind", "select", "movedim", "swapaxes",
-    "as_strided", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "int", "long",
-    "short", "bool", "byte", "char", "type_as", "clone", "detach", "detach_", "requires_grad_",
-    "copy_", "zero_", "fill_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor",
-    "new_empty_strided", "item", "tolist", "numpy", "untyped_storage", "storage", "pin_memory",
-    "record_stream", "__len__", "__getitem__", "__setitem__", "dim_order",
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "contiguous",
+    "size",
+    "dim",
+    "ndimension",
+    "numel",
+    "nelement",
+    "stride",
+    "storage_offset",
+    "element_size",
+    "is_contiguous",
+    "is_floating_point",
+    "is_complex",
+    "is_pinned",
+    "data_ptr",
+    "get_device",
+    "permute",
+    "transpose",
+    "t",
+    "flatten",
+    "unflatten",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "expand_as",
+    "narrow",
+    "chunk",
+    "split",
+    "tensor_split",
+    "unbind",
+    "select",
+    "movedim",
+    "swapaxes",
+    "as_strided",
+    "to",
+    "cuda",
+    "cpu",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "int",
+    "long",
+    "short",
+    "bool",
+    "byte",
+    "char",
+    "type_as",
+    "clone",
+    "detach",
+    "detach_",
+    "requires_grad_",
+    "copy_",
+    "zero_",
+    "fill_",
+    "new_empty",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+    "new_tensor",
+    "new_empty_strided",
+    "item",
+    "tolist",
+    "numpy",
+    "untyped_storage",
+    "storage",
+    "pin_memory",
+    "record_stream",
+    "__len__",
+    "__getitem__",
+    "__setitem__",
+    "dim_order",
 )
 
 #: Build knobs a candidate may set or read without a rejection.
@@ -251,8 +362,11 @@ def canonical_name(name: str) -> str:
 def rejects_pytorch_compute(policy: Mapping[str, Any]) -> bool:
     """Whether PyTorch compute that ran (in forward or inside the extension) is a rejection:
     `own-kernels` and `strict` yes; `kernelbench`, `permissive` and `pytorch` report it."""
-    return bool(policy.get("enforce", True)) and policy.get("forward_torch") == "glue" \
+    return (
+        bool(policy.get("enforce", True))
+        and policy.get("forward_torch") == "glue"
         and not policy.get("aten_compute_in_native", False)
+    )
 
 
 def requires_own_work(policy: Mapping[str, Any]) -> bool:
@@ -269,8 +383,9 @@ def _require(condition: bool, field: str, expected: str, value: Any) -> None:
 
 def _string_list(policy: Mapping[str, Any], field: str) -> None:
     value = policy[field]
-    _require(isinstance(value, list) and all(isinstance(item, str) for item in value),
-             field, "a list of strings", value)
+    _require(
+        isinstance(value, list) and all(isinstance(item, str) for item in value), field, "a list of strings", value
+    )
 
 
 def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
@@ -279,32 +394,45 @@ def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     policy = {**policy, "own_work": policy.get("own_work", "reject")}
     missing = [key for key in _OWN_KERNELS if key not in policy]
     if missing:
-        raise PolicyError(f"policy is missing field(s) {', '.join(missing)}; give a `base` policy "
-                          f"or set them", field=missing[0])
+        raise PolicyError(
+            f"policy is missing field(s) {', '.join(missing)}; give a `base` policy " f"or set them", field=missing[0]
+        )
     unknown = [key for key in policy if key not in _OWN_KERNELS]
     if unknown:
-        raise PolicyError(f"unknown policy field `{unknown[0]}`; known fields: "
-                          f"{', '.join(sorted(_OWN_KERNELS))}", field=unknown[0])
-    _require(isinstance(policy["name"], str) and policy["name"] != "", "name", "a non-empty string",
-             policy["name"])
+        raise PolicyError(
+            f"unknown policy field `{unknown[0]}`; known fields: " f"{', '.join(sorted(_OWN_KERNELS))}",
+            field=unknown[0],
+        )
+    _require(isinstance(policy["name"], str) and policy["name"] != "", "name", "a non-empty string", policy["name"])
     _require(isinstance(policy["enforce"], bool), "enforce", "true or false", policy["enforce"])
-    _require(policy["forward_torch"] in ("glue", "any"), "forward_torch", '"glue" or "any"',
-             policy["forward_torch"])
-    for field in ("glue_torch_functions", "glue_torch_namespaces", "glue_tensor_methods",
-                  "vendor_libraries", "environment_keys"):
+    _require(policy["forward_torch"] in ("glue", "any"), "forward_torch", '"glue" or "any"', policy["forward_torch"])
+    for field in (
+        "glue_torch_functions",
+        "glue_torch_namespaces",
+        "glue_tensor_methods",
+        "vendor_libraries",
+        "environment_keys",
+    ):
         _string_list(policy, field)
     for library in policy["vendor_libraries"]:
-        _require(library in KNOWN_VENDOR_LIBRARIES, "vendor_libraries",
-                 f"a list drawn from {', '.join(KNOWN_VENDOR_LIBRARIES)}", library)
-    _require(isinstance(policy["aten_compute_in_native"], bool), "aten_compute_in_native",
-             "true or false", policy["aten_compute_in_native"])
+        _require(
+            library in KNOWN_VENDOR_LIBRARIES,
+            "vendor_libraries",
+            f"a list drawn from {', '.join(KNOWN_VENDOR_LIBRARIES)}",
+            library,
+        )
+    _require(
+        isinstance(policy["aten_compute_in_native"], bool),
+        "aten_compute_in_native",
+        "true or false",
+        policy["aten_compute_in_native"],
+    )
     for field in ("own_work", "precision_downgrade", "native_low_precision"):
         _require(policy[field] in SEVERITIES, field, '"reject" or "note"', policy[field])
     severity = policy["severity"]
     _require(isinstance(severity, Mapping), "severity", "an object of check id to severity", severity)
     for check, level in severity.items():
-        _require(isinstance(check, str) and level in SEVERITIES, f"severity.{check}",
-                 '"reject" or "note"', level)
+        _require(isinstance(check, str) and level in SEVERITIES, f"severity.{check}", '"reject" or "note"', level)
     return copy.deepcopy(dict(policy))
 
 
@@ -323,13 +451,13 @@ def load_policy(spec: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
             try:
                 parsed = json.loads(text)
             except json.JSONDecodeError as error:
-                raise PolicyError(f"policy JSON does not parse: {error.msg} at line {error.lineno}",
-                                  cause=error) from error
+                raise PolicyError(
+                    f"policy JSON does not parse: {error.msg} at line {error.lineno}", cause=error
+                ) from error
             return load_policy(parsed)
         text = canonical_name(text)
         if text not in BUILTIN_POLICIES:
-            raise PolicyError(f"unknown policy `{text}`; choose one of {', '.join(policy_names())}",
-                              field="name")
+            raise PolicyError(f"unknown policy `{text}`; choose one of {', '.join(policy_names())}", field="name")
         return copy.deepcopy(BUILTIN_POLICIES[text])
     _require(isinstance(spec, Mapping), "<policy>", "a name, JSON text or an object", spec)
     if "base" in spec:
@@ -350,6 +478,5 @@ def load_policy_file(path: str) -> dict[str, Any]:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as error:
-        raise PolicyError(f"policy file {path} is not JSON: {error.msg} at line {error.lineno}",
-                          cause=error) from error
+        raise PolicyError(f"policy file {path} is not JSON: {error.msg} at line {error.lineno}", cause=error) from error
     return load_policy(parsed)

@@ -36,11 +36,34 @@ _MAX_DEPTH = 4
 #: Glue operators whose results do not carry their tensor arguments' values.
 #: Operators whose written argument is overwritten whole (its old contents are not read).
 _OVERWRITES = frozenset({"copy_", "_copy_from", "_copy_from_and_resize"})
-_FRESH_GLUE = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_",
-    "resize_", "resize_as_", "set_", "arange", "scalar_tensor", "lift", "lift_fresh", "lift_fresh_copy",
-})
+_FRESH_GLUE = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+        "zero_",
+        "resize_",
+        "resize_as_",
+        "set_",
+        "arange",
+        "scalar_tensor",
+        "lift",
+        "lift_fresh",
+        "lift_fresh_copy",
+    }
+)
 
 
 @dataclass
@@ -95,8 +118,11 @@ def _written(func: Any) -> List[int]:
     schema = getattr(func, "_schema", None)
     if schema is None:
         return []
-    return [index for index, argument in enumerate(schema.arguments)
-            if argument.alias_info is not None and argument.alias_info.is_write]
+    return [
+        index
+        for index, argument in enumerate(schema.arguments)
+        if argument.alias_info is not None and argument.alias_info.is_write
+    ]
 
 
 def is_view(func: Any) -> bool:
@@ -144,9 +170,13 @@ class Provenance:
         arguments. A destination it overwrites whole (`copy_`'s first argument, an `out=`) is not read."""
         kinds = []
         schema = getattr(func, "_schema", None)
-        skipped = {argument.name for argument in (schema.arguments if schema is not None else [])
-                   if argument.alias_info is not None and argument.alias_info.is_write
-                   and (argument.kwarg_only or str(schema.name).split("::")[-1] in _OVERWRITES)}
+        skipped = {
+            argument.name
+            for argument in (schema.arguments if schema is not None else [])
+            if argument.alias_info is not None
+            and argument.alias_info.is_write
+            and (argument.kwarg_only or str(schema.name).split("::")[-1] in _OVERWRITES)
+        }
         names = [argument.name for argument in schema.arguments] if schema is not None else []
         read = [value for index, value in enumerate(args) if index >= len(names) or names[index] not in skipped]
         read += [value for name, value in (kwargs or {}).items() if name not in skipped]
@@ -161,8 +191,9 @@ class Provenance:
             return None
         return TORCH if TORCH in kinds else SOURCE
 
-    def after(self, func: Any, name: str, kind: str, args: Any, kwargs: Any, result: Any,
-              inputs: Optional[str]) -> None:
+    def after(
+        self, func: Any, name: str, kind: str, args: Any, kwargs: Any, result: Any, inputs: Optional[str]
+    ) -> None:
         """After an operator ran: marks what it wrote and returned (see the module docs); `kind` is
         dispatch_ops' class (`compute`, `glue`, `own`), `inputs` what :meth:`before` returned."""
         if is_view(func):
@@ -177,8 +208,11 @@ class Provenance:
         targets = list(_tensors(result))
         written = _written(func)
         positional = list(args)
-        targets += [positional[index] for index in written if index < len(positional)
-                    and isinstance(positional[index], torch.Tensor)]
+        targets += [
+            positional[index]
+            for index in written
+            if index < len(positional) and isinstance(positional[index], torch.Tensor)
+        ]
         for tensor in targets:
             previous = self.marks.get(_key(tensor)) if _key(tensor) is not None else None
             origin = producer or (previous.producer if previous is not None and mark == TORCH else None)

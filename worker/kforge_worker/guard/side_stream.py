@@ -37,8 +37,10 @@ def side_stream_problem(times_ms: List[float], gap_ms: List[float]) -> str:
     gap = lower_quantile(gap_ms, SIDE_STREAM_GAP_QUANTILE)
     threshold = SIDE_STREAM_GAP_RATIO * event + SIDE_STREAM_GAP_SLACK_MS
     if gap > threshold:
-        return (f"after the current stream finished, the device stayed busy for at least {gap:.4f} ms in nine "
-                f"calls out of ten (lower decile; the call itself took {event:.4f} ms by its events, the rule allows "
-                f"{threshold:.4f} ms): work ran on a stream the events do not see; join side streams back to the "
-                f"current stream before returning")
+        return (
+            f"after the current stream finished, the device stayed busy for at least {gap:.4f} ms in nine "
+            f"calls out of ten (lower decile; the call itself took {event:.4f} ms by its events, the rule allows "
+            f"{threshold:.4f} ms): work ran on a stream the events do not see; join side streams back to the "
+            f"current stream before returning"
+        )
     return ""

@@ -19,8 +19,14 @@ def analyse(path: str, guard: GuardSettings, precision: str) -> List[Dict[str, A
     except OSError:
         return []
     except Exception as error:  # a fault of the analyser: reject rather than let the candidate pass
-        return [{"check": "guard-error", "severity": "reject", "line": None,
-                 "message": f"the static guard failed on this candidate ({describe_exception(error)})"}]
+        return [
+            {
+                "check": "guard-error",
+                "severity": "reject",
+                "line": None,
+                "message": f"the static guard failed on this candidate ({describe_exception(error)})",
+            }
+        ]
 
 
 def run_static_guard(send: Callable[..., None], path: str, guard: GuardSettings, precision: str) -> List[dict]:

@@ -70,17 +70,23 @@ def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: 
     name = policy.get("name", "?")
     if work:
         level = severity(policy)
-        message = (f"{where}: forward dispatched {listing(work)} to PyTorch while it ran: the policy `{name}` "
-                   f"allows only shape, view and allocation glue; move the work into the kernel")
+        message = (
+            f"{where}: forward dispatched {listing(work)} to PyTorch while it ran: the policy `{name}` "
+            f"allows only shape, view and allocation glue; move the work into the kernel"
+        )
         if level == "note":
-            message = (f"{where}: forward dispatched {listing(work)} to PyTorch while it ran (allowed and "
-                       f"reported: the policy `{name}` does not reject PyTorch compute)")
+            message = (
+                f"{where}: forward dispatched {listing(work)} to PyTorch while it ran (allowed and "
+                f"reported: the policy `{name}` does not reject PyTorch compute)"
+            )
         return Finding(level, message, [entry.name for entry in work])
     parts = [f"{where}: forward dispatched only glue to PyTorch ({listing(glue)})"]
     if small:
         used = sum(entry.result_elements for entry in small)
-        parts.append(f"small compute taken as bookkeeping ({listing(small)}: no tensor above "
-                     f"{SMALL_OP_ELEMENTS} elements, results {used} of the {budget} elements allowed)")
+        parts.append(
+            f"small compute taken as bookkeeping ({listing(small)}: no tensor above "
+            f"{SMALL_OP_ELEMENTS} elements, results {used} of the {budget} elements allowed)"
+        )
     if own:
         parts.append(f"its own operator(s) {listing(own)} (what their kernels call is not traced)")
     return Finding("passed", "; ".join(parts))

@@ -35,8 +35,9 @@ class TracedCallChecks:
     def _init_traced_call(self) -> None:
         self.trace: Optional[DispatchRecorder] = None
         self.kernels: Optional[KernelTrace] = None
-        self.own_sources: OwnKernelSources = OwnKernelSources(unknown="the guard was not told which kernels the "
-                                                                      "candidate built")
+        self.own_sources: OwnKernelSources = OwnKernelSources(
+            unknown="the guard was not told which kernels the " "candidate built"
+        )
         self.extensions: Optional[ExtensionCalls] = None
         self.static_findings: List[dict] = []
         self.send: Optional[Callable[..., None]] = None
@@ -95,8 +96,9 @@ class TracedCallChecks:
 
     def _attribution(self, trace: DispatchRecorder) -> attribution.Attribution:
         if not self.is_cuda:
-            return attribution.cpu(trace.counts(), self.extensions, self.wall_ns, trace.dispatch_ns,
-                                   trace.extension_dispatch_ns)
+            return attribution.cpu(
+                trace.counts(), self.extensions, self.wall_ns, trace.dispatch_ns, trace.extension_dispatch_ns
+            )
         kernels = self.kernels
         if kernels is None or kernels.kernels is None:
             reason = kernels.kernels_unavailable if kernels is not None else "the profiler did not run"
@@ -113,16 +115,25 @@ class TracedCallChecks:
             return
         self._traced = False
         if trace.unavailable is not None:
-            self._send_attribution(attribution.unavailable("device" if self.is_cuda else "host", (
-                f"forward's operators were not traced: {trace.unavailable}")), where)
-            self.log.record("torch-fallback", "skipped", f"{where}: forward's operators were not traced: "
-                                                         f"{trace.unavailable}; the static check stands alone")
+            self._send_attribution(
+                attribution.unavailable(
+                    "device" if self.is_cuda else "host", (f"forward's operators were not traced: {trace.unavailable}")
+                ),
+                where,
+            )
+            self.log.record(
+                "torch-fallback",
+                "skipped",
+                f"{where}: forward's operators were not traced: " f"{trace.unavailable}; the static check stands alone",
+            )
             return
         if trace.tampered:
-            self._send_attribution(attribution.unavailable("device" if self.is_cuda else "host",
-                                                           trace.tampered), where)
-            raise StageFailure("rejected", "torch-fallback", (
-                f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"))
+            self._send_attribution(attribution.unavailable("device" if self.is_cuda else "host", trace.tampered), where)
+            raise StageFailure(
+                "rejected",
+                "torch-fallback",
+                (f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"),
+            )
         self._traced = True
         self._custom_operators = [entry for entry in trace.counts() if entry.kind == OWN]
         with failures_as(**OUTPUT_CONTEXT):
@@ -145,8 +156,9 @@ class TracedCallChecks:
         status = "note" if noted or any(finding.status == "note" for finding in findings) else "passed"
         self.log.record("torch-fallback", status, "; ".join([finding.message for finding in findings] + noted))
 
-    def _own_work(self, trace: DispatchRecorder, output: Any, findings: List[Finding],
-                  where: str) -> List[own_work.Outcome]:
+    def _own_work(
+        self, trace: DispatchRecorder, output: Any, findings: List[Finding], where: str
+    ) -> List[own_work.Outcome]:
         """The outcomes of own_work.py's rules for this call, in the order they are judged."""
         extensions = self.extensions
         failed = extensions.failed_builds if extensions is not None else []
@@ -190,19 +202,33 @@ class TracedCallChecks:
             self._check_cpu_kernel(kernels, where)
             return
         sources = self.own_sources
-        finding = own_kernel.verdict(kernels.kernels, kernels.kernels_unavailable, self._own_kernels(),
-                                     sources.unknown, self.policy, where, kernels.copies)
+        finding = own_kernel.verdict(
+            kernels.kernels,
+            kernels.kernels_unavailable,
+            self._own_kernels(),
+            sources.unknown,
+            self.policy,
+            where,
+            kernels.copies,
+        )
         if finding.status == "reject":
             raise StageFailure("rejected", own_kernel.CHECK, finding.message)
         self.log.record(own_kernel.CHECK, finding.status, finding.message)
 
     def _check_cpu_kernel(self, kernels: KernelTrace, where: str) -> None:
-        threads = ("; the profiler saw every other thread's operators" if kernels.other_threads is not None
-                   else f"; operators on other threads are not traced ({kernels.threads_unavailable})")
+        threads = (
+            "; the profiler saw every other thread's operators"
+            if kernels.other_threads is not None
+            else f"; operators on other threads are not traced ({kernels.threads_unavailable})"
+        )
         returned = self.extensions.returned() if self.extensions is not None else []
         if not self._traced and not returned:
-            self.log.record("own-kernel", "skipped", f"{where}: whether the candidate's own code ran was not "
-                                                     f"checked: forward's operators were not traced{threads}")
+            self.log.record(
+                "own-kernel",
+                "skipped",
+                f"{where}: whether the candidate's own code ran was not "
+                f"checked: forward's operators were not traced{threads}",
+            )
             return
         outcome = own_work.cpu_kernel_ran(self.extensions, self._custom_operators, self.policy, where)
         if outcome.status == "reject":

@@ -65,8 +65,17 @@ def make_inputs(problem, seed: int, device: Optional[torch.device] = None) -> Li
     return list(values)
 
 
-def make_model(problem, model_class, seed: int, device: torch.device, dtype: Optional[torch.dtype], *,
-               kind: str, check: str, context: str) -> torch.nn.Module:
+def make_model(
+    problem,
+    model_class,
+    seed: int,
+    device: torch.device,
+    dtype: Optional[torch.dtype],
+    *,
+    kind: str,
+    check: str,
+    context: str,
+) -> torch.nn.Module:
     """Seeds, constructs `model_class(*get_init_inputs())`, moves and casts it.
 
     A raising constructor is a StageFailure of (kind, check), with `context` as the message's start.
@@ -76,7 +85,8 @@ def make_model(problem, model_class, seed: int, device: torch.device, dtype: Opt
         init_inputs = problem.get_init_inputs()
     if not isinstance(init_inputs, (list, tuple)):
         raise StageFailure(
-            "invalid_input", "problem-inputs",
+            "invalid_input",
+            "problem-inputs",
             f"get_init_inputs() returned a {type(init_inputs).__name__}, expected a list",
         )
     with failures_as(kind, check, context):
@@ -89,8 +99,17 @@ def cast_inputs(values: List[Any], device: torch.device, dtype: Optional[torch.d
     return [cast_value(value, device, dtype) for value in values]
 
 
-def make_trial(problem, model_class, seed: int, device: torch.device, dtype: Optional[torch.dtype], *,
-               kind: str, check: str, context: str) -> Tuple[torch.nn.Module, List[Any]]:
+def make_trial(
+    problem,
+    model_class,
+    seed: int,
+    device: torch.device,
+    dtype: Optional[torch.dtype],
+    *,
+    kind: str,
+    check: str,
+    context: str,
+) -> Tuple[torch.nn.Module, List[Any]]:
     """A model and its inputs for `seed`, built the same way in both roles: inputs first."""
     inputs = cast_inputs(make_inputs(problem, seed, device), device, dtype)
     model = make_model(problem, model_class, seed, device, dtype, kind=kind, check=check, context=context)

@@ -68,9 +68,11 @@ def compile_with_overrides(source: bytes, path: str, overrides: Dict[str, Value]
     if missing:
         constants = [name for name in known if not name.startswith("_") and name[0].islower()]
         raise StageFailure(
-            "invalid_input", "problem-load",
+            "invalid_input",
+            "problem-load",
             f"--set {missing[0]}: the problem {path} has no module-level constant `{missing[0]}` "
-            f"(its constants: {', '.join(constants) or 'none'})")
+            f"(its constants: {', '.join(constants) or 'none'})",
+        )
     body: List[ast.stmt] = []
     for statement in tree.body:
         body.append(statement)

@@ -52,13 +52,15 @@ def apply_preset(module: types.ModuleType, preset: str) -> None:
         return
     if not isinstance(presets, dict) or not all(isinstance(entry, dict) for entry in presets.values()):
         raise StageFailure(
-            "invalid_input", "problem-load",
+            "invalid_input",
+            "problem-load",
             "KFORGE_PRESETS must map preset names to dicts of module constants, e.g. {'cpu': {'batch_size': 8}}",
         )
     for name, value in presets.get(preset, {}).items():
         if name not in module.__dict__:
             raise StageFailure(
-                "invalid_input", "problem-load",
+                "invalid_input",
+                "problem-load",
                 f"preset {preset!r} sets {name!r}, which the problem does not define as a module constant",
             )
         setattr(module, name, value)
@@ -73,7 +75,9 @@ def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = N
         module = execute_source(code, PROBLEM_MODULE_NAME, path)
     model_class = module.__dict__.get("Model")
     if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
-        raise StageFailure("invalid_input", "problem-load", f"the problem file {path} defines no class Model(torch.nn.Module)")
+        raise StageFailure(
+            "invalid_input", "problem-load", f"the problem file {path} defines no class Model(torch.nn.Module)"
+        )
     for name in ("get_inputs", "get_init_inputs"):
         if not callable(module.__dict__.get(name)):
             raise StageFailure("invalid_input", "problem-load", f"the problem file {path} defines no function {name}()")

@@ -35,13 +35,13 @@ import torch
 
 from .precision import run_dtype
 
-GIB = 1024 ** 3
-KEEP_BYTES = 512 * 1024 ** 2           # reference_store.KEEP_BYTES
-CONTENT_POOL_BYTES = 1024 ** 3         # timing_inputs.CONTENT_POOL_BYTES
-MAX_POISON_BYTES = 4 * GIB             # poison.MAX_POISON_BYTES
+GIB = 1024**3
+KEEP_BYTES = 512 * 1024**2  # reference_store.KEEP_BYTES
+CONTENT_POOL_BYTES = 1024**3  # timing_inputs.CONTENT_POOL_BYTES
+MAX_POISON_BYTES = 4 * GIB  # poison.MAX_POISON_BYTES
 CHUNK_TEMPORARY_BYTES = 8 * (1 << 24) * 8  # compare.py: about eight float64 chunks at once
 #: Fixed cost of one worker process: a CUDA context on the device, or the interpreter with torch on the host.
-DEVICE_PROCESS_BYTES = {"cuda": 768 * 1024 ** 2, "cpu": 320 * 1024 ** 2}
+DEVICE_PROCESS_BYTES = {"cuda": 768 * 1024**2, "cpu": 320 * 1024**2}
 TIMING_SEEDS = 3
 
 
@@ -77,7 +77,7 @@ class _LiveBytes(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        for tensor in (result if isinstance(result, (list, tuple)) else (result,)):
+        for tensor in result if isinstance(result, (list, tuple)) else (result,):
             if isinstance(tensor, torch.Tensor) and id(tensor) not in self.seen:
                 size = tensor.numel() * tensor.element_size()
                 self.seen.add(id(tensor))
@@ -109,8 +109,9 @@ def _cast_model(model: torch.nn.Module, dtype: Optional[torch.dtype]) -> torch.n
 def _cast_inputs(values, dtype: Optional[torch.dtype]):
     if dtype is None:
         return values
-    return [value.to(dtype) if isinstance(value, torch.Tensor) and value.is_floating_point() else value
-            for value in values]
+    return [
+        value.to(dtype) if isinstance(value, torch.Tensor) and value.is_floating_point() else value for value in values
+    ]
 
 
 def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
@@ -123,21 +124,32 @@ def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
         inputs = list(problem.get_inputs())
         _seed(seed)
         model = problem.Model(*problem.get_init_inputs())
-        figures = {"input_bytes": tree_bytes(inputs, dtype), "parameter_bytes": module_bytes(model, dtype),
-                   "input_bytes_fp64": tree_bytes(inputs, torch.float64),
-                   "parameter_bytes_fp64": module_bytes(model, torch.float64)}
+        figures = {
+            "input_bytes": tree_bytes(inputs, dtype),
+            "parameter_bytes": module_bytes(model, dtype),
+            "input_bytes_fp64": tree_bytes(inputs, torch.float64),
+            "parameter_bytes_fp64": module_bytes(model, torch.float64),
+        }
         try:
             model = _cast_model(model, dtype)
             cast = _cast_inputs(inputs, dtype)
             tracker = _LiveBytes()
             with torch.no_grad(), tracker:
                 output = model(*cast)
-            figures.update(output_bytes=tree_bytes(output, None), forward_peak_bytes=tracker.peak,
-                           forward_method="fake", forward_error=None)
+            figures.update(
+                output_bytes=tree_bytes(output, None),
+                forward_peak_bytes=tracker.peak,
+                forward_method="fake",
+                forward_error=None,
+            )
         except Exception as error:  # a forward the fake mode cannot follow
             largest = figures["input_bytes"]
-            figures.update(output_bytes=largest, forward_peak_bytes=2 * largest, forward_method="assumed",
-                           forward_error=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300])
+            figures.update(
+                output_bytes=largest,
+                forward_peak_bytes=2 * largest,
+                forward_method="assumed",
+                forward_error=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300],
+            )
     return figures
 
 
@@ -156,8 +168,9 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     forward64, output64 = int(forward * scale), int(output * scale)
     kept = min(KEEP_BYTES, (5 + TIMING_SEEDS) * (output + output64))
     chunks = min(CHUNK_TEMPORARY_BYTES, 8 * output64)
-    reference = kept + max(weights + inputs + forward, output + weights64 + inputs64 + forward64,
-                           output + output64 + output + chunks)
+    reference = kept + max(
+        weights + inputs + forward, output + weights64 + inputs64 + forward64, output + output64 + output + chunks
+    )
     if timing:
         reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward)
     correctness = weights + inputs + forward + output + min(2 * output, MAX_POISON_BYTES)
@@ -167,14 +180,21 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
         candidate = max(correctness, TIMING_SEEDS * (weights + inputs) + held + inputs + forward + output)
     fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if device_type == "cuda" else "cpu"]
     evaluation = max(reference, candidate + kept) + fixed
-    return {"reference_bytes": int(reference), "candidate_bytes": int(candidate), "evaluation_bytes": int(evaluation),
-            "fixed_bytes": fixed}
+    return {
+        "reference_bytes": int(reference),
+        "candidate_bytes": int(candidate),
+        "evaluation_bytes": int(evaluation),
+        "fixed_bytes": fixed,
+    }
 
 
 def size_constants(problem) -> Dict[str, int]:
     """The problem's module-level integer constants (what `--set` can change)."""
-    return {name: value for name, value in vars(problem).items()
-            if type(value) is int and not name.startswith("_") and name[:1].islower()}
+    return {
+        name: value
+        for name, value in vars(problem).items()
+        if type(value) is int and not name.startswith("_") and name[:1].islower()
+    }
 
 
 def shrink_order(constants: Dict[str, int]):

@@ -12,8 +12,13 @@ def describe_tensors(values: Any) -> List[dict]:
 
     def visit(value: Any) -> None:
         if isinstance(value, torch.Tensor):
-            found.append({"shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
-                          "bytes": value.numel() * value.element_size()})
+            found.append(
+                {
+                    "shape": list(value.shape),
+                    "dtype": str(value.dtype).replace("torch.", ""),
+                    "bytes": value.numel() * value.element_size(),
+                }
+            )
         elif isinstance(value, (list, tuple)):
             for item in value:
                 visit(item)

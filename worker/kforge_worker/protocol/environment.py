@@ -25,8 +25,11 @@ def run_tool(command: List[str]) -> Optional[str]:
         return None
     try:
         result = subprocess.run(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            timeout=TOOL_TIMEOUT_SECONDS, check=False,
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=TOOL_TIMEOUT_SECONDS,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -160,14 +163,18 @@ def _warm_lazy_paths(device: torch.device, role: str) -> None:
         pass  # torch 1.x has none
     except Exception as error:  # noqa: BLE001 - a warm-up, never a verdict; said, since a failed
         # first import leaves torch._dynamo half registered and every later import of it fails too
-        print(f"kforge worker: warm-up could not import torch._dynamo: {type(error).__name__}: {error}",
-              file=sys.stderr, flush=True)
+        print(
+            f"kforge worker: warm-up could not import torch._dynamo: {type(error).__name__}: {error}",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         with torch.random.fork_rng(devices=[device]):
             with device:
                 word_digest(torch.randn(64))
             if role == "reference":
                 from ..timing.roofline import run_and_count_flops
+
                 run_and_count_flops(torch.nn.Identity(), [torch.ones(4, 4, device=device)])
         torch.cuda.synchronize(device)
     except Exception:  # noqa: BLE001 - a warm-up, never a verdict

@@ -22,10 +22,15 @@ DEVICE_ERROR_MARKERS = (
     "cuda error",
     "cublas_status_execution_failed",
 )
-OUT_OF_MEMORY_MARKERS = ("out of memory", "can't allocate memory",
-                         # A vendor library that could not allocate its handle or workspace: the same
-                         # resource, reported by cuBLAS, cuBLASLt, cuDNN, cuSPARSE, cuSOLVER, cuFFT, cuRAND.
-                         "status_alloc_failed", "status_allocation_failed", "cufft_alloc_failed")
+OUT_OF_MEMORY_MARKERS = (
+    "out of memory",
+    "can't allocate memory",
+    # A vendor library that could not allocate its handle or workspace: the same
+    # resource, reported by cuBLAS, cuBLASLt, cuDNN, cuSPARSE, cuSOLVER, cuFFT, cuRAND.
+    "status_alloc_failed",
+    "status_allocation_failed",
+    "cufft_alloc_failed",
+)
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -84,10 +89,7 @@ def format_traceback(exc: BaseException) -> str:
 
 def is_triton_compilation_error(exc: BaseException) -> bool:
     """A Triton `CompilationError` (any Triton version), recognised without importing Triton."""
-    return any(
-        cls.__name__ == "CompilationError" and cls.__module__.startswith("triton")
-        for cls in type(exc).__mro__
-    )
+    return any(cls.__name__ == "CompilationError" and cls.__module__.startswith("triton") for cls in type(exc).__mro__)
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -123,17 +125,20 @@ def classify(exc: BaseException, kind: str, check: str, context: str) -> StageFa
     trace = format_traceback(exc)
     if is_triton_compilation_error(exc):
         return StageFailure(
-            "compile_error", "build", shorten(f"the Triton kernel did not compile: {described}"),
-            traceback_text=trace, compiler_output=str(exc),
+            "compile_error",
+            "build",
+            shorten(f"the Triton kernel did not compile: {described}"),
+            traceback_text=trace,
+            compiler_output=str(exc),
         )
     if is_out_of_memory(exc):
-        return StageFailure(
-            "crashed", "oom", shorten(f"{context} out of memory: {described}"), traceback_text=trace
-        )
+        return StageFailure("crashed", "oom", shorten(f"{context} out of memory: {described}"), traceback_text=trace)
     if is_device_error(exc):
         return StageFailure(
-            "runtime_error", "device-error",
-            shorten(f"{context}; the device reported an error: {described}"), traceback_text=trace,
+            "runtime_error",
+            "device-error",
+            shorten(f"{context}; the device reported an error: {described}"),
+            traceback_text=trace,
         )
     return StageFailure(kind, check, shorten(f"{context}: {described}"), traceback_text=trace)
 

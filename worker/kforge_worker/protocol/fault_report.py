@@ -40,15 +40,17 @@ def _failure(failure: StageFailure) -> Report:
     return "failure", failure.message_fields()
 
 
-def report_failure(role: str, failure: StageFailure, device_type: str, grant: Optional[int],
-                   request_bytes: Optional[int] = None) -> Report:
+def report_failure(
+    role: str, failure: StageFailure, device_type: str, grant: Optional[int], request_bytes: Optional[int] = None
+) -> Report:
     """The message for a StageFailure a role raised."""
     if role == "reference":
         fault = reference_fault(failure, device_type)
         return _fault(fault) if fault is not None else _failure(failure)
     if failure.check == "oom":
-        judged = candidate_oom(failure, device_type, grant,
-                               request_bytes if request_bytes is not None else requested_bytes(failure))
+        judged = candidate_oom(
+            failure, device_type, grant, request_bytes if request_bytes is not None else requested_bytes(failure)
+        )
         return _fault(judged) if isinstance(judged, MachineFault) else _failure(judged)
     return _failure(failure)
 
@@ -56,8 +58,11 @@ def report_failure(role: str, failure: StageFailure, device_type: str, grant: Op
 def report_exception(role: str, error: BaseException, device_type: str, grant: Optional[int]) -> Optional[Report]:
     """The message for an exception that escaped the stages' own classification, or None (a fault
     of the worker itself)."""
-    who = "the reference process (which never imports the candidate)" if role == "reference" else \
-        "kforge's own code in the candidate process"
+    who = (
+        "the reference process (which never imports the candidate)"
+        if role == "reference"
+        else "kforge's own code in the candidate process"
+    )
     disk = fault_of(error, device_type, who)
     if disk is not None and disk.resource == "disk":
         disk.stage = stage_of(error)

@@ -24,14 +24,22 @@ message says what its process held and asked for: an allocation larger than the 
 import re
 from typing import Optional
 
-from .errors import DISK_FULL_ERRNOS, StageFailure, describe_exception, format_traceback, is_device_error, is_out_of_memory, shorten
+from .errors import (
+    DISK_FULL_ERRNOS,
+    StageFailure,
+    describe_exception,
+    format_traceback,
+    is_device_error,
+    is_out_of_memory,
+    shorten,
+)
 from ..device.memory_usage import available_bytes, process_bytes, total_bytes
 
 RESOURCES = ("device-memory", "host-memory", "disk", "device")
-GIB = 1024 ** 3
+GIB = 1024**3
 _TRIED = re.compile(r"tried to allocate ([0-9.]+) ?([kmgt]i?b)", re.IGNORECASE)
 _TRIED_BYTES = re.compile(r"allocate ([0-9]+) bytes", re.IGNORECASE)
-_UNITS = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
+_UNITS = {"k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 #: What an allocation of unknown size (a library's handle and workspace) is taken to need.
 UNSIZED_REQUEST_BYTES = GIB
 
@@ -39,8 +47,15 @@ UNSIZED_REQUEST_BYTES = GIB
 class MachineFault(Exception):
     """The machine could not evaluate: written as a `fault` message, never a verdict."""
 
-    def __init__(self, resource: str, message: str, *, stage: Optional[str] = None,
-                 traceback_text: Optional[str] = None, memory: Optional[dict] = None):
+    def __init__(
+        self,
+        resource: str,
+        message: str,
+        *,
+        stage: Optional[str] = None,
+        traceback_text: Optional[str] = None,
+        memory: Optional[dict] = None,
+    ):
         super().__init__(message)
         if resource not in RESOURCES:
             raise ValueError(f"unknown resource {resource!r}")
@@ -86,16 +101,27 @@ def fault_of(exc: BaseException, device_type: str, who: str) -> Optional[Machine
     when it is neither out of memory, a full disk nor (for the reference) a device error."""
     trace = format_traceback(exc)
     if is_disk_full(exc):
-        return MachineFault("disk", shorten(f"{who} could not write: the disk is full ({describe_exception(exc)}); "
-                                            f"free space in the scratch folder (TMPDIR) and evaluate again"),
-                            traceback_text=trace)
+        return MachineFault(
+            "disk",
+            shorten(
+                f"{who} could not write: the disk is full ({describe_exception(exc)}); "
+                f"free space in the scratch folder (TMPDIR) and evaluate again"
+            ),
+            traceback_text=trace,
+        )
     if is_out_of_memory(exc):
         resource = memory_resource(device_type)
         held = process_bytes(device_type)
-        return MachineFault(resource, shorten(
-            f"{who} ran out of {'device' if resource == 'device-memory' else 'host'} memory "
-            f"(an allocation of {gib(requested_bytes(exc))} failed while this process held {gib(held)}): "
-            f"{describe_exception(exc)}"), traceback_text=trace, memory={"process_bytes": held})
+        return MachineFault(
+            resource,
+            shorten(
+                f"{who} ran out of {'device' if resource == 'device-memory' else 'host'} memory "
+                f"(an allocation of {gib(requested_bytes(exc))} failed while this process held {gib(held)}): "
+                f"{describe_exception(exc)}"
+            ),
+            traceback_text=trace,
+            memory={"process_bytes": held},
+        )
     return None
 
 
@@ -103,15 +129,21 @@ def reference_fault(failure: StageFailure, device_type: str) -> Optional[Machine
     """A reference-role failure that is the machine's: out of memory, or a device error in a
     process that runs no candidate code. The problem's own faults (it raised) stay verdicts."""
     if failure.check == "oom":
-        return MachineFault(memory_resource(device_type), failure.message, stage=failure.stage,
-                            traceback_text=failure.traceback_text, memory={"process_bytes": process_bytes(device_type)})
+        return MachineFault(
+            memory_resource(device_type),
+            failure.message,
+            stage=failure.stage,
+            traceback_text=failure.traceback_text,
+            memory={"process_bytes": process_bytes(device_type)},
+        )
     if failure.check == "device-error":
         return MachineFault("device", failure.message, stage=failure.stage, traceback_text=failure.traceback_text)
     return None
 
 
-def candidate_oom(failure: StageFailure, device_type: str, grant_bytes: Optional[int],
-                  request_bytes: Optional[int] = None) -> Exception:
+def candidate_oom(
+    failure: StageFailure, device_type: str, grant_bytes: Optional[int], request_bytes: Optional[int] = None
+) -> Exception:
     """An out-of-memory failure in the candidate role: a MachineFault when the machine can show it
     (module docs), else the candidate's StageFailure with a message that says whose allocation failed."""
     held = process_bytes(device_type)
@@ -125,29 +157,49 @@ def candidate_oom(failure: StageFailure, device_type: str, grant_bytes: Optional
     # short when it had less free than such an allocation can need.
     machine_short = free is not None and free < (request_bytes if request_bytes is not None else UNSIZED_REQUEST_BYTES)
     if within_grant and machine_short:
-        message = shorten(f"{failure.message} — the candidate's process held {gib(held)} and asked for "
-                          f"{gib(request_bytes)} more, within the {gib(grant)} this evaluation was given, but the "
-                          f"{kind} had only {gib(free)} free: other processes hold the rest")
-        return MachineFault(memory_resource(device_type), message, stage=failure.stage,
-                            traceback_text=failure.traceback_text, memory=memory)
+        message = shorten(
+            f"{failure.message} — the candidate's process held {gib(held)} and asked for "
+            f"{gib(request_bytes)} more, within the {gib(grant)} this evaluation was given, but the "
+            f"{kind} had only {gib(free)} free: other processes hold the rest"
+        )
+        return MachineFault(
+            memory_resource(device_type),
+            message,
+            stage=failure.stage,
+            traceback_text=failure.traceback_text,
+            memory=memory,
+        )
     if not within_grant:
-        why = (f"the candidate's own process asked for {gib(needed)} of {kind} memory ({gib(held)} held, "
-               f"{gib(request_bytes)} more requested), more than the {gib(grant)} this evaluation was given")
+        why = (
+            f"the candidate's own process asked for {gib(needed)} of {kind} memory ({gib(held)} held, "
+            f"{gib(request_bytes)} more requested), more than the {gib(grant)} this evaluation was given"
+        )
     else:
-        why = (f"the candidate's own allocation failed while the {kind} had {gib(free)} free "
-               f"(its process held {gib(held)}, asked for {gib(request_bytes)} more)")
-    return StageFailure(failure.kind, failure.check, shorten(f"{failure.message} — {why}"),
-                        traceback_text=failure.traceback_text, stage=failure.stage)
+        why = (
+            f"the candidate's own allocation failed while the {kind} had {gib(free)} free "
+            f"(its process held {gib(held)}, asked for {gib(request_bytes)} more)"
+        )
+    return StageFailure(
+        failure.kind,
+        failure.check,
+        shorten(f"{failure.message} — {why}"),
+        traceback_text=failure.traceback_text,
+        stage=failure.stage,
+    )
 
 
 def stage_failure_of(exc: BaseException) -> Optional[StageFailure]:
     """A StageFailure for an exception that escaped the stages' own classification, when it is out
     of memory or a device error (so the candidate role can apply the grant rule to it)."""
     if is_out_of_memory(exc):
-        return StageFailure("crashed", "oom", shorten(f"out of memory: {describe_exception(exc)}"),
-                            traceback_text=format_traceback(exc))
+        return StageFailure(
+            "crashed", "oom", shorten(f"out of memory: {describe_exception(exc)}"), traceback_text=format_traceback(exc)
+        )
     if is_device_error(exc):
-        return StageFailure("runtime_error", "device-error", shorten(f"the device reported an error: "
-                                                                     f"{describe_exception(exc)}"),
-                            traceback_text=format_traceback(exc))
+        return StageFailure(
+            "runtime_error",
+            "device-error",
+            shorten(f"the device reported an error: " f"{describe_exception(exc)}"),
+            traceback_text=format_traceback(exc),
+        )
     return None

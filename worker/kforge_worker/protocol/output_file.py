@@ -25,8 +25,20 @@ HEADER_LIMIT_BYTES = 16 * 1024 * 1024
 STAGING_BYTES = 64 * 1024 * 1024
 DTYPES: Dict[str, torch.dtype] = {
     str(dtype).replace("torch.", ""): dtype
-    for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
-                  torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)
+    for dtype in (
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.complex64,
+        torch.complex128,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    )
 }
 _staging: Dict[str, torch.Tensor] = {}
 
@@ -56,7 +68,7 @@ def _write_tensor(handle, tensor: torch.Tensor) -> None:
     staging = _staging_buffer()
     for start in range(0, data.numel(), STAGING_BYTES):
         count = min(STAGING_BYTES, data.numel() - start)
-        staging[:count].copy_(data[start:start + count])
+        staging[:count].copy_(data[start : start + count])
         handle.write(memoryview(staging[:count].numpy()))
 
 
@@ -66,8 +78,14 @@ def _tensor_entry(tensor: torch.Tensor, offset: int) -> dict:
         raise OutputFileFormatError(f"an output of dtype {dtype} cannot be saved")
     if tensor.layout != torch.strided:
         raise OutputFileFormatError(f"an output with layout {tensor.layout} cannot be saved; return a dense tensor")
-    return {"tensor": {"dtype": dtype, "shape": list(tensor.shape), "offset": offset,
-                       "nbytes": tensor.numel() * tensor.element_size()}}
+    return {
+        "tensor": {
+            "dtype": dtype,
+            "shape": list(tensor.shape),
+            "offset": offset,
+            "nbytes": tensor.numel() * tensor.element_size(),
+        }
+    }
 
 
 def write(path: str, skeleton: str, leaves: List[Any], leaf_info: List[dict]) -> None:
@@ -134,7 +152,7 @@ def _read_tensor(handle, dtype: torch.dtype, shape: List[int], nbytes: int, devi
         count = min(STAGING_BYTES, nbytes - start)
         if handle.readinto(memoryview(staging[:count].numpy())) != count:
             raise OutputFileFormatError("it ends inside a tensor")
-        data[start:start + count].copy_(staging[:count])
+        data[start : start + count].copy_(staging[:count])
     return tensor
 
 
@@ -146,8 +164,12 @@ def read(path: str, device: Optional[torch.device] = None) -> Tuple[str, List[An
     with open(path, "rb") as handle:
         header, data_start = _read_header(handle, size)
         skeleton, infos, entries = header.get("skeleton"), header.get("leaf_info"), header.get("leaves")
-        if not (isinstance(skeleton, str) and isinstance(infos, list) and isinstance(entries, list)
-                and len(infos) == len(entries)):
+        if not (
+            isinstance(skeleton, str)
+            and isinstance(infos, list)
+            and isinstance(entries, list)
+            and len(infos) == len(entries)
+        ):
             raise OutputFileFormatError("its header lacks the skeleton, the leaves or their descriptions")
         leaves, offset = [], 0
         for entry in entries:

@@ -169,8 +169,11 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
             budget_ms=_budget(raw),
         )
     return ReferenceRequest(
-        run=_run_settings(message, timing_required=baselines is not None), baselines=baselines,
-        guard=parse_guard(message), tolerance=_tolerance(message), ceilings=_ceilings(message),
+        run=_run_settings(message, timing_required=baselines is not None),
+        baselines=baselines,
+        guard=parse_guard(message),
+        tolerance=_tolerance(message),
+        ceilings=_ceilings(message),
         generalisation_seeds=_generalisation_seeds(message),
     )
 
@@ -181,8 +184,13 @@ def parse_anchor_request(message: dict) -> Baselines:
     perf_trials = _count(message, "perf_trials")
     if perf_trials < 1:
         raise ProtocolError(f"expected `perf_trials` of `anchor` to be a positive integer, got {perf_trials!r}")
-    return Baselines(eager=True, compile=False, perf_trials=perf_trials,
-                     warmup_trials=_count(message, "warmup_trials"), budget_ms=_budget(message))
+    return Baselines(
+        eager=True,
+        compile=False,
+        perf_trials=perf_trials,
+        warmup_trials=_count(message, "warmup_trials"),
+        budget_ms=_budget(message),
+    )
 
 
 @dataclass(frozen=True)
@@ -204,8 +212,10 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
     expect_type(message, "candidate")
     perf_trials = _count(message, "perf_trials")
     if "sample_calls" in message:
-        raise ProtocolError("the candidate request carries `sample_calls`: the parent decides which timed outputs "
-                            "to keep after each call (`step`), never in advance; drop the field")
+        raise ProtocolError(
+            "the candidate request carries `sample_calls`: the parent decides which timed outputs "
+            "to keep after each call (`step`), never in advance; drop the field"
+        )
     return CandidateRequest(
         run=_run_settings(message, timing_required=perf_trials > 0),
         candidate=_path(message, "candidate"),
@@ -264,11 +274,13 @@ def parse_judge_request(message: dict) -> JudgeRequest:
         if not isinstance(entry, dict):
             raise ProtocolError(f"expected every entry of `outputs` to be an object, got {entry!r}")
         entry = {"type": "judge output", **entry}
-        outputs.append(JudgedOutput(
-            seed=_field(entry, "seed", int, "a seed"),
-            path=_path(entry, "path"),
-            input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
-            input_seed=_field(entry, "input_seed", int, "a seed", optional=True),
-            variant=_variant(entry),
-        ))
+        outputs.append(
+            JudgedOutput(
+                seed=_field(entry, "seed", int, "a seed"),
+                path=_path(entry, "path"),
+                input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
+                input_seed=_field(entry, "input_seed", int, "a seed", optional=True),
+                variant=_variant(entry),
+            )
+        )
     return JudgeRequest(atol=float(atol), rtol=float(rtol), outputs=outputs)

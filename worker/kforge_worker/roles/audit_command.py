@@ -71,23 +71,40 @@ def _tolerance(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    command = _Parser(prog="python3 -m kforge_worker audit",
-                      description="Does a trivial output pass this problem's tolerance?")
+    command = _Parser(
+        prog="python3 -m kforge_worker audit", description="Does a trivial output pass this problem's tolerance?"
+    )
     command.add_argument("problem", help="the problem file (KernelBench format)")
     command.add_argument("--preset", default=None, help="a KFORGE_PRESETS entry, e.g. cpu or gpu")
     command.add_argument("--atol", type=_tolerance, default=0.01, help="absolute tolerance (default 0.01)")
     command.add_argument("--rtol", type=_tolerance, default=0.01, help="relative tolerance (default 0.01)")
     command.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32")
     command.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
-    command.add_argument("--seeds", type=_seeds, default=list(DEFAULT_SEEDS),
-                         help="comma-separated seeds (default 11,12,13,14,15)")
-    command.add_argument("--set", dest="overrides", type=_override, action="append", default=[],
-                         metavar="NAME=VALUE", help="replace a module constant of the problem (repeatable)")
+    command.add_argument(
+        "--seeds", type=_seeds, default=list(DEFAULT_SEEDS), help="comma-separated seeds (default 11,12,13,14,15)"
+    )
+    command.add_argument(
+        "--set",
+        dest="overrides",
+        type=_override,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="replace a module constant of the problem (repeatable)",
+    )
     return command
 
 
-def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: float, precision: str,
-                  device_name: str, seeds: List[int], overrides: Optional[Dict[str, Value]] = None) -> dict:
+def audit_problem(
+    problem_path: str,
+    preset: Optional[str],
+    atol: float,
+    rtol: float,
+    precision: str,
+    device_name: str,
+    seeds: List[int],
+    overrides: Optional[Dict[str, Value]] = None,
+) -> dict:
     """The audit object printed by the command (raises StageFailure or ProtocolError)."""
     backend = "cpu" if device_name == "cpu" else "cuda"
     device = resolve_device(backend, device_name)
@@ -107,23 +124,44 @@ def audit_problem(problem_path: str, preset: Optional[str], atol: float, rtol: f
     result = audits.finish(atol, rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
-    return {"problem": problem_path, "preset": preset, "precision": precision, "device": str(device),
-            "seeds": list(dict.fromkeys(seeds)), **({"problem_overrides": overrides} if overrides else {}),
-            **summary(result),
-            "inputs": shapes.get("inputs", []), "outputs": shapes.get("outputs", [])}
+    return {
+        "problem": problem_path,
+        "preset": preset,
+        "precision": precision,
+        "device": str(device),
+        "seeds": list(dict.fromkeys(seeds)),
+        **({"problem_overrides": overrides} if overrides else {}),
+        **summary(result),
+        "inputs": shapes.get("inputs", []),
+        "outputs": shapes.get("outputs", []),
+    }
 
 
 def main(argv: List[str]) -> int:
     arguments = parser().parse_args(argv)
     try:
-        result = audit_problem(arguments.problem, arguments.preset, arguments.atol, arguments.rtol,
-                               arguments.precision, arguments.device, arguments.seeds, dict(arguments.overrides))
+        result = audit_problem(
+            arguments.problem,
+            arguments.preset,
+            arguments.atol,
+            arguments.rtol,
+            arguments.precision,
+            arguments.device,
+            arguments.seeds,
+            dict(arguments.overrides),
+        )
     except ProtocolError as error:
         print(f"kforge_worker audit: {error}", file=sys.stderr)
         return 2
     except StageFailure as failure:
-        print(json.dumps({"problem": arguments.problem, "error": {"kind": failure.kind, "check": failure.check,
-                                                                  "message": failure.message}}))
+        print(
+            json.dumps(
+                {
+                    "problem": arguments.problem,
+                    "error": {"kind": failure.kind, "check": failure.check, "message": failure.message},
+                }
+            )
+        )
         return 1
     print(json.dumps(result, allow_nan=False))
     return 0

@@ -57,7 +57,8 @@ def check_timers(watched: Watched) -> None:
     changed = watched.changed()
     if changed:
         raise StageFailure(
-            "rejected", "timer-patched",
+            "rejected",
+            "timer-patched",
             f"the candidate replaced timing or channel functions or code of the worker: {', '.join(changed[:8])}",
         )
 

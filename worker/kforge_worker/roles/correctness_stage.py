@@ -30,8 +30,15 @@ FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's f
 TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
 
 
-def guarded_call(model: torch.nn.Module, inputs: List[Any], seed: int, device: torch.device,
-                 guard: GuardRuntime, where: str, traced: bool = False) -> Any:
+def guarded_call(
+    model: torch.nn.Module,
+    inputs: List[Any],
+    seed: int,
+    device: torch.device,
+    guard: GuardRuntime,
+    where: str,
+    traced: bool = False,
+) -> Any:
     """One checked forward call (see the module docs); raises StageFailure. With `traced`, the
     forward runs under the dispatch trace and the profiler (only the forward and, on cuda, a
     synchronize inside the profiler: poison and the output's checks stay outside them)."""
@@ -75,21 +82,24 @@ def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntim
     guarded_call(model, inputs, seed, device, guard, "the warm-up call")
 
 
-def run_trials(problem, model_class, seeds: List[int], device, dtype, output_dir: str,
-               guard: GuardRuntime) -> List[dict]:
+def run_trials(
+    problem, model_class, seeds: List[int], device, dtype, output_dir: str, guard: GuardRuntime
+) -> List[dict]:
     saved = []
     for index, seed in enumerate(seeds):
         model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
-        output = guarded_call(model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})",
-                              traced=index == 0)
+        output = guarded_call(
+            model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
+        )
         path = save_output(output, os.path.join(output_dir, f"correctness-{index}.out"))
         saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
         del model, inputs, output
     return saved
 
 
-def run_generalisation(problem, model_class, trials: List[Tuple[int, Dict[str, int]]], device, dtype,
-                       output_dir: str, guard: GuardRuntime) -> List[dict]:
+def run_generalisation(
+    problem, model_class, trials: List[Tuple[int, Dict[str, int]]], device, dtype, output_dir: str, guard: GuardRuntime
+) -> List[dict]:
     """Each trial's output file, or its error when the candidate raised at that size."""
     entries = []
     for index, (seed, variant) in enumerate(trials):
@@ -97,8 +107,7 @@ def run_generalisation(problem, model_class, trials: List[Tuple[int, Dict[str, i
         try:
             with generalisation.overridden(problem, variant):
                 model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
-                output = guarded_call(model, inputs, seed, device, guard,
-                                      f"generalisation trial {index} ({variant})")
+                output = guarded_call(model, inputs, seed, device, guard, f"generalisation trial {index} ({variant})")
             entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.out"))
             entry["input_digest"] = input_digest(inputs)
             del model, inputs, output
@@ -115,8 +124,9 @@ def run_correctness(problem, model_class, request, device, dtype, guard: GuardRu
     run = request.run
     warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
     saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard)
-    seeds = generalisation.effective_seeds(request.generalisation_seeds, request.guard.gate_specialisation,
-                                           run.correctness_seeds)
+    seeds = generalisation.effective_seeds(
+        request.generalisation_seeds, request.guard.gate_specialisation, run.correctness_seeds
+    )
     trials = generalisation.plan(problem, seeds)
     extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard)
     return saved, extra

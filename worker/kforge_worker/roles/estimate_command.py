@@ -31,7 +31,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    command = _Parser(prog="python3 -m kforge_worker estimate", description="An evaluation's peak memory, before it runs.")
+    command = _Parser(
+        prog="python3 -m kforge_worker estimate", description="An evaluation's peak memory, before it runs."
+    )
     command.add_argument("problem")
     command.add_argument("--preset", default=None)
     command.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32")
@@ -42,16 +44,20 @@ def parser() -> argparse.ArgumentParser:
     return command
 
 
-def estimate(path: str, preset: Optional[str], precision: str, device_type: str, overrides: Dict[str, Value],
-             timing: bool) -> dict:
+def estimate(
+    path: str, preset: Optional[str], precision: str, device_type: str, overrides: Dict[str, Value], timing: bool
+) -> dict:
     problem = load_problem(path, preset, overrides or None)
     try:
         figures = measure_shapes(problem, precision)
     except StageFailure:
         raise
     except Exception as error:
-        raise StageFailure("invalid_input", "problem-inputs",
-                           f"the problem's inputs cannot be sized without allocating them: {describe_exception(error)}") from error
+        raise StageFailure(
+            "invalid_input",
+            "problem-inputs",
+            f"the problem's inputs cannot be sized without allocating them: {describe_exception(error)}",
+        ) from error
     return {"constants": size_constants(problem), **figures, **roles(figures, precision, device_type, timing)}
 
 
@@ -65,8 +71,9 @@ def fitting(path: str, arguments, base: dict, capacity: int) -> Optional[dict]:
                 break
             overrides = {**dict(arguments.overrides), name: value}
             try:
-                trial = estimate(path, arguments.preset, arguments.precision, arguments.device_type, overrides,
-                                 arguments.timing)
+                trial = estimate(
+                    path, arguments.preset, arguments.precision, arguments.device_type, overrides, arguments.timing
+                )
             except StageFailure:
                 break
             if trial["evaluation_bytes"] <= capacity:
@@ -78,15 +85,34 @@ def main(argv: List[str]) -> int:
     arguments = parser().parse_args(argv)
     overrides = dict(arguments.overrides)
     try:
-        result = estimate(arguments.problem, arguments.preset, arguments.precision, arguments.device_type, overrides,
-                          arguments.timing)
+        result = estimate(
+            arguments.problem, arguments.preset, arguments.precision, arguments.device_type, overrides, arguments.timing
+        )
     except StageFailure as failure:
-        print(json.dumps({"problem": arguments.problem, "error": {"kind": failure.kind, "check": failure.check,
-                                                                  "message": failure.message}}))
+        print(
+            json.dumps(
+                {
+                    "problem": arguments.problem,
+                    "error": {"kind": failure.kind, "check": failure.check, "message": failure.message},
+                }
+            )
+        )
         return 1
     fits = None if arguments.capacity is None else result["evaluation_bytes"] <= arguments.capacity
     fit = fitting(arguments.problem, arguments, result, arguments.capacity) if fits is False else None
-    print(json.dumps({"problem": arguments.problem, "preset": arguments.preset, "precision": arguments.precision,
-                      "device_type": arguments.device_type, "problem_overrides": overrides or None, **result,
-                      "capacity_bytes": arguments.capacity, "fits": fits, "fit": fit}))
+    print(
+        json.dumps(
+            {
+                "problem": arguments.problem,
+                "preset": arguments.preset,
+                "precision": arguments.precision,
+                "device_type": arguments.device_type,
+                "problem_overrides": overrides or None,
+                **result,
+                "capacity_bytes": arguments.capacity,
+                "fits": fits,
+                "fit": fit,
+            }
+        )
+    )
     return 0

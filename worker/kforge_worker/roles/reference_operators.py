@@ -26,8 +26,11 @@ def reference_operators(model: torch.nn.Module, inputs: List[Any], seed: int) ->
         with torch.no_grad():
             _, recorder = traced_call(lambda: model(*inputs), glue_operators(load_policy()))
     except Exception as error:  # the reference's own failures are reported by its real calls
-        return {"ops": [], "unavailable": f"the reference's forward raised under the trace ({type(error).__name__}: "
-                                          f"{str(error).splitlines()[0] if str(error) else ''})"}
+        return {
+            "ops": [],
+            "unavailable": f"the reference's forward raised under the trace ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''})",
+        }
     if recorder.unavailable is not None:
         return {"ops": [], "unavailable": recorder.unavailable}
     ops = [{"op": entry.name, "calls": entry.count} for entry in recorder.counts() if entry.kind != GLUE]

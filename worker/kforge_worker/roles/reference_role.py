@@ -47,13 +47,19 @@ def run_reference(channel: Channel, message: dict) -> None:
         correctness_seeds = _unique(run.correctness_seeds)
         audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
         tolerance = request.tolerance
-        audit_trial = None if tolerance is None else \
-            (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
+        audit_trial = (
+            None
+            if tolerance is None
+            else (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
+        )
         trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in correctness_seeds]
-        trials += [_ready(store.compute(seed)) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
+        trials += [
+            _ready(store.compute(seed)) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds
+        ]
         audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
-        model, inputs = reference_trial(problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype,
-                                        MODEL_CONTEXT)
+        model, inputs = reference_trial(
+            problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
+        )
         roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
         operators = reference_operators(model, inputs, run.correctness_seeds[0])
         del model, inputs
@@ -63,6 +69,7 @@ def run_reference(channel: Channel, message: dict) -> None:
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)
+
     def timing_sets():
         return [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
 

@@ -27,7 +27,7 @@ from ..problem.precision import FLOAT64
 REFERENCE_CONTEXT = dict(kind="invalid_input", check="reference-forward")
 Key = Tuple[int, int, str]
 #: Bytes of reference outputs (both precisions) kept between stages; the rest is recomputed.
-KEEP_BYTES = 512 * 1024 ** 2
+KEEP_BYTES = 512 * 1024**2
 #: Called with a record's output and its inputs while the inputs still exist (the tolerance audit).
 InputsVisitor = Callable[[outputs.FlatOutput, List[Any]], None]
 
@@ -46,8 +46,9 @@ def _flatten_reference(output) -> outputs.FlatOutput:
     try:
         return outputs.flatten(output, keep_device=True)
     except outputs.OutputStructureError as error:
-        raise StageFailure("invalid_input", "reference-forward",
-                           f"the reference's output cannot be compared: {error}") from error
+        raise StageFailure(
+            "invalid_input", "reference-forward", f"the reference's output cannot be compared: {error}"
+        ) from error
 
 
 def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str):
@@ -70,8 +71,9 @@ class ReferenceStore:
 
     def _fp64_output(self, seed: int, input_seed: int) -> Optional[outputs.FlatOutput]:
         try:
-            model, inputs = reference_trial(self.problem, seed, input_seed, self.device, FLOAT64,
-                                            "the float64 reference")
+            model, inputs = reference_trial(
+                self.problem, seed, input_seed, self.device, FLOAT64, "the float64 reference"
+            )
             return outputs.flatten(call_model(model, inputs, input_seed, self.device), keep_device=True)
         except StageFailure as failure:
             if failure.check == "oom":
@@ -82,8 +84,13 @@ class ReferenceStore:
                 raise
             return None
 
-    def compute(self, seed: int, input_seed: Optional[int] = None, variant: Optional[dict] = None,
-                with_inputs: Optional[InputsVisitor] = None) -> ReferenceRecord:
+    def compute(
+        self,
+        seed: int,
+        input_seed: Optional[int] = None,
+        variant: Optional[dict] = None,
+        with_inputs: Optional[InputsVisitor] = None,
+    ) -> ReferenceRecord:
         """The record of (seed, input seed, variant), its outputs on the run's device: kept from an
         earlier call when they fit KEEP_BYTES, else computed (again). `with_inputs`, when given, is
         called with the output and the inputs (on that device) before the inputs are dropped."""
@@ -92,8 +99,14 @@ class ReferenceStore:
         if key in self.records:
             return self.records[key]
         with generalisation.overridden(self.problem, variant):
-            model, inputs = reference_trial(self.problem, seed, input_seed, self.device, self.dtype,
-                                            "the reference Model(*get_init_inputs()) raised")
+            model, inputs = reference_trial(
+                self.problem,
+                seed,
+                input_seed,
+                self.device,
+                self.dtype,
+                "the reference Model(*get_init_inputs()) raised",
+            )
             digest = input_digest(inputs)
             with failures_as(context="the reference's forward raised", **REFERENCE_CONTEXT):
                 output = call_model(model, inputs, input_seed, self.device)
@@ -105,9 +118,12 @@ class ReferenceStore:
             fp64 = self._fp64_output(seed, input_seed)
         known = self.digests.get(key)
         if known is not None and known != digest:
-            raise StageFailure("invalid_input", "problem-inputs",
-                               f"the problem's get_inputs() gave other inputs for seed {input_seed} the second time: "
-                               f"its inputs must depend only on the seed (torch's, numpy's and random's generators)")
+            raise StageFailure(
+                "invalid_input",
+                "problem-inputs",
+                f"the problem's get_inputs() gave other inputs for seed {input_seed} the second time: "
+                f"its inputs must depend only on the seed (torch's, numpy's and random's generators)",
+            )
         self.recomputed += known is not None
         self.digests[key] = digest
         record = ReferenceRecord(seed=seed, input_digest=digest, output=flat, output_fp64=fp64)
@@ -117,8 +133,9 @@ class ReferenceStore:
             self.kept_bytes += size
         return record
 
-    def lookup(self, seed: int, input_seed: Optional[int],
-               variant: Optional[dict]) -> Tuple[Optional[ReferenceRecord], str]:
+    def lookup(
+        self, seed: int, input_seed: Optional[int], variant: Optional[dict]
+    ) -> Tuple[Optional[ReferenceRecord], str]:
         """The record for a judged output, computing it when needed; (None, why) when it cannot be had."""
         problem = generalisation.variant_problem(self.problem, variant)
         if problem:

@@ -46,8 +46,12 @@ def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Opti
     """`{"times_ms", "wall_ms", "batch_ms", "warmup_calls", "budget_stopped"}` of one baseline."""
     budget = Budget(settings.budget_ms, settings.perf_trials)
     timed = time_calls(calls, settings.warmup_trials, settings.perf_trials, device, l2_bytes, proceed=budget)
-    entry = {"times_ms": timed.times_ms, "wall_ms": timed.wall_ms, "warmup_calls": timed.warmup_calls,
-             "budget_stopped": budget.stopped}
+    entry = {
+        "times_ms": timed.times_ms,
+        "wall_ms": timed.wall_ms,
+        "warmup_calls": timed.warmup_calls,
+        "budget_stopped": budget.stopped,
+    }
     if settings.budget_ms is None or budget.elapsed_ms() < settings.budget_ms:
         entry["batch_ms"] = batch_figures(calls, statistics.median(timed.times_ms), device)
     return entry

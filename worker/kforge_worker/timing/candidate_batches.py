@@ -33,8 +33,17 @@ def batch_content(models: int, contents: int, used: List[int], call: int) -> (in
 class CandidateBatches:
     """Runs the parent's batches between the calls of the per-call loop."""
 
-    def __init__(self, problem, models: List[TimedModel], contents: int, device, dtype, output_dir: str,
-                 channel: Channel, check_output: Callable[[Any, str], None]):
+    def __init__(
+        self,
+        problem,
+        models: List[TimedModel],
+        contents: int,
+        device,
+        dtype,
+        output_dir: str,
+        channel: Channel,
+        check_output: Callable[[Any, str], None],
+    ):
         self.problem, self.models, self.contents = problem, models, contents
         self.device, self.dtype, self.output_dir = device, dtype, output_dir
         self.channel, self.check_output = channel, check_output
@@ -52,7 +61,9 @@ class CandidateBatches:
         for model_index, content in plan:
             timed = self.models[model_index]
             seed = derived_seed(timed.seed, content)
-            sets.append((timed, seed, cast_inputs(make_inputs(self.problem, seed, self.device), self.device, self.dtype)))
+            sets.append(
+                (timed, seed, cast_inputs(make_inputs(self.problem, seed, self.device), self.device, self.dtype))
+            )
         bound = [self._bound(timed.model, inputs, seed if reseed else None) for timed, seed, inputs in sets]
         seed_everything(sets[0][1])
         if self.device.type == "cuda":
@@ -67,10 +78,18 @@ class CandidateBatches:
         for index in kept:
             timed, seed, inputs = sets[index]
             self.check_output(outputs[index], f"batch {number} call {index}")
-            path = save_copied(copy_output(outputs[index]),
-                               os.path.join(self.output_dir, f"batch-{number}-{index}.out"))
-            samples.append({"call": index, "seed": timed.seed, "input_seed": seed, "path": path,
-                            "input_digest": input_digest(inputs)})
+            path = save_copied(
+                copy_output(outputs[index]), os.path.join(self.output_dir, f"batch-{number}-{index}.out")
+            )
+            samples.append(
+                {
+                    "call": index,
+                    "seed": timed.seed,
+                    "input_seed": seed,
+                    "path": path,
+                    "input_digest": input_digest(inputs),
+                }
+            )
         del outputs, bound, sets
         for model_index in range(len(self.models)):
             self.used[model_index] += calls_of_model(model_index, len(self.models), calls)
@@ -84,4 +103,5 @@ class CandidateBatches:
         def call():
             seed_everything(seed)
             return model(*inputs)
+
         return call

@@ -45,8 +45,7 @@ def _host_groups(calls: Sequence[Callable[[], Any]], count: int) -> List[float]:
     return figures
 
 
-def cross_check(calls: Sequence[Callable[[], Any]], count: int, device: torch.device,
-                l2_bytes: Optional[int]) -> dict:
+def cross_check(calls: Sequence[Callable[[], Any]], count: int, device: torch.device, l2_bytes: Optional[int]) -> dict:
     """`{"method", "times_ms"}`: the second method's per-call figures."""
     count = max(1, count)
     if device.type == "cuda":

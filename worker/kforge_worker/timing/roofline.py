@@ -63,8 +63,11 @@ def _estimate(name: str, args: Sequence[Any], kwargs: dict[str, Any], output: An
         return _matmul_flops(args[1:], output) + (output.numel() if isinstance(output, torch.Tensor) else 0)
     if name == "linear" and len(args) >= 2 and isinstance(output, torch.Tensor):
         return 2 * output.numel() * args[1].shape[-1]
-    if name.startswith(("conv1d", "conv2d", "conv3d", "conv_transpose")) and len(args) >= 2 \
-            and isinstance(output, torch.Tensor):
+    if (
+        name.startswith(("conv1d", "conv2d", "conv3d", "conv_transpose"))
+        and len(args) >= 2
+        and isinstance(output, torch.Tensor)
+    ):
         weight = args[1]
         per_output = weight[0].numel()
         if name.startswith("conv_transpose"):
@@ -133,8 +136,9 @@ def measure_reference(model: torch.nn.Module, inputs: Sequence[Any]) -> dict[str
     }
 
 
-def lower_bound_ms(bytes_moved: float, flops: float, bandwidth_bytes_per_s: float,
-                   peak_flops_per_s: float | None) -> float:
+def lower_bound_ms(
+    bytes_moved: float, flops: float, bandwidth_bytes_per_s: float, peak_flops_per_s: float | None
+) -> float:
     """The roofline bound in milliseconds: the slower of moving the bytes and doing the FLOPs.
 
     ``peak_flops_per_s`` may be ``None`` only when ``flops`` is 0 (a purely memory-bound bound).

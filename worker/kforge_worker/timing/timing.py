@@ -70,8 +70,19 @@ class TimedCalls:
     warmup_calls: int = 0
 
 
-_OWN_NAMES = ("time_calls", "time_batch", "_timed_cuda_call", "_perf_counter_ns", "_synchronize", "_Event",
-              "_event_record", "_event_synchronize", "_event_elapsed_time", "_zero", "_empty")
+_OWN_NAMES = (
+    "time_calls",
+    "time_batch",
+    "_timed_cuda_call",
+    "_perf_counter_ns",
+    "_synchronize",
+    "_Event",
+    "_event_record",
+    "_event_synchronize",
+    "_event_elapsed_time",
+    "_zero",
+    "_empty",
+)
 
 
 def _targets() -> Dict[str, Any]:
@@ -87,8 +98,12 @@ def _targets() -> Dict[str, Any]:
         "torch.Tensor.zero_": torch.Tensor.zero_,
         "torch.save": torch.save,
         "kforge_worker.protocol.outputs.save": getattr(sys.modules.get("kforge_worker.protocol.outputs"), "save", None),
-        "kforge_worker.protocol.output_file.write": getattr(sys.modules.get("kforge_worker.protocol.output_file"), "write", None),
-        "kforge_worker.problem.inputs.input_digest": getattr(sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None),
+        "kforge_worker.protocol.output_file.write": getattr(
+            sys.modules.get("kforge_worker.protocol.output_file"), "write", None
+        ),
+        "kforge_worker.problem.inputs.input_digest": getattr(
+            sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None
+        ),
         "json.dumps": json.dumps,
         "os.write": os.write,
         **{f"kforge_worker.timing.timing.{name}": getattr(module, name, None) for name in _OWN_NAMES},
@@ -112,6 +127,7 @@ def bound_calls(sets: Sequence[Tuple[Callable, Sequence[Any]]]) -> List[Callable
     def bind(model, inputs):
         def call():
             return model(*inputs)
+
         return call
 
     return [bind(model, inputs) for model, inputs in sets]
@@ -128,8 +144,9 @@ def call_order(index: int, count: int, total: int, order: str) -> int:
 Hook = Optional[Callable[..., Any]]
 
 
-def _timed_cuda_call(call: Callable[[], Any], device: torch.device, flush: Optional[torch.Tensor],
-                     events: Tuple[Any, Any, Any]) -> Tuple[Any, float, float, float]:
+def _timed_cuda_call(
+    call: Callable[[], Any], device: torch.device, flush: Optional[torch.Tensor], events: Tuple[Any, Any, Any]
+) -> Tuple[Any, float, float, float]:
     """One timed call on cuda: (output, event ms, wall ms, gap ms). See the module's docstring."""
     flush_start, start, end = events
     _synchronize(device)
@@ -147,18 +164,24 @@ def _timed_cuda_call(call: Callable[[], Any], device: torch.device, flush: Optio
     done_host_ns = _perf_counter_ns()
     flush_ms = float(_event_elapsed_time(flush_start, start))
     began_ns = max(call_host_ns, flush_host_ns + int(flush_ms * 1e6))
-    return (output, float(_event_elapsed_time(start, end)), max(0.0, (done_host_ns - began_ns) / 1e6),
-            (done_host_ns - end_host_ns) / 1e6)
+    return (
+        output,
+        float(_event_elapsed_time(start, end)),
+        max(0.0, (done_host_ns - began_ns) / 1e6),
+        (done_host_ns - end_host_ns) / 1e6,
+    )
 
 
-def _warmup(calls, warmup_trials: int, device, prepare: Hook, after: Hook, proceed: Hook,
-            options: TimingOptions) -> int:
+def _warmup(
+    calls, warmup_trials: int, device, prepare: Hook, after: Hook, proceed: Hook, options: TimingOptions
+) -> int:
     """Untimed calls; returns how many ran. `proceed` may end them early (never before one call)."""
     count, is_cuda = len(calls), device.type == "cuda"
     started_ns = _perf_counter_ns()
     index = 0
-    while index < warmup_trials or (index < options.warmup_limit
-                                    and (_perf_counter_ns() - started_ns) / 1e6 < options.warmup_min_ms):
+    while index < warmup_trials or (
+        index < options.warmup_limit and (_perf_counter_ns() - started_ns) / 1e6 < options.warmup_min_ms
+    ):
         if prepare is not None:
             prepare("warmup", index)
         output = calls[call_order(index, count, max(warmup_trials, 1), options.order)]()
@@ -174,10 +197,18 @@ def _warmup(calls, warmup_trials: int, device, prepare: Hook, after: Hook, proce
     return index
 
 
-def time_calls(calls: Sequence[Callable[[], Any]], warmup_trials: int, perf_trials: int,
-               device: torch.device, l2_bytes: Optional[int] = None, *,
-               prepare: Hook = None, after: Hook = None, proceed: Hook = None,
-               options: Optional[TimingOptions] = None) -> TimedCalls:
+def time_calls(
+    calls: Sequence[Callable[[], Any]],
+    warmup_trials: int,
+    perf_trials: int,
+    device: torch.device,
+    l2_bytes: Optional[int] = None,
+    *,
+    prepare: Hook = None,
+    after: Hook = None,
+    proceed: Hook = None,
+    options: Optional[TimingOptions] = None,
+) -> TimedCalls:
     """Times up to `perf_trials` calls after up to `warmup_trials` untimed ones; `calls[i % len(calls)]`
     is warm-up call i and timed call i (with `options.order` = rotate).
 

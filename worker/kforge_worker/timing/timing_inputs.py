@@ -22,7 +22,7 @@ import torch
 from ..problem.inputs import cast_inputs, make_inputs, make_model
 from ..problem.seeds import derived_seed
 
-CONTENT_POOL_BYTES = 1024 ** 3
+CONTENT_POOL_BYTES = 1024**3
 MIN_CONTENTS = 2
 
 
@@ -80,8 +80,17 @@ def content_index(phase: str, index: int, models: int, warmup_trials: int, conte
     return model_index, rank % contents
 
 
-def build_timed_models(problem, model_class, seeds: List[int], warmup_trials: int, perf_trials: int,
-                       device, dtype, contents: Optional[int] = None, **construct) -> List[TimedModel]:
+def build_timed_models(
+    problem,
+    model_class,
+    seeds: List[int],
+    warmup_trials: int,
+    perf_trials: int,
+    device,
+    dtype,
+    contents: Optional[int] = None,
+    **construct
+) -> List[TimedModel]:
     """One model, one live input set and K content sets per timing seed (`contents` forces K:
     1 with the run-time checks off, when the live set is never refilled)."""
     models = []
@@ -95,8 +104,9 @@ def build_timed_models(problem, model_class, seeds: List[int], warmup_trials: in
         if held is None:
             held = min(count, CONTENT_POOL_BYTES // max(1, len(seeds) * input_bytes(live)))
         content_seeds = [seed] + [derived_seed(seed, j) for j in range(1, count)]
-        sets = ContentSets(lambda content: cast_inputs(make_inputs(problem, content, device), device, dtype),
-                           content_seeds, held)
+        sets = ContentSets(
+            lambda content: cast_inputs(make_inputs(problem, content, device), device, dtype), content_seeds, held
+        )
         models.append(TimedModel(seed=seed, model=model, live=live, content_seeds=content_seeds, contents=sets))
     return models
 

@@ -35,19 +35,43 @@ from .timing_dialogue import receive_step
 from .timing_inputs import build_timed_models, content_index, refill
 
 
-def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime, channel: Channel,
-               contents_per_model: Optional[int] = None) -> Dict[str, Any]:
+def run_timing(
+    problem,
+    model_class,
+    request,
+    device,
+    dtype,
+    guard: GuardRuntime,
+    channel: Channel,
+    contents_per_model: Optional[int] = None,
+) -> Dict[str, Any]:
     """The fields of the `timing` message."""
     run = request.run
     forced = None if guard.enabled else 1
-    models = build_timed_models(problem, model_class, run.timing_seeds, request.warmup_trials,
-                                request.perf_trials, device, dtype, contents=forced or contents_per_model,
-                                **CONSTRUCT)
+    models = build_timed_models(
+        problem,
+        model_class,
+        run.timing_seeds,
+        request.warmup_trials,
+        request.perf_trials,
+        device,
+        dtype,
+        contents=forced or contents_per_model,
+        **CONSTRUCT,
+    )
     count, contents = len(models), len(models[0].contents)
     samples: List[dict] = []
     limits = {"warmup": request.warmup_trials, "timed": request.perf_trials}
-    batches = CandidateBatches(problem, models, contents, device, dtype, request.output_dir, channel,
-                               lambda output, where: guard.after_call(output, where))
+    batches = CandidateBatches(
+        problem,
+        models,
+        contents,
+        device,
+        dtype,
+        request.output_dir,
+        channel,
+        lambda output, where: guard.after_call(output, where),
+    )
 
     def slot(phase: str, index: int):
         model_index, content = content_index(phase, index, count, request.warmup_trials, contents)
@@ -66,8 +90,15 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
     def keep(index: int, output: Any) -> None:
         timed, content = slot("timed", index)
         path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
-        samples.append({"call": index, "seed": timed.seed, "input_seed": timed.content_seeds[content],
-                        "path": path, "input_digest": input_digest(timed.live)})
+        samples.append(
+            {
+                "call": index,
+                "seed": timed.seed,
+                "input_seed": timed.content_seeds[content],
+                "path": path,
+                "input_digest": input_digest(timed.live),
+            }
+        )
 
     def proceed(phase: str, index: int, output: Any) -> bool:
         channel.send("called", phase=phase, index=index)
@@ -84,13 +115,22 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
                     batches.run(step.calls, step.reseed)
                 continue
             if step.next == "call" and index + 1 >= limits[phase]:
-                raise ProtocolError(f"the parent asked for {phase} call {index + 1}; the request allows {limits[phase]}")
+                raise ProtocolError(
+                    f"the parent asked for {phase} call {index + 1}; the request allows {limits[phase]}"
+                )
             return step.next == "call"
 
     with failures_as(**FORWARD), torch.no_grad():
-        timed_calls = time_calls(bound_calls([(timed.model, timed.live) for timed in models]),
-                                 request.warmup_trials, request.perf_trials, device, l2_cache_bytes(device),
-                                 prepare=prepare, after=after, proceed=proceed)
+        timed_calls = time_calls(
+            bound_calls([(timed.model, timed.live) for timed in models]),
+            request.warmup_trials,
+            request.perf_trials,
+            device,
+            l2_cache_bytes(device),
+            prepare=prepare,
+            after=after,
+            proceed=proceed,
+        )
     if guard.enabled and device.type == "cuda":
         problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms)
         if problem_text:
@@ -98,11 +138,21 @@ def run_timing(problem, model_class, request, device, dtype, guard: GuardRuntime
         guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
     elif guard.enabled:
         guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
-    result = {"times_ms": timed_calls.times_ms, "wall_ms": timed_calls.wall_ms, "gap_ms": timed_calls.gap_ms,
-              "samples": samples, "contents_per_model": contents, "warmup_calls": timed_calls.warmup_calls}
+    result = {
+        "times_ms": timed_calls.times_ms,
+        "wall_ms": timed_calls.wall_ms,
+        "gap_ms": timed_calls.gap_ms,
+        "samples": samples,
+        "contents_per_model": contents,
+        "warmup_calls": timed_calls.warmup_calls,
+    }
     if request.cross_check:
         with failures_as(**FORWARD), torch.no_grad():
-            result["cross_check"] = cross_check(bound_calls([(timed.model, timed.live) for timed in models]),
-                                                len(timed_calls.times_ms), device, l2_cache_bytes(device))
+            result["cross_check"] = cross_check(
+                bound_calls([(timed.model, timed.live) for timed in models]),
+                len(timed_calls.times_ms),
+                device,
+                l2_cache_bytes(device),
+            )
     guard.record_call_checks()
     return result

@@ -118,8 +118,13 @@ def _scan(reference: torch.Tensor, candidate: torch.Tensor, atol: Optional[float
             chunk_abs = float(torch.where(both_finite, difference, torch.zeros_like(difference)).max())
             scan.max_abs = chunk_abs if scan.max_abs is None else max(scan.max_abs, chunk_abs)
             nonzero = both_finite & (magnitude > 0)
-            chunk_rel = float(torch.where(nonzero, difference / torch.where(nonzero, magnitude, torch.ones_like(magnitude)),
-                                          torch.zeros_like(difference)).max())
+            chunk_rel = float(
+                torch.where(
+                    nonzero,
+                    difference / torch.where(nonzero, magnitude, torch.ones_like(magnitude)),
+                    torch.zeros_like(difference),
+                ).max()
+            )
             scan.max_rel = chunk_rel if scan.max_rel is None else max(scan.max_rel, chunk_rel)
         if atol is None or rtol is None:
             continue
@@ -158,7 +163,9 @@ def compare_tensor(reference: torch.Tensor, candidate: torch.Tensor, atol: float
         first = _unravel(scan.first_nan, tuple(reference.shape))
         result.first_mismatch = first_mismatch_at(reference, candidate, scan.first_nan)
         result.check = "nan"
-        result.message = f"{name} has {scan.nan_count} NaN/Inf values where the reference is finite (first at index {first})"
+        result.message = (
+            f"{name} has {scan.nan_count} NaN/Inf values where the reference is finite (first at index {first})"
+        )
     elif result.mismatch_count:
         first = _unravel(scan.first_mismatch, tuple(reference.shape))
         result.first_mismatch = first_mismatch_at(reference, candidate, scan.first_mismatch)
@@ -204,7 +211,9 @@ def _structure_problem(reference: FlatOutput, candidate: FlatOutput) -> Optional
     for index, (ref_info, can_info) in enumerate(zip(reference.leaf_info, candidate.leaf_info)):
         name = _leaf_name(index, count)
         if can_info["type"].startswith("tensor-subclass:"):
-            return f"{name} is a {can_info['type'].split(':', 1)[1]} (a torch.Tensor subclass), not a plain torch.Tensor"
+            return (
+                f"{name} is a {can_info['type'].split(':', 1)[1]} (a torch.Tensor subclass), not a plain torch.Tensor"
+            )
         ref_is_tensor, can_is_tensor = ref_info["type"] == "tensor", can_info["type"] == "tensor"
         both_numbers = _is_number(reference.leaves[index]) and _is_number(candidate.leaves[index])
         if ref_is_tensor != can_is_tensor or (ref_info["type"] != can_info["type"] and not both_numbers):
@@ -222,10 +231,13 @@ def _leaf_results(reference: FlatOutput, candidate: FlatOutput, atol: float, rto
         if not isinstance(ref, torch.Tensor):
             results.append(compare_value(ref, can, atol, rtol, name))
         elif tuple(can.shape) != tuple(ref.shape):
-            results.append(LeafResult(
-                check="shape", numel=ref.numel(),
-                message=f"{name} has shape {tuple(can.shape)}, the reference's is {tuple(ref.shape)}",
-            ))
+            results.append(
+                LeafResult(
+                    check="shape",
+                    numel=ref.numel(),
+                    message=f"{name} has shape {tuple(can.shape)}, the reference's is {tuple(ref.shape)}",
+                )
+            )
         else:
             result = compare_tensor(ref, can, atol, rtol, name)
             if can.dtype != ref.dtype:
@@ -255,15 +267,21 @@ def fp64_errors(reference_fp64: Optional[FlatOutput], candidate: FlatOutput) -> 
     return _max(abs_errors), _max(rel_errors)
 
 
-def compare_outputs(reference: FlatOutput, candidate: FlatOutput, atol: float, rtol: float,
-                    reference_fp64: Optional[FlatOutput] = None) -> dict:
+def compare_outputs(
+    reference: FlatOutput, candidate: FlatOutput, atol: float, rtol: float, reference_fp64: Optional[FlatOutput] = None
+) -> dict:
     """The comparison fields of one judged trial: check, message, errors, counts (JSON-ready)."""
     fp64_abs, fp64_rel = fp64_errors(reference_fp64, candidate)
     outcome = {
-        "check": None, "message": None, "max_abs_error": None, "max_rel_error": None,
-        "mismatch_count": None, "numel": sum(leaf.numel() if isinstance(leaf, torch.Tensor) else 1
-                                             for leaf in reference.leaves),
-        "fp64_max_abs_error": fp64_abs, "fp64_max_rel_error": fp64_rel, "first_mismatch": None,
+        "check": None,
+        "message": None,
+        "max_abs_error": None,
+        "max_rel_error": None,
+        "mismatch_count": None,
+        "numel": sum(leaf.numel() if isinstance(leaf, torch.Tensor) else 1 for leaf in reference.leaves),
+        "fp64_max_abs_error": fp64_abs,
+        "fp64_max_rel_error": fp64_rel,
+        "first_mismatch": None,
     }
     problem = _structure_problem(reference, candidate)
     if problem is not None:
@@ -274,7 +292,11 @@ def compare_outputs(reference: FlatOutput, candidate: FlatOutput, atol: float, r
     if failing:
         worst = min(failing, key=lambda result: CHECK_ORDER.index(result.check))
         leaf = results.index(worst)
-        first = None if worst.first_mismatch is None else {**worst.first_mismatch, "leaf": leaf if len(results) > 1 else None}
+        first = (
+            None
+            if worst.first_mismatch is None
+            else {**worst.first_mismatch, "leaf": leaf if len(results) > 1 else None}
+        )
         outcome.update(check=worst.check, message=worst.message, first_mismatch=first)
     if not any(result.check == "shape" for result in results):
         outcome.update(

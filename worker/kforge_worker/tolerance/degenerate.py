@@ -51,7 +51,7 @@ CHUNK_ELEMENTS = 1 << 24
 def _chunks(tensor: torch.Tensor):
     flat = tensor.detach().reshape(-1)
     for start in range(0, flat.numel(), CHUNK_ELEMENTS):
-        yield flat[start:start + CHUNK_ELEMENTS]
+        yield flat[start : start + CHUNK_ELEMENTS]
 
 
 def tensor_leaves(value: Any) -> list[torch.Tensor]:
@@ -296,21 +296,38 @@ def scale_aware_compare(candidate: Any, reference: Any, threshold: float | None 
     tau = DEFAULT_RELATIVE_L2_THRESHOLD if threshold is None else float(threshold)
     candidates, references = tensor_leaves(candidate), tensor_leaves(reference)
     if len(candidates) != len(references):
-        return {"passed": False, "relative_l2_error": math.inf, "threshold": tau, "metric": "relative_l2",
-                "leaves": [], "message": f"the output has {len(candidates)} tensors, the reference "
-                                         f"{len(references)}"}
+        return {
+            "passed": False,
+            "relative_l2_error": math.inf,
+            "threshold": tau,
+            "metric": "relative_l2",
+            "leaves": [],
+            "message": f"the output has {len(candidates)} tensors, the reference " f"{len(references)}",
+        }
     leaves = []
     for produced, expected in zip(candidates, references):
         if _floating(expected):
             error = relative_l2_error(produced, expected)
         else:
-            error = 0.0 if produced.shape == expected.shape and bool(torch.equal(produced.cpu(), expected.cpu())) \
+            error = (
+                0.0
+                if produced.shape == expected.shape and bool(torch.equal(produced.cpu(), expected.cpu()))
                 else math.inf
+            )
         leaves.append({"relative_l2_error": error, "passed": error <= tau})
     worst = max((leaf["relative_l2_error"] for leaf in leaves), default=0.0)
     passed = all(leaf["passed"] for leaf in leaves)
-    message = (f"relative L2 error {worst:.3g} is within {tau:.3g}" if passed else
-               f"relative L2 error {worst:.3g} exceeds {tau:.3g}: the tolerance on this problem lets "
-               f"trivial outputs pass, so it is judged by ||c - r|| / ||r|| instead")
-    return {"passed": passed, "relative_l2_error": worst, "threshold": tau, "metric": "relative_l2",
-            "leaves": leaves, "message": message}
+    message = (
+        f"relative L2 error {worst:.3g} is within {tau:.3g}"
+        if passed
+        else f"relative L2 error {worst:.3g} exceeds {tau:.3g}: the tolerance on this problem lets "
+        f"trivial outputs pass, so it is judged by ||c - r|| / ||r|| instead"
+    )
+    return {
+        "passed": passed,
+        "relative_l2_error": worst,
+        "threshold": tau,
+        "metric": "relative_l2",
+        "leaves": leaves,
+        "message": message,
+    }

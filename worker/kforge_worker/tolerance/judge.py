@@ -35,16 +35,32 @@ AuditFor = Callable[[float, float], Optional[dict]]
 
 def _empty_trial(entry: JudgedOutput, check: str, message: str, input_mutated: Optional[bool]) -> dict:
     return {
-        "seed": entry.seed, "input_seed": entry.input_seed, "variant": entry.variant,
-        "passed": False, "check": check, "message": message,
-        "max_abs_error": None, "max_rel_error": None, "mismatch_count": None, "numel": None,
-        "fp64_max_abs_error": None, "fp64_max_rel_error": None, "input_mutated": input_mutated,
-        "scale_aware": None, "first_mismatch": None,
+        "seed": entry.seed,
+        "input_seed": entry.input_seed,
+        "variant": entry.variant,
+        "passed": False,
+        "check": check,
+        "message": message,
+        "max_abs_error": None,
+        "max_rel_error": None,
+        "mismatch_count": None,
+        "numel": None,
+        "fp64_max_abs_error": None,
+        "fp64_max_rel_error": None,
+        "input_mutated": input_mutated,
+        "scale_aware": None,
+        "first_mismatch": None,
     }
 
 
-def judge_trial(record: Optional[ReferenceRecord], entry: JudgedOutput, atol: float, rtol: float,
-                audit: Optional[dict] = None, missing: str = "") -> dict:
+def judge_trial(
+    record: Optional[ReferenceRecord],
+    entry: JudgedOutput,
+    atol: float,
+    rtol: float,
+    audit: Optional[dict] = None,
+    missing: str = "",
+) -> dict:
     """One trial of a `judgement`: the comparison, whether the inputs changed in the call, and on a
     degenerate tolerance the scale-aware comparison."""
     if record is None:
@@ -55,8 +71,14 @@ def judge_trial(record: Optional[ReferenceRecord], entry: JudgedOutput, atol: fl
         candidate = outputs.load(entry.path, record_device(record))
     except outputs.OutputFileError as error:
         return _empty_trial(entry, "missing-output", str(error), mutated)
-    trial = {"seed": entry.seed, "input_seed": entry.input_seed, "variant": entry.variant, "passed": False,
-             **compare_outputs(record.output, candidate, atol, rtol, record.output_fp64), "scale_aware": None}
+    trial = {
+        "seed": entry.seed,
+        "input_seed": entry.input_seed,
+        "variant": entry.variant,
+        "passed": False,
+        **compare_outputs(record.output, candidate, atol, rtol, record.output_fp64),
+        "scale_aware": None,
+    }
     trial["input_mutated"] = mutated
     if mutated:
         trial["check"] = "input-mutation"
@@ -77,5 +99,8 @@ def judge(lookup: Lookup, request: JudgeRequest, audit_for: Optional[AuditFor] =
         record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
         trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
         del record  # a recomputed reference is dropped before the next one is computed
-    return {"passed": bool(trials) and all(trial["passed"] for trial in trials), "trials": trials,
-            "degenerate": bool(audit and audit["degenerate"])}
+    return {
+        "passed": bool(trials) and all(trial["passed"] for trial in trials),
+        "trials": trials,
+        "degenerate": bool(audit and audit["degenerate"]),
+    }

@@ -29,9 +29,14 @@ def _json_number(value: Optional[float]) -> Optional[float]:
 
 def floating_pairs(reference: FlatOutput, candidate: FlatOutput) -> List[Tuple[torch.Tensor, torch.Tensor]]:
     """(reference, candidate) tensor leaves that the scale-aware metric judges."""
-    return [(ref, can) for ref, can in zip(reference.leaves, candidate.leaves)
-            if isinstance(ref, torch.Tensor) and isinstance(can, torch.Tensor)
-            and (ref.is_floating_point() or ref.is_complex()) and ref.numel() > 0]
+    return [
+        (ref, can)
+        for ref, can in zip(reference.leaves, candidate.leaves)
+        if isinstance(ref, torch.Tensor)
+        and isinstance(can, torch.Tensor)
+        and (ref.is_floating_point() or ref.is_complex())
+        and ref.numel() > 0
+    ]
 
 
 def _finite_values(chunk: torch.Tensor) -> torch.Tensor:
@@ -75,9 +80,14 @@ def judge_scale_aware(reference: FlatOutput, candidate: FlatOutput, threshold: f
     pairs = floating_pairs(reference, candidate)
     result = scale_aware_compare([can for _, can in pairs], [ref for ref, _ in pairs], threshold)
     trivial = min((trivial_error(ref) for ref, _ in pairs), default=None)
-    outcome = {"passed": result["passed"], "check": None, "message": None,
-               "relative_l2_error": _json_number(result["relative_l2_error"]), "threshold": result["threshold"],
-               "trivial_relative_l2_error": _json_number(trivial)}
+    outcome = {
+        "passed": result["passed"],
+        "check": None,
+        "message": None,
+        "relative_l2_error": _json_number(result["relative_l2_error"]),
+        "threshold": result["threshold"],
+        "trivial_relative_l2_error": _json_number(trivial),
+    }
     if result["passed"]:
         return outcome
     trivial_like = []
@@ -93,7 +103,8 @@ def judge_scale_aware(reference: FlatOutput, candidate: FlatOutput, threshold: f
         outcome["message"] = (
             f"the output passes the tolerance only because it is degenerate on this problem (a trivial output "
             f"passes it too): its relative L2 error {error:.3g} is that of a trivial output ({floor:.3g}), "
-            f"above the scale-aware threshold {result['threshold']:.3g}")
+            f"above the scale-aware threshold {result['threshold']:.3g}"
+        )
     else:
         outcome["check"] = "scale-aware-mismatch"
         outcome["message"] = result["message"]

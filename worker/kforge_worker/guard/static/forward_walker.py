@@ -33,9 +33,21 @@ from .inference import (
 )
 
 
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-              ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-              ast.LShift: "<<", ast.RShift: ">>"}
+_OPERATORS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+}
 
 
 @dataclass
@@ -51,8 +63,7 @@ class _Job:
 class _ForwardWalker:
     """Follows forward into the methods and module functions it calls and checks each one."""
 
-    def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any],
-                 classes: dict[str, _ClassInfo]):
+    def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any], classes: dict[str, _ClassInfo]):
         self.module = module
         self.report = report
         self.policy = policy
@@ -87,8 +98,16 @@ class _ForwardWalker:
         while self.queue:
             self._analyze(self.queue.pop())
 
-    def _enqueue(self, function: _FunctionNode, cls: _ClassInfo | None, call: ast.Call, ctx: _Ctx,
-                 skip_first: bool, in_handler: bool, self_param: bool) -> None:
+    def _enqueue(
+        self,
+        function: _FunctionNode,
+        cls: _ClassInfo | None,
+        call: ast.Call,
+        ctx: _Ctx,
+        skip_first: bool,
+        in_handler: bool,
+        self_param: bool,
+    ) -> None:
         params = [arg.arg for arg in function.args.posonlyargs + function.args.args]
         if skip_first:
             params = params[1:]
@@ -106,33 +125,53 @@ class _ForwardWalker:
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _fallback(self, node: ast.AST, what: str, in_handler: bool, verb: str = "calls",
-                  advice: str = "move the work into the kernel", definitive: bool = False) -> None:
+    def _fallback(
+        self,
+        node: ast.AST,
+        what: str,
+        in_handler: bool,
+        verb: str = "calls",
+        advice: str = "move the work into the kernel",
+        definitive: bool = False,
+    ) -> None:
         """``what`` names the PyTorch compute: forward {verb} {what} (line n): ... A note unless
         `definitive` (report.py): whether PyTorch did the work is decided from what ran."""
         if in_handler:
-            self.report.add("silent-fallback",
-                            f"forward falls back to PyTorch in an except handler: it {verb} {what}{_at(node)}; "
-                            f"a kernel failure must surface as an error, not as PyTorch's answer, so remove "
-                            f"the fallback (rejected if the fallback runs)", _line(node), definitive=definitive)
+            self.report.add(
+                "silent-fallback",
+                f"forward falls back to PyTorch in an except handler: it {verb} {what}{_at(node)}; "
+                f"a kernel failure must surface as an error, not as PyTorch's answer, so remove "
+                f"the fallback (rejected if the fallback runs)",
+                _line(node),
+                definitive=definitive,
+            )
         elif definitive:
-            self.report.add("torch-fallback", f"forward {verb} {what}{_at(node)}: {advice}", _line(node),
-                            definitive=True)
+            self.report.add(
+                "torch-fallback", f"forward {verb} {what}{_at(node)}: {advice}", _line(node), definitive=True
+            )
         else:
-            self.report.add("torch-fallback",
-                            f"forward {verb} {what}{_at(node)}: PyTorch compute in forward; under the policy "
-                            f"`{self.policy['name']}` the operators that run decide (reported under "
-                            f"kernelbench, rejected under own-kernels and strict)", _line(node))
+            self.report.add(
+                "torch-fallback",
+                f"forward {verb} {what}{_at(node)}: PyTorch compute in forward; under the policy "
+                f"`{self.policy['name']}` the operators that run decide (reported under "
+                f"kernelbench, rejected under own-kernels and strict)",
+                _line(node),
+            )
 
     def _phase(self, node: ast.AST, what: str) -> None:
-        self.report.add("phase-detect",
-                        f"forward {what}{_at(node)}: timed calls must do the same work as checked calls; "
-                        f"remove the state that tells them apart", _line(node))
+        self.report.add(
+            "phase-detect",
+            f"forward {what}{_at(node)}: timed calls must do the same work as checked calls; "
+            f"remove the state that tells them apart",
+            _line(node),
+        )
 
     def _cache(self, node: ast.AST, what: str) -> None:
-        self.report.add("result-cache",
-                        f"forward {what}{_at(node)}: outputs must be computed from the inputs on every "
-                        f"call; remove the cache", _line(node))
+        self.report.add(
+            "result-cache",
+            f"forward {what}{_at(node)}: outputs must be computed from the inputs on every " f"call; remove the cache",
+            _line(node),
+        )
 
     # -- one function ----------------------------------------------------------------------
 
@@ -176,10 +215,14 @@ class _ForwardWalker:
                 if isinstance(node.op, ast.MatMult):
                     self._fallback(node, "the `@` operator to tensors", in_handler, "applies")
                 elif "tensor" in (_kind(node.left, ctx), _kind(node.right, ctx)):
-                    self._fallback(node, f"`{_OPERATORS.get(type(node.op), '?')}` on tensors with PyTorch", in_handler,
-                                   "computes")
-            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)) \
-                    and _kind(node.operand, ctx) == "tensor":
+                    self._fallback(
+                        node, f"`{_OPERATORS.get(type(node.op), '?')}` on tensors with PyTorch", in_handler, "computes"
+                    )
+            elif (
+                isinstance(node, ast.UnaryOp)
+                and isinstance(node.op, (ast.USub, ast.Invert))
+                and _kind(node.operand, ctx) == "tensor"
+            ):
                 self._fallback(node, "a unary operator on a tensor with PyTorch", in_handler, "computes")
             elif isinstance(node, ast.Compare):
                 self._compare(node, ctx, in_handler, taint, local_names)
@@ -189,8 +232,9 @@ class _ForwardWalker:
                 self._assign(node, ctx, taint, global_names, local_names)
             elif isinstance(node, ast.Subscript):
                 if self._tainted(node.slice, taint) and self._is_cache(node.value, ctx, local_names):
-                    self._cache(node, f"looks up `{ast.unparse(node)}` keyed on "
-                                      f"{self._taint_label(node.slice, taint)}")
+                    self._cache(
+                        node, f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.slice, taint)}"
+                    )
             elif isinstance(node, ast.Return) and node.value is not None and job.via == "forward":
                 if _kind(node.value, ctx) == "cached":
                     self._cache(node, f"returns `{ast.unparse(node.value)}`, a value read from a cache")
@@ -198,10 +242,13 @@ class _ForwardWalker:
     def _check_decorators(self, job: _Job, function: _FunctionNode) -> None:
         for qual in _decorator_names(function, self.module):
             if qual in _CACHE_DECORATORS and ("tensor" in job.param_kinds.values() or job.via == "forward"):
-                self.report.add("result-cache",
-                                f"{getattr(function, 'name', 'a function')} is wrapped in {qual}{_at(function)} "
-                                f"and called from forward with tensors: a cache returns old answers for "
-                                f"repeated inputs; remove the decorator", _line(function))
+                self.report.add(
+                    "result-cache",
+                    f"{getattr(function, 'name', 'a function')} is wrapped in {qual}{_at(function)} "
+                    f"and called from forward with tensors: a cache returns old answers for "
+                    f"repeated inputs; remove the decorator",
+                    _line(function),
+                )
 
     def _call(self, node: ast.Call, ctx: _Ctx, in_handler: bool, in_test: bool) -> None:
         module = self.module
@@ -222,8 +269,15 @@ class _ForwardWalker:
             elif qual in ("sys._getframe", "inspect.stack", "inspect.currentframe") and in_test:
                 self._phase(node, f"branches on {qual}()")
             elif qual.startswith("operator.") or qual in (
-                    "builtins.sum", "builtins.max", "builtins.min", "builtins.abs", "builtins.pow",
-                    "builtins.round", "builtins.divmod", "functools.reduce"):
+                "builtins.sum",
+                "builtins.max",
+                "builtins.min",
+                "builtins.abs",
+                "builtins.pow",
+                "builtins.round",
+                "builtins.divmod",
+                "functools.reduce",
+            ):
                 if any(_kind(argument, ctx) == "tensor" for argument in node.args):
                     self._fallback(node, f"{ast.unparse(func)}() on tensors", in_handler)
             elif qual == "builtins.next" and node.args and _kind(node.args[0], ctx) == "counter":
@@ -238,8 +292,13 @@ class _ForwardWalker:
             elif kind == "torch-module":
                 self._fallback(node, f"the torch.nn module `{func.id}`", in_handler)
             elif func.id in module.reference_names:
-                self._fallback(node, "the reference Model", in_handler,
-                               advice="the candidate must compute the result itself", definitive=True)
+                self._fallback(
+                    node,
+                    "the reference Model",
+                    in_handler,
+                    advice="the candidate must compute the result itself",
+                    definitive=True,
+                )
             return
         if isinstance(func, ast.Subscript):
             if _kind(func.value, ctx) == "triton":
@@ -255,8 +314,12 @@ class _ForwardWalker:
         receiver = func.value
         if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
             if method in ("forward", "__call__"):
-                self._fallback(node, "super().forward, the parent class's forward", in_handler,
-                               advice="the candidate must compute the result itself")
+                self._fallback(
+                    node,
+                    "super().forward, the parent class's forward",
+                    in_handler,
+                    advice="the candidate must compute the result itself",
+                )
             return
         receiver_kind = _kind(receiver, ctx)
         if receiver_kind == "self":
@@ -265,21 +328,29 @@ class _ForwardWalker:
         if receiver_kind in ("torch-module", "torch-module-list") and method in ("forward", "__call__"):
             self._fallback(node, f"the forward of the torch.nn module `{ast.unparse(receiver)}`", in_handler)
         elif receiver_kind in ("reference", "reference-class") and method in ("forward", "__call__"):
-            self._fallback(node, f"the reference Model ({ast.unparse(func)})", in_handler,
-                           advice="the candidate must compute the result itself", definitive=True)
+            self._fallback(
+                node,
+                f"the reference Model ({ast.unparse(func)})",
+                in_handler,
+                advice="the candidate must compute the result itself",
+                definitive=True,
+            )
         elif receiver_kind in ("ext", "kernel", "triton"):
             self.kernel_calls += 1
         elif receiver_kind and receiver_kind.startswith("instance:") and method in ("forward", "__call__"):
             self._enqueue_class_method(receiver_kind.split(":", 1)[1], "forward", node, ctx, in_handler, True)
         elif receiver_kind and receiver_kind.startswith("class:"):
             if method in ("apply", "forward"):
-                self._enqueue_class_method(receiver_kind.split(":", 1)[1], "forward", node, ctx,
-                                           in_handler, False)
+                self._enqueue_class_method(receiver_kind.split(":", 1)[1], "forward", node, ctx, in_handler, False)
         elif receiver_kind in _PYTHON_CONTAINER_TYPES or receiver_kind in ("stream", "counter", "cached"):
-            if method in ("get", "setdefault", "pop", "__contains__", "__getitem__") and node.args \
-                    and self._tainted(node.args[0], self.taint):
-                self._cache(node, f"looks up `{ast.unparse(node)}` keyed on "
-                                  f"{self._taint_label(node.args[0], self.taint)}")
+            if (
+                method in ("get", "setdefault", "pop", "__contains__", "__getitem__")
+                and node.args
+                and self._tainted(node.args[0], self.taint)
+            ):
+                self._cache(
+                    node, f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.args[0], self.taint)}"
+                )
         elif receiver_kind is None and method in module.kernel_names:
             self.kernel_calls += 1
         elif method == "is_inference":
@@ -314,11 +385,20 @@ class _ForwardWalker:
         kind = info.attr_kinds.get(name)
         label = f"self.{name}"
         if kind in ("torch-module", "torch-module-list"):
-            self._fallback(node, f"the torch.nn module {label} ({info.attr_quals.get(name, 'torch.nn')})",
-                           in_handler, advice="its forward is PyTorch's, so use its weights in your own kernel")
+            self._fallback(
+                node,
+                f"the torch.nn module {label} ({info.attr_quals.get(name, 'torch.nn')})",
+                in_handler,
+                advice="its forward is PyTorch's, so use its weights in your own kernel",
+            )
         elif kind == "reference":
-            self._fallback(node, f"the reference Model held in {label}", in_handler,
-                           advice="the candidate must compute the result itself", definitive=True)
+            self._fallback(
+                node,
+                f"the reference Model held in {label}",
+                in_handler,
+                advice="the candidate must compute the result itself",
+                definitive=True,
+            )
         elif kind in ("kernel", "ext"):
             self.kernel_calls += 1
         elif kind and kind.startswith("instance:"):
@@ -326,8 +406,9 @@ class _ForwardWalker:
         elif name in info.methods:
             self._enqueue(info.methods[name], info, node, ctx, False, in_handler, True)
 
-    def _enqueue_class_method(self, class_name: str, method: str, node: ast.Call, ctx: _Ctx,
-                              in_handler: bool, bound: bool) -> None:
+    def _enqueue_class_method(
+        self, class_name: str, method: str, node: ast.Call, ctx: _Ctx, in_handler: bool, bound: bool
+    ) -> None:
         info = _class_info(self.module, class_name, self.classes)
         if info is None or method not in info.methods:
             return
@@ -336,45 +417,59 @@ class _ForwardWalker:
         # autograd.Function.forward(ctx, ...) is static: skip ctx; bound methods skip self.
         self._enqueue(function, info, node, ctx, True, in_handler, bound and not is_static)
 
-    def _compare(self, node: ast.Compare, ctx: _Ctx, in_handler: bool, taint: dict[str, str],
-                 local_names: set[str]) -> None:
+    def _compare(
+        self, node: ast.Compare, ctx: _Ctx, in_handler: bool, taint: dict[str, str], local_names: set[str]
+    ) -> None:
         operands = [node.left, *node.comparators]
         value_ops = [op for op in node.ops if not isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))]
         if value_ops and any(_kind(operand, ctx) == "tensor" for operand in operands):
             self._fallback(node, "a comparison of tensors with PyTorch", in_handler, "computes")
         if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and self._tainted(node.left, taint):
-            self._cache(node, f"tests `{ast.unparse(node)}` against stored keys made from "
-                              f"{self._taint_label(node.left, taint)}")
+            self._cache(
+                node,
+                f"tests `{ast.unparse(node)}` against stored keys made from " f"{self._taint_label(node.left, taint)}",
+            )
         elif any(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops):
             tainted = [operand for operand in operands if self._tainted(operand, taint)]
             stored = [operand for operand in operands if self._is_state(operand, ctx, local_names)]
             if tainted and stored:
-                self._cache(node, f"compares {self._taint_label(tainted[0], taint)} with the stored "
-                                  f"`{ast.unparse(stored[0])}` to recognise a repeated input")
+                self._cache(
+                    node,
+                    f"compares {self._taint_label(tainted[0], taint)} with the stored "
+                    f"`{ast.unparse(stored[0])}` to recognise a repeated input",
+                )
 
-    def _augassign(self, node: ast.AugAssign, ctx: _Ctx, in_handler: bool, global_names: set[str],
-                   local_names: set[str]) -> None:
+    def _augassign(
+        self, node: ast.AugAssign, ctx: _Ctx, in_handler: bool, global_names: set[str], local_names: set[str]
+    ) -> None:
         target = node.target
         if _kind(target, ctx) == "tensor":
-            self._fallback(node, f"`{_OPERATORS.get(type(node.op), '?')}=` on a tensor with PyTorch", in_handler,
-                           "computes")
+            self._fallback(
+                node, f"`{_OPERATORS.get(type(node.op), '?')}=` on a tensor with PyTorch", in_handler, "computes"
+            )
         elif self._is_state(target, ctx, local_names) or (isinstance(target, ast.Name) and target.id in global_names):
             self._phase(node, f"keeps a call counter (`{ast.unparse(node)}`)")
 
-    def _assign(self, node: ast.Assign, ctx: _Ctx, taint: dict[str, str], global_names: set[str],
-                local_names: set[str]) -> None:
+    def _assign(
+        self, node: ast.Assign, ctx: _Ctx, taint: dict[str, str], global_names: set[str], local_names: set[str]
+    ) -> None:
         for target in node.targets:
-            state = self._is_state(target, ctx, local_names) or \
-                (isinstance(target, ast.Name) and target.id in global_names)
+            state = self._is_state(target, ctx, local_names) or (
+                isinstance(target, ast.Name) and target.id in global_names
+            )
             if not state:
                 continue
             text = ast.unparse(target)
             if isinstance(node.value, ast.BinOp) and any(
-                    ast.unparse(inner) == text for inner in ast.walk(node.value) if inner is not node.value):
+                ast.unparse(inner) == text for inner in ast.walk(node.value) if inner is not node.value
+            ):
                 self._phase(node, f"keeps a call counter (`{ast.unparse(node)}`)")
             elif self._tainted(node.value, taint, identity_only=True):
-                self._cache(node, f"stores {self._taint_label(node.value, taint)} in `{text}` to recognise "
-                                  f"the input on a later call")
+                self._cache(
+                    node,
+                    f"stores {self._taint_label(node.value, taint)} in `{text}` to recognise "
+                    f"the input on a later call",
+                )
 
     # -- state, caches and taint -----------------------------------------------------------
 
@@ -388,12 +483,21 @@ class _ForwardWalker:
                 root = root.value
             if isinstance(root, ast.Name) and root.id == ctx.self_name:
                 return True
-            return isinstance(root, ast.Name) and root.id not in local_names \
-                and root.id not in self.module.aliases and root.id != "self"
+            return (
+                isinstance(root, ast.Name)
+                and root.id not in local_names
+                and root.id not in self.module.aliases
+                and root.id != "self"
+            )
         if isinstance(node, ast.Name):
-            return node.id not in local_names and node.id not in self.module.aliases \
-                and node.id not in self.module.functions and node.id not in self.module.classes \
-                and node.id not in _BUILTIN_NAMES and node.id not in ctx.kinds
+            return (
+                node.id not in local_names
+                and node.id not in self.module.aliases
+                and node.id not in self.module.functions
+                and node.id not in self.module.classes
+                and node.id not in _BUILTIN_NAMES
+                and node.id not in ctx.kinds
+            )
         return False
 
     def _is_cache(self, node: ast.AST, ctx: _Ctx, local_names: set[str]) -> bool:
@@ -433,8 +537,11 @@ class _ForwardWalker:
         if isinstance(node, ast.Call):
             qual = ctx.qual(node.func) or ""
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            if qual in ("builtins.id", "builtins.hash") or qual.startswith(("hashlib.", "zlib.crc32")) \
-                    or method in _IDENTITY_METHODS:
+            if (
+                qual in ("builtins.id", "builtins.hash")
+                or qual.startswith(("hashlib.", "zlib.crc32"))
+                or method in _IDENTITY_METHODS
+            ):
                 subject = node.func.value if method in _IDENTITY_METHODS else (node.args[0] if node.args else None)
                 if subject is not None and self._module_state(subject, ctx):
                     return None  # keyed on a parameter or buffer, not on an input: a packed weight
@@ -458,8 +565,21 @@ class _ForwardWalker:
             return self._source(node.value, taint, ctx, depth + 1)
         if isinstance(node, ast.Name):
             return taint.get(node.id)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.JoinedStr, ast.FormattedValue,
-                             ast.Subscript, ast.Starred, ast.BoolOp, ast.UnaryOp)):
+        if isinstance(
+            node,
+            (
+                ast.Tuple,
+                ast.List,
+                ast.Set,
+                ast.BinOp,
+                ast.JoinedStr,
+                ast.FormattedValue,
+                ast.Subscript,
+                ast.Starred,
+                ast.BoolOp,
+                ast.UnaryOp,
+            ),
+        ):
             for child in ast.iter_child_nodes(node):
                 found = self._source(child, taint, ctx, depth + 1)
                 if found:
@@ -471,8 +591,10 @@ class _ForwardWalker:
         (`weight = self.linear.weight`): the module's own parameters and buffers (state keyed on
         them is a weight packed once, not an answer cached for an input)."""
         while isinstance(node, (ast.Attribute, ast.Subscript)) or (
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("detach", "contiguous", "t", "view", "reshape")):
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("detach", "contiguous", "t", "view", "reshape")
+        ):
             node = node.func.value if isinstance(node, ast.Call) else node.value
         if not isinstance(node, ast.Name):
             return False

@@ -67,8 +67,11 @@ class _Ctx:
             while isinstance(current, ast.Attribute):
                 chain.append(current.attr)
                 current = current.value
-            if isinstance(current, ast.Name) and current.id in (self.self_name, self.cls.node.name) \
-                    and chain[-1] in self.cls.attr_aliases:
+            if (
+                isinstance(current, ast.Name)
+                and current.id in (self.self_name, self.cls.node.name)
+                and chain[-1] in self.cls.attr_aliases
+            ):
                 return ".".join([self.cls.attr_aliases[chain[-1]], *reversed(chain[:-1])])
         return found
 
@@ -82,8 +85,12 @@ def _nn_kind(qual: str, call: ast.Call, ctx: _Ctx) -> str | None:
             if inner is not call and isinstance(inner, ast.Call):
                 inner_qual = ctx.qual(inner.func) or ""
                 inner_last = inner_qual.rsplit(".", 1)[-1]
-                if inner_qual.startswith("torch.nn.") and inner_last[:1].isupper() \
-                        and inner_last not in _NN_NOT_COMPUTE and inner_last not in _NN_CONTAINERS:
+                if (
+                    inner_qual.startswith("torch.nn.")
+                    and inner_last[:1].isupper()
+                    and inner_last not in _NN_NOT_COMPUTE
+                    and inner_last not in _NN_CONTAINERS
+                ):
                     return "torch-module-list"
         return "local-module-list"
     if last in _NN_NOT_COMPUTE:
@@ -99,8 +106,14 @@ def _call_kind(node: ast.Call, ctx: _Ctx) -> str | None:
             return "ext"
         if qual in _CONTAINER_FACTORIES:
             return "list" if qual == "builtins.list" else "container"
-        if qual in ("builtins.sorted", "builtins.range", "builtins.tuple", "builtins.enumerate",
-                    "builtins.zip", "builtins.map"):
+        if qual in (
+            "builtins.sorted",
+            "builtins.range",
+            "builtins.tuple",
+            "builtins.enumerate",
+            "builtins.zip",
+            "builtins.map",
+        ):
             return "list"
         if qual in ("builtins.len", "builtins.int", "builtins.float", "builtins.bool", "math.prod"):
             return "number"
@@ -111,14 +124,41 @@ def _call_kind(node: ast.Call, ctx: _Ctx) -> str | None:
         last = qual.rsplit(".", 1)[-1]
         if qual.startswith("torch.nn.") and last[:1].isupper():
             return _nn_kind(qual, node, ctx)
-        if qual.startswith(("torch.cuda.", "torch.utils.", "torch.backends.", "torch.version",
-                            "torch.autograd.", "torch.library.", "torch.jit.")):
+        if qual.startswith(
+            (
+                "torch.cuda.",
+                "torch.utils.",
+                "torch.backends.",
+                "torch.version",
+                "torch.autograd.",
+                "torch.library.",
+                "torch.jit.",
+            )
+        ):
             return None
         if qual.startswith("torch."):
-            if last in ("numel", "is_tensor", "is_floating_point", "is_complex", "get_default_dtype",
-                        "Size", "device", "dtype", "finfo", "iinfo", "result_type", "promote_types",
-                        "can_cast", "broadcast_shapes", "no_grad", "inference_mode", "enable_grad",
-                        "get_num_threads", "typename", "Generator"):
+            if last in (
+                "numel",
+                "is_tensor",
+                "is_floating_point",
+                "is_complex",
+                "get_default_dtype",
+                "Size",
+                "device",
+                "dtype",
+                "finfo",
+                "iinfo",
+                "result_type",
+                "promote_types",
+                "can_cast",
+                "broadcast_shapes",
+                "no_grad",
+                "inference_mode",
+                "enable_grad",
+                "get_num_threads",
+                "typename",
+                "Generator",
+            ):
                 return None
             return "tensor"
         return None
@@ -179,8 +219,14 @@ def _kind(node: ast.AST | None, ctx: _Ctx) -> str | None:
             return "tensor" if node.attr in ("T", "mT", "H", "mH", "data", "real", "imag", "grad") else None
         if base == "ext":
             return "kernel"
-        if base == "torch-module" and node.attr in ("weight", "bias", "running_mean", "running_var",
-                                                    "in_proj_weight", "in_proj_bias"):
+        if base == "torch-module" and node.attr in (
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "in_proj_weight",
+            "in_proj_bias",
+        ):
             return "tensor"
         return None
     if isinstance(node, ast.Call):
@@ -323,11 +369,19 @@ def _class_info(module: _Module, name: str, cache: dict[str, _ClassInfo]) -> _Cl
         for inner in nodes:
             pairs: list[tuple[str, ast.AST]] = []
             if isinstance(inner, ast.Assign):
-                pairs = [(target.attr, inner.value) for target in inner.targets
-                         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                         and target.value.id == self_name]
-            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
-                    and inner.func.attr in ("register_buffer", "register_parameter") and inner.args:
+                pairs = [
+                    (target.attr, inner.value)
+                    for target in inner.targets
+                    if isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == self_name
+                ]
+            elif (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr in ("register_buffer", "register_parameter")
+                and inner.args
+            ):
                 label = inner.args[0]
                 if isinstance(label, ast.Constant) and isinstance(label.value, str):
                     info.attr_kinds.setdefault(label.value, "tensor")
@@ -354,15 +408,23 @@ def _torch_verdict(qual: str, policy: Mapping[str, Any]) -> str | None:
     """How a call of ``qual`` counts inside forward: glue, compute, nn-module, custom-op, phase, skip."""
     if not qual.startswith("torch.") and qual != "torch":
         return None
-    if qual in _TORCH_COMPILERS or qual in _SIDE_STREAM_CALLS or qual in _GLOBAL_STATE_CALLS \
-            or qual in _PRECISION_CALLS or qual == "torch.set_float32_matmul_precision":
+    if (
+        qual in _TORCH_COMPILERS
+        or qual in _SIDE_STREAM_CALLS
+        or qual in _GLOBAL_STATE_CALLS
+        or qual in _PRECISION_CALLS
+        or qual == "torch.set_float32_matmul_precision"
+    ):
         return "skip"
     if qual in _PHASE_CALLS:
         return "phase"
     parts = qual.split(".")
     if parts[1] == "ops" and len(parts) > 2:
-        return "compute" if parts[2] in ("aten", "prims", "quantized", "_quantized", "mkldnn",
-                                         "_c10d_functional", "c10d_functional") else "custom-op"
+        return (
+            "compute"
+            if parts[2] in ("aten", "prims", "quantized", "_quantized", "mkldnn", "_c10d_functional", "c10d_functional")
+            else "custom-op"
+        )
     for prefix in policy["glue_torch_namespaces"]:
         if qual == prefix or qual.startswith(prefix + "."):
             return "glue"
@@ -376,8 +438,21 @@ def _torch_verdict(qual: str, policy: Mapping[str, Any]) -> str | None:
         return "compute" if parts[2] in COMPUTE_TENSOR_METHODS else "glue"
     if parts[1] == "nn" and parts[-1][:1].isupper():
         return "glue" if parts[-1] in _NN_NOT_COMPUTE else "nn-module"
-    if parts[1] in ("backends", "autograd", "version", "testing", "_C", "overrides", "types",
-                    "storage", "serialization", "hub", "profiler", "jit", "random"):
+    if parts[1] in (
+        "backends",
+        "autograd",
+        "version",
+        "testing",
+        "_C",
+        "overrides",
+        "types",
+        "storage",
+        "serialization",
+        "hub",
+        "profiler",
+        "jit",
+        "random",
+    ):
         return "glue"
     return "compute"
 
@@ -388,9 +463,11 @@ def _label(node: ast.AST, qual: str | None) -> str:
         return f"{written} ({qual})"
     return written
 
+
 def _build_module(tree: ast.Module) -> _Module:
-    module = _Module(tree=tree, parents=_parents(tree), aliases=_import_aliases(tree), string_defs={},
-                     functions={}, classes={})
+    module = _Module(
+        tree=tree, parents=_parents(tree), aliases=_import_aliases(tree), string_defs={}, functions={}, classes={}
+    )
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             module.functions[node.name] = node
@@ -429,8 +506,11 @@ def _build_module(tree: ast.Module) -> _Module:
                         module.ext_names.add(target.id)
         for name, function in module.functions.items():
             for inner in ast.walk(function):
-                if isinstance(inner, ast.Return) and inner.value is not None \
-                        and _is_extension_expr(inner.value, module):
+                if (
+                    isinstance(inner, ast.Return)
+                    and inner.value is not None
+                    and _is_extension_expr(inner.value, module)
+                ):
                     module.ext_functions.add(name)
     for name, function in module.functions.items():
         if any(qual.startswith("triton.") for qual in _decorator_names(function, module)):

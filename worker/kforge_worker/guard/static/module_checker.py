@@ -112,27 +112,54 @@ class _ModuleChecker:
             return
         root = name.split(".")[0]
         if root in _NETWORK_MODULES:
-            self.report.add("sandbox", f"the candidate imports {name}{_at(node)}: candidates run without "
-                                       f"network access; remove the import", _line(node))
+            self.report.add(
+                "sandbox",
+                f"the candidate imports {name}{_at(node)}: candidates run without "
+                f"network access; remove the import",
+                _line(node),
+            )
         elif root in _PROCESS_MODULES:
-            self.report.add("sandbox", f"the candidate imports {name}{_at(node)}: candidates may not start "
-                                       f"processes; remove the import", _line(node))
+            self.report.add(
+                "sandbox",
+                f"the candidate imports {name}{_at(node)}: candidates may not start " f"processes; remove the import",
+                _line(node),
+            )
         elif root == "__main__" or root.startswith("kforge"):
-            self.report.add("harness-read", f"the candidate imports {name}{_at(node)}, the harness's own "
-                                            f"module: a candidate may not reach into the evaluator; remove it",
-                            _line(node))
+            self.report.add(
+                "harness-read",
+                f"the candidate imports {name}{_at(node)}, the harness's own "
+                f"module: a candidate may not reach into the evaluator; remove it",
+                _line(node),
+            )
         elif name == "unittest.mock" or root == "mock":
-            self.report.add("timer-patch", f"the candidate imports {name}{_at(node)}, a patching library: "
-                                           f"a candidate may not patch the harness or torch; remove it",
-                            _line(node))
-        elif name in _CONCURRENCY_MODULES or root in ("threading", "_thread", "multiprocessing",
-                                                       "concurrent", "asyncio"):
-            self.report.add("deferred-work", f"the candidate imports {name}{_at(node)}; starting threads, "
-                                             f"processes or tasks is rejected, the output must be complete "
-                                             f"when forward returns", _line(node), "note")
+            self.report.add(
+                "timer-patch",
+                f"the candidate imports {name}{_at(node)}, a patching library: "
+                f"a candidate may not patch the harness or torch; remove it",
+                _line(node),
+            )
+        elif name in _CONCURRENCY_MODULES or root in (
+            "threading",
+            "_thread",
+            "multiprocessing",
+            "concurrent",
+            "asyncio",
+        ):
+            self.report.add(
+                "deferred-work",
+                f"the candidate imports {name}{_at(node)}; starting threads, "
+                f"processes or tasks is rejected, the output must be complete "
+                f"when forward returns",
+                _line(node),
+                "note",
+            )
         elif root == "ctypes":
-            self.report.add("harness-read", f"the candidate imports ctypes{_at(node)}; raw memory reads "
-                                            f"through it are rejected", _line(node), "note")
+            self.report.add(
+                "harness-read",
+                f"the candidate imports ctypes{_at(node)}; raw memory reads " f"through it are rejected",
+                _line(node),
+                "note",
+            )
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -145,37 +172,75 @@ class _ModuleChecker:
         line = _line(node)
         at = _at(node)
         if qual in _HARNESS_READ_CALLS:
-            self.report.add("harness-read", f"the candidate calls {label}(){at}, which "
-                                            f"{_HARNESS_READ_CALLS[qual]}: reading the harness's state is "
-                                            f"rejected; compute the answer from the inputs", line)
-        elif qual.startswith("ctypes.") and (qual.endswith((".from_address", ".from_buffer"))
-                                              or qual.startswith("ctypes.pythonapi")):
-            self.report.add("harness-read", f"the candidate calls {label}(){at}, which reads raw process "
-                                            f"memory: reading the harness's state is rejected", line)
-        elif qual in ("ctypes.CDLL", "ctypes.cdll.LoadLibrary", "ctypes.PyDLL", "ctypes.pydll.LoadLibrary",
-                      "torch.ops.load_library", "torch.classes.load_library"):
-            self.report.add("library-policy", f"the candidate loads a shared library with {label}(){at}; "
-                                              f"the guard cannot see what it calls", line, "note")
-        elif qual in ("torch.cuda.memory_snapshot", "torch.cuda.memory._snapshot",
-                      "torch.cuda.memory._record_memory_history"):
-            self.report.add("harness-read", f"the candidate reads the CUDA allocator's state with "
-                                            f"{label}(){at}", line, "note")
+            self.report.add(
+                "harness-read",
+                f"the candidate calls {label}(){at}, which "
+                f"{_HARNESS_READ_CALLS[qual]}: reading the harness's state is "
+                f"rejected; compute the answer from the inputs",
+                line,
+            )
+        elif qual.startswith("ctypes.") and (
+            qual.endswith((".from_address", ".from_buffer")) or qual.startswith("ctypes.pythonapi")
+        ):
+            self.report.add(
+                "harness-read",
+                f"the candidate calls {label}(){at}, which reads raw process "
+                f"memory: reading the harness's state is rejected",
+                line,
+            )
+        elif qual in (
+            "ctypes.CDLL",
+            "ctypes.cdll.LoadLibrary",
+            "ctypes.PyDLL",
+            "ctypes.pydll.LoadLibrary",
+            "torch.ops.load_library",
+            "torch.classes.load_library",
+        ):
+            self.report.add(
+                "library-policy",
+                f"the candidate loads a shared library with {label}(){at}; " f"the guard cannot see what it calls",
+                line,
+                "note",
+            )
+        elif qual in (
+            "torch.cuda.memory_snapshot",
+            "torch.cuda.memory._snapshot",
+            "torch.cuda.memory._record_memory_history",
+        ):
+            self.report.add(
+                "harness-read", f"the candidate reads the CUDA allocator's state with " f"{label}(){at}", line, "note"
+            )
         elif qual in _SUBPROCESS_CALLS or qual.startswith(_SUBPROCESS_PREFIXES):
-            self.report.add("sandbox", f"the candidate calls {label}(){at}: candidates may not start "
-                                       f"processes, send signals or change process state; remove it", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: candidates may not start "
+                f"processes, send signals or change process state; remove it",
+                line,
+            )
         elif qual.split(".")[0] in _NETWORK_MODULES:
-            self.report.add("sandbox", f"the candidate calls {label}(){at}: candidates run without network "
-                                       f"access; remove it", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: candidates run without network " f"access; remove it",
+                line,
+            )
         elif qual in _DYNAMIC_CODE:
-            self.report.add("sandbox", f"the candidate calls {label}(){at}: code built or loaded at run time "
-                                       f"cannot be checked; write it out in the candidate", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: code built or loaded at run time "
+                f"cannot be checked; write it out in the candidate",
+                line,
+            )
         elif qual in ("builtins.__import__", "importlib.import_module"):
             first = node.args[0] if node.args else None
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 self._import(first.value, node)
             else:
-                self.report.add("sandbox", f"the candidate imports a module by a computed name{at}: "
-                                           f"write the import out so it can be checked", line)
+                self.report.add(
+                    "sandbox",
+                    f"the candidate imports a module by a computed name{at}: "
+                    f"write the import out so it can be checked",
+                    line,
+                )
         elif qual in _FD_CALLS:
             self._fd_call(node, qual)
         elif qual in ("builtins.open", "io.open", "os.open", "codecs.open", "io.FileIO"):
@@ -189,46 +254,79 @@ class _ModuleChecker:
             self._environment(node, key, write=qual in ("os.putenv", "os.unsetenv"), bulk=False)
         elif qual in _DEFERRED_CALLS or qual.startswith(_DEFERRED_PREFIXES):
             description = _DEFERRED_CALLS.get(qual, "starts a process")
-            self.report.add("deferred-work", f"the candidate calls {label}(){at}, which {description}: the "
-                                             f"output must be computed before forward returns, on the "
-                                             f"calling thread; remove it", line)
+            self.report.add(
+                "deferred-work",
+                f"the candidate calls {label}(){at}, which {description}: the "
+                f"output must be computed before forward returns, on the "
+                f"calling thread; remove it",
+                line,
+            )
         elif qual in _SIDE_STREAM_CALLS:
             self.stream_sites.append(node)
         elif qual == "torch.cuda.synchronize":
             self.join_sites.append(node)
         elif qual in _GLOBAL_STATE_CALLS:
             if not self._is_context(node):
-                self.report.add("global-state", f"the candidate calls {label}(){at}: changing global torch "
-                                                f"state (threads, seeds, defaults) is not part of a kernel and "
-                                                f"skews the comparison; remove it", line)
+                self.report.add(
+                    "global-state",
+                    f"the candidate calls {label}(){at}: changing global torch "
+                    f"state (threads, seeds, defaults) is not part of a kernel and "
+                    f"skews the comparison; remove it",
+                    line,
+                )
         elif qual == "torch.set_float32_matmul_precision":
             self._matmul_precision(node)
         elif qual in _PRECISION_CALLS:
             if self.run_dtype == "float32":
-                self.report.add("precision", f"the candidate runs under {label}(){at} while the run precision "
-                                             f"is {self.precision}: autocast computes in float16/bfloat16; "
-                                             f"keep {self.precision} arithmetic", line,
-                                self.policy["precision_downgrade"])
+                self.report.add(
+                    "precision",
+                    f"the candidate runs under {label}(){at} while the run precision "
+                    f"is {self.precision}: autocast computes in float16/bfloat16; "
+                    f"keep {self.precision} arithmetic",
+                    line,
+                    self.policy["precision_downgrade"],
+                )
         elif qual in _TORCH_COMPILERS:
-            self.report.add("torch-fallback", f"the candidate uses {label}{at}: code generated from PyTorch "
-                                              f"ops is a PyTorch fallback; write the kernel yourself", line,
-                            definitive=True)
+            self.report.add(
+                "torch-fallback",
+                f"the candidate uses {label}{at}: code generated from PyTorch "
+                f"ops is a PyTorch fallback; write the kernel yourself",
+                line,
+                definitive=True,
+            )
         elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
             self._setattr(node)
-        elif qual == "builtins.getattr" and len(node.args) >= 2 and _fold_string(node.args[1]) is None \
-                and (self.qual(node.args[0]) or "").split(".")[0] == "torch":
-            self.report.add("torch-fallback", f"the candidate looks up a torch attribute by a computed name "
-                                              f"(`{ast.unparse(node)}`){at}: write the name out so the call "
-                                              f"can be checked", line)
+        elif (
+            qual == "builtins.getattr"
+            and len(node.args) >= 2
+            and _fold_string(node.args[1]) is None
+            and (self.qual(node.args[0]) or "").split(".")[0] == "torch"
+        ):
+            self.report.add(
+                "torch-fallback",
+                f"the candidate looks up a torch attribute by a computed name "
+                f"(`{ast.unparse(node)}`){at}: write the name out so the call "
+                f"can be checked",
+                line,
+            )
         elif qual.startswith(("unittest.mock.", "mock.")):
-            self.report.add("timer-patch", f"the candidate patches with {label}(){at}: a candidate may not "
-                                           f"patch the harness or torch; remove it", line)
+            self.report.add(
+                "timer-patch",
+                f"the candidate patches with {label}(){at}: a candidate may not "
+                f"patch the harness or torch; remove it",
+                line,
+            )
         elif qual == "triton.language.dot":
             self._triton_dot(node)
         elif qual == "torch.utils.cpp_extension.load":
-            self.report.add("library-policy", f"the candidate builds from source files with {label}(){at}; "
-                                              f"only inline sources can be checked, so pass them to "
-                                              f"load_inline", line, "note")
+            self.report.add(
+                "library-policy",
+                f"the candidate builds from source files with {label}(){at}; "
+                f"only inline sources can be checked, so pass them to "
+                f"load_inline",
+                line,
+                "note",
+            )
         elif qual.startswith("sys.modules."):
             self._sys_modules_method(node, qual.rsplit(".", 1)[1])
         elif qual.startswith("os.environ."):
@@ -247,8 +345,9 @@ class _ModuleChecker:
             receiver = func.value
             if isinstance(receiver, ast.Call) and self.qual(receiver.func) in ("pathlib.Path", "pathlib.PurePath"):
                 path = receiver.args[0] if receiver.args else None
-                write = func.attr in _PATH_WRITE_METHODS or (func.attr == "open" and self._write_mode(
-                    _call_argument(node, "mode", 0)))
+                write = func.attr in _PATH_WRITE_METHODS or (
+                    func.attr == "open" and self._write_mode(_call_argument(node, "mode", 0))
+                )
                 self._path(node, path, write, f"pathlib.Path.{func.attr}")
         self._cast(node)
 
@@ -258,13 +357,21 @@ class _ModuleChecker:
 
     def _fd_call(self, node: ast.Call, qual: str) -> None:
         first = node.args[0] if node.args else None
-        if isinstance(first, ast.Constant) and isinstance(first.value, int) and first.value in (0, 1, 2) \
-                and qual in ("os.write", "os.read", "os.fdopen"):
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, int)
+            and first.value in (0, 1, 2)
+            and qual in ("os.write", "os.read", "os.fdopen")
+        ):
             return
         target = ast.unparse(first) if first is not None else "a descriptor"
-        self.report.add("sandbox", f"the candidate calls {qual}({target}){_at(node)}: file descriptors other "
-                                   f"than stdin/stdout/stderr belong to the worker (its result channel); "
-                                   f"print to stdout instead", _line(node))
+        self.report.add(
+            "sandbox",
+            f"the candidate calls {qual}({target}){_at(node)}: file descriptors other "
+            f"than stdin/stdout/stderr belong to the worker (its result channel); "
+            f"print to stdout instead",
+            _line(node),
+        )
 
     def _write_mode(self, mode: ast.AST | None) -> bool:
         if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
@@ -281,9 +388,13 @@ class _ModuleChecker:
             write = self._write_mode(_call_argument(node, "mode", 1))
         if isinstance(path, ast.Constant) and isinstance(path.value, int):
             if path.value not in (0, 1, 2):
-                self.report.add("sandbox", f"the candidate opens file descriptor {path.value}{_at(node)}: "
-                                           f"descriptors other than stdin/stdout/stderr belong to the worker "
-                                           f"(its result channel); print to stdout instead", _line(node))
+                self.report.add(
+                    "sandbox",
+                    f"the candidate opens file descriptor {path.value}{_at(node)}: "
+                    f"descriptors other than stdin/stdout/stderr belong to the worker "
+                    f"(its result channel); print to stdout instead",
+                    _line(node),
+                )
             return
         self._path(node, path, write, "open")
 
@@ -293,79 +404,132 @@ class _ModuleChecker:
         text = _constant_path(path, self.module)
         line, at = _line(node), _at(node)
         if text is None:
-            pieces = [inner.value for inner in ast.walk(path)
-                      if isinstance(inner, ast.Constant) and isinstance(inner.value, str)]
+            pieces = [
+                inner.value
+                for inner in ast.walk(path)
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+            ]
             names = {self.qual(inner) for inner in ast.walk(path) if isinstance(inner, (ast.Name, ast.Attribute))}
-            suspicious = any(".." in piece or piece.startswith("/") for piece in pieces) or \
-                bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"}) or \
-                any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
+            suspicious = (
+                any(".." in piece or piece.startswith("/") for piece in pieces)
+                or bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"})
+                or any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
+            )
             if write:
-                self.report.add("sandbox", f"the candidate writes to a computed path with {what}{at}: write "
-                                           f"only to constant relative paths inside the working directory", line)
+                self.report.add(
+                    "sandbox",
+                    f"the candidate writes to a computed path with {what}{at}: write "
+                    f"only to constant relative paths inside the working directory",
+                    line,
+                )
             elif suspicious:
-                self.report.add("sandbox", f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
-                                           f"reading the problem, the harness or files outside the working "
-                                           f"directory is rejected", line)
+                self.report.add(
+                    "sandbox",
+                    f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
+                    f"reading the problem, the harness or files outside the working "
+                    f"directory is rejected",
+                    line,
+                )
             else:
-                self.report.add("sandbox", f"the candidate reads a computed path with {what}{at}; reading "
-                                           f"the problem, the harness or other files is rejected", line, "note")
+                self.report.add(
+                    "sandbox",
+                    f"the candidate reads a computed path with {what}{at}; reading "
+                    f"the problem, the harness or other files is rejected",
+                    line,
+                    "note",
+                )
             return
         lowered = text.lower()
         if lowered.startswith("/proc/") or lowered in ("/dev/mem", "/dev/kmem", "/dev/port"):
             if any(word in lowered for word in ("/mem", "/maps", "/pagemap", "/smaps", "kmem", "/port")):
-                self.report.add("harness-read", f"the candidate opens {text}{at}, the process's memory: "
-                                                f"reading the harness's state is rejected", line)
+                self.report.add(
+                    "harness-read",
+                    f"the candidate opens {text}{at}, the process's memory: "
+                    f"reading the harness's state is rejected",
+                    line,
+                )
                 return
             if lowered.startswith(("/proc/cpuinfo", "/proc/meminfo")) and not write:
                 return
-            self.report.add("sandbox", f"the candidate opens {text}{at}: process information is not the "
-                                       f"candidate's to read; remove it", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
+                line,
+            )
             return
         if text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random"):
             return
         parts = re.split(r"[\\/]", text)
         outside = text.startswith(("/", "~", "\\")) or bool(re.match(r"[A-Za-z]:", text)) or ".." in parts
         if write and outside:
-            self.report.add("sandbox", f"the candidate writes {text} with {what}{at}, outside the working "
-                                       f"directory: candidates may write only inside their scratch directory",
-                            line)
-        elif not write and (outside or text.endswith(".py")
-                            or any(word in lowered for word in ("problem", "harness", "kforge", "reference"))):
+            self.report.add(
+                "sandbox",
+                f"the candidate writes {text} with {what}{at}, outside the working "
+                f"directory: candidates may write only inside their scratch directory",
+                line,
+            )
+        elif not write and (
+            outside
+            or text.endswith(".py")
+            or any(word in lowered for word in ("problem", "harness", "kforge", "reference"))
+        ):
             if text.startswith(("/sys/devices/system/cpu", "/proc/cpuinfo")):
                 return
-            self.report.add("sandbox", f"the candidate reads {text} with {what}{at}: reading the problem, the "
-                                       f"harness or files outside the working directory is rejected", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate reads {text} with {what}{at}: reading the problem, the "
+                f"harness or files outside the working directory is rejected",
+                line,
+            )
 
     def _environment(self, node: ast.AST, key: ast.AST | None, write: bool, bulk: bool) -> None:
         line, at = _line(node), _at(node)
         verb = "sets" if write else "reads"
         if bulk:
-            self.report.add("sandbox", f"the candidate {verb} the whole environment{at}: candidates run with a "
-                                       f"scrubbed environment and may not read or change it; remove it", line)
+            self.report.add(
+                "sandbox",
+                f"the candidate {verb} the whole environment{at}: candidates run with a "
+                f"scrubbed environment and may not read or change it; remove it",
+                line,
+            )
             return
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             if key.value in self.policy["environment_keys"]:
-                self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}",
-                                line, "note")
+                self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
             else:
-                self.report.add("sandbox", f"the candidate {verb} the environment variable {key.value}{at}: "
-                                           f"candidates run with a scrubbed environment and may not read secrets "
-                                           f"or settings; remove it", line)
+                self.report.add(
+                    "sandbox",
+                    f"the candidate {verb} the environment variable {key.value}{at}: "
+                    f"candidates run with a scrubbed environment and may not read secrets "
+                    f"or settings; remove it",
+                    line,
+                )
             return
-        self.report.add("sandbox", f"the candidate {verb} an environment variable by a computed name{at}: "
-                                   f"candidates may not read or change the environment; remove it", line)
+        self.report.add(
+            "sandbox",
+            f"the candidate {verb} an environment variable by a computed name{at}: "
+            f"candidates may not read or change the environment; remove it",
+            line,
+        )
 
     def _matmul_precision(self, node: ast.Call) -> None:
         value = node.args[0] if node.args else _call_argument(node, "precision", None)
         if isinstance(value, ast.Constant) and value.value == "highest":
-            self.report.add("global-state", f"the candidate calls torch.set_float32_matmul_precision{_at(node)}: "
-                                            f"changing global torch state is not part of a kernel; remove it",
-                            _line(node))
+            self.report.add(
+                "global-state",
+                f"the candidate calls torch.set_float32_matmul_precision{_at(node)}: "
+                f"changing global torch state is not part of a kernel; remove it",
+                _line(node),
+            )
         else:
-            self.report.add("precision", f"the candidate calls torch.set_float32_matmul_precision("
-                                         f"{ast.unparse(value) if value is not None else ''}){_at(node)}: it "
-                                         f"lets float32 matmuls run in TF32/bfloat16; remove it", _line(node),
-                            self.policy["precision_downgrade"])
+            self.report.add(
+                "precision",
+                f"the candidate calls torch.set_float32_matmul_precision("
+                f"{ast.unparse(value) if value is not None else ''}){_at(node)}: it "
+                f"lets float32 matmuls run in TF32/bfloat16; remove it",
+                _line(node),
+                self.policy["precision_downgrade"],
+            )
 
     def _triton_dot(self, node: ast.Call) -> None:
         if self.run_dtype != "float32":
@@ -376,9 +540,13 @@ class _ModuleChecker:
                 return
             if keyword.arg == "allow_tf32" and isinstance(value, ast.Constant) and value.value is False:
                 return
-        self.report.add("precision", f"tl.dot{_at(node)} uses TF32 for float32 inputs by default; pass "
-                                     f"input_precision=\"ieee\" if the kernel should keep full float32",
-                        _line(node), self.policy["native_low_precision"])
+        self.report.add(
+            "precision",
+            f"tl.dot{_at(node)} uses TF32 for float32 inputs by default; pass "
+            f'input_precision="ieee" if the kernel should keep full float32',
+            _line(node),
+            self.policy["native_low_precision"],
+        )
 
     def _cast(self, node: ast.Call) -> None:
         """Casts below the run precision: x.half(), x.to(torch.float16), dtype=torch.bfloat16."""
@@ -398,11 +566,15 @@ class _ModuleChecker:
             return
         if self._guarded_by_dtype(node):
             return
-        self.report.add("precision", f"the candidate casts to {target} with `{ast.unparse(node)}`{_at(node)} while "
-                                     f"the run precision is {self.precision}: lower-precision arithmetic can "
-                                     f"pass a loose tolerance while losing accuracy; keep "
-                                     f"{self.run_dtype} arithmetic", _line(node),
-                        self.policy["precision_downgrade"])
+        self.report.add(
+            "precision",
+            f"the candidate casts to {target} with `{ast.unparse(node)}`{_at(node)} while "
+            f"the run precision is {self.precision}: lower-precision arithmetic can "
+            f"pass a loose tolerance while losing accuracy; keep "
+            f"{self.run_dtype} arithmetic",
+            _line(node),
+            self.policy["precision_downgrade"],
+        )
 
     def _guarded_by_dtype(self, node: ast.AST) -> bool:
         """True inside ``if x.dtype == torch.float16:`` (a branch for inputs of that dtype)."""
@@ -429,16 +601,24 @@ class _ModuleChecker:
         elif isinstance(target, ast.Subscript):
             base = self.qual(target.value)
             if base == "sys.modules":
-                self.report.add("timer-patch", f"the candidate edits sys.modules{_at(node)}: replacing loaded "
-                                               f"modules patches the harness; remove it", _line(node))
+                self.report.add(
+                    "timer-patch",
+                    f"the candidate edits sys.modules{_at(node)}: replacing loaded "
+                    f"modules patches the harness; remove it",
+                    _line(node),
+                )
             elif base == "os.environ":
                 self._environment(node, target.slice, write=True, bulk=False)
             elif base and base.endswith(".__dict__"):
                 self._patch(node, f"{base[: -len('.__dict__')]}.{ast.unparse(target.slice)}", value)
             elif isinstance(target.value, ast.Name) and target.value.id == "__builtins__":
                 self._patch(node, "builtins", value)
-            elif isinstance(target.value, ast.Call) and self.qual(target.value.func) == "builtins.vars" \
-                    and target.value.args and self.qual(target.value.args[0]):
+            elif (
+                isinstance(target.value, ast.Call)
+                and self.qual(target.value.func) == "builtins.vars"
+                and target.value.args
+                and self.qual(target.value.args[0])
+            ):
                 self._patch(node, f"{self.qual(target.value.args[0])}.{ast.unparse(target.slice)}", value)
 
     def _setattr(self, node: ast.Call) -> None:
@@ -457,39 +637,68 @@ class _ModuleChecker:
             last = qual.rsplit(".", 1)[1]
             lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
             if last in _PRECISION_FLAGS and lowers:
-                self.report.add("precision", f"the candidate sets {qual} = {ast.unparse(value)}{at}: it lets "
-                                             f"float32 matmuls or convolutions run in reduced precision; remove "
-                                             f"it", line, self.policy["precision_downgrade"])
+                self.report.add(
+                    "precision",
+                    f"the candidate sets {qual} = {ast.unparse(value)}{at}: it lets "
+                    f"float32 matmuls or convolutions run in reduced precision; remove "
+                    f"it",
+                    line,
+                    self.policy["precision_downgrade"],
+                )
             else:
-                self.report.add("global-state", f"the candidate sets {qual}{at}: global torch state changes "
-                                                f"are not part of a kernel and skew the comparison; remove the "
-                                                f"assignment", line)
+                self.report.add(
+                    "global-state",
+                    f"the candidate sets {qual}{at}: global torch state changes "
+                    f"are not part of a kernel and skew the comparison; remove the "
+                    f"assignment",
+                    line,
+                )
             return
         if qual in ("sys.stdout", "sys.stderr", "sys.dont_write_bytecode"):
             self.report.add("timer-patch", f"the candidate replaces {qual}{at}", line, "note")
             return
         if qual.startswith(_TIMING_TARGETS) or qual.startswith(("time.", "timeit.")):
-            self.report.add("timer-patch", f"the candidate replaces {qual}{at}: the harness's timing and "
-                                           f"synchronisation functions must stay untouched; remove the "
-                                           f"assignment", line)
+            self.report.add(
+                "timer-patch",
+                f"the candidate replaces {qual}{at}: the harness's timing and "
+                f"synchronisation functions must stay untouched; remove the "
+                f"assignment",
+                line,
+            )
             return
         what = "the builtin " + qual.split(".", 1)[1] if qual.startswith("builtins.") else qual
-        self.report.add("timer-patch", f"the candidate replaces {what}{at}: a candidate may not modify modules "
-                                       f"it did not define (torch, time, builtins, the harness); remove the "
-                                       f"assignment", line)
+        self.report.add(
+            "timer-patch",
+            f"the candidate replaces {what}{at}: a candidate may not modify modules "
+            f"it did not define (torch, time, builtins, the harness); remove the "
+            f"assignment",
+            line,
+        )
 
     def _sys_modules_method(self, node: ast.Call, method: str) -> None:
         if method in ("pop", "update", "setdefault", "clear", "__setitem__", "__delitem__", "popitem"):
-            self.report.add("timer-patch", f"the candidate edits sys.modules with .{method}(){_at(node)}: "
-                                           f"replacing loaded modules patches the harness; remove it", _line(node))
+            self.report.add(
+                "timer-patch",
+                f"the candidate edits sys.modules with .{method}(){_at(node)}: "
+                f"replacing loaded modules patches the harness; remove it",
+                _line(node),
+            )
         else:
             first = node.args[0] if node.args else None
-            if method == "get" and isinstance(first, ast.Constant) and isinstance(first.value, str) \
-                    and first.value != "__main__" and not first.value.startswith("kforge"):
+            if (
+                method == "get"
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+                and first.value != "__main__"
+                and not first.value.startswith("kforge")
+            ):
                 return
-            self.report.add("harness-read", f"the candidate searches sys.modules with .{method}(){_at(node)}: "
-                                            f"a candidate may not reach into the harness's modules; remove it",
-                            _line(node))
+            self.report.add(
+                "harness-read",
+                f"the candidate searches sys.modules with .{method}(){_at(node)}: "
+                f"a candidate may not reach into the harness's modules; remove it",
+                _line(node),
+            )
 
     # -- classes, attributes, decorators ---------------------------------------------------
 
@@ -498,22 +707,33 @@ class _ModuleChecker:
             qual = self.qual(base)
             if qual in _TENSOR_BASES:
                 kind = "a torch.Tensor subclass" if "Mode" not in qual else f"a {qual.rsplit('.', 1)[1]}"
-                self.report.add("deferred-work", f"the candidate defines {node.name}, {kind}{_at(node)}: outputs "
-                                                 f"must be plain torch.Tensor objects with real storage, and the "
-                                                 f"harness's torch calls may not be intercepted; remove it",
-                                _line(node))
+                self.report.add(
+                    "deferred-work",
+                    f"the candidate defines {node.name}, {kind}{_at(node)}: outputs "
+                    f"must be plain torch.Tensor objects with real storage, and the "
+                    f"harness's torch calls may not be intercepted; remove it",
+                    _line(node),
+                )
         for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and item.name in ("__torch_function__", "__torch_dispatch__"):
-                self.report.add("deferred-work", f"{node.name} defines {item.name}{_at(item)}: it intercepts torch "
-                                                 f"calls (lazy results, rewritten comparisons); remove it",
-                                _line(item))
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
+                "__torch_function__",
+                "__torch_dispatch__",
+            ):
+                self.report.add(
+                    "deferred-work",
+                    f"{node.name} defines {item.name}{_at(item)}: it intercepts torch "
+                    f"calls (lazy results, rewritten comparisons); remove it",
+                    _line(item),
+                )
 
     def _attribute(self, node: ast.Attribute) -> None:
         if node.attr in _FRAME_ATTRIBUTES:
-            self.report.add("harness-read", f"the candidate reads `{ast.unparse(node)}`{_at(node)}, interpreter "
-                                            f"internals that reach the harness's frames and objects; remove it",
-                            _line(node))
+            self.report.add(
+                "harness-read",
+                f"the candidate reads `{ast.unparse(node)}`{_at(node)}, interpreter "
+                f"internals that reach the harness's frames and objects; remove it",
+                _line(node),
+            )
             return
         self._module_object(node)
 
@@ -527,17 +747,28 @@ class _ModuleChecker:
             key = parent.slice
             if isinstance(parent.ctx, (ast.Store, ast.Del)):
                 return  # reported as an assignment
-            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value != "__main__" \
-                    and not key.value.startswith("kforge"):
+            if (
+                isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and key.value != "__main__"
+                and not key.value.startswith("kforge")
+            ):
                 return
             if isinstance(key, ast.Name) and key.id == "__name__":
                 return
-            self.report.add("harness-read", f"the candidate looks up `{ast.unparse(parent)}`{_at(node)}: a "
-                                            f"candidate may not reach into the harness's modules; remove it",
-                            _line(node))
+            self.report.add(
+                "harness-read",
+                f"the candidate looks up `{ast.unparse(parent)}`{_at(node)}: a "
+                f"candidate may not reach into the harness's modules; remove it",
+                _line(node),
+            )
         elif qual == "sys.modules" and not isinstance(parent, ast.Attribute):
-            self.report.add("harness-read", f"the candidate reads sys.modules{_at(node)}: a candidate may not "
-                                            f"reach into the harness's modules; remove it", _line(node))
+            self.report.add(
+                "harness-read",
+                f"the candidate reads sys.modules{_at(node)}: a candidate may not "
+                f"reach into the harness's modules; remove it",
+                _line(node),
+            )
 
     def _environ_use(self, node: ast.AST, parent: ast.AST | None) -> None:
         if isinstance(parent, ast.Subscript) and parent.value is node:
@@ -565,21 +796,33 @@ class _ModuleChecker:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             qual = self.qual(target)
             if qual in _TORCH_COMPILERS and not isinstance(decorator, ast.Call):
-                self.report.add("torch-fallback", f"{node.name} is compiled with {ast.unparse(target)}{_at(node)}: "
-                                                  f"code generated from PyTorch ops is a PyTorch fallback; write "
-                                                  f"the kernel yourself", _line(node), definitive=True)
+                self.report.add(
+                    "torch-fallback",
+                    f"{node.name} is compiled with {ast.unparse(target)}{_at(node)}: "
+                    f"code generated from PyTorch ops is a PyTorch fallback; write "
+                    f"the kernel yourself",
+                    _line(node),
+                    definitive=True,
+                )
 
     def _side_stream_summary(self) -> None:
         if not self.stream_sites:
             return
         first = min(self.stream_sites, key=lambda item: _line(item) or 0)
         joined = [site for site in self.join_sites if _line(site)]
-        tail = (f"; it is joined back at line {_line(joined[0])}" if joined else
-                "; no wait_stream/synchronize joins it back")
-        self.report.add("side-stream", f"the candidate uses a non-default CUDA stream (`{ast.unparse(first)}`)"
-                                       f"{_at(first)}{tail}: work left on a side stream escapes the timer, so "
-                                       f"the dynamic check compares event time with wall time", _line(first),
-                        "note")
+        tail = (
+            f"; it is joined back at line {_line(joined[0])}"
+            if joined
+            else "; no wait_stream/synchronize joins it back"
+        )
+        self.report.add(
+            "side-stream",
+            f"the candidate uses a non-default CUDA stream (`{ast.unparse(first)}`)"
+            f"{_at(first)}{tail}: work left on a side stream escapes the timer, so "
+            f"the dynamic check compares event time with wall time",
+            _line(first),
+            "note",
+        )
 
 
 def _constant_path(node: ast.AST, module: _Module) -> str | None:
@@ -588,8 +831,14 @@ def _constant_path(node: ast.AST, module: _Module) -> str | None:
         if qual in ("os.path.join", "pathlib.Path", "pathlib.PurePath", "posixpath.join"):
             parts = [_constant_path(argument, module) for argument in node.args]
             return "/".join(parts) if parts and all(part is not None for part in parts) else None
-        if qual in ("os.path.expanduser", "os.path.abspath", "os.path.realpath", "os.path.normpath",
-                    "builtins.str", "os.fspath"):
+        if qual in (
+            "os.path.expanduser",
+            "os.path.abspath",
+            "os.path.realpath",
+            "os.path.normpath",
+            "builtins.str",
+            "os.fspath",
+        ):
             inner = _constant_path(node.args[0], module) if node.args else None
             if inner is not None and qual in ("os.path.abspath", "os.path.realpath"):
                 return inner if inner.startswith("/") else inner

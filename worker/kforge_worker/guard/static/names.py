@@ -13,7 +13,7 @@ CHECKS: dict[str, str] = {
     "syntax": "the candidate is not valid Python (the worker reports invalid_input)",
     "guard-error": "the candidate is too deeply nested for the guard to analyse",
     "torch-fallback": "forward does its work with PyTorch compute (torch.*, F.*, tensor methods, "
-                      "operators, torch.nn modules, the reference Model, torch.compile)",
+    "operators, torch.nn modules, the reference Model, torch.compile)",
     "silent-fallback": "a PyTorch path in an except handler, or a ModelNew that inherits or lacks forward",
     "timer-patch": "assignments to timing functions, modules, builtins or sys.modules",
     "harness-read": "frame inspection, gc object scans, raw memory reads, imports of the harness",
@@ -78,7 +78,8 @@ def _with_inplace(words: Iterable[str]) -> frozenset[str]:
 
 
 _DUNDER_COMPUTE = frozenset(
-    f"__{op}__" for op in (
+    f"__{op}__"
+    for op in (
         "add radd iadd sub rsub isub mul rmul imul matmul rmatmul imatmul truediv rtruediv itruediv "
         "floordiv rfloordiv ifloordiv mod rmod pow rpow ipow neg abs and or xor invert lshift rshift "
         "lt le gt ge eq ne"
@@ -100,41 +101,123 @@ _SCALAR_METHODS = frozenset(
 _PYTHON_CONTAINER_TYPES = frozenset({"list", "container", "str", "number"})
 
 _TORCH_COMPUTE_PREFIXES = (
-    "torch.nn.functional.", "torch._C._nn.", "torch._C._VariableFunctions.", "torch.ops.aten.",
-    "torch.ops.prims.", "torch._ops.ops.aten.", "torch._refs.", "torch._prims.", "torch.linalg.",
-    "torch.fft.", "torch.special.", "torch.sparse.", "torch.nested.", "torch.masked.",
-    "torch.distributions.", "torch.func.", "torch.nn.init.", "torch.nn.utils.", "torch.autograd.grad",
-    "torch.utils.checkpoint.", "torch._C._linalg.", "torch._C._fft.", "torch._C._special.",
+    "torch.nn.functional.",
+    "torch._C._nn.",
+    "torch._C._VariableFunctions.",
+    "torch.ops.aten.",
+    "torch.ops.prims.",
+    "torch._ops.ops.aten.",
+    "torch._refs.",
+    "torch._prims.",
+    "torch.linalg.",
+    "torch.fft.",
+    "torch.special.",
+    "torch.sparse.",
+    "torch.nested.",
+    "torch.masked.",
+    "torch.distributions.",
+    "torch.func.",
+    "torch.nn.init.",
+    "torch.nn.utils.",
+    "torch.autograd.grad",
+    "torch.utils.checkpoint.",
+    "torch._C._linalg.",
+    "torch._C._fft.",
+    "torch._C._special.",
 )
-_TORCH_COMPILERS = ("torch.compile", "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module",
-                    "torch._dynamo.optimize", "torch.fx.symbolic_trace")
-_NN_NOT_COMPUTE = frozenset({"Parameter", "ParameterList", "ParameterDict", "Module", "Identity",
-                             "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+_TORCH_COMPILERS = (
+    "torch.compile",
+    "torch.jit.script",
+    "torch.jit.trace",
+    "torch.jit.trace_module",
+    "torch._dynamo.optimize",
+    "torch.fx.symbolic_trace",
+)
+_NN_NOT_COMPUTE = frozenset(
+    {
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "Module",
+        "Identity",
+        "UninitializedParameter",
+        "UninitializedBuffer",
+        "Buffer",
+    }
+)
 _NN_CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict"})
 _EXTENSION_BUILDERS = ("torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load")
 
-_PHASE_CALLS = frozenset({
-    "torch.is_grad_enabled", "torch.is_inference_mode_enabled", "torch._C.is_grad_enabled",
-    "torch._C._is_inference_mode_enabled", "torch.jit.is_scripting", "torch.jit.is_tracing",
-    "torch._C._get_tracing_state", "torch.compiler.is_compiling", "torch._dynamo.is_compiling",
-    "torch.cuda.is_current_stream_capturing", "torch.cuda.graphs.is_current_stream_capturing",
-    "torch.autograd.grad_mode.is_grad_enabled", "torch.compiler.is_dynamo_compiling",
-})
-_CLOCKS = frozenset({
-    "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.thread_time",
-    "time.time_ns", "time.perf_counter_ns", "time.monotonic_ns", "time.process_time_ns",
-    "time.thread_time_ns", "time.clock_gettime", "time.clock_gettime_ns", "datetime.datetime.now",
-    "datetime.datetime.utcnow", "timeit.default_timer",
-})
+_PHASE_CALLS = frozenset(
+    {
+        "torch.is_grad_enabled",
+        "torch.is_inference_mode_enabled",
+        "torch._C.is_grad_enabled",
+        "torch._C._is_inference_mode_enabled",
+        "torch.jit.is_scripting",
+        "torch.jit.is_tracing",
+        "torch._C._get_tracing_state",
+        "torch.compiler.is_compiling",
+        "torch._dynamo.is_compiling",
+        "torch.cuda.is_current_stream_capturing",
+        "torch.cuda.graphs.is_current_stream_capturing",
+        "torch.autograd.grad_mode.is_grad_enabled",
+        "torch.compiler.is_dynamo_compiling",
+    }
+)
+_CLOCKS = frozenset(
+    {
+        "time.time",
+        "time.perf_counter",
+        "time.monotonic",
+        "time.process_time",
+        "time.thread_time",
+        "time.time_ns",
+        "time.perf_counter_ns",
+        "time.monotonic_ns",
+        "time.process_time_ns",
+        "time.thread_time_ns",
+        "time.clock_gettime",
+        "time.clock_gettime_ns",
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
+        "timeit.default_timer",
+    }
+)
 
-_NETWORK_MODULES = frozenset({
-    "socket", "ssl", "urllib", "urllib2", "urllib3", "http", "httpx", "requests", "aiohttp", "ftplib",
-    "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "websocket", "websockets", "paramiko",
-    "grpc", "zmq", "boto3", "botocore", "asyncssh", "pycurl", "socketserver",
-})
+_NETWORK_MODULES = frozenset(
+    {
+        "socket",
+        "ssl",
+        "urllib",
+        "urllib2",
+        "urllib3",
+        "http",
+        "httpx",
+        "requests",
+        "aiohttp",
+        "ftplib",
+        "smtplib",
+        "poplib",
+        "imaplib",
+        "telnetlib",
+        "xmlrpc",
+        "websocket",
+        "websockets",
+        "paramiko",
+        "grpc",
+        "zmq",
+        "boto3",
+        "botocore",
+        "asyncssh",
+        "pycurl",
+        "socketserver",
+    }
+)
 _PROCESS_MODULES = frozenset({"subprocess", "pty", "pexpect", "sh", "plumbum"})
-_CONCURRENCY_MODULES = frozenset({"threading", "_thread", "concurrent", "multiprocessing", "asyncio",
-                                  "torch.multiprocessing", "queue", "sched"})
+_CONCURRENCY_MODULES = frozenset(
+    {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "torch.multiprocessing", "queue", "sched"}
+)
 
 _HARNESS_READ_CALLS = {
     "gc.get_objects": "scans every live Python object",
@@ -164,38 +247,121 @@ _HARNESS_READ_CALLS = {
     "inspect.getsourcefile": "locates other modules' source files",
     "inspect.getfile": "locates other modules' source files",
 }
-_FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame",
-                               "gi_frame", "cr_frame", "ag_frame", "__subclasses__"})
+_FRAME_ATTRIBUTES = frozenset(
+    {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "__subclasses__"}
+)
 
-_SUBPROCESS_CALLS = frozenset({
-    "os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp",
-    "os.kill", "os.killpg", "os.setsid", "os.setpgrp", "os.setpgid", "os.chdir", "os.fchdir",
-    "os.chroot", "signal.signal", "signal.alarm", "signal.setitimer", "signal.pthread_kill",
-    "resource.setrlimit", "os.sched_setaffinity", "os.nice",
-})
+_SUBPROCESS_CALLS = frozenset(
+    {
+        "os.system",
+        "os.popen",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "os.kill",
+        "os.killpg",
+        "os.setsid",
+        "os.setpgrp",
+        "os.setpgid",
+        "os.chdir",
+        "os.fchdir",
+        "os.chroot",
+        "signal.signal",
+        "signal.alarm",
+        "signal.setitimer",
+        "signal.pthread_kill",
+        "resource.setrlimit",
+        "os.sched_setaffinity",
+        "os.nice",
+    }
+)
 _SUBPROCESS_PREFIXES = ("os.exec", "os.spawn", "subprocess.", "pty.", "pexpect.", "runpy.")
-_DYNAMIC_CODE = frozenset({"builtins.exec", "builtins.eval", "builtins.compile",
-                           "importlib.util.spec_from_file_location", "importlib.util.module_from_spec",
-                           "importlib.machinery.SourceFileLoader", "importlib.reload",
-                           "builtins.breakpoint", "code.interact", "pdb.set_trace"})
-_FD_CALLS = frozenset({"os.write", "os.fdopen", "os.dup", "os.dup2", "os.close", "os.closerange",
-                       "os.read", "os.sendfile", "os.set_inheritable", "os.ftruncate", "os.lseek"})
+_DYNAMIC_CODE = frozenset(
+    {
+        "builtins.exec",
+        "builtins.eval",
+        "builtins.compile",
+        "importlib.util.spec_from_file_location",
+        "importlib.util.module_from_spec",
+        "importlib.machinery.SourceFileLoader",
+        "importlib.reload",
+        "builtins.breakpoint",
+        "code.interact",
+        "pdb.set_trace",
+    }
+)
+_FD_CALLS = frozenset(
+    {
+        "os.write",
+        "os.fdopen",
+        "os.dup",
+        "os.dup2",
+        "os.close",
+        "os.closerange",
+        "os.read",
+        "os.sendfile",
+        "os.set_inheritable",
+        "os.ftruncate",
+        "os.lseek",
+    }
+)
 _WRITE_PATH_CALLS = {
     # qualified name: index of the path argument written to
-    "os.remove": 0, "os.unlink": 0, "os.rename": 1, "os.replace": 1, "os.rmdir": 0,
-    "os.removedirs": 0, "os.mkdir": 0, "os.makedirs": 0, "os.chmod": 0, "os.chown": 0,
-    "os.symlink": 1, "os.link": 1, "os.truncate": 0, "os.utime": 0, "os.mkfifo": 0,
-    "shutil.copy": 1, "shutil.copy2": 1, "shutil.copyfile": 1, "shutil.copytree": 1,
-    "shutil.move": 1, "shutil.rmtree": 0, "torch.save": 1, "numpy.save": 0, "numpy.savez": 0,
+    "os.remove": 0,
+    "os.unlink": 0,
+    "os.rename": 1,
+    "os.replace": 1,
+    "os.rmdir": 0,
+    "os.removedirs": 0,
+    "os.mkdir": 0,
+    "os.makedirs": 0,
+    "os.chmod": 0,
+    "os.chown": 0,
+    "os.symlink": 1,
+    "os.link": 1,
+    "os.truncate": 0,
+    "os.utime": 0,
+    "os.mkfifo": 0,
+    "shutil.copy": 1,
+    "shutil.copy2": 1,
+    "shutil.copyfile": 1,
+    "shutil.copytree": 1,
+    "shutil.move": 1,
+    "shutil.rmtree": 0,
+    "torch.save": 1,
+    "numpy.save": 0,
+    "numpy.savez": 0,
     "pickle.dump": 1,
 }
 _READ_PATH_CALLS = {
-    "os.listdir": 0, "os.scandir": 0, "os.walk": 0, "glob.glob": 0, "glob.iglob": 0,
-    "torch.load": 0, "numpy.load": 0, "numpy.fromfile": 0, "linecache.getline": 0,
-    "linecache.getlines": 0, "importlib.import_module": None,
+    "os.listdir": 0,
+    "os.scandir": 0,
+    "os.walk": 0,
+    "glob.glob": 0,
+    "glob.iglob": 0,
+    "torch.load": 0,
+    "numpy.load": 0,
+    "numpy.fromfile": 0,
+    "linecache.getline": 0,
+    "linecache.getlines": 0,
+    "importlib.import_module": None,
 }
-_PATH_WRITE_METHODS = frozenset({"write_text", "write_bytes", "unlink", "rename", "replace", "touch",
-                                 "mkdir", "rmdir", "chmod", "symlink_to", "hardlink_to"})
+_PATH_WRITE_METHODS = frozenset(
+    {
+        "write_text",
+        "write_bytes",
+        "unlink",
+        "rename",
+        "replace",
+        "touch",
+        "mkdir",
+        "rmdir",
+        "chmod",
+        "symlink_to",
+        "hardlink_to",
+    }
+)
 _PATH_READ_METHODS = frozenset({"read_text", "read_bytes", "iterdir", "glob", "rglob"})
 
 _DEFERRED_CALLS = {
@@ -218,55 +384,137 @@ _DEFERRED_CALLS = {
     "torch._C._disabled_torch_function_impl": "hooks torch functions",
 }
 _DEFERRED_PREFIXES = ("multiprocessing.", "torch.multiprocessing.", "torch.futures.")
-_TENSOR_BASES = frozenset({"torch.Tensor", "torch._C._TensorBase", "torch._C.TensorBase",
-                           "torch.nn.Parameter", "torch.nn.parameter.Parameter",
-                           "torch.utils._python_dispatch.TorchDispatchMode",
-                           "torch.overrides.TorchFunctionMode", "torch.utils._mode_utils"})
-_SIDE_STREAM_CALLS = frozenset({"torch.cuda.Stream", "torch.cuda.streams.Stream",
-                                "torch.cuda.ExternalStream", "torch.cuda.stream",
-                                "torch.cuda.set_stream", "torch.cuda.StreamContext",
-                                "torch.Stream", "triton.runtime.driver.active.get_current_stream"})
+_TENSOR_BASES = frozenset(
+    {
+        "torch.Tensor",
+        "torch._C._TensorBase",
+        "torch._C.TensorBase",
+        "torch.nn.Parameter",
+        "torch.nn.parameter.Parameter",
+        "torch.utils._python_dispatch.TorchDispatchMode",
+        "torch.overrides.TorchFunctionMode",
+        "torch.utils._mode_utils",
+    }
+)
+_SIDE_STREAM_CALLS = frozenset(
+    {
+        "torch.cuda.Stream",
+        "torch.cuda.streams.Stream",
+        "torch.cuda.ExternalStream",
+        "torch.cuda.stream",
+        "torch.cuda.set_stream",
+        "torch.cuda.StreamContext",
+        "torch.Stream",
+        "triton.runtime.driver.active.get_current_stream",
+    }
+)
 _JOIN_METHODS = frozenset({"wait_stream", "wait_event", "synchronize"})
 
-_GLOBAL_STATE_CALLS = frozenset({
-    "torch.set_num_threads", "torch.set_num_interop_threads", "torch.manual_seed", "torch.seed",
-    "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.seed_all",
-    "torch.random.manual_seed", "torch.random.seed", "random.seed", "numpy.random.seed",
-    "torch.use_deterministic_algorithms", "torch.set_deterministic_debug_mode",
-    "torch.set_default_dtype", "torch.set_default_tensor_type", "torch.set_default_device",
-    "torch.set_flush_denormal", "torch.set_grad_enabled", "torch.autograd.set_detect_anomaly",
-    "torch.autograd.set_grad_enabled", "torch.cuda.set_per_process_memory_fraction",
-    "torch.cuda.memory.set_per_process_memory_fraction", "torch.cuda.set_sync_debug_mode",
-    "torch.set_warn_always", "torch.cuda.set_rng_state", "torch.set_rng_state",
-    "torch.backends.cudnn.flags", "torch.backends.mkldnn.flags",
-})
-_PRECISION_CALLS = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-                              "torch.amp.autocast", "torch.set_autocast_enabled"})
-_PRECISION_FLAGS = ("allow_tf32", "allow_fp16_reduced_precision_reduction",
-                    "allow_bf16_reduced_precision_reduction", "fp32_precision")
-_TIMING_TARGETS = ("torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.streams",
-                   "torch.cuda.Stream", "torch.Event", "torch.cuda.current_stream",
-                   "torch.cuda.default_stream", "torch.cuda.event", "torch.synchronize")
+_GLOBAL_STATE_CALLS = frozenset(
+    {
+        "torch.set_num_threads",
+        "torch.set_num_interop_threads",
+        "torch.manual_seed",
+        "torch.seed",
+        "torch.cuda.manual_seed",
+        "torch.cuda.manual_seed_all",
+        "torch.cuda.seed",
+        "torch.cuda.seed_all",
+        "torch.random.manual_seed",
+        "torch.random.seed",
+        "random.seed",
+        "numpy.random.seed",
+        "torch.use_deterministic_algorithms",
+        "torch.set_deterministic_debug_mode",
+        "torch.set_default_dtype",
+        "torch.set_default_tensor_type",
+        "torch.set_default_device",
+        "torch.set_flush_denormal",
+        "torch.set_grad_enabled",
+        "torch.autograd.set_detect_anomaly",
+        "torch.autograd.set_grad_enabled",
+        "torch.cuda.set_per_process_memory_fraction",
+        "torch.cuda.memory.set_per_process_memory_fraction",
+        "torch.cuda.set_sync_debug_mode",
+        "torch.set_warn_always",
+        "torch.cuda.set_rng_state",
+        "torch.set_rng_state",
+        "torch.backends.cudnn.flags",
+        "torch.backends.mkldnn.flags",
+    }
+)
+_PRECISION_CALLS = frozenset(
+    {
+        "torch.autocast",
+        "torch.cuda.amp.autocast",
+        "torch.cpu.amp.autocast",
+        "torch.amp.autocast",
+        "torch.set_autocast_enabled",
+    }
+)
+_PRECISION_FLAGS = (
+    "allow_tf32",
+    "allow_fp16_reduced_precision_reduction",
+    "allow_bf16_reduced_precision_reduction",
+    "fp32_precision",
+)
+_TIMING_TARGETS = (
+    "torch.cuda.Event",
+    "torch.cuda.synchronize",
+    "torch.cuda.streams",
+    "torch.cuda.Stream",
+    "torch.Event",
+    "torch.cuda.current_stream",
+    "torch.cuda.default_stream",
+    "torch.cuda.event",
+    "torch.synchronize",
+)
 
 _RANK = {"float64": 3, "float32": 2, "float16": 1, "bfloat16": 1, "float8": 0}
 _DTYPE_NAMES = {
-    "torch.float16": "float16", "torch.half": "float16", "torch.bfloat16": "bfloat16",
-    "torch.float32": "float32", "torch.float": "float32", "torch.float64": "float64",
-    "torch.double": "float64", "torch.HalfTensor": "float16", "torch.cuda.HalfTensor": "float16",
-    "torch.BFloat16Tensor": "bfloat16", "torch.cuda.BFloat16Tensor": "bfloat16",
+    "torch.float16": "float16",
+    "torch.half": "float16",
+    "torch.bfloat16": "bfloat16",
+    "torch.float32": "float32",
+    "torch.float": "float32",
+    "torch.float64": "float64",
+    "torch.double": "float64",
+    "torch.HalfTensor": "float16",
+    "torch.cuda.HalfTensor": "float16",
+    "torch.BFloat16Tensor": "bfloat16",
+    "torch.cuda.BFloat16Tensor": "bfloat16",
 }
 _RUN_PRECISIONS = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
 _IDENTITY_METHODS = frozenset({"data_ptr", "_version", "_cdata", "__hash__", "storage_offset"})
 _SAMPLING_METHODS = frozenset({"item", "tolist"})
-_CONTAINER_FACTORIES = frozenset({
-    "builtins.dict", "builtins.list", "builtins.set", "collections.OrderedDict",
-    "collections.defaultdict", "weakref.WeakKeyDictionary", "weakref.WeakValueDictionary",
-    "collections.deque", "collections.Counter",
-})
-_KEY_BUILDERS = frozenset({"builtins.tuple", "builtins.str", "builtins.bytes", "builtins.repr",
-                           "builtins.frozenset", "builtins.int", "builtins.float", "builtins.round",
-                           "builtins.format", "builtins.hex"})
+_CONTAINER_FACTORIES = frozenset(
+    {
+        "builtins.dict",
+        "builtins.list",
+        "builtins.set",
+        "collections.OrderedDict",
+        "collections.defaultdict",
+        "weakref.WeakKeyDictionary",
+        "weakref.WeakValueDictionary",
+        "collections.deque",
+        "collections.Counter",
+    }
+)
+_KEY_BUILDERS = frozenset(
+    {
+        "builtins.tuple",
+        "builtins.str",
+        "builtins.bytes",
+        "builtins.repr",
+        "builtins.frozenset",
+        "builtins.int",
+        "builtins.float",
+        "builtins.round",
+        "builtins.format",
+        "builtins.hex",
+    }
+)
 _CACHE_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 
 _BUILTIN_NAMES = frozenset(dir(builtins))

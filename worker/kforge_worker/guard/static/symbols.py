@@ -51,8 +51,12 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
-def _qualname(node: ast.AST | None, aliases: Mapping[str, str], local: Mapping[str, str] | None = None,
-              shadowed: Iterable[str] = ()) -> str | None:
+def _qualname(
+    node: ast.AST | None,
+    aliases: Mapping[str, str],
+    local: Mapping[str, str] | None = None,
+    shadowed: Iterable[str] = (),
+) -> str | None:
     """Dotted name of an expression rooted in an imported module (``F.relu`` → torch.nn.functional.relu)."""
     if isinstance(node, ast.Name):
         if local is not None and node.id in local:
@@ -102,8 +106,13 @@ def _fold_string(node: ast.AST, depth: int = 0) -> str | None:
                 return None
             parts.append(folded)
         return "".join(parts)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
-            and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    ):
         separator = _fold_string(node.func.value, depth + 1)
         items = [_fold_string(item, depth + 1) for item in node.args[0].elts]
         if separator is not None and all(item is not None for item in items):
@@ -129,8 +138,7 @@ def _decorator_names(node: ast.AST, module: _Module) -> list[str]:
 
 def _string_list(node: ast.AST | None) -> list[str]:
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [item.value for item in node.elts
-                if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+        return [item.value for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
     return []
@@ -143,6 +151,7 @@ def _call_argument(call: ast.Call, keyword: str, position: int | None) -> ast.ex
     if position is not None and len(call.args) > position:
         return call.args[position]
     return None
+
 
 def _is_extension_expr(node: ast.AST, module: _Module) -> bool:
     if isinstance(node, ast.Call):
@@ -170,8 +179,7 @@ def _collect_strings(module: _Module) -> None:
                     module.string_defs.setdefault(target.id, []).append(("=", node.value))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
             module.string_defs.setdefault(node.target.id, []).append(("=", node.value))
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
-                and isinstance(node.op, ast.Add):
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add):
             module.string_defs.setdefault(node.target.id, []).append(("+=", node.value))
 
 
@@ -182,8 +190,9 @@ def _collect_strings(module: _Module) -> None:
 _Segments = list[tuple[str, int | None]]
 
 
-def _resolve_text(node: ast.AST | None, module: _Module, depth: int = 0,
-                  used: set[int] | None = None) -> _Segments | None:
+def _resolve_text(
+    node: ast.AST | None, module: _Module, depth: int = 0, used: set[int] | None = None
+) -> _Segments | None:
     """Resolve an expression to string segments ``(text, first line)``, or ``None`` if unknown."""
     if node is None or depth > 12:
         return None
@@ -248,8 +257,11 @@ def _resolve_call_text(node: ast.Call, module: _Module, depth: int, used: set[in
         if receiver is None:
             return None
         if method in ("strip", "lstrip", "rstrip", "format", "encode", "decode", "upper", "lower"):
-            return receiver if method not in ("upper", "lower") else \
-                [(getattr(text, method)(), line) for text, line in receiver]
+            return (
+                receiver
+                if method not in ("upper", "lower")
+                else [(getattr(text, method)(), line) for text, line in receiver]
+            )
         if method == "replace" and len(node.args) >= 2:
             old = _resolve_text(node.args[0], module, depth + 1, used)
             new = _resolve_text(node.args[1], module, depth + 1, used)
