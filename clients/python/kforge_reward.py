@@ -130,7 +130,8 @@ def _looks_like_source(problem: str) -> bool:
 def _problem_fields(problem: str) -> Dict[str, str]:
     if not isinstance(problem, str) or not problem:
         raise KforgeConfigError(
-            f"expected a problem name (level1/02_gelu), a stored problem hash or a problem file's source, got {problem!r}"
+            "expected a problem name (level1/02_gelu), a stored problem hash or a problem file's source, "
+            f"got {problem!r}"
         )
     return {"problemSource": problem} if _looks_like_source(problem) else {"problem": problem}
 
@@ -270,7 +271,8 @@ class RewardClient:
                     last = KforgeTimeoutError(f"no answer from {self.url}{path} within {timeout} s")
                 else:
                     last = KforgeConnectionError(
-                        f"cannot reach the reward server at {self.url}: {error.reason} (is `kforge serve --reward` running? KFORGE_URL says where)"
+                        f"cannot reach the reward server at {self.url}: {error.reason} "
+                        "(is `kforge serve --reward` running? KFORGE_URL says where)"
                     )
             except (socket.timeout, TimeoutError):
                 last = KforgeTimeoutError(f"no answer from {self.url}{path} within {timeout} s")

@@ -35,12 +35,12 @@ HUNGRY_PROBLEM = PROBLEM.replace(
     "return torch.relu(x)", f"torch.empty({HUGE_BYTES} // 4)\n        return torch.relu(x)"
 )
 
-HUNGRY_CANDIDATE = f"""
+HUNGRY_CANDIDATE = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
-        scratch = torch.empty({{size}} // 4)
+        scratch = torch.empty({size} // 4)
         return torch.relu(x) + 0 * scratch[:1].sum()
 """
 

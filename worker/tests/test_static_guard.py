@@ -428,7 +428,8 @@ def test_build_knobs_in_the_environment_are_notes():
         "from concurrent.futures import ThreadPoolExecutor\n_pool = ThreadPoolExecutor(2)\n",
         "import multiprocessing\n_p = multiprocessing.Process(target=print)\n",
         "class Lazy(torch.Tensor):\n    pass\n",
-        "class Hook:\n    @classmethod\n    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n        return func(*args)\n",
+        "class Hook:\n    @classmethod\n    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n"
+        "        return func(*args)\n",
         "import atexit\natexit.register(print)\n",
     ],
 )

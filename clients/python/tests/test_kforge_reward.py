@@ -270,7 +270,11 @@ def test_reward_batch_with_a_problem_per_candidate_splits_long_lists_and_keeps_o
 
 
 def test_extract_code_picks_the_candidate_from_a_completion():
-    reply = "Plan first.\n```cuda\n__global__ void k() {}\n```\nThen:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\nand a test:\n```python\nprint(1)\n```\n"
+    reply = (
+        "Plan first.\n```cuda\n__global__ void k() {}\n```\n"
+        "Then:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\n"
+        "and a test:\n```python\nprint(1)\n```\n"
+    )
     assert extract_code(reply) == "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n"
     assert extract_code("```\nx = 1\n```") == "x = 1\n"
     assert (

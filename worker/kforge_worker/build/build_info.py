@@ -110,7 +110,8 @@ def collect_build_info(shared_objects: Iterable[str]) -> dict:
         return info
     sass, ptx = [], []
     for path in paths:
-        info["kernels"].extend(parse_resource_usage(run_capped([tool, "--dump-resource-usage", path], TEXT_LIMIT_BYTES)))
+        usage = run_capped([tool, "--dump-resource-usage", path], TEXT_LIMIT_BYTES)
+        info["kernels"].extend(parse_resource_usage(usage))
         sass.append(run_capped([tool, "--dump-sass", path], TEXT_LIMIT_BYTES))
         ptx.append(run_capped([tool, "--dump-ptx", path], TEXT_LIMIT_BYTES))
     info["sass"] = "".join(sass)[:TEXT_LIMIT_BYTES]

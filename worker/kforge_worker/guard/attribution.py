@@ -15,8 +15,8 @@ reference also runs (`in_reference`) and which it never runs (`substituted_ops`)
   forward or from inside the extension (dispatch_trace.OperatorCount.elapsed_ns); `own`: the time
   inside the candidate's extension functions less the operators they dispatched, plus its own
   custom operators; a candidate with no native code at all has no own time (its Python between
-  the operators is noted, not counted as a kernel of its own). `library` is 0 (a library the extension calls runs inside its functions
-  and counts as its own).
+  the operators is noted, not counted as a kernel of its own). `library` is 0 (a library the
+  extension calls runs inside its functions and counts as its own).
 """
 
 from dataclasses import dataclass, field

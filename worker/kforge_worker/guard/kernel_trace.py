@@ -24,8 +24,9 @@ something to record, and returns (its result, a :class:`KernelTrace`):
 
 Neither (cpu device on a torch without the all-threads mode): the call runs without a profiler.
 CUPTI stays attached to the process after a trace unless Kineto tears it down, which slows every
-later kernel launch (seen on an H200, torch 2.11, in an exploratory run on 2026-12-03 whose script was not kept; three processes each: median host time per
-launch of a small kernel ×1.05–1.49 after a session, ×0.81–0.97 after one with teardown);
+later kernel launch (seen on an H200, torch 2.11, in an exploratory run on 2026-12-03 whose
+script was not kept; three processes each: median host time per launch of a small kernel
+×1.05–1.49 after a session, ×0.81–0.97 after one with teardown);
 `TEARDOWN_CUPTI=1` is set before the trace, so the timed calls later in the process are not
 slowed. The first trace of a process starts Kineto: about 4–6 s on that H200.
 

@@ -11,7 +11,6 @@ import gc
 import os
 import resource
 import time
-from typing import Any
 
 from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from .degenerate import _chunks, relative_l2_error, scale_aware_compare
+from .degenerate import _chunks, scale_aware_compare
 from ..protocol.outputs import FlatOutput
 
 TRIVIAL_LIKE_FRACTION = 0.5

@@ -2,9 +2,9 @@
 for `python3 -m kforge_worker audit`.
 
 `degenerate.audit` runs over each correctness reference (with its inputs, for the "input itself"
-trivial output) under one atol/rtol, one trial at a time, and `degenerate.combine_audits` joins them. `summary` turns its result into JSON values:
-per trivial output whether it passes in every trial and its worst errors over the trials
-(non-finite errors become null).
+trivial output) under one atol/rtol, one trial at a time, and `degenerate.combine_audits` joins
+them. `summary` turns its result into JSON values: per trivial output whether it passes in every
+trial and its worst errors over the trials (non-finite errors become null).
 """
 
 import math
