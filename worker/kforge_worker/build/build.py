@@ -21,9 +21,9 @@ from typing import List
 
 import torch
 
-from ..protocol.errors import StageFailure, classify, format_traceback, shorten
 from ..guard.extension_calls import ExtensionCalls
 from ..problem.problem_loader import execute_source, read_source
+from ..protocol.errors import StageFailure, classify, format_traceback, shorten
 
 CANDIDATE_MODULE_NAME = "kforge_candidate"
 COMPILER_OUTPUT_LIMIT_CHARS = 1024 * 1024

@@ -24,9 +24,9 @@ import torch
 
 from . import global_state
 from ..device.cudart import CudaRuntime
+from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import ThreadWatch, output_problems, tensor_leaves
 from .dispatch_ops import glue_operators
-from ..protocol.errors import StageFailure, failures_as
 from .poison import is_stale, poison_allocator, poison_sizes
 from .policy import load_policy
 from .traced_call import OUTPUT_CONTEXT, TracedCallChecks

@@ -15,10 +15,10 @@ import torch
 
 from . import attribution, own_kernel, own_work
 from ..build.candidate_kernels import OwnKernelSources, triton_kernel_names
+from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import tensor_leaves
 from .dispatch_ops import OWN
 from .dispatch_trace import DispatchRecorder, traced_call
-from ..protocol.errors import StageFailure, failures_as
 from .extension_calls import ExtensionCalls
 from .kernel_names import OwnKernels
 from .kernel_trace import KernelTrace, profiled_call

@@ -5,10 +5,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
-from .channel import ProtocolError
 from ..guard.guard_settings import GuardSettings, parse_guard
 from ..problem.inputs import MAX_SEED
 from ..problem.overrides import parse_overrides
+from .channel import ProtocolError
 
 
 def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:

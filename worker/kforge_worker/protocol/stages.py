@@ -4,10 +4,10 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
+from ..device.memory_usage import StagePeaks
 from ..roles import sampling_profile
 from .errors import StageFailure
 from .machine_fault import MachineFault
-from ..device.memory_usage import StagePeaks
 
 _perf_counter_ns = time.perf_counter_ns
 

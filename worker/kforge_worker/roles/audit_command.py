@@ -13,15 +13,15 @@ import json
 import sys
 from typing import Dict, List, Optional, Tuple
 
-from ..protocol.channel import ProtocolError
 from ..device.device import resolve_device
-from ..protocol.errors import StageFailure
 from ..problem.overrides import Value
 from ..problem.precision import run_dtype
-from ..problem.tensor_sizes import describe_tensors
 from ..problem.problem_loader import load_problem
-from .reference_store import ReferenceStore
+from ..problem.tensor_sizes import describe_tensors
+from ..protocol.channel import ProtocolError
+from ..protocol.errors import StageFailure
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
+from .reference_store import ReferenceStore
 
 DEFAULT_SEEDS = (11, 12, 13, 14, 15)
 

@@ -15,24 +15,24 @@ import time
 from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info
 from ..build.candidate_kernels import sources as own_kernel_sources
-from ..protocol.channel import Channel, ProtocolError
-from .correctness_stage import CONSTRUCT, run_correctness
+from ..build.source_times import keep_unchanged_source_times
 from ..device.device import resolve_device
-from ..protocol.errors import StageFailure
+from ..device.memory_usage import release_cached
+from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
 from ..guard.guard_settings import runtime_checks_enabled
+from ..guard.static_stage import run_static_guard
 from ..problem.inputs import make_model
-from ..device.memory_usage import release_cached
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem
+from ..protocol.channel import Channel, ProtocolError
+from ..protocol.errors import StageFailure
 from ..protocol.request import parse_candidate_request
-from ..build.source_times import keep_unchanged_source_times
 from ..protocol.stages import stage
-from ..guard.static_stage import run_static_guard
-from ..guard import integrity
 from ..timing.timing import changed_timers, timer_identities
 from ..timing.timing_dialogue import contents_override
 from ..timing.timing_stage import run_timing
+from .correctness_stage import CONSTRUCT, run_correctness
 
 
 def limit_resources() -> None:

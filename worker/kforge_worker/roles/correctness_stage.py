@@ -17,12 +17,12 @@ from typing import Any, Dict, List, Tuple
 
 import torch
 
-from ..problem import generalisation
-from ..protocol import outputs
 from ..device.device import synchronize
-from ..protocol.errors import StageFailure, failures_as
 from ..guard.guard_runtime import GuardRuntime
+from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
+from ..protocol import outputs
+from ..protocol.errors import StageFailure, failures_as
 
 CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
 FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")

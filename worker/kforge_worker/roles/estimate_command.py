@@ -13,11 +13,11 @@ import json
 import sys
 from typing import Dict, List, Optional
 
-from .audit_command import _override
-from ..protocol.errors import StageFailure, describe_exception
 from ..problem.overrides import Value
 from ..problem.problem_loader import load_problem
 from ..problem.size_estimate import measure_shapes, roles, shrink_order, size_constants
+from ..protocol.errors import StageFailure, describe_exception
+from .audit_command import _override
 
 MAX_HALVINGS = 24
 NAMES_TRIED = 3

@@ -15,8 +15,8 @@ import torch
 
 from ..guard.dispatch_ops import GLUE, glue_operators
 from ..guard.dispatch_trace import traced_call
-from ..problem.inputs import seed_everything
 from ..guard.policy import load_policy
+from ..problem.inputs import seed_everything
 
 
 def reference_operators(model: torch.nn.Module, inputs: List[Any], seed: int) -> Dict[str, Any]:

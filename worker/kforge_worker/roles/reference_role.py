@@ -8,21 +8,21 @@ This process never imports the candidate.
 
 from typing import List
 
-from ..protocol import outputs
-from ..timing.baselines import measure_baselines, time_eager
-from ..protocol.channel import Channel
 from ..device.device import resolve_device
-from ..protocol.environment import l2_cache_bytes
-from ..tolerance.judge import judge
 from ..device.memory_usage import release_cached
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem
+from ..protocol import outputs
+from ..protocol.channel import Channel
+from ..protocol.environment import l2_cache_bytes
+from ..protocol.request import parse_anchor_request, parse_judge_request, parse_reference_request
+from ..protocol.stages import stage
+from ..timing.baselines import measure_baselines, time_eager
+from ..timing.roofline_report import roofline_fields
+from ..tolerance.judge import judge
+from ..tolerance.tolerance_audit import ToleranceAudits, summary
 from .reference_operators import reference_operators
 from .reference_store import ReferenceStore, reference_trial
-from ..protocol.request import parse_anchor_request, parse_judge_request, parse_reference_request
-from ..timing.roofline_report import roofline_fields
-from ..protocol.stages import stage
-from ..tolerance.tolerance_audit import ToleranceAudits, summary
 
 MODEL_CONTEXT = "the reference Model(*get_init_inputs()) raised"
 

@@ -18,11 +18,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 from ..problem import generalisation
+from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
+from ..problem.precision import FLOAT64
 from ..protocol import outputs
 from ..protocol.errors import StageFailure, failures_as, is_out_of_memory
-from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
 from ..tolerance.judge import ReferenceRecord
-from ..problem.precision import FLOAT64
 
 REFERENCE_CONTEXT = dict(kind="invalid_input", check="reference-forward")
 Key = Tuple[int, int, str]

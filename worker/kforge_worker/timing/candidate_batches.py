@@ -15,10 +15,10 @@ from typing import Any, Callable, List
 
 import torch
 
-from ..protocol.channel import Channel
-from ..roles.correctness_stage import copy_output, save_copied
 from ..problem.inputs import cast_inputs, input_digest, make_inputs, seed_everything
 from ..problem.seeds import derived_seed
+from ..protocol.channel import Channel
+from ..roles.correctness_stage import copy_output, save_copied
 from .timing import time_batch
 from .timing_dialogue import receive_go, receive_kept
 from .timing_inputs import TimedModel, calls_of_model

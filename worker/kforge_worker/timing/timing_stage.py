@@ -21,15 +21,15 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from .candidate_batches import CandidateBatches
+from ..guard.guard_runtime import GuardRuntime
+from ..guard.side_stream import side_stream_problem
+from ..problem.inputs import input_digest, seed_everything
 from ..protocol.channel import Channel, ProtocolError
-from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
-from .cross_check import cross_check
 from ..protocol.environment import l2_cache_bytes
 from ..protocol.errors import StageFailure, failures_as
-from ..guard.guard_runtime import GuardRuntime
-from ..problem.inputs import input_digest, seed_everything
-from ..guard.side_stream import side_stream_problem
+from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
+from .candidate_batches import CandidateBatches
+from .cross_check import cross_check
 from .timing import bound_calls, time_calls
 from .timing_dialogue import receive_step
 from .timing_inputs import build_timed_models, content_index, refill

@@ -6,8 +6,8 @@ from typing import Callable, Optional, Tuple
 import torch
 
 from ..protocol import outputs
-from .compare import compare_outputs
 from ..protocol.request import JudgeRequest, JudgedOutput
+from .compare import compare_outputs
 from .scale_aware_judge import judge_scale_aware
 
 

@@ -17,8 +17,8 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from .degenerate import _chunks, scale_aware_compare
 from ..protocol.outputs import FlatOutput
+from .degenerate import _chunks, scale_aware_compare
 
 TRIVIAL_LIKE_FRACTION = 0.5
 

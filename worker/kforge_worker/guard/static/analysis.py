@@ -9,12 +9,12 @@ import sys
 from typing import Any, Iterable, Mapping
 
 from ..policy import load_policy
-from .report import _Report, _at, _line
-from .symbols import _Module
-from .inference import _ClassInfo, _build_module, _class_info
 from .forward_walker import _ForwardWalker
+from .inference import _ClassInfo, _build_module, _class_info
 from .module_checker import _ModuleChecker
 from .native import _NativeScanner, _native_sources
+from .report import _Report, _at, _line
+from .symbols import _Module
 
 
 # ---------------------------------------------------------------------------------------------
