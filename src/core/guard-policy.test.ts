@@ -22,7 +22,7 @@ function workerPolicies(): { names: string[]; default: string; aliases: Record<s
   const script = [
     'import json, sys',
     `sys.path.insert(0, ${JSON.stringify(path.join(REPOSITORY_ROOT, 'worker'))})`,
-    'from kforge_worker import policy',
+    'from kforge_worker.guard import policy',
     'names = policy.policy_names()',
     'rejecting = [name for name in names if policy.rejects_pytorch_compute(policy.load_policy(name))]',
     'noted = [name for name in names if not policy.requires_own_work(policy.load_policy(name))]',
