@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debian_packages=(python3 python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest python3-dev ninja-build g++ redis-server chromium)
+# flake8 and black: scripts/lint-py.sh (the Python lint; Debian 12 has no ruff).
+debian_packages=(python3 python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest python3-dev ninja-build g++ redis-server chromium flake8 black)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

@@ -3,7 +3,7 @@
 For each named problem at its gpu preset: drawing the inputs on the host (`get_inputs()` as
 written, then moved) against drawing them on the GPU (the default device set while
 `get_inputs()` runs); the SHA-256 input digest (device -> host copy + hashlib) against a digest
-computed on the device (kforge_worker.inputs, when present); constructing the model; the float32
+computed on the device (kforge_worker.problem.inputs, when present); constructing the model; the float32
 and float64 forwards; torch.save and torch.load of the output (into the scratch folder's disk and
 into /dev/shm). Every figure is a median of `--repeats` wall-clock runs after one untimed run,
 with the device synchronized before each clock read.
@@ -89,7 +89,7 @@ def main():
         row["input_gib"] = round(sum(v.numel() * v.element_size() for v in inputs) / 2**30, 3)
         row["sha256_digest_s"] = timed(lambda: sha256_digest(inputs), arguments.repeats)
         try:
-            from kforge_worker import inputs as worker_inputs
+            from kforge_worker.problem import inputs as worker_inputs
             if hasattr(worker_inputs, "input_digest"):
                 row["worker_digest_s"] = timed(lambda: worker_inputs.input_digest(inputs), arguments.repeats)
         except Exception as error:  # the worker's digest is optional here

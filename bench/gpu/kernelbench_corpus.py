@@ -143,7 +143,7 @@ def check_cpu(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
     record: Dict[str, Any] = {"index": pair.index, "label": pair.label, "problem": pair.problem,
                               "candidate": pair.candidate, "backend": pair.backend, "static": {}}
     for policy in args.policies:
-        ran = run([args.python, "-m", "kforge_worker.static_guard", str(args.corpus / pair.candidate), policy],
+        ran = run([args.python, "-m", "kforge_worker.guard.static", str(args.corpus / pair.candidate), policy],
                   args.timeout, environment)
         try:
             findings = json.loads(ran["stdout"])

@@ -5,7 +5,7 @@ For every shipped CUDA example meant to be correct (examples/*/cuda_fast.py agai
 the `gpu` preset) and every published kernel of a good-kernels checkout (each folder's src.py
 against its ref.py), in fresh processes:
 
-- kforge's routine (worker/kforge_worker/timing.py) on the candidate, eager and torch.compile:
+- kforge's routine (worker/kforge_worker/timing/timing.py) on the candidate, eager and torch.compile:
   medians over 100 calls rotating through three input sets, in every process (`--processes`, 10;
   published kernels in the first `--published-processes`, 5);
 - the routine of commit 3cc42c8 (a synchronize between the flush and the start event), kept here
@@ -95,10 +95,10 @@ def load_module(path, name):
 
 def prepared(problem_path, candidate_path, device):
     """(candidate calls, eager calls) over the three timing seeds, built as kforge builds them."""
-    from kforge_worker.inputs import cast_inputs, make_inputs, make_model
-    from kforge_worker.precision import run_dtype
-    from kforge_worker.problem_loader import load_problem
-    from kforge_worker.timing import bound_calls
+    from kforge_worker.problem.inputs import cast_inputs, make_inputs, make_model
+    from kforge_worker.problem.precision import run_dtype
+    from kforge_worker.problem.problem_loader import load_problem
+    from kforge_worker.timing.timing import bound_calls
     problem = load_problem(problem_path, "gpu")
     candidate = load_module(candidate_path, f"candidate_{abs(hash(candidate_path))}")
     dtype = run_dtype("fp32")
@@ -129,8 +129,8 @@ def child_build(problem_path, candidate_path):
 
 def child_time(entries, round_index, options):
     import torch
-    from kforge_worker.environment import l2_cache_bytes
-    from kforge_worker.timing import TimingOptions, time_calls
+    from kforge_worker.protocol.environment import l2_cache_bytes
+    from kforge_worker.timing.timing import TimingOptions, time_calls
     device = torch.device("cuda", 0)
     l2_bytes = l2_cache_bytes(device) or 64 * 1024 * 1024
     knobs = TimingOptions(**options)

@@ -10,7 +10,7 @@ does (worker/tests/worker_process.py: reference and candidate side by side, corr
 timed calls, sampled timed outputs judged), with the parent's defaults: 5 correctness seeds, 3
 timing seeds, 10 warm-up and 100 timed calls, 3 sampled calls, atol = rtol = 1e-2, no baselines
 (the parent caches them; they are no part of the guard). "off" sets KFORGE_GUARD_RUNTIME=off in the
-candidate worker's environment (kforge_worker/guard_settings.py): no allocator poison, no output,
+candidate worker's environment (kforge_worker/guard/guard_settings.py): no allocator poison, no output,
 thread, device-error, global-state or timer checks, no dispatch trace of forward, and one input set
 per timed model instead of fresh contents refilled before every call. The static guard, the
 reference role (degenerate audit, roofline) and the judge run in both modes; the static guard's and
@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT / "worker"))
 from verdicts import verdict  # noqa: E402
 from worker_process import evaluate  # noqa: E402
 
-from kforge_worker.problem_loader import load_problem  # noqa: E402
-from kforge_worker.reference_store import ReferenceStore  # noqa: E402
-from kforge_worker.static_guard import analyze_file  # noqa: E402
-from kforge_worker.tolerance_audit import ToleranceAudits  # noqa: E402
+from kforge_worker.problem.problem_loader import load_problem  # noqa: E402
+from kforge_worker.roles.reference_store import ReferenceStore  # noqa: E402
+from kforge_worker.guard.static import analyze_file  # noqa: E402
+from kforge_worker.tolerance.tolerance_audit import ToleranceAudits  # noqa: E402
 
 DEFAULT_EXAMPLES = (
     "examples/level1_02_gelu/cpu_fast.py",

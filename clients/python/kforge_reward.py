@@ -86,7 +86,9 @@ class KforgeHTTPError(KforgeError):
     fault where the server names one, ``retry_after`` the seconds the server asked to wait.
     """
 
-    def __init__(self, status: int, code: str, message: str, field: Optional[str] = None, retry_after: Optional[float] = None):
+    def __init__(
+        self, status: int, code: str, message: str, field: Optional[str] = None, retry_after: Optional[float] = None
+    ):
         super().__init__(f"kforge reward API answered {status} {code}: {message}")
         self.status = status
         self.code = code
@@ -127,7 +129,10 @@ def _looks_like_source(problem: str) -> bool:
 
 def _problem_fields(problem: str) -> Dict[str, str]:
     if not isinstance(problem, str) or not problem:
-        raise KforgeConfigError(f"expected a problem name (level1/02_gelu), a stored problem hash or a problem file's source, got {problem!r}")
+        raise KforgeConfigError(
+            "expected a problem name (level1/02_gelu), a stored problem hash or a problem file's source, "
+            f"got {problem!r}"
+        )
     return {"problemSource": problem} if _looks_like_source(problem) else {"problem": problem}
 
 
@@ -165,7 +170,9 @@ class RewardClient:
         self.url = (url or os.environ.get("KFORGE_URL") or DEFAULT_URL).rstrip("/")
         self.token = token or os.environ.get("KFORGE_TOKEN")
         if not self.token:
-            raise KforgeConfigError("no token: pass token=... or set KFORGE_TOKEN to the token `kforge serve --reward` printed")
+            raise KforgeConfigError(
+                "no token: pass token=... or set KFORGE_TOKEN to the token `kforge serve --reward` printed"
+            )
         if retries < 0 or max_batch < 1:
             raise KforgeConfigError("expected retries >= 0 and max_batch >= 1")
         self.timeout = timeout
@@ -188,7 +195,9 @@ class RewardClient:
         """The shaped reward of one candidate."""
         return float(self.evaluate(problem, candidate, **options)["reward"])
 
-    def evaluate_batch(self, problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], **options: Any) -> List[Dict[str, Any]]:
+    def evaluate_batch(
+        self, problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], **options: Any
+    ) -> List[Dict[str, Any]]:
         """Answers for many candidates, in order: one problem for all, or one problem per candidate.
         Lists longer than ``max_batch`` go in several requests."""
         candidates = list(candidates)
@@ -198,9 +207,14 @@ class RewardClient:
         else:
             problems = list(problems_or_problem)
             if len(problems) != len(candidates):
-                raise KforgeConfigError(f"expected one problem per candidate, got {len(problems)} problems for {len(candidates)} candidates")
+                raise KforgeConfigError(
+                    f"expected one problem per candidate, got {len(problems)} problems for {len(candidates)} candidates"
+                )
             shared = None
-            items = [{**_problem_fields(problem), "candidateSource": candidate} for problem, candidate in zip(problems, candidates)]
+            items = [
+                {**_problem_fields(problem), "candidateSource": candidate}
+                for problem, candidate in zip(problems, candidates)
+            ]
         for item in items:
             if not isinstance(item["candidateSource"], str):
                 raise KforgeConfigError("expected every candidate's source as a string")
@@ -209,11 +223,13 @@ class RewardClient:
         fields = _api_options(options)
         results: List[Dict[str, Any]] = []
         for start in range(0, len(items), self.max_batch):
-            body = {**(shared or {}), **fields, "items": items[start:start + self.max_batch]}
+            body = {**(shared or {}), **fields, "items": items[start : start + self.max_batch]}
             results.extend(self._post("/api/reward/batch", body, self.batch_timeout)["results"])
         return results
 
-    def reward_batch(self, problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], **options: Any) -> List[float]:
+    def reward_batch(
+        self, problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], **options: Any
+    ) -> List[float]:
         """The shaped rewards of many candidates, in order."""
         return [float(entry["reward"]) for entry in self.evaluate_batch(problems_or_problem, candidates, **options)]
 
@@ -225,7 +241,11 @@ class RewardClient:
         return self._request("POST", path, json.dumps(body).encode("utf-8"), timeout)
 
     def _request(self, method: str, path: str, data: Optional[bytes], timeout: float) -> Dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json", "User-Agent": f"kforge-reward-python/{__version__}"}
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/json",
+            "User-Agent": f"kforge-reward-python/{__version__}",
+        }
         if data is not None:
             headers["Content-Type"] = "application/json"
         last: KforgeError = KforgeConnectionError(f"no attempt reached {self.url}")
@@ -238,7 +258,9 @@ class RewardClient:
                 try:
                     return json.loads(text)
                 except ValueError:
-                    raise KforgeError(f"{self.url}{path} answered {response.status} with something that is not JSON: {text[:200]!r}") from None
+                    raise KforgeError(
+                        f"{self.url}{path} answered {response.status} with something that is not JSON: {text[:200]!r}"
+                    ) from None
             except urllib.error.HTTPError as error:
                 last = self._http_error(error)
                 if not last.retryable:
@@ -248,7 +270,10 @@ class RewardClient:
                 if isinstance(error.reason, (socket.timeout, TimeoutError)):
                     last = KforgeTimeoutError(f"no answer from {self.url}{path} within {timeout} s")
                 else:
-                    last = KforgeConnectionError(f"cannot reach the reward server at {self.url}: {error.reason} (is `kforge serve --reward` running? KFORGE_URL says where)")
+                    last = KforgeConnectionError(
+                        f"cannot reach the reward server at {self.url}: {error.reason} "
+                        "(is `kforge serve --reward` running? KFORGE_URL says where)"
+                    )
             except (socket.timeout, TimeoutError):
                 last = KforgeTimeoutError(f"no answer from {self.url}{path} within {timeout} s")
             except (ConnectionError, OSError) as error:
@@ -260,7 +285,7 @@ class RewardClient:
     def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
         if retry_after is not None:
             return min(retry_after, max(self.max_backoff, 300.0))
-        return min(self.max_backoff, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        return min(self.max_backoff, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
 
     @staticmethod
     def _http_error(error: urllib.error.HTTPError) -> KforgeHTTPError:
@@ -290,22 +315,40 @@ def _split(options: Dict[str, Any]) -> Dict[str, Any]:
     return {name: options.pop(name) for name in _CLIENT_OPTIONS if name in options}
 
 
-def evaluate(problem: str, candidate: str, *, url: Optional[str] = None, token: Optional[str] = None, **options: Any) -> Dict[str, Any]:
+def evaluate(
+    problem: str, candidate: str, *, url: Optional[str] = None, token: Optional[str] = None, **options: Any
+) -> Dict[str, Any]:
     """:meth:`RewardClient.evaluate` with a client from ``url``/``token`` or the environment."""
     return _client(url, token, _split(options)).evaluate(problem, candidate, **options)
 
 
-def reward(problem: str, candidate: str, *, url: Optional[str] = None, token: Optional[str] = None, **options: Any) -> float:
+def reward(
+    problem: str, candidate: str, *, url: Optional[str] = None, token: Optional[str] = None, **options: Any
+) -> float:
     """The shaped reward of one candidate: ``reward("level1/02_gelu", source, backend="cuda")``."""
     return _client(url, token, _split(options)).reward(problem, candidate, **options)
 
 
-def evaluate_batch(problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], *, url: Optional[str] = None, token: Optional[str] = None, **options: Any) -> List[Dict[str, Any]]:
+def evaluate_batch(
+    problems_or_problem: Union[str, Sequence[str]],
+    candidates: Sequence[str],
+    *,
+    url: Optional[str] = None,
+    token: Optional[str] = None,
+    **options: Any,
+) -> List[Dict[str, Any]]:
     """:meth:`RewardClient.evaluate_batch` with a client from ``url``/``token`` or the environment."""
     return _client(url, token, _split(options)).evaluate_batch(problems_or_problem, candidates, **options)
 
 
-def reward_batch(problems_or_problem: Union[str, Sequence[str]], candidates: Sequence[str], *, url: Optional[str] = None, token: Optional[str] = None, **options: Any) -> List[float]:
+def reward_batch(
+    problems_or_problem: Union[str, Sequence[str]],
+    candidates: Sequence[str],
+    *,
+    url: Optional[str] = None,
+    token: Optional[str] = None,
+    **options: Any,
+) -> List[float]:
     """The shaped rewards of many candidates, in order; one problem for all or one per candidate."""
     return _client(url, token, _split(options)).reward_batch(problems_or_problem, candidates, **options)
 
@@ -377,7 +420,9 @@ def make_reward_func(
         elif problem_key in kwargs:
             problems = list(kwargs[problem_key])
         else:
-            raise KforgeConfigError(f"no problem: pass make_reward_func(problem=...) or give the dataset a {problem_key!r} column")
+            raise KforgeConfigError(
+                f"no problem: pass make_reward_func(problem=...) or give the dataset a {problem_key!r} column"
+            )
         return connection.reward_batch(problems, candidates, **options)
 
     kforge_reward.__name__ = "kforge_reward"

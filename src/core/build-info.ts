@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * What a CUDA build produced, the result's `build` field (docs/spec.md section 6): the worker's
- * `build-info` message without `v` and `type` (docs/worker-protocol.md; worker/kforge_worker/build_info.py).
+ * `build-info` message without `v` and `type` (docs/worker-protocol.md; worker/kforge_worker/build/build_info.py).
  */
 
 /** Resources of one kernel for one architecture, from `cuobjdump --dump-resource-usage`. */

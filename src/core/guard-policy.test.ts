@@ -18,12 +18,12 @@ import {
 
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 
-/** The worker's own definition (worker/kforge_worker/policy.py), read by running it. */
+/** The worker's own definition (worker/kforge_worker/guard/policy.py), read by running it. */
 function workerPolicies(): { names: string[]; default: string; aliases: Record<string, string>; rejecting: string[]; ownWorkNoted: string[] } {
   const script = [
     'import json, sys',
     `sys.path.insert(0, ${JSON.stringify(path.join(REPOSITORY_ROOT, 'worker'))})`,
-    'from kforge_worker import policy',
+    'from kforge_worker.guard import policy',
     'names = policy.policy_names()',
     'rejecting = [name for name in names if policy.rejects_pytorch_compute(policy.load_policy(name))]',
     'noted = [name for name in names if not policy.requires_own_work(policy.load_policy(name))]',

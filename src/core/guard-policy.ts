@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The guard policies, defined once for the TypeScript side: `kforge eval`, `kforge optimize`, the
  * reward API, the dashboard and the reports all read this file. The worker's own list is
- * `POLICY_NAMES` in `worker/kforge_worker/policy.py`; `guard-policy.test.ts` checks that the two
+ * `POLICY_NAMES` in `worker/kforge_worker/guard/policy.py`; `guard-policy.test.ts` checks that the two
  * agree (names, default, aliases, which policies reject PyTorch compute and which waive the
  * own-work rule).
  *

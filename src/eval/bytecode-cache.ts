@@ -40,7 +40,7 @@ export interface BytecodeCacheOptions {
  *
  * Workers never write bytecode; where torch was installed without it, each worker would compile
  * thousands of modules from source (8-10 s of CPU each on the H200 host). A trusted
- * `python3 -m kforge_worker prime DIR` (worker/kforge_worker/bytecode_cache.py), run once under a
+ * `python3 -m kforge_worker prime DIR` (worker/kforge_worker/build/bytecode_cache.py), run once under a
  * host-wide lock before any worker starts, fills DIR and makes it read-only; a DIR primed for the
  * same Python and torch is reused at once.
  *

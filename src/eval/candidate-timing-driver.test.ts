@@ -13,7 +13,7 @@ const CONTENTS = 5;
 
 /**
  * A candidate worker's timing stage as a script: it answers the driver's requests the way
- * worker/kforge_worker/timing_stage.py does, unless `tamper` changes a message on its way out.
+ * worker/kforge_worker/timing/timing_stage.py does, unless `tamper` changes a message on its way out.
  */
 class ScriptedCandidate {
   readonly sent: WorkerRequest[] = [];

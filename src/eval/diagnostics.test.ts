@@ -53,7 +53,7 @@ const NVCC_MISSING_HEADER = `/scratch/build/k/cuda.cu(3): catastrophic error: ca
 1 catastrophic error detected in the compilation of "/scratch/build/k/cuda.cu".`;
 
 const LOAD_UNDEFINED_SYMBOL = `Traceback (most recent call last):
-  File "/work/worker/kforge_worker/build.py", line 80, in build_candidate
+  File "/work/worker/kforge_worker/build/build.py", line 80, in build_candidate
 ImportError: /scratch/build/relu_ext/relu_ext.so: undefined symbol: _Z11relu_kernelPKfPfi`;
 
 const LINKER = `/usr/bin/ld: cuda.cuda.o: in function \`launch(float*)':

@@ -19,7 +19,7 @@ function ended(fields: Partial<WorkerProcessResult>): WorkerProcessResult {
 
 const CUDA_STARTUP_FAILURE = [
   'Traceback (most recent call last):',
-  '  File "/repo/worker/kforge_worker/environment.py", line 180, in warm_up',
+  '  File "/repo/worker/kforge_worker/protocol/environment.py", line 180, in warm_up',
   '    torch.cuda.init()',
   'RuntimeError: CUDA error: out of memory',
   'CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.',

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Precision, Preset } from '../core/verdict.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 
-/** What `python3 -m kforge_worker estimate` prints (worker/kforge_worker/estimate_command.py). */
+/** What `python3 -m kforge_worker estimate` prints (worker/kforge_worker/roles/estimate_command.py). */
 export const sizeEstimateSchema = z.looseObject({
   problem: z.string(),
   problem_overrides: z.record(z.string(), z.union([z.number(), z.boolean()])).nullable(),

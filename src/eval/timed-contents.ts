@@ -1,6 +1,6 @@
 /**
  * Which input contents each timed call and each trusted-batch call of the candidate uses, as the
- * worker deals them (docs/worker-protocol.md, stage `timing`; worker/kforge_worker/timing_inputs.py
+ * worker deals them (docs/worker-protocol.md, stage `timing`; worker/kforge_worker/timing/timing_inputs.py
  * and candidate_batches.py). The parent reproduces the plan to check that every output handed over
  * belongs to the call it was asked for (docs/timing.md, P2).
  */
@@ -11,7 +11,7 @@ export const CONTENT_POOL_BYTES = 1024 ** 3;
 export const MIN_CONTENTS = 2;
 
 /**
- * `derived_seed(seed, index)` of worker/kforge_worker/seeds.py, in 32-bit unsigned arithmetic.
+ * `derived_seed(seed, index)` of worker/kforge_worker/problem/seeds.py, in 32-bit unsigned arithmetic.
  *
  * @example derivedSeed(21, 1) // 3350528861
  */

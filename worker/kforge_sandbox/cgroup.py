@@ -30,7 +30,9 @@ def _write(path: str, text: str) -> None:
 
 def _v2_root() -> Optional[str]:
     for root in V2_ROOTS:
-        if os.path.exists(os.path.join(root, "cgroup.controllers")) and os.path.exists(os.path.join(root, "cgroup.procs")):
+        if os.path.exists(os.path.join(root, "cgroup.controllers")) and os.path.exists(
+            os.path.join(root, "cgroup.procs")
+        ):
             return root
     return None
 
@@ -52,8 +54,11 @@ class WorkerCgroup:
         errors = []
         root = _v2_root()
         v2_pids = root is not None and "pids" in _read(os.path.join(root, "cgroup.controllers")).split()
-        order = ([(root, "v2")] if v2_pids else []) + ([(V1_PIDS_ROOT, "v1 pids")] if os.path.isdir(V1_PIDS_ROOT) else []) \
+        order = (
+            ([(root, "v2")] if v2_pids else [])
+            + ([(V1_PIDS_ROOT, "v1 pids")] if os.path.isdir(V1_PIDS_ROOT) else [])
             + ([(root, "v2")] if root is not None and not v2_pids else [])
+        )
         for folder, version in order:
             try:
                 return cls._make(folder, name, version)

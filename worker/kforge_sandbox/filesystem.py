@@ -33,8 +33,7 @@ MS_PRIVATE = 0x40000
 MS_RELATIME = 0x200000
 CLONE_NEWNS = 0x00020000
 
-ST_TO_MS = {0x2: MS_NOSUID, 0x4: MS_NODEV, 0x8: MS_NOEXEC, 0x400: MS_NOATIME, 0x800: MS_NODIRATIME,
-            0x1000: MS_RELATIME}
+ST_TO_MS = {0x2: MS_NOSUID, 0x4: MS_NODEV, 0x8: MS_NOEXEC, 0x400: MS_NOATIME, 0x800: MS_NODIRATIME, 0x1000: MS_RELATIME}
 
 SYS_MOUNT_SETATTR = 442
 AT_FDCWD = -100
@@ -58,8 +57,12 @@ class ViewSpec:
 
 
 class MountAttr(ctypes.Structure):
-    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
-                ("userns_fd", ctypes.c_uint64)]
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
 
 
 def _kept_flags(path: str) -> int:
@@ -72,8 +75,14 @@ def _all_read_only() -> None:
     """Every mount read-only: one recursive mount_setattr (Linux 5.12+), else a remount per mount."""
     attributes = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
     try:
-        libc.syscall(SYS_MOUNT_SETATTR, ctypes.c_int(AT_FDCWD), ctypes.c_char_p(b"/"), ctypes.c_uint(AT_RECURSIVE),
-                     ctypes.byref(attributes), ctypes.c_size_t(ctypes.sizeof(attributes)))
+        libc.syscall(
+            SYS_MOUNT_SETATTR,
+            ctypes.c_int(AT_FDCWD),
+            ctypes.c_char_p(b"/"),
+            ctypes.c_uint(AT_RECURSIVE),
+            ctypes.byref(attributes),
+            ctypes.c_size_t(ctypes.sizeof(attributes)),
+        )
         return
     except OSError:
         pass
@@ -126,7 +135,9 @@ def attempt(step: Callable[[], None], report: IsolationReport) -> bool:
         except OSError as error:
             libc.setns(saved, CLONE_NEWNS)
             report.filesystem = "unchanged"
-            report.lack("filesystem view", f"could not be built ({error}); the candidate sees the filesystem as its user does")
+            report.lack(
+                "filesystem view", f"could not be built ({error}); the candidate sees the filesystem as its user does"
+            )
             return False
     except OSError as error:
         report.lack("filesystem view", f"no mount namespace of its own ({error.strerror})")
@@ -145,8 +156,11 @@ def mount_fresh_proc(report: IsolationReport) -> None:
                 libc.mount(path, path, None, MS_BIND | MS_REC)
                 libc.mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags(path))
     except OSError as error:
-        report.lack("/proc", f"could not mount a /proc of the new PID namespace ({error.strerror}): the host's "
-                             "processes stay listed there")
+        report.lack(
+            "/proc",
+            f"could not mount a /proc of the new PID namespace ({error.strerror}): the host's "
+            "processes stay listed there",
+        )
 
 
 def build(spec: ViewSpec, with_proc: bool, report: IsolationReport) -> None:
@@ -165,8 +179,11 @@ def build(spec: ViewSpec, with_proc: bool, report: IsolationReport) -> None:
         report.lack("read-only filesystem", f"these mounts stayed writable: {', '.join(partial.args[0])}")
     if with_proc:
         mount_fresh_proc(report)
-    covers = sorted({(path, "hidden") for path in spec.hidden if os.path.isdir(path)}
-                    | {(path, "private") for path in spec.private if os.path.isdir(path)}, key=lambda item: _depth(item[0]))
+    covers = sorted(
+        {(path, "hidden") for path in spec.hidden if os.path.isdir(path)}
+        | {(path, "private") for path in spec.private if os.path.isdir(path)},
+        key=lambda item: _depth(item[0]),
+    )
     covered = []
     for path, kind in covers:
         if not os.path.isdir(path):
@@ -174,8 +191,11 @@ def build(spec: ViewSpec, with_proc: bool, report: IsolationReport) -> None:
         options = "mode=0755,size=1m" if kind == "hidden" else f"mode=1777,size={PRIVATE_TMPFS_SIZE}"
         libc.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options)
         covered.append((path, kind))
-    binds = [(path, "exposed") for path in spec.exposed] + [(path, "writable") for path in spec.writable] \
+    binds = (
+        [(path, "exposed") for path in spec.exposed]
+        + [(path, "writable") for path in spec.writable]
         + [(path, "read_only") for path in spec.read_only]
+    )
     for path, kind in sorted(binds, key=lambda item: _depth(item[0])):
         if path not in descriptors:
             continue

@@ -59,8 +59,12 @@ class Options:
 def parse(argv: List[str]) -> Options:
     """Options from the command line; exits with status 2 and a message on a bad one."""
     options = Options()
-    lists = {"--writable": options.writable, "--read-only": options.read_only, "--hide": options.hide,
-             "--expose": options.expose}
+    lists = {
+        "--writable": options.writable,
+        "--read-only": options.read_only,
+        "--hide": options.hide,
+        "--expose": options.expose,
+    }
     items = list(argv)
     while items:
         item = items.pop(0)
@@ -88,10 +92,13 @@ def parse(argv: List[str]) -> Options:
 
 
 def _usage(message: str) -> None:
-    print(f"kforge sandbox: {message}; usage: kforge_bootstrap.py [--writable DIR]... [--read-only DIR]... "
-          f"[--hide DIR]... [--expose DIR]... [--pycache-prefix DIR] [--worker-dir DIR] "
-          f"[--sandbox on|off|require] "
-          f"{'|'.join(ROLES)}", file=sys.stderr)
+    print(
+        f"kforge sandbox: {message}; usage: kforge_bootstrap.py [--writable DIR]... [--read-only DIR]... "
+        f"[--hide DIR]... [--expose DIR]... [--pycache-prefix DIR] [--worker-dir DIR] "
+        f"[--sandbox on|off|require] "
+        f"{'|'.join(ROLES)}",
+        file=sys.stderr,
+    )
     raise SystemExit(2)
 
 
@@ -101,7 +108,9 @@ def main(argv: List[str]) -> None:
     report.python = "isolated (-I)" if sys.flags.isolated else "not isolated: started without -I"
     if options.sandbox == "off" or not sys.platform.startswith("linux"):
         report.enabled = False
-        report.lack("sandbox", "turned off (KFORGE_SANDBOX=0)" if options.sandbox == "off" else f"not on Linux ({sys.platform})")
+        report.lack(
+            "sandbox", "turned off (KFORGE_SANDBOX=0)" if options.sandbox == "off" else f"not on Linux ({sys.platform})"
+        )
         _run(options, report)
     group = _cgroup(report)
     wanted = ("pid", "mount", "ipc", "network", "uts")
@@ -184,8 +193,11 @@ def namespaces_prctl_pdeathsig() -> None:
 
 def _prepare_namespace(options: Options, report: IsolationReport, entered: List[str]) -> None:
     if "pid" not in entered:
-        report.lack("process teardown", "no PID namespace: helpers that leave the process group can outlive the worker"
-                    + ("" if report.cgroup else " (and no cgroup either)"))
+        report.lack(
+            "process teardown",
+            "no PID namespace: helpers that leave the process group can outlive the worker"
+            + ("" if report.cgroup else " (and no cgroup either)"),
+        )
     if "network" in entered:
         try:
             namespaces.loopback_up()
@@ -209,9 +221,12 @@ def _prepare_namespace(options: Options, report: IsolationReport, entered: List[
         report.lack("filesystem view", "no mount namespace: the candidate sees the filesystem as its user does")
         return
     spec = filesystem.ViewSpec(
-        writable=options.writable, read_only=options.read_only,
+        writable=options.writable,
+        read_only=options.read_only,
         hidden=options.hide + [path for path in HIDDEN_ALWAYS if path not in options.hide],
-        exposed=options.expose + _python_paths(options), private=list(PRIVATE_FOLDERS))
+        exposed=options.expose + _python_paths(options),
+        private=list(PRIVATE_FOLDERS),
+    )
     filesystem.attempt(lambda: filesystem.build(spec, with_proc="pid" in entered, report=report), report)
 
 
@@ -247,8 +262,11 @@ def _worker(options: Options, report: IsolationReport, launcher_pid: int) -> Non
         if options.role != "reference":
             _seccomp(report)
         if options.sandbox == "require" and report.missing:
-            print("kforge sandbox: isolation was required (KFORGE_SANDBOX=require) but these layers are missing: "
-                  + "; ".join(report.missing), file=sys.stderr)
+            print(
+                "kforge sandbox: isolation was required (KFORGE_SANDBOX=require) but these layers are missing: "
+                + "; ".join(report.missing),
+                file=sys.stderr,
+            )
             os._exit(MISSING_LAYER_STATUS)
     except BaseException as error:
         print(f"kforge sandbox: {error}", file=sys.stderr)
@@ -267,9 +285,13 @@ def _choose_user(options: Options, report: IsolationReport, launcher_pid: int) -
             credentials.drop_capabilities()
         except OSError as error:
             report.lack("capabilities", f"could not drop them ({error.strerror})")
-        report.user = f"uid {os.getuid()} (the parent's own user" + (", in a user namespace)" if "user" in report.namespaces else ")")
+        report.user = f"uid {os.getuid()} (the parent's own user" + (
+            ", in a user namespace)" if "user" in report.namespaces else ")"
+        )
         if "user" not in report.namespaces:
-            report.lack("user", "the candidate runs as the parent's user (no user namespace): it can reach what that user can")
+            report.lack(
+                "user", "the candidate runs as the parent's user (no user namespace): it can reach what that user can"
+            )
         return
     uid = credentials.sandbox_uid(launcher_pid)
     blocked = credentials.unreadable_for_others(_python_paths(options, tools=False))
@@ -284,8 +306,11 @@ def _choose_user(options: Options, report: IsolationReport, launcher_pid: int) -
         return
     credentials.drop_capabilities()
     report.user = "uid 0 without capabilities"
-    report.lack("user", f"stays uid 0 (without any capability): {blocked} is not readable by an unprivileged uid; "
-                        "make it world-readable or install Python and kforge under a readable path")
+    report.lack(
+        "user",
+        f"stays uid 0 (without any capability): {blocked} is not readable by an unprivileged uid; "
+        "make it world-readable or install Python and kforge under a readable path",
+    )
 
 
 def _seccomp(report: IsolationReport) -> None:
@@ -330,7 +355,11 @@ def _run(options: Options, report: IsolationReport) -> None:
     except ImportError:
         spec = None
     if spec is None:
-        print(f"{sys.executable}: No module named kforge_worker (looked in {options.worker_dir})", file=sys.stderr, flush=True)
+        print(
+            f"{sys.executable}: No module named kforge_worker (looked in {options.worker_dir})",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(1)
     runpy.run_module("kforge_worker", run_name="__main__", alter_sys=True)
     os._exit(0)

@@ -3,6 +3,7 @@
 import ctypes
 import os
 
+
 def _load():
     """glibc by its usual name first: find_library would run ldconfig in a subprocess."""
     try:

@@ -19,8 +19,13 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 
 #: In the order they are given up when the kernel refuses the whole set (least needed first).
-OPTIONAL = (("uts", CLONE_NEWUTS), ("ipc", CLONE_NEWIPC), ("network", CLONE_NEWNET), ("mount", CLONE_NEWNS),
-            ("pid", CLONE_NEWPID))
+OPTIONAL = (
+    ("uts", CLONE_NEWUTS),
+    ("ipc", CLONE_NEWIPC),
+    ("network", CLONE_NEWNET),
+    ("mount", CLONE_NEWNS),
+    ("pid", CLONE_NEWPID),
+)
 
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
@@ -60,8 +65,11 @@ def enter(wanted: Tuple[str, ...], report: IsolationReport) -> List[str]:
         except OSError as error:
             if not flags:
                 if user_flag:
-                    report.lack("user namespace", f"the kernel refused an unprivileged user namespace ({error.strerror});"
-                                " run as root or allow them (sysctl kernel.unprivileged_userns_clone=1)")
+                    report.lack(
+                        "user namespace",
+                        f"the kernel refused an unprivileged user namespace ({error.strerror});"
+                        " run as root or allow them (sysctl kernel.unprivileged_userns_clone=1)",
+                    )
                 return []
             name = next(name for name, _ in OPTIONAL if name in flags)
             refused[name] = error.strerror

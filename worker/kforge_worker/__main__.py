@@ -22,8 +22,11 @@ def _harden_import_path() -> None:
     sys.dont_write_bytecode = True
     cwd = os.getcwd()
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[:] = [entry for entry in sys.path
-                   if entry not in ("", ".") and (os.path.abspath(entry) != cwd or entry == package_parent)]
+    sys.path[:] = [
+        entry
+        for entry in sys.path
+        if entry not in ("", ".") and (os.path.abspath(entry) != cwd or entry == package_parent)
+    ]
 
 
 def _exit(status: int) -> None:
@@ -38,7 +41,7 @@ def _exit(status: int) -> None:
 def main(argv) -> None:
     if len(argv) >= 2 and argv[1] == "audit":
         _harden_import_path()
-        from .audit_command import main as audit_main
+        from .roles.audit_command import main as audit_main
 
         try:
             status = audit_main(list(argv[2:]))
@@ -47,7 +50,7 @@ def main(argv) -> None:
         _exit(status)
     if len(argv) >= 2 and argv[1] == "estimate":
         _harden_import_path()
-        from .estimate_command import main as estimate_main
+        from .roles.estimate_command import main as estimate_main
 
         try:
             status = estimate_main(list(argv[2:]))
@@ -56,16 +59,18 @@ def main(argv) -> None:
         _exit(status)
     if len(argv) >= 2 and argv[1] == "prime":
         _harden_import_path()
-        from .bytecode_cache import main as prime_main
+        from .build.bytecode_cache import main as prime_main
 
         _exit(prime_main(list(argv[2:])))
     if len(argv) != 2 or argv[1] not in ROLES:
-        print(f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
-              file=sys.stderr)
+        print(
+            f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
+            file=sys.stderr,
+        )
         _exit(2)
     role = argv[1]
     _harden_import_path()
-    from .channel import ProtocolError, open_channel
+    from .protocol.channel import ProtocolError, open_channel
 
     try:
         channel = open_channel()
@@ -94,7 +99,7 @@ def _profiled(role: str, channel) -> None:
     if not directory:
         _serve(role, channel)
         return
-    from . import sampling_profile
+    from .roles import sampling_profile
 
     sampler = sampling_profile.start(directory, role)
     try:
@@ -120,9 +125,9 @@ def _isolation_report():
 
 
 def _serve(role: str, channel) -> None:
-    from .channel import ProtocolError
-    from .environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up
-    from .errors import StageFailure
+    from .protocol.channel import ProtocolError
+    from .protocol.environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up
+    from .protocol.errors import StageFailure
 
     isolation = _isolation_report()
     warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
@@ -138,18 +143,18 @@ def _serve(role: str, channel) -> None:
     message = channel.receive()
     if message is None:
         return
-    from .fault_report import device_type_of, memory_grant, report_exception, report_failure
-    from .machine_fault import MachineFault
+    from .protocol.fault_report import device_type_of, memory_grant, report_exception, report_failure
+    from .protocol.machine_fault import MachineFault
 
     device_type = device_type_of(message)
     memory_grant(message)  # validated now; read again at the end (`continue` may set it)
     try:
         if role == "reference":
-            from .reference_role import run_reference
+            from .roles.reference_role import run_reference
 
             run_reference(channel, message)
         else:
-            from .candidate_role import run_candidate
+            from .roles.candidate_role import run_candidate
 
             run_candidate(channel, message)
     except StageFailure as failure:

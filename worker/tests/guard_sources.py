@@ -3,7 +3,7 @@ adversarial corpus's relu (8 x 64) and softmax (4 x 8192) problems. They use PyT
 run under the permissive policy, so that the dynamic check under test is the one that fires."""
 
 # Returns zeros (written memory, so no poison) and lets a thread fill in the answer later.
-LINGERING_THREAD = '''
+LINGERING_THREAD = """
 import threading
 import time
 import torch
@@ -19,10 +19,10 @@ class ModelNew(torch.nn.Module):
 
         threading.Thread(target=fill, name="kforge-late-fill", daemon=True).start()
         return out
-'''
+"""
 
 # A thread started through _thread is invisible to threading.enumerate(); only the OS count sees it.
-RAW_THREAD = '''
+RAW_THREAD = """
 import _thread
 import time
 import torch
@@ -31,25 +31,25 @@ class ModelNew(torch.nn.Module):
     def forward(self, x):
         _thread.start_new_thread(time.sleep, (3.0,))
         return torch.relu(x)
-'''
+"""
 
-EXPANDED_OUTPUT = '''
+EXPANDED_OUTPUT = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.relu(x[:1]).expand_as(x)
-'''
+"""
 
-META_OUTPUT = '''
+META_OUTPUT = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.empty(x.shape, device="meta")
-'''
+"""
 
-FLAG_FLIPPED_WHEN_TIMED = '''
+FLAG_FLIPPED_WHEN_TIMED = """
 import torch
 
 _CALLS = [0]
@@ -60,10 +60,10 @@ class ModelNew(torch.nn.Module):
         if _CALLS[0] == 5:
             torch.backends.cudnn.benchmark = not torch.backends.cudnn.benchmark
         return torch.relu(x)
-'''
+"""
 
 # Works on the first call of each model instance, then returns an unwritten block.
-SKIPS_WORK_WHEN_REPEATED = '''
+SKIPS_WORK_WHEN_REPEATED = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -76,10 +76,10 @@ class ModelNew(torch.nn.Module):
         if self.calls > 1:
             return torch.empty_like(x)
         return torch.relu(x)
-'''
+"""
 
 # Keyed on the storage address through numpy, out of the static guard's sight.
-ADDRESS_CACHE = '''
+ADDRESS_CACHE = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -92,28 +92,28 @@ class ModelNew(torch.nn.Module):
         if key not in self.answers:
             self.answers[key] = torch.relu(x)
         return self.answers[key]
-'''
+"""
 
-SOFTMAX_FIVE_PERCENT_HIGH = '''
+SOFTMAX_FIVE_PERCENT_HIGH = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.softmax(x, dim=1) * 1.05
-'''
+"""
 
-SOFTMAX_TORCH = '''
+SOFTMAX_TORCH = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.softmax(x, dim=1)
-'''
+"""
 
-RELU_TORCH = '''
+RELU_TORCH = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.relu(x)
-'''
+"""

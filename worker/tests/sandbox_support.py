@@ -37,8 +37,21 @@ class SandboxLauncher:
     def __call__(self, role: str, cwd: Path) -> Tuple[List[str], Dict[str, str]]:
         for name in SCRATCH_FOLDERS:
             (cwd / name).mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-I", "-B", "-u", str(BOOTSTRAP), "--worker-dir", str(WORKER_ROOT),
-                   "--sandbox", self.mode, "--writable", str(cwd), "--read-only", str(cwd / "in")]
+        command = [
+            sys.executable,
+            "-I",
+            "-B",
+            "-u",
+            str(BOOTSTRAP),
+            "--worker-dir",
+            str(WORKER_ROOT),
+            "--sandbox",
+            self.mode,
+            "--writable",
+            str(cwd),
+            "--read-only",
+            str(cwd / "in"),
+        ]
         for path in self.hide:
             command += ["--hide", str(path)]
         for path in self.expose:
@@ -47,9 +60,16 @@ class SandboxLauncher:
         if self.as_uid is not None:
             command = as_user(self.as_uid) + command
         passed = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-        environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8"),
-                       **passed, "HOME": str(cwd / "home"), "TMPDIR": str(cwd / "tmp"), "USER": "kforge",
-                       "LOGNAME": "kforge", **self.extra_env}
+        environment = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            **passed,
+            "HOME": str(cwd / "home"),
+            "TMPDIR": str(cwd / "tmp"),
+            "USER": "kforge",
+            "LOGNAME": "kforge",
+            **self.extra_env,
+        }
         return command, environment
 
 
@@ -69,10 +89,20 @@ def setpriv_refusal() -> Optional[str]:
 
 def user_namespace_refusal(uid: int) -> Optional[str]:
     """Why an unprivileged uid cannot make a user namespace here (None: it can), as the kernel says."""
-    probe = subprocess.run(as_user(uid) + [sys.executable, "-c", (
-        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
-        "print('ok' if libc.unshare(0x10000000) == 0 else os.strerror(ctypes.get_errno()))")],
-        capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        as_user(uid)
+        + [
+            sys.executable,
+            "-c",
+            (
+                "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+                "print('ok' if libc.unshare(0x10000000) == 0 else os.strerror(ctypes.get_errno()))"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     answer = probe.stdout.strip() or probe.stderr.strip()
     return None if answer == "ok" else f"the kernel refuses a user namespace to uid {uid}: {answer}"
 

@@ -1,6 +1,6 @@
 """Tiny problem and candidate files for the worker tests (written into tmp_path by the tests)."""
 
-LINEAR_RELU_PROBLEM = '''
+LINEAR_RELU_PROBLEM = """
 import torch
 
 class Model(torch.nn.Module):
@@ -20,10 +20,10 @@ def get_inputs():
 
 def get_init_inputs():
     return [features]
-'''
+"""
 
 # Same weights as the reference (same constructor, same seed), a different but exact formula.
-LINEAR_RELU_CORRECT = '''
+LINEAR_RELU_CORRECT = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -34,9 +34,9 @@ class ModelNew(torch.nn.Module):
     def forward(self, x):
         print("candidate forward ran")
         return torch.clamp(x @ self.linear.weight.t() + self.linear.bias, min=0)
-'''
+"""
 
-LINEAR_RELU_INCORRECT = '''
+LINEAR_RELU_INCORRECT = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -46,9 +46,9 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         return torch.relu(self.linear(x)) + 0.5
-'''
+"""
 
-LINEAR_RELU_NAN = '''
+LINEAR_RELU_NAN = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -60,9 +60,9 @@ class ModelNew(torch.nn.Module):
         out = torch.relu(self.linear(x))
         out[0, 0] = float("nan")
         return out
-'''
+"""
 
-LINEAR_RELU_MUTATES_INPUT = '''
+LINEAR_RELU_MUTATES_INPUT = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -74,40 +74,40 @@ class ModelNew(torch.nn.Module):
         out = torch.relu(self.linear(x))
         x.zero_()
         return out
-'''
+"""
 
-SYNTAX_ERROR = '''
+SYNTAX_ERROR = """
 import torch
 
 class ModelNew(torch.nn.Module)
     def forward(self, x):
         return x
-'''
+"""
 
-NO_MODEL_NEW = '''
+NO_MODEL_NEW = """
 import torch
 
 class ModelNw(torch.nn.Module):
     def forward(self, x):
         return x
-'''
+"""
 
-RAISES_ON_IMPORT = '''
+RAISES_ON_IMPORT = """
 import torch
 
 raise RuntimeError("candidate refuses to import")
-'''
+"""
 
-CONSTRUCTOR_RAISES = '''
+CONSTRUCTOR_RAISES = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def __init__(self, features):
         super().__init__()
         raise ValueError("no weights for you")
-'''
+"""
 
-FORWARD_RAISES = '''
+FORWARD_RAISES = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -116,9 +116,9 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         raise IndexError("forward blew up on purpose")
-'''
+"""
 
-PATCHES_TIMER = '''
+PATCHES_TIMER = """
 import time
 import torch
 
@@ -130,9 +130,9 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         return x
-'''
+"""
 
-INPUTS_RAISE_PROBLEM = '''
+INPUTS_RAISE_PROBLEM = """
 import torch
 
 class Model(torch.nn.Module):
@@ -144,17 +144,17 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
-IDENTITY_CANDIDATE = '''
+IDENTITY_CANDIDATE = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return x
-'''
+"""
 
-REFERENCE_RAISES_PROBLEM = '''
+REFERENCE_RAISES_PROBLEM = """
 import torch
 
 class Model(torch.nn.Module):
@@ -166,10 +166,10 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 # A tuple output with non-tensor leaves; refuses float64, so the fp64 error profile is null.
-TUPLE_PROBLEM = '''
+TUPLE_PROBLEM = """
 import torch
 
 class Model(torch.nn.Module):
@@ -183,17 +183,17 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
-TUPLE_CORRECT = '''
+TUPLE_CORRECT = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x, scale):
         return (scale * x, [x.sum(dim=0), int(x.size(0))], None)
-'''
+"""
 
-ADD_PROBLEM = '''
+ADD_PROBLEM = """
 import torch
 
 class Model(torch.nn.Module):
@@ -207,7 +207,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 CPP_ADD_CORRECT = r'''
 import torch
@@ -252,7 +252,7 @@ class ModelNew(torch.nn.Module):
         return extension.add(a, b)
 '''
 
-FAKE_TRITON_COMPILE_ERROR = '''
+FAKE_TRITON_COMPILE_ERROR = """
 import torch
 
 class CompilationError(Exception):
@@ -266,9 +266,9 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         raise CompilationError("at 3:4: unsupported tensor index")
-'''
+"""
 
-LINEAR_RELU_SAME_OPS = '''
+LINEAR_RELU_SAME_OPS = """
 import torch
 
 class ModelNew(torch.nn.Module):
@@ -278,7 +278,7 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         return torch.relu(self.linear(x))
-'''
+"""
 
 CUDA_ADD_CORRECT = r'''
 import torch
@@ -350,7 +350,7 @@ class ModelNew(torch.nn.Module):
         return extension.add(a, b)
 '''
 
-TRITON_ADD_CORRECT = '''
+TRITON_ADD_CORRECT = """
 import torch
 import triton
 import triton.language as tl
@@ -367,9 +367,9 @@ class ModelNew(torch.nn.Module):
         n = a.numel()
         add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
         return out
-'''
+"""
 
-TRITON_COMPILE_ERROR = '''
+TRITON_COMPILE_ERROR = """
 import torch
 import triton
 import triton.language as tl
@@ -384,4 +384,4 @@ class ModelNew(torch.nn.Module):
         out = torch.empty_like(a)
         add_kernel[(1,)](a, b, out, a.numel(), BLOCK=1024)
         return out
-'''
+"""

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from kforge_worker.kernel_trace import all_threads_config
-from kforge_worker.policy import DEFAULT_POLICY, POLICY_NAMES
+from kforge_worker.guard.kernel_trace import all_threads_config
+from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
 from verdicts import generalisation_failures, reported_figure, substituted_ops, verdict
 from worker_process import evaluate
 
@@ -36,8 +36,11 @@ POLICY_RUNS = [(case, policy) for case in POLICY_CASES for policy in OTHER_POLIC
 
 
 def _run(case: dict, root: Path, build_dir: Path, guard=None):
-    name = Path(case["file"]).stem + ("-" + guard["policy"] if guard else "") + (
-        "-gated" if guard and guard.get("gate_specialisation") else "")
+    name = (
+        Path(case["file"]).stem
+        + ("-" + guard["policy"] if guard else "")
+        + ("-gated" if guard and guard.get("gate_specialisation") else "")
+    )
     return evaluate(CORPUS / case["problem"], CORPUS / case["file"], root / name, build_dir, guard=guard)
 
 
@@ -79,8 +82,13 @@ def test_case_ends_with_its_verdict(runs, case):
         pytest.skip(f"{case['file']} needs {case['needs']}: {_missing(case)}")
     result = runs[case["file"]]
     expected = _expected(case)
-    assert verdict(result) == expected, (result.failures, result.judgement, result.timed_judgement,
-                                         result.violation, result.candidate.stderr[-2000:])
+    assert verdict(result) == expected, (
+        result.failures,
+        result.judgement,
+        result.timed_judgement,
+        result.violation,
+        result.candidate.stderr[-2000:],
+    )
     assert result.exit_codes["reference"] == 0
     assert result.exit_codes["candidate"] == (0 if result.violation is None else -9), result.exit_codes
     rejects = _static_rejects(result)
@@ -93,8 +101,11 @@ def test_case_ends_with_its_verdict(runs, case):
         assert result.timed_judgement is not None and result.timed_judgement["passed"] is True
 
 
-@pytest.mark.parametrize("case", [case for case in CPU_CASES if case["static_notes"]],
-                         ids=[case["file"] for case in CPU_CASES if case["static_notes"]])
+@pytest.mark.parametrize(
+    "case",
+    [case for case in CPU_CASES if case["static_notes"]],
+    ids=[case["file"] for case in CPU_CASES if case["static_notes"]],
+)
 def test_static_notes_are_reported(runs, case):
     if _missing(case) is not None:
         pytest.skip(f"{case['file']} needs {case['needs']}: {_missing(case)}")
@@ -119,7 +130,9 @@ def test_honest_fast_path_passes_the_generalisation_gate(runs):
     assert verdict(result, gate_specialisation=True) == ("correct", None)
     assert result.generalisation_judgement["passed"] is True
     assert [trial["variant"] for trial in result.generalisation_judgement["trials"]] == [
-        {"batch_size": 16}, {"batch_size": 4}]
+        {"batch_size": 16},
+        {"batch_size": 4},
+    ]
 
 
 FIGURE_CASES = [case for case in CPU_CASES if "figure" in case]
@@ -153,19 +166,23 @@ def test_value_keyed_cache_never_sees_the_same_contents_twice(runs):
     assert len(set(seeds)) == len(seeds) and result.timed_judgement["passed"] is True
 
 
-@pytest.mark.parametrize("case, policy", POLICY_RUNS,
-                         ids=[f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
+@pytest.mark.parametrize("case, policy", POLICY_RUNS, ids=[f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
 def test_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     result = runs[f"{case['file']}#{policy}"]
     expected = case["policies"][policy]
     assert verdict(result) == (expected["verdict"], expected["check"]), (
-        result.failures, result.candidate.stderr[-2000:])
+        result.failures,
+        result.candidate.stderr[-2000:],
+    )
     assert result.message("candidate", "guard")["policy"] == policy
     assert result.exit_codes == {"reference": 0, "candidate": 0}
 
 
-@pytest.mark.parametrize("case", [case for case in MANIFEST["cases"] if "policies" in case],
-                         ids=[case["file"] for case in MANIFEST["cases"] if "policies" in case])
+@pytest.mark.parametrize(
+    "case",
+    [case for case in MANIFEST["cases"] if "policies" in case],
+    ids=[case["file"] for case in MANIFEST["cases"] if "policies" in case],
+)
 def test_a_policy_case_gives_its_verdict_under_every_shipped_policy(case):
     assert list(case["policies"]) == list(POLICY_NAMES)
 
@@ -182,8 +199,9 @@ def _attribution(result) -> dict:
     return message
 
 
-@pytest.mark.parametrize("key", [case["file"] for case in POLICY_CASES]
-                         + [f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
+@pytest.mark.parametrize(
+    "key", [case["file"] for case in POLICY_CASES] + [f"{case['file']}#{policy}" for case, policy in POLICY_RUNS]
+)
 def test_every_traced_call_sends_its_attribution(runs, key):
     attribution = _attribution(runs[key])
     assert attribution["measured"] == "host" and attribution["unavailable"] is None
@@ -204,7 +222,9 @@ def test_a_kept_gemm_is_reported_as_the_references_own_operator(runs):
 
 
 def test_an_aten_reduction_inside_the_extension_is_reported_as_such(runs):
-    entries = {entry["op"]: entry for entry in _attribution(runs["cpu/h06g_aten_reduction_in_extension.py"])["torch_ops"]}
+    entries = {
+        entry["op"]: entry for entry in _attribution(runs["cpu/h06g_aten_reduction_in_extension.py"])["torch_ops"]
+    }
     assert entries["aten::mean.dim"]["inside_extension"] == 1
 
 

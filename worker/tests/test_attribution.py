@@ -2,9 +2,9 @@
 
 from types import SimpleNamespace
 
-from kforge_worker import attribution
-from kforge_worker.dispatch_ops import COMPUTE
-from kforge_worker.dispatch_trace import OperatorCount
+from kforge_worker.guard import attribution
+from kforge_worker.guard.dispatch_ops import COMPUTE
+from kforge_worker.guard.dispatch_trace import OperatorCount
 
 
 def _operator(name: str, elapsed_ms: float) -> OperatorCount:
@@ -23,8 +23,9 @@ def test_a_candidate_without_native_code_has_no_own_time():
 def test_an_extension_call_is_own_time_less_what_it_dispatched():
     extensions = SimpleNamespace(modules=["kforge_candidate_ext"], own_ns=lambda: int(0.50e6))
     operators = [_operator("aten::mean", 0.10)]
-    result = attribution.cpu(operators, extensions, wall_ns=int(0.70e6), dispatch_ns=int(0.10e6),
-                             extension_dispatch_ns=int(0.10e6))
+    result = attribution.cpu(
+        operators, extensions, wall_ns=int(0.70e6), dispatch_ns=int(0.10e6), extension_dispatch_ns=int(0.10e6)
+    )
     message = result.message()
     assert message["by_origin_ms"]["own"] == 0.4
     assert abs(message["own_share"] - 0.4 / 0.5) < 1e-6

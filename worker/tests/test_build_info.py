@@ -1,6 +1,6 @@
 """build_info.py directly: parsing `cuobjdump --dump-resource-usage` output."""
 
-from kforge_worker.build_info import collect_build_info, parse_resource_usage
+from kforge_worker.build.build_info import collect_build_info, parse_resource_usage
 
 RESOURCE_USAGE = """
 Fatbin elf code:
@@ -29,13 +29,17 @@ compile_size = 64bit
 
 def test_parses_every_kernel_with_its_resources():
     kernels = parse_resource_usage(RESOURCE_USAGE)
-    assert [(k["mangled"], k["arch"], k["registers"], k["shared_bytes"], k["stack_bytes"], k["local_bytes"])
-            for k in kernels] == [
+    assert [
+        (k["mangled"], k["arch"], k["registers"], k["shared_bytes"], k["stack_bytes"], k["local_bytes"])
+        for k in kernels
+    ] == [
         ("_Z17kforge_add_kernelPKfS0_Pfl", "sm_90a", 16, 0, 0, 0),
         ("_Z12tiled_kernelPf", "sm_90a", 40, 8192, 16, 24),
     ]
-    assert kernels[0]["name"] in ("_Z17kforge_add_kernelPKfS0_Pfl",
-                                  "kforge_add_kernel(float const*, float const*, float*, long)")
+    assert kernels[0]["name"] in (
+        "_Z17kforge_add_kernelPKfS0_Pfl",
+        "kforge_add_kernel(float const*, float const*, float*, long)",
+    )
 
 
 def test_no_objects_gives_empty_info():
@@ -51,7 +55,7 @@ def test_cuda_builds_embed_their_ptx_beside_the_machine_code():
 
     import torch
 
-    from kforge_worker.build import cuda_arch_list
+    from kforge_worker.build.build import cuda_arch_list
 
     with mock.patch.object(torch.cuda, "get_device_capability", return_value=(8, 6)):
         assert cuda_arch_list(torch.device("cuda:0")) == "8.6+PTX"

@@ -13,8 +13,9 @@ PACKAGE_SOURCE = "VALUE = 41 + 1\n"
 
 def run(*arguments: str, path: Path, extra=None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": f"{WORKER_ROOT}:{path}", "PYTHONDONTWRITEBYTECODE": "1", **(extra or {})}
-    return subprocess.run([sys.executable, *arguments], cwd=path.parent, env=environment, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, *arguments], cwd=path.parent, env=environment, capture_output=True, text=True, timeout=120
+    )
 
 
 def package_without_bytecode(tmp_path: Path) -> Path:
@@ -47,8 +48,9 @@ def test_a_package_without_bytecode_is_primed_read_only_and_workers_read_it(tmp_
     timestamps = (source.stat().st_atime_ns, source.stat().st_mtime_ns)
     source.write_text("VALUE = = 1\n".ljust(len(PACKAGE_SOURCE) - 1) + "\n")
     os.utime(source, ns=timestamps)
-    imported = run("-B", "-c", "import probepkg; print(probepkg.VALUE)", path=packages,
-                   extra={"PYTHONPYCACHEPREFIX": str(cache)})
+    imported = run(
+        "-B", "-c", "import probepkg; print(probepkg.VALUE)", path=packages, extra={"PYTHONPYCACHEPREFIX": str(cache)}
+    )
     assert imported.returncode == 0 and imported.stdout.strip() == "42", imported.stderr
     without = run("-B", "-c", "import probepkg", path=packages)
     assert without.returncode != 0 and "SyntaxError" in without.stderr

@@ -34,16 +34,27 @@ def only_failure(worker: Worker) -> dict:
     return failures[0]
 
 
-@pytest.mark.parametrize("source, stage, kind, check, text", [
-    (sources.SYNTAX_ERROR, "build", "invalid_input", "candidate-load", "syntax error at line 4"),
-    (sources.NO_MODEL_NEW, "build", "invalid_input", "candidate-load", "defines no ModelNew"),
-    (sources.RAISES_ON_IMPORT, "build", "runtime_error", "import", "candidate refuses to import"),
-    (sources.CONSTRUCTOR_RAISES, "load", "runtime_error", "construct", "no weights for you"),
-    (sources.FORWARD_RAISES, "correctness", "runtime_error", "forward", "IndexError: forward blew up on purpose"),
-    (sources.PATCHES_TIMER, "build", "rejected", "timer-patched", "time.perf_counter_ns"),
-    (sources.FAKE_TRITON_COMPILE_ERROR, "correctness", "compile_error", "build", "unsupported tensor index"),
-], ids=["syntax-error", "no-model-new", "import-raises", "constructor-raises", "forward-raises", "timer-patched",
-        "triton-compile-error-at-first-call"])
+@pytest.mark.parametrize(
+    "source, stage, kind, check, text",
+    [
+        (sources.SYNTAX_ERROR, "build", "invalid_input", "candidate-load", "syntax error at line 4"),
+        (sources.NO_MODEL_NEW, "build", "invalid_input", "candidate-load", "defines no ModelNew"),
+        (sources.RAISES_ON_IMPORT, "build", "runtime_error", "import", "candidate refuses to import"),
+        (sources.CONSTRUCTOR_RAISES, "load", "runtime_error", "construct", "no weights for you"),
+        (sources.FORWARD_RAISES, "correctness", "runtime_error", "forward", "IndexError: forward blew up on purpose"),
+        (sources.PATCHES_TIMER, "build", "rejected", "timer-patched", "time.perf_counter_ns"),
+        (sources.FAKE_TRITON_COMPILE_ERROR, "correctness", "compile_error", "build", "unsupported tensor index"),
+    ],
+    ids=[
+        "syntax-error",
+        "no-model-new",
+        "import-raises",
+        "constructor-raises",
+        "forward-raises",
+        "timer-patched",
+        "triton-compile-error-at-first-call",
+    ],
+)
 def test_candidate_failure(tmp_path, build_dir, problem, source, stage, kind, check, text):
     worker = run_candidate(tmp_path, build_dir, problem, source)
     failure = only_failure(worker)

@@ -3,13 +3,12 @@
 import pytest
 import torch
 
-from kforge_worker.compare import compare_outputs, tensor_errors
-from kforge_worker.outputs import flatten
+from kforge_worker.tolerance.compare import compare_outputs, tensor_errors
+from kforge_worker.protocol.outputs import flatten
 
 
 def compare(reference, candidate, atol=1e-2, rtol=1e-2, fp64=None):
-    return compare_outputs(flatten(reference), flatten(candidate), atol, rtol,
-                           None if fp64 is None else flatten(fp64))
+    return compare_outputs(flatten(reference), flatten(candidate), atol, rtol, None if fp64 is None else flatten(fp64))
 
 
 def test_identical_outputs_pass_with_zero_error():

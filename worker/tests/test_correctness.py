@@ -52,11 +52,19 @@ def test_stages_and_hello_follow_the_protocol(correct_run):
     machine = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     assert hello["environment"]["device"] == machine and hello["environment"]["torch"] == torch.__version__
     assert correct_run.candidate.stages() == [
-        ("build", "start"), ("build", "end"), ("load", "start"), ("load", "end"),
-        ("correctness", "start"), ("correctness", "end"),
+        ("build", "start"),
+        ("build", "end"),
+        ("load", "start"),
+        ("load", "end"),
+        ("correctness", "start"),
+        ("correctness", "end"),
     ]
-    assert correct_run.reference.stages() == [("reference", "start"), ("reference", "end"),
-                                              ("judge", "start"), ("judge", "end")]
+    assert correct_run.reference.stages() == [
+        ("reference", "start"),
+        ("reference", "end"),
+        ("judge", "start"),
+        ("judge", "end"),
+    ]
     assert "candidate forward ran" in correct_run.candidate.stdout
 
 
@@ -70,7 +78,9 @@ def test_preset_sets_module_constants(correct_run):
 
 
 def test_incorrect_candidate_is_a_mismatch(make_files, tmp_path_factory, build_dir, linear_problem):
-    result = run(make_files, tmp_path_factory, build_dir, linear_problem, sources.LINEAR_RELU_INCORRECT, run_timing=False)
+    result = run(
+        make_files, tmp_path_factory, build_dir, linear_problem, sources.LINEAR_RELU_INCORRECT, run_timing=False
+    )
     assert result.judgement["passed"] is False
     trial = result.judgement["trials"][0]
     assert trial["check"] == "mismatch"
@@ -88,7 +98,9 @@ def test_nan_output_is_detected(make_files, tmp_path_factory, build_dir, linear_
 
 
 def test_input_mutation_is_detected(make_files, tmp_path_factory, build_dir, linear_problem):
-    result = run(make_files, tmp_path_factory, build_dir, linear_problem, sources.LINEAR_RELU_MUTATES_INPUT, run_timing=False)
+    result = run(
+        make_files, tmp_path_factory, build_dir, linear_problem, sources.LINEAR_RELU_MUTATES_INPUT, run_timing=False
+    )
     trial = result.judgement["trials"][0]
     assert result.judgement["passed"] is False
     assert trial["input_mutated"] is True and trial["check"] == "input-mutation"
@@ -98,8 +110,7 @@ def test_input_mutation_is_detected(make_files, tmp_path_factory, build_dir, lin
 def test_tuple_output_with_non_tensor_leaves(make_files, tmp_path_factory, build_dir):
     problem = make_files("tuple_problem.py", sources.TUPLE_PROBLEM)
     result = run(make_files, tmp_path_factory, build_dir, problem, sources.TUPLE_CORRECT, run_timing=False)
-    assert result.ready["trials"][0]["output"] == (
-        "[(tensor float32 (6, 3), [tensor float32 (3,), int], NoneType)]")
+    assert result.ready["trials"][0]["output"] == ("[(tensor float32 (6, 3), [tensor float32 (3,), int], NoneType)]")
     trial = result.judgement["trials"][0]
     assert result.judgement["passed"] is True, trial
     assert trial["numel"] == 18 + 3 + 1 + 1
@@ -125,7 +136,11 @@ def test_reference_forward_raising_is_invalid_input(write, tmp_path):
         worker.send(reference_request(problem))
         failure = worker.read_until("reference-ready")
         assert failure["type"] == "failure"
-        assert (failure["stage"], failure["kind"], failure["check"]) == ("reference", "invalid_input", "reference-forward")
+        assert (failure["stage"], failure["kind"], failure["check"]) == (
+            "reference",
+            "invalid_input",
+            "reference-forward",
+        )
         assert "ZeroDivisionError: the reference is broken" in failure["message"]
         assert "Traceback" in failure["traceback"]
         assert worker.finish() == 0
@@ -138,9 +153,17 @@ def test_missing_output_file_is_reported(write, tmp_path, linear_problem):
     try:
         worker.send(reference_request(linear_problem))
         assert worker.read_until("reference-ready")["type"] == "reference-ready"
-        worker.send({"type": "judge", "atol": 0.01, "rtol": 0.01,
-                     "outputs": [{"seed": 11, "path": str(tmp_path / "nothing.pt"), "input_digest": "0"},
-                                 {"seed": 12, "path": str(write("garbage.pt", "not a torch file"))}]})
+        worker.send(
+            {
+                "type": "judge",
+                "atol": 0.01,
+                "rtol": 0.01,
+                "outputs": [
+                    {"seed": 11, "path": str(tmp_path / "nothing.pt"), "input_digest": "0"},
+                    {"seed": 12, "path": str(write("garbage.pt", "not a torch file"))},
+                ],
+            }
+        )
         judgement = worker.read_until("judgement")
         assert judgement["passed"] is False
         checks = [(trial["check"], trial["input_mutated"]) for trial in judgement["trials"]]
@@ -151,8 +174,15 @@ def test_missing_output_file_is_reported(write, tmp_path, linear_problem):
 
 
 def test_bf16_run_casts_inputs_and_weights(make_files, tmp_path_factory, build_dir, linear_problem):
-    result = run(make_files, tmp_path_factory, build_dir, linear_problem, sources.LINEAR_RELU_SAME_OPS,
-                 run_timing=False, precision="bf16")
+    result = run(
+        make_files,
+        tmp_path_factory,
+        build_dir,
+        linear_problem,
+        sources.LINEAR_RELU_SAME_OPS,
+        run_timing=False,
+        precision="bf16",
+    )
     assert result.ready["trials"][0]["output"] == "[tensor bfloat16 (8, 32)]"
     assert result.judgement["passed"] is True
     trial = result.judgement["trials"][0]

@@ -21,8 +21,9 @@ def builds(tmp_path_factory, build_dir):
         for name, source in (("correct", sources.CPP_ADD_CORRECT), ("broken", sources.CPP_ADD_BROKEN)):
             candidate = root / f"{name}.py"
             candidate.write_text(source)
-            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir,
-                                     perf_trials=4, warmup_trials=1, sample_calls=[2])
+            jobs[name] = pool.submit(
+                evaluate, problem, candidate, root / name, build_dir, perf_trials=4, warmup_trials=1, sample_calls=[2]
+            )
         return {name: job.result() for name, job in jobs.items()}
 
 

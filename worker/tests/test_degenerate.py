@@ -1,4 +1,4 @@
-"""Tests of kforge_worker.degenerate: trivial outputs against a tolerance, and the scale-aware metric."""
+"""Tests of kforge_worker.tolerance.degenerate: trivial outputs against a tolerance, and the scale-aware metric."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from kforge_worker.degenerate import (
+from kforge_worker.tolerance.degenerate import (
     DEFAULT_RELATIVE_L2_THRESHOLD,
     audit,
     audit_trials,
@@ -54,7 +54,7 @@ def test_constant_mean_error_follows_the_documented_formula():
     r = reference.double()
     sigma, mu = float(r.std(unbiased=False)), float(r.mean())
     error = relative_l2_error(torch.full_like(reference, mu), reference)
-    assert error == pytest.approx(sigma / math.sqrt(sigma ** 2 + mu ** 2), rel=1e-6)
+    assert error == pytest.approx(sigma / math.sqrt(sigma**2 + mu**2), rel=1e-6)
 
 
 def test_a_well_scaled_problem_is_not_degenerate():
@@ -75,8 +75,12 @@ def test_threshold_shrinks_for_a_nearly_constant_reference():
     result = audit(reference, atol=1e-2, rtol=1e-2)
     mean_error = result["trivial"]["mean"]["relative_l2_error"]
     assert result["scale_aware_threshold"] == pytest.approx(0.1 * mean_error)
-    assert scale_aware_compare(torch.full_like(reference, float(reference.mean())), reference,
-                               result["scale_aware_threshold"])["passed"] is False
+    assert (
+        scale_aware_compare(
+            torch.full_like(reference, float(reference.mean())), reference, result["scale_aware_threshold"]
+        )["passed"]
+        is False
+    )
     assert scale_aware_threshold([]) == DEFAULT_RELATIVE_L2_THRESHOLD
 
 
@@ -114,8 +118,12 @@ def test_audit_figures_follow_their_definitions_on_finite_and_special_references
     result = audit(reference, 1e-2, 1e-2, inputs)
     finite = reference.double()[torch.isfinite(reference.double())]
     mean = float(torch.tensor(float(finite.mean()), dtype=reference.dtype))
-    expected_outputs = {"zeros": torch.zeros_like(reference), "mean": torch.full_like(reference, mean),
-                        "ones": torch.ones_like(reference), "input": inputs[0]}
+    expected_outputs = {
+        "zeros": torch.zeros_like(reference),
+        "mean": torch.full_like(reference, mean),
+        "ones": torch.ones_like(reference),
+        "input": inputs[0],
+    }
     for name, output in expected_outputs.items():
         figures = result["trivial"][name]
         error = (output.double() - reference.double()).abs()
@@ -123,6 +131,8 @@ def test_audit_figures_follow_their_definitions_on_finite_and_special_references
         assert figures["passes"] == passes_tolerance(output, reference, 1e-2, 1e-2), name
         assert figures["max_abs_error"] == pytest.approx(float(finite_error.max()), rel=1e-12), name
         expected_l2 = relative_l2_error(output, reference)
-        assert figures["relative_l2_error"] == (pytest.approx(expected_l2, rel=1e-12) if math.isfinite(expected_l2) else expected_l2), name
+        assert figures["relative_l2_error"] == (
+            pytest.approx(expected_l2, rel=1e-12) if math.isfinite(expected_l2) else expected_l2
+        ), name
     # zeros and the constant mean pass this small-scale reference only where it is finite
     assert result["trivial"]["zeros"]["passes"] is (special is None)

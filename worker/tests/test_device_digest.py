@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from kforge_worker import device_digest
-from kforge_worker.inputs import input_digest
+from kforge_worker.device import device_digest
+from kforge_worker.problem.inputs import input_digest
 
 MASK = (1 << 64) - 1
 
@@ -14,7 +14,7 @@ def python_digest(data: bytes) -> str:
     whole = len(data) // 4 * 4
     sums = [0, 0]
     for index in range(whole // 4):
-        word = int.from_bytes(data[4 * index:4 * index + 4], "little")
+        word = int.from_bytes(data[4 * index : 4 * index + 4], "little")
         for position, key in enumerate(device_digest.KEYS):
             value = ((index << 32) | word) ^ key
             value ^= value >> 30
@@ -26,10 +26,16 @@ def python_digest(data: bytes) -> str:
     return f"{sums[0]:016x}-{sums[1]:016x}-{data[whole:].hex()}"
 
 
-@pytest.mark.parametrize("tensor", [
-    torch.randn(37), torch.arange(-20, 20, dtype=torch.int64), torch.randn(3, 5).to(torch.float16)[:, 1:],
-    torch.tensor([True, False, True]), torch.empty(0),
-])
+@pytest.mark.parametrize(
+    "tensor",
+    [
+        torch.randn(37),
+        torch.arange(-20, 20, dtype=torch.int64),
+        torch.randn(3, 5).to(torch.float16)[:, 1:],
+        torch.tensor([True, False, True]),
+        torch.empty(0),
+    ],
+)
 def test_matches_the_definition(tensor):
     contiguous = tensor.contiguous()
     data = bytes(contiguous.reshape(-1).view(torch.uint8).tolist()) if contiguous.numel() else b""
@@ -55,7 +61,13 @@ def test_the_chunking_does_not_change_the_digest(monkeypatch):
 
 def test_input_digest_tells_dtype_shape_and_contents_apart():
     values = torch.randn(4, 6)
-    digests = {input_digest([values]), input_digest([values.reshape(6, 4)]), input_digest([values.double()]),
-               input_digest([values + 1]), input_digest([values, 3]), input_digest([values, 4])}
+    digests = {
+        input_digest([values]),
+        input_digest([values.reshape(6, 4)]),
+        input_digest([values.double()]),
+        input_digest([values + 1]),
+        input_digest([values, 3]),
+        input_digest([values, 4]),
+    }
     assert len(digests) == 6
     assert input_digest([values.clone()]) == input_digest([values])

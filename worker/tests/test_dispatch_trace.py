@@ -15,11 +15,11 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode
 
-from kforge_worker.dispatch_ops import COMPUTE, GLUE, GLUE_ATEN, OWN, classify, glue_operators, operator_name
-from kforge_worker.dispatch_trace import _depth, record_dispatch, traced_call
-from kforge_worker.policy import POLICY_NAMES, load_policy
-from kforge_worker.static_guard import COMPUTE_FUNCTIONS
-from kforge_worker.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
+from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, GLUE_ATEN, OWN, classify, glue_operators, operator_name
+from kforge_worker.guard.dispatch_trace import _depth, record_dispatch, traced_call
+from kforge_worker.guard.policy import POLICY_NAMES, load_policy
+from kforge_worker.guard.static import COMPUTE_FUNCTIONS
+from kforge_worker.guard.torch_fallback import SMALL_OP_ELEMENTS, judge, severity
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
@@ -28,28 +28,86 @@ DEFAULT_GLUE = glue_operators(load_policy("own-kernels"))
 
 # --- the classifier ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [
-    "aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::convolution", "aten::_softmax",
-    "aten::gelu", "aten::relu", "aten::add.Tensor", "aten::mul.Scalar", "aten::sum.dim_IntList",
-    "aten::mean.dim", "aten::native_layer_norm", "aten::exp", "aten::where.self", "aten::clamp_min",
-    "aten::cat", "aten::stack", "aten::randn", "aten::normal_", "prims::mul", "torchvision::nms",
-])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aten::mm",
+        "aten::addmm",
+        "aten::bmm",
+        "aten::matmul",
+        "aten::convolution",
+        "aten::_softmax",
+        "aten::gelu",
+        "aten::relu",
+        "aten::add.Tensor",
+        "aten::mul.Scalar",
+        "aten::sum.dim_IntList",
+        "aten::mean.dim",
+        "aten::native_layer_norm",
+        "aten::exp",
+        "aten::where.self",
+        "aten::clamp_min",
+        "aten::cat",
+        "aten::stack",
+        "aten::randn",
+        "aten::normal_",
+        "prims::mul",
+        "torchvision::nms",
+    ],
+)
 @pytest.mark.parametrize("policy", POLICY_NAMES)
 def test_compute_operators_are_compute_under_every_shipped_policy(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == COMPUTE
 
 
-@pytest.mark.parametrize("name", [
-    "aten::empty.memory_format", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like",
-    "aten::ones_like", "aten::full", "aten::arange.start_step", "aten::fill_.Scalar", "aten::fill_.Tensor",
-    "aten::zero_", "aten::view", "aten::_unsafe_view", "aten::_reshape_alias", "aten::reshape",
-    "aten::as_strided", "aten::expand", "aten::squeeze.dim", "aten::unsqueeze", "aten::permute",
-    "aten::transpose.int", "aten::t", "aten::contiguous", "aten::clone", "aten::copy_", "aten::_to_copy",
-    "aten::select.int", "aten::slice.Tensor", "aten::split.Tensor", "aten::split_with_sizes", "aten::chunk",
-    "aten::narrow", "aten::unbind.int", "aten::detach", "aten::alias", "aten::lift_fresh",
-    "aten::_local_scalar_dense", "aten::index.Tensor", "aten::index_put_", "aten::record_stream",
-    "aten::sym_size.int", "aten::resize_",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aten::empty.memory_format",
+        "aten::empty_like",
+        "aten::empty_strided",
+        "aten::zeros",
+        "aten::zeros_like",
+        "aten::ones_like",
+        "aten::full",
+        "aten::arange.start_step",
+        "aten::fill_.Scalar",
+        "aten::fill_.Tensor",
+        "aten::zero_",
+        "aten::view",
+        "aten::_unsafe_view",
+        "aten::_reshape_alias",
+        "aten::reshape",
+        "aten::as_strided",
+        "aten::expand",
+        "aten::squeeze.dim",
+        "aten::unsqueeze",
+        "aten::permute",
+        "aten::transpose.int",
+        "aten::t",
+        "aten::contiguous",
+        "aten::clone",
+        "aten::copy_",
+        "aten::_to_copy",
+        "aten::select.int",
+        "aten::slice.Tensor",
+        "aten::split.Tensor",
+        "aten::split_with_sizes",
+        "aten::chunk",
+        "aten::narrow",
+        "aten::unbind.int",
+        "aten::detach",
+        "aten::alias",
+        "aten::lift_fresh",
+        "aten::_local_scalar_dense",
+        "aten::index.Tensor",
+        "aten::index_put_",
+        "aten::record_stream",
+        "aten::sym_size.int",
+        "aten::resize_",
+    ],
+)
 @pytest.mark.parametrize("policy", POLICY_NAMES)
 def test_shape_view_copy_and_allocation_operators_are_glue(name, policy):
     assert classify(name, glue_operators(load_policy(policy))) == GLUE
@@ -61,8 +119,13 @@ def test_operators_of_other_namespaces_are_the_candidates_own():
 
 
 def test_a_policy_that_allows_cat_makes_aten_cat_glue():
-    policy = load_policy({"base": "own-kernels", "name": "with-cat",
-                          "glue_torch_functions": load_policy()["glue_torch_functions"] + ["cat"]})
+    policy = load_policy(
+        {
+            "base": "own-kernels",
+            "name": "with-cat",
+            "glue_torch_functions": load_policy()["glue_torch_functions"] + ["cat"],
+        }
+    )
     assert classify("aten::cat", glue_operators(policy)) == GLUE
     assert classify("aten::cat", DEFAULT_GLUE) == COMPUTE
 
@@ -87,6 +150,7 @@ def test_operator_names_come_from_the_schema():
 
 
 # --- the trace --------------------------------------------------------------------------------
+
 
 def _glue_only(x):
     flat = x.contiguous().view(-1)
@@ -117,8 +181,11 @@ def test_compute_is_counted_with_its_largest_tensor():
         out, recorder = traced_call(lambda: torch.relu(x @ w + 1.0), DEFAULT_GLUE)
     assert torch.equal(out, torch.relu(x @ w + 1.0))
     counts = {entry.name: entry for entry in recorder.counts()}
-    assert {name for name, entry in counts.items() if entry.kind == COMPUTE} == {"aten::mm", "aten::add.Tensor",
-                                                                               "aten::relu"}
+    assert {name for name, entry in counts.items() if entry.kind == COMPUTE} == {
+        "aten::mm",
+        "aten::add.Tensor",
+        "aten::relu",
+    }
     assert counts["aten::mm"].count == 1 and counts["aten::mm"].largest == 64 * 32
     assert counts["aten::relu"].result_elements == 8 * 32
 
@@ -175,25 +242,39 @@ def test_a_mode_of_the_candidates_own_that_it_removes_again_is_fine():
 
 # --- the judgement ----------------------------------------------------------------------------
 
+
 def _entry(name, kind=COMPUTE, count=1, largest=4096, result_elements=4096):
     return SimpleNamespace(name=name, kind=kind, count=count, largest=largest, result_elements=result_elements)
 
 
 def test_the_message_names_each_operator_and_its_count():
-    found = judge([_entry("aten::mm"), _entry("aten::add.Tensor"), _entry("aten::empty_like", GLUE, 2)],
-                  load_policy("own-kernels"), 4096, "correctness trial 0 (seed 11)")
+    found = judge(
+        [_entry("aten::mm"), _entry("aten::add.Tensor"), _entry("aten::empty_like", GLUE, 2)],
+        load_policy("own-kernels"),
+        4096,
+        "correctness trial 0 (seed 11)",
+    )
     assert found.status == "reject" and found.compute == ["aten::mm", "aten::add.Tensor"]
-    assert found.message == ("correctness trial 0 (seed 11): forward dispatched aten::mm ×1, aten::add.Tensor ×1 to "
-                             "PyTorch while it ran: the policy `own-kernels` allows only shape, view and allocation glue; "
-                             "move the work into the kernel")
+    assert found.message == (
+        "correctness trial 0 (seed 11): forward dispatched aten::mm ×1, aten::add.Tensor ×1 to "
+        "PyTorch while it ran: the policy `own-kernels` allows only shape, view and allocation glue; "
+        "move the work into the kernel"
+    )
 
 
-@pytest.mark.parametrize("policy, level", [
-    ("own-kernels", "reject"), ("strict", "reject"), ("kernelbench", "note"), ("permissive", "note"), ("pytorch", "note"),
-    ({"base": "own-kernels", "name": "lenient", "severity": {"torch-fallback": "note"}}, "note"),
-    ({"base": "own-kernels", "name": "aten-ok", "aten_compute_in_native": True}, "note"),
-    ({"base": "own-kernels", "name": "any", "forward_torch": "any"}, "note"),
-])
+@pytest.mark.parametrize(
+    "policy, level",
+    [
+        ("own-kernels", "reject"),
+        ("strict", "reject"),
+        ("kernelbench", "note"),
+        ("permissive", "note"),
+        ("pytorch", "note"),
+        ({"base": "own-kernels", "name": "lenient", "severity": {"torch-fallback": "note"}}, "note"),
+        ({"base": "own-kernels", "name": "aten-ok", "aten_compute_in_native": True}, "note"),
+        ({"base": "own-kernels", "name": "any", "forward_torch": "any"}, "note"),
+    ],
+)
 def test_the_policy_decides_between_rejection_and_a_note(policy, level):
     loaded = load_policy(policy)
     assert severity(loaded) == level
@@ -209,7 +290,9 @@ def test_small_compute_within_the_budget_is_bookkeeping():
 
 def test_small_compute_past_the_budget_is_compute():
     # relu element by element: 512 one-element calls for a 512-element output.
-    found = judge([_entry("aten::relu", count=512, largest=1, result_elements=512)], load_policy("own-kernels"), 512, "trial")
+    found = judge(
+        [_entry("aten::relu", count=512, largest=1, result_elements=512)], load_policy("own-kernels"), 512, "trial"
+    )
     assert found.status == "reject" and "aten::relu ×512" in found.message
 
 
@@ -226,6 +309,7 @@ def test_own_operators_are_listed_not_judged():
 
 # --- the corpus, in process: honest Python look-alikes pass, the Python cheat does not ------------
 
+
 def _load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -235,9 +319,14 @@ def _load(path: Path, name: str):
 
 # c06e works in a helper thread, out of the (thread-local) trace's sight: the profiler's all-threads
 # record catches it (test_own_kernel.py, adversarial[cpu/c06e…]).
-PYTHON_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cpu" and not case["native"]
-                and (case["kind"] == "honest" or case["expected_check"] == "torch-fallback")
-                and "needs" not in case]
+PYTHON_CASES = [
+    case
+    for case in MANIFEST["cases"]
+    if case["backend"] == "cpu"
+    and not case["native"]
+    and (case["kind"] == "honest" or case["expected_check"] == "torch-fallback")
+    and "needs" not in case
+]
 
 
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=[case["file"] for case in PYTHON_CASES])

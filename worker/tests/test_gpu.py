@@ -34,8 +34,9 @@ def runs(tmp_path_factory, build_dir):
         for name, (backend, source, baselines) in cases.items():
             candidate = root / f"{name}.py"
             candidate.write_text(source)
-            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir,
-                                     backend=backend, baselines=baselines, **GPU)
+            jobs[name] = pool.submit(
+                evaluate, problem, candidate, root / name, build_dir, backend=backend, baselines=baselines, **GPU
+            )
         return {name: job.result() for name, job in jobs.items()}
 
 
@@ -100,16 +101,30 @@ def test_gpu_sized_problem_keeps_the_reference_on_the_gpu(tmp_path, build_dir):
     float64 outputs on the host (3 GiB a seed, 8 seeds and more) and judged there: 8 evaluations at
     once were killed for memory on a 125 GiB H200 host, and layer norm's reference stage ran past
     its 300 s limit. `ru_maxrss` of the reaped children is the largest worker's peak (KiB)."""
-    result = evaluate(REPOSITORY / "problems" / "level1" / "01_relu.py",
-                      REPOSITORY / "examples" / "level1_01_relu" / "cuda_fast.py", tmp_path, build_dir,
-                      backend="cuda", **GPU)
+    result = evaluate(
+        REPOSITORY / "problems" / "level1" / "01_relu.py",
+        REPOSITORY / "examples" / "level1_01_relu" / "cuda_fast.py",
+        tmp_path,
+        build_dir,
+        backend="cuda",
+        **GPU,
+    )
     for role, worker in (("reference", result.reference), ("candidate", result.candidate)):
-        print(role, {message["stage"]: message["duration_ms"] for message in worker.of_type("stage")
-                     if message["status"] == "end"})
+        print(
+            role,
+            {
+                message["stage"]: message["duration_ms"]
+                for message in worker.of_type("stage")
+                if message["status"] == "end"
+            },
+        )
     assert result.failures == {}, result.candidate.stderr[-3000:]
     assert result.judgement["passed"] is True and result.timed_judgement["passed"] is True
-    reference_ms = [message["duration_ms"] for message in result.reference.of_type("stage")
-                    if message["stage"] == "reference" and message["status"] == "end"]
+    reference_ms = [
+        message["duration_ms"]
+        for message in result.reference.of_type("stage")
+        if message["stage"] == "reference" and message["status"] == "end"
+    ]
     assert reference_ms and reference_ms[0] < 120_000, reference_ms
     peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     assert peak_gib < 16, f"a worker peaked at {peak_gib:.1f} GiB of host memory"
@@ -119,9 +134,10 @@ def test_inputs_are_drawn_on_the_gpu_and_digested_there(monkeypatch, tmp_path):
     """get_inputs() under the device default (same values for the same seed, on the GPU), the word
     digest equal on the GPU and the CPU for the same bytes, and an output file read and written
     through the pinned buffer in several chunks."""
-    from kforge_worker import device_digest, output_file, outputs
-    from kforge_worker.inputs import make_inputs
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.device import device_digest
+    from kforge_worker.protocol import output_file, outputs
+    from kforge_worker.problem.inputs import make_inputs
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = load_problem(str(REPOSITORY / "problems" / "level1" / "01_relu.py"), "cpu")
     device = torch.device("cuda", 0)

@@ -54,8 +54,17 @@ def runs(tmp_path_factory, build_dir):
                 path.write_text(candidate)
                 candidate = path
             extra = {"ceilings": CEILINGS} if name == "relu-torch" else {}
-            jobs[name] = pool.submit(evaluate, problem, candidate, root / name, build_dir, guard=GUARDS.get(name, PYTORCH),
-                                     perf_trials=8, sample_calls=[1, 4, 6], **extra)
+            jobs[name] = pool.submit(
+                evaluate,
+                problem,
+                candidate,
+                root / name,
+                build_dir,
+                guard=GUARDS.get(name, PYTORCH),
+                perf_trials=8,
+                sample_calls=[1, 4, 6],
+                **extra,
+            )
         return {name: job.result() for name, job in jobs.items()}
 
 
@@ -63,13 +72,16 @@ def failure(runs, name: str) -> dict:
     return runs[name].failures["candidate"]
 
 
-@pytest.mark.parametrize("name, stage, text", [
-    ("lingering-thread", "correctness", "Python thread(s) running (kforge-late-fill)"),
-    ("raw-thread", "correctness", "OS threads after the call"),
-    ("expanded-output", "correctness", "storage holds 256 bytes"),
-    ("meta-output", "correctness", "meta device"),
-    ("lazy-subclass", "correctness", "LazySoftmax, a torch.Tensor subclass"),
-])
+@pytest.mark.parametrize(
+    "name, stage, text",
+    [
+        ("lingering-thread", "correctness", "Python thread(s) running (kforge-late-fill)"),
+        ("raw-thread", "correctness", "OS threads after the call"),
+        ("expanded-output", "correctness", "storage holds 256 bytes"),
+        ("meta-output", "correctness", "meta device"),
+        ("lazy-subclass", "correctness", "LazySoftmax, a torch.Tensor subclass"),
+    ],
+)
 def test_deferred_work(runs, name, stage, text):
     found = failure(runs, name)
     assert (found["stage"], found["kind"], found["check"]) == (stage, "rejected", "deferred-work")
@@ -82,11 +94,14 @@ def test_stale_output_is_found_at_run_time(runs):
     assert "never written" in found["message"]
 
 
-@pytest.mark.parametrize("name, stage, check, flag", [
-    ("tf32-flag", "build", "precision", "torch.backends.cuda.matmul.allow_tf32 changed from False to True"),
-    ("backend-switches", "build", "global-state", "torch.backends.mkldnn.enabled changed from True to False"),
-    ("flag-flipped-when-timed", "timing", "global-state", "torch.backends.cudnn.benchmark changed"),
-])
+@pytest.mark.parametrize(
+    "name, stage, check, flag",
+    [
+        ("tf32-flag", "build", "precision", "torch.backends.cuda.matmul.allow_tf32 changed from False to True"),
+        ("backend-switches", "build", "global-state", "torch.backends.mkldnn.enabled changed from True to False"),
+        ("flag-flipped-when-timed", "timing", "global-state", "torch.backends.cudnn.benchmark changed"),
+    ],
+)
 def test_global_state_changes_are_rejected(runs, name, stage, check, flag):
     found = failure(runs, name)
     assert (found["stage"], found["kind"], found["check"]) == (stage, "rejected", check)
@@ -115,7 +130,9 @@ def test_timed_calls_refill_inputs_in_place_with_new_contents(runs):
     assert len({sample["input_seed"] for sample in samples}) == 3
     assert all(sample["input_seed"] != sample["seed"] for sample in samples)
     assert result.timed_judgement["passed"] is True
-    assert [trial["input_mutated"] for trial in result.timed_judgement["trials"]] == [False] * 6  # 3 timed, 3 batch outputs
+    assert [trial["input_mutated"] for trial in result.timed_judgement["trials"]] == [
+        False
+    ] * 6  # 3 timed, 3 batch outputs
     kept = samples + [sample for batch in result.batches for sample in batch.samples]
     assert [trial["input_seed"] for trial in result.timed_judgement["trials"]] == [s["input_seed"] for s in kept]
 
@@ -140,22 +157,29 @@ def test_a_correct_softmax_passes_the_scale_aware_metric(runs):
 
 def test_guard_checks_report_what_ran(runs):
     result = runs["relu-torch"]
-    reports = {message["stage"]: {entry["check"]: entry["status"] for entry in message["checks"]}
-               for message in result.candidate.of_type("guard-checks")}
+    reports = {
+        message["stage"]: {entry["check"]: entry["status"] for entry in message["checks"]}
+        for message in result.candidate.of_type("guard-checks")
+    }
     assert reports["correctness"]["stale-output"] == "passed"
     assert reports["correctness"]["deferred-work"] == "passed"
     assert reports["timing"]["global-state"] == "passed" and reports["timing"]["precision"] == "passed"
     assert reports["timing"]["side-stream"] == "skipped" and reports["timing"]["l2-persist"] == "skipped"
 
 
-@pytest.mark.parametrize("name, operator", [("relu-torch", "aten::relu ×1"), ("softmax-torch", "aten::_softmax ×1"),
-                                            ("address-cache", "aten::relu ×1")])
+@pytest.mark.parametrize(
+    "name, operator",
+    [("relu-torch", "aten::relu ×1"), ("softmax-torch", "aten::_softmax ×1"), ("address-cache", "aten::relu ×1")],
+)
 def test_torch_compute_under_the_pytorch_policy_is_a_note(runs, name, operator):
     result = runs[name]
     checks = {entry["check"]: entry for entry in result.message("candidate", "guard-checks")["checks"]}
     assert checks["torch-fallback"]["status"] == "note"
     assert checks["torch-fallback"]["message"].startswith("correctness trial 0 (seed 11): forward dispatched ")
-    assert operator in checks["torch-fallback"]["message"] and "allowed and reported" in checks["torch-fallback"]["message"]
+    assert (
+        operator in checks["torch-fallback"]["message"]
+        and "allowed and reported" in checks["torch-fallback"]["message"]
+    )
     assert verdict(result)[0] in ("correct", "rejected")  # the note decides nothing
 
 
@@ -169,18 +193,25 @@ def test_a_pytorch_program_is_rejected_under_permissive_and_correct_under_pytorc
     assert verdict(result) == ("rejected", "torch-fallback"), result.failures
     found = failure(runs, "relu-torch-permissive")
     assert found["stage"] == "correctness"
-    assert found["message"] == ("correctness trial 0 (seed 11): the output is PyTorch's own computation from the "
-                                "inputs (aten::relu) and no code of the candidate's changed it: no kernel of its own "
-                                "did the work; compute the result in your kernel")
+    assert found["message"] == (
+        "correctness trial 0 (seed 11): the output is PyTorch's own computation from the "
+        "inputs (aten::relu) and no code of the candidate's changed it: no kernel of its own "
+        "did the work; compute the result in your kernel"
+    )
     checks = {entry["check"]: entry for entry in runs["relu-torch"].message("candidate", "guard-checks")["checks"]}
     assert checks["torch-fallback"]["status"] == "note"
-    assert checks["torch-fallback"]["message"].startswith("correctness trial 0 (seed 11): forward dispatched aten::relu ×1")
-    assert ("; correctness trial 0 (seed 11): the output is PyTorch's own computation from the inputs (aten::relu) and "
-            "no code of the candidate's changed it: no kernel of its own did the work; compute the result in your "
-            "kernel (recorded only: the policy `pytorch` does not reject it)") in checks["torch-fallback"]["message"]
+    assert checks["torch-fallback"]["message"].startswith(
+        "correctness trial 0 (seed 11): forward dispatched aten::relu ×1"
+    )
+    assert (
+        "; correctness trial 0 (seed 11): the output is PyTorch's own computation from the inputs (aten::relu) and "
+        "no code of the candidate's changed it: no kernel of its own did the work; compute the result in your "
+        "kernel (recorded only: the policy `pytorch` does not reject it)"
+    ) in checks["torch-fallback"]["message"]
     assert checks["torch-fallback"]["message"].endswith(
         "forward handed the work to PyTorch (aten::relu): its kernel is PyTorch; write the kernel (recorded only: "
-        "the policy `pytorch` does not reject it)")
+        "the policy `pytorch` does not reject it)"
+    )
 
 
 def test_roofline_bound_from_the_requested_ceilings(runs):

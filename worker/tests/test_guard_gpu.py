@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker.kernel_trace import all_threads_config
-from kforge_worker.policy import DEFAULT_POLICY, POLICY_NAMES
+from kforge_worker.guard.kernel_trace import all_threads_config
+from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
 from verdicts import substituted_ops, verdict
 from worker_process import PERMISSIVE, evaluate
 
@@ -28,8 +28,9 @@ CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
 CUDA_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cuda"]
 GPU = dict(backend="cuda", device="cuda:0", preset="gpu", perf_trials=20, warmup_trials=3, sample_calls=[5, 19])
-POLICY_RUNS = [(case, policy) for case in CUDA_CASES if "policies" in case
-               for policy in POLICY_NAMES if policy != DEFAULT_POLICY]
+POLICY_RUNS = [
+    (case, policy) for case in CUDA_CASES if "policies" in case for policy in POLICY_NAMES if policy != DEFAULT_POLICY
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,32 +39,57 @@ def runs(tmp_path_factory, build_dir):
     jobs = {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         for case in CUDA_CASES:
-            jobs[case["file"]] = pool.submit(evaluate, CORPUS / case["problem"], CORPUS / case["file"],
-                                             root / Path(case["file"]).stem, build_dir, guard=None, **GPU)
+            jobs[case["file"]] = pool.submit(
+                evaluate,
+                CORPUS / case["problem"],
+                CORPUS / case["file"],
+                root / Path(case["file"]).stem,
+                build_dir,
+                guard=None,
+                **GPU,
+            )
         for case, policy in POLICY_RUNS:
             jobs[f"{case['file']}#{policy}"] = pool.submit(
-                evaluate, CORPUS / case["problem"], CORPUS / case["file"], root / f"{Path(case['file']).stem}-{policy}",
-                build_dir, guard={"policy": policy}, **GPU)
+                evaluate,
+                CORPUS / case["problem"],
+                CORPUS / case["file"],
+                root / f"{Path(case['file']).stem}-{policy}",
+                build_dir,
+                guard={"policy": policy},
+                **GPU,
+            )
         return {name: job.result() for name, job in jobs.items()}
 
 
 @pytest.fixture(scope="module")
 def permissive_l2(runs, tmp_path_factory, build_dir):
     case = next(case for case in CUDA_CASES if case["file"] == "cuda/c15_l2_persist.py")
-    return evaluate(CORPUS / case["problem"], CORPUS / case["file"], tmp_path_factory.mktemp("c15-permissive"),
-                    build_dir, guard=PERMISSIVE, **GPU)
+    return evaluate(
+        CORPUS / case["problem"],
+        CORPUS / case["file"],
+        tmp_path_factory.mktemp("c15-permissive"),
+        build_dir,
+        guard=PERMISSIVE,
+        **GPU,
+    )
 
 
 @pytest.mark.parametrize("case", CUDA_CASES, ids=[case["file"] for case in CUDA_CASES])
 def test_cuda_case_ends_with_its_verdict(runs, case):
     result = runs[case["file"]]
-    accepted = {(case.get("default_verdict", case["expected_verdict"]),
-                 case["expected_check"] if "default_verdict" not in case else None)}
+    accepted = {
+        (
+            case.get("default_verdict", case["expected_verdict"]),
+            case["expected_check"] if "default_verdict" not in case else None,
+        )
+    }
     accepted |= {(item["verdict"], item["check"]) for item in case.get("also_acceptable", [])}
     assert verdict(result) in accepted, (result.failures, result.judgement, result.candidate.stderr[-3000:])
     if case["kind"] == "honest":
-        reports = {message["stage"]: {entry["check"]: entry["status"] for entry in message["checks"]}
-                   for message in result.candidate.of_type("guard-checks")}
+        reports = {
+            message["stage"]: {entry["check"]: entry["status"] for entry in message["checks"]}
+            for message in result.candidate.of_type("guard-checks")
+        }
         assert reports["timing"]["side-stream"] == "passed"
         assert reports["timing"]["l2-persist"] in ("passed", "note")
         assert reports["correctness"]["device-error"] == "passed"
@@ -101,8 +127,10 @@ def test_kernel_built_but_never_launched_is_found_by_the_profiler(runs):
     assert "it builds relu_kernel, and forward must launch it" in failure["message"]
 
 
-@pytest.mark.parametrize("file, kernel", [("cuda/h01_writes_output.py", "relu_kernel ×1"),
-                                          ("cuda/h06_triton_relu.py", "kforge_relu_kernel ×1")])
+@pytest.mark.parametrize(
+    "file, kernel",
+    [("cuda/h01_writes_output.py", "relu_kernel ×1"), ("cuda/h06_triton_relu.py", "kforge_relu_kernel ×1")],
+)
 def test_own_kernels_that_ran_are_named(runs, file, kernel):
     entry = _checks(runs[file], "correctness")["own-kernel"]
     assert entry["status"] == "passed"
@@ -113,8 +141,11 @@ def test_other_threads_are_profiled_where_torch_can(runs):
     """torch 2.x records every thread's operators in the traced call; h01's other threads dispatch none."""
     entry = _checks(runs["cuda/h01_writes_output.py"], "correctness")["torch-fallback"]
     assert entry["status"] == "passed"
-    expected = ("no operator dispatched on any other thread" if all_threads_config()[0] is not None
-                else "operators on other threads not traced")
+    expected = (
+        "no operator dispatched on any other thread"
+        if all_threads_config()[0] is not None
+        else "operators on other threads not traced"
+    )
     assert expected in entry["message"], entry
 
 
@@ -122,7 +153,10 @@ def test_other_threads_are_profiled_where_torch_can(runs):
 def test_cuda_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     result = runs[f"{case['file']}#{policy}"]
     expected = case["policies"][policy]
-    assert verdict(result) == (expected["verdict"], expected["check"]), (result.failures, result.candidate.stderr[-3000:])
+    assert verdict(result) == (expected["verdict"], expected["check"]), (
+        result.failures,
+        result.candidate.stderr[-3000:],
+    )
 
 
 @pytest.mark.parametrize("file", [case["file"] for case in CUDA_CASES if "policies" in case])
@@ -138,7 +172,12 @@ def test_a_kept_cublas_gemm_is_charged_to_the_references_operator(runs):
     result = runs["cuda/h06f_kept_gemm_epilogue.py"]
     attribution = result.message("candidate", "attribution")
     assert attribution["by_origin_ms"]["own"] > 0, attribution
-    assert {entry["op"] for entry in attribution["torch_ops"]} & {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul"}, attribution
+    assert {entry["op"] for entry in attribution["torch_ops"]} & {
+        "aten::mm",
+        "aten::addmm",
+        "aten::linear",
+        "aten::matmul",
+    }, attribution
     assert substituted_ops(result) == []
 
 

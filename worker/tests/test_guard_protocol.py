@@ -14,7 +14,7 @@ from worker_process import WORKER_ROOT, Worker, candidate_request, reference_req
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 
 # Its forward calls the reference Model: a static finding that cannot be honest whatever runs.
-TORCH_CANDIDATE_THAT_PRINTS = '''
+TORCH_CANDIDATE_THAT_PRINTS = """
 import torch
 print("kforge: the candidate module ran")
 
@@ -33,7 +33,7 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x):
         return self.reference(x)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +81,14 @@ def test_a_policy_object_can_turn_a_check_into_a_note(tmp_path, build_dir, probl
     assert worker.of_type("correctness-outputs") and "the candidate module ran" in worker.stdout
 
 
-@pytest.mark.parametrize("role, guard", [
-    ("candidate", {"policy": "nonexistent"}),
-    ("candidate", {"policy": "kernelbench", "gate": True}),
-    ("reference", {"gate_specialisation": 1}),
-])
+@pytest.mark.parametrize(
+    "role, guard",
+    [
+        ("candidate", {"policy": "nonexistent"}),
+        ("candidate", {"policy": "kernelbench", "gate": True}),
+        ("reference", {"gate_specialisation": 1}),
+    ],
+)
 def test_a_bad_guard_field_is_a_protocol_error(tmp_path, build_dir, problem, role, guard):
     worker = Worker(role, tmp_path / role)
     try:
@@ -102,8 +105,11 @@ def test_a_bad_guard_field_is_a_protocol_error(tmp_path, build_dir, problem, rol
 def test_reference_audit_and_roofline_messages(tmp_path, problem):
     worker = Worker("reference", tmp_path / "reference")
     try:
-        worker.send(reference_request(problem, atol=0.01, rtol=0.01,
-                                      ceilings={"bandwidth_bytes_per_s": 1e10, "peak_flops_per_s": 1e9}))
+        worker.send(
+            reference_request(
+                problem, atol=0.01, rtol=0.01, ceilings={"bandwidth_bytes_per_s": 1e10, "peak_flops_per_s": 1e9}
+            )
+        )
         assert worker.read_until("reference-ready")["type"] == "reference-ready"
         audit = worker.next_message()
         roofline = worker.next_message()
@@ -118,8 +124,13 @@ def test_reference_audit_and_roofline_messages(tmp_path, problem):
 
 
 def audit(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kforge_worker", "audit", *arguments], cwd=WORKER_ROOT,
-                          capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "kforge_worker", "audit", *arguments],
+        cwd=WORKER_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_audit_command_finds_the_wide_softmax_degenerate():

@@ -8,17 +8,18 @@ import threading
 import pytest
 import torch
 
-from kforge_worker import deferred_work, generalisation, global_state
-from kforge_worker.channel import ProtocolError
-from kforge_worker.cudart import CudaRuntime, mapped_cudart_paths
-from kforge_worker.deferred_work import ThreadWatch, output_problems
-from kforge_worker.guard_settings import parse_guard
-from kforge_worker.outputs import flatten
-from kforge_worker.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
-from kforge_worker.scale_aware_judge import judge_scale_aware
-from kforge_worker.seeds import derived_seed
-from kforge_worker.timing_inputs import calls_of_model, content_count, content_index, refill
-from kforge_worker.side_stream import side_stream_problem
+from kforge_worker.guard import deferred_work, global_state
+from kforge_worker.problem import generalisation
+from kforge_worker.protocol.channel import ProtocolError
+from kforge_worker.device.cudart import CudaRuntime, mapped_cudart_paths
+from kforge_worker.guard.deferred_work import ThreadWatch, output_problems
+from kforge_worker.guard.guard_settings import parse_guard
+from kforge_worker.protocol.outputs import flatten
+from kforge_worker.guard.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
+from kforge_worker.tolerance.scale_aware_judge import judge_scale_aware
+from kforge_worker.problem.seeds import derived_seed
+from kforge_worker.timing.timing_inputs import calls_of_model, content_count, content_index, refill
+from kforge_worker.guard.side_stream import side_stream_problem
 
 CPU = torch.device("cpu")
 
@@ -113,8 +114,8 @@ def test_timed_call_contents_never_repeat_within_the_budget():
 
 
 def test_content_budget_keeps_at_least_two_sets():
-    assert content_count(3, 10, 100, bytes_per_set=2 * 1024 ** 3) == 2
-    assert content_count(3, 10, 100, bytes_per_set=100 * 1024 ** 2) == 3
+    assert content_count(3, 10, 100, bytes_per_set=2 * 1024**3) == 2
+    assert content_count(3, 10, 100, bytes_per_set=100 * 1024**2) == 3
     assert content_count(1, 0, 1, bytes_per_set=1) == 1
 
 
@@ -131,16 +132,19 @@ def test_refill_keeps_tensor_identity_and_changes_values():
 def test_derived_seeds_are_stable_and_distinct():
     assert derived_seed(21, 1) == 3350528861
     assert len({derived_seed(21, index) for index in range(1000)}) == 1000
-    assert all(0 <= derived_seed(2 ** 32 - 1, index) < 2 ** 32 for index in range(10))
+    assert all(0 <= derived_seed(2**32 - 1, index) < 2**32 for index in range(10))
 
 
-@pytest.mark.parametrize("event, gap, flagged", [
-    (0.023, 0.207, True),  # c03 on the H200: a 0.23 ms wall around a 0.023 ms event time
-    (0.049, 0.008, False),  # h03, side stream joined back: only the synchronize's cost remains
-    (0.022, 0.006, False),  # h01
-    (1.0, 1.2, True),  # a long kernel with more hidden work behind it
-    (4.0, 1.9, False),  # a long kernel: the gap is under half its time plus the slack
-])
+@pytest.mark.parametrize(
+    "event, gap, flagged",
+    [
+        (0.023, 0.207, True),  # c03 on the H200: a 0.23 ms wall around a 0.023 ms event time
+        (0.049, 0.008, False),  # h03, side stream joined back: only the synchronize's cost remains
+        (0.022, 0.006, False),  # h01
+        (1.0, 1.2, True),  # a long kernel with more hidden work behind it
+        (4.0, 1.9, False),  # a long kernel: the gap is under half its time plus the slack
+    ],
+)
 def test_side_stream_rule(event, gap, flagged):
     assert bool(side_stream_problem([event] * 5, [gap] * 5)) is flagged
 
@@ -169,7 +173,8 @@ def test_cuda_runtime_without_libraries_skips_everything(tmp_path):
     maps.write_text(
         "7f0000000000-7f0000001000 r-xp 00000000 08:01 1 /usr/lib/libc.so.6\n"
         f"7f0000002000-7f0000003000 r-xp 00000000 08:01 2 {maps}\n"
-        "7f0000004000-7f0000005000 r-xp 00000000 08:01 3 /nonexistent/libcudart.so.12\n")
+        "7f0000004000-7f0000005000 r-xp 00000000 08:01 3 /nonexistent/libcudart.so.12\n"
+    )
     assert mapped_cudart_paths(str(maps)) == []
     cudart_file = tmp_path / "libcudart.so.13"
     cudart_file.write_text("")
@@ -186,13 +191,16 @@ def _softmax(seed: int):
     return flatten(torch.softmax(logits, dim=1))
 
 
-@pytest.mark.parametrize("make, check", [
-    (lambda ref: torch.zeros_like(ref), "degenerate-output"),
-    (lambda ref: torch.full_like(ref, 1 / 8192), "degenerate-output"),
-    (lambda ref: ref * 0.5, "degenerate-output"),
-    (lambda ref: ref * 1.05, "scale-aware-mismatch"),
-    (lambda ref: ref * (1 + 1e-4), None),
-])
+@pytest.mark.parametrize(
+    "make, check",
+    [
+        (lambda ref: torch.zeros_like(ref), "degenerate-output"),
+        (lambda ref: torch.full_like(ref, 1 / 8192), "degenerate-output"),
+        (lambda ref: ref * 0.5, "degenerate-output"),
+        (lambda ref: ref * 1.05, "scale-aware-mismatch"),
+        (lambda ref: ref * (1 + 1e-4), None),
+    ],
+)
 def test_scale_aware_judge_tells_trivial_outputs_from_wrong_ones(make, check):
     reference = _softmax(3)
     candidate = flatten(make(reference.leaves[0]))
@@ -205,9 +213,14 @@ def test_guard_settings_defaults_and_errors():
     settings = parse_guard({})
     assert settings.policy_name == "kernelbench" and settings.gate_specialisation is False
     assert parse_guard({"guard": {"policy": "default"}}).policy_name == "own-kernels"
-    custom = parse_guard({"guard": {"policy": {"base": "own-kernels", "name": "mine",
-                                               "severity": {"torch-fallback": "note"}},
-                                    "gate_specialisation": True}})
+    custom = parse_guard(
+        {
+            "guard": {
+                "policy": {"base": "own-kernels", "name": "mine", "severity": {"torch-fallback": "note"}},
+                "gate_specialisation": True,
+            }
+        }
+    )
     assert custom.policy_name == "mine" and custom.gate_specialisation is True
     for bad in ({"policy": "nonexistent"}, {"policy": 3}, {"gate": True}, {"gate_specialisation": "yes"}, []):
         with pytest.raises(ProtocolError):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from kforge_worker import errors, machine_fault
-from kforge_worker.errors import StageFailure
-from kforge_worker.machine_fault import GIB, MachineFault, candidate_oom
+from kforge_worker.protocol import errors, machine_fault
+from kforge_worker.protocol.errors import StageFailure
+from kforge_worker.protocol.machine_fault import GIB, MachineFault, candidate_oom
 
 CUBLAS = RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
 
@@ -26,7 +26,7 @@ def test_a_vendor_library_that_cannot_allocate_its_handle_is_out_of_memory():
 
 
 def test_an_unsized_library_allocation_on_a_full_device_is_the_machines(monkeypatch):
-    _device(monkeypatch, held=3 * GIB, free=200 * 1024 ** 2)
+    _device(monkeypatch, held=3 * GIB, free=200 * 1024**2)
     judged = candidate_oom(_oom(str(CUBLAS)), "cuda", grant_bytes=20 * GIB)
     assert isinstance(judged, MachineFault)
     assert judged.resource == "device-memory"
@@ -41,7 +41,7 @@ def test_an_unsized_library_allocation_with_room_free_is_the_candidates(monkeypa
 
 @pytest.mark.parametrize("held", [25 * GIB])
 def test_past_its_grant_the_failure_is_the_candidates_even_on_a_full_device(monkeypatch, held):
-    _device(monkeypatch, held=held, free=100 * 1024 ** 2)
+    _device(monkeypatch, held=held, free=100 * 1024**2)
     judged = candidate_oom(_oom(str(CUBLAS)), "cuda", grant_bytes=20 * GIB)
     assert isinstance(judged, StageFailure)
     assert "more than the 20.00 GiB this evaluation was given" in judged.message

@@ -31,14 +31,16 @@ def get_init_inputs():
     return []
 """
 
-HUNGRY_PROBLEM = PROBLEM.replace("return torch.relu(x)", f"torch.empty({HUGE_BYTES} // 4)\n        return torch.relu(x)")
+HUNGRY_PROBLEM = PROBLEM.replace(
+    "return torch.relu(x)", f"torch.empty({HUGE_BYTES} // 4)\n        return torch.relu(x)"
+)
 
-HUNGRY_CANDIDATE = f"""
+HUNGRY_CANDIDATE = """
 import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
-        scratch = torch.empty({{size}} // 4)
+        scratch = torch.empty({size} // 4)
         return torch.relu(x) + 0 * scratch[:1].sum()
 """
 
@@ -132,8 +134,14 @@ class ModelNew(torch.nn.Module):
 
 
 def estimate(*arguments: str) -> dict:
-    completed = subprocess.run([sys.executable, "-m", "kforge_worker", "estimate", *arguments], cwd=WORKER_ROOT,
-                               capture_output=True, text=True, timeout=240, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "kforge_worker", "estimate", *arguments],
+        cwd=WORKER_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert completed.returncode == 0, completed.stderr + completed.stdout
     return json.loads(completed.stdout)
 
@@ -141,19 +149,19 @@ def estimate(*arguments: str) -> dict:
 def test_the_estimate_sizes_a_huge_problem_without_allocating_and_proposes_sizes_that_fit(tmp_path):
     problem = tmp_path / "huge.py"
     problem.write_text(PROBLEM.replace("batch_size = 4", "batch_size = 4096").replace("dim = 8", "dim = 393216"))
-    result = estimate(str(problem), "--capacity", str(12 * 1024 ** 3))
+    result = estimate(str(problem), "--capacity", str(12 * 1024**3))
     assert result["input_bytes"] == 4096 * 393216 * 4
     assert result["output_bytes"] == 4096 * 393216 * 4
     assert result["forward_method"] == "fake"
-    assert result["fits"] is False and result["evaluation_bytes"] > 12 * 1024 ** 3
+    assert result["fits"] is False and result["evaluation_bytes"] > 12 * 1024**3
     assert result["fit"]["overrides"]["batch_size"] < 4096
     smaller = estimate(str(problem), "--set", f"batch_size={result['fit']['overrides']['batch_size']}")
-    assert smaller["evaluation_bytes"] <= 12 * 1024 ** 3
+    assert smaller["evaluation_bytes"] <= 12 * 1024**3
     assert smaller["problem_overrides"] == {"batch_size": result["fit"]["overrides"]["batch_size"]}
 
 
 def test_overrides_change_constants_and_what_is_computed_from_them(tmp_path):
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = tmp_path / "derived.py"
     problem.write_text(PROBLEM + "\nheight = width = 16\nshape = (batch_size, height)\n")
@@ -163,8 +171,8 @@ def test_overrides_change_constants_and_what_is_computed_from_them(tmp_path):
 
 
 def test_an_override_of_a_constant_the_problem_lacks_is_invalid_input(tmp_path):
-    from kforge_worker.errors import StageFailure
-    from kforge_worker.problem_loader import load_problem
+    from kforge_worker.protocol.errors import StageFailure
+    from kforge_worker.problem.problem_loader import load_problem
 
     problem = tmp_path / "plain.py"
     problem.write_text(PROBLEM)

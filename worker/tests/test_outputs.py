@@ -7,7 +7,7 @@ import struct
 import pytest
 import torch
 
-from kforge_worker import output_file, outputs
+from kforge_worker.protocol import output_file, outputs
 
 
 def test_single_tensor_is_one_leaf():
@@ -23,7 +23,8 @@ def test_nested_structure_with_non_tensor_leaves():
     assert flat.skeleton == "(T, [T, L, L], L, {'scale': L})"
     assert [info["type"] for info in flat.leaf_info] == ["tensor", "tensor", "int", "float", "NoneType", "bool"]
     assert outputs.describe(flat) == (
-        "[(tensor float16 (2,), [tensor int64 (3,), int, float], NoneType, {'scale': bool})]")
+        "[(tensor float16 (2,), [tensor int64 (3,), int, float], NoneType, {'scale': bool})]"
+    )
 
 
 def test_one_element_tuple_differs_from_a_bare_leaf():
@@ -33,7 +34,7 @@ def test_one_element_tuple_differs_from_a_bare_leaf():
 
 def test_dict_keys_that_look_like_leaves_do_not_confuse_the_description():
     flat = outputs.flatten({"T'L": torch.zeros(2)})
-    assert outputs.describe(flat) == "[{\"T'L\": tensor float32 (2,)}]"
+    assert outputs.describe(flat) == '[{"T\'L": tensor float32 (2,)}]'
 
 
 def test_leaves_are_detached_compact_cpu_copies():
@@ -63,8 +64,13 @@ def test_cycles_are_refused():
 
 
 def test_round_trip_through_an_output_file(tmp_path):
-    value = (torch.randn(3, 4).to(torch.bfloat16), [2, float("nan"), -0.25, None, "text"], torch.tensor(True),
-             torch.arange(5, dtype=torch.int64)[1:], torch.empty(0, 3))
+    value = (
+        torch.randn(3, 4).to(torch.bfloat16),
+        [2, float("nan"), -0.25, None, "text"],
+        torch.tensor(True),
+        torch.arange(5, dtype=torch.int64)[1:],
+        torch.empty(0, 3),
+    )
     flat = outputs.flatten(value)
     path = tmp_path / "sub" / "out.out"
     outputs.save(flat, str(path))
@@ -103,18 +109,49 @@ def _header_file(path, header, data=b""):
     return str(path)
 
 
-@pytest.mark.parametrize("header, data, why", [
-    ({"skeleton": "T", "leaves": [], "leaf_info": [{"type": "tensor"}]}, b"", "lacks"),
-    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
-      "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 16}}]}, b"\0" * 8, "does not match"),
-    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
-      "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 12}}]}, b"\0" * 16, "does not match"),
-    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
-      "leaves": [{"tensor": {"dtype": "object", "shape": [1], "offset": 0, "nbytes": 8}}]}, b"\0" * 8, "malformed"),
-    ({"skeleton": "T", "leaf_info": [{"type": "tensor"}],
-      "leaves": [{"tensor": {"dtype": "uint8", "shape": [-1], "offset": 0, "nbytes": 0}}]}, b"", "shape"),
-    ({"skeleton": "L", "leaf_info": [{"type": "float"}], "leaves": [{"value": "not hex"}]}, b"", "malformed"),
-])
+@pytest.mark.parametrize(
+    "header, data, why",
+    [
+        ({"skeleton": "T", "leaves": [], "leaf_info": [{"type": "tensor"}]}, b"", "lacks"),
+        (
+            {
+                "skeleton": "T",
+                "leaf_info": [{"type": "tensor"}],
+                "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 16}}],
+            },
+            b"\0" * 8,
+            "does not match",
+        ),
+        (
+            {
+                "skeleton": "T",
+                "leaf_info": [{"type": "tensor"}],
+                "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 12}}],
+            },
+            b"\0" * 16,
+            "does not match",
+        ),
+        (
+            {
+                "skeleton": "T",
+                "leaf_info": [{"type": "tensor"}],
+                "leaves": [{"tensor": {"dtype": "object", "shape": [1], "offset": 0, "nbytes": 8}}],
+            },
+            b"\0" * 8,
+            "malformed",
+        ),
+        (
+            {
+                "skeleton": "T",
+                "leaf_info": [{"type": "tensor"}],
+                "leaves": [{"tensor": {"dtype": "uint8", "shape": [-1], "offset": 0, "nbytes": 0}}],
+            },
+            b"",
+            "shape",
+        ),
+        ({"skeleton": "L", "leaf_info": [{"type": "float"}], "leaves": [{"value": "not hex"}]}, b"", "malformed"),
+    ],
+)
 def test_loading_refuses_headers_that_do_not_fit_their_contents(tmp_path, header, data, why):
     with pytest.raises(outputs.OutputFileError, match=why):
         outputs.load(_header_file(tmp_path / "bad.out", header, data))

@@ -15,49 +15,55 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kforge_worker import own_kernel, own_work
-from kforge_worker.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
-from kforge_worker.dispatch_ops import COMPUTE, GLUE, glue_operators
-from kforge_worker.dispatch_ops import OWN as OWN_OPERATOR
-from kforge_worker.errors import StageFailure
-from kforge_worker.extension_calls import ExtensionCalls
-from kforge_worker.guard_runtime import GuardRuntime
-from kforge_worker.kernel_names import OwnKernels, display_name, qualified_name
-from kforge_worker.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
-from kforge_worker.policy import POLICY_NAMES, load_policy
+from kforge_worker.guard import own_kernel, own_work
+from kforge_worker.build.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
+from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, glue_operators
+from kforge_worker.guard.dispatch_ops import OWN as OWN_OPERATOR
+from kforge_worker.protocol.errors import StageFailure
+from kforge_worker.guard.extension_calls import ExtensionCalls
+from kforge_worker.guard.guard_runtime import GuardRuntime
+from kforge_worker.guard.kernel_names import OwnKernels, display_name, qualified_name
+from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
+from kforge_worker.guard.policy import POLICY_NAMES, load_policy
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)
 WHERE = "correctness trial 0 (seed 11)"
 # As the profiler (torch 2.11, H200) and c++filt spell them.
 RELU = "void kforge_relu_kernel<float>(float const*, float*, int)"
-TORCH_RELU = ("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_"
-              "scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::"
-              "{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
-              "std::array<char*, 2ul> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::Tensor"
-              "IteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()"
-              "() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>)")
+TORCH_RELU = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_"
+    "scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::"
+    "{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
+    "std::array<char*, 2ul> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::Tensor"
+    "IteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()"
+    "() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>)"
+)
 GEMM = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel"
 MARKER = "at::cuda::(anonymous namespace)::spin_kernel(long)"
 
 
 # --- names --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, qualified", [
-    (RELU, "kforge_relu_kernel"),
-    ("kf::scale_kernel(float*, int)", "kf::scale_kernel"),
-    ("(anonymous namespace)::tile_kernel(float*, int)", "(anonymous namespace)::tile_kernel"),
-    ("plain_c_kernel", "plain_c_kernel"),
-    ("void ns::gemm<(int)128, 64>(float const*, float*)", "ns::gemm"),
-    (TORCH_RELU, "at::native::vectorized_elementwise_kernel"),
-    (MARKER, "at::cuda::(anonymous namespace)::spin_kernel"),
-    ("_Z18kforge_relu_kernelIfEvPKT_PS0_i", "kforge_relu_kernel"),
-    ("_ZN2kf12scale_kernelEPfi", "kf::scale_kernel"),
-    ("_ZN39_GLOBAL__N__c309c6c7_7_cuda_cu_e135ab9011anon_kernelEPfi", "(anonymous namespace)::anon_kernel"),
-    ("_ZN2at6native12_GLOBAL__N_111fake_kernelEv", "at::native::(anonymous namespace)::fake_kernel"),
-    ("_ZL12local_kernelPf", "local_kernel"),
-    ("add_kernel", "add_kernel"),
-])
+
+@pytest.mark.parametrize(
+    "name, qualified",
+    [
+        (RELU, "kforge_relu_kernel"),
+        ("kf::scale_kernel(float*, int)", "kf::scale_kernel"),
+        ("(anonymous namespace)::tile_kernel(float*, int)", "(anonymous namespace)::tile_kernel"),
+        ("plain_c_kernel", "plain_c_kernel"),
+        ("void ns::gemm<(int)128, 64>(float const*, float*)", "ns::gemm"),
+        (TORCH_RELU, "at::native::vectorized_elementwise_kernel"),
+        (MARKER, "at::cuda::(anonymous namespace)::spin_kernel"),
+        ("_Z18kforge_relu_kernelIfEvPKT_PS0_i", "kforge_relu_kernel"),
+        ("_ZN2kf12scale_kernelEPfi", "kf::scale_kernel"),
+        ("_ZN39_GLOBAL__N__c309c6c7_7_cuda_cu_e135ab9011anon_kernelEPfi", "(anonymous namespace)::anon_kernel"),
+        ("_ZN2at6native12_GLOBAL__N_111fake_kernelEv", "at::native::(anonymous namespace)::fake_kernel"),
+        ("_ZL12local_kernelPf", "local_kernel"),
+        ("add_kernel", "add_kernel"),
+    ],
+)
 def test_qualified_names_of_demangled_and_mangled_kernels(name, qualified):
     assert qualified_name(name) == qualified
 
@@ -79,8 +85,9 @@ def test_a_kernel_is_own_by_its_full_name_or_its_qualified_name():
 
 
 def test_pytorchs_kernels_are_not_claimed_by_a_kernel_of_the_same_qualified_name():
-    impostor = OwnKernels.of(cuda=["void at::native::vectorized_elementwise_kernel<int>(int)",
-                                   "vectorized_elementwise_kernel(int)"])
+    impostor = OwnKernels.of(
+        cuda=["void at::native::vectorized_elementwise_kernel<int>(int)", "vectorized_elementwise_kernel(int)"]
+    )
     assert not impostor.owns(TORCH_RELU)
     assert impostor.owns("void at::native::vectorized_elementwise_kernel<int>(int)")  # its own, exactly
 
@@ -109,16 +116,21 @@ def test_an_own_kernel_beside_vendor_and_pytorch_kernels_passes():
 def test_no_own_kernel_is_rejected_under_every_policy_but_pytorch(policy):
     finding = own_kernel.judge({TORCH_RELU: 1}, OWN, load_policy(policy), WHERE)
     assert finding.status == "reject"
-    assert finding.message == (f"{WHERE}: launched no kernel of the candidate's own: only "
-                               f"at::native::vectorized_elementwise_kernel<…> ×1 ran; it builds "
-                               f"kforge_relu_kernel<…>, and forward must launch it")
+    assert finding.message == (
+        f"{WHERE}: launched no kernel of the candidate's own: only "
+        f"at::native::vectorized_elementwise_kernel<…> ×1 ran; it builds "
+        f"kforge_relu_kernel<…>, and forward must launch it"
+    )
 
 
-@pytest.mark.parametrize("policy", [
-    load_policy("pytorch"),
-    load_policy({"base": "permissive", "name": "plain-pytorch", "own_work": "note"}),
-    load_policy({"base": "own-kernels", "severity": {"own-kernel": "note"}}),
-])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        load_policy("pytorch"),
+        load_policy({"base": "permissive", "name": "plain-pytorch", "own_work": "note"}),
+        load_policy({"base": "own-kernels", "severity": {"own-kernel": "note"}}),
+    ],
+)
 def test_no_own_kernel_is_a_note_where_the_policy_does_not_require_own_work(policy):
     finding = own_kernel.judge({TORCH_RELU: 1}, OWN, policy, WHERE)
     assert finding.status == "note" and "recorded only" in finding.message
@@ -171,8 +183,9 @@ def test_a_severity_override_for_torch_fallback_does_not_change_own_kernel():
 def test_the_message_names_every_kernel_built():
     two = OwnKernels.of(cuda=[RELU, "kf::scale_kernel(float*, int)"])
     finding = own_kernel.judge({TORCH_RELU: 1}, two, DEFAULT, WHERE)
-    assert finding.message.endswith("it builds kf::scale_kernel, kforge_relu_kernel<…>, and forward must launch "
-                                    "one of them")
+    assert finding.message.endswith(
+        "it builds kf::scale_kernel, kforge_relu_kernel<…>, and forward must launch " "one of them"
+    )
 
 
 def test_a_call_with_no_kernel_or_no_built_kernel_is_rejected():
@@ -184,14 +197,17 @@ def test_a_call_with_no_kernel_or_no_built_kernel_is_rejected():
 
 def test_unknowns_are_skipped_never_rejected():
     blind = own_kernel.verdict(None, "no CUPTI", OWN, None, DEFAULT, WHERE)
-    assert (blind.status, blind.message) == ("skipped", f"{WHERE}: whether the candidate's own kernel ran was not "
-                                                        f"checked: no CUPTI")
+    assert (blind.status, blind.message) == (
+        "skipped",
+        f"{WHERE}: whether the candidate's own kernel ran was not " f"checked: no CUPTI",
+    )
     unlisted = own_kernel.verdict({TORCH_RELU: 1}, None, OwnKernels(), "cuobjdump was not found", DEFAULT, WHERE)
     assert unlisted.status == "skipped" and "vectorized_elementwise_kernel" in unlisted.message
     assert own_kernel.verdict({RELU: 1}, None, OWN, "partly listed", DEFAULT, WHERE).status == "passed"
 
 
 # --- what the candidate built ---------------------------------------------------------------------
+
 
 def test_sources_come_from_build_info_when_the_backend_sent_it():
     assert sources([], None, "kforge_candidate") == OwnKernelSources(module_name="kforge_candidate")
@@ -215,8 +231,11 @@ def test_triton_kernels_of_the_candidates_module_are_found(monkeypatch):
     kernel.__module__, foreign.__module__ = "kforge_candidate", "torch._inductor.generated"
     jit = types.ModuleType("triton.runtime.jit")
     jit.JITFunction = JITFunction
-    for name, module in (("triton", types.ModuleType("triton")), ("triton.runtime", types.ModuleType("triton.runtime")),
-                         ("triton.runtime.jit", jit)):
+    for name, module in (
+        ("triton", types.ModuleType("triton")),
+        ("triton.runtime", types.ModuleType("triton.runtime")),
+        ("triton.runtime.jit", jit),
+    ):
         monkeypatch.setitem(sys.modules, name, module)
     kept = [JITFunction(kernel), JITFunction(foreign)]
     assert triton_kernel_names("kforge_candidate") == ["kernel"]
@@ -224,6 +243,7 @@ def test_triton_kernels_of_the_candidates_module_are_found(monkeypatch):
 
 
 # --- the profiler's record ------------------------------------------------------------------------
+
 
 def _event(name, thread=1, device="DeviceType.CPU", parent=None, shapes=None):
     return SimpleNamespace(name=name, thread=thread, device_type=device, cpu_parent=parent, input_shapes=shapes)
@@ -237,8 +257,15 @@ def _recorded(events, kernels=True, threads=True, called=True):
 
 def test_marker_kernels_are_required_and_not_counted():
     cuda = "DeviceType.CUDA"
-    trace = _recorded([_event(CALLER_MARKER), _event(MARKER, device=cuda), _event(RELU, device=cuda),
-                       _event("Memcpy DtoD (Device -> Device)", device=cuda), _event(MARKER, device=cuda)])
+    trace = _recorded(
+        [
+            _event(CALLER_MARKER),
+            _event(MARKER, device=cuda),
+            _event(RELU, device=cuda),
+            _event("Memcpy DtoD (Device -> Device)", device=cuda),
+            _event(MARKER, device=cuda),
+        ]
+    )
     assert trace.kernels == {RELU: 1} and trace.copies == 1
     stopped = _recorded([_event(CALLER_MARKER), _event(MARKER, device=cuda), _event(RELU, device=cuda)])
     assert stopped.kernels is None and "1 of the worker's 2 marker" in stopped.kernels_unavailable
@@ -247,15 +274,25 @@ def test_marker_kernels_are_required_and_not_counted():
 
 def test_outermost_operators_of_other_threads_are_counted():
     relu = _event("aten::relu", thread=3, shapes=[[512]])
-    events = [_event(CALLER_MARKER), _event("aten::empty_like", parent=object()),
-              _event("aten::sigmoid", shapes=[[512]]), relu, _event("aten::clamp_min", thread=3, parent=relu, shapes=[[512], []]),
-              _event("aten::fill_", thread=5, shapes=[[8, 8], []]), _event("cuLaunchKernelEx", thread=5)]
+    events = [
+        _event(CALLER_MARKER),
+        _event("aten::empty_like", parent=object()),
+        _event("aten::sigmoid", shapes=[[512]]),
+        relu,
+        _event("aten::clamp_min", thread=3, parent=relu, shapes=[[512], []]),
+        _event("aten::fill_", thread=5, shapes=[[8, 8], []]),
+        _event("cuLaunchKernelEx", thread=5),
+    ]
     hidden = _event("mylib::annotation", thread=7)
     events += [hidden, _event("aten::mm", thread=7, parent=hidden, shapes=[[8, 8], [8, 8]])]
     trace = _recorded(events, kernels=False)
     found = {entry.name: (entry.kind, entry.count, entry.largest) for entry in trace.other_threads}
-    assert found == {"aten::relu": (COMPUTE, 1, 512), "aten::fill_": (GLUE, 1, 64),
-                     "mylib::annotation": (OWN_OPERATOR, 1, 0), "aten::mm": (COMPUTE, 1, 64)}  # ranges hide nothing
+    assert found == {
+        "aten::relu": (COMPUTE, 1, 512),
+        "aten::fill_": (GLUE, 1, 64),
+        "mylib::annotation": (OWN_OPERATOR, 1, 0),
+        "aten::mm": (COMPUTE, 1, 64),
+    }  # ranges hide nothing
 
 
 def test_without_an_all_threads_profiler_the_cpu_call_runs_unprofiled():
@@ -289,6 +326,7 @@ def test_the_all_threads_profiler_sees_a_joined_helper_thread():
 
 
 # --- the guard's wiring ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
 def test_no_own_kernel_is_rejected_under_every_enforcing_policy(policy):
@@ -327,8 +365,13 @@ def test_cuda_guard_rejects_a_call_without_its_own_kernel():
 def test_cuda_guard_records_passes_and_notes():
     passing = _cuda_guard(DEFAULT, {RELU: 1})
     passing.check_own_kernel(WHERE)
-    assert passing.log.take() == [{"check": "own-kernel", "status": "passed",
-                                   "message": f"{WHERE}: its own kernel(s) ran: kforge_relu_kernel<…> ×1"}]
+    assert passing.log.take() == [
+        {
+            "check": "own-kernel",
+            "status": "passed",
+            "message": f"{WHERE}: its own kernel(s) ran: kforge_relu_kernel<…> ×1",
+        }
+    ]
     noting = _cuda_guard(load_policy("pytorch"), {TORCH_RELU: 1})
     noting.check_own_kernel(WHERE)
     assert noting.log.take()[0]["status"] == "note"

@@ -1,11 +1,11 @@
-"""Tests of kforge_worker.roofline: bytes, FLOPs and the speed-of-light bound."""
+"""Tests of kforge_worker.timing.roofline: bytes, FLOPs and the speed-of-light bound."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from kforge_worker.roofline import (
+from kforge_worker.timing.roofline import (
     count_bytes,
     floored_ms,
     lower_bound_ms,
@@ -35,10 +35,13 @@ def test_bytes_count_nested_values_and_model_state():
     assert count_bytes([torch.zeros(4, 16)], torch.zeros(4, 8), linear) == (64 + 8 * 16 + 8 + 32) * 4
 
 
-@pytest.mark.parametrize("build", [
-    lambda: (lambda a, b: torch.matmul(a, b)),
-    lambda: (lambda a, b: a @ b),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: (lambda a, b: torch.matmul(a, b)),
+        lambda: (lambda a, b: a @ b),
+    ],
+)
 def test_matmul_flops_are_two_m_n_k(build):
     _, flops, method = run_and_count_flops(build(), [torch.randn(64, 16), torch.randn(16, 32)])
     assert method in ("flop_counter", "estimate")

@@ -30,8 +30,16 @@ import pytest
 from kforge_sandbox import seccomp
 from kforge_sandbox.launch import parse
 from kforge_sandbox.syscalls import NUMBERS
-from sandbox_support import (SandboxLauncher, as_user, process_state, processes_with, setpriv_refusal,
-                             stage_candidate, stage_problem, user_namespace_refusal)
+from sandbox_support import (
+    SandboxLauncher,
+    as_user,
+    process_state,
+    processes_with,
+    setpriv_refusal,
+    stage_candidate,
+    stage_problem,
+    user_namespace_refusal,
+)
 from verdicts import verdict
 from worker_process import WORKER_ROOT, evaluate
 
@@ -74,10 +82,18 @@ class World:
         self.checkout = root / "checkout"
         self.orchestrator_cwd = root / "orchestrator"
         self.cwd_marker = "orchestrator-only-" + os.urandom(4).hex()
-        for folder in (self.baselines, self.builds / ("a" * 64) / "ext", self.staging, self.home,
-                       self.checkout / "problems", self.orchestrator_cwd):
+        for folder in (
+            self.baselines,
+            self.builds / ("a" * 64) / "ext",
+            self.staging,
+            self.home,
+            self.checkout / "problems",
+            self.orchestrator_cwd,
+        ):
             folder.mkdir(parents=True, exist_ok=True)
-        (self.baselines / ("b" * 64 + ".json")).write_text(json.dumps({"key": "b" * 64, "eager": {"times_ms": [0.5, 0.6]}}))
+        (self.baselines / ("b" * 64 + ".json")).write_text(
+            json.dumps({"key": "b" * 64, "eager": {"times_ms": [0.5, 0.6]}})
+        )
         (self.builds / ("a" * 64) / "ext" / "ext.so").write_bytes(b"\x7fELF honest object code")
         (self.builds / ("a" * 64 + ".json")).write_text('{"key": "' + "a" * 64 + '"}')
         os.symlink(str(root / "elsewhere"), self.staging / ("c" * 64))
@@ -97,9 +113,11 @@ class World:
             else:
                 os.chown(path, owner_uid, owner_uid)
         prefix = [] if owner_uid is None else as_user(owner_uid)
-        self.sentinel = subprocess.Popen(prefix + [sys.executable, "-c", "import time; time.sleep(600)"],
-                                         cwd=self.orchestrator_cwd, env={"PATH": os.environ.get("PATH", ""),
-                                                                         "OPENAI_API_KEY": SECRET})
+        self.sentinel = subprocess.Popen(
+            prefix + [sys.executable, "-c", "import time; time.sleep(600)"],
+            cwd=self.orchestrator_cwd,
+            env={"PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": SECRET},
+        )
         self.nice = None
         for _ in range(100):
             self.nice = _nice(self.sentinel.pid)
@@ -124,10 +142,19 @@ class World:
             connection.close()
 
     def targets(self) -> dict:
-        return {"sentinel_pid": self.sentinel.pid, "orchestrator_pid": self.sentinel.pid, "store": str(self.store),
-                "marker": str(self.marker), "port": self.port, "worker_dir": str(WORKER_ROOT),
-                "problem": str(self.problem), "checkout": str(self.checkout), "baselines": str(self.baselines),
-                "builds": str(self.builds), "staging": str(self.staging)}
+        return {
+            "sentinel_pid": self.sentinel.pid,
+            "orchestrator_pid": self.sentinel.pid,
+            "store": str(self.store),
+            "marker": str(self.marker),
+            "port": self.port,
+            "worker_dir": str(WORKER_ROOT),
+            "problem": str(self.problem),
+            "checkout": str(self.checkout),
+            "baselines": str(self.baselines),
+            "builds": str(self.builds),
+            "staging": str(self.staging),
+        }
 
     def snapshot(self) -> dict:
         return {"cache": _digest_tree(self.cache), "checkout": _digest_tree(self.checkout)}
@@ -158,8 +185,16 @@ def _run_all(world: World, root: Path, launcher: SandboxLauncher) -> dict:
         if launcher.as_uid is not None:
             for path in [work, *work.rglob("*")]:
                 os.chown(path, launcher.as_uid, launcher.as_uid)
-        return evaluate(problem, candidate, work, scratch / "build", launcher=launcher, perf_trials=4,
-                        warmup_trials=1, sample_calls=(1,))
+        return evaluate(
+            problem,
+            candidate,
+            work,
+            scratch / "build",
+            launcher=launcher,
+            perf_trials=4,
+            warmup_trials=1,
+            sample_calls=(1,),
+        )
 
     existing = {path for path in _site_drops() if path.exists()}
     try:
@@ -334,11 +369,26 @@ def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path,
     candidate.parent.mkdir(parents=True, exist_ok=True)
     candidate.write_text((root / "examples" / example).read_text())
     problem = stage_problem(root / "problems" / "level1" / "02_gelu.py", scratch)
-    result = evaluate(problem, candidate, work, scratch / "build", launcher=launcher, backend="cuda", device="cuda:0",
-                      preset="gpu", guard=None, perf_trials=20, warmup_trials=3, sample_calls=(5, 19))
+    result = evaluate(
+        problem,
+        candidate,
+        work,
+        scratch / "build",
+        launcher=launcher,
+        backend="cuda",
+        device="cuda:0",
+        preset="gpu",
+        guard=None,
+        perf_trials=20,
+        warmup_trials=3,
+        sample_calls=(5, 19),
+    )
     assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
     isolation = result.message("candidate", "hello")["environment"]["isolation"]
     assert isolation["seccomp"] and {"pid", "mount", "network"} <= set(isolation["namespaces"]), isolation
-    checks = {check["check"]: check["status"] for message in result.candidate.of_type("guard-checks")
-              for check in message["checks"]}
+    checks = {
+        check["check"]: check["status"]
+        for message in result.candidate.of_type("guard-checks")
+        for check in message["checks"]
+    }
     assert checks.get("own-kernel") == "passed", checks

@@ -1,4 +1,4 @@
-"""Tests of kforge_worker.static_guard and kforge_worker.policy, and of the adversarial corpus."""
+"""Tests of kforge_worker.guard.static and kforge_worker.guard.policy, and of the adversarial corpus."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker.policy import PolicyError, load_policy, load_policy_file, policy_names
-from kforge_worker.static_guard import CHECKS, analyze, analyze_file, rejections
+from kforge_worker.guard.policy import PolicyError, load_policy, load_policy_file, policy_names
+from kforge_worker.guard.static import CHECKS, analyze, analyze_file, rejections
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
@@ -39,7 +39,10 @@ def model(forward_body: str, init_body: str = "pass", header: str = "") -> str:
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
         + textwrap.dedent(header)
         + "\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        + init + "\n\n    def forward(self, x):\n" + forward + "\n"
+        + init
+        + "\n\n    def forward(self, x):\n"
+        + forward
+        + "\n"
     )
 
 
@@ -71,8 +74,12 @@ def test_manifest_lists_every_corpus_file_once():
 def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
     cpu_classes = {1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18}
     cuda_classes = {1, 3, 6, 14, 15}
-    expected = {("cpu", "cheat"): cpu_classes, ("cpu", "honest"): cpu_classes,
-                ("cuda", "cheat"): cuda_classes | {7}, ("cuda", "honest"): cuda_classes}
+    expected = {
+        ("cpu", "cheat"): cpu_classes,
+        ("cpu", "honest"): cpu_classes,
+        ("cuda", "cheat"): cuda_classes | {7},
+        ("cuda", "honest"): cuda_classes,
+    }
     for (backend, kind), classes in expected.items():
         covered = {case["class"] for case in CASES if case["backend"] == backend and case["kind"] == kind}
         assert covered == classes, (backend, kind)
@@ -104,8 +111,7 @@ def _load(path: Path, name: str):
     return module
 
 
-HONEST_PYTHON = [case for case in CASES if case["kind"] == "honest" and case["backend"] == "cpu"
-                 and not case["native"]]
+HONEST_PYTHON = [case for case in CASES if case["kind"] == "honest" and case["backend"] == "cpu" and not case["native"]]
 
 
 @pytest.mark.parametrize("case", HONEST_PYTHON, ids=[case["file"] for case in HONEST_PYTHON])
@@ -135,7 +141,12 @@ def test_shipped_policies_load_by_name_and_json(tmp_path):
     assert load_policy("strict")["vendor_libraries"] == []
     assert load_policy("permissive")["enforce"] is False
     assert {name: load_policy(name)["own_work"] for name in policy_names()} == {
-        "kernelbench": "reject", "own-kernels": "reject", "strict": "reject", "permissive": "reject", "pytorch": "note"}
+        "kernelbench": "reject",
+        "own-kernels": "reject",
+        "strict": "reject",
+        "permissive": "reject",
+        "pytorch": "note",
+    }
     assert load_policy("pytorch") == {**load_policy("permissive"), "name": "pytorch", "own_work": "note"}
     assert load_policy("kernelbench")["forward_torch"] == "any"
     assert load_policy("own-kernels")["forward_torch"] == "glue"
@@ -149,15 +160,18 @@ def test_shipped_policies_load_by_name_and_json(tmp_path):
     assert load_policy_file(str(path)) == load_policy("strict")
 
 
-@pytest.mark.parametrize("spec, field", [
-    ("nonsense", "nonsense"),
-    ({"base": "own-kernels", "vendor_libraries": ["cublas", "magic"]}, "vendor_libraries"),
-    ({"base": "own-kernels", "forward_torch": "some"}, "forward_torch"),
-    ({"base": "own-kernels", "colour": "red"}, "colour"),
-    ({"base": "permissive", "own_work": "ignore"}, "own_work"),
-    ({"base": "permissive", "own_work": False}, "own_work"),
-    ({"name": "incomplete"}, None),
-])
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        ("nonsense", "nonsense"),
+        ({"base": "own-kernels", "vendor_libraries": ["cublas", "magic"]}, "vendor_libraries"),
+        ({"base": "own-kernels", "forward_torch": "some"}, "forward_torch"),
+        ({"base": "own-kernels", "colour": "red"}, "colour"),
+        ({"base": "permissive", "own_work": "ignore"}, "own_work"),
+        ({"base": "permissive", "own_work": False}, "own_work"),
+        ({"name": "incomplete"}, None),
+    ],
+)
 def test_bad_policies_name_the_field(spec, field):
     with pytest.raises(PolicyError) as raised:
         load_policy(spec)
@@ -198,21 +212,24 @@ def test_forward_calling_torch_matmul_is_a_finding_with_line_and_policy_not_a_re
     assert f"the policy `{policy}`" in finding["message"]
 
 
-@pytest.mark.parametrize("body", [
-    "return F.softmax(x, dim=1)",
-    "return torch.nn.functional.gelu(x)",
-    "return x.sum(dim=1)",
-    "return x.softmax(1)",
-    "return x @ x.t()",
-    "return x * 2",
-    "y = torch.empty_like(x)\ny += x\nreturn y",
-    "return torch.ops.aten.relu(x)",
-    "return torch.nn.ReLU()(x)",
-    "import torch.nn.functional as G\nreturn G.relu(x)",
-    "relu = getattr(torch, 'rel' + 'u')\nreturn relu(x)",
-    "return super().forward(x)",
-    "return torch.where(x > 0, x, 0.0)",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return F.softmax(x, dim=1)",
+        "return torch.nn.functional.gelu(x)",
+        "return x.sum(dim=1)",
+        "return x.softmax(1)",
+        "return x @ x.t()",
+        "return x * 2",
+        "y = torch.empty_like(x)\ny += x\nreturn y",
+        "return torch.ops.aten.relu(x)",
+        "return torch.nn.ReLU()(x)",
+        "import torch.nn.functional as G\nreturn G.relu(x)",
+        "relu = getattr(torch, 'rel' + 'u')\nreturn relu(x)",
+        "return super().forward(x)",
+        "return torch.where(x > 0, x, 0.0)",
+    ],
+)
 def test_torch_compute_in_forward_is_found_as_a_note(body):
     findings = run(model(body), "own-kernels")
     assert "torch-fallback" in noted(findings) and "torch-fallback" not in rejected(findings)
@@ -224,13 +241,21 @@ _EVASIONS = {
     "module __dict__": ("return F.__dict__['relu'](x)", "pass", ""),
     "module lambda": ("return _op(x)", "pass", "_op = lambda t: torch.relu(t)\n"),
     "functools.partial": ("return _op(x)", "pass", "import functools\n_op = functools.partial(F.softmax, dim=1)\n"),
-    "autograd.Function": ("return Fn.apply(x)", "pass",
-                          "class Fn(torch.autograd.Function):\n    @staticmethod\n"
-                          "    def forward(ctx, t):\n        return t.exp()\n"),
-    "local module": ("return self.block(x)", "self.block = Block()",
-                     "class Block(nn.Module):\n    def forward(self, t):\n        return torch.tanh(t)\n"),
-    "ModuleList loop": ("for layer in self.layers:\n    x = layer(x)\nreturn x",
-                        "self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])", ""),
+    "autograd.Function": (
+        "return Fn.apply(x)",
+        "pass",
+        "class Fn(torch.autograd.Function):\n    @staticmethod\n" "    def forward(ctx, t):\n        return t.exp()\n",
+    ),
+    "local module": (
+        "return self.block(x)",
+        "self.block = Block()",
+        "class Block(nn.Module):\n    def forward(self, t):\n        return torch.tanh(t)\n",
+    ),
+    "ModuleList loop": (
+        "for layer in self.layers:\n    x = layer(x)\nreturn x",
+        "self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])",
+        "",
+    ),
     "Sequential": ("return self.net(x)", "self.net = nn.Sequential(nn.Linear(4, 4), nn.ReLU())", ""),
 }
 
@@ -249,16 +274,21 @@ def test_torch_compute_in_a_helper_called_from_forward_is_found():
 def test_nn_modules_called_in_forward_are_found_and_their_weights_are_fine():
     called = model("return self.fc(x)", init_body="self.fc = nn.Linear(4, 4)")
     assert "torch-fallback" in noted(run(called))
-    weights_only = model("w = self.fc.weight.contiguous()\nreturn _ext.linear(x, w)",
-                         init_body="self.fc = nn.Linear(4, 4)",
-                         header="from torch.utils.cpp_extension import load_inline\n"
-                                "_ext = load_inline('k', cpp_sources='', functions=['linear'])\n")
+    weights_only = model(
+        "w = self.fc.weight.contiguous()\nreturn _ext.linear(x, w)",
+        init_body="self.fc = nn.Linear(4, 4)",
+        header="from torch.utils.cpp_extension import load_inline\n"
+        "_ext = load_inline('k', cpp_sources='', functions=['linear'])\n",
+    )
     assert rejected(run(weights_only)) == set()
 
 
 def test_calling_the_reference_model_is_rejected():
-    source = model("return self.reference(x)", init_body="self.reference = Model()",
-                   header="class Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n")
+    source = model(
+        "return self.reference(x)",
+        init_body="self.reference = Model()",
+        header="class Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n",
+    )
     assert "torch-fallback" in rejected(run(source))
 
 
@@ -277,8 +307,10 @@ def test_glue_in_forward_is_allowed():
 
 
 def test_extension_function_named_like_a_torch_op_is_a_kernel_call():
-    header = ("from torch.utils.cpp_extension import load_inline\n"
-              "_ext = load_inline(name='k', cpp_sources='', functions=['relu'])\n")
+    header = (
+        "from torch.utils.cpp_extension import load_inline\n"
+        "_ext = load_inline(name='k', cpp_sources='', functions=['relu'])\n"
+    )
     assert rejected(run(model("return _ext.relu(x)", header=header))) == set()
     assert "torch-fallback" in noted(run(model("return x.relu()", header=header)))
 
@@ -288,8 +320,10 @@ def test_torch_compile_is_a_fallback():
 
 
 def test_extension_built_but_never_called_is_noted():
-    header = ("from torch.utils.cpp_extension import load_inline\n"
-              "_ext = load_inline(name='k', cpp_sources='', functions=['relu_forward'])\n")
+    header = (
+        "from torch.utils.cpp_extension import load_inline\n"
+        "_ext = load_inline(name='k', cpp_sources='', functions=['relu_forward'])\n"
+    )
     findings = run(model("return torch.empty_like(x)", header=header))
     assert "torch-fallback" in noted(findings)
 
@@ -311,12 +345,15 @@ def test_fallback_through_a_method_called_from_the_handler_is_silent_fallback_no
     assert "silent-fallback" in noted(run(source))
 
 
-@pytest.mark.parametrize("source", [
-    "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
-    "class ModelNew(Model):\n    pass\n",
-    "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n",
-    "import torch.nn as nn\nclass Model(nn.Module):\n    pass\nModelNew = Model\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
+        "class ModelNew(Model):\n    pass\n",
+        "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n",
+        "import torch.nn as nn\nclass Model(nn.Module):\n    pass\nModelNew = Model\n",
+    ],
+)
 def test_model_new_without_its_own_forward_is_rejected(source):
     assert "silent-fallback" in rejected(run(source))
 
@@ -326,47 +363,56 @@ def test_model_new_without_its_own_forward_is_rejected(source):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("header", [
-    "import time\ntime.perf_counter = lambda: 0.0\n",
-    "from time import perf_counter\nimport time as t\nt.monotonic = perf_counter\n",
-    "setattr(torch.cuda, 'synchronize', lambda: None)\n",
-    "torch.cuda.Event.elapsed_time = lambda self, other: 0.0\n",
-    "import sys\nsys.modules['time'] = None\n",
-    "import builtins\nbuiltins.print = lambda *a: None\n",
-    "torch.allclose = lambda *a, **k: True\n",
-    "from unittest import mock\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import time\ntime.perf_counter = lambda: 0.0\n",
+        "from time import perf_counter\nimport time as t\nt.monotonic = perf_counter\n",
+        "setattr(torch.cuda, 'synchronize', lambda: None)\n",
+        "torch.cuda.Event.elapsed_time = lambda self, other: 0.0\n",
+        "import sys\nsys.modules['time'] = None\n",
+        "import builtins\nbuiltins.print = lambda *a: None\n",
+        "torch.allclose = lambda *a, **k: True\n",
+        "from unittest import mock\n",
+    ],
+)
 def test_patching_timing_and_modules_is_rejected(header):
     assert "timer-patch" in rejected(run(model("return x", header=header)))
 
 
-@pytest.mark.parametrize("header", [
-    "import gc\n_all = gc.get_objects()\n",
-    "import inspect\n_frames = inspect.stack()\n",
-    "import sys\n_caller = sys._getframe(1).f_locals\n",
-    "import ctypes\n_peek = ctypes.string_at(1234, 8)\n",
-    "_mem = open('/proc/self/mem', 'rb')\n",
-    "import __main__\n",
-    "import sys\n_harness = sys.modules['__main__']\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import gc\n_all = gc.get_objects()\n",
+        "import inspect\n_frames = inspect.stack()\n",
+        "import sys\n_caller = sys._getframe(1).f_locals\n",
+        "import ctypes\n_peek = ctypes.string_at(1234, 8)\n",
+        "_mem = open('/proc/self/mem', 'rb')\n",
+        "import __main__\n",
+        "import sys\n_harness = sys.modules['__main__']\n",
+    ],
+)
 def test_reading_the_harness_is_rejected(header):
     assert "harness-read" in rejected(run(model("return x", header=header)))
 
 
-@pytest.mark.parametrize("header", [
-    "import os\n_home = os.environ['HOME']\n",
-    "import os\n_key = os.getenv('OPENAI_API_KEY')\n",
-    "from os import environ\n_all = dict(environ)\n",
-    "import socket\n",
-    "import urllib.request\n",
-    "import subprocess\nsubprocess.run(['ls'])\n",
-    "import os\nos.system('ls')\n",
-    "open('/etc/kforge', 'w').write('x')\n",
-    "open('../problems/relu.py').read()\n",
-    "exec('x = 1')\n",
-    "import os\nos.write(3, b'{}')\n",
-    "import os, json\nopen(os.path.join(os.path.dirname(__file__), '../reference.py'))\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import os\n_home = os.environ['HOME']\n",
+        "import os\n_key = os.getenv('OPENAI_API_KEY')\n",
+        "from os import environ\n_all = dict(environ)\n",
+        "import socket\n",
+        "import urllib.request\n",
+        "import subprocess\nsubprocess.run(['ls'])\n",
+        "import os\nos.system('ls')\n",
+        "open('/etc/kforge', 'w').write('x')\n",
+        "open('../problems/relu.py').read()\n",
+        "exec('x = 1')\n",
+        "import os\nos.write(3, b'{}')\n",
+        "import os, json\nopen(os.path.join(os.path.dirname(__file__), '../reference.py'))\n",
+    ],
+)
 def test_sandbox_escapes_are_rejected(header):
     assert "sandbox" in rejected(run(model("return x", header=header)))
 
@@ -376,13 +422,17 @@ def test_build_knobs_in_the_environment_are_notes():
     assert rejected(findings) == set() and "sandbox" in noted(findings)
 
 
-@pytest.mark.parametrize("header", [
-    "from concurrent.futures import ThreadPoolExecutor\n_pool = ThreadPoolExecutor(2)\n",
-    "import multiprocessing\n_p = multiprocessing.Process(target=print)\n",
-    "class Lazy(torch.Tensor):\n    pass\n",
-    "class Hook:\n    @classmethod\n    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n        return func(*args)\n",
-    "import atexit\natexit.register(print)\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "from concurrent.futures import ThreadPoolExecutor\n_pool = ThreadPoolExecutor(2)\n",
+        "import multiprocessing\n_p = multiprocessing.Process(target=print)\n",
+        "class Lazy(torch.Tensor):\n    pass\n",
+        "class Hook:\n    @classmethod\n    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n"
+        "        return func(*args)\n",
+        "import atexit\natexit.register(print)\n",
+    ],
+)
 def test_deferred_work_is_rejected(header):
     assert "deferred-work" in rejected(run(model("return x", header=header)))
 
@@ -393,8 +443,12 @@ def test_deferred_work_is_rejected(header):
 
 
 def test_side_streams_are_notes_that_say_whether_they_are_joined():
-    joined = run(model("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = _ext.f(x)\n"
-                       "torch.cuda.current_stream().wait_stream(s)\nreturn y"))
+    joined = run(
+        model(
+            "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = _ext.f(x)\n"
+            "torch.cuda.current_stream().wait_stream(s)\nreturn y"
+        )
+    )
     (note,) = [item for item in joined if item["check"] == "side-stream"]
     assert note["severity"] == "note" and "joined back" in note["message"]
     native = 'SRC = "#include <cuda_runtime.h>\\nvoid f() { cudaStream_t s; cudaStreamCreate(&s); }"\n'
@@ -402,31 +456,39 @@ def test_side_streams_are_notes_that_say_whether_they_are_joined():
     assert "side-stream" in noted(findings) and "side-stream" not in rejected(findings)
 
 
-@pytest.mark.parametrize("source", [
-    model("key = id(x)\nif key in self.memo:\n    return self.memo[key]\nreturn x", init_body="self.memo = {}"),
-    model("return self.memo.get(x.data_ptr())", init_body="self.memo = {}"),
-    model("if x.data_ptr() == self.last:\n    return self.out\nreturn x", init_body="self.last = 0"),
-    model("k = (x[0, 0].item(), tuple(x.shape))\nreturn self.memo[k]", init_body="self.memo = {}"),
-    "import functools\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n"
-    "    @functools.lru_cache(maxsize=None)\n    def forward(self, x):\n        return x\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        model("key = id(x)\nif key in self.memo:\n    return self.memo[key]\nreturn x", init_body="self.memo = {}"),
+        model("return self.memo.get(x.data_ptr())", init_body="self.memo = {}"),
+        model("if x.data_ptr() == self.last:\n    return self.out\nreturn x", init_body="self.last = 0"),
+        model("k = (x[0, 0].item(), tuple(x.shape))\nreturn self.memo[k]", init_body="self.memo = {}"),
+        "import functools\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n"
+        "    @functools.lru_cache(maxsize=None)\n    def forward(self, x):\n        return x\n",
+    ],
+)
 def test_result_caches_are_rejected(source):
     assert "result-cache" in rejected(run(source))
 
 
 def test_caching_a_built_extension_is_not_a_result_cache():
-    header = ("import functools\nfrom torch.utils.cpp_extension import load_inline\n"
-              "@functools.lru_cache(maxsize=None)\ndef _ext():\n"
-              "    return load_inline(name='k', cpp_sources='', functions=['relu_forward'])\n")
+    header = (
+        "import functools\nfrom torch.utils.cpp_extension import load_inline\n"
+        "@functools.lru_cache(maxsize=None)\ndef _ext():\n"
+        "    return load_inline(name='k', cpp_sources='', functions=['relu_forward'])\n"
+    )
     assert rejected(run(model("return _ext().relu_forward(x)", header=header))) == set()
 
 
-@pytest.mark.parametrize("source", [
-    model("self.calls += 1\nreturn x", init_body="self.calls = 0"),
-    model("global _N\n_N += 1\nreturn x", header="_N = 0\n"),
-    model("if torch.is_grad_enabled():\n    return x\nreturn x"),
-    model("import time\nstarted = time.perf_counter()\nreturn x"),
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        model("self.calls += 1\nreturn x", init_body="self.calls = 0"),
+        model("global _N\n_N += 1\nreturn x", header="_N = 0\n"),
+        model("if torch.is_grad_enabled():\n    return x\nreturn x"),
+        model("import time\nstarted = time.perf_counter()\nreturn x"),
+    ],
+)
 def test_phase_detection_is_rejected(source):
     assert "phase-detect" in rejected(run(source))
 
@@ -436,13 +498,16 @@ def test_phase_detection_is_rejected(source):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", [
-    model("return x", header="torch.backends.cuda.matmul.allow_tf32 = True\n"),
-    model("return x", header="torch.set_float32_matmul_precision('high')\n"),
-    model("return _ext.f(x.half()).float()"),
-    model("return _ext.f(x.to(torch.bfloat16))"),
-    model("with torch.autocast('cuda'):\n    return _ext.f(x)"),
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        model("return x", header="torch.backends.cuda.matmul.allow_tf32 = True\n"),
+        model("return x", header="torch.set_float32_matmul_precision('high')\n"),
+        model("return _ext.f(x.half()).float()"),
+        model("return _ext.f(x.to(torch.bfloat16))"),
+        model("with torch.autocast('cuda'):\n    return _ext.f(x)"),
+    ],
+)
 def test_precision_downgrades_are_rejected_in_fp32(source):
     findings = run(source)
     assert "precision" in rejected(findings)
@@ -455,12 +520,15 @@ def test_half_casts_are_fine_in_an_fp16_run_and_dtype_branches_are_fine_in_fp32(
     assert "precision" not in rejected(run(branch))
 
 
-@pytest.mark.parametrize("header", [
-    "torch.backends.cudnn.benchmark = True\n",
-    "torch.set_num_threads(1)\n",
-    "torch.manual_seed(0)\n",
-    "torch.backends.cudnn.enabled = False\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "torch.backends.cudnn.benchmark = True\n",
+        "torch.set_num_threads(1)\n",
+        "torch.manual_seed(0)\n",
+        "torch.backends.cudnn.enabled = False\n",
+    ],
+)
 def test_global_state_changes_are_rejected(header):
     assert "global-state" in rejected(run(model("return x", header=header)))
 
@@ -488,22 +556,28 @@ def native(body: str) -> str:
     return _NATIVE_TEMPLATE.format(body=body)
 
 
-@pytest.mark.parametrize("body", [
-    "torch::Tensor run(torch::Tensor x) { return at::matmul(x, x); }",
-    "torch::Tensor run(torch::Tensor x) { return torch::conv2d(x, x); }",
-    "torch::Tensor run(torch::Tensor x) { return x.softmax(1); }",
-    "torch::Tensor run(torch::Tensor x) { return torch::nn::functional::relu(x); }",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "torch::Tensor run(torch::Tensor x) { return at::matmul(x, x); }",
+        "torch::Tensor run(torch::Tensor x) { return torch::conv2d(x, x); }",
+        "torch::Tensor run(torch::Tensor x) { return x.softmax(1); }",
+        "torch::Tensor run(torch::Tensor x) { return torch::nn::functional::relu(x); }",
+    ],
+)
 @pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
 def test_aten_compute_from_cpp_is_a_finding_that_the_run_decides(body, policy):
     findings = run(native(body), policy)
     assert "library-policy" in noted(findings) and rejected(findings) == set()
 
 
-@pytest.mark.parametrize("body", [
-    "torch::Tensor run(torch::Tensor x) { return at::native::relu(x); }",
-    "torch::Tensor run(torch::Tensor x) { return at::compositeexplicitautograd::add(x, x); }",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "torch::Tensor run(torch::Tensor x) { return at::native::relu(x); }",
+        "torch::Tensor run(torch::Tensor x) { return at::compositeexplicitautograd::add(x, x); }",
+    ],
+)
 @pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
 def test_aten_kernels_called_past_the_dispatcher_are_rejected(body, policy):
     findings = run(native(body), policy)
@@ -512,28 +586,33 @@ def test_aten_kernels_called_past_the_dispatcher_are_rejected(body, policy):
 
 
 def test_aten_op_split_across_concatenated_strings_is_found():
-    source = native("torch::Tensor run(torch::Tensor x) {{ return at::") .replace(
+    source = native("torch::Tensor run(torch::Tensor x) {{ return at::").replace(
         'BODY = """torch::Tensor run(torch::Tensor x) {{ return at::"""',
-        'BODY = """torch::Tensor run(torch::Tensor x) { return at::""" + "softmax(x, 1); }"')
+        'BODY = """torch::Tensor run(torch::Tensor x) { return at::""" + "softmax(x, 1); }"',
+    )
     assert "at::softmax" in " ".join(item["message"] for item in run(source))
 
 
 def test_commented_out_aten_calls_and_allocation_glue_are_fine():
-    body = ("// at::matmul(x, x) was the slow version\\n"
-            "torch::Tensor run(torch::Tensor x) {\\n  auto y = torch::empty_like(x);\\n"
-            "  auto opts = x.options();\\n  return y.view({-1});\\n}")
+    body = (
+        "// at::matmul(x, x) was the slow version\\n"
+        "torch::Tensor run(torch::Tensor x) {\\n  auto y = torch::empty_like(x);\\n"
+        "  auto opts = x.options();\\n  return y.view({-1});\\n}"
+    )
     assert rejected(run(native(body))) == set()
 
 
 def test_vendor_gemm_with_custom_epilogue_is_allowed_by_default_and_rejected_by_strict():
-    body = ("#include <cublas_v2.h>\\n#include <ATen/cuda/CUDAContext.h>\\n"
-            "torch::Tensor run(torch::Tensor x) {\\n"
-            "  auto handle = at::cuda::getCurrentCUDABlasHandle();\\n"
-            "  auto y = torch::empty_like(x); float one = 1.f, zero = 0.f;\\n"
-            "  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, x.data_ptr<float>(), 4,\\n"
-            "              x.data_ptr<float>(), 4, &zero, y.data_ptr<float>(), 4);\\n"
-            "  bias_relu_epilogue<<<1, 16, 0, at::cuda::getCurrentCUDAStream()>>>(y.data_ptr<float>());\\n"
-            "  return y;\\n}")
+    body = (
+        "#include <cublas_v2.h>\\n#include <ATen/cuda/CUDAContext.h>\\n"
+        "torch::Tensor run(torch::Tensor x) {\\n"
+        "  auto handle = at::cuda::getCurrentCUDABlasHandle();\\n"
+        "  auto y = torch::empty_like(x); float one = 1.f, zero = 0.f;\\n"
+        "  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, x.data_ptr<float>(), 4,\\n"
+        "              x.data_ptr<float>(), 4, &zero, y.data_ptr<float>(), 4);\\n"
+        "  bias_relu_epilogue<<<1, 16, 0, at::cuda::getCurrentCUDAStream()>>>(y.data_ptr<float>());\\n"
+        "  return y;\\n}"
+    )
     default = run(native(body))
     assert rejected(default) == set() and "library-policy" in noted(default)
     strict = run(native(body), "strict")
@@ -543,13 +622,20 @@ def test_vendor_gemm_with_custom_epilogue_is_allowed_by_default_and_rejected_by_
 
 def test_native_sandbox_threads_and_l2_windows_are_caught():
     assert "sandbox" in rejected(run(native('torch::Tensor run(torch::Tensor x) { system("ls"); return x; }')))
-    assert "global-state" in rejected(run(native(
-        "torch::Tensor run(torch::Tensor x) { cudaStreamAttrValue a; "
-        "a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting; return x; }")))
-    assert "deferred-work" in rejected(run(native(
-        "torch::Tensor run(torch::Tensor x) { std::thread t([]{}); t.detach(); return x; }")))
-    assert "library-policy" in rejected(run(native(
-        'torch::Tensor run(torch::Tensor x) { auto m = py::module_::import("torch"); return x; }')))
+    assert "global-state" in rejected(
+        run(
+            native(
+                "torch::Tensor run(torch::Tensor x) { cudaStreamAttrValue a; "
+                "a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting; return x; }"
+            )
+        )
+    )
+    assert "deferred-work" in rejected(
+        run(native("torch::Tensor run(torch::Tensor x) { std::thread t([]{}); t.detach(); return x; }"))
+    )
+    assert "library-policy" in rejected(
+        run(native('torch::Tensor run(torch::Tensor x) { auto m = py::module_::import("torch"); return x; }'))
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,9 +17,18 @@ def timed_run(tmp_path_factory, build_dir):
     problem.write_text(sources.LINEAR_RELU_PROBLEM)
     candidate = root / "candidate.py"
     candidate.write_text(sources.LINEAR_RELU_CORRECT)
-    return evaluate(problem, candidate, root / "run", build_dir, baselines=BASELINES,
-                    perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23),
-                    batch_calls=4)
+    return evaluate(
+        problem,
+        candidate,
+        root / "run",
+        build_dir,
+        baselines=BASELINES,
+        perf_trials=PERF_TRIALS,
+        warmup_trials=2,
+        sample_calls=[0, 4, 5],
+        timing_seeds=(21, 22, 23),
+        batch_calls=4,
+    )
 
 
 def test_candidate_timing_returns_one_time_per_call(timed_run):
@@ -50,8 +59,10 @@ def test_the_parent_runs_three_batches_on_contents_never_timed_before(timed_run)
     per_call = {sample["input_seed"] for sample in timing["samples"]}
     batch_seeds = [sample["input_seed"] for batch in batches for sample in batch.samples]
     assert len(batch_seeds) == 3 and not per_call & set(batch_seeds)
-    assert [path.rsplit("/", 1)[1].split("-")[1] for path in
-            (sample["path"] for batch in batches for sample in batch.samples)] == ["0", "1", "2"]
+    assert [
+        path.rsplit("/", 1)[1].split("-")[1]
+        for path in (sample["path"] for batch in batches for sample in batch.samples)
+    ] == ["0", "1", "2"]
     assert timing["warmup_calls"] == 2 and len(timing["gap_ms"]) == PERF_TRIALS
 
 

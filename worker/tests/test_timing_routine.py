@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kforge_worker import timing, timing_budget
-from kforge_worker.baselines import batch_size
+from kforge_worker.timing import timing, timing_budget
+from kforge_worker.timing.baselines import batch_size
 
 CUDA = torch.device("cuda", 0)
 
@@ -78,6 +78,7 @@ def kernel_call(device: FakeDevice, host_ms: float, kernel_ms: float, hidden_ms:
             device.side(hidden_ms)
         device.log.append("call")
         return torch.zeros(1)
+
     return call
 
 
@@ -133,10 +134,11 @@ def test_cpu_times_are_the_host_clock_in_both_series():
 
 
 def test_warmup_runs_until_its_minimum_host_time(monkeypatch):
-    ticks = iter(range(0, 10 ** 9, 1_000_000))
+    ticks = iter(range(0, 10**9, 1_000_000))
     monkeypatch.setattr(timing, "_perf_counter_ns", lambda: next(ticks))
-    timed = timing.time_calls([lambda: torch.ones(1)], 2, 1, torch.device("cpu"),
-                              options=timing.TimingOptions(warmup_min_ms=10.0))
+    timed = timing.time_calls(
+        [lambda: torch.ones(1)], 2, 1, torch.device("cpu"), options=timing.TimingOptions(warmup_min_ms=10.0)
+    )
     assert 5 <= timed.warmup_calls <= 11
 
 

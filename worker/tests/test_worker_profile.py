@@ -2,7 +2,7 @@
 
 from worker_process import Worker, reference_request
 
-PROBLEM_THAT_LOOKS_FOR_THE_VARIABLE = '''
+PROBLEM_THAT_LOOKS_FOR_THE_VARIABLE = """
 import os
 import time
 
@@ -24,7 +24,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def test_the_reference_role_writes_its_profile_and_hides_the_variable(tmp_path):

@@ -80,7 +80,9 @@ def _batch(candidate, calls: int, overhead: List[float], rng: random.Random) -> 
     return Batch(calls=calls, elapsed_ms=elapsed_ms, overhead_ms=overhead, samples=outputs["samples"])
 
 
-def _batch_calls(batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int, round_trip_ms: float) -> int:
+def _batch_calls(
+    batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int, round_trip_ms: float
+) -> int:
     """The TypeScript driver's sizing: at least BATCH_TARGET_MS, and BATCH_OVERHEAD_MULTIPLE round
     trips, of the slowest per-call figure known."""
     if fixed is not None:
@@ -91,9 +93,18 @@ def _batch_calls(batches: List[Batch], spacing_ms: float, fixed: Optional[int], 
     return max(models, min(MAX_BATCH_CALLS, wanted))
 
 
-def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, sample_calls: Sequence[int],
-                 models: int, batch_calls: Optional[int] = None, contents_per_model: Optional[int] = None,
-                 seed: int = 0) -> DrivenTiming:
+def drive_timing(
+    candidate,
+    reference,
+    *,
+    warmup_trials: int,
+    perf_trials: int,
+    sample_calls: Sequence[int],
+    models: int,
+    batch_calls: Optional[int] = None,
+    contents_per_model: Optional[int] = None,
+    seed: int = 0,
+) -> DrivenTiming:
     """Sends `continue` and answers the timing stage until `timing`, a `failure` or the end.
     `batch_calls` fixes the batches' size (None: sized as the TypeScript driver does)."""
     rng = random.Random(seed)
@@ -111,8 +122,9 @@ def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, 
         if message is None or message["type"] == "failure":
             return DrivenTiming(timing=message, batches=batches, kept=kept)
         if message["type"] != "called" or (message["phase"], message["index"]) != expected:
-            return DrivenTiming(timing=message, batches=batches, kept=kept,
-                                violation=f"expected `called` for {expected}, got {message}")
+            return DrivenTiming(
+                timing=message, batches=batches, kept=kept, violation=f"expected `called` for {expected}, got {message}"
+            )
         now = time.perf_counter()
         if last_called is not None:
             spacing = min(spacing, (now - last_called) * 1e3)
@@ -131,8 +143,9 @@ def drive_timing(candidate, reference, *, warmup_trials: int, perf_trials: int, 
             except Stopped as stopped:
                 message = stopped.message
                 wrong = message is not None and message["type"] != "failure"
-                return DrivenTiming(timing=message, batches=batches, kept=kept,
-                                    violation=f"a batch got {message}" if wrong else None)
+                return DrivenTiming(
+                    timing=message, batches=batches, kept=kept, violation=f"a batch got {message}" if wrong else None
+                )
         last = index + 1 >= (warmup_trials if phase == "warmup" else perf_trials)
         candidate.send({"type": "step", "keep": keep, "next": "end" if last else "call"})
         expected = (("timed", 0) if phase == "warmup" else None) if last else (phase, index + 1)

@@ -15,14 +15,32 @@ REJECTING_POLICIES = ("own-kernels", "strict")
 #: Operators that count as the same computation when the reference runs any of them.
 FAMILIES = {
     "matrix-product": ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "addmm_activation"),
-    "convolution": ("convolution", "conv1d", "conv2d", "conv3d", "cudnn_convolution", "mkldnn_convolution",
-                    "slow_conv2d_forward", "slow_conv3d_forward", "conv_transpose1d", "conv_transpose2d",
-                    "conv_transpose3d", "convolution_overrideable", "thnn_conv2d"),
+    "convolution": (
+        "convolution",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "cudnn_convolution",
+        "mkldnn_convolution",
+        "slow_conv2d_forward",
+        "slow_conv3d_forward",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "convolution_overrideable",
+        "thnn_conv2d",
+    ),
     "softmax": ("softmax", "log_softmax"),
     "clamp": ("relu", "clamp_min", "clamp_max", "clamp", "threshold", "relu6", "hardtanh"),
     "layer-norm": ("layer_norm", "native_layer_norm"),
-    "batch-norm": ("batch_norm", "native_batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_training",
-                   "cudnn_batch_norm", "miopen_batch_norm"),
+    "batch-norm": (
+        "batch_norm",
+        "native_batch_norm",
+        "native_batch_norm_legit",
+        "native_batch_norm_legit_no_training",
+        "cudnn_batch_norm",
+        "miopen_batch_norm",
+    ),
 }
 _FAMILY_OF = {member: family for family, members in FAMILIES.items() for member in members}
 
@@ -42,8 +60,11 @@ def substituted_ops(result: Evaluation) -> list:
         return []
     total = sum(attribution["by_origin_ms"].values())
     families = {operator_family(entry["op"]) for entry in reference["ops"]}
-    return [entry["op"] for entry in attribution["torch_ops"]
-            if operator_family(entry["op"]) not in families and total > 0 and entry["ms"] >= SUBSTITUTED_SHARE * total]
+    return [
+        entry["op"]
+        for entry in attribution["torch_ops"]
+        if operator_family(entry["op"]) not in families and total > 0 and entry["ms"] >= SUBSTITUTED_SHARE * total
+    ]
 
 
 def _policy(result: Evaluation) -> Optional[str]:
@@ -86,8 +107,14 @@ def reported_figure(result: Evaluation) -> Tuple[float, str]:
         return in_process, "in-process"
     per_call = [max(0.0, batch.elapsed_ms - min(batch.overhead_ms)) / batch.calls for batch in result.batches]
     tight = [batch for batch in result.batches if OVERHEAD_FACTOR * max(batch.overhead_ms) <= 0.5 * batch.elapsed_ms]
-    bound = min(max(0.0, batch.elapsed_ms - OVERHEAD_FACTOR * max(batch.overhead_ms)) / batch.calls
-                for batch in tight or result.batches) * (1 - TRUSTED_RELATIVE_SLACK) / load
+    bound = (
+        min(
+            max(0.0, batch.elapsed_ms - OVERHEAD_FACTOR * max(batch.overhead_ms)) / batch.calls
+            for batch in tight or result.batches
+        )
+        * (1 - TRUSTED_RELATIVE_SLACK)
+        / load
+    )
     return (statistics.median(per_call), "trusted-batch") if in_process < bound else (in_process, "in-process")
 
 

@@ -23,8 +23,14 @@ MESSAGE_TIMEOUT_SECONDS = 240
 class Worker:
     """One `python3 -m kforge_worker ROLE` process."""
 
-    def __init__(self, role: str, cwd: Path, env: Optional[Dict[str, str]] = None,
-                 command: Optional[List[str]] = None, base_env: Optional[Dict[str, str]] = None):
+    def __init__(
+        self,
+        role: str,
+        cwd: Path,
+        env: Optional[Dict[str, str]] = None,
+        command: Optional[List[str]] = None,
+        base_env: Optional[Dict[str, str]] = None,
+    ):
         """`command` replaces `python3 -m kforge_worker ROLE` (the sandbox launcher's command line);
         `base_env` replaces the inherited environment (a scrubbed one, as the parent gives)."""
         cwd.mkdir(parents=True, exist_ok=True)
@@ -36,15 +42,25 @@ class Worker:
             else:
                 os.dup2(write_fd, 3)
 
-        base = base_env if base_env is not None else {**os.environ, "PYTHONPATH": str(WORKER_ROOT), "PYTHONUNBUFFERED": "1"}
+        base = (
+            base_env
+            if base_env is not None
+            else {**os.environ, "PYTHONPATH": str(WORKER_ROOT), "PYTHONUNBUFFERED": "1"}
+        )
         environment = {**base, **(env or {})}
         self.stdout_path = cwd / f"{role}.stdout"
         self.stderr_path = cwd / f"{role}.stderr"
         with open(self.stdout_path, "wb") as stdout, open(self.stderr_path, "wb") as stderr:
             self.process = subprocess.Popen(
-                command or [sys.executable, "-m", "kforge_worker", role], cwd=cwd, env=environment,
-                stdin=subprocess.PIPE, stdout=stdout, stderr=stderr,
-                preexec_fn=give_fd_3, close_fds=False, start_new_session=True,
+                command or [sys.executable, "-m", "kforge_worker", role],
+                cwd=cwd,
+                env=environment,
+                stdin=subprocess.PIPE,
+                stdout=stdout,
+                stderr=stderr,
+                preexec_fn=give_fd_3,
+                close_fds=False,
+                start_new_session=True,
             )
         os.close(write_fd)
         self.messages: List[dict] = []
@@ -151,27 +167,77 @@ class Evaluation:
         return found[0] if found else None
 
 
-def reference_request(problem: Path, *, backend="cpu", precision="fp32", preset="cpu", device="cpu",
-                      correctness_seeds=(11, 12), timing_seeds=(21, 22), baselines=None, guard=PYTORCH,
-                      atol=None, rtol=None, ceilings=None, generalisation_seeds=None) -> dict:
-    request = {"type": "reference", "problem": str(problem), "backend": backend, "precision": precision,
-               "preset": preset, "device": device, "correctness_seeds": list(correctness_seeds),
-               "timing_seeds": list(timing_seeds), "baselines": baselines}
-    optional = {"guard": guard, "atol": atol, "rtol": rtol, "ceilings": ceilings,
-                "generalisation_seeds": None if generalisation_seeds is None else list(generalisation_seeds)}
+def reference_request(
+    problem: Path,
+    *,
+    backend="cpu",
+    precision="fp32",
+    preset="cpu",
+    device="cpu",
+    correctness_seeds=(11, 12),
+    timing_seeds=(21, 22),
+    baselines=None,
+    guard=PYTORCH,
+    atol=None,
+    rtol=None,
+    ceilings=None,
+    generalisation_seeds=None,
+) -> dict:
+    request = {
+        "type": "reference",
+        "problem": str(problem),
+        "backend": backend,
+        "precision": precision,
+        "preset": preset,
+        "device": device,
+        "correctness_seeds": list(correctness_seeds),
+        "timing_seeds": list(timing_seeds),
+        "baselines": baselines,
+    }
+    optional = {
+        "guard": guard,
+        "atol": atol,
+        "rtol": rtol,
+        "ceilings": ceilings,
+        "generalisation_seeds": None if generalisation_seeds is None else list(generalisation_seeds),
+    }
     request.update({key: value for key, value in optional.items() if value is not None})
     return request
 
 
-def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: Path, *, backend="cpu",
-                      precision="fp32", preset="cpu", device="cpu", correctness_seeds=(11, 12),
-                      timing_seeds=(21, 22), perf_trials=6, warmup_trials=2, guard=PYTORCH,
-                      generalisation_seeds=None, cross_check=False) -> dict:
-    request = {"type": "candidate", "problem": str(problem), "candidate": str(candidate), "backend": backend,
-               "precision": precision, "preset": preset, "device": device,
-               "correctness_seeds": list(correctness_seeds), "timing_seeds": list(timing_seeds),
-               "perf_trials": perf_trials, "warmup_trials": warmup_trials,
-               "output_dir": str(scratch / "out"), "build_dir": str(build_dir)}
+def candidate_request(
+    problem: Path,
+    candidate: Path,
+    scratch: Path,
+    build_dir: Path,
+    *,
+    backend="cpu",
+    precision="fp32",
+    preset="cpu",
+    device="cpu",
+    correctness_seeds=(11, 12),
+    timing_seeds=(21, 22),
+    perf_trials=6,
+    warmup_trials=2,
+    guard=PYTORCH,
+    generalisation_seeds=None,
+    cross_check=False,
+) -> dict:
+    request = {
+        "type": "candidate",
+        "problem": str(problem),
+        "candidate": str(candidate),
+        "backend": backend,
+        "precision": precision,
+        "preset": preset,
+        "device": device,
+        "correctness_seeds": list(correctness_seeds),
+        "timing_seeds": list(timing_seeds),
+        "perf_trials": perf_trials,
+        "warmup_trials": warmup_trials,
+        "output_dir": str(scratch / "out"),
+        "build_dir": str(build_dir),
+    }
     if cross_check:
         request["cross_check"] = True
     if guard is not None:
@@ -181,13 +247,35 @@ def candidate_request(problem: Path, candidate: Path, scratch: Path, build_dir: 
     return request
 
 
-SHARED_SETTINGS = ("backend", "precision", "preset", "device", "correctness_seeds", "timing_seeds", "guard",
-                   "generalisation_seeds")
+SHARED_SETTINGS = (
+    "backend",
+    "precision",
+    "preset",
+    "device",
+    "correctness_seeds",
+    "timing_seeds",
+    "guard",
+    "generalisation_seeds",
+)
 
 
-def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *, atol=1e-2, rtol=1e-2,
-             run_timing=True, baselines=None, ceilings=None, candidate_env: Optional[Dict[str, str]] = None,
-             launcher=None, sample_calls=(1, 4), batch_calls=None, **settings) -> Evaluation:
+def evaluate(
+    problem: Path,
+    candidate_file: Path,
+    work: Path,
+    build_dir: Path,
+    *,
+    atol=1e-2,
+    rtol=1e-2,
+    run_timing=True,
+    baselines=None,
+    ceilings=None,
+    candidate_env: Optional[Dict[str, str]] = None,
+    launcher=None,
+    sample_calls=(1, 4),
+    batch_calls=None,
+    **settings,
+) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
     timed calls (timing_driver.py: the parent keeps `sample_calls`' outputs, decided after each call,
@@ -206,8 +294,9 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
         candidate = Worker("candidate", work / "scratch", env=candidate_env, command=command, base_env=environment)
     result = Evaluation(reference=reference, candidate=candidate)
     try:
-        reference.send(reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings,
-                                         **shared))
+        reference.send(
+            reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings, **shared)
+        )
         candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
         result.ready = reference.read_until("reference-ready")
         if baselines is not None and _is(result.ready, "reference-ready"):
@@ -224,9 +313,15 @@ def evaluate(problem: Path, candidate_file: Path, work: Path, build_dir: Path, *
                 reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": extra})
                 result.generalisation_judgement = reference.read_until("judgement")
             if run_timing:
-                driven = drive_timing(candidate, reference, warmup_trials=settings.get("warmup_trials", 2),
-                                      perf_trials=settings.get("perf_trials", 6), sample_calls=sample_calls,
-                                      batch_calls=batch_calls, models=len(settings.get("timing_seeds", (21, 22))))
+                driven = drive_timing(
+                    candidate,
+                    reference,
+                    warmup_trials=settings.get("warmup_trials", 2),
+                    perf_trials=settings.get("perf_trials", 6),
+                    sample_calls=sample_calls,
+                    batch_calls=batch_calls,
+                    models=len(settings.get("timing_seeds", (21, 22))),
+                )
                 result.timing, result.batches, result.kept_calls = driven.timing, driven.batches, driven.kept
                 result.violation = driven.violation
                 if result.violation is not None:

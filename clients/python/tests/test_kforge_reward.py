@@ -81,8 +81,28 @@ class FakeRewardServer:
     def _reward_answer(self, seen: Dict[str, Any]) -> Answer:
         body = seen["body"] or {}
         if seen["path"] == "/api/reward/batch":
-            return 200, {}, {"results": [{"reward": self._reward_of(item["candidateSource"]), "verdict": "correct"} for item in body["items"]], "evaluated": len(body["items"]), "cached": 0}
-        return 200, {}, {"reward": self._reward_of(body.get("candidateSource", "")), "verdict": "correct", "cached": False, "requestHash": "h"}
+            return (
+                200,
+                {},
+                {
+                    "results": [
+                        {"reward": self._reward_of(item["candidateSource"]), "verdict": "correct"}
+                        for item in body["items"]
+                    ],
+                    "evaluated": len(body["items"]),
+                    "cached": 0,
+                },
+            )
+        return (
+            200,
+            {},
+            {
+                "reward": self._reward_of(body.get("candidateSource", "")),
+                "verdict": "correct",
+                "cached": False,
+                "requestHash": "h",
+            },
+        )
 
     def close(self) -> None:
         self.server.shutdown()
@@ -105,7 +125,9 @@ def client_for(fake: FakeRewardServer, sleeps: List[float], **options: Any) -> R
     return RewardClient(fake.url, TOKEN, sleep=sleeps.append, **options)
 
 
-def error(status: int, code: str, message: str, headers: Optional[Dict[str, str]] = None, field: Optional[str] = None) -> Answer:
+def error(
+    status: int, code: str, message: str, headers: Optional[Dict[str, str]] = None, field: Optional[str] = None
+) -> Answer:
     body: Dict[str, Any] = {"code": code, "message": message}
     if field:
         body["field"] = field
@@ -114,12 +136,28 @@ def error(status: int, code: str, message: str, headers: Optional[Dict[str, str]
 
 def test_reward_sends_the_token_and_the_options_in_api_spelling(fake, sleeps):
     client = client_for(fake, sleeps)
-    value = client.reward("level1/02_gelu", "# reward=1.25\n", backend="cpu", perf_trials=20, skip_timing=False, guardPolicy="strict", shaping={"name": "tiered"})
+    value = client.reward(
+        "level1/02_gelu",
+        "# reward=1.25\n",
+        backend="cpu",
+        perf_trials=20,
+        skip_timing=False,
+        guardPolicy="strict",
+        shaping={"name": "tiered"},
+    )
     assert value == 1.25
     request = fake.requests[0]
     assert request["path"] == "/api/reward"
     assert request["headers"]["Authorization"] == f"Bearer {TOKEN}"
-    assert request["body"] == {"problem": "level1/02_gelu", "candidateSource": "# reward=1.25\n", "backend": "cpu", "perfTrials": 20, "skipTiming": False, "guardPolicy": "strict", "shaping": {"name": "tiered"}}
+    assert request["body"] == {
+        "problem": "level1/02_gelu",
+        "candidateSource": "# reward=1.25\n",
+        "backend": "cpu",
+        "perfTrials": 20,
+        "skipTiming": False,
+        "guardPolicy": "strict",
+        "shaping": {"name": "tiered"},
+    }
 
 
 def test_a_problem_file_is_sent_as_problem_source(fake, sleeps):
@@ -147,7 +185,10 @@ def test_a_missing_token_or_an_unknown_option_is_refused_before_any_request(fake
 
 
 def test_429_is_retried_after_retry_after(fake, sleeps):
-    fake.script = [error(429, "busy", "too many wait", {"Retry-After": "3"}), error(429, "busy", "still", {"Retry-After": "1"})]
+    fake.script = [
+        error(429, "busy", "too many wait", {"Retry-After": "3"}),
+        error(429, "busy", "still", {"Retry-After": "1"}),
+    ]
     assert client_for(fake, sleeps).reward("level1/01_relu", "# reward=2", backend="cpu") == 2.0
     assert sleeps == [3.0, 1.0]
     assert len(fake.requests) == 3
@@ -167,7 +208,9 @@ def test_5xx_is_retried_with_growing_backoff_and_raised_once_retries_run_out(fak
 
 
 def test_a_4xx_is_raised_at_once_with_the_servers_code_message_and_field(fake, sleeps):
-    fake.script = [error(400, "invalid-request", "`body.trials`: expected `trials` to be at least 1", field="body.trials")]
+    fake.script = [
+        error(400, "invalid-request", "`body.trials`: expected `trials` to be at least 1", field="body.trials")
+    ]
     with pytest.raises(KforgeHTTPError) as raised:
         client_for(fake, sleeps).reward("level1/01_relu", "x", backend="cpu", trials=0)
     assert (raised.value.status, raised.value.code, raised.value.field) == (400, "invalid-request", "body.trials")
@@ -200,12 +243,18 @@ def test_a_body_that_is_not_json_is_a_clear_error(fake, sleeps):
 
 
 def test_reward_batch_with_one_problem_sends_it_once(fake, sleeps):
-    rewards = client_for(fake, sleeps).reward_batch("level1/01_relu", ["# reward=1", "# reward=-1", "# reward=0.5"], backend="cpu")
+    rewards = client_for(fake, sleeps).reward_batch(
+        "level1/01_relu", ["# reward=1", "# reward=-1", "# reward=0.5"], backend="cpu"
+    )
     assert rewards == [1.0, -1.0, 0.5]
     body = fake.requests[0]["body"]
     assert fake.requests[0]["path"] == "/api/reward/batch"
     assert body["problem"] == "level1/01_relu"
-    assert [item for item in body["items"]] == [{"candidateSource": "# reward=1"}, {"candidateSource": "# reward=-1"}, {"candidateSource": "# reward=0.5"}]
+    assert [item for item in body["items"]] == [
+        {"candidateSource": "# reward=1"},
+        {"candidateSource": "# reward=-1"},
+        {"candidateSource": "# reward=0.5"},
+    ]
 
 
 def test_reward_batch_with_a_problem_per_candidate_splits_long_lists_and_keeps_order(fake, sleeps):
@@ -221,21 +270,41 @@ def test_reward_batch_with_a_problem_per_candidate_splits_long_lists_and_keeps_o
 
 
 def test_extract_code_picks_the_candidate_from_a_completion():
-    reply = "Plan first.\n```cuda\n__global__ void k() {}\n```\nThen:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\nand a test:\n```python\nprint(1)\n```\n"
+    reply = (
+        "Plan first.\n```cuda\n__global__ void k() {}\n```\n"
+        "Then:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\n"
+        "and a test:\n```python\nprint(1)\n```\n"
+    )
     assert extract_code(reply) == "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n"
     assert extract_code("```\nx = 1\n```") == "x = 1\n"
-    assert extract_code("```python\nclass ModelNew: pass\n# cut off by the token limit") == "class ModelNew: pass\n# cut off by the token limit\n"
+    assert (
+        extract_code("```python\nclass ModelNew: pass\n# cut off by the token limit")
+        == "class ModelNew: pass\n# cut off by the token limit\n"
+    )
     assert extract_code("class ModelNew: pass") == "class ModelNew: pass\n"
     assert extract_code("") == ""
-    conversation = [{"role": "user", "content": "write it"}, {"role": "assistant", "content": "```py\nclass ModelNew: pass\n```"}]
+    conversation = [
+        {"role": "user", "content": "write it"},
+        {"role": "assistant", "content": "```py\nclass ModelNew: pass\n```"},
+    ]
     assert extract_code(conversation) == "class ModelNew: pass\n"
-    assert extract_code({"role": "assistant", "content": [{"type": "text", "text": "```python\na = 2\n```"}]}) == "a = 2\n"
+    assert (
+        extract_code({"role": "assistant", "content": [{"type": "text", "text": "```python\na = 2\n```"}]}) == "a = 2\n"
+    )
 
 
 def test_make_reward_func_has_trls_signature_and_reads_the_problem_column(fake, sleeps):
     func = make_reward_func(client=client_for(fake, sleeps), backend="cpu", shaping="binary")
-    completions = ["```python\n# reward=1\nclass ModelNew: pass\n```", [{"role": "assistant", "content": "```python\n# reward=0\n```"}]]
-    rewards = func(prompts=["p1", "p2"], completions=completions, problem=["level1/01_relu", "level1/02_gelu"], completion_ids=[[1], [2]])
+    completions = [
+        "```python\n# reward=1\nclass ModelNew: pass\n```",
+        [{"role": "assistant", "content": "```python\n# reward=0\n```"}],
+    ]
+    rewards = func(
+        prompts=["p1", "p2"],
+        completions=completions,
+        problem=["level1/01_relu", "level1/02_gelu"],
+        completion_ids=[[1], [2]],
+    )
     assert rewards == [1.0, 0.0]
     assert func.__name__ == "kforge_reward"
     body = fake.requests[0]["body"]

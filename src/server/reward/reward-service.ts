@@ -51,7 +51,7 @@ interface Obtained {
   source: RewardResponse['source'];
 }
 
-/** Reason checks by which the worker blames the problem file, not the candidate (`worker/kforge_worker/problem_loader.py`, `inputs.py`). */
+/** Reason checks by which the worker blames the problem file, not the candidate (`worker/kforge_worker/problem/problem_loader.py`, `inputs.py`). */
 const PROBLEM_CHECKS = new Set(['problem-load', 'problem-inputs']);
 
 /** What {@link RewardService} does for one request: answer at once, wait for a running evaluation, or start one. */

@@ -8,7 +8,7 @@ export type BuildDetails = z.infer<typeof buildDetailsSchema>;
 
 /**
  * The register, shared-memory, spill, PTX and SASS figures of a result's `build` (CUDA only;
- * src/core/build-info.ts, worker/kforge_worker/build_info.py), or null when the result has none.
+ * src/core/build-info.ts, worker/kforge_worker/build/build_info.py), or null when the result has none.
  */
 export function buildDetails(result: EvaluationResult): BuildDetails | null {
   const build = result.build;

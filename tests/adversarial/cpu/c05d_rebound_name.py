@@ -1,7 +1,7 @@
 """CHEAT (docs/hacks.md #5, issue 19): rebinds the name under which the timing stage imported the
 timing routine.
 
-The worker's identity snapshot names ``kforge_worker.timing.time_calls``; the timing stage calls it
+The worker's identity snapshot names ``kforge_worker.timing.timing.time_calls``; the timing stage calls it
 through its own module's binding. During a correctness call this candidate walks the stack to a
 worker module, reaches the timing stage's module through it, and rebinds its ``time_calls`` to a
 wrapper that divides every measured time by 100. Expected: rejected, ``timer-patched`` (every

@@ -1,0 +1,201 @@
+"""Entry points: analyze, analyze_file, rejections and the command line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from typing import Any, Iterable, Mapping
+
+from ..policy import load_policy
+from .forward_walker import _ForwardWalker
+from .inference import _ClassInfo, _build_module, _class_info
+from .module_checker import _ModuleChecker
+from .native import _NativeScanner, _native_sources
+from .report import _Report, _at, _line
+from .symbols import _Module
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_model_new(module: _Module, report: _Report, classes: dict[str, _ClassInfo]) -> _ClassInfo | None:
+    if "ModelNew" not in module.classes:
+        for node in module.tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "ModelNew" for t in node.targets
+            ):
+                value = ast.unparse(node.value)
+                if (
+                    isinstance(node.value, ast.Name)
+                    and node.value.id in module.reference_names
+                    or value.split(".")[-1] == "Model"
+                ):
+                    report.add(
+                        "silent-fallback",
+                        f"ModelNew is the reference Model ({value}){_at(node)}: define "
+                        f"a ModelNew whose forward runs the candidate's kernel",
+                        _line(node),
+                        definitive=True,
+                    )
+        imported = module.aliases.get("ModelNew", "")
+        if imported.endswith(".Model"):
+            report.add(
+                "silent-fallback",
+                f"ModelNew is imported as the reference {imported}: define a ModelNew "
+                f"whose forward runs the candidate's kernel",
+                None,
+                definitive=True,
+            )
+        return None
+    info = _class_info(module, "ModelNew", classes)
+    if info is None:
+        return None
+    node = info.node
+
+    def inherits_reference(class_node: ast.ClassDef, depth: int = 0) -> bool:
+        for base in class_node.bases:
+            if isinstance(base, ast.Name) and base.id in module.reference_names:
+                return True
+            if (
+                isinstance(base, ast.Name)
+                and base.id in module.classes
+                and depth < 8
+                and inherits_reference(module.classes[base.id], depth + 1)
+            ):
+                return True
+        return False
+
+    if "forward" not in info.methods:
+        bound = [
+            item
+            for item in node.body
+            if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "forward" for t in item.targets)
+        ]
+        if bound:
+            report.add(
+                "silent-fallback",
+                f"ModelNew.forward is bound to {ast.unparse(bound[0].value)}"
+                f"{_at(bound[0])}: define a forward that runs the candidate's kernel",
+                _line(bound[0]),
+                definitive=True,
+            )
+        elif inherits_reference(node):
+            report.add(
+                "silent-fallback",
+                f"ModelNew inherits forward from the reference Model{_at(node)}: define "
+                f"a forward that runs the candidate's kernel",
+                _line(node),
+                definitive=True,
+            )
+        else:
+            report.add(
+                "silent-fallback",
+                f"ModelNew defines no forward{_at(node)}: define one that runs the " f"candidate's kernel",
+                _line(node),
+                definitive=True,
+            )
+    return info
+
+
+def analyze(
+    candidate_source: str,
+    policy: str | Mapping[str, Any] | None = None,
+    *,
+    precision: str = "fp32",
+    backend: str | None = None,
+) -> list[dict[str, Any]]:
+    """Check a candidate's source; return findings ``{check, severity, message, line}``.
+
+    ``policy`` is a policy name, JSON text or dict (see :mod:`kforge_worker.guard.policy`).
+    ``precision`` is the run precision (``fp32``/``fp16``/``bf16``), which decides what counts as a
+    downgrade. ``backend`` (``cuda``/``triton``/``cpu``) is recorded for callers and does not change
+    the checks: every source is checked the same way. Nothing in the candidate is executed.
+    """
+    del backend
+    resolved = load_policy(policy)
+    report = _Report(resolved)
+    try:
+        tree = ast.parse(candidate_source)
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", None)
+        detail = getattr(error, "msg", None) or str(error)
+        report.add(
+            "syntax",
+            f"the candidate is not valid Python ({detail}" f"{f', line {line}' if line else ''}): fix the syntax error",
+            line,
+            "note",
+        )
+        return report.finish()
+    except RecursionError:
+        report.add("guard-error", "the candidate is nested too deeply to parse: simplify the code", None)
+        return report.finish()
+    try:
+        module = _build_module(tree)
+        sources, flags = _native_sources(module)
+        scanner = _NativeScanner(report, resolved, precision)
+        for source in sources:
+            module.kernel_names |= scanner.kernel_names(source)
+        classes: dict[str, _ClassInfo] = {}
+        info = _check_model_new(module, report, classes)
+        walker = _ForwardWalker(module, report, resolved, classes)
+        if info is not None:
+            walker.run(info)
+        _ModuleChecker(module, report, resolved, precision).run()
+        for call, keyword, text in flags:
+            scanner.flags(call, keyword, text)
+        for source in sources:
+            scanner.scan(source)
+        if info is not None and walker.kernel_calls == 0 and (module.builders or module.triton_kernels):
+            first = module.builders[0] if module.builders else module.functions[sorted(module.triton_kernels)[0]]
+            report.add(
+                "torch-fallback",
+                f"the candidate builds a kernel{_at(first)} but forward never calls it: "
+                f"the work must run in the candidate's own kernel",
+                _line(first),
+                "note",
+            )
+    except RecursionError:
+        report.add(
+            "guard-error", "the candidate is nested too deeply for the guard to analyse: simplify the " "code", None
+        )
+    return report.finish()
+
+
+def rejections(findings: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The ``reject`` findings as verdict reasons (docs/spec.md section 3) ``{check, message}``."""
+    return [{"check": item["check"], "message": item["message"]} for item in findings if item["severity"] == "reject"]
+
+
+def analyze_file(
+    path: str, policy: str | Mapping[str, Any] | None = None, *, precision: str = "fp32"
+) -> list[dict[str, Any]]:
+    """:func:`analyze` on a file read as UTF-8 (undecodable bytes become a ``syntax`` finding)."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return [
+            {
+                "check": "syntax",
+                "severity": "note",
+                "line": None,
+                "message": f"the candidate is not UTF-8 text (byte {error.start}): save it as UTF-8",
+            }
+        ]
+    return analyze(text, policy, precision=precision)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kforge_worker.guard.static FILE [POLICY] [PRECISION]``: print findings as JSON."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print("usage: python -m kforge_worker.guard.static CANDIDATE.py [POLICY] [PRECISION]", file=sys.stderr)
+        return 2
+    findings = analyze_file(args[0], args[1] if len(args) > 1 else None, precision=args[2] if len(args) > 2 else "fp32")
+    print(json.dumps(findings, indent=2))
+    return 1 if rejections(findings) else 0

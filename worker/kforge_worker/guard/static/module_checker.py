@@ -1,0 +1,853 @@
+"""Whole-module checks: timer-patch, harness-read, sandbox, deferred-work, side-stream, global-state,
+precision, torch.compile.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Mapping
+
+from .names import (
+    _CONCURRENCY_MODULES,
+    _DEFERRED_CALLS,
+    _DEFERRED_PREFIXES,
+    _DTYPE_NAMES,
+    _DYNAMIC_CODE,
+    _FD_CALLS,
+    _FRAME_ATTRIBUTES,
+    _GLOBAL_STATE_CALLS,
+    _HARNESS_READ_CALLS,
+    _JOIN_METHODS,
+    _NETWORK_MODULES,
+    _PATH_READ_METHODS,
+    _PATH_WRITE_METHODS,
+    _PRECISION_CALLS,
+    _PRECISION_FLAGS,
+    _PROCESS_MODULES,
+    _RANK,
+    _READ_PATH_CALLS,
+    _RUN_PRECISIONS,
+    _SIDE_STREAM_CALLS,
+    _SUBPROCESS_CALLS,
+    _SUBPROCESS_PREFIXES,
+    _TENSOR_BASES,
+    _TIMING_TARGETS,
+    _TORCH_COMPILERS,
+    _WRITE_PATH_CALLS,
+)
+from .report import _Report, _at, _line
+from .symbols import _Module, _call_argument, _fold_string, _qualname, _resolve_text
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole module: timer-patch, harness-read, sandbox, deferred-work, side-stream, global-state,
+# precision, torch.compile
+# ---------------------------------------------------------------------------------------------
+
+_LOW_DTYPE_PREFIX = "torch.float8"
+
+
+def _dtype_of(node: ast.AST | None, module: _Module) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _DTYPE_NAMES.get(node.value) or ("float8" if node.value.startswith(_LOW_DTYPE_PREFIX) else None)
+    qual = _qualname(node, module.aliases) if node is not None else None
+    if qual is None:
+        return None
+    if qual.startswith(_LOW_DTYPE_PREFIX):
+        return "float8"
+    return _DTYPE_NAMES.get(qual)
+
+
+class _ModuleChecker:
+    def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any], precision: str):
+        self.module = module
+        self.report = report
+        self.policy = policy
+        self.run_dtype = _RUN_PRECISIONS.get(precision, "float32")
+        self.precision = precision
+        self.stream_sites: list[ast.AST] = []
+        self.join_sites: list[ast.AST] = []
+
+    def qual(self, node: ast.AST | None) -> str | None:
+        return _qualname(node, self.module.aliases, None, self.module.local_names) if node is not None else None
+
+    def run(self) -> None:
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self._import(alias.name, node)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                self._import(base, node)
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in ("unittest.mock",):
+                        self._import(f"{base}.{alias.name}", node)
+            elif isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    self._target(target, node, getattr(node, "value", None))
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    self._target(target, node, None)
+            elif isinstance(node, ast.ClassDef):
+                self._class(node)
+            elif isinstance(node, ast.Attribute):
+                self._attribute(node)
+            elif isinstance(node, ast.Name):
+                if node.id == "__builtins__" and isinstance(node.ctx, ast.Store):
+                    self._patch(node, "builtins")
+                elif node.id in self.module.aliases:
+                    self._module_object(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._decorators(node)
+        self._side_stream_summary()
+
+    # -- imports ---------------------------------------------------------------------------
+
+    def _import(self, name: str, node: ast.AST) -> None:
+        if not name:
+            return
+        root = name.split(".")[0]
+        if root in _NETWORK_MODULES:
+            self.report.add(
+                "sandbox",
+                f"the candidate imports {name}{_at(node)}: candidates run without "
+                f"network access; remove the import",
+                _line(node),
+            )
+        elif root in _PROCESS_MODULES:
+            self.report.add(
+                "sandbox",
+                f"the candidate imports {name}{_at(node)}: candidates may not start " f"processes; remove the import",
+                _line(node),
+            )
+        elif root == "__main__" or root.startswith("kforge"):
+            self.report.add(
+                "harness-read",
+                f"the candidate imports {name}{_at(node)}, the harness's own "
+                f"module: a candidate may not reach into the evaluator; remove it",
+                _line(node),
+            )
+        elif name == "unittest.mock" or root == "mock":
+            self.report.add(
+                "timer-patch",
+                f"the candidate imports {name}{_at(node)}, a patching library: "
+                f"a candidate may not patch the harness or torch; remove it",
+                _line(node),
+            )
+        elif name in _CONCURRENCY_MODULES or root in (
+            "threading",
+            "_thread",
+            "multiprocessing",
+            "concurrent",
+            "asyncio",
+        ):
+            self.report.add(
+                "deferred-work",
+                f"the candidate imports {name}{_at(node)}; starting threads, "
+                f"processes or tasks is rejected, the output must be complete "
+                f"when forward returns",
+                _line(node),
+                "note",
+            )
+        elif root == "ctypes":
+            self.report.add(
+                "harness-read",
+                f"the candidate imports ctypes{_at(node)}; raw memory reads " f"through it are rejected",
+                _line(node),
+                "note",
+            )
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def _call(self, node: ast.Call) -> None:
+        qual = self.qual(node.func)
+        if qual is None:
+            self._method_call(node)
+            return
+        label = ast.unparse(node.func)
+        line = _line(node)
+        at = _at(node)
+        if qual in _HARNESS_READ_CALLS:
+            self.report.add(
+                "harness-read",
+                f"the candidate calls {label}(){at}, which "
+                f"{_HARNESS_READ_CALLS[qual]}: reading the harness's state is "
+                f"rejected; compute the answer from the inputs",
+                line,
+            )
+        elif qual.startswith("ctypes.") and (
+            qual.endswith((".from_address", ".from_buffer")) or qual.startswith("ctypes.pythonapi")
+        ):
+            self.report.add(
+                "harness-read",
+                f"the candidate calls {label}(){at}, which reads raw process "
+                f"memory: reading the harness's state is rejected",
+                line,
+            )
+        elif qual in (
+            "ctypes.CDLL",
+            "ctypes.cdll.LoadLibrary",
+            "ctypes.PyDLL",
+            "ctypes.pydll.LoadLibrary",
+            "torch.ops.load_library",
+            "torch.classes.load_library",
+        ):
+            self.report.add(
+                "library-policy",
+                f"the candidate loads a shared library with {label}(){at}; " f"the guard cannot see what it calls",
+                line,
+                "note",
+            )
+        elif qual in (
+            "torch.cuda.memory_snapshot",
+            "torch.cuda.memory._snapshot",
+            "torch.cuda.memory._record_memory_history",
+        ):
+            self.report.add(
+                "harness-read", f"the candidate reads the CUDA allocator's state with " f"{label}(){at}", line, "note"
+            )
+        elif qual in _SUBPROCESS_CALLS or qual.startswith(_SUBPROCESS_PREFIXES):
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: candidates may not start "
+                f"processes, send signals or change process state; remove it",
+                line,
+            )
+        elif qual.split(".")[0] in _NETWORK_MODULES:
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: candidates run without network " f"access; remove it",
+                line,
+            )
+        elif qual in _DYNAMIC_CODE:
+            self.report.add(
+                "sandbox",
+                f"the candidate calls {label}(){at}: code built or loaded at run time "
+                f"cannot be checked; write it out in the candidate",
+                line,
+            )
+        elif qual in ("builtins.__import__", "importlib.import_module"):
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                self._import(first.value, node)
+            else:
+                self.report.add(
+                    "sandbox",
+                    f"the candidate imports a module by a computed name{at}: "
+                    f"write the import out so it can be checked",
+                    line,
+                )
+        elif qual in _FD_CALLS:
+            self._fd_call(node, qual)
+        elif qual in ("builtins.open", "io.open", "os.open", "codecs.open", "io.FileIO"):
+            self._open(node, qual)
+        elif qual in _WRITE_PATH_CALLS:
+            self._path(node, _call_argument(node, "dst", _WRITE_PATH_CALLS[qual]), True, label)
+        elif qual in _READ_PATH_CALLS and _READ_PATH_CALLS[qual] is not None:
+            self._path(node, _call_argument(node, "path", _READ_PATH_CALLS[qual]), False, label)
+        elif qual in ("os.getenv", "os.getenvb", "os.putenv", "os.unsetenv"):
+            key = node.args[0] if node.args else None
+            self._environment(node, key, write=qual in ("os.putenv", "os.unsetenv"), bulk=False)
+        elif qual in _DEFERRED_CALLS or qual.startswith(_DEFERRED_PREFIXES):
+            description = _DEFERRED_CALLS.get(qual, "starts a process")
+            self.report.add(
+                "deferred-work",
+                f"the candidate calls {label}(){at}, which {description}: the "
+                f"output must be computed before forward returns, on the "
+                f"calling thread; remove it",
+                line,
+            )
+        elif qual in _SIDE_STREAM_CALLS:
+            self.stream_sites.append(node)
+        elif qual == "torch.cuda.synchronize":
+            self.join_sites.append(node)
+        elif qual in _GLOBAL_STATE_CALLS:
+            if not self._is_context(node):
+                self.report.add(
+                    "global-state",
+                    f"the candidate calls {label}(){at}: changing global torch "
+                    f"state (threads, seeds, defaults) is not part of a kernel and "
+                    f"skews the comparison; remove it",
+                    line,
+                )
+        elif qual == "torch.set_float32_matmul_precision":
+            self._matmul_precision(node)
+        elif qual in _PRECISION_CALLS:
+            if self.run_dtype == "float32":
+                self.report.add(
+                    "precision",
+                    f"the candidate runs under {label}(){at} while the run precision "
+                    f"is {self.precision}: autocast computes in float16/bfloat16; "
+                    f"keep {self.precision} arithmetic",
+                    line,
+                    self.policy["precision_downgrade"],
+                )
+        elif qual in _TORCH_COMPILERS:
+            self.report.add(
+                "torch-fallback",
+                f"the candidate uses {label}{at}: code generated from PyTorch "
+                f"ops is a PyTorch fallback; write the kernel yourself",
+                line,
+                definitive=True,
+            )
+        elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
+            self._setattr(node)
+        elif (
+            qual == "builtins.getattr"
+            and len(node.args) >= 2
+            and _fold_string(node.args[1]) is None
+            and (self.qual(node.args[0]) or "").split(".")[0] == "torch"
+        ):
+            self.report.add(
+                "torch-fallback",
+                f"the candidate looks up a torch attribute by a computed name "
+                f"(`{ast.unparse(node)}`){at}: write the name out so the call "
+                f"can be checked",
+                line,
+            )
+        elif qual.startswith(("unittest.mock.", "mock.")):
+            self.report.add(
+                "timer-patch",
+                f"the candidate patches with {label}(){at}: a candidate may not "
+                f"patch the harness or torch; remove it",
+                line,
+            )
+        elif qual == "triton.language.dot":
+            self._triton_dot(node)
+        elif qual == "torch.utils.cpp_extension.load":
+            self.report.add(
+                "library-policy",
+                f"the candidate builds from source files with {label}(){at}; "
+                f"only inline sources can be checked, so pass them to "
+                f"load_inline",
+                line,
+                "note",
+            )
+        elif qual.startswith("sys.modules."):
+            self._sys_modules_method(node, qual.rsplit(".", 1)[1])
+        elif qual.startswith("os.environ."):
+            pass  # handled where os.environ itself appears
+        elif qual.startswith("pathlib.") and isinstance(node.func, ast.Attribute):
+            self._method_call(node)
+        self._cast(node)
+
+    def _method_call(self, node: ast.Call) -> None:
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return
+        if func.attr in _JOIN_METHODS:
+            self.join_sites.append(node)
+        if func.attr in _PATH_WRITE_METHODS | _PATH_READ_METHODS | {"open"}:
+            receiver = func.value
+            if isinstance(receiver, ast.Call) and self.qual(receiver.func) in ("pathlib.Path", "pathlib.PurePath"):
+                path = receiver.args[0] if receiver.args else None
+                write = func.attr in _PATH_WRITE_METHODS or (
+                    func.attr == "open" and self._write_mode(_call_argument(node, "mode", 0))
+                )
+                self._path(node, path, write, f"pathlib.Path.{func.attr}")
+        self._cast(node)
+
+    def _is_context(self, node: ast.AST) -> bool:
+        parent = self.module.parents.get(node)
+        return isinstance(parent, ast.withitem)
+
+    def _fd_call(self, node: ast.Call, qual: str) -> None:
+        first = node.args[0] if node.args else None
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, int)
+            and first.value in (0, 1, 2)
+            and qual in ("os.write", "os.read", "os.fdopen")
+        ):
+            return
+        target = ast.unparse(first) if first is not None else "a descriptor"
+        self.report.add(
+            "sandbox",
+            f"the candidate calls {qual}({target}){_at(node)}: file descriptors other "
+            f"than stdin/stdout/stderr belong to the worker (its result channel); "
+            f"print to stdout instead",
+            _line(node),
+        )
+
+    def _write_mode(self, mode: ast.AST | None) -> bool:
+        if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+            return any(flag in mode.value for flag in "wax+")
+        return mode is not None
+
+    def _open(self, node: ast.Call, qual: str) -> None:
+        path = _call_argument(node, "file", 0) or _call_argument(node, "path", None)
+        if qual == "os.open":
+            flags = _call_argument(node, "flags", 1)
+            text = ast.unparse(flags) if flags is not None else ""
+            write = any(flag in text for flag in ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"))
+        else:
+            write = self._write_mode(_call_argument(node, "mode", 1))
+        if isinstance(path, ast.Constant) and isinstance(path.value, int):
+            if path.value not in (0, 1, 2):
+                self.report.add(
+                    "sandbox",
+                    f"the candidate opens file descriptor {path.value}{_at(node)}: "
+                    f"descriptors other than stdin/stdout/stderr belong to the worker "
+                    f"(its result channel); print to stdout instead",
+                    _line(node),
+                )
+            return
+        self._path(node, path, write, "open")
+
+    def _path(self, node: ast.AST, path: ast.AST | None, write: bool, what: str) -> None:
+        if path is None:
+            return
+        text = _constant_path(path, self.module)
+        line, at = _line(node), _at(node)
+        if text is None:
+            pieces = [
+                inner.value
+                for inner in ast.walk(path)
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+            ]
+            names = {self.qual(inner) for inner in ast.walk(path) if isinstance(inner, (ast.Name, ast.Attribute))}
+            suspicious = (
+                any(".." in piece or piece.startswith("/") for piece in pieces)
+                or bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"})
+                or any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
+            )
+            if write:
+                self.report.add(
+                    "sandbox",
+                    f"the candidate writes to a computed path with {what}{at}: write "
+                    f"only to constant relative paths inside the working directory",
+                    line,
+                )
+            elif suspicious:
+                self.report.add(
+                    "sandbox",
+                    f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
+                    f"reading the problem, the harness or files outside the working "
+                    f"directory is rejected",
+                    line,
+                )
+            else:
+                self.report.add(
+                    "sandbox",
+                    f"the candidate reads a computed path with {what}{at}; reading "
+                    f"the problem, the harness or other files is rejected",
+                    line,
+                    "note",
+                )
+            return
+        lowered = text.lower()
+        if lowered.startswith("/proc/") or lowered in ("/dev/mem", "/dev/kmem", "/dev/port"):
+            if any(word in lowered for word in ("/mem", "/maps", "/pagemap", "/smaps", "kmem", "/port")):
+                self.report.add(
+                    "harness-read",
+                    f"the candidate opens {text}{at}, the process's memory: "
+                    f"reading the harness's state is rejected",
+                    line,
+                )
+                return
+            if lowered.startswith(("/proc/cpuinfo", "/proc/meminfo")) and not write:
+                return
+            self.report.add(
+                "sandbox",
+                f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
+                line,
+            )
+            return
+        if text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random"):
+            return
+        parts = re.split(r"[\\/]", text)
+        outside = text.startswith(("/", "~", "\\")) or bool(re.match(r"[A-Za-z]:", text)) or ".." in parts
+        if write and outside:
+            self.report.add(
+                "sandbox",
+                f"the candidate writes {text} with {what}{at}, outside the working "
+                f"directory: candidates may write only inside their scratch directory",
+                line,
+            )
+        elif not write and (
+            outside
+            or text.endswith(".py")
+            or any(word in lowered for word in ("problem", "harness", "kforge", "reference"))
+        ):
+            if text.startswith(("/sys/devices/system/cpu", "/proc/cpuinfo")):
+                return
+            self.report.add(
+                "sandbox",
+                f"the candidate reads {text} with {what}{at}: reading the problem, the "
+                f"harness or files outside the working directory is rejected",
+                line,
+            )
+
+    def _environment(self, node: ast.AST, key: ast.AST | None, write: bool, bulk: bool) -> None:
+        line, at = _line(node), _at(node)
+        verb = "sets" if write else "reads"
+        if bulk:
+            self.report.add(
+                "sandbox",
+                f"the candidate {verb} the whole environment{at}: candidates run with a "
+                f"scrubbed environment and may not read or change it; remove it",
+                line,
+            )
+            return
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            if key.value in self.policy["environment_keys"]:
+                self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
+            else:
+                self.report.add(
+                    "sandbox",
+                    f"the candidate {verb} the environment variable {key.value}{at}: "
+                    f"candidates run with a scrubbed environment and may not read secrets "
+                    f"or settings; remove it",
+                    line,
+                )
+            return
+        self.report.add(
+            "sandbox",
+            f"the candidate {verb} an environment variable by a computed name{at}: "
+            f"candidates may not read or change the environment; remove it",
+            line,
+        )
+
+    def _matmul_precision(self, node: ast.Call) -> None:
+        value = node.args[0] if node.args else _call_argument(node, "precision", None)
+        if isinstance(value, ast.Constant) and value.value == "highest":
+            self.report.add(
+                "global-state",
+                f"the candidate calls torch.set_float32_matmul_precision{_at(node)}: "
+                f"changing global torch state is not part of a kernel; remove it",
+                _line(node),
+            )
+        else:
+            self.report.add(
+                "precision",
+                f"the candidate calls torch.set_float32_matmul_precision("
+                f"{ast.unparse(value) if value is not None else ''}){_at(node)}: it "
+                f"lets float32 matmuls run in TF32/bfloat16; remove it",
+                _line(node),
+                self.policy["precision_downgrade"],
+            )
+
+    def _triton_dot(self, node: ast.Call) -> None:
+        if self.run_dtype != "float32":
+            return
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and value.value in ("ieee",):
+                return
+            if keyword.arg == "allow_tf32" and isinstance(value, ast.Constant) and value.value is False:
+                return
+        self.report.add(
+            "precision",
+            f"tl.dot{_at(node)} uses TF32 for float32 inputs by default; pass "
+            f'input_precision="ieee" if the kernel should keep full float32',
+            _line(node),
+            self.policy["native_low_precision"],
+        )
+
+    def _cast(self, node: ast.Call) -> None:
+        """Casts below the run precision: x.half(), x.to(torch.float16), dtype=torch.bfloat16."""
+        func = node.func
+        target: str | None = None
+        if isinstance(func, ast.Attribute) and func.attr in ("half", "bfloat16") and not node.args:
+            target = "float16" if func.attr == "half" else "bfloat16"
+        elif isinstance(func, ast.Attribute) and func.attr in ("to", "type", "type_as"):
+            for argument in node.args:
+                target = target or _dtype_of(argument, self.module)
+        for keyword in node.keywords:
+            if keyword.arg == "dtype":
+                target = target or _dtype_of(keyword.value, self.module)
+        if target is None or _RANK[target] >= _RANK.get(self.run_dtype, 2):
+            return
+        if self.run_dtype == "float16" and target == "float16":
+            return
+        if self._guarded_by_dtype(node):
+            return
+        self.report.add(
+            "precision",
+            f"the candidate casts to {target} with `{ast.unparse(node)}`{_at(node)} while "
+            f"the run precision is {self.precision}: lower-precision arithmetic can "
+            f"pass a loose tolerance while losing accuracy; keep "
+            f"{self.run_dtype} arithmetic",
+            _line(node),
+            self.policy["precision_downgrade"],
+        )
+
+    def _guarded_by_dtype(self, node: ast.AST) -> bool:
+        """True inside ``if x.dtype == torch.float16:`` (a branch for inputs of that dtype)."""
+        current = node
+        while current in self.module.parents:
+            parent = self.module.parents[current]
+            if isinstance(parent, ast.If) and current in parent.body:
+                test = ast.unparse(parent.test)
+                if "dtype" in test and any(word in test for word in ("float16", "half", "bfloat16")):
+                    return True
+            current = parent
+        return False
+
+    # -- assignments and patches -----------------------------------------------------------
+
+    def _target(self, target: ast.AST, node: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element, node, None)
+        elif isinstance(target, ast.Attribute):
+            qual = self.qual(target)
+            if qual:
+                self._patch(node, qual, value)
+        elif isinstance(target, ast.Subscript):
+            base = self.qual(target.value)
+            if base == "sys.modules":
+                self.report.add(
+                    "timer-patch",
+                    f"the candidate edits sys.modules{_at(node)}: replacing loaded "
+                    f"modules patches the harness; remove it",
+                    _line(node),
+                )
+            elif base == "os.environ":
+                self._environment(node, target.slice, write=True, bulk=False)
+            elif base and base.endswith(".__dict__"):
+                self._patch(node, f"{base[: -len('.__dict__')]}.{ast.unparse(target.slice)}", value)
+            elif isinstance(target.value, ast.Name) and target.value.id == "__builtins__":
+                self._patch(node, "builtins", value)
+            elif (
+                isinstance(target.value, ast.Call)
+                and self.qual(target.value.func) == "builtins.vars"
+                and target.value.args
+                and self.qual(target.value.args[0])
+            ):
+                self._patch(node, f"{self.qual(target.value.args[0])}.{ast.unparse(target.slice)}", value)
+
+    def _setattr(self, node: ast.Call) -> None:
+        if len(node.args) < 2:
+            return
+        owner = self.qual(node.args[0])
+        if owner is None:
+            return
+        name = node.args[1]
+        attribute = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "<computed>"
+        self._patch(node, f"{owner}.{attribute}", node.args[2] if len(node.args) > 2 else None)
+
+    def _patch(self, node: ast.AST, qual: str, value: ast.AST | None = None) -> None:
+        line, at = _line(node), _at(node)
+        if qual.startswith("torch.backends."):
+            last = qual.rsplit(".", 1)[1]
+            lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
+            if last in _PRECISION_FLAGS and lowers:
+                self.report.add(
+                    "precision",
+                    f"the candidate sets {qual} = {ast.unparse(value)}{at}: it lets "
+                    f"float32 matmuls or convolutions run in reduced precision; remove "
+                    f"it",
+                    line,
+                    self.policy["precision_downgrade"],
+                )
+            else:
+                self.report.add(
+                    "global-state",
+                    f"the candidate sets {qual}{at}: global torch state changes "
+                    f"are not part of a kernel and skew the comparison; remove the "
+                    f"assignment",
+                    line,
+                )
+            return
+        if qual in ("sys.stdout", "sys.stderr", "sys.dont_write_bytecode"):
+            self.report.add("timer-patch", f"the candidate replaces {qual}{at}", line, "note")
+            return
+        if qual.startswith(_TIMING_TARGETS) or qual.startswith(("time.", "timeit.")):
+            self.report.add(
+                "timer-patch",
+                f"the candidate replaces {qual}{at}: the harness's timing and "
+                f"synchronisation functions must stay untouched; remove the "
+                f"assignment",
+                line,
+            )
+            return
+        what = "the builtin " + qual.split(".", 1)[1] if qual.startswith("builtins.") else qual
+        self.report.add(
+            "timer-patch",
+            f"the candidate replaces {what}{at}: a candidate may not modify modules "
+            f"it did not define (torch, time, builtins, the harness); remove the "
+            f"assignment",
+            line,
+        )
+
+    def _sys_modules_method(self, node: ast.Call, method: str) -> None:
+        if method in ("pop", "update", "setdefault", "clear", "__setitem__", "__delitem__", "popitem"):
+            self.report.add(
+                "timer-patch",
+                f"the candidate edits sys.modules with .{method}(){_at(node)}: "
+                f"replacing loaded modules patches the harness; remove it",
+                _line(node),
+            )
+        else:
+            first = node.args[0] if node.args else None
+            if (
+                method == "get"
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+                and first.value != "__main__"
+                and not first.value.startswith("kforge")
+            ):
+                return
+            self.report.add(
+                "harness-read",
+                f"the candidate searches sys.modules with .{method}(){_at(node)}: "
+                f"a candidate may not reach into the harness's modules; remove it",
+                _line(node),
+            )
+
+    # -- classes, attributes, decorators ---------------------------------------------------
+
+    def _class(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            qual = self.qual(base)
+            if qual in _TENSOR_BASES:
+                kind = "a torch.Tensor subclass" if "Mode" not in qual else f"a {qual.rsplit('.', 1)[1]}"
+                self.report.add(
+                    "deferred-work",
+                    f"the candidate defines {node.name}, {kind}{_at(node)}: outputs "
+                    f"must be plain torch.Tensor objects with real storage, and the "
+                    f"harness's torch calls may not be intercepted; remove it",
+                    _line(node),
+                )
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
+                "__torch_function__",
+                "__torch_dispatch__",
+            ):
+                self.report.add(
+                    "deferred-work",
+                    f"{node.name} defines {item.name}{_at(item)}: it intercepts torch "
+                    f"calls (lazy results, rewritten comparisons); remove it",
+                    _line(item),
+                )
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _FRAME_ATTRIBUTES:
+            self.report.add(
+                "harness-read",
+                f"the candidate reads `{ast.unparse(node)}`{_at(node)}, interpreter "
+                f"internals that reach the harness's frames and objects; remove it",
+                _line(node),
+            )
+            return
+        self._module_object(node)
+
+    def _module_object(self, node: ast.Name | ast.Attribute) -> None:
+        """Uses of os.environ and sys.modules, however they were imported."""
+        qual = self.qual(node)
+        parent = self.module.parents.get(node)
+        if qual == "os.environ":
+            self._environ_use(node, parent)
+        elif qual == "sys.modules" and isinstance(parent, ast.Subscript) and parent.value is node:
+            key = parent.slice
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
+                return  # reported as an assignment
+            if (
+                isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and key.value != "__main__"
+                and not key.value.startswith("kforge")
+            ):
+                return
+            if isinstance(key, ast.Name) and key.id == "__name__":
+                return
+            self.report.add(
+                "harness-read",
+                f"the candidate looks up `{ast.unparse(parent)}`{_at(node)}: a "
+                f"candidate may not reach into the harness's modules; remove it",
+                _line(node),
+            )
+        elif qual == "sys.modules" and not isinstance(parent, ast.Attribute):
+            self.report.add(
+                "harness-read",
+                f"the candidate reads sys.modules{_at(node)}: a candidate may not "
+                f"reach into the harness's modules; remove it",
+                _line(node),
+            )
+
+    def _environ_use(self, node: ast.AST, parent: ast.AST | None) -> None:
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, ast.Load):
+                self._environment(node, parent.slice, write=False, bulk=False)
+            return  # stores are reported as assignments
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = self.module.parents.get(parent)
+            method = parent.attr
+            key = call.args[0] if isinstance(call, ast.Call) and call.args else None
+            if method in ("get", "__getitem__", "__contains__"):
+                self._environment(node, key, write=False, bulk=False)
+            elif method in ("setdefault", "pop", "__setitem__", "__delitem__"):
+                self._environment(node, key, write=True, bulk=False)
+            else:
+                self._environment(node, None, write=method in ("update", "clear", "popitem"), bulk=True)
+            return
+        if isinstance(parent, ast.Compare) and parent.left is not node:
+            self._environment(node, parent.left, write=False, bulk=False)
+            return
+        self._environment(node, None, write=False, bulk=True)
+
+    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            qual = self.qual(target)
+            if qual in _TORCH_COMPILERS and not isinstance(decorator, ast.Call):
+                self.report.add(
+                    "torch-fallback",
+                    f"{node.name} is compiled with {ast.unparse(target)}{_at(node)}: "
+                    f"code generated from PyTorch ops is a PyTorch fallback; write "
+                    f"the kernel yourself",
+                    _line(node),
+                    definitive=True,
+                )
+
+    def _side_stream_summary(self) -> None:
+        if not self.stream_sites:
+            return
+        first = min(self.stream_sites, key=lambda item: _line(item) or 0)
+        joined = [site for site in self.join_sites if _line(site)]
+        tail = (
+            f"; it is joined back at line {_line(joined[0])}"
+            if joined
+            else "; no wait_stream/synchronize joins it back"
+        )
+        self.report.add(
+            "side-stream",
+            f"the candidate uses a non-default CUDA stream (`{ast.unparse(first)}`)"
+            f"{_at(first)}{tail}: work left on a side stream escapes the timer, so "
+            f"the dynamic check compares event time with wall time",
+            _line(first),
+            "note",
+        )
+
+
+def _constant_path(node: ast.AST, module: _Module) -> str | None:
+    if isinstance(node, ast.Call):
+        qual = _qualname(node.func, module.aliases)
+        if qual in ("os.path.join", "pathlib.Path", "pathlib.PurePath", "posixpath.join"):
+            parts = [_constant_path(argument, module) for argument in node.args]
+            return "/".join(parts) if parts and all(part is not None for part in parts) else None
+        if qual in (
+            "os.path.expanduser",
+            "os.path.abspath",
+            "os.path.realpath",
+            "os.path.normpath",
+            "builtins.str",
+            "os.fspath",
+        ):
+            inner = _constant_path(node.args[0], module) if node.args else None
+            if inner is not None and qual in ("os.path.abspath", "os.path.realpath"):
+                return inner if inner.startswith("/") else inner
+            return inner
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _constant_path(node.left, module), _constant_path(node.right, module)
+        return f"{left}/{right}" if left is not None and right is not None else None
+    segments = _resolve_text(node, module)
+    if segments is None:
+        return None
+    return "".join(text for text, _ in segments)

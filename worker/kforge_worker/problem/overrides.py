@@ -1,0 +1,84 @@
+"""Problem size overrides (`kforge eval --set batch_size=256`): module-level constants of a problem
+file replaced before anything of it runs.
+
+The problem's source is parsed, and after every top-level statement that assigns an overridden
+name (`batch_size = 4096`, `height = width = 128`, `dim: int = 393216`) an assignment of the new
+value is inserted. Constants computed from it further down the file (`bias_shape = (out_channels,
+1, 1)`) therefore follow, as they would had the file been edited. A name the file never assigns at
+its top level is `invalid_input` (`problem-load`), naming the constants it has. Values are numbers
+or booleans.
+"""
+
+import ast
+from typing import Dict, List, Optional, Union
+
+from ..protocol.channel import ProtocolError
+from ..protocol.errors import StageFailure
+
+Value = Union[int, float, bool]
+NAME_PATTERN_HINT = "a Python identifier"
+
+
+def parse_overrides(raw) -> Optional[Dict[str, Value]]:
+    """The request's `overrides` (absent or null: none); a bad one is a ProtocolError."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"expected `overrides` to be an object of problem constants, got {raw!r}")
+    for name, value in raw.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ProtocolError(f"expected every key of `overrides` to be {NAME_PATTERN_HINT}, got {name!r}")
+        if not isinstance(value, (int, float, bool)):
+            raise ProtocolError(f"expected `overrides.{name}` to be a number or a boolean, got {value!r}")
+    return dict(raw)
+
+
+def _assigned_names(statement: ast.stmt) -> List[str]:
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return []
+    names = []
+    for target in targets:
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            names.extend(item.id for item in target.elts if isinstance(item, ast.Name))
+    return names
+
+
+def module_constants(tree: ast.Module) -> List[str]:
+    """Names the module assigns at its top level, in order of first assignment."""
+    return list(dict.fromkeys(name for statement in tree.body for name in _assigned_names(statement)))
+
+
+def _assignment(name: str, value: Value, like: ast.stmt) -> ast.stmt:
+    statement = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(value=value))
+    return ast.copy_location(statement, like)
+
+
+def compile_with_overrides(source: bytes, path: str, overrides: Dict[str, Value]):
+    """The problem's code object with each override assigned right after the file's own assignments
+    (StageFailure `invalid_input`/`problem-load` for a name it never assigns at its top level)."""
+    tree = ast.parse(source, filename=path)
+    known = module_constants(tree)
+    missing = [name for name in overrides if name not in known]
+    if missing:
+        constants = [name for name in known if not name.startswith("_") and name[0].islower()]
+        raise StageFailure(
+            "invalid_input",
+            "problem-load",
+            f"--set {missing[0]}: the problem {path} has no module-level constant `{missing[0]}` "
+            f"(its constants: {', '.join(constants) or 'none'})",
+        )
+    body: List[ast.stmt] = []
+    for statement in tree.body:
+        body.append(statement)
+        for name in _assigned_names(statement):
+            if name in overrides:
+                body.append(_assignment(name, overrides[name], statement))
+    tree.body = body
+    ast.fix_missing_locations(tree)
+    return compile(tree, path, "exec", dont_inherit=True)

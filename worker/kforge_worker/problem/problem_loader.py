@@ -1,0 +1,88 @@
+"""Loading KernelBench-format files by path as fresh modules, and applying `KFORGE_PRESETS`."""
+
+import os
+import sys
+import types
+from typing import Optional
+
+import torch
+
+from ..protocol.errors import StageFailure, failures_as, shorten
+from .overrides import compile_with_overrides
+
+PROBLEM_MODULE_NAME = "kforge_problem"
+
+
+def read_source(path: str, check: str, what: str, overrides: Optional[dict] = None):
+    """Reads and compiles a Python file (with `overrides` of its module constants: overrides.py);
+    a code object, or StageFailure(invalid_input, check)."""
+    try:
+        with open(path, "rb") as source_file:
+            source = source_file.read()
+    except OSError as error:
+        raise StageFailure(
+            "invalid_input", check, f"the {what} file {path} cannot be read: {error.strerror or error}"
+        ) from error
+    try:
+        if overrides:
+            return compile_with_overrides(source, path, overrides)
+        return compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        where = f"line {error.lineno}" if error.lineno else "an unknown line"
+        raise StageFailure(
+            "invalid_input", check, shorten(f"the {what} file {path} has a syntax error at {where}: {error.msg}")
+        ) from error
+    except (ValueError, UnicodeDecodeError) as error:
+        raise StageFailure("invalid_input", check, f"the {what} file {path} is not Python source: {error}") from error
+
+
+def execute_source(code, module_name: str, path: str) -> types.ModuleType:
+    """Runs a compiled file as a fresh module registered in sys.modules under `module_name`."""
+    module = types.ModuleType(module_name)
+    module.__file__ = path
+    sys.modules[module_name] = module
+    exec(code, module.__dict__)
+    return module
+
+
+def apply_preset(module: types.ModuleType, preset: str) -> None:
+    """Sets the named preset's entries as module globals; a missing preset leaves the constants."""
+    presets = module.__dict__.get("KFORGE_PRESETS")
+    if presets is None:
+        return
+    if not isinstance(presets, dict) or not all(isinstance(entry, dict) for entry in presets.values()):
+        raise StageFailure(
+            "invalid_input",
+            "problem-load",
+            "KFORGE_PRESETS must map preset names to dicts of module constants, e.g. {'cpu': {'batch_size': 8}}",
+        )
+    for name, value in presets.get(preset, {}).items():
+        if name not in module.__dict__:
+            raise StageFailure(
+                "invalid_input",
+                "problem-load",
+                f"preset {preset!r} sets {name!r}, which the problem does not define as a module constant",
+            )
+        setattr(module, name, value)
+
+
+def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = None) -> types.ModuleType:
+    """Loads a problem file (Model, get_inputs, get_init_inputs), applies the preset, and the
+    overrides of its constants (which win over the preset's)."""
+    path = os.path.abspath(path)
+    code = read_source(path, "problem-load", "problem", overrides)
+    with failures_as("invalid_input", "problem-load", f"the problem file {path} raised while loading"):
+        module = execute_source(code, PROBLEM_MODULE_NAME, path)
+    model_class = module.__dict__.get("Model")
+    if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
+        raise StageFailure(
+            "invalid_input", "problem-load", f"the problem file {path} defines no class Model(torch.nn.Module)"
+        )
+    for name in ("get_inputs", "get_init_inputs"):
+        if not callable(module.__dict__.get(name)):
+            raise StageFailure("invalid_input", "problem-load", f"the problem file {path} defines no function {name}()")
+    if preset is not None:
+        apply_preset(module, preset)
+        for name, value in (overrides or {}).items():
+            setattr(module, name, value)
+    return module

@@ -1,0 +1,212 @@
+"""An evaluation's peak memory, estimated from the problem's shapes without allocating them.
+
+`measure_shapes` runs `get_inputs()`, `get_init_inputs()`, `Model(...)` and its forward under
+torch's FakeTensorMode (torch 1.13 and 2.x): tensors have shapes and dtypes but no storage, so a
+6 GiB input costs nothing. Inside the forward a TorchFunctionMode counts the bytes of the tensors
+each operator returns while they are alive (a weak reference notices when one is dropped), which
+gives the forward's own peak (its intermediates and output) beyond its inputs and weights. A
+forward the fake mode cannot run (data-dependent shapes, `.item()`, host conversions) leaves the
+forward's peak unknown; it is then taken as twice the largest input set (`forward_method`
+`assumed`).
+
+`evaluation_bytes` follows what the worker holds at each stage (docs/worker-protocol.md, "Memory"):
+I input bytes of one set, W weights, F the forward's peak, O the output; the float64 twins (I64,
+W64, F64, O64) of the error profile; T timing seeds.
+
+- reference role: KEEP_BYTES of kept references + the largest of computing a reference (W + I + F),
+  its float64 twin beside it (O + W64 + I64 + F64), and judging (O + O64 + the candidate's output O
+  + the comparison's chunk temporaries);
+- candidate role: correctness W + I + F + O (the copy saved) + the poison blocks (2 O, at most
+  4 GiB); timing T (W + I) + the content sets held (at most 1 GiB) + one set drawn again + F + O;
+- the evaluation: the larger role, plus the other role's resting share (its kept references or
+  nothing), plus the two processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch
+  on the host).
+
+It is an estimate (a forward's workspace inside a cuDNN or cuBLAS call is not seen, nor
+torch.compile's), meant to refuse what cannot fit and to size what can, not to promise a byte count.
+"""
+
+import math
+import random
+import weakref
+from typing import Any, Dict, Optional
+
+import torch
+
+from .precision import run_dtype
+
+GIB = 1024**3
+KEEP_BYTES = 512 * 1024**2  # reference_store.KEEP_BYTES
+CONTENT_POOL_BYTES = 1024**3  # timing_inputs.CONTENT_POOL_BYTES
+MAX_POISON_BYTES = 4 * GIB  # poison.MAX_POISON_BYTES
+CHUNK_TEMPORARY_BYTES = 8 * (1 << 24) * 8  # compare.py: about eight float64 chunks at once
+#: Fixed cost of one worker process: a CUDA context on the device, or the interpreter with torch on the host.
+DEVICE_PROCESS_BYTES = {"cuda": 768 * 1024**2, "cpu": 320 * 1024**2}
+TIMING_SEEDS = 3
+
+
+def _nbytes(tensor: torch.Tensor, dtype: Optional[torch.dtype]) -> int:
+    if dtype is not None and tensor.is_floating_point():
+        return tensor.numel() * torch.empty((), dtype=dtype).element_size()
+    return tensor.numel() * tensor.element_size()
+
+
+def tree_bytes(value: Any, dtype: Optional[torch.dtype]) -> int:
+    """Bytes of the tensors in a nested value, floating ones counted in `dtype` (when given)."""
+    if isinstance(value, torch.Tensor):
+        return _nbytes(value, dtype)
+    if isinstance(value, dict):
+        return sum(tree_bytes(item, dtype) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(tree_bytes(item, dtype) for item in value)
+    return 0
+
+
+def module_bytes(model: torch.nn.Module, dtype: Optional[torch.dtype]) -> int:
+    return sum(_nbytes(tensor, dtype) for tensor in list(model.parameters()) + list(model.buffers()))
+
+
+class _LiveBytes(torch.overrides.TorchFunctionMode):
+    """Counts the bytes of tensors returned by operators while they are alive; `peak` is the most."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self.seen = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for tensor in result if isinstance(result, (list, tuple)) else (result,):
+            if isinstance(tensor, torch.Tensor) and id(tensor) not in self.seen:
+                size = tensor.numel() * tensor.element_size()
+                self.seen.add(id(tensor))
+                self.live += size
+                self.peak = max(self.peak, self.live)
+                weakref.finalize(tensor, self._dropped, id(tensor), size)
+        return result
+
+    def _dropped(self, identity: int, size: int) -> None:
+        self.live -= size
+        self.seen.discard(identity)
+
+
+def _fake_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode()
+
+
+def _seed(seed: int) -> None:
+    torch.manual_seed(seed)
+    random.seed(seed)
+
+
+def _cast_model(model: torch.nn.Module, dtype: Optional[torch.dtype]) -> torch.nn.Module:
+    return model.to(dtype) if dtype is not None else model
+
+
+def _cast_inputs(values, dtype: Optional[torch.dtype]):
+    if dtype is None:
+        return values
+    return [
+        value.to(dtype) if isinstance(value, torch.Tensor) and value.is_floating_point() else value for value in values
+    ]
+
+
+def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
+    """Bytes of one input set, the weights, the output and the forward's peak, in the run's
+    precision, without allocating any of them (see the module docs). Raises what the problem's own
+    functions raise under the fake mode when even its inputs cannot be made that way."""
+    dtype = run_dtype(precision)
+    with _fake_mode():
+        _seed(seed)
+        inputs = list(problem.get_inputs())
+        _seed(seed)
+        model = problem.Model(*problem.get_init_inputs())
+        figures = {
+            "input_bytes": tree_bytes(inputs, dtype),
+            "parameter_bytes": module_bytes(model, dtype),
+            "input_bytes_fp64": tree_bytes(inputs, torch.float64),
+            "parameter_bytes_fp64": module_bytes(model, torch.float64),
+        }
+        try:
+            model = _cast_model(model, dtype)
+            cast = _cast_inputs(inputs, dtype)
+            tracker = _LiveBytes()
+            with torch.no_grad(), tracker:
+                output = model(*cast)
+            figures.update(
+                output_bytes=tree_bytes(output, None),
+                forward_peak_bytes=tracker.peak,
+                forward_method="fake",
+                forward_error=None,
+            )
+        except Exception as error:  # a forward the fake mode cannot follow
+            largest = figures["input_bytes"]
+            figures.update(
+                output_bytes=largest,
+                forward_peak_bytes=2 * largest,
+                forward_method="assumed",
+                forward_error=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300],
+            )
+    return figures
+
+
+def _fp64_scale(precision: str) -> float:
+    dtype = run_dtype(precision)
+    size = 4 if dtype is None else torch.empty((), dtype=dtype).element_size()
+    return 8 / size
+
+
+def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: bool = True) -> Dict[str, int]:
+    """Peak bytes of each role and of the whole evaluation (see the module docs)."""
+    inputs, weights = figures["input_bytes"], figures["parameter_bytes"]
+    output, forward = figures["output_bytes"], figures["forward_peak_bytes"]
+    scale = _fp64_scale(precision)
+    inputs64, weights64 = figures["input_bytes_fp64"], figures["parameter_bytes_fp64"]
+    forward64, output64 = int(forward * scale), int(output * scale)
+    kept = min(KEEP_BYTES, (5 + TIMING_SEEDS) * (output + output64))
+    chunks = min(CHUNK_TEMPORARY_BYTES, 8 * output64)
+    reference = kept + max(
+        weights + inputs + forward, output + weights64 + inputs64 + forward64, output + output64 + output + chunks
+    )
+    if timing:
+        reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward)
+    correctness = weights + inputs + forward + output + min(2 * output, MAX_POISON_BYTES)
+    candidate = correctness
+    if timing:
+        held = min(CONTENT_POOL_BYTES, TIMING_SEEDS * inputs * 2) if inputs <= CONTENT_POOL_BYTES else 0
+        candidate = max(correctness, TIMING_SEEDS * (weights + inputs) + held + inputs + forward + output)
+    fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if device_type == "cuda" else "cpu"]
+    evaluation = max(reference, candidate + kept) + fixed
+    return {
+        "reference_bytes": int(reference),
+        "candidate_bytes": int(candidate),
+        "evaluation_bytes": int(evaluation),
+        "fixed_bytes": fixed,
+    }
+
+
+def size_constants(problem) -> Dict[str, int]:
+    """The problem's module-level integer constants (what `--set` can change)."""
+    return {
+        name: value
+        for name, value in vars(problem).items()
+        if type(value) is int and not name.startswith("_") and name[:1].islower()
+    }
+
+
+def shrink_order(constants: Dict[str, int]):
+    """Constants to halve when sizing down, best first: `batch_size` (or a name like it), then the
+    largest of the others (at least 2)."""
+    names = [name for name, value in constants.items() if value >= 2]
+    batch = [name for name in names if name in ("batch_size", "batch", "N", "n", "B")]
+    rest = sorted((name for name in names if name not in batch), key=lambda name: -constants[name])
+    return batch + rest
+
+
+def human(size: Optional[float]) -> str:
+    if size is None or (isinstance(size, float) and math.isnan(size)):
+        return "unknown"
+    return f"{size / GIB:.2f} GiB" if size >= 0.1 * GIB else f"{size / 1024 ** 2:.1f} MiB"

@@ -1,0 +1,286 @@
+"""Validation of the parent's request lines (docs/worker-protocol.md), with messages that name
+the field and the bad value. A bad request is a ProtocolError: the worker exits with status 2."""
+
+import os
+from dataclasses import dataclass
+from typing import Any, List, Optional
+
+from ..guard.guard_settings import GuardSettings, parse_guard
+from ..problem.inputs import MAX_SEED
+from ..problem.overrides import parse_overrides
+from .channel import ProtocolError
+
+
+def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:
+    if name not in message or message[name] is None:
+        if optional:
+            return None
+        raise ProtocolError(f"the {message.get('type')!r} request lacks `{name}` ({description})")
+    value = message[name]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        raise ProtocolError(f"expected `{name}` to be {description}, got {value!r}")
+    return value
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _count(message: dict, name: str, *, optional: bool = False) -> Optional[int]:
+    value = _field(message, name, int, "a non-negative integer", optional=optional)
+    if value is not None and value < 0:
+        raise ProtocolError(f"expected `{name}` to be a non-negative integer, got {value!r}")
+    return value
+
+
+def _seeds(message: dict, name: str, *, allow_empty: bool = False) -> List[int]:
+    seeds = _field(message, name, list, "a list of seeds")
+    if not seeds and not allow_empty:
+        raise ProtocolError(f"expected `{name}` to hold at least one seed, got []")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ProtocolError(f"expected every entry of `{name}` to be an integer in [0, {MAX_SEED}], got {seed!r}")
+    return seeds
+
+
+def _path(message: dict, name: str) -> str:
+    return os.path.abspath(_field(message, name, str, "a path"))
+
+
+def expect_type(message: dict, *expected: str) -> str:
+    kind = message.get("type")
+    if kind not in expected:
+        raise ProtocolError(f"expected a {' or '.join(repr(e) for e in expected)} request, got type {kind!r}")
+    return kind
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What both roles share: the problem, backend, precision, preset, device and seeds."""
+
+    problem: str
+    backend: str
+    precision: str
+    preset: Optional[str]
+    device: str
+    correctness_seeds: List[int]
+    timing_seeds: List[int]
+    #: Module constants of the problem replaced before it runs (`--set`, overrides.py), or None.
+    overrides: Optional[dict] = None
+
+
+def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
+    return RunSettings(
+        problem=_path(message, "problem"),
+        backend=_field(message, "backend", str, "cuda, triton or cpu"),
+        precision=_field(message, "precision", str, "fp32, fp16 or bf16"),
+        preset=_field(message, "preset", str, "a preset name", optional=True),
+        device=_field(message, "device", str, "`cpu` or `cuda:N`"),
+        correctness_seeds=_seeds(message, "correctness_seeds"),
+        timing_seeds=_seeds(message, "timing_seeds", allow_empty=not timing_required),
+        overrides=parse_overrides(message.get("overrides")),
+    )
+
+
+@dataclass(frozen=True)
+class Baselines:
+    """`budget_ms`: the host time each baseline's warm-up and timed calls may take (None: no limit);
+    past it the timed calls stop, never before MIN_BUDGET_CALLS of them."""
+
+    eager: bool
+    compile: bool
+    perf_trials: int
+    warmup_trials: int
+    budget_ms: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Measured device ceilings: copy bandwidth (bytes/s) and the precision's peak rate (FLOP/s)."""
+
+    bandwidth_bytes_per_s: float
+    peak_flops_per_s: Optional[float]
+
+
+@dataclass(frozen=True)
+class ReferenceRequest:
+    run: RunSettings
+    baselines: Optional[Baselines]
+    guard: GuardSettings = None
+    tolerance: Optional[Tolerance] = None
+    ceilings: Optional[Ceilings] = None
+    generalisation_seeds: List[int] = ()
+
+
+def _tolerance(message: dict) -> Optional[Tolerance]:
+    atol = _field(message, "atol", (int, float), "a non-negative number", optional=True)
+    rtol = _field(message, "rtol", (int, float), "a non-negative number", optional=True)
+    if atol is None and rtol is None:
+        return None
+    if atol is None or rtol is None:
+        raise ProtocolError("give both `atol` and `rtol`, or neither")
+    if atol < 0 or rtol < 0:
+        raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
+    return Tolerance(float(atol), float(rtol))
+
+
+def _ceilings(message: dict) -> Optional[Ceilings]:
+    raw = _field(message, "ceilings", dict, "an object {bandwidth_bytes_per_s, peak_flops_per_s}", optional=True)
+    if raw is None:
+        return None
+    raw = {"type": "ceilings", **raw}
+    bandwidth = _field(raw, "bandwidth_bytes_per_s", (int, float), "a positive number (bytes/s)")
+    peak = _field(raw, "peak_flops_per_s", (int, float), "a positive number (FLOP/s) or null", optional=True)
+    if bandwidth <= 0 or (peak is not None and peak <= 0):
+        raise ProtocolError(f"expected positive ceilings, got bandwidth {bandwidth!r} and peak {peak!r}")
+    return Ceilings(float(bandwidth), None if peak is None else float(peak))
+
+
+def _generalisation_seeds(message: dict) -> List[int]:
+    if message.get("generalisation_seeds") is None:
+        return []
+    return _seeds(message, "generalisation_seeds", allow_empty=True)
+
+
+def _budget(raw: dict) -> Optional[float]:
+    value = _field(raw, "budget_ms", (int, float), "a positive number of milliseconds or null", optional=True)
+    if value is not None and value <= 0:
+        raise ProtocolError(f"expected `budget_ms` to be a positive number of milliseconds, got {value!r}")
+    return None if value is None else float(value)
+
+
+def parse_reference_request(message: dict) -> ReferenceRequest:
+    expect_type(message, "reference")
+    raw = _field(message, "baselines", dict, "an object or null", optional=True)
+    baselines = None
+    if raw is not None:
+        raw = {"type": "baselines", **raw}
+        baselines = Baselines(
+            eager=_field(raw, "eager", bool, "true or false"),
+            compile=_field(raw, "compile", bool, "true or false"),
+            perf_trials=_count(raw, "perf_trials"),
+            warmup_trials=_count(raw, "warmup_trials"),
+            budget_ms=_budget(raw),
+        )
+    return ReferenceRequest(
+        run=_run_settings(message, timing_required=baselines is not None),
+        baselines=baselines,
+        guard=parse_guard(message),
+        tolerance=_tolerance(message),
+        ceilings=_ceilings(message),
+        generalisation_seeds=_generalisation_seeds(message),
+    )
+
+
+def parse_anchor_request(message: dict) -> Baselines:
+    """`anchor`: re-time eager now (docs/timing.md, re-anchoring), as a `Baselines` of eager only."""
+    expect_type(message, "anchor")
+    perf_trials = _count(message, "perf_trials")
+    if perf_trials < 1:
+        raise ProtocolError(f"expected `perf_trials` of `anchor` to be a positive integer, got {perf_trials!r}")
+    return Baselines(
+        eager=True,
+        compile=False,
+        perf_trials=perf_trials,
+        warmup_trials=_count(message, "warmup_trials"),
+        budget_ms=_budget(message),
+    )
+
+
+@dataclass(frozen=True)
+class CandidateRequest:
+    run: RunSettings
+    candidate: str
+    perf_trials: int
+    warmup_trials: int
+    output_dir: str
+    build_dir: str
+    guard: GuardSettings = None
+    generalisation_seeds: List[int] = ()
+    cross_check: bool = False
+
+
+def parse_candidate_request(message: dict) -> CandidateRequest:
+    """The candidate request. It never names the timed calls whose outputs will be judged: the
+    parent says so after each call (timing_dialogue.py), so a `sample_calls` field is refused."""
+    expect_type(message, "candidate")
+    perf_trials = _count(message, "perf_trials")
+    if "sample_calls" in message:
+        raise ProtocolError(
+            "the candidate request carries `sample_calls`: the parent decides which timed outputs "
+            "to keep after each call (`step`), never in advance; drop the field"
+        )
+    return CandidateRequest(
+        run=_run_settings(message, timing_required=perf_trials > 0),
+        candidate=_path(message, "candidate"),
+        perf_trials=perf_trials,
+        warmup_trials=_count(message, "warmup_trials"),
+        output_dir=_path(message, "output_dir"),
+        build_dir=_path(message, "build_dir"),
+        guard=parse_guard(message),
+        generalisation_seeds=_generalisation_seeds(message),
+        cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
+    )
+
+
+@dataclass(frozen=True)
+class JudgedOutput:
+    """One output to judge: the model's seed, the seed of its input contents (the model's own
+    seed unless a timed call said otherwise) and the problem constants it ran with (None: the
+    preset's)."""
+
+    seed: int
+    path: str
+    input_digest: Optional[str]
+    input_seed: Optional[int] = None
+    variant: Optional[dict] = None
+
+    @property
+    def contents_seed(self) -> int:
+        return self.seed if self.input_seed is None else self.input_seed
+
+
+def _variant(entry: dict) -> Optional[dict]:
+    variant = _field(entry, "variant", dict, "an object of problem constants", optional=True)
+    if variant is None:
+        return None
+    for name, value in variant.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ProtocolError(f"expected `variant.{name}` to be a positive integer, got {value!r}")
+    return dict(variant)
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    atol: float
+    rtol: float
+    outputs: List[JudgedOutput]
+
+
+def parse_judge_request(message: dict) -> JudgeRequest:
+    expect_type(message, "judge")
+    atol = _field(message, "atol", (int, float), "a non-negative number")
+    rtol = _field(message, "rtol", (int, float), "a non-negative number")
+    if atol < 0 or rtol < 0:
+        raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
+    outputs = []
+    for entry in _field(message, "outputs", list, "a list of {seed, path, input_digest}"):
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"expected every entry of `outputs` to be an object, got {entry!r}")
+        entry = {"type": "judge output", **entry}
+        outputs.append(
+            JudgedOutput(
+                seed=_field(entry, "seed", int, "a seed"),
+                path=_path(entry, "path"),
+                input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
+                input_seed=_field(entry, "input_seed", int, "a seed", optional=True),
+                variant=_variant(entry),
+            )
+        )
+    return JudgeRequest(atol=float(atol), rtol=float(rtol), outputs=outputs)

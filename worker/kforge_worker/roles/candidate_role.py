@@ -1,0 +1,158 @@
+"""The candidate role: static guard and build, load, correctness trials (outputs saved to files),
+timed calls — each call under the run-time guard (guard_runtime.py).
+
+Before the candidate runs: the channel is already private (channel.py), core dumps are off, the
+identities of the timing functions and torch's global state are recorded, the static guard has
+read the source, and the cwd is the scratch directory the parent started the worker in. The
+request lives only in this function's locals.
+"""
+
+import gc
+import os
+import resource
+import time
+
+from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
+from ..build.build_info import collect_build_info
+from ..build.candidate_kernels import sources as own_kernel_sources
+from ..build.source_times import keep_unchanged_source_times
+from ..device.device import resolve_device
+from ..device.memory_usage import release_cached
+from ..guard import integrity
+from ..guard.guard_runtime import GuardRuntime
+from ..guard.guard_settings import runtime_checks_enabled
+from ..guard.static_stage import run_static_guard
+from ..problem.inputs import make_model
+from ..problem.precision import run_dtype
+from ..problem.problem_loader import load_problem
+from ..protocol.channel import Channel, ProtocolError
+from ..protocol.errors import StageFailure
+from ..protocol.request import parse_candidate_request
+from ..protocol.stages import stage
+from ..timing.timing import changed_timers, timer_identities
+from ..timing.timing_dialogue import contents_override
+from ..timing.timing_stage import run_timing
+from .correctness_stage import CONSTRUCT, run_correctness
+
+
+def limit_resources() -> None:
+    """No core dumps (a crashing candidate must not fill the disk); nothing that would break CUDA."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class Watched:
+    """What the candidate must leave alone: the timing functions and the worker's own code."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.closures = (channel.send, channel.receive)
+        self.timers = timer_identities()
+        self.code = integrity.take_snapshot(*self.closures)
+
+    def changed(self):
+        return changed_timers(self.timers) + integrity.changed(self.code, *self.closures)
+
+
+def check_timers(watched: Watched) -> None:
+    changed = watched.changed()
+    if changed:
+        raise StageFailure(
+            "rejected",
+            "timer-patched",
+            f"the candidate replaced timing or channel functions or code of the worker: {', '.join(changed[:8])}",
+        )
+
+
+def check_after(timers: Watched, guard: GuardRuntime, when: str) -> None:
+    if guard.enabled:
+        check_timers(timers)
+    guard.check_state(when)
+
+
+def awaits_device(message: dict) -> bool:
+    """The request's `await_device` (docs/worker-protocol.md, Candidate role); false when absent."""
+    value = message.get("await_device", False)
+    if not isinstance(value, bool):
+        raise ProtocolError(f"expected `await_device` to be true or false, got {value!r}")
+    return value
+
+
+def reused_build(shared_objects, started_ns: int):
+    """True when every shared object the build loaded predates the build stage (nothing was
+    compiled or linked: a build-cache hit), False when one is newer, None without extensions."""
+    try:
+        modified = [os.stat(path).st_mtime_ns for path in shared_objects]
+    except OSError:
+        return None
+    return all(time_ns < started_ns for time_ns in modified) if modified else None
+
+
+def wait_for_device(channel: Channel, message: dict) -> bool:
+    """After `built`: True on `continue`, False on `stop` or the end of stdin. A `continue` that
+    carries `memory_grant_bytes` (what the evaluation was granted with its device) sets it on the
+    request, where the role's out-of-memory rule reads it (fault_report.py)."""
+    reply = channel.receive()
+    if reply is None or reply.get("type") == "stop":
+        return False
+    if reply.get("type") != "continue":
+        raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    if reply.get("memory_grant_bytes") is not None:
+        message["memory_grant_bytes"] = reply["memory_grant_bytes"]
+    return True
+
+
+def run_candidate(channel: Channel, message: dict) -> None:
+    request = parse_candidate_request(message)
+    run = request.run
+    limit_resources()
+    scratch_dir = os.getcwd()
+    device = resolve_device(run.backend, run.device)
+    dtype = run_dtype(run.precision)
+    timers = Watched(channel)
+    guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
+    os.makedirs(request.output_dir, exist_ok=True)
+    await_device = awaits_device(message)
+    keep_unchanged_source_times()
+    build_started_ns = time.time_ns()
+    with stage(channel.send, "build"):
+        problem = load_problem(run.problem, run.preset, run.overrides)
+        gc.collect()
+        os.chdir(scratch_dir)
+        findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision)
+        guard.snapshot_state()
+        guard.send = channel.send
+        built = build_candidate(request.candidate, request.build_dir, device)
+        guard.watch_extensions(built.extensions, findings)
+        build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
+        if build_info is not None:
+            channel.send("build-info", **build_info)
+        if device.type == "cuda" and guard.enabled:
+            guard.expect_own_kernels(own_kernel_sources(built.shared_objects, build_info, CANDIDATE_MODULE_NAME))
+        guard.refresh_runtime()
+        check_after(timers, guard, "importing the candidate")
+    if await_device:
+        channel.send("built", cache_hit=reused_build(built.shared_objects, build_started_ns))
+        if not wait_for_device(channel, message):
+            return
+    with stage(channel.send, "load"):
+        make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
+        guard.check_state("constructing ModelNew")
+    with stage(channel.send, "correctness"):
+        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard)
+        check_after(timers, guard, "the correctness trials")
+        guard.record_call_checks()
+        channel.send("guard-checks", stage="correctness", checks=guard.log.take())
+    release_cached()  # the reference judges these outputs on the same device now
+    channel.send("correctness-outputs", outputs=saved, generalisation=extra)
+    reply = channel.receive()
+    if reply is None or reply.get("type") == "stop":
+        return
+    if reply.get("type") != "continue":
+        raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
+    contents = contents_override(reply)
+    with stage(channel.send, "timing"):
+        guard.check_state("the candidate's calls before timing")
+        guard.reset_persisting_l2()
+        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, contents)
+        check_after(timers, guard, "the timed calls")
+        channel.send("guard-checks", stage="timing", checks=guard.log.take())
+    channel.send("timing", **result)

@@ -1,0 +1,132 @@
+"""The candidate's correctness stage: a warm call, the checked trials, the generalisation trials.
+
+Every call goes through `guarded_call`: reseed (random ops in forward agree with the reference's),
+poison the allocator, run the forward without autograd, synchronize the whole device, then the
+run-time guard's checks on the output. The first call is a warm call on the first seed's inputs
+(its output is checked and dropped): it sets the thread baseline and the poison sizes. The first
+correctness trial (a fresh model's first call, after the process's one-time set-up in the warm
+call) runs under the dispatch trace and the profiler: the ATen operators its forward dispatches
+(`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
+checks; its output is saved and judged like the others.
+Outputs are copied on the device right after the call and saved (output_file.py); the reference
+outputs never exist in this process.
+"""
+
+import os
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from ..device.device import synchronize
+from ..guard.guard_runtime import GuardRuntime
+from ..problem import generalisation
+from ..problem.inputs import input_digest, make_trial, seed_everything
+from ..protocol import outputs
+from ..protocol.errors import StageFailure, failures_as
+
+CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
+FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
+#: Failures of a generalisation trial that are recorded as its result instead of ending the role.
+TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
+
+
+def guarded_call(
+    model: torch.nn.Module,
+    inputs: List[Any],
+    seed: int,
+    device: torch.device,
+    guard: GuardRuntime,
+    where: str,
+    traced: bool = False,
+) -> Any:
+    """One checked forward call (see the module docs); raises StageFailure. With `traced`, the
+    forward runs under the dispatch trace and the profiler (only the forward and, on cuda, a
+    synchronize inside the profiler: poison and the output's checks stay outside them)."""
+    seed_everything(seed)
+    guard.before_call(inputs)
+    with failures_as(**FORWARD):
+        with torch.no_grad():
+            sources = [*inputs, *model.parameters(), *model.buffers()] if traced else ()
+            output = guard.forward(lambda: model(*inputs), traced, sources)
+        synchronize(device)
+    guard.after_call(output, where)
+    guard.check_dispatch(output, where)
+    guard.check_own_kernel(where)
+    return output
+
+
+def copy_output(output: Any) -> outputs.FlatOutput:
+    """The output's leaves copied on the device, right after the call (StageFailure if it cannot be
+    described)."""
+    try:
+        return outputs.flatten(output, keep_device=True, copy=True)
+    except outputs.OutputStructureError as error:
+        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
+
+
+def save_copied(flat: outputs.FlatOutput, path: str) -> str:
+    """Writes a copied output to `path` (StageFailure if it cannot be saved); returns `path`."""
+    try:
+        outputs.save(flat, path)
+    except outputs.OutputStructureError as error:
+        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
+    return path
+
+
+def save_output(output: Any, path: str) -> str:
+    return save_copied(copy_output(output), path)
+
+
+def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntime) -> None:
+    model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+    guarded_call(model, inputs, seed, device, guard, "the warm-up call")
+
+
+def run_trials(
+    problem, model_class, seeds: List[int], device, dtype, output_dir: str, guard: GuardRuntime
+) -> List[dict]:
+    saved = []
+    for index, seed in enumerate(seeds):
+        model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+        output = guarded_call(
+            model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
+        )
+        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.out"))
+        saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
+        del model, inputs, output
+    return saved
+
+
+def run_generalisation(
+    problem, model_class, trials: List[Tuple[int, Dict[str, int]]], device, dtype, output_dir: str, guard: GuardRuntime
+) -> List[dict]:
+    """Each trial's output file, or its error when the candidate raised at that size."""
+    entries = []
+    for index, (seed, variant) in enumerate(trials):
+        entry = {"seed": seed, "variant": variant, "path": None, "input_digest": None, "error": None}
+        try:
+            with generalisation.overridden(problem, variant):
+                model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+                output = guarded_call(model, inputs, seed, device, guard, f"generalisation trial {index} ({variant})")
+            entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.out"))
+            entry["input_digest"] = input_digest(inputs)
+            del model, inputs, output
+        except StageFailure as failure:
+            if failure.check not in TRIAL_CHECKS:
+                raise
+            entry["error"] = failure.message
+        entries.append(entry)
+    return entries
+
+
+def run_correctness(problem, model_class, request, device, dtype, guard: GuardRuntime) -> Tuple[List[dict], List[dict]]:
+    """(saved correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
+    run = request.run
+    warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
+    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard)
+    seeds = generalisation.effective_seeds(
+        request.generalisation_seeds, request.guard.gate_specialisation, run.correctness_seeds
+    )
+    trials = generalisation.plan(problem, seeds)
+    extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard)
+    return saved, extra

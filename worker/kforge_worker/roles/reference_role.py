@@ -1,0 +1,103 @@
+"""The reference role: reference outputs (kept in this process's memory only, within the reference
+store's budget, else computed again when judged), the tolerance audit (trial by trial), the roofline
+measurement, baselines, judging. The allocator's cached device memory is given back after each
+stage and each judgement, since the candidate's process uses the device at the same time.
+
+This process never imports the candidate.
+"""
+
+from typing import List
+
+from ..device.device import resolve_device
+from ..device.memory_usage import release_cached
+from ..problem.precision import run_dtype
+from ..problem.problem_loader import load_problem
+from ..protocol import outputs
+from ..protocol.channel import Channel
+from ..protocol.environment import l2_cache_bytes
+from ..protocol.request import parse_anchor_request, parse_judge_request, parse_reference_request
+from ..protocol.stages import stage
+from ..timing.baselines import measure_baselines, time_eager
+from ..timing.roofline_report import roofline_fields
+from ..tolerance.judge import judge
+from ..tolerance.tolerance_audit import ToleranceAudits, summary
+from .reference_operators import reference_operators
+from .reference_store import ReferenceStore, reference_trial
+
+MODEL_CONTEXT = "the reference Model(*get_init_inputs()) raised"
+
+
+def _unique(seeds: List[int]) -> List[int]:
+    return list(dict.fromkeys(seeds))
+
+
+def _ready(record) -> dict:
+    """A `reference-ready` trial (the record's outputs may be dropped once it is described)."""
+    return {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
+
+
+def run_reference(channel: Channel, message: dict) -> None:
+    request = parse_reference_request(message)
+    run = request.run
+    device = resolve_device(run.backend, run.device)
+    dtype = run_dtype(run.precision)
+    with stage(channel.send, "reference"):
+        problem = load_problem(run.problem, run.preset, run.overrides)
+        store = ReferenceStore(problem, device, dtype)
+        correctness_seeds = _unique(run.correctness_seeds)
+        audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
+        tolerance = request.tolerance
+        audit_trial = (
+            None
+            if tolerance is None
+            else (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
+        )
+        trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in correctness_seeds]
+        trials += [
+            _ready(store.compute(seed)) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds
+        ]
+        audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
+        model, inputs = reference_trial(
+            problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
+        )
+        roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
+        operators = reference_operators(model, inputs, run.correctness_seeds[0])
+        del model, inputs
+        release_cached()
+    channel.send("reference-ops", **operators)
+    channel.send("reference-ready", trials=trials)
+    if audit is not None:
+        channel.send("audit", **audit)
+    channel.send("roofline", **roofline)
+
+    def timing_sets():
+        return [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
+
+    if request.baselines is not None:
+        with stage(channel.send, "baseline"):
+            sets = timing_sets()
+            channel.send("baseline", **measure_baselines(sets, request.baselines, device, l2_cache_bytes(device)))
+            del sets
+            release_cached()
+    while True:
+        message = channel.receive()
+        if message is None:
+            return
+        if message.get("type") == "ping":
+            channel.send("pong")
+            continue
+        if message.get("type") == "anchor":
+            settings = parse_anchor_request(message)
+            # Built for this re-timing and dropped after it: at KernelBench's sizes the timing sets
+            # are gigabytes, and judging needs the room.
+            anchor_sets = timing_sets()
+            eager = time_eager(anchor_sets, settings, device, l2_cache_bytes(device))
+            del anchor_sets
+            release_cached()
+            channel.send("anchor", eager=eager)
+            continue
+        judge_request = parse_judge_request(message)
+        with stage(channel.send, "judge"):
+            judgement = judge(store.lookup, judge_request, audits.audit)
+            release_cached()
+            channel.send("judgement", **judgement)

@@ -1,0 +1,143 @@
+"""Reference outputs held in the reference role's memory, by (model seed, input seed, variant).
+
+A record for (seed s, input seed u, variant v): with the variant's constants set (generalisation.py),
+inputs from `get_inputs()` seeded with u, the model built seeded with s, the forward reseeded with
+u; the same in the run's precision and (for the error profile) in float64. The correctness and
+timing seeds' records (u = s, no variant) are computed in stage `reference`; the records of timed
+calls (u != s) and generalisation trials are computed when a `judge` request first names them.
+
+Memory: a record's outputs (run precision and float64) are kept only while the kept records fit
+KEEP_BYTES; past that only the digest of its inputs is kept, and the outputs are computed again
+(from the same seeds: the same inputs, weights and forward) when a judge request names them. At
+KernelBench's own sizes (a 6 GiB output has a 12 GiB float64 twin) holding every trial's outputs
+would take more memory than the device has; recomputing one trial at a time needs one trial's.
+"""
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+
+from ..problem import generalisation
+from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
+from ..problem.precision import FLOAT64
+from ..protocol import outputs
+from ..protocol.errors import StageFailure, failures_as, is_out_of_memory
+from ..tolerance.judge import ReferenceRecord
+
+REFERENCE_CONTEXT = dict(kind="invalid_input", check="reference-forward")
+Key = Tuple[int, int, str]
+#: Bytes of reference outputs (both precisions) kept between stages; the rest is recomputed.
+KEEP_BYTES = 512 * 1024**2
+#: Called with a record's output and its inputs while the inputs still exist (the tolerance audit).
+InputsVisitor = Callable[[outputs.FlatOutput, List[Any]], None]
+
+
+def variant_key(variant: Optional[dict]) -> str:
+    return json.dumps(variant or {}, sort_keys=True)
+
+
+def output_bytes(flat: Optional[outputs.FlatOutput]) -> int:
+    if flat is None:
+        return 0
+    return sum(leaf.numel() * leaf.element_size() for leaf in flat.leaves if hasattr(leaf, "element_size"))
+
+
+def _flatten_reference(output) -> outputs.FlatOutput:
+    try:
+        return outputs.flatten(output, keep_device=True)
+    except outputs.OutputStructureError as error:
+        raise StageFailure(
+            "invalid_input", "reference-forward", f"the reference's output cannot be compared: {error}"
+        ) from error
+
+
+def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str):
+    """(model, inputs) of the reference for a (model seed, input seed) pair: inputs first."""
+    inputs = cast_inputs(make_inputs(problem, input_seed, device), device, dtype)
+    model = make_model(problem, problem.Model, seed, device, dtype, context=context, **REFERENCE_CONTEXT)
+    return model, inputs
+
+
+class ReferenceStore:
+    def __init__(self, problem, device, dtype, keep_bytes: int = KEEP_BYTES):
+        self.problem = problem
+        self.device = device
+        self.dtype = dtype
+        self.keep_bytes = keep_bytes
+        self.kept_bytes = 0
+        self.records: Dict[Key, ReferenceRecord] = {}
+        self.digests: Dict[Key, str] = {}
+        self.recomputed = 0
+
+    def _fp64_output(self, seed: int, input_seed: int) -> Optional[outputs.FlatOutput]:
+        try:
+            model, inputs = reference_trial(
+                self.problem, seed, input_seed, self.device, FLOAT64, "the float64 reference"
+            )
+            return outputs.flatten(call_model(model, inputs, input_seed, self.device), keep_device=True)
+        except StageFailure as failure:
+            if failure.check == "oom":
+                raise
+            return None
+        except Exception as error:
+            if is_out_of_memory(error):
+                raise
+            return None
+
+    def compute(
+        self,
+        seed: int,
+        input_seed: Optional[int] = None,
+        variant: Optional[dict] = None,
+        with_inputs: Optional[InputsVisitor] = None,
+    ) -> ReferenceRecord:
+        """The record of (seed, input seed, variant), its outputs on the run's device: kept from an
+        earlier call when they fit KEEP_BYTES, else computed (again). `with_inputs`, when given, is
+        called with the output and the inputs (on that device) before the inputs are dropped."""
+        input_seed = seed if input_seed is None else input_seed
+        key = (seed, input_seed, variant_key(variant))
+        if key in self.records:
+            return self.records[key]
+        with generalisation.overridden(self.problem, variant):
+            model, inputs = reference_trial(
+                self.problem,
+                seed,
+                input_seed,
+                self.device,
+                self.dtype,
+                "the reference Model(*get_init_inputs()) raised",
+            )
+            digest = input_digest(inputs)
+            with failures_as(context="the reference's forward raised", **REFERENCE_CONTEXT):
+                output = call_model(model, inputs, input_seed, self.device)
+            flat = _flatten_reference(output)
+            del model, output
+            if with_inputs is not None:
+                with_inputs(flat, inputs)
+            del inputs
+            fp64 = self._fp64_output(seed, input_seed)
+        known = self.digests.get(key)
+        if known is not None and known != digest:
+            raise StageFailure(
+                "invalid_input",
+                "problem-inputs",
+                f"the problem's get_inputs() gave other inputs for seed {input_seed} the second time: "
+                f"its inputs must depend only on the seed (torch's, numpy's and random's generators)",
+            )
+        self.recomputed += known is not None
+        self.digests[key] = digest
+        record = ReferenceRecord(seed=seed, input_digest=digest, output=flat, output_fp64=fp64)
+        size = output_bytes(flat) + output_bytes(fp64)
+        if self.kept_bytes + size <= self.keep_bytes:
+            self.records[key] = record
+            self.kept_bytes += size
+        return record
+
+    def lookup(
+        self, seed: int, input_seed: Optional[int], variant: Optional[dict]
+    ) -> Tuple[Optional[ReferenceRecord], str]:
+        """The record for a judged output, computing it when needed; (None, why) when it cannot be had."""
+        problem = generalisation.variant_problem(self.problem, variant)
+        if problem:
+            return None, problem
+        return self.compute(seed, input_seed, variant), ""

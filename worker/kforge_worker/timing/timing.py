@@ -1,0 +1,263 @@
+"""The one timing routine, shared by the eager and torch.compile baselines and the candidate
+(docs/timing.md).
+
+cuda, per timed call: a device-wide synchronize (the refill before it is done), an event marking
+the flush's start, the L2 flush (a buffer twice the L2's size written), the start event recorded
+right behind it on the same stream with no synchronize between (so the host launches the call
+while the device is still flushing: its launch latency is hidden, not timed), the call, the end
+event; then the host waits for the end event alone and reads its clock, synchronizes the whole
+device and reads it again. Per call that gives
+
+- `times_ms`: the events' time, start to end: the device time of the call on the current stream;
+- `wall_ms`: host-inclusive time: from the host starting the call (or from the flush's end, when
+  the flush was still running then) to the device-wide synchronize's return;
+- `gap_ms`: from the end event's completion, seen by the host, to the device-wide synchronize's
+  return: work still running on another stream after the current stream finished (`side-stream`).
+
+cpu: the monotonic host clock (`time.perf_counter_ns`) around the call, in both series; no gap.
+
+Calls rotate through the given zero-argument calls. Raw times only: statistics are computed by
+the parent. The functions used are captured when this module is imported (before any candidate
+runs); `timer_identities` / `changed_timers` tell whether anyone replaced them since (integrity.py
+also watches their code objects and every binding of the worker's modules).
+"""
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+DEFAULT_L2_BYTES = 128 * 1024 * 1024
+
+_perf_counter_ns = time.perf_counter_ns
+_synchronize = torch.cuda.synchronize
+_Event = torch.cuda.Event
+_event_record = torch.cuda.Event.record
+_event_synchronize = torch.cuda.Event.synchronize
+_event_elapsed_time = torch.cuda.Event.elapsed_time
+_zero = torch.Tensor.zero_
+_empty = torch.empty
+
+
+@dataclass
+class TimingOptions:
+    """Knobs of the routine for repeatability studies (bench/gpu/timing_record.py); the defaults are
+    what evaluations use.
+
+    `flush`: flush the L2 before each timed call (cuda). `warmup_min_ms`: keep warming up (past
+    `warmup_trials`, never past `warmup_limit` calls) until this much host time has passed, so
+    that GPU clocks settle. `order`: `rotate` deals calls round-robin over the call list; `blocked`
+    gives each entry its share of consecutive calls.
+    """
+
+    flush: bool = True
+    warmup_min_ms: float = 0.0
+    warmup_limit: int = 1000
+    order: str = "rotate"
+
+
+@dataclass
+class TimedCalls:
+    """Per-call times in ms, in call order (warm-up calls excluded)."""
+
+    times_ms: List[float] = field(default_factory=list)
+    wall_ms: List[float] = field(default_factory=list)
+    gap_ms: List[float] = field(default_factory=list)
+    warmup_calls: int = 0
+
+
+_OWN_NAMES = (
+    "time_calls",
+    "time_batch",
+    "_timed_cuda_call",
+    "_perf_counter_ns",
+    "_synchronize",
+    "_Event",
+    "_event_record",
+    "_event_synchronize",
+    "_event_elapsed_time",
+    "_zero",
+    "_empty",
+)
+
+
+def _targets() -> Dict[str, Any]:
+    module = sys.modules[__name__]
+    return {
+        "time.perf_counter_ns": time.perf_counter_ns,
+        "time.perf_counter": time.perf_counter,
+        "torch.cuda.synchronize": torch.cuda.synchronize,
+        "torch.cuda.Event": torch.cuda.Event,
+        "torch.cuda.Event.record": torch.cuda.Event.record,
+        "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
+        "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
+        "torch.Tensor.zero_": torch.Tensor.zero_,
+        "torch.save": torch.save,
+        "kforge_worker.protocol.outputs.save": getattr(sys.modules.get("kforge_worker.protocol.outputs"), "save", None),
+        "kforge_worker.protocol.output_file.write": getattr(
+            sys.modules.get("kforge_worker.protocol.output_file"), "write", None
+        ),
+        "kforge_worker.problem.inputs.input_digest": getattr(
+            sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None
+        ),
+        "json.dumps": json.dumps,
+        "os.write": os.write,
+        **{f"kforge_worker.timing.timing.{name}": getattr(module, name, None) for name in _OWN_NAMES},
+    }
+
+
+def timer_identities() -> Dict[str, Any]:
+    """A snapshot of the timing and channel functions (the objects themselves)."""
+    return _targets()
+
+
+def changed_timers(snapshot: Dict[str, Any]) -> List[str]:
+    """Names whose object is no longer the one in `snapshot`."""
+    current = _targets()
+    return sorted(name for name, target in snapshot.items() if current.get(name) is not target)
+
+
+def bound_calls(sets: Sequence[Tuple[Callable, Sequence[Any]]]) -> List[Callable[[], Any]]:
+    """One zero-argument call per (model, inputs) set: `model(*inputs)`."""
+
+    def bind(model, inputs):
+        def call():
+            return model(*inputs)
+
+        return call
+
+    return [bind(model, inputs) for model, inputs in sets]
+
+
+def call_order(index: int, count: int, total: int, order: str) -> int:
+    """Which of `count` calls call `index` of `total` uses: round-robin (`rotate`) or in blocks of
+    consecutive calls per entry (`blocked`)."""
+    if order == "blocked" and total > 0:
+        return min(count - 1, index * count // total)
+    return index % count
+
+
+Hook = Optional[Callable[..., Any]]
+
+
+def _timed_cuda_call(
+    call: Callable[[], Any], device: torch.device, flush: Optional[torch.Tensor], events: Tuple[Any, Any, Any]
+) -> Tuple[Any, float, float, float]:
+    """One timed call on cuda: (output, event ms, wall ms, gap ms). See the module's docstring."""
+    flush_start, start, end = events
+    _synchronize(device)
+    flush_host_ns = _perf_counter_ns()
+    _event_record(flush_start)
+    if flush is not None:
+        _zero(flush)
+    _event_record(start)
+    call_host_ns = _perf_counter_ns()
+    output = call()
+    _event_record(end)
+    _event_synchronize(end)
+    end_host_ns = _perf_counter_ns()
+    _synchronize(device)
+    done_host_ns = _perf_counter_ns()
+    flush_ms = float(_event_elapsed_time(flush_start, start))
+    began_ns = max(call_host_ns, flush_host_ns + int(flush_ms * 1e6))
+    return (
+        output,
+        float(_event_elapsed_time(start, end)),
+        max(0.0, (done_host_ns - began_ns) / 1e6),
+        (done_host_ns - end_host_ns) / 1e6,
+    )
+
+
+def _warmup(
+    calls, warmup_trials: int, device, prepare: Hook, after: Hook, proceed: Hook, options: TimingOptions
+) -> int:
+    """Untimed calls; returns how many ran. `proceed` may end them early (never before one call)."""
+    count, is_cuda = len(calls), device.type == "cuda"
+    started_ns = _perf_counter_ns()
+    index = 0
+    while index < warmup_trials or (
+        index < options.warmup_limit and (_perf_counter_ns() - started_ns) / 1e6 < options.warmup_min_ms
+    ):
+        if prepare is not None:
+            prepare("warmup", index)
+        output = calls[call_order(index, count, max(warmup_trials, 1), options.order)]()
+        if is_cuda:
+            _synchronize(device)
+        if after is not None:
+            after("warmup", index, output)
+        go_on = proceed is None or proceed("warmup", index, output) is not False
+        del output
+        index += 1
+        if not go_on:
+            break
+    return index
+
+
+def time_calls(
+    calls: Sequence[Callable[[], Any]],
+    warmup_trials: int,
+    perf_trials: int,
+    device: torch.device,
+    l2_bytes: Optional[int] = None,
+    *,
+    prepare: Hook = None,
+    after: Hook = None,
+    proceed: Hook = None,
+    options: Optional[TimingOptions] = None,
+) -> TimedCalls:
+    """Times up to `perf_trials` calls after up to `warmup_trials` untimed ones; `calls[i % len(calls)]`
+    is warm-up call i and timed call i (with `options.order` = rotate).
+
+    `prepare(phase, i)` runs before each call, outside the timed region (`phase` is "warmup" or
+    "timed"); `after(phase, i, output)` sees each call's output after the closing synchronize,
+    outside the timed region; `proceed(phase, i, output)` runs after `after`, and returning False
+    ends the phase after this call (a time budget, or the parent's decision). Autograd is the
+    caller's to disable (around this call, not inside it). `l2_bytes` sizes the flush buffer on
+    cuda (DEFAULT_L2_BYTES when unknown).
+    """
+    options = options or TimingOptions()
+    count = len(calls)
+    is_cuda = device.type == "cuda"
+    result = TimedCalls()
+    result.warmup_calls = _warmup(calls, warmup_trials, device, prepare, after, proceed, options)
+    flush, events = None, None
+    if is_cuda:
+        if options.flush:
+            flush = _empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
+        events = (_Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True))
+    for index in range(perf_trials):
+        call = calls[call_order(index, count, perf_trials, options.order)]
+        if prepare is not None:
+            prepare("timed", index)
+        if is_cuda:
+            output, device_ms, wall_ms, gap_ms = _timed_cuda_call(call, device, flush, events)
+        else:
+            started_ns = _perf_counter_ns()
+            output = call()
+            wall_ms = device_ms = (_perf_counter_ns() - started_ns) / 1e6
+            gap_ms = 0.0
+        result.times_ms.append(device_ms)
+        result.wall_ms.append(wall_ms)
+        result.gap_ms.append(gap_ms)
+        if after is not None:
+            after("timed", index, output)
+        go_on = proceed is None or proceed("timed", index, output) is not False
+        del output
+        if not go_on:
+            break
+    return result
+
+
+def time_batch(calls: Sequence[Callable[[], Any]], device: torch.device) -> Tuple[List[Any], float]:
+    """Runs every call back to back (no synchronize between them, no flush), then one device-wide
+    synchronize; returns the outputs and the host time of the whole, in ms. In the candidate's
+    process that time is not believed: the parent times the batch with its own clock."""
+    started_ns = _perf_counter_ns()
+    outputs = [call() for call in calls]
+    if device.type == "cuda":
+        _synchronize(device)
+    return outputs, (_perf_counter_ns() - started_ns) / 1e6

@@ -1,0 +1,129 @@
+"""Input contents of the timed calls (docs/hacks.md #8, #9): same tensors, new values every call.
+
+Each timing seed t_m gets its own model (weights from t_m, as in correctness) and its own input
+tensors (the *live* set, built from t_m). Before each call the live tensors are refilled in place
+(`copy_`: same data_ptr, same id, new values) from one of the model's K content sets: content 0 is
+built from t_m itself, content j >= 1 from `derived_seed(t_m, j)` (seeds.py). Warm-up call w and
+timed call i go to model `w % T` and `i % T`; the r-th call a model receives (warm-up calls
+first) uses content `r % K`. K is the number of calls the busiest model receives, so no contents
+repeat, unless the content sets would exceed CONTENT_POOL_BYTES: then K is that budget's count,
+but at least 2. Content sets that do not fit the budget (at KernelBench's sizes one input set is
+gigabytes: the minimum of 2 would hold 2 x 3 extra sets) are not held: each is drawn again from its
+seed when a call needs it, outside the timed region, and dropped once copied into the live set.
+A cache keyed on data_ptr, id() or sampled values therefore never sees the same contents twice
+(within the budget), and the sampled timed outputs are judged against the reference of their own
+(model seed, input seed) pair.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Tuple
+
+import torch
+
+from ..problem.inputs import cast_inputs, make_inputs, make_model
+from ..problem.seeds import derived_seed
+
+CONTENT_POOL_BYTES = 1024**3
+MIN_CONTENTS = 2
+
+
+class ContentSets:
+    """A model's K content sets: those within the pool's budget held, the others drawn from their
+    seeds on each access (`contents[j]`, `len(contents)`)."""
+
+    def __init__(self, draw: Callable[[int], List[Any]], seeds: List[int], held: int):
+        self.draw = draw
+        self.seeds = seeds
+        self.held = [draw(seed) for seed in seeds[:held]]
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def __getitem__(self, index: int) -> List[Any]:
+        return self.held[index] if index < len(self.held) else self.draw(self.seeds[index])
+
+
+@dataclass
+class TimedModel:
+    seed: int
+    model: torch.nn.Module
+    live: List[Any]
+    content_seeds: List[int]
+    contents: ContentSets
+
+
+def input_bytes(values: Any) -> int:
+    if isinstance(values, torch.Tensor):
+        return values.numel() * values.element_size()
+    if isinstance(values, (list, tuple)):
+        return sum(input_bytes(item) for item in values)
+    return 0
+
+
+def calls_of_model(model_index: int, models: int, calls: int) -> int:
+    """How many of `calls` calls (numbered from 0, dealt round-robin) go to model `model_index`."""
+    return max(0, (calls - model_index + models - 1) // models)
+
+
+def content_count(models: int, warmup_trials: int, perf_trials: int, bytes_per_set: int) -> int:
+    """K: enough for every call of the busiest model to get new contents, within the budget."""
+    needed = max(1, calls_of_model(0, models, warmup_trials) + calls_of_model(0, models, perf_trials))
+    affordable = CONTENT_POOL_BYTES // max(1, models * bytes_per_set)
+    return max(1, min(needed, max(MIN_CONTENTS, affordable)))
+
+
+def content_index(phase: str, index: int, models: int, warmup_trials: int, contents: int) -> Tuple[int, int]:
+    """(model index, content index) of warm-up (`phase` "warmup") or timed call `index`."""
+    model_index = index % models
+    rank = index // models
+    if phase == "timed":
+        rank += calls_of_model(model_index, models, warmup_trials)
+    return model_index, rank % contents
+
+
+def build_timed_models(
+    problem,
+    model_class,
+    seeds: List[int],
+    warmup_trials: int,
+    perf_trials: int,
+    device,
+    dtype,
+    contents: Optional[int] = None,
+    **construct
+) -> List[TimedModel]:
+    """One model, one live input set and K content sets per timing seed (`contents` forces K:
+    1 with the run-time checks off, when the live set is never refilled)."""
+    models = []
+    count = contents
+    held = None
+    for seed in seeds:
+        live = cast_inputs(make_inputs(problem, seed, device), device, dtype)
+        model = make_model(problem, model_class, seed, device, dtype, **construct)
+        if count is None:
+            count = content_count(len(seeds), warmup_trials, perf_trials, input_bytes(live))
+        if held is None:
+            held = min(count, CONTENT_POOL_BYTES // max(1, len(seeds) * input_bytes(live)))
+        content_seeds = [seed] + [derived_seed(seed, j) for j in range(1, count)]
+        sets = ContentSets(
+            lambda content: cast_inputs(make_inputs(problem, content, device), device, dtype), content_seeds, held
+        )
+        models.append(TimedModel(seed=seed, model=model, live=live, content_seeds=content_seeds, contents=sets))
+    return models
+
+
+def refill(live: Any, content: Any) -> Any:
+    """Copies `content` into `live` in place where shapes, dtypes and devices agree (lists are
+    updated in place too); anything else is replaced by a copy of the content."""
+    if isinstance(live, torch.Tensor) and isinstance(content, torch.Tensor):
+        if live.shape == content.shape and live.dtype == content.dtype and live.device == content.device:
+            live.copy_(content)
+            return live
+        return content.clone()
+    if isinstance(live, (list, tuple)) and isinstance(content, (list, tuple)) and len(live) == len(content):
+        items = [refill(old, new) for old, new in zip(live, content)]
+        if isinstance(live, list):
+            live[:] = items
+            return live
+        return type(live)(items) if type(live) is tuple else tuple(items)
+    return content.clone() if isinstance(content, torch.Tensor) else content

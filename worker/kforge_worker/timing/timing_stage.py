@@ -1,0 +1,158 @@
+"""The candidate's timing stage: timed calls on refilled inputs, guarded like the checked calls,
+driven call by call by the parent (docs/timing.md).
+
+Before each warm-up and timed call (outside the timed region): the model's live inputs are
+refilled with the call's contents (timing_inputs.py), everything is reseeded with the contents'
+seed, and the allocator is poisoned as before a correctness call. After each call (after the
+closing synchronize): the device's last error, the output's leaves (`deferred-work`), the poison
+(`stale-output`) and the thread count are checked, exactly as for a correctness call. Then the
+worker writes `called` and waits for the parent's `step`: whether to keep this call's output (it
+is then copied and saved with the digest of its inputs), and what comes next (the next call, a
+trusted batch, or the end of the phase). No list of sampled calls ever exists in this process.
+After the loop on cuda, `side-stream` (side_stream.py) on the calls' gaps.
+
+With the run-time checks off (guard_runtime.py, benchmarks only) each model keeps its one input set
+(no content sets, no refills), calls are only reseeded, and nothing is checked after them; the
+kept outputs are still saved and judged.
+"""
+
+import os
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from ..guard.guard_runtime import GuardRuntime
+from ..guard.side_stream import side_stream_problem
+from ..problem.inputs import input_digest, seed_everything
+from ..protocol.channel import Channel, ProtocolError
+from ..protocol.environment import l2_cache_bytes
+from ..protocol.errors import StageFailure, failures_as
+from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
+from .candidate_batches import CandidateBatches
+from .cross_check import cross_check
+from .timing import bound_calls, time_calls
+from .timing_dialogue import receive_step
+from .timing_inputs import build_timed_models, content_index, refill
+
+
+def run_timing(
+    problem,
+    model_class,
+    request,
+    device,
+    dtype,
+    guard: GuardRuntime,
+    channel: Channel,
+    contents_per_model: Optional[int] = None,
+) -> Dict[str, Any]:
+    """The fields of the `timing` message."""
+    run = request.run
+    forced = None if guard.enabled else 1
+    models = build_timed_models(
+        problem,
+        model_class,
+        run.timing_seeds,
+        request.warmup_trials,
+        request.perf_trials,
+        device,
+        dtype,
+        contents=forced or contents_per_model,
+        **CONSTRUCT,
+    )
+    count, contents = len(models), len(models[0].contents)
+    samples: List[dict] = []
+    limits = {"warmup": request.warmup_trials, "timed": request.perf_trials}
+    batches = CandidateBatches(
+        problem,
+        models,
+        contents,
+        device,
+        dtype,
+        request.output_dir,
+        channel,
+        lambda output, where: guard.after_call(output, where),
+    )
+
+    def slot(phase: str, index: int):
+        model_index, content = content_index(phase, index, count, request.warmup_trials, contents)
+        return models[model_index], content
+
+    def prepare(phase: str, index: int) -> None:
+        timed, content = slot(phase, index)
+        if guard.enabled:
+            refill(timed.live, timed.contents[content])
+        seed_everything(timed.content_seeds[content])
+        guard.before_call(timed.live)
+
+    def after(phase: str, index: int, output: Any) -> None:
+        guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
+
+    def keep(index: int, output: Any) -> None:
+        timed, content = slot("timed", index)
+        path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
+        samples.append(
+            {
+                "call": index,
+                "seed": timed.seed,
+                "input_seed": timed.content_seeds[content],
+                "path": path,
+                "input_digest": input_digest(timed.live),
+            }
+        )
+
+    def proceed(phase: str, index: int, output: Any) -> bool:
+        channel.send("called", phase=phase, index=index)
+        kept = False
+        while True:
+            step = receive_step(channel)
+            if step.keep:
+                if phase != "timed" or kept:
+                    raise ProtocolError(f"`keep` is for a timed call's output, once ({phase} call {index})")
+                kept = True
+                keep(index, output)
+            if step.next == "batch":
+                with failures_as(**FORWARD):
+                    batches.run(step.calls, step.reseed)
+                continue
+            if step.next == "call" and index + 1 >= limits[phase]:
+                raise ProtocolError(
+                    f"the parent asked for {phase} call {index + 1}; the request allows {limits[phase]}"
+                )
+            return step.next == "call"
+
+    with failures_as(**FORWARD), torch.no_grad():
+        timed_calls = time_calls(
+            bound_calls([(timed.model, timed.live) for timed in models]),
+            request.warmup_trials,
+            request.perf_trials,
+            device,
+            l2_cache_bytes(device),
+            prepare=prepare,
+            after=after,
+            proceed=proceed,
+        )
+    if guard.enabled and device.type == "cuda":
+        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms)
+        if problem_text:
+            raise StageFailure("rejected", "side-stream", problem_text)
+        guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
+    elif guard.enabled:
+        guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
+    result = {
+        "times_ms": timed_calls.times_ms,
+        "wall_ms": timed_calls.wall_ms,
+        "gap_ms": timed_calls.gap_ms,
+        "samples": samples,
+        "contents_per_model": contents,
+        "warmup_calls": timed_calls.warmup_calls,
+    }
+    if request.cross_check:
+        with failures_as(**FORWARD), torch.no_grad():
+            result["cross_check"] = cross_check(
+                bound_calls([(timed.model, timed.live) for timed in models]),
+                len(timed_calls.times_ms),
+                device,
+                l2_cache_bytes(device),
+            )
+    guard.record_call_checks()
+    return result

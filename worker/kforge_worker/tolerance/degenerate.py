@@ -1,0 +1,333 @@
+"""Degenerate tolerances (docs/hacks.md #12): when a trivial output passes, judge with a scale-aware metric.
+
+Some problems make ``|c - r| <= atol + rtol * |r|`` meaningless: every element of a softmax over
+8192 columns is below 0.01, so all zeros pass ``atol = rtol = 1e-2`` (KernelBench issue 165;
+norms and min-reductions behave alike). Before trusting the tolerance, :func:`audit` checks
+whether any *trivial* output passes it against the reference: zeros, a constant equal to the
+reference's mean, ones, and the input itself where an input has the output's shape. If one does,
+the problem is degenerate under that tolerance and candidates are judged with
+:func:`scale_aware_compare` instead (or as well).
+
+The scale-aware metric, for each output tensor, computed in float64:
+
+    e = ||c - r||_2 / ||r||_2                       (relative L2 error)
+    e = inf  if c is NaN/Inf where r is finite, or if the shapes differ
+    e = 0 if r and c are both all zero; inf if r is all zero and c is not
+
+A candidate passes when ``e <= tau`` for every output tensor, where
+
+    tau = min(0.01, 0.1 * e_trivial)
+
+and ``e_trivial`` is the smallest relative L2 error of the trivial outputs on that reference.
+Zeros always score ``e = 1``; the constant mean scores ``sigma / sqrt(sigma^2 + mu^2)`` (about 0.8 for
+a softmax of standard-normal logits), so ``tau`` is 0.01 unless the reference is nearly constant,
+and a trivial output always fails by at least a factor of ten. 0.01 sits above the rounding error
+of correct float32 (~1e-7), float16 (~5e-4) and bfloat16 (~4e-3) results. When a trivial output is
+*exactly* right (``e_trivial == 0``) the problem itself is degenerate: :func:`audit` says so in
+``exact_trivial`` and the verdict should flag the problem, not the kernel.
+
+All functions are pure: they read tensors and return plain dicts of Python values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import torch
+
+#: Upper bound of the scale-aware threshold (relative L2 error).
+DEFAULT_RELATIVE_L2_THRESHOLD = 1e-2
+#: The threshold is at most this fraction of the best trivial output's error.
+TRIVIAL_MARGIN = 0.1
+
+TRIVIAL_OUTPUTS = ("zeros", "mean", "ones", "input")
+
+
+#: Elements of a reference handled at a time in float64 work (the audit, the relative L2 error) (see compare.py).
+CHUNK_ELEMENTS = 1 << 24
+
+
+def _chunks(tensor: torch.Tensor):
+    flat = tensor.detach().reshape(-1)
+    for start in range(0, flat.numel(), CHUNK_ELEMENTS):
+        yield flat[start : start + CHUNK_ELEMENTS]
+
+
+def tensor_leaves(value: Any) -> list[torch.Tensor]:
+    """The tensors of a nested output (tuples, lists, dict values), in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, Mapping):
+        return [leaf for item in value.values() for leaf in tensor_leaves(item)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in tensor_leaves(item)]
+    return []
+
+
+def _floating(tensor: torch.Tensor) -> bool:
+    return tensor.is_floating_point() or tensor.is_complex()
+
+
+def passes_tolerance(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> bool:
+    """``|c - r| <= atol + rtol * |r|`` everywhere (float64); NaN/Inf in c where r is finite fails."""
+    if candidate.shape != reference.shape:
+        return False
+    r = reference.detach().to(torch.float64)
+    c = candidate.detach().to(r.device, torch.float64)
+    finite = torch.isfinite(r)
+    if bool(finite.all()):  # the usual case, without the masked copies below
+        return bool(torch.isfinite(c).all()) and bool(((c - r).abs() <= atol + rtol * r.abs()).all())
+    if not bool(torch.isfinite(c[finite]).all()):
+        return False
+    close = (c[finite] - r[finite]).abs() <= atol + rtol * r[finite].abs()
+    same_special = (c[~finite] == r[~finite]) | (torch.isnan(c[~finite]) & torch.isnan(r[~finite]))
+    return bool(close.all()) and bool(same_special.all())
+
+
+def relative_l2_error(candidate: torch.Tensor, reference: torch.Tensor) -> float:
+    """``||c - r||_2 / ||r||_2`` in float64 over the reference's finite elements (see module docs)."""
+    if candidate.shape != reference.shape:
+        return math.inf
+    chunked = _chunked_l2_ratio(candidate, reference)
+    if chunked is not None:
+        return chunked
+    r = reference.detach().to(torch.float64).reshape(-1)
+    c = candidate.detach().to(r.device, torch.float64).reshape(-1)
+    finite = torch.isfinite(r)
+    if bool(finite.all()):  # the usual case, without the masked copies below
+        if not bool(torch.isfinite(c).all()):
+            return math.inf
+        return _l2_ratio(float(torch.linalg.vector_norm(c - r)), float(torch.linalg.vector_norm(r)))
+    if not bool(torch.isfinite(c[finite]).all()):
+        return math.inf
+    special_c, special_r = c[~finite], r[~finite]
+    if not bool(((special_c == special_r) | (torch.isnan(special_c) & torch.isnan(special_r))).all()):
+        return math.inf
+    return _l2_ratio(float(torch.linalg.vector_norm(c[finite] - r[finite])), float(torch.linalg.vector_norm(r[finite])))
+
+
+def _chunked_l2_ratio(candidate: torch.Tensor, reference: torch.Tensor) -> float | None:
+    """``||c - r|| / ||r||`` a chunk at a time when both are finite and real (else None: the
+    general path handles non-finite values on whole tensors)."""
+    if reference.is_complex() or candidate.is_complex():
+        return None
+    difference_squares, reference_squares = 0.0, 0.0
+    for produced, expected in zip(_chunks(candidate), _chunks(reference)):
+        r = expected.to(torch.float64)
+        c = produced.to(r.device, torch.float64)
+        if not (bool(torch.isfinite(r).all()) and bool(torch.isfinite(c).all())):
+            return None
+        difference = c - r
+        difference_squares += float(torch.dot(difference, difference))
+        reference_squares += float(torch.dot(r, r))
+    return _l2_ratio(math.sqrt(difference_squares), math.sqrt(reference_squares))
+
+
+def _l2_ratio(difference: float, scale: float) -> float:
+    if scale == 0.0:
+        return 0.0 if difference == 0.0 else math.inf
+    return difference / scale
+
+
+def _trivial(name: str, reference: torch.Tensor, inputs: Sequence[torch.Tensor]) -> torch.Tensor | None:
+    if name == "zeros":
+        return torch.zeros_like(reference)
+    if name == "ones":
+        return torch.ones_like(reference)
+    if name == "mean":
+        finite = reference.detach().double()[torch.isfinite(reference.detach().double())]
+        mean = float(finite.mean()) if finite.numel() else 0.0
+        return torch.full_like(reference, mean)
+    for candidate in inputs:
+        if candidate.shape == reference.shape and _floating(candidate):
+            return candidate.detach().to(reference.device, reference.dtype)
+    return None
+
+
+class _Reference:
+    """One reference leaf of an audit. For a real, finite reference (the usual case) every trivial
+    output is compared a chunk at a time in float64 against ``|r|`` and the bound
+    ``atol + rtol * |r|``, with ``||r||`` and the mean computed once the same way, so the audit's
+    temporaries stay small at any output size; anything else takes the general path of
+    passes_tolerance and relative_l2_error on whole tensors."""
+
+    def __init__(self, leaf: torch.Tensor, atol: float, rtol: float):
+        self.leaf = leaf
+        self.atol, self.rtol = atol, rtol
+        self.fast = not leaf.is_complex() and all(bool(torch.isfinite(chunk).all()) for chunk in _chunks(leaf))
+        if self.fast:
+            total, squares = 0.0, 0.0
+            for chunk in _chunks(leaf):
+                wide = chunk.to(torch.float64)
+                total += float(wide.sum())
+                squares += float(torch.dot(wide, wide))
+            self.mean = total / max(1, leaf.numel())
+            self.norm = math.sqrt(squares)
+
+    def errors(self, name: str, inputs: Sequence[torch.Tensor]) -> tuple[bool, float, float] | None:
+        """(passes atol/rtol, max abs error over finite errors, relative L2 error) of a trivial
+        output against this reference, or None where it does not apply (no input of its shape)."""
+        if self.fast and name in ("zeros", "mean", "ones"):
+            # A constant against a finite reference, without making the constant tensor: the same
+            # constant as _trivial makes (the mean rounded to the reference's dtype).
+            constant = {"zeros": 0.0, "ones": 1.0}.get(name)
+            if constant is None:
+                constant = float(torch.tensor(self.mean, dtype=self.leaf.dtype))
+            return self._summary(_chunks(self.leaf), (None for _ in _chunks(self.leaf)), constant)
+        output = _trivial(name, self.leaf, inputs)
+        if output is None:
+            return None
+        if self.fast and all(bool(torch.isfinite(chunk).all()) for chunk in _chunks(output)):
+            return self._summary(_chunks(self.leaf), _chunks(output), 0.0)
+        value = self.leaf.detach().to(torch.float64)
+        output64 = output.detach().to(value.device, torch.float64)
+        passes = passes_tolerance(output64, value, self.atol, self.rtol)
+        error = (output64 - value).abs()
+        finite_error = torch.isfinite(error)
+        finite = error if bool(finite_error.all()) else error[finite_error]
+        max_abs = float(finite.max()) if finite.numel() else math.inf
+        return passes, max_abs, relative_l2_error(output64, value)
+
+    def _summary(self, references, outputs, constant: float) -> tuple[bool, float, float]:
+        """The three figures from ``|c - r|`` (c: the output's chunk, or `constant` where None)."""
+        passes, worst, squares = True, 0.0, 0.0
+        for reference, output in zip(references, outputs):
+            value = reference.to(torch.float64)
+            other = constant if output is None else output.to(value.device, torch.float64)
+            difference = (value - other).abs_()
+            passes = passes and bool((difference <= value.abs() * self.rtol + self.atol).all())
+            worst = max(worst, float(difference.max()))
+            squares += float(torch.dot(difference, difference))
+        return passes, worst, _l2_ratio(math.sqrt(squares), self.norm)
+
+
+def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) -> dict[str, Any]:
+    """Does a trivial output pass ``atol``/``rtol`` against this reference?
+
+    ``reference_outputs`` is one trial's reference output (a tensor or a nested structure of
+    them); ``inputs`` (optional) that trial's forward arguments, for the "input itself" trivial
+    output. Only floating-point outputs are audited. Returns::
+
+        {"degenerate": bool,                 # some trivial output passes the tolerance
+         "passing": ["zeros", ...],          # which ones
+         "exact_trivial": ["zeros", ...],    # trivial outputs that are exactly right (flag the problem)
+         "trivial": {name: {"applicable": bool, "passes": bool,
+                            "max_abs_error": float | None, "relative_l2_error": float | None}},
+         "scale_aware_threshold": float,     # tau for scale_aware_compare
+         "atol": atol, "rtol": rtol}
+    """
+    references = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
+    input_leaves = [leaf for leaf in tensor_leaves(inputs)]
+    prepared = [_Reference(leaf, atol, rtol) for leaf in references]  # float64 and its bounds, once each
+    trivial: dict[str, dict[str, Any]] = {}
+    for name in TRIVIAL_OUTPUTS:
+        passes, applicable = True, False
+        worst_abs, worst_rel = 0.0, 0.0
+        for reference in prepared:
+            figures = reference.errors(name, input_leaves)
+            if figures is None:
+                continue
+            applicable = True
+            output_passes, max_abs, relative = figures
+            passes = passes and output_passes
+            worst_abs = max(worst_abs, max_abs)
+            worst_rel = max(worst_rel, relative)
+        trivial[name] = {
+            "applicable": applicable,
+            "passes": applicable and passes,
+            "max_abs_error": worst_abs if applicable else None,
+            "relative_l2_error": worst_rel if applicable else None,
+        }
+    passing = [name for name, entry in trivial.items() if entry["passes"]]
+    errors = [entry["relative_l2_error"] for entry in trivial.values() if entry["applicable"]]
+    exact = [name for name, entry in trivial.items() if entry["applicable"] and entry["relative_l2_error"] == 0.0]
+    return {
+        "degenerate": bool(passing),
+        "passing": passing,
+        "exact_trivial": exact,
+        "trivial": trivial,
+        "scale_aware_threshold": scale_aware_threshold(errors),
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def scale_aware_threshold(trivial_errors: Iterable[float]) -> float:
+    """``tau = min(0.01, 0.1 * smallest nonzero trivial error)``; 0.01 when none is known."""
+    positive = [error for error in trivial_errors if error is not None and error > 0.0]
+    if not positive:
+        return DEFAULT_RELATIVE_L2_THRESHOLD
+    return min(DEFAULT_RELATIVE_L2_THRESHOLD, TRIVIAL_MARGIN * min(positive))
+
+
+def audit_trials(trials: Iterable[tuple[Any, Any]], atol: float, rtol: float) -> dict[str, Any]:
+    """:func:`audit` over several ``(reference_outputs, inputs)`` trials: a trivial output counts as
+    passing only if it passes in every trial; the threshold is the smallest of the trials'."""
+    return combine_audits([audit(outputs, atol, rtol, inputs) for outputs, inputs in trials], atol, rtol)
+
+
+def combine_audits(audits: Sequence[dict[str, Any]], atol: float, rtol: float) -> dict[str, Any]:
+    """The result of :func:`audit_trials` from each trial's :func:`audit` (computed one at a time,
+    so that only one trial's reference and inputs need to exist at once)."""
+    if not audits:
+        raise ValueError("audit_trials needs at least one (reference_outputs, inputs) trial")
+    passing = [name for name in TRIVIAL_OUTPUTS if all(name in item["passing"] for item in audits)]
+    exact = [name for name in TRIVIAL_OUTPUTS if all(name in item["exact_trivial"] for item in audits)]
+    return {
+        "degenerate": bool(passing),
+        "passing": passing,
+        "exact_trivial": exact,
+        "trials": audits,
+        "scale_aware_threshold": min(item["scale_aware_threshold"] for item in audits),
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def scale_aware_compare(candidate: Any, reference: Any, threshold: float | None = None) -> dict[str, Any]:
+    """Judge ``candidate`` against ``reference`` by relative L2 error (see the module docs).
+
+    Both are tensors or matching nested structures. ``threshold`` defaults to
+    :data:`DEFAULT_RELATIVE_L2_THRESHOLD`; pass ``audit(...)["scale_aware_threshold"]``. Non-float
+    tensors must match exactly. Returns ``{"passed", "relative_l2_error" (worst leaf), "threshold",
+    "metric": "relative_l2", "leaves": [{"relative_l2_error", "passed"}], "message"}``.
+    """
+    tau = DEFAULT_RELATIVE_L2_THRESHOLD if threshold is None else float(threshold)
+    candidates, references = tensor_leaves(candidate), tensor_leaves(reference)
+    if len(candidates) != len(references):
+        return {
+            "passed": False,
+            "relative_l2_error": math.inf,
+            "threshold": tau,
+            "metric": "relative_l2",
+            "leaves": [],
+            "message": f"the output has {len(candidates)} tensors, the reference " f"{len(references)}",
+        }
+    leaves = []
+    for produced, expected in zip(candidates, references):
+        if _floating(expected):
+            error = relative_l2_error(produced, expected)
+        else:
+            error = (
+                0.0
+                if produced.shape == expected.shape and bool(torch.equal(produced.cpu(), expected.cpu()))
+                else math.inf
+            )
+        leaves.append({"relative_l2_error": error, "passed": error <= tau})
+    worst = max((leaf["relative_l2_error"] for leaf in leaves), default=0.0)
+    passed = all(leaf["passed"] for leaf in leaves)
+    message = (
+        f"relative L2 error {worst:.3g} is within {tau:.3g}"
+        if passed
+        else f"relative L2 error {worst:.3g} exceeds {tau:.3g}: the tolerance on this problem lets "
+        f"trivial outputs pass, so it is judged by ||c - r|| / ||r|| instead"
+    )
+    return {
+        "passed": passed,
+        "relative_l2_error": worst,
+        "threshold": tau,
+        "metric": "relative_l2",
+        "leaves": leaves,
+        "message": message,
+    }

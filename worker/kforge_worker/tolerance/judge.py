@@ -1,0 +1,106 @@
+"""Judging a candidate's saved outputs against the reference outputs held in this process."""
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
+
+import torch
+
+from ..protocol import outputs
+from ..protocol.request import JudgeRequest, JudgedOutput
+from .compare import compare_outputs
+from .scale_aware_judge import judge_scale_aware
+
+
+@dataclass
+class ReferenceRecord:
+    """One seed's reference: the digest of its inputs (after cast, before the call) and outputs."""
+
+    seed: int
+    input_digest: str
+    output: outputs.FlatOutput
+    output_fp64: Optional[outputs.FlatOutput]
+
+
+def record_device(record: ReferenceRecord) -> Optional[torch.device]:
+    """Where the reference's tensors live (the candidate's file is read straight onto it)."""
+    for leaf in record.output.leaves:
+        if isinstance(leaf, torch.Tensor):
+            return leaf.device
+    return None
+
+
+Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
+AuditFor = Callable[[float, float], Optional[dict]]
+
+
+def _empty_trial(entry: JudgedOutput, check: str, message: str, input_mutated: Optional[bool]) -> dict:
+    return {
+        "seed": entry.seed,
+        "input_seed": entry.input_seed,
+        "variant": entry.variant,
+        "passed": False,
+        "check": check,
+        "message": message,
+        "max_abs_error": None,
+        "max_rel_error": None,
+        "mismatch_count": None,
+        "numel": None,
+        "fp64_max_abs_error": None,
+        "fp64_max_rel_error": None,
+        "input_mutated": input_mutated,
+        "scale_aware": None,
+        "first_mismatch": None,
+    }
+
+
+def judge_trial(
+    record: Optional[ReferenceRecord],
+    entry: JudgedOutput,
+    atol: float,
+    rtol: float,
+    audit: Optional[dict] = None,
+    missing: str = "",
+) -> dict:
+    """One trial of a `judgement`: the comparison, whether the inputs changed in the call, and on a
+    degenerate tolerance the scale-aware comparison."""
+    if record is None:
+        why = missing or f"the reference role has no output for seed {entry.seed}"
+        return _empty_trial(entry, "missing-output", why, None)
+    mutated = None if entry.input_digest is None else entry.input_digest != record.input_digest
+    try:
+        candidate = outputs.load(entry.path, record_device(record))
+    except outputs.OutputFileError as error:
+        return _empty_trial(entry, "missing-output", str(error), mutated)
+    trial = {
+        "seed": entry.seed,
+        "input_seed": entry.input_seed,
+        "variant": entry.variant,
+        "passed": False,
+        **compare_outputs(record.output, candidate, atol, rtol, record.output_fp64),
+        "scale_aware": None,
+    }
+    trial["input_mutated"] = mutated
+    if mutated:
+        trial["check"] = "input-mutation"
+        trial["message"] = "the candidate changed its inputs in place (their bytes differ after the call)"
+    elif trial["check"] is None and audit is not None and audit["degenerate"]:
+        scale_aware = judge_scale_aware(record.output, candidate, audit["scale_aware_threshold"])
+        trial["check"], trial["message"] = scale_aware.pop("check"), scale_aware.pop("message")
+        trial["scale_aware"] = scale_aware
+    trial["passed"] = trial["check"] is None
+    return trial
+
+
+def judge(lookup: Lookup, request: JudgeRequest, audit_for: Optional[AuditFor] = None) -> dict:
+    """The fields of the `judgement` message."""
+    audit = audit_for(request.atol, request.rtol) if audit_for is not None else None
+    trials = []
+    for entry in request.outputs:
+        record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
+        trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
+        del record  # a recomputed reference is dropped before the next one is computed
+    return {
+        "passed": bool(trials) and all(trial["passed"] for trial in trials),
+        "trials": trials,
+        "degenerate": bool(audit and audit["degenerate"]),
+    }
