@@ -2,11 +2,11 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import type { Backend } from '../core/verdict.js';
-import { defaultBaselineCacheDirectory } from '../eval/baseline-cache.js';
-import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/build-cache.js';
-import { FileBaselineCache } from '../eval/file-baseline-cache.js';
-import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
-import { sandboxPolicy, type SandboxPolicy } from '../eval/worker-sandbox.js';
+import { defaultBaselineCacheDirectory } from '../eval/cache/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/cache/build-cache.js';
+import { FileBaselineCache } from '../eval/cache/file-baseline-cache.js';
+import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipeline/pipelined-evaluator.js';
+import { sandboxPolicy, type SandboxPolicy } from '../eval/process/worker-sandbox.js';
 import { pythonExecutable } from './python-executable.js';
 import { UsageError } from './usage-error.js';
 

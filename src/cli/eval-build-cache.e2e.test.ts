@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import { BuildCache } from '../eval/build-cache.js';
+import { BuildCache } from '../eval/cache/build-cache.js';
 import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
 
 /**

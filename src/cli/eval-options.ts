@@ -2,7 +2,7 @@ import { DEFAULT_GUARD_POLICY, effectiveGuardPolicy, guardPolicyNameSchema } fro
 import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/stage-limits.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
 import { LOG_FORMATS } from './cli-logger.js';
 import { UsageError } from './usage-error.js';
 

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import { BuildCache } from '../eval/build-cache.js';
-import { buildKey, buildKeyMaterialOf } from '../eval/build-key.js';
+import { BuildCache } from '../eval/cache/build-cache.js';
+import { buildKey, buildKeyMaterialOf } from '../eval/cache/build-key.js';
 import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
 
 /**

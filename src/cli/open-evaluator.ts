@@ -1,19 +1,13 @@
 import type { Evaluator } from '../eval/evaluator.js';
-import { JobQueueEvaluator } from '../eval/job-queue-evaluator.js';
-import type { JobQueue } from '../eval/job-queue.js';
-import type { PipelinedEvaluatorOptions } from '../eval/pipelined-evaluator.js';
+import { JobQueueEvaluator } from '../queue/job-queue-evaluator.js';
+import type { JobQueue } from '../queue/job-queue.js';
+import type { PipelinedEvaluatorOptions } from '../eval/pipeline/pipelined-evaluator.js';
 import { createLocalPipelinedEvaluator, type LocalPipelineWiring } from './create-worker-evaluator.js';
+import type { OpenedEvaluator } from './opened-evaluator.js';
 import { openRemoteEvaluation, type RemoteEvaluationOptions } from './remote-evaluation.js';
 
-/** The evaluator a command evaluates with, and how to let it go when the command ends. */
-export interface OpenedEvaluator {
-  evaluator: Evaluator;
-  /**
-   * Frees what it holds: a local pipeline's warm workers and device locks; a remote one's job queue
-   * (with `cancel`, its jobs still waiting or running are cancelled, else they are waited for).
-   */
-  close(options?: { cancel?: boolean }): Promise<void>;
-}
+export type { OpenedEvaluator } from './opened-evaluator.js';
+
 
 /** Where a command's evaluations run. */
 export type EvaluatorPlace =

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { OptimizePlan } from '../agent/optimize-plan.js';
+import type { OptimizePlan } from '../agent/run/optimize-plan.js';
 import { formatTextTable } from '../core/text-table.js';
-import type { ProblemAudit } from '../eval/problem-audit.js';
-import type { ProblemAuditorOptions } from '../eval/problem-auditor.js';
-import { toleranceFor } from '../eval/tolerance.js';
+import type { ProblemAudit } from '../eval/problem/problem-audit.js';
+import type { ProblemAuditorOptions } from '../eval/problem/problem-auditor.js';
+import { toleranceFor } from '../eval/run/tolerance.js';
 import type { CliIo } from './cli-io.js';
 import { formatBytes, formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
 

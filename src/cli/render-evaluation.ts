@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type picocolors from 'picocolors';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
-import { attributionLine } from '../eval/attribution-report.js';
+import { attributionLine } from '../eval/run/attribution-report.js';
 import { timingNotes } from './render-timing-notes.js';
 import { formatTextTable } from '../core/text-table.js';
 import { compilerErrorExcerpt } from './compiler-excerpt.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { OptimizePlan } from '../agent/optimize-plan.js';
-import type { SearchEventListener } from '../agent/search-events.js';
+import type { OptimizePlan } from '../agent/run/optimize-plan.js';
+import type { SearchEventListener } from '../agent/search/search-events.js';
 import type { ModelSettings } from '../core/config.js';
 import type { KernelModel } from '../llm/kernel-model.js';
 import { ModelConfigurationError } from '../llm/model-configuration-error.js';

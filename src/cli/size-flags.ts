@@ -1,4 +1,4 @@
-import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../eval/device-capacity.js';
+import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../eval/pipeline/device-capacity.js';
 import { UsageError } from './usage-error.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { readProblemList, selectProblems } from '../agent/problem-selection.js';
-import { resolveProblemFiles } from '../agent/suite.js';
+import { readProblemList, selectProblems } from '../agent/run/problem-selection.js';
+import { resolveProblemFiles } from '../agent/run/suite.js';
 import { integerFlag } from './flag-schemas.js';
 
 /** The flags of every command that takes a suite, as zod fields (commander's names). */

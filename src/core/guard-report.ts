@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * The guard's report, the result's `guard` field (docs/spec.md section 6, docs/guard.md), and its
  * parts as the worker sends them (docs/worker-protocol.md: `guard`, `guard-checks`, `audit`,
- * `roofline`). The protocol's message schemas (src/eval/protocol.ts) are built from these, the
- * evaluator assembles the report from them (src/eval/guard-outcome.ts), and the store, the API,
+ * `roofline`). The protocol's message schemas (src/eval/process/protocol.ts) are built from these, the
+ * evaluator assembles the report from them (src/eval/run/guard-outcome.ts), and the store, the API,
  * the dashboard and the reports read it through these types.
  */
 

@@ -7,7 +7,7 @@ import { evaluationResultSchema, VERDICTS, type EvaluationResult, type Verdict }
 
 /**
  * The verdict's schema (docs/spec.md section 6): what a result holds follows its verdict. The
- * worker-produced results themselves are checked where they are made: src/eval/python-evaluator.test.ts
+ * worker-produced results themselves are checked where they are made: src/eval/run/python-evaluator.test.ts
  * (fake worker) and python-evaluator.e2e.test.ts (the real one) parse every result they get.
  */
 

@@ -240,7 +240,7 @@ export type EvaluationMemory = z.infer<typeof evaluationMemorySchema>;
 /**
  * What the candidate's processes said: their stdout and stderr (capped) always; on a failure the
  * compiler's output, the first error and a known cause (build and load failures, `compile_error`)
- * and the traceback where Python raised (src/eval/failure-outcome.ts).
+ * and the traceback where Python raised (src/eval/run/failure-outcome.ts).
  */
 export const diagnosticsSchema = z.object({
   compiler: z.string().optional(),
@@ -330,7 +330,7 @@ export const invalidInputResultSchema = failedResultSchema('invalid_input');
 
 /**
  * The JSON object `kforge eval --json` prints (docs/spec.md section 6), one variant per verdict:
- * what a result holds follows its verdict as the evaluator assembles it (src/eval/evaluation-result.ts).
+ * what a result holds follows its verdict as the evaluator assembles it (src/eval/run/evaluation-result.ts).
  * Field names are stable: scripts outside the project read them. Results stored by any earlier
  * version parse too (src/store reads every row through it).
  */

@@ -5,7 +5,7 @@ import type {
   Preset,
   ToleranceProfile,
 } from '../core/verdict.js';
-import type { PipelineEvent } from './pipeline-events.js';
+import type { PipelineEvent } from './pipeline/pipeline-events.js';
 
 /** Per-stage time limits in seconds. A stage that runs past its limit ends in `timeout`. */
 export interface StageTimeoutsSeconds {

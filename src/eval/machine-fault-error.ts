@@ -1,5 +1,5 @@
-import type { FaultResource } from './protocol.js';
-import type { WorkerRole } from './worker-role.js';
+import type { FaultResource } from './process/protocol.js';
+import type { WorkerRole } from './process/worker-role.js';
 
 /** What ran out or failed: a worker's `fault` resources, or the time and processes around them. */
 export type MachineFaultResource = FaultResource | 'worker-start' | 'reference-process' | 'device-wait';

@@ -7,7 +7,7 @@ import { FakeEvaluator, correctResult, judgeByMarker } from '../../test-support/
 import { REPOSITORY_ROOT } from '../core/repository-paths.js';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { EvaluationRequest } from '../eval/evaluator.js';
-import { InProcessJobQueue } from '../eval/in-process-job-queue.js';
+import { InProcessJobQueue } from '../queue/in-process-job-queue.js';
 import { sha256Hex } from '../store/content-hash.js';
 import { SqliteRunStore } from '../store/sqlite-run-store.js';
 import { createServer } from './create-server.js';

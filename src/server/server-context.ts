@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { JobQueue } from '../eval/job-queue.js';
+import type { JobQueue } from '../queue/job-queue.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateEditService } from './actions/candidate-edit-service.js';
 import type { RunLauncher } from './actions/run-launcher.js';

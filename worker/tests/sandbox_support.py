@@ -25,7 +25,7 @@ PASSED_THROUGH = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "TORCH
 
 @dataclass
 class SandboxLauncher:
-    """Command lines and environments of sandboxed workers (what src/eval/worker-sandbox.ts builds)."""
+    """Command lines and environments of sandboxed workers (what src/eval/process/worker-sandbox.ts builds)."""
 
     hide: Sequence[Path] = ()
     expose: Sequence[Path] = ()

@@ -53,7 +53,7 @@ def operator_family(name: str) -> str:
 
 def substituted_ops(result: Evaluation) -> list:
     """The candidate's PyTorch operators that the reference never runs, each at least
-    SUBSTITUTED_SHARE of the call's attributed time (the parent's rule, src/eval/attribution-report.ts)."""
+    SUBSTITUTED_SHARE of the call's attributed time (the parent's rule, src/eval/run/attribution-report.ts)."""
     attribution = result.message("candidate", "attribution")
     reference = result.message("reference", "reference-ops")
     if attribution is None or reference is None or reference["unavailable"] or attribution["unavailable"]:
@@ -97,7 +97,7 @@ OVERHEAD_FACTOR = 1.5
 def reported_figure(result: Evaluation) -> Tuple[float, str]:
     """(median ms, source) the parent reports for the candidate: its in-process median unless that
     is below the trusted batches' bound divided by the load factor eager showed beside it
-    (src/eval/trusted-bound.ts), else the batches' median."""
+    (src/eval/timing/trusted-bound.ts), else the batches' median."""
     in_process = statistics.median(result.timing["times_ms"])
     eager = (result.anchor or {}).get("eager") or {}
     load = 1.0

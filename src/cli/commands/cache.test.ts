@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BuildCache } from '../../eval/build-cache.js';
-import { buildKey, buildKeyMaterialOf } from '../../eval/build-key.js';
+import { BuildCache } from '../../eval/cache/build-cache.js';
+import { buildKey, buildKeyMaterialOf } from '../../eval/cache/build-key.js';
 import { execa } from 'execa';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { runProgram } from '../run-program.js';

@@ -4,8 +4,8 @@ import { Option, type Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
-import { defaultBaselineCacheDirectory } from '../../eval/baseline-cache.js';
-import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/build-cache.js';
+import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/cache/build-cache.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 
 const optionsSchema = z.object({

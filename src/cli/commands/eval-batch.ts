@@ -4,14 +4,14 @@ import type { Logger } from 'pino';
 import { createCliLogger } from '../cli-logger.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend } from '../../core/verdict.js';
-import { deviceCapacityBytes } from '../../eval/device-capacity.js';
+import { deviceCapacityBytes } from '../../eval/pipeline/device-capacity.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { formatBytes } from '../../eval/memory-budget.js';
-import type { PipelineEvent } from '../../eval/pipeline-events.js';
-import { ProblemTooLargeError } from '../../eval/problem-too-large-error.js';
-import { estimateEvaluationSize } from '../../eval/size-estimate.js';
+import { formatBytes } from '../../eval/pipeline/memory-budget.js';
+import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import { estimateEvaluationSize } from '../../eval/problem/size-estimate.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
@@ -20,7 +20,7 @@ import { parseEvalOptions, timeoutsFrom, type EvalOptions } from '../eval-option
 import { pythonExecutable } from '../python-executable.js';
 import { checkDeviceMemoryVariable, parseDuration, parseOverrides } from '../size-flags.js';
 import { UsageError } from '../usage-error.js';
-import { isGpuVisible } from '../../eval/gpu-detection.js';
+import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 
 /** What a batch needs of `kforge eval`'s dependencies (tests replace them). */
 export interface BatchDependencies {

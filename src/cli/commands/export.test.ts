@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { execa } from 'execa';
-import type { ExportedTurn } from '../../agent/exported-turn.js';
+import type { ExportedTurn } from '../../agent/export/exported-turn.js';
 import { correct, incorrect } from '../../server/fixtures/seed-results.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
-import { exportRunTurns } from '../../agent/run-turns-export.js';
+import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { StoreDataError } from '../../store/errors/store-data-error.js';
 import { StoreNotFoundError } from '../../store/errors/store-not-found-error.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { REPOSITORY_ROOT } from '../../core/repository-paths.js';
-import type { ProblemAudit } from '../../eval/problem-audit.js';
+import type { ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { registerProblemsCommand, type ProblemsCommandDependencies } from './problems.js';
 
 let folder: string;

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
-import { InProcessJobQueue } from '../../eval/in-process-job-queue.js';
-import type { JobQueue } from '../../eval/job-queue.js';
+import { InProcessJobQueue } from '../../queue/in-process-job-queue.js';
+import type { JobQueue } from '../../queue/job-queue.js';
 import { registerServeCommand } from './serve.js';
 
 let folder: string;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Command } from 'commander';
 import { freePort } from '../../../test-support/redis-server.js';
-import type { WorkerHeartbeat } from '../../eval/worker-heartbeat.js';
+import type { WorkerHeartbeat } from '../../queue/redis/queue-worker-heartbeat.js';
 import { registerWorkerCommand } from './worker.js';
 import { formatWorkersReport, registerWorkersCommand, type WorkersReport } from './workers.js';
 

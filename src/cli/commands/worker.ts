@@ -4,14 +4,14 @@ import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
-import { detectVisibleCudaDevices } from '../../eval/cuda-devices.js';
-import { DeviceLockHeldError } from '../../eval/device-lock-held-error.js';
+import { detectVisibleCudaDevices } from '../../eval/pipeline/cuda-devices.js';
+import { DeviceLockHeldError } from '../../eval/pipeline/device-lock-held-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALL_TIMEOUT_MS, EvaluationWorker, type EvaluationWorkerEvent } from '../../eval/evaluation-worker.js';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALL_TIMEOUT_MS, QueueWorker, type QueueWorkerEvent } from '../../queue/redis/queue-worker.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { hostGpuName } from '../../eval/host-device-names.js';
-import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../eval/redis-keys.js';
-import { RedisUnreachableError } from '../../eval/redis-unreachable-error.js';
+import { hostGpuName } from '../../eval/pipeline/host-device-names.js';
+import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
+import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
 import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
@@ -84,7 +84,7 @@ async function resolveDevices(flags: WorkerFlags, io: CliIo, visible: (environme
 const shortId = (jobId: string): string => jobId.replace(/^sha256-/, '').slice(0, 12);
 
 /** One line on stderr per thing the worker does. */
-function describeEvent(event: EvaluationWorkerEvent): string {
+function describeEvent(event: QueueWorkerEvent): string {
   switch (event.kind) {
     case 'ready':
       return `${event.workerId} ready: devices ${event.devices.join(', ')}, ${event.concurrency} job${event.concurrency === 1 ? '' : 's'} at once, queue ${event.queue}`;
@@ -111,10 +111,10 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
   const { createEvaluator } = dependencies;
   // The worker owns the evaluator from here: it closes it as it stops (a PipelinedEvaluator also warms up first).
   const { evaluator } = await openEvaluator({ kind: 'local', wiring, pipeline: workerPipelineOptions(wiring), ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
-  let worker: EvaluationWorker;
+  let worker: QueueWorker;
   let lostDevices = false;
   try {
-    worker = await EvaluationWorker.start({
+    worker = await QueueWorker.start({
       redisUrl: flags.redis,
       queueName: flags.queue,
       ...devices,

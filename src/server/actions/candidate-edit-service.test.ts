@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
-import { EDIT_CLAIMED_EVENT } from '../../agent/run-interventions.js';
+import { EDIT_CLAIMED_EVENT } from '../../agent/run/run-interventions.js';
 import { FakeEvaluator, correctResult } from '../../../test-support/fake-evaluator.js';
 import { openSeededTestStore, type SeededTestStore } from '../fixtures/seeded-test-store.js';
 import { CandidateEditService } from './candidate-edit-service.js';

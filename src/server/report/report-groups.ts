@@ -1,4 +1,4 @@
-import { fastP, FAST_P_THRESHOLDS, geometricMean, type ProblemOutcome } from '../../agent/metrics.js';
+import { fastP, FAST_P_THRESHOLDS, geometricMean, type ProblemOutcome } from '../../agent/report/metrics.js';
 import type { RunTotals } from '../../store/run-store.js';
 import type { ReportGroup, ReportProblem } from '../api-schemas/report-schemas.js';
 import { compareLevels } from '../views/problem-level.js';

@@ -1,6 +1,6 @@
 import { DEFAULT_REWARD_GUARD_POLICY, effectiveGuardPolicy } from '../../core/guard-policy.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
-import { EVALUATION_DEFAULTS } from '../../eval/evaluation-settings.js';
+import { EVALUATION_DEFAULTS } from '../../eval/run/evaluation-settings.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../store/content-hash.js';

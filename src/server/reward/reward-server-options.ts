@@ -1,4 +1,4 @@
-import type { JobQueue } from '../../eval/job-queue.js';
+import type { JobQueue } from '../../queue/job-queue.js';
 
 /** Defaults of the reward API's bounds. */
 export const REWARD_DEFAULTS = {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import { WorkerFaultError } from '../../eval/worker-fault-error.js';
+import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import type { Logger } from 'pino';
 import { resolveRewardShaping, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { shapeReward } from '../../core/reward-shaping.js';
 import type { EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
-import { JobQueueClosedError } from '../../eval/job-queue-closed-error.js';
-import type { JobQueue } from '../../eval/job-queue.js';
+import { JobQueueClosedError } from '../../queue/job-queue-closed-error.js';
+import type { JobQueue } from '../../queue/job-queue.js';
 import { hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
 import { ApiError } from '../api-error.js';

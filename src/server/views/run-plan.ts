@@ -1,4 +1,4 @@
-import { optimizePlanSchema, type OptimizePlan } from '../../agent/optimize-plan.js';
+import { optimizePlanSchema, type OptimizePlan } from '../../agent/run/optimize-plan.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
 import type { Run } from '../../store/run-store.js';
 

@@ -9,7 +9,7 @@ that does not load, an unknown key or a value of the wrong type is the parent's 
 `runtime_checks_enabled` reads KFORGE_GUARD_RUNTIME, the switch bench/guard/run.py uses to measure
 what the run-time checks cost: `off` turns them off (guard_runtime.py), `on` or unset leaves them
 on. It is not part of the protocol and never a way to a verdict: the TypeScript parent does not
-pass the variable to workers (src/eval/worker-environment.ts allows a fixed list of names), and a
+pass the variable to workers (src/eval/process/worker-environment.ts allows a fixed list of names), and a
 run with the checks off says so in every `guard-checks` message (check `guard-runtime`, a note).
 """
 

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { REPOSITORY_ROOT } from '../../core/repository-paths.js';
+import { MemoryBudget } from './memory-budget.js';
+
+const HOLDER = path.join(REPOSITORY_ROOT, 'test-support/fixtures/budget/hold-budget.ts');
+
+interface Held {
+  pid: number;
+  events: Array<Record<string, unknown>>;
+  exitCode: number | null;
+}
+
+/** One real process holding part of the budget (test-support/fixtures/budget/hold-budget.ts). */
+function holder(directory: string, args: { capacity: number; bytes: number; holdMs: number | 'forever'; label: string; waitMs?: number }): { done: Promise<Held>; pid: number; kill: () => void; firstEvent: Promise<Record<string, unknown>> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, directory, String(args.capacity), String(args.bytes), String(args.holdMs), args.label, ...(args.waitMs === undefined ? [] : [String(args.waitMs)])], {
+    cwd: REPOSITORY_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const events: Array<Record<string, unknown>> = [];
+  let resolveFirst: (event: Record<string, unknown>) => void = () => undefined;
+  const firstEvent = new Promise<Record<string, unknown>>((resolve) => (resolveFirst = resolve));
+  let buffered = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines.filter(Boolean)) {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      events.push(event);
+      resolveFirst(event);
+    }
+  });
+  const done = new Promise<Held>((resolve) => child.once('close', (exitCode) => resolve({ pid: child.pid!, events, exitCode })));
+  return { done, pid: child.pid!, kill: () => child.kill('SIGKILL'), firstEvent };
+}
+
+function interval(held: Held): [number, number] {
+  const start = held.events.find((event) => event.event === 'held')?.at as number;
+  const end = held.events.find((event) => event.event === 'released')?.at as number;
+  return [start, end];
+}
+
+describe('the host-wide memory budget, with several real processes', () => {
+  it('lets processes hold the device together only while their reservations fit, the others waiting and saying who holds it', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const processes = [1, 2, 3].map((index) => holder(directory, { capacity: 100, bytes: 60, holdMs: 700, label: `evaluation ${index}` }));
+      const held = await Promise.all(processes.map((process) => process.done));
+      for (const result of held) assert.equal(result.exitCode, 0);
+      const intervals = held.map(interval).sort((left, right) => left[0] - right[0]);
+      for (let index = 1; index < intervals.length; index += 1) {
+        assert.ok(intervals[index]![0] >= intervals[index - 1]![1], `two reservations of 60 of 100 overlapped: ${JSON.stringify(intervals)}`);
+      }
+      const waited = held.filter((result) => result.events.some((event) => event.event === 'waiting'));
+      assert.ok(waited.length >= 2, 'the two later processes waited');
+      const holders = waited[0]!.events.find((event) => event.event === 'waiting')!.holders as Array<{ pid: number; label: string; bytes: number }>;
+      assert.equal(holders.length, 1);
+      assert.equal(holders[0]!.bytes, 60);
+      assert.ok(held.some((result) => result.pid === holders[0]!.pid), 'the holder named is one of the processes');
+      assert.match(holders[0]!.label, /^evaluation \d$/);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('lets reservations that fit together run at once, granting each what the others leave', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const first = holder(directory, { capacity: 100, bytes: 40, holdMs: 'forever', label: 'first' });
+      await first.firstEvent;
+      const second = await holder(directory, { capacity: 100, bytes: 40, holdMs: 10, label: 'second' }).done;
+      first.kill();
+      await first.done;
+      assert.equal(second.events.some((event) => event.event === 'waiting'), false);
+      assert.equal(second.events.find((event) => event.event === 'held')!.grantBytes, 60, 'granted what the first left');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('no longer counts the reservation of a process that died, and gives up past the wait limit', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const stuck = holder(directory, { capacity: 100, bytes: 70, holdMs: 'forever', label: 'stuck' });
+      await stuck.firstEvent;
+      const impatient = await holder(directory, { capacity: 100, bytes: 50, holdMs: 10, label: 'impatient', waitMs: 300 }).done;
+      const gaveUp = impatient.events.find((event) => event.event === 'gave-up');
+      assert.ok(gaveUp, JSON.stringify(impatient.events));
+      assert.equal(gaveUp.resource, 'device-wait');
+      assert.match(String(gaveUp.message), new RegExp(`held by pid ${stuck.pid} \\(stuck, `));
+      stuck.kill();
+      await stuck.done;
+      const after = await holder(directory, { capacity: 100, bytes: 50, holdMs: 10, label: 'after' }).done;
+      assert.ok(after.events.some((event) => event.event === 'held'));
+      assert.deepEqual(await new MemoryBudget({ directory, capacityBytes: 100 }).holders(), []);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses at once what can never fit', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const budget = new MemoryBudget({ directory, capacityBytes: 1024 ** 3 });
+      await assert.rejects(budget.reserve(2 * 1024 ** 3, { label: 'too big' }), /needs about 2\.00 GiB, more than the 1\.00 GiB of the device budget/);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,525 @@
+import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { EvaluationResult } from '../../core/verdict.js';
+import { adoptWarmWorker, helloWithin } from '../process/adopt-warm-worker.js';
+import type { BaselineCache } from '../cache/baseline-cache.js';
+import type { BuildCache, BuildReservation } from '../cache/build-cache.js';
+import { buildKey, buildKeyMaterialOf } from '../cache/build-key.js';
+import { prepareBytecodeCache } from '../cache/bytecode-cache.js';
+import { probeCompilerIdentity } from '../cache/compiler-identity.js';
+import type { DeviceUsage } from './device-pool.js';
+import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
+import { EvaluatorSetupError } from '../evaluator-setup-error.js';
+import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
+import { EvaluationRun } from '../run/evaluation-run.js';
+import { problemIdentity } from '../problem/problem-identity.js';
+import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
+import { DeviceMemoryGate, type PreparedRoom } from './device-memory-gate.js';
+import type { BudgetReservation } from './memory-budget.js';
+import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
+import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
+import type { PipelineEvent } from './pipeline-events.js';
+import { createPipelineLane, type LaneKind, type PipelineLane } from './pipeline-lane.js';
+import type { PipelineSizing } from './pipeline-sizing.js';
+import { ProcessGroupPauser } from '../process/process-group-pauser.js';
+import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
+import type { RandomInteger } from '../run/seeds.js';
+import type { Release } from './semaphore.js';
+import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
+import { unreadableInput } from '../run/unreadable-input.js';
+import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../process/warm-worker-pool.js';
+import { WarmWorkerSpawner } from '../process/warm-worker-spawner.js';
+import { sandboxPolicy, type SandboxPolicy } from '../process/worker-sandbox.js';
+import { isolationOf } from '../process/isolation-report.js';
+
+/** How long a worker may take to exit once its evaluation is over, in ms. */
+const EXIT_WINDOW_MS = 5000;
+
+export interface PipelinedEvaluatorOptions {
+  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
+  workerDirectory: string;
+  baselineCache: BaselineCache;
+  buildCache: BuildCache;
+  /** Python executable. Default `python3`. */
+  python?: string;
+  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
+  environment?: NodeJS.ProcessEnv;
+  /** Where scratch directories are made. Default: the system's temporary folder. */
+  scratchRoot?: string;
+  keepScratch?: boolean;
+  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
+  terminationGraceMs?: number;
+  logger?: Logger;
+  randomInteger?: RandomInteger;
+  now?: () => Date;
+  /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
+  cudaDevices?: readonly string[];
+  /** Overrides of the sizing derived from the host's cores and memory. */
+  sizing?: Partial<PipelineSizing>;
+  /** The host compiler's identity for build keys; probed once by default. */
+  compilerIdentity?: () => Promise<string | null>;
+  /**
+   * Also pause builds and warm-ups while a GPU's timed stages run (a candidate's timed calls, the
+   * baselines); on the cpu backend they always pause. Default false: the GPU build pool leaves a
+   * core per GPU free, a baseline stage includes torch.compile's own compilation (tens of seconds
+   * during which every build would stop), and a pause cannot stop GPU work already queued.
+   */
+  pauseBuildsDuringGpuTiming?: boolean;
+  /**
+   * Measure a problem's baselines as soon as its first candidate is submitted, in a reference worker
+   * of their own, while the candidates build (the device is idle then), instead of inside the first
+   * candidate's device lease. Default: on GPU lanes (on the cpu backend a baseline pauses the builds,
+   * so it gains nothing there).
+   */
+  prefetchBaselines?: boolean;
+  /**
+   * The folder of the host-wide GPU locks that every kforge process of the host shares, so that two
+   * processes never hold one GPU at once (the cpu device is not locked). Default:
+   * `kforge-device-locks` in the system's temporary folder (`defaultDeviceLockDirectory`).
+   */
+  deviceLockDirectory?: string;
+  /**
+   * The workers' bytecode cache (bytecode-cache.ts), used only where the installed packages have no
+   * bytecode of their own. Default: `pycache` beside the build cache's folder.
+   */
+  bytecodeCacheDirectory?: string;
+  /**
+   * How workers are isolated (worker-sandbox.ts); default from `KFORGE_SANDBOX`, hiding the cache
+   * root (the folder above the build cache's) and the home folder from candidates.
+   */
+  sandbox?: SandboxPolicy;
+  /**
+   * Estimate each problem's peak memory before its evaluation holds the device, refuse what cannot
+   * fit (`ProblemTooLargeError`), and reserve the estimate in the device's host-wide memory budget
+   * (`<deviceLockDirectory>/<device>.budget`, capacity from `KFORGE_DEVICE_MEMORY_BYTES`, else the
+   * GPU's or the host's memory). Default true.
+   */
+  memoryBudget?: boolean;
+}
+
+/** What the pipeline did so far, for benchmarks and logs. */
+export interface PipelineUsage {
+  devices: DeviceUsage[];
+  pool: WarmWorkerPoolStats;
+  /** Pauses of background work while the CPU timed (count and total ms). */
+  cpuQuiet: { pauses: number; pausedMs: number };
+  /** Baseline prefetches by outcome, and the device time they held (ms). */
+  prefetches: { measured: number; cached: number; failed: number; deviceMs: number };
+}
+
+/**
+ * The {@link Evaluator} for many candidates at once. Each candidate builds on the host's cores
+ * (a bounded pool) in a content-addressed {@link BuildCache} folder, in a warm worker that waits
+ * after its build (`await_device`); then it takes a lease on one device — the stages that run
+ * there (the reference, load, correctness, timing) hold it alone, and a GPU also against every
+ * other kforge process of the host (a lock file in `deviceLockDirectory`) — with a warm reference worker,
+ * and baselines measured once per key for the whole pipeline. Builds of later candidates overlap
+ * the device stages of earlier ones. Every worker serves one candidate and is then discarded.
+ * On the cpu backend builds and warm-ups are paused (SIGSTOP) while a candidate or a baseline
+ * is timed.
+ * Results are those of {@link PythonEvaluator}. A request without a `deviceIndex` goes to the
+ * device with the fewest evaluations; one with it, to that device (one the pipeline does not hold
+ * is refused with an `EvaluatorSetupError`). Each evaluation's usage is its lease: the time from
+ * its submission to `device-acquired` (waited) and the time it held the device (held).
+ *
+ * @example
+ * const evaluator = new PipelinedEvaluator({ workerDirectory, baselineCache, buildCache });
+ * const evaluations = await Promise.all(requests.map((request) => evaluator.evaluate(request)));
+ * await evaluator.close();
+ */
+export class PipelinedEvaluator implements Evaluator {
+  readonly #options: PipelinedEvaluatorOptions;
+  readonly #logger: Logger;
+  readonly #environment: NodeJS.ProcessEnv;
+  readonly #now: () => Date;
+  readonly #pauser = new ProcessGroupPauser();
+  readonly #baselines: SharedBaselineCache;
+  readonly #pool: WarmWorkerPool;
+  readonly #lanes = new Map<LaneKind, Promise<PipelineLane>>();
+  readonly #sizingOfDevice = new Map<string, PipelineSizing>();
+  /** Host-wide locks being removed; {@link close} waits for them. */
+  readonly #releasing = new Set<Promise<void>>();
+  #compiler: Promise<string | null> | undefined;
+  /** Baseline prefetches started, by problem and timing settings (one each), and those running. */
+  readonly #prefetched = new Set<string>();
+  readonly #prefetching = new Set<Promise<void>>();
+  readonly #closing = new AbortController();
+  readonly #prefetchStats = { measured: 0, cached: 0, failed: 0, deviceMs: 0 };
+  #bytecodePrefix: Promise<string | null> | undefined;
+  readonly #sizes: DeviceMemoryGate;
+
+  constructor(options: PipelinedEvaluatorOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#environment = options.environment ?? process.env;
+    this.#now = options.now ?? (() => new Date());
+    this.#baselines = new SharedBaselineCache(options.baselineCache);
+    this.#sizes = new DeviceMemoryGate({
+      enabled: options.memoryBudget !== false,
+      python: options.python ?? 'python3',
+      workerDirectory: options.workerDirectory,
+      environment: this.#environment,
+      directory: options.deviceLockDirectory ?? defaultDeviceLockDirectory(),
+      logger: this.#logger,
+    });
+    // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
+    setMaxListeners(0, this.#closing.signal);
+    const spawner = new WarmWorkerSpawner({
+      sandbox: options.sandbox ?? sandboxPolicy(this.#environment, path.dirname(options.buildCache.directory)),
+      python: options.python ?? 'python3',
+      workerDirectory: options.workerDirectory,
+      environment: this.#environment,
+      scratchRoot: options.scratchRoot,
+      keepScratch: options.keepScratch,
+      terminationGraceMs: options.terminationGraceMs,
+      pauser: this.#pauser,
+      bytecodePrefix: () => this.#bytecodeCache(),
+    });
+    this.#pool = new WarmWorkerPool({
+      spawn: (role, device) => spawner.spawn(role, device),
+      discard: (warm) => spawner.discard(warm),
+      idleTarget: (role, device) => {
+        const sizing = this.#sizingOfDevice.get(device);
+        if (!sizing) return 0;
+        return role === 'candidate' ? sizing.warmCandidatesPerDevice : sizing.warmReferencesPerDevice;
+      },
+      logger: this.#logger,
+    });
+  }
+
+  /** Finds the devices of a backend and starts its warm workers, before the first evaluation. */
+  async warmUp(backend: EvaluationRequest['backend']): Promise<readonly string[]> {
+    return (await this.#lane(backend === 'cpu' ? 'cpu' : 'gpu')).devices.devices;
+  }
+
+  async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
+    if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    const startedAt = this.#now();
+    const submittedAtMs = performance.now();
+    const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
+    const wanted = request.backend === 'cpu' || request.deviceIndex === undefined ? undefined : deviceSlotOf(request);
+    if (wanted !== undefined && !lane.devices.devices.includes(wanted)) {
+      throw new EvaluatorSetupError(`expected the device \`${wanted}\` of the request (\`--device ${request.deviceIndex}\`) to be one of this evaluator's devices, ${lane.devices.devices.join(', ')}`, {
+        hint: 'pick a device it has, or leave the device index out to let it choose',
+      });
+    }
+    this.#prefetchBaselines(lane, request);
+    const releaseInFlight = await lane.inFlight.acquire(options.signal);
+    const assignment = lane.devices.assign(wanted);
+    // The lease: from `device-acquired` to `device-released` (a candidate that did not build takes none).
+    let acquiredAtMs: number | null = null;
+    let heldMs = 0;
+    const onPipelineEvent = (event: PipelineEvent): void => {
+      if (event.kind === 'device-acquired') acquiredAtMs ??= performance.now();
+      else if (event.kind === 'device-released') heldMs += event.heldMs;
+      options.onPipelineEvent?.(event);
+    };
+    try {
+      const result = await this.#evaluateOn(lane, assignment.device, request, { ...options, onPipelineEvent }, startedAt);
+      return { result, usage: { device: assignment.device, waitedMs: (acquiredAtMs ?? performance.now()) - submittedAtMs, heldMs } };
+    } finally {
+      assignment.release();
+      releaseInFlight();
+    }
+  }
+
+  /** The bytecode-cache prefix its workers run with (null: the installed bytecode serves, or none could be made). */
+  bytecodePrefix(): Promise<string | null> {
+    return this.#bytecodeCache();
+  }
+
+  /** Devices, warm pool and CPU pauses so far. */
+  async usage(): Promise<PipelineUsage> {
+    const lanes = await Promise.all([...this.#lanes.values()].map((lane) => lane.catch(() => null)));
+    const { pauses, pausedMs } = this.#pauser.stats();
+    return {
+      devices: lanes.flatMap((lane) => lane?.devices.usage() ?? []),
+      pool: this.#pool.stats(),
+      cpuQuiet: { pauses, pausedMs },
+      prefetches: { ...this.#prefetchStats },
+    };
+  }
+
+  /**
+   * Ends the idle warm workers and waits for the host-wide device locks being released; evaluations
+   * still running finish first only if awaited by the caller.
+   */
+  async close(): Promise<void> {
+    this.#closing.abort(new EvaluationCancelledError('the evaluator was closed'));
+    await Promise.all([...this.#prefetching]);
+    await this.#pool.close();
+    await Promise.all([...this.#releasing]);
+  }
+
+  async #evaluateOn(lane: PipelineLane, device: string, request: EvaluationRequest, options: EvaluateOptions, startedAt: Date): Promise<EvaluationResult> {
+    const base = resolveEvaluationSettings(request);
+    const unreadable = await unreadableInput(base);
+    if (unreadable) return unreadable;
+    const [problem, source] = await Promise.all([readFile(base.problemPath), readFile(base.candidatePath)]);
+    // The view below refreshes once per key for the pipeline, so the run itself never skips the cache.
+    const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
+    const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
+    const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
+    const emit = (event: PipelineEvent): void => options.onPipelineEvent?.(event);
+    const room = this.#sizes.prepare(settings, 'evaluation');
+    const taken: WarmWorker[] = [];
+    let reservation: BuildReservation | undefined;
+    let releaseBuild: Release | undefined;
+    let finishing: Promise<void> | undefined;
+    const pauses = this.#timedStagePauses(lane);
+    try {
+      const candidate = await this.#pool.take('candidate', device);
+      taken.push(candidate);
+      const adoption = { signal: options.signal, terminationGraceMs: this.#options.terminationGraceMs };
+      adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
+      // A worker that never says hello is left to the run, which times it out as a setup error.
+      const hello = await helloWithin(candidate, settings.idleLimitMs);
+      // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
+      await room.neededBytes(device);
+      const askedAtMs = performance.now();
+      let key: string | null = null;
+      if (hello) {
+        const material = buildKeyMaterialOf({
+          sourceSha256: createHash('sha256').update(source).digest('hex'),
+          backend: settings.backend,
+          environment: hello.environment,
+          compiler: await this.#compilerIdentity(),
+          parentEnvironment: this.#environment,
+        });
+        key = buildKey(material);
+        const workspace = { directory: candidate.scratch.buildDirectory, ownerUid: isolationOf(hello.environment)?.uid ?? null };
+        reservation = await this.#options.buildCache.reserve(key, material, workspace, options.signal);
+      }
+      releaseBuild = await lane.builds.acquire(options.signal);
+      emit({ kind: 'build-started', device, buildKey: key, previouslyBuilt: reservation?.previouslyBuilt ?? false, waitedMs: performance.now() - askedAtMs });
+      const candidatePid = candidate.worker.pid;
+      if (candidatePid !== undefined) this.#pauser.add(candidatePid);
+      const pipeline: EvaluationPipeline = {
+        buildDirectory: reservation?.directory ?? candidate.scratch.buildDirectory,
+        buildFinished: (report: BuildReport) => {
+          releaseBuild?.();
+          if (candidatePid !== undefined) this.#pauser.remove(candidatePid);
+          finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
+          emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
+        },
+        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room),
+      };
+      const onProgress = (event: EvaluationProgress): void => {
+        pauses.onProgress(event);
+        options.onProgress?.(event);
+      };
+      const run = new EvaluationRun({
+        settings,
+        seeds,
+        scratch: candidate.scratch,
+        problemSha256: problemIdentity(problem, settings.overrides),
+        baselineCache: baselines,
+        pipeline,
+        startWorker: async (role, progress) => {
+          const warm = role === 'candidate' ? candidate : await this.#pool.take('reference', device);
+          if (warm !== candidate) taken.push(warm);
+          adoptWarmWorker(warm, settings, { ...adoption, onProgress: progress });
+          return warm.worker;
+        },
+        onProgress,
+        logger: this.#logger,
+        now: this.#now,
+        startedAt,
+      });
+      const result = await run.run();
+      const estimateBytes = await room.estimateBytes();
+      if (estimateBytes !== null) result.memory = { ...result.memory, estimate_bytes: estimateBytes };
+      return result;
+    } finally {
+      pauses.resume();
+      releaseBuild?.();
+      baselines.release();
+      await (finishing ?? reservation?.abandon());
+      await Promise.all(taken.map(async (warm) => {
+        if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
+        await warm.worker.finish(EXIT_WINDOW_MS);
+        await warm.scratch.remove();
+      }));
+    }
+  }
+
+  /**
+   * Starts measuring the request's baselines ahead of its candidate (see `prefetchBaselines`), once
+   * per problem and timing settings; a failure is logged and leaves the measuring to the first
+   * candidate, as without a prefetch. `close()` stops a prefetch still running (nobody is left to
+   * use its figures; a `kforge eval` of a candidate that did not build does not wait for them).
+   */
+  #prefetchBaselines(lane: PipelineLane, request: EvaluationRequest): void {
+    const base = resolveEvaluationSettings(request);
+    if (!(this.#options.prefetchBaselines ?? lane.kind === 'gpu') || !base.timing || this.#closing.signal.aborted) return;
+    const prefetch = this.#prefetch(lane, base).catch((error: unknown) => {
+      if (this.#closing.signal.aborted) return;
+      this.#logger.warn({ err: error, problem: base.problemPath }, 'baseline prefetch failed; the first candidate measures them');
+    });
+    this.#prefetching.add(prefetch);
+    void prefetch.finally(() => this.#prefetching.delete(prefetch));
+  }
+
+  async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
+    const problem = await readFile(base.problemPath);
+    const problemSha256 = problemIdentity(problem, base.overrides);
+    const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
+    if (this.#prefetched.has(key)) return;
+    this.#prefetched.add(key);
+    const signal = this.#closing.signal;
+    const assignment = lane.devices.assign();
+    const device = assignment.device;
+    const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
+    const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
+    const startedAtMs = performance.now();
+    let reference: WarmWorker | undefined;
+    const pauses = this.#timedStagePauses(lane);
+    try {
+      reference = await this.#pool.take('reference', device);
+      const warm = reference;
+      const run = new EvaluationRun({
+        settings,
+        seeds: drawEvaluationSeeds(settings, this.#options.randomInteger),
+        scratch: warm.scratch,
+        problemSha256,
+        baselineCache: baselines,
+        pipeline: {
+          buildDirectory: warm.scratch.buildDirectory,
+          buildFinished: () => undefined,
+          acquireDevice: () =>
+            this.#acquireDevice(lane, device, signal, (event) => {
+              if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
+            }, this.#sizes.prepare(settings, 'reference')),
+        },
+        startWorker: (_role, progress) => {
+          adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
+          return warm.worker;
+        },
+        onProgress: pauses.onProgress,
+        logger: this.#logger,
+        now: this.#now,
+      });
+      const outcome = await run.prefetchBaselines().catch((error: unknown) => {
+        this.#prefetchStats.failed += 1;
+        throw error;
+      });
+      this.#prefetchStats[outcome] += 1;
+      this.#logger.info({ problem: base.problemPath, device, outcome, ms: Math.round(performance.now() - startedAtMs) }, 'baseline prefetch');
+    } finally {
+      pauses.resume();
+      baselines.release();
+      assignment.release();
+      if (reference) {
+        await reference.worker.finish(EXIT_WINDOW_MS);
+        await reference.scratch.remove();
+      }
+    }
+  }
+
+  /**
+   * One evaluation's pauses of background work (builds, warm-ups) during its timed stages (a
+   * candidate's timed calls, the reference's baselines): on the cpu, where the timed device is the
+   * CPU itself, and on a GPU when asked. `onProgress` sees its stage events; `resume` when it ends.
+   */
+  #timedStagePauses(lane: PipelineLane): { onProgress: (event: EvaluationProgress) => void; resume: () => void } {
+    const pauses = lane.kind === 'cpu' || this.#options.pauseBuildsDuringGpuTiming === true;
+    let resumeBackground: (() => void) | undefined;
+    return {
+      onProgress: (event) => {
+        const timed = event.role === 'reference' ? event.stage === 'baseline' : event.stage === 'timing';
+        if (!pauses || !timed) return;
+        if (event.kind === 'stage-started') resumeBackground = this.#pauser.pause();
+        else resumeBackground?.();
+      },
+      resume: () => resumeBackground?.(),
+    };
+  }
+
+  /**
+   * The device for this evaluation alone: the in-process lease, then (on a GPU) the host-wide lock
+   * that keeps other kforge processes of the host off it; `waitedMs` counts both waits.
+   */
+  async #acquireDevice(
+    lane: PipelineLane,
+    device: string,
+    signal: AbortSignal | undefined,
+    emit: (event: PipelineEvent) => void,
+    room: PreparedRoom,
+  ): Promise<HeldDevice> {
+    const needed = await room.neededBytes(device);
+    const askedAtMs = performance.now();
+    const waiting = room.waitSignal(signal);
+    const lockOptions = {
+      directory: this.#options.deviceLockDirectory,
+      visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES,
+      onWait: (holder: { pid: number | null; command: string | null }) => emit({ kind: 'device-waiting', device, reason: 'lock', holder }),
+    };
+    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting), signal);
+    let reservation: BudgetReservation | null;
+    try {
+      reservation = await room.reserve(device, needed, waiting, (holders, freeBytes, capacityBytes) =>
+        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
+      );
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+    const acquiredAtMs = performance.now();
+    emit({ kind: 'device-acquired', device, waitedMs: acquiredAtMs - askedAtMs + lease.waitedMs });
+    let released = false;
+    return {
+      device,
+      ...(reservation ? { grantBytes: reservation.grantBytes } : {}),
+      release: () => {
+        if (released) return;
+        released = true;
+        emit({ kind: 'device-released', device, heldMs: performance.now() - acquiredAtMs });
+        const releasing = Promise.all([reservation?.release(), lease.release()])
+          .then(() => undefined)
+          .finally(() => this.#releasing.delete(releasing));
+        this.#releasing.add(releasing);
+      },
+    };
+  }
+
+  #lane(kind: LaneKind): Promise<PipelineLane> {
+    let lane = this.#lanes.get(kind);
+    if (!lane) {
+      lane = createPipelineLane(kind, { cudaDevices: this.#options.cudaDevices, sizing: this.#options.sizing, environment: this.#environment }).then((created) => {
+        for (const device of created.devices.devices) {
+          this.#sizingOfDevice.set(device, created.sizing);
+          this.#pool.prewarm('candidate', device);
+          this.#pool.prewarm('reference', device);
+        }
+        return created;
+      });
+      // A lane that could not be made (no GPU) is tried again by the next evaluation.
+      lane.catch(() => this.#lanes.delete(kind));
+      this.#lanes.set(kind, lane);
+    }
+    return lane;
+  }
+
+  #bytecodeCache(): Promise<string | null> {
+    this.#bytecodePrefix ??= prepareBytecodeCache({
+      python: this.#options.python ?? 'python3',
+      workerDirectory: this.#options.workerDirectory,
+      directory: this.#options.bytecodeCacheDirectory ?? path.join(path.dirname(this.#options.buildCache.directory), 'pycache'),
+      environment: this.#environment,
+      logger: this.#logger,
+    }).catch((error: unknown) => {
+      this.#logger.warn({ err: error }, 'bytecode cache: not prepared; workers compile their modules from source');
+      return null;
+    });
+    return this.#bytecodePrefix;
+  }
+
+  #compilerIdentity(): Promise<string | null> {
+    this.#compiler ??= (this.#options.compilerIdentity ?? (() => probeCompilerIdentity(this.#environment)))();
+    return this.#compiler;
+  }
+}
+

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
+import { Semaphore } from './semaphore.js';
+
+describe('Semaphore', () => {
+  it('holds at most its permits, first come first served; a second release gives nothing back', async () => {
+    const semaphore = new Semaphore(2);
+    const first = await semaphore.acquire();
+    const second = await semaphore.acquire();
+    const order: string[] = [];
+    const third = semaphore.acquire().then((release) => (order.push('third'), release));
+    const fourth = semaphore.acquire().then((release) => (order.push('fourth'), release));
+    assert.equal(semaphore.waiting, 2);
+    first();
+    first();
+    (await third)();
+    second();
+    (await fourth)();
+    assert.deepEqual(order, ['third', 'fourth']);
+    assert.equal(semaphore.held, 0);
+  });
+
+  it('rejects a waiter whose signal aborts, without taking a permit', async () => {
+    const semaphore = new Semaphore(1);
+    const release = await semaphore.acquire();
+    const controller = new AbortController();
+    const waiting = semaphore.acquire(controller.signal);
+    controller.abort();
+    await assert.rejects(waiting, EvaluationCancelledError);
+    release();
+    assert.equal(semaphore.held, 0);
+    assert.throws(() => new Semaphore(0), /positive integer, got 0/);
+  });
+});

@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { z } from 'zod';
+import type { Precision, Preset } from '../../core/verdict.js';
+import { buildWorkerEnvironment } from '../process/worker-environment.js';
+
+/** What `python3 -m kforge_worker estimate` prints (worker/kforge_worker/roles/estimate_command.py). */
+export const sizeEstimateSchema = z.looseObject({
+  problem: z.string(),
+  problem_overrides: z.record(z.string(), z.union([z.number(), z.boolean()])).nullable(),
+  constants: z.record(z.string(), z.number()),
+  input_bytes: z.number(),
+  parameter_bytes: z.number(),
+  output_bytes: z.number(),
+  forward_peak_bytes: z.number(),
+  forward_method: z.enum(['fake', 'assumed']),
+  reference_bytes: z.number(),
+  candidate_bytes: z.number(),
+  evaluation_bytes: z.number(),
+  capacity_bytes: z.number().nullable(),
+  fits: z.boolean().nullable(),
+  fit: z.object({ overrides: z.record(z.string(), z.union([z.number(), z.boolean()])), evaluation_bytes: z.number() }).nullable(),
+});
+export type SizeEstimate = z.infer<typeof sizeEstimateSchema>;
+
+export interface SizeEstimateOptions {
+  python: string;
+  workerDirectory: string;
+  environment: NodeJS.ProcessEnv;
+  problemPath: string;
+  preset?: Preset | undefined;
+  precision: Precision;
+  deviceType: 'cpu' | 'cuda';
+  overrides?: Readonly<Record<string, number | boolean>> | undefined;
+  /** Bytes the evaluation may use; with it the estimate says whether it fits and which sizes would. */
+  capacityBytes?: number | null | undefined;
+  timing?: boolean;
+  /** Limit on the estimate process, ms. Default 120 000. */
+  timeoutMs?: number;
+}
+
+/** The estimate, or why there is none (the problem cannot be loaded or sized without allocating). */
+export type SizeEstimateOutcome =
+  | { ok: true; estimate: SizeEstimate }
+  /** `problem`: the estimate ran and the problem could not be sized; `command`: the estimate itself did not run (a worker environment that cannot start, which the evaluation then reports). */
+  | { ok: false; message: string; cause: 'problem' | 'command' };
+
+/**
+ * An evaluation's peak memory estimated before it runs, from the problem's shapes and without
+ * allocating them (the worker's FakeTensorMode estimate; docs/sizes.md), in a short Python process
+ * with a worker's environment.
+ */
+export async function estimateEvaluationSize(options: SizeEstimateOptions): Promise<SizeEstimateOutcome> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'kforge-estimate-'));
+  try {
+    const env = buildWorkerEnvironment(options.environment, { homeDirectory: scratch, temporaryDirectory: scratch, workerDirectory: options.workerDirectory });
+    const args = ['-m', 'kforge_worker', 'estimate', options.problemPath, '--precision', options.precision, '--device-type', options.deviceType];
+    if (options.preset) args.push('--preset', options.preset);
+    for (const [name, value] of Object.entries(options.overrides ?? {})) args.push('--set', `${name}=${String(value)}`);
+    if (options.capacityBytes) args.push('--capacity', String(Math.floor(options.capacityBytes)));
+    if (options.timing === false) args.push('--no-timing');
+    const result = await execa(options.python, args, { cwd: scratch, env, extendEnv: false, reject: false, timeout: options.timeoutMs ?? 120_000 });
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(String(result.stdout).trim());
+    } catch {
+      const said = String(result.stderr).trim().split('\n').at(-1) ?? '';
+      return { ok: false, cause: 'command', message: `the size estimate printed no result (exit status ${result.exitCode ?? result.signal}): ${said}` };
+    }
+    const failure = z.object({ error: z.object({ message: z.string() }) }).safeParse(parsed);
+    if (failure.success) return { ok: false, cause: 'problem', message: failure.data.error.message };
+    const estimate = sizeEstimateSchema.safeParse(parsed);
+    if (!estimate.success) return { ok: false, cause: 'command', message: `the size estimate is malformed: ${estimate.error.issues[0]?.message}` };
+    return { ok: true, estimate: estimate.data };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applySubstitution, attributionLine, buildAttribution, operatorFamily } from './attribution-report.js';
+import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
+
+function measured(ops: Array<{ op: string; ms: number }>, own: number, library = 0): AttributionMessage {
+  const torch = ops.reduce((sum, entry) => sum + entry.ms, 0);
+  return {
+    v: 1, type: 'attribution', measured: 'device', own_share: own / (own + library + torch),
+    by_origin_ms: { own, library, torch }, torch_ops: ops, unavailable: null,
+  };
+}
+
+function reference(...ops: string[]): ReferenceOpsMessage {
+  return { v: 1, type: 'reference-ops', ops: ops.map((op) => ({ op, calls: 1 })), unavailable: null };
+}
+
+test('operators of one family are the same computation', () => {
+  assert.equal(operatorFamily('aten::mm'), operatorFamily('aten::addmm'));
+  assert.equal(operatorFamily('aten::_softmax'), 'softmax');
+  assert.equal(operatorFamily('aten::convolution'), operatorFamily('aten::cudnn_convolution'));
+  assert.equal(operatorFamily('aten::add.Tensor'), 'add');
+  assert.notEqual(operatorFamily('aten::mean.dim'), operatorFamily('aten::sum.dim_IntList'));
+});
+
+test('a kept operator of the reference is in_reference, a different one is substituted past 10% of the time', () => {
+  const kept = buildAttribution(measured([{ op: 'aten::mm', ms: 0.38 }], 0.62), reference('aten::addmm', 'aten::gelu'), 'unused');
+  assert.deepEqual(kept.torch_ops, [{ op: 'aten::mm', ms: 0.38, in_reference: true }]);
+  assert.deepEqual(kept.substituted_ops, []);
+  assert.equal(attributionLine(kept), '62% of device time in your kernels; 38% in aten::mm, which the reference also runs');
+
+  const swapped = buildAttribution(measured([{ op: 'aten::_softmax', ms: 0.9 }, { op: 'aten::sum', ms: 0.05 }], 0.05), reference('aten::exp', 'aten::sum'), 'unused');
+  assert.deepEqual(swapped.substituted_ops, ['aten::_softmax']);
+  assert.equal(swapped.torch_ops[1]?.in_reference, true);
+});
+
+test('without the reference operators in_reference is null and nothing is called substituted', () => {
+  const unknown = buildAttribution(measured([{ op: 'aten::_softmax', ms: 1 }], 0.1), { v: 1, type: 'reference-ops', ops: [], unavailable: 'no dispatch modes' }, 'unused');
+  assert.equal(unknown.torch_ops[0]?.in_reference, null);
+  assert.deepEqual(unknown.substituted_ops, []);
+  assert.match(unknown.notes?.[0] ?? '', /no dispatch modes/);
+});
+
+test('a candidate that never reached its traced call gets an attribution that says so', () => {
+  const missing = buildAttribution(undefined, reference('aten::relu'), 'rejected before its traced call');
+  assert.deepEqual(missing, { own_share: null, by_origin_ms: null, torch_ops: [], substituted_ops: [], unavailable: 'rejected before its traced call' });
+  assert.equal(attributionLine(missing), 'attribution not measured: rejected before its traced call');
+});
+
+test('a substituted operator rejects under own-kernels and strict, and is reported under the other policies', () => {
+  const attribution = buildAttribution(measured([{ op: 'aten::_softmax', ms: 0.9 }], 0.1), reference('aten::exp', 'aten::div'), 'unused');
+  const correct = { verdict: 'correct' as const, reasons: [] };
+  assert.equal(applySubstitution(correct, attribution, 'kernelbench'), correct);
+  assert.equal(applySubstitution(correct, attribution, 'permissive'), correct);
+  assert.equal(applySubstitution(correct, attribution, 'pytorch'), correct);
+  const rejected = applySubstitution(correct, attribution, 'own-kernels');
+  assert.equal(rejected.verdict, 'rejected');
+  assert.equal(rejected.reasons[0]?.check, 'substituted-op');
+  assert.match(rejected.reasons[0]?.message ?? '', /aten::_softmax \(90% of the call's time\), which the reference never runs/);
+  const fallback = { verdict: 'rejected' as const, reasons: [{ check: 'torch-fallback', message: 'forward dispatched aten::_softmax ×1' }] };
+  assert.deepEqual(applySubstitution(fallback, attribution, 'strict').reasons.map((reason) => reason.check), ['substituted-op', 'torch-fallback']);
+  const other = { verdict: 'rejected' as const, reasons: [{ check: 'stale-output', message: 'never written' }] };
+  assert.equal(applySubstitution(other, attribution, 'strict'), other);
+});

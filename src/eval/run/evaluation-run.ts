@@ -1,0 +1,531 @@
+import type { Logger } from 'pino';
+import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../../core/verdict.js';
+import { assembleResult } from './evaluation-result.js';
+import type { BaselineCache } from '../cache/baseline-cache.js';
+import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipeline.js';
+import type { EvaluationProgress } from '../evaluator.js';
+import type { EvaluationSettings } from './evaluation-settings.js';
+import { outcomeOfFailure } from './failure-outcome.js';
+import { outcomeOfJudgement, outcomeOfTimedJudgement, summarizeCorrectness } from './judgement-outcome.js';
+import { outcome, type Outcome } from './outcome.js';
+import type {
+  BaselineEntry,
+  BuildInfoMessage,
+  HelloMessage,
+  MessageOfType,
+  SavedOutput,
+  WorkerEnvironment,
+  WorkerMessage,
+  WorkerMessageType,
+} from '../process/protocol.js';
+import { ProtocolError } from '../process/protocol-error.js';
+import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
+import { GuardRecorder } from './guard-outcome.js';
+import { lookUpBaselines, peekBaselines, storeBaselines } from '../timing/run-baselines.js';
+import type { ScratchDirectory } from '../process/scratch-directory.js';
+import type { SeedPlan } from './seeds.js';
+import { summarizeTiming } from '../timing/timing-summary.js';
+import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
+import { median } from '../timing/statistics.js';
+import { randomInt } from 'node:crypto';
+import { CandidateTimingDriver, type DrivenTiming } from '../timing/candidate-timing-driver.js';
+import { contentCount } from '../timing/timed-contents.js';
+import { TimingBudget } from '../timing/timing-budget.js';
+import type { RandomInteger } from './seeds.js';
+import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
+import { stageCandidateInputs } from './candidate-inputs.js';
+import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
+import type { WorkerProcess } from '../process/worker-process.js';
+import type { WorkerRole } from '../process/worker-role.js';
+
+/** How long a worker may take to exit once kforge has what it needs from it, in ms. */
+const EXIT_WINDOW_MS = 5000;
+
+export interface EvaluationRunContext {
+  settings: EvaluationSettings;
+  seeds: SeedPlan;
+  scratch: ScratchDirectory;
+  problemSha256: string;
+  baselineCache: BaselineCache;
+  /** Starts a worker of a role in the scratch directory (or hands over a warm one). */
+  startWorker: (role: WorkerRole, onProgress: (event: EvaluationProgress) => void) => WorkerProcess | Promise<WorkerProcess>;
+  onProgress?: (event: EvaluationProgress) => void;
+  /** Build before holding the device (see {@link EvaluationPipeline}); absent: the one-after-another order. */
+  pipeline?: EvaluationPipeline;
+  logger: Logger;
+  now: () => Date;
+  /** When the evaluation was asked for (default: when the run is made). */
+  startedAt?: Date;
+  /** Draws which batch output is kept (default `crypto.randomInt`). */
+  random?: RandomInteger;
+  /** The parent's monotonic clock in ms for timing the trusted batches (default `performance.now`). */
+  clockMs?: () => number;
+}
+
+/** Eager re-timed beside the candidate: calls, warm-up calls and share of the timing budget. */
+const ANCHOR_CALLS = 30;
+const ANCHOR_WARMUP = 3;
+const ANCHOR_BUDGET_SHARE = 0.1;
+
+type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
+
+/** The baselines' raw times (an entry is null when not measured) and where they came from. */
+interface Baselines {
+  eager: BaselineEntry | null;
+  compile: BaselineEntry | null;
+  cached: boolean;
+}
+
+/**
+ * One evaluation through the two worker roles of docs/worker-protocol.md: reference first (and
+ * baselines when not cached), then the candidate's build, load and correctness trials, the judge,
+ * the timed calls, and the judge again on a sample of the timed outputs. With a
+ * {@link EvaluationPipeline} the candidate builds first and everything else waits for the device.
+ */
+export class EvaluationRun {
+  readonly #context: EvaluationRunContext;
+  readonly #workers: Partial<Record<WorkerRole, WorkerProcess>> = {};
+  readonly #helloSeen = new Set<WorkerRole>();
+  #environment: WorkerEnvironment | null = null;
+  /** What the candidate's sandbox put in place (from its hello); null until then, or without one. */
+  #isolation: IsolationReport | null = null;
+  #blame: WorkerRole = 'candidate';
+  #correctness: CorrectnessSummary | undefined;
+  #timing: TimingSummary | undefined;
+  #buildInfo: BuildInfoMessage | undefined;
+  #buildDurationMs: number | null = null;
+  #heldDevice: HeldDevice | undefined;
+  readonly #guard = new GuardRecorder();
+
+  /** When the evaluation began: baselines measured before it count as cached (see `#requestReference`). */
+  readonly #startedAtMs: number;
+
+  constructor(context: EvaluationRunContext) {
+    this.#context = context;
+    this.#startedAtMs = (context.startedAt ?? context.now()).getTime();
+  }
+
+  /** Runs the evaluation and returns its result; the workers are dead when it returns. */
+  async run(): Promise<EvaluationResult> {
+    let ended: Outcome;
+    try {
+      ended = await (this.#context.pipeline ? this.#evaluatePipelined(this.#context.pipeline) : this.#evaluate());
+    } finally {
+      await this.#stopWorkers();
+      this.#heldDevice?.release();
+    }
+    return this.#result(ended);
+  }
+
+  async #evaluate(): Promise<Outcome> {
+    const baselines = await this.#prepareReference();
+    if (!baselines.ok) return baselines.outcome;
+    const started = await this.#startCandidate(false);
+    if (!started.ok) return started.outcome;
+    return this.#finishCandidate(baselines.value);
+  }
+
+  /** Build first (no device held), then the device, the reference, and the rest of the candidate. */
+  async #evaluatePipelined(pipeline: EvaluationPipeline): Promise<Outcome> {
+    let built: Step<MessageOfType<'built'> | null> | undefined;
+    try {
+      built = await this.#startCandidate(true);
+    } finally {
+      const cacheHit = built?.ok ? (built.value?.cache_hit ?? null) : null;
+      pipeline.buildFinished({ built: built?.ok === true, cacheHit, durationMs: this.#buildDurationMs });
+    }
+    if (!built.ok) return built.outcome;
+    this.#heldDevice = await pipeline.acquireDevice();
+    const baselines = await this.#prepareReference();
+    if (!baselines.ok) return baselines.outcome;
+    const grant = this.#heldDevice.grantBytes;
+    this.#workers.candidate!.send({ v: 1, type: 'continue', ...(grant ? { memory_grant_bytes: Math.floor(grant) } : {}) });
+    return this.#finishCandidate(baselines.value);
+  }
+
+  /** From the correctness outputs on: judge, then time (when correct and timed) and judge the sample. */
+  async #finishCandidate(baselines: Baselines | null): Promise<Outcome> {
+    const checked = await this.#checkCandidate();
+    if (!checked.ok) return checked.outcome;
+    const candidate = this.#workers.candidate!;
+    if (checked.value.verdict !== 'correct' || baselines === null) {
+      // Not correct, or correctness only (--no-timing): the candidate is not timed.
+      candidate.send({ v: 1, type: 'stop' });
+      return checked.value;
+    }
+    return this.#timeCandidate(baselines);
+  }
+
+  /**
+   * A pipeline's baseline prefetch, while candidates build: the reference role alone measures and
+   * stores this problem's baselines when nobody has them yet, holding the device only then (a key
+   * already known costs no device time). The workers are dead when it returns.
+   */
+  async prefetchBaselines(): Promise<'cached' | 'measured' | 'failed'> {
+    const pipeline = this.#context.pipeline;
+    if (!pipeline) throw new Error('a baseline prefetch runs in a pipeline');
+    try {
+      const hello = await this.#referenceHello();
+      if (!hello.ok) return 'failed';
+      if (await peekBaselines(this.#context, this.#environment)) return 'cached';
+      this.#heldDevice = await pipeline.acquireDevice();
+      const prepared = await this.#requestReference(hello.value);
+      if (!prepared.ok) return 'failed';
+      return prepared.value?.cached === false ? 'measured' : 'cached';
+    } finally {
+      await this.#stopWorkers();
+      this.#heldDevice?.release();
+    }
+  }
+
+  /** Reference role: hello, the reference outputs, and the baselines (cached or measured; null untimed). */
+  async #prepareReference(): Promise<Step<Baselines | null>> {
+    const hello = await this.#referenceHello();
+    if (!hello.ok) return hello;
+    return this.#requestReference(hello.value);
+  }
+
+  /** Starts the reference role and reads its hello (the machine it describes becomes the run's). */
+  async #referenceHello(): Promise<Step<WorkerProcess>> {
+    const reference = await this.#start('reference');
+    const hello = await this.#expect(reference, 'hello');
+    if (!hello.ok) return hello;
+    this.#environment = this.#environmentOf(hello.value);
+    return { ok: true, value: reference };
+  }
+
+  /** The reference request (with the baselines when not cached), its outputs and its baselines. */
+  async #requestReference(reference: WorkerProcess): Promise<Step<Baselines | null>> {
+    const { settings, seeds } = this.#context;
+    const cached = await lookUpBaselines(this.#context, this.#environment);
+    reference.send({
+      v: 1,
+      type: 'reference',
+      problem: settings.problemPath,
+      backend: settings.backend,
+      precision: settings.precision,
+      preset: settings.preset,
+      device: settings.device,
+      correctness_seeds: seeds.correctness,
+      timing_seeds: seeds.timing,
+      atol: settings.tolerance.atol,
+      rtol: settings.tolerance.rtol,
+      ...this.#ceilingsField(),
+      guard: this.#guardField(),
+      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
+      ...this.#sizeFields(),
+      baselines:
+        settings.timing && !cached
+          ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials, budget_ms: settings.timingBudgetMs }
+          : null,
+    });
+    const ready = await this.#expect(reference, 'reference-ready');
+    if (!ready.ok) return ready;
+    if (!settings.timing) return { ok: true, value: null };
+    // `cached` (the result's `baseline_cached`) says the baselines were measured before this
+    // evaluation began; ones a pipeline's prefetch measured during its build were measured for it.
+    if (cached) return { ok: true, value: { eager: cached.eager, compile: cached.compile, cached: Date.parse(cached.measured_at) < this.#startedAtMs } };
+    const measured = await this.#expect(reference, 'baseline');
+    if (!measured.ok) return measured;
+    await storeBaselines(this.#context, this.#environment, measured.value);
+    return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
+  }
+
+  /** `overrides` and `memory_grant_bytes`, the same for both roles (absent when not set). */
+  #sizeFields(): { overrides?: Record<string, number | boolean>; memory_grant_bytes?: number } {
+    const { settings } = this.#context;
+    return {
+      ...(Object.keys(settings.overrides).length > 0 ? { overrides: { ...settings.overrides } } : {}),
+      ...(settings.memoryGrantBytes ? { memory_grant_bytes: Math.floor(settings.memoryGrantBytes) } : {}),
+    };
+  }
+
+  /** The guard request field, the same for both roles. */
+  #guardField(): { policy: string; gate_specialisation: boolean } {
+    const { settings } = this.#context;
+    return { policy: settings.guardPolicy, gate_specialisation: settings.shapesGate };
+  }
+
+  /** `ceilings` for the speed-of-light bound where the device is known (none on the cpu backend). */
+  #ceilingsField(): { ceilings?: DeviceCeilings } {
+    const { settings } = this.#context;
+    if (settings.backend === 'cpu' || !this.#environment) return {};
+    const ceilings = deviceCeilings(this.#environment.device, settings.precision);
+    return ceilings ? { ceilings } : {};
+  }
+
+  /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
+  #environmentOf(hello: HelloMessage): WorkerEnvironment {
+    const environment = hello.environment;
+    return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
+  }
+
+  /** What the candidate's sandbox put in place, once its hello arrived (null before, or without a report). */
+  get isolation(): IsolationReport | null {
+    return this.#isolation;
+  }
+
+  /** Candidate role: hello and the request; with `awaitDevice`, also its build-info and `built`. */
+  async #startCandidate(awaitDevice: boolean): Promise<Step<MessageOfType<'built'> | null>> {
+    const { settings, seeds, scratch } = this.#context;
+    const candidate = await this.#start('candidate');
+    const hello = await this.#expect(candidate, 'hello');
+    if (!hello.ok) return hello;
+    this.#environment ??= this.#environmentOf(hello.value);
+    this.#isolation = isolationOf(hello.value.environment);
+    const inputs = await stageCandidateInputs(scratch, settings.problemPath, settings.candidatePath);
+    candidate.send({
+      v: 1,
+      type: 'candidate',
+      problem: inputs.problemPath,
+      candidate: inputs.candidatePath,
+      backend: settings.backend,
+      precision: settings.precision,
+      preset: settings.preset,
+      device: settings.device,
+      correctness_seeds: seeds.correctness,
+      timing_seeds: seeds.timing,
+      perf_trials: settings.timing ? settings.perfTrials : 0,
+      warmup_trials: settings.warmupTrials,
+      output_dir: scratch.outputDirectory,
+      build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
+      guard: this.#guardField(),
+      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
+      ...this.#sizeFields(),
+      ...(awaitDevice ? { await_device: true } : {}),
+      ...(settings.crossCheck ? { cross_check: true } : {}),
+    });
+    if (!awaitDevice) return { ok: true, value: null };
+    let built = await this.#expect(candidate, 'build-info', 'built');
+    if (built.ok && built.value.type === 'build-info') {
+      this.#buildInfo = built.value;
+      built = await this.#expect(candidate, 'built');
+    }
+    if (!built.ok) return built;
+    if (built.value.type !== 'built') return this.#breach(candidate, 'expected `built`');
+    return { ok: true, value: built.value };
+  }
+
+  /** Candidate role up to the judged correctness trials; the value is the judgement's outcome. */
+  async #checkCandidate(): Promise<Step<Outcome>> {
+    const { settings, seeds } = this.#context;
+    const candidate = this.#workers.candidate!;
+    let saved = await this.#expect(candidate, 'build-info', 'correctness-outputs');
+    if (saved.ok && saved.value.type === 'build-info') {
+      this.#buildInfo = saved.value;
+      saved = await this.#expect(candidate, 'correctness-outputs');
+    }
+    if (!saved.ok) return saved;
+    if (saved.value.type !== 'correctness-outputs') return this.#breach(candidate, 'expected `correctness-outputs`');
+    const outputs = saved.value.outputs;
+    if (outputs.map((output) => output.seed).join() !== seeds.correctness.join()) {
+      return this.#breach(candidate, 'the correctness outputs do not match the requested seeds');
+    }
+    const judged = await this.#judge(outputs);
+    if (!judged.ok) return judged;
+    this.#correctness = summarizeCorrectness(judged.value, settings.tolerance, settings.toleranceProfile);
+    const verdict = outcomeOfJudgement(judged.value, settings.tolerance);
+    const generalisation = saved.value.generalisation ?? [];
+    if (verdict.verdict !== 'correct' || generalisation.length === 0) return { ok: true, value: verdict };
+    const judgeable = generalisation.filter((entry) => !entry.error && entry.path !== null);
+    let variants: MessageOfType<'judgement'> | null = null;
+    if (judgeable.length > 0) {
+      const judgedVariants = await this.#judge(judgeable as Array<SavedOutput & Record<string, unknown>>);
+      if (!judgedVariants.ok) return judgedVariants;
+      variants = judgedVariants.value;
+    }
+    return { ok: true, value: this.#guard.generalisation(generalisation, variants, settings.shapesGate) ?? verdict };
+  }
+
+  /**
+   * Candidate role's timing stage (docs/timing.md): `continue` with the contents per model, the
+   * parent-driven calls and trusted batches, eager re-timed beside it, and the judge on the kept
+   * outputs. A message out of order or a kept output from the wrong inputs is `timing-tampered`.
+   */
+  async #timeCandidate(baselines: Baselines): Promise<Outcome> {
+    const { settings, seeds } = this.#context;
+    const candidate = this.#workers.candidate!;
+    const roofline = this.#guard.roofline;
+    const inputBytes = roofline?.input_bytes;
+    const contents = contentCount(seeds.timing.length, settings.warmupTrials, settings.perfTrials, typeof inputBytes === 'number' ? inputBytes : 0);
+    const clock = this.#context.clockMs ?? (() => performance.now());
+    const budget = new TimingBudget({ budgetMs: settings.timingBudgetMs, perfTrials: settings.perfTrials, warmupTrials: settings.warmupTrials, now: clock });
+    candidate.send({ v: 1, type: 'continue', contents_per_model: contents });
+    const callBytes = typeof inputBytes === 'number' && typeof roofline?.output_bytes === 'number' ? inputBytes + roofline.output_bytes : null;
+    const driver = new CandidateTimingDriver({
+      candidate,
+      reference: this.#workers.reference!,
+      expect: (worker, ...types) => this.#expect(worker, ...types),
+      tampered: (reason) => this.#tampered(candidate, reason),
+      timingSeeds: seeds.timing,
+      warmupTrials: settings.warmupTrials,
+      perfTrials: settings.perfTrials,
+      sampleCalls: seeds.sampleCalls,
+      contentsPerModel: contents,
+      callBytes,
+      reseed: false,
+      budget,
+      random: this.#context.random ?? randomInt,
+      now: clock,
+    });
+    const driven = await driver.run();
+    if (!driven.ok) return this.#asTampering(driven.outcome);
+    const extra = await this.#nothingMoreFrom(candidate);
+    if (extra) return extra;
+    const anchor = await this.#anchor(budget.budgetMs, baselines.eager);
+    if (!anchor.ok) return anchor.outcome;
+    const judged = await this.#judgeKept(driven.value);
+    if (judged) return judged;
+    this.#timing = summarizeTiming({
+      candidate: driven.value.timing,
+      batches: driven.value.batches,
+      eager: baselines.eager,
+      compile: baselines.compile,
+      baselineCached: baselines.cached,
+      anchor: anchor.value,
+      budget: budget.report(),
+    });
+    return this.#guard.speedOfLight(this.#timing.candidate_ms.median) ?? { verdict: 'correct', reasons: [] };
+  }
+
+  /** The kept outputs of the timed calls and the batches, judged; an outcome when one fails. */
+  async #judgeKept(driven: DrivenTiming): Promise<Outcome | null> {
+    const samples = driven.kept.map(({ sample }) => sample);
+    if (samples.length === 0) return null;
+    const sampled = await this.#judge(samples);
+    if (!sampled.ok) return sampled.outcome;
+    return outcomeOfTimedJudgement(sampled.value, samples.map((sample) => sample.call), this.#context.settings.tolerance);
+  }
+
+  /**
+   * Eager re-timed in the reference worker beside the candidate: null when there is no eager figure
+   * to anchor, or when its calls are too slow for a re-timing within a tenth of the budget (the
+   * reference answers outside any stage, under the idle limit).
+   */
+  async #anchor(budgetMs: number, eager: BaselineEntry | null): Promise<Step<BaselineEntry | null>> {
+    const { settings } = this.#context;
+    const reference = this.#workers.reference!;
+    if (!eager || !('times_ms' in eager)) return { ok: true, value: null };
+    const calls = Math.min(ANCHOR_CALLS, settings.perfTrials) + Math.min(ANCHOR_WARMUP, settings.warmupTrials);
+    if (median(eager.times_ms) * calls > ANCHOR_BUDGET_SHARE * budgetMs) return { ok: true, value: null };
+    reference.send({
+      v: 1,
+      type: 'anchor',
+      perf_trials: Math.min(ANCHOR_CALLS, settings.perfTrials),
+      warmup_trials: Math.min(ANCHOR_WARMUP, settings.warmupTrials),
+      budget_ms: ANCHOR_BUDGET_SHARE * budgetMs,
+    });
+    const anchored = await this.#expect(reference, 'anchor');
+    if (!anchored.ok) return anchored;
+    return { ok: true, value: anchored.value.eager };
+  }
+
+  /** After `timing` the candidate must end without another message (a forged duplicate, P3). */
+  async #nothingMoreFrom(candidate: WorkerProcess): Promise<Outcome | null> {
+    await candidate.finish(EXIT_WINDOW_MS);
+    const event = await candidate.next();
+    if (event.type === 'message' && !isGuardMessage(event.message)) {
+      return outcome('rejected', 'timing-tampered', `the candidate's process wrote \`${event.message.type}\` after its timing message: a message it was not asked for (docs/timing.md)`);
+    }
+    return null;
+  }
+
+  /** A protocol failure of the candidate in its timing stage is tampering with the timing. */
+  #asTampering(ended: Outcome): Outcome {
+    const reason = ended.reasons[0];
+    if (this.#blame !== 'candidate' || ended.verdict !== 'crashed' || reason?.check !== 'protocol') return ended;
+    return outcome('rejected', 'timing-tampered', `the candidate's process broke the timing protocol: ${reason.message}`);
+  }
+
+  async #tampered(candidate: WorkerProcess, reason: string): Promise<Outcome> {
+    this.#blame = 'candidate';
+    candidate.fail(new ProtocolError(reason, { role: 'candidate' }));
+    await candidate.result;
+    return outcome('rejected', 'timing-tampered', `the candidate's process broke the timing protocol: ${reason} (docs/timing.md)`);
+  }
+
+  async #start(role: WorkerRole): Promise<WorkerProcess> {
+    const worker = await this.#context.startWorker(role, (event) => {
+      if (role === 'candidate' && event.kind === 'stage-finished' && event.stage === 'build') this.#buildDurationMs = event.durationMs;
+      this.#context.onProgress?.(event);
+    });
+    this.#workers[role] = worker;
+    return worker;
+  }
+
+  /** The next message, which must be of one of `types`; a failure or the worker's end stops the run. */
+  async #expect<T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]): Promise<Step<MessageOfType<T>>> {
+    let event = await worker.next();
+    while (event.type === 'message' && isGuardMessage(event.message) && !(types as string[]).includes(event.message.type)) {
+      this.#guard.record(event.message);
+      event = await worker.next();
+    }
+    const expected = types.join('` or `');
+    if (event.type === 'exit') {
+      this.#blame = worker.role;
+      return { ok: false, outcome: outcomeOfWorkerEnd(event.result, expected, this.#helloSeen.has(worker.role)) };
+    }
+    const message = event.message;
+    if (message.type === 'hello') this.#helloSeen.add(worker.role);
+    if ((types as string[]).includes(message.type)) return { ok: true, value: message as MessageOfType<T> };
+    this.#blame = worker.role;
+    if (message.type === 'fault') throw machineFault(worker.role, message);
+    if (message.type === 'failure') {
+      return { ok: false, outcome: this.#guard.staticRejection(outcomeOfFailure(message, this.#environment?.cuda ?? null)) };
+    }
+    return this.#breach(worker, `expected \`${expected}\`, got \`${message.type}\``);
+  }
+
+  /** Kills a worker that sent something out of order and reports it as a protocol failure. */
+  async #breach(worker: WorkerProcess, reason: string): Promise<{ ok: false; outcome: Outcome }> {
+    this.#blame = worker.role;
+    worker.fail(new ProtocolError(reason, { role: worker.role }));
+    const result = await worker.result;
+    return { ok: false, outcome: outcomeOfWorkerEnd(result, 'nothing more', true) };
+  }
+
+  async #judge(outputs: Array<Omit<SavedOutput, 'input_digest'> & { input_digest?: string }>): Promise<Step<MessageOfType<'judgement'>>> {
+    const reference = this.#workers.reference!;
+    const { tolerance } = this.#context.settings;
+    reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs });
+    const judged = await this.#expect(reference, 'judgement');
+    if (judged.ok && judged.value.trials.length !== outputs.length) {
+      return this.#breach(reference, `judged ${judged.value.trials.length} outputs, ${outputs.length} were sent`);
+    }
+    return judged;
+  }
+
+  async #stopWorkers(): Promise<void> {
+    await Promise.all(Object.values(this.#workers).map((worker) => worker.finish(EXIT_WINDOW_MS)));
+  }
+
+  async #result(finished: Outcome): Promise<EvaluationResult> {
+    const blamed = this.#workers[this.#blame] ?? this.#workers.reference;
+    const results = await Promise.all(Object.values(this.#workers).map((worker) => worker.result));
+    const note = this.#isolation ? isolationNote(this.#isolation) : null;
+    if (note) this.#guard.note(note);
+    const { outcome: ended, attribution } = this.#guard.attributed(finished, this.#context.settings.guardPolicy);
+    return assembleResult({
+      settings: this.#context.settings,
+      outcome: ended,
+      attribution,
+      output: blamed ? await blamed.result : null,
+      stageDurationsMs: Object.assign({}, ...results.map((result) => result.stageDurationsMs)),
+      memory: memoryOfWorkers(results),
+      environment: this.#environment && this.#isolation ? { ...this.#environment, isolation: this.#isolation } : this.#environment,
+      correctness: this.#correctness,
+      timing: this.#timing,
+      buildInfo: this.#buildInfo,
+      guard: this.#guard.report(),
+    });
+  }
+}
+
+const GUARD_MESSAGE_TYPES: ReadonlySet<string> = new Set(['guard', 'guard-checks', 'audit', 'roofline', 'attribution', 'reference-ops']);
+
+/** The guard's informational messages, which may arrive between any two expected ones. */
+function isGuardMessage(
+  message: WorkerMessage,
+): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline' | 'attribution' | 'reference-ops'> {
+  return GUARD_MESSAGE_TYPES.has(message.type);
+}

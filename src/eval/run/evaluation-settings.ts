@@ -1,0 +1,85 @@
+import { effectiveGuardPolicy } from '../../core/guard-policy.js';
+import path from 'node:path';
+import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
+import type { EvaluationRequest } from '../evaluator.js';
+import type { Stage } from '../process/protocol.js';
+import { stageLimitsMs } from './stage-limits.js';
+import { DEFAULT_TIMING_BUDGET_MS } from '../timing/timing-budget.js';
+import { toleranceFor, type Tolerance } from './tolerance.js';
+
+/** Defaults of docs/spec.md sections 4 and 5. */
+export const EVALUATION_DEFAULTS = {
+  trials: 5,
+  perfTrials: 100,
+  warmupTrials: 10,
+  /** Input sets the timed calls rotate through (docs/hacks.md #8). */
+  timingSeeds: 3,
+  /** Timed calls whose outputs are judged (docs/hacks.md #9). */
+  sampleCalls: 3,
+} as const;
+
+/** An {@link EvaluationRequest} with every default filled in and paths made absolute. */
+export interface EvaluationSettings {
+  problemPath: string;
+  candidatePath: string;
+  backend: Backend;
+  precision: Precision;
+  toleranceProfile: ToleranceProfile;
+  tolerance: Tolerance;
+  preset: Preset;
+  /** `cpu`, or `cuda:N` on the GPU backends. */
+  device: string;
+  trials: number;
+  perfTrials: number;
+  warmupTrials: number;
+  timing: boolean;
+  refreshBaselines: boolean;
+  stageLimitsMs: Record<Stage, number>;
+  /** Limit on waiting for a worker outside any stage (the `startup` limit), ms. */
+  idleLimitMs: number;
+  /** The guard policy's name, sent to both roles. */
+  guardPolicy: string;
+  /** Generalisation trials at other sizes, and whether they gate the verdict. */
+  shapes: boolean;
+  shapesGate: boolean;
+  /** Replaced module constants of the problem (empty: its own sizes). */
+  overrides: Readonly<Record<string, number | boolean>>;
+  /** Longest wait for room on the device, ms (null: no limit). */
+  deviceWaitMs: number | null;
+  /** Device (or on cpu, host) memory granted to the evaluation, bytes; null: the device's whole size. */
+  memoryGrantBytes: number | null;
+  /** Time the candidate a second way too (`--cross-check`, docs/timing.md). */
+  crossCheck: boolean;
+  /** Host time the candidate's timing stage (and each baseline) may take, ms; past it fewer calls, never under 10. */
+  timingBudgetMs: number;
+}
+
+/** Fills in the defaults of a request. */
+export function resolveEvaluationSettings(request: EvaluationRequest, workingDirectory = process.cwd()): EvaluationSettings {
+  const limits = stageLimitsMs(request.timeoutsSeconds);
+  return {
+    problemPath: path.resolve(workingDirectory, request.problemPath),
+    candidatePath: path.resolve(workingDirectory, request.candidatePath),
+    backend: request.backend,
+    precision: request.precision,
+    toleranceProfile: request.tolerance,
+    tolerance: toleranceFor(request.tolerance, request.precision),
+    preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
+    device: request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`,
+    trials: request.trials ?? EVALUATION_DEFAULTS.trials,
+    perfTrials: request.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
+    warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,
+    timing: request.skipTiming !== true,
+    refreshBaselines: request.refreshBaselines === true,
+    stageLimitsMs: limits.stages,
+    idleLimitMs: limits.idleMs,
+    guardPolicy: effectiveGuardPolicy(request.guardPolicy),
+    shapes: request.shapes === true || request.shapesGate === true,
+    shapesGate: request.shapesGate === true,
+    overrides: { ...(request.overrides ?? {}) },
+    deviceWaitMs: request.deviceWaitMs ?? null,
+    memoryGrantBytes: null,
+    crossCheck: request.crossCheck === true,
+    timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
+  };
+}

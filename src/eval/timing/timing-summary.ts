@@ -1,0 +1,111 @@
+import type { TimingStats, TimingSummary } from '../../core/verdict.js';
+import { anchorBaselines } from './baseline-anchor.js';
+import type { BaselineEntry, TimingMessage } from '../process/protocol.js';
+import { computeSpeedups } from './speedup.js';
+import { summarizeTimes } from './statistics.js';
+import type { BudgetReport } from './timing-budget.js';
+import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
+
+/** Host-inclusive time this many times the device time (or more) makes a call launch-bound. */
+export const LAUNCH_BOUND_RATIO = 1.5;
+/** A load factor (trusted-bound.ts) above this marks a machine too busy for the figures to hold. */
+export const BUSY_LOAD_FACTOR = 1.5;
+/** `--cross-check`: the two methods' medians may differ by this share before it is a finding. */
+export const CROSS_CHECK_BOUND = 0.1;
+
+export interface TimingSummaryInput {
+  candidate: TimingMessage;
+  /** The parent's trusted batches of the candidate (docs/timing.md); empty when none ran. */
+  batches?: readonly TimedBatch[];
+  /** Null when the baseline was not measured. */
+  eager: BaselineEntry | null;
+  compile: BaselineEntry | null;
+  /** Whether the baselines came from the cache rather than this run. */
+  baselineCached: boolean;
+  /** Eager re-timed beside the candidate (`anchor`), when it was. */
+  anchor?: BaselineEntry | null;
+  budget?: BudgetReport;
+}
+
+function timesOf(entry: BaselineEntry | null | undefined): Extract<BaselineEntry, { times_ms: number[] }> | null {
+  return entry && 'times_ms' in entry ? entry : null;
+}
+
+function wallOf(times: readonly number[] | undefined): TimingStats | undefined {
+  return times && times.length > 0 ? summarizeTimes(times) : undefined;
+}
+
+function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSummary['cross_check'] {
+  const check = message.cross_check;
+  if (!check) return undefined;
+  const other = summarizeTimes(check.times_ms).median;
+  const ratio = other > 0 ? candidate.median / other : null;
+  const agrees = ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND;
+  return {
+    method: check.method,
+    median_ms: other,
+    ratio,
+    bound: CROSS_CHECK_BOUND,
+    agrees,
+    ...(agrees ? {} : { finding: `the timed calls' median and ${check.method}'s differ by more than ${CROSS_CHECK_BOUND * 100}% (ratio ${ratio === null ? 'undefined' : ratio.toFixed(3)})` }),
+  };
+}
+
+/**
+ * Statistics of the candidate's and the baselines' raw call times (computed here, not in the
+ * process the candidate ran in: docs/hacks.md #5), bounded below by the parent's trusted batches
+ * (docs/timing.md), re-anchored on eager re-timed beside the candidate, and the speedups.
+ */
+export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
+  const inProcess = summarizeTimes(input.candidate.times_ms);
+  const eagerEntry = timesOf(input.eager);
+  const compileEntry = timesOf(input.compile);
+  const anchorEntry = timesOf(input.anchor);
+  const load = loadFactor(anchorEntry?.times_ms, anchorEntry?.batch_ms);
+  const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
+  const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms) : null;
+  const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms) : null;
+  const anchor = anchorEntry && eagerFigure
+    ? anchorBaselines({ earlier: eagerFigure.stats, anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms).stats, cached: input.baselineCached, candidate: bounded.candidate })
+    : null;
+  const eager = anchor?.used === 'anchor' ? anchor.eager_ms : (eagerFigure?.stats ?? null);
+  const compile = compileFigure?.stats ?? null;
+  const speedups = computeSpeedups(bounded.candidate.median, eager?.median ?? null, compile?.median ?? null);
+  const summary: TimingSummary = {
+    candidate_ms: bounded.candidate,
+    eager_ms: eager,
+    compile_ms: compile,
+    speedup_vs_eager: speedups.vsEager,
+    speedup_vs_compile: speedups.vsCompile,
+    speedup_vs_best: speedups.vsBest,
+    baseline_cached: input.baselineCached,
+  };
+  if (bounded.wall) summary.candidate_wall_ms = bounded.wall;
+  const eagerWall = wallOf(eagerEntry?.wall_ms);
+  const compileWall = wallOf(compileEntry?.wall_ms);
+  if (eagerWall) summary.eager_wall_ms = eagerWall;
+  if (compileWall) summary.compile_wall_ms = compileWall;
+  if (bounded.trusted) {
+    summary.trusted = bounded.trusted;
+    summary.in_process_ms = inProcess;
+  }
+  const launchBound = {
+    candidate: bounded.wall !== undefined && bounded.wall.median >= LAUNCH_BOUND_RATIO * bounded.candidate.median,
+    eager: eagerFigure?.launchBound === true || (eagerWall !== undefined && eager !== null && eagerWall.median >= LAUNCH_BOUND_RATIO * eager.median),
+    compile: compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
+  };
+  if (launchBound.candidate || launchBound.eager || launchBound.compile) summary.launch_bound = launchBound;
+  if (input.budget) summary.budget = input.budget;
+  const check = crossCheck(inProcess, input.candidate);
+  if (check) summary.cross_check = check;
+  if (anchor) {
+    if (load > BUSY_LOAD_FACTOR) {
+      anchor.too_busy = true;
+      anchor.reasons.push(`eager ran ${load.toFixed(2)}x slower back to back than one call at a time: the host is oversubscribed`);
+    }
+    summary.baseline_anchor = anchor;
+  }
+  if (input.compile && 'error' in input.compile) summary.compile_unavailable = input.compile.error;
+  if (input.eager && 'error' in input.eager) summary.eager_unavailable = input.eager.error;
+  return summary;
+}

@@ -1,0 +1,154 @@
+import { effectiveGuardPolicy } from '../core/guard-policy.js';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { backendSchema, precisionSchema, presetSchema, toleranceProfileSchema, type EvaluationResult } from '../core/verdict.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import { EVALUATION_DEFAULTS, resolveEvaluationSettings } from '../eval/run/evaluation-settings.js';
+import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
+import { unreadableInput } from '../eval/run/unreadable-input.js';
+
+/** Version of the payload format; a worker refuses a payload of another version. */
+export const JOB_PAYLOAD_VERSION = 1;
+
+/** Times one job may be started (each start whose worker died counts) before it ends `crashed`. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** The largest attempts bound a payload may ask for (the workers' stall limit sits above it). */
+export const MAX_ATTEMPTS_LIMIT = 20;
+
+/** Largest problem or candidate source a job carries, in bytes of UTF-16 text (4 MiB). */
+const MAX_SOURCE_LENGTH = 4 * 1024 * 1024;
+
+const positiveSeconds = z.number().positive().finite();
+const timeoutsSchema = z.object(
+  Object.fromEntries(Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS).map((stage) => [stage, positiveSeconds])) as Record<keyof StageTimeoutsSeconds, typeof positiveSeconds>,
+).strict();
+
+/**
+ * The options of an {@link EvaluationRequest} that travel with a job: every field filled in, so a
+ * worker of another version reads the same evaluation; no paths and no `deviceIndex` (a worker
+ * times on its own devices).
+ */
+export const evaluationJobOptionsSchema = z
+  .object({
+    backend: backendSchema,
+    precision: precisionSchema,
+    tolerance: toleranceProfileSchema,
+    preset: presetSchema,
+    trials: z.number().int().positive(),
+    perfTrials: z.number().int().positive(),
+    warmupTrials: z.number().int().nonnegative(),
+    refreshBaselines: z.boolean(),
+    skipTiming: z.boolean(),
+    /** Per-stage limits in seconds. */
+    timeoutsSeconds: timeoutsSchema,
+    guardPolicy: z.string().min(1),
+    shapes: z.boolean(),
+    shapesGate: z.boolean(),
+  })
+  .strict();
+export type EvaluationJobOptions = z.infer<typeof evaluationJobOptionsSchema>;
+
+/** A file name without folders (the worker writes the source under it in its scratch folder). */
+const fileNameSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((name) => !/[/\\\0]/.test(name) && name !== '.' && name !== '..', { message: 'expected a file name without folders' });
+
+const sourceFileSchema = z.object({ name: fileNameSchema, source: z.string().max(MAX_SOURCE_LENGTH) }).strict();
+export type SourceFile = z.infer<typeof sourceFileSchema>;
+
+/**
+ * One evaluation job as it crosses machines: the problem and candidate SOURCES (a remote worker
+ * cannot read the coordinator's files), their names, and the evaluation options. `maxAttempts`
+ * is delivery policy, not part of the evaluation, so it is left out of {@link evaluationJobId}.
+ */
+export const evaluationJobPayloadSchema = z
+  .object({
+    v: z.literal(JOB_PAYLOAD_VERSION),
+    problem: sourceFileSchema,
+    candidate: sourceFileSchema,
+    options: evaluationJobOptionsSchema,
+    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT),
+  })
+  .strict();
+export type EvaluationJobPayload = z.infer<typeof evaluationJobPayloadSchema>;
+
+/** The job options of a request, every default filled in (as {@link resolveEvaluationSettings} fills them). */
+export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>): EvaluationJobOptions {
+  const defined = Object.fromEntries(Object.entries(request.timeoutsSeconds ?? {}).filter(([, value]) => value !== undefined));
+  return {
+    backend: request.backend,
+    precision: request.precision,
+    tolerance: request.tolerance,
+    preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
+    trials: request.trials ?? EVALUATION_DEFAULTS.trials,
+    perfTrials: request.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
+    warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,
+    refreshBaselines: request.refreshBaselines === true,
+    skipTiming: request.skipTiming === true,
+    timeoutsSeconds: { ...DEFAULT_STAGE_TIMEOUTS_SECONDS, ...defined },
+    guardPolicy: effectiveGuardPolicy(request.guardPolicy),
+    shapes: request.shapes === true || request.shapesGate === true,
+    shapesGate: request.shapesGate === true,
+  };
+}
+
+export interface JobPayloadParts {
+  problem: SourceFile;
+  candidate: SourceFile;
+  /** The request's options (paths and `deviceIndex` are ignored). */
+  options: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
+  maxAttempts?: number;
+}
+
+/** A validated payload from sources and request options. Throws a ZodError for a bad name or option. */
+export function createJobPayload(parts: JobPayloadParts): EvaluationJobPayload {
+  return evaluationJobPayloadSchema.parse({
+    v: JOB_PAYLOAD_VERSION,
+    problem: parts.problem,
+    candidate: parts.candidate,
+    options: normaliseJobOptions(parts.options),
+    maxAttempts: parts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+  });
+}
+
+/**
+ * The payload of a request whose files are on this machine, or the `invalid_input` result when
+ * one of them cannot be read (what a local evaluator would return).
+ */
+export async function readJobPayload(request: EvaluationRequest, maxAttempts?: number): Promise<{ payload: EvaluationJobPayload } | { result: EvaluationResult }> {
+  const unreadable = await unreadableInput(resolveEvaluationSettings(request));
+  if (unreadable) return { result: unreadable };
+  const [problem, candidate] = await Promise.all([readFile(request.problemPath, 'utf8'), readFile(request.candidatePath, 'utf8')]);
+  const { problemPath: _problem, candidatePath: _candidate, ...options } = request;
+  return {
+    payload: createJobPayload({
+      problem: { name: path.basename(request.problemPath), source: problem },
+      candidate: { name: path.basename(request.candidatePath), source: candidate },
+      options,
+      maxAttempts,
+    }),
+  };
+}
+
+/**
+ * The job's id: `sha256-` and the hex sha256 of the problem source, the candidate source and the
+ * normalised options (names and `maxAttempts` left out). Equal evaluations get equal ids, so the
+ * queue holds one job and one result for them.
+ *
+ * @example evaluationJobId(payload) // 'sha256-3f2a…' (71 characters)
+ */
+export function evaluationJobId(payload: Pick<EvaluationJobPayload, 'v' | 'problem' | 'candidate' | 'options'>): string {
+  const material = canonicalJson({ v: payload.v, problem: payload.problem.source, candidate: payload.candidate.source, options: payload.options });
+  return `sha256-${createHash('sha256').update(material, 'utf8').digest('hex')}`;
+}
+
+/** The request a worker evaluates: the payload's options with the paths it wrote the sources to. */
+export function requestOfPayload(payload: EvaluationJobPayload, paths: { problemPath: string; candidatePath: string }): EvaluationRequest {
+  return { ...paths, ...payload.options };
+}
