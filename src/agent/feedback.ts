@@ -94,19 +94,19 @@ function mismatchLines(result: EvaluationResult): string[] {
     figures.push(`tolerance atol=${correctness.atol} rtol=${correctness.rtol}`);
   }
   if (figures.length > 0) lines.push(`Error: ${figures.join(', ')}.`);
-  const failed = (correctness.trial_details ?? []).filter((trial) => trial['passed'] === false).slice(0, 2);
+  const failed = (correctness.trial_details ?? []).filter((trial) => trial.passed === false).slice(0, 2);
   for (const trial of failed) lines.push(`- ${describeTrial(trial)}`);
   return lines;
 }
 
 function describeTrial(trial: Record<string, unknown>): string {
-  const parts = [`seed ${String(trial['seed'] ?? '?')}`];
-  if (typeof trial['check'] === 'string') parts.push(trial['check']);
-  const mismatched = trial['mismatch_count'];
-  const total = trial['numel'];
+  const parts = [`seed ${String(trial.seed ?? '?')}`];
+  if (typeof trial.check === 'string') parts.push(trial.check);
+  const mismatched = trial.mismatch_count;
+  const total = trial.numel;
   if (typeof mismatched === 'number' && typeof total === 'number') parts.push(`${mismatched} of ${total} elements differ`);
-  if (typeof trial['max_abs_error'] === 'number') parts.push(`max abs ${formatSignificant(trial['max_abs_error'])}`);
-  const message = typeof trial['message'] === 'string' ? `: ${trial['message']}` : '';
+  if (typeof trial.max_abs_error === 'number') parts.push(`max abs ${formatSignificant(trial.max_abs_error)}`);
+  const message = typeof trial.message === 'string' ? `: ${trial.message}` : '';
   return `${parts.join(', ')}${message}`;
 }
 

@@ -11,7 +11,7 @@ interface FirstMismatch {
 function isFirstMismatch(value: unknown): value is FirstMismatch {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Record<string, unknown>;
-  return Array.isArray(candidate['index']) && ['number', 'string'].includes(typeof candidate['expected']) && ['number', 'string'].includes(typeof candidate['actual']);
+  return Array.isArray(candidate.index) && ['number', 'string'].includes(typeof candidate.expected) && ['number', 'string'].includes(typeof candidate.actual);
 }
 
 /** A value with enough digits to tell two close floats apart: `0.1234568`, `-3.5e-7`, `nan`. */
@@ -27,13 +27,13 @@ function formatValue(value: number | string): string {
  */
 export function firstMismatchLine(result: EvaluationResult): string | null {
   const trials = result.correctness?.trial_details ?? [];
-  const position = trials.findIndex((trial) => trial['passed'] === false && isFirstMismatch(trial['first_mismatch']));
+  const position = trials.findIndex((trial) => trial.passed === false && isFirstMismatch(trial.first_mismatch));
   if (position === -1) return null;
   const trial = trials[position]!;
-  const first = trial['first_mismatch'] as FirstMismatch;
+  const first = trial.first_mismatch as FirstMismatch;
   const leaf = first.leaf === null || first.leaf === undefined ? 'output' : `output leaf ${first.leaf}`;
   const difference = typeof first.expected === 'number' && typeof first.actual === 'number' ? ` (difference ${formatValue(first.actual - first.expected)})` : '';
-  const seed = typeof trial['seed'] === 'number' ? ` (seed ${trial['seed']})` : '';
+  const seed = typeof trial.seed === 'number' ? ` (seed ${trial.seed})` : '';
   return `trial ${position + 1}${seed}, ${leaf}[${first.index.join(', ')}]: expected ${formatValue(first.expected)}, got ${formatValue(first.actual)}${difference}`;
 }
 
@@ -45,8 +45,8 @@ export function firstMismatchLine(result: EvaluationResult): string | null {
 export function guardNoteLines(result: EvaluationResult): string[] {
   const guard = result.guard;
   if (!guard) return [];
-  const notes = Array.isArray(guard['notes']) ? guard['notes'].filter((note): note is string => typeof note === 'string') : [];
-  const audit = guard['audit'] as { degenerate?: unknown; passing?: unknown } | null | undefined;
+  const notes = Array.isArray(guard.notes) ? guard.notes.filter((note): note is string => typeof note === 'string') : [];
+  const audit = guard.audit as { degenerate?: unknown; passing?: unknown } | null | undefined;
   if (audit?.degenerate === true && Array.isArray(audit.passing) && audit.passing.length > 0) {
     notes.push(`the problem's tolerance lets a trivial output pass (${audit.passing.join(', ')}), so the outputs were also judged by their relative L2 error`);
   }

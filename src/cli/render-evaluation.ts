@@ -40,7 +40,7 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
   );
   for (const reason of result.reasons) lines.push(`  ${colors.dim(`[${reason.check}]`)} ${reason.message}`);
   if (result.attribution) {
-    const policy = typeof result.guard?.['policy'] === 'string' ? colors.dim(` (policy ${result.guard['policy']})`) : '';
+    const policy = typeof result.guard?.policy === 'string' ? colors.dim(` (policy ${result.guard.policy})`) : '';
     lines.push(`${colors.bold('attribution:')} ${attributionLine(result.attribution)}${policy}`);
   }
   const { diagnostics } = result;

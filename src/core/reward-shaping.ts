@@ -38,9 +38,9 @@ const SPEEDUP_FIELD = { best: 'speedup_vs_best', eager: 'speedup_vs_eager', comp
 
 /** `share_of_bound` of the guard's speed-of-light report: bound ÷ median (above 1 is faster than the bound). */
 function shareOfBound(result: EvaluationResult): number | null {
-  const report = result.guard?.['speed_of_light'];
+  const report = result.guard?.speed_of_light;
   if (report === null || typeof report !== 'object') return null;
-  const share = (report as Record<string, unknown>)['share_of_bound'];
+  const share = (report as Record<string, unknown>).share_of_bound;
   return typeof share === 'number' && Number.isFinite(share) && share > 0 ? share : null;
 }
 

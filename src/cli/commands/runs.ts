@@ -115,7 +115,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
   const stderr = deps.stderr ?? process.stderr;
   const setExitCode = deps.setExitCode ?? ((code: number) => void (process.exitCode = code));
   const openStore = deps.openStore ?? openRunStore;
-  const colors = picocolors.createColors(deps.color ?? (process.stdout.isTTY === true && !process.env['NO_COLOR']));
+  const colors = picocolors.createColors(deps.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR));
 
   const withStore = async (rawOptions: unknown, work: (store: RunStore, options: RunsOptions) => Promise<void>): Promise<void> => {
     try {

@@ -15,7 +15,7 @@ import { emptyVerdictCounts } from './verdict-counts.js';
 function runGuardPolicy(planned: string | undefined, candidates: readonly CandidateWithEvaluation[]): string | null {
   if (planned !== undefined) return resolveGuardPolicy(planned) ?? planned;
   for (const candidate of candidates) {
-    const policy = candidate.evaluation?.result.guard?.['policy'];
+    const policy = candidate.evaluation?.result.guard?.policy;
     if (typeof policy === 'string') return resolveGuardPolicy(policy) ?? policy;
   }
   return null;

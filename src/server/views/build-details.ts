@@ -27,22 +27,22 @@ const stringOr = (value: unknown, fallback: string): string => (typeof value ===
 export function buildDetails(result: EvaluationResult): BuildDetails | null {
   const build = result.build;
   if (!build) return null;
-  const kernels = Array.isArray(build['kernels']) ? build['kernels'] : [];
+  const kernels = Array.isArray(build.kernels) ? build.kernels : [];
   return {
     kernels: kernels.flatMap((kernel: unknown) => {
       if (kernel === null || typeof kernel !== 'object') return [];
       const entry = kernel as Record<string, unknown>;
       return [{
-        name: stringOr(entry['name'], stringOr(entry['mangled'], '(unnamed)')),
-        arch: typeof entry['arch'] === 'string' ? entry['arch'] : null,
-        registers: numberOrNull(entry['registers']),
-        sharedBytes: numberOrNull(entry['shared_bytes']),
-        stackBytes: numberOrNull(entry['stack_bytes']),
-        localBytes: numberOrNull(entry['local_bytes']),
+        name: stringOr(entry.name, stringOr(entry.mangled, '(unnamed)')),
+        arch: typeof entry.arch === 'string' ? entry.arch : null,
+        registers: numberOrNull(entry.registers),
+        sharedBytes: numberOrNull(entry.shared_bytes),
+        stackBytes: numberOrNull(entry.stack_bytes),
+        localBytes: numberOrNull(entry.local_bytes),
       }];
     }),
-    ptx: stringOr(build['ptx'], ''),
-    sass: stringOr(build['sass'], ''),
-    error: typeof build['error'] === 'string' ? build['error'] : null,
+    ptx: stringOr(build.ptx, ''),
+    sass: stringOr(build.sass, ''),
+    error: typeof build.error === 'string' ? build.error : null,
   };
 }

@@ -19,14 +19,14 @@ export function guardDetails(result: EvaluationResult): GuardDetails | null {
   const guard = result.guard;
   if (!guard) return null;
   return {
-    policy: typeof guard['policy'] === 'string' ? guard['policy'] : null,
-    findings: records(guard['findings']).map((finding) => ({
-      check: text(finding['check'], 'guard'),
-      severity: text(finding['severity'], 'note'),
-      message: text(finding['message']),
-      line: typeof finding['line'] === 'number' ? finding['line'] : null,
+    policy: typeof guard.policy === 'string' ? guard.policy : null,
+    findings: records(guard.findings).map((finding) => ({
+      check: text(finding.check, 'guard'),
+      severity: text(finding.severity, 'note'),
+      message: text(finding.message),
+      line: typeof finding.line === 'number' ? finding.line : null,
     })),
-    checks: records(guard['checks']).map((check) => ({ stage: text(check['stage']), check: text(check['check']), status: text(check['status']), message: text(check['message']) })),
-    notes: Array.isArray(guard['notes']) ? guard['notes'].filter((note): note is string => typeof note === 'string') : [],
+    checks: records(guard.checks).map((check) => ({ stage: text(check.stage), check: text(check.check), status: text(check.status), message: text(check.message) })),
+    notes: Array.isArray(guard.notes) ? guard.notes.filter((note): note is string => typeof note === 'string') : [],
   };
 }

@@ -20,11 +20,11 @@ const finite = (value: unknown): value is number => typeof value === 'number' &&
  */
 export function speedOfLight(result: EvaluationResult): SpeedOfLightView | null {
   const median = result.verdict === 'correct' ? result.timing?.candidate_ms.median : undefined;
-  const bound = result.guard?.['speed_of_light'];
+  const bound = result.guard?.speed_of_light;
   if (median === undefined || !(median > 0) || bound === null || typeof bound !== 'object') return null;
   const fields = bound as Record<string, unknown>;
-  const lowerBoundMs = fields['lower_bound_ms'];
+  const lowerBoundMs = fields.lower_bound_ms;
   if (!finite(lowerBoundMs) || lowerBoundMs <= 0) return null;
-  const share = finite(fields['share_of_bound']) ? fields['share_of_bound'] : lowerBoundMs / median;
-  return { lowerBoundMs, share, bytes: finite(fields['bytes']) ? fields['bytes'] : null, flops: finite(fields['flops']) ? fields['flops'] : null };
+  const share = finite(fields.share_of_bound) ? fields.share_of_bound : lowerBoundMs / median;
+  return { lowerBoundMs, share, bytes: finite(fields.bytes) ? fields.bytes : null, flops: finite(fields.flops) ? fields.flops : null };
 }

@@ -2,7 +2,7 @@ import type { ModelCallView } from '../../../src/server/api-types';
 import { cost, count, ms } from '../lib/format';
 
 const text = (content: ModelCallView['messages'][number]['content']): string =>
-  typeof content === 'string' ? content : content.map((part) => (typeof part['text'] === 'string' ? part['text'] : JSON.stringify(part))).join('\n');
+  typeof content === 'string' ? content : content.map((part) => (typeof part.text === 'string' ? part.text : JSON.stringify(part))).join('\n');
 
 /** The prompt (as chat messages) and the reply that produced a candidate. */
 export function PromptView({ call, origin }: { call: ModelCallView | null; origin: string }) {

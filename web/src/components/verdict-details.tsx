@@ -54,7 +54,7 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
         <span className="muted">
           {result.backend} · {result.precision}
           {result.preset ? ` · ${result.preset} sizes` : ''}
-          {result.environment ? ` · ${typeof result.environment['cpu'] === 'string' && result.environment.device === 'cpu' ? result.environment['cpu'] : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
+          {result.environment ? ` · ${typeof result.environment.cpu === 'string' && result.environment.device === 'cpu' ? result.environment.cpu : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
         </span>
       </div>
       {result.reasons.length > 0 ? (
@@ -84,8 +84,8 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
             {correctness.mismatch_count !== undefined ? (<><dt>elements out of tolerance</dt><dd>{correctness.mismatch_count.toLocaleString('en')}</dd></>) : null}
             {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
           </dl>
-          {correctness.trial_details?.filter((trial) => trial['message']).slice(0, 3).map((trial, index) => (
-            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {String(trial['seed'])}: {String(trial['message'])}</p>
+          {correctness.trial_details?.filter((trial) => trial.message).slice(0, 3).map((trial, index) => (
+            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {String(trial.seed)}: {String(trial.message)}</p>
           ))}
         </>
       ) : null}
