@@ -5,7 +5,7 @@ import type { EvaluationProgress, EvaluationRequest } from '../eval/evaluator.js
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../store/content-hash.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateRecord, Lineage } from './attempt.js';
-import type { EvaluationQueue } from './evaluation-queue.js';
+import type { EvaluationQueue, QueuedEvaluation } from './evaluation-queue.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MachineFaultError } from '../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../eval/worker-fault-error.js';
@@ -94,7 +94,7 @@ export class CandidateEvaluator {
     if (cached) return { result: cached.result, deviceMs: cached.gpuSeconds * 1000, reused: false };
     await mkdir(path.dirname(candidate.path), { recursive: true });
     await writeFile(candidate.path, candidate.source, 'utf8');
-    let evaluated;
+    let evaluated: QueuedEvaluation;
     const { onProgress } = this.options;
     for (let attempt = 1; ; attempt += 1) {
       try {

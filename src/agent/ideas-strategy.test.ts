@@ -48,7 +48,7 @@ function kernel(marker: string): string {
 }
 
 function ideas(...items: Array<[string, string]>): string {
-  return '```json\n' + JSON.stringify(items.map(([label, idea]) => ({ label, idea }))) + '\n```';
+  return `\`\`\`json\n${JSON.stringify(items.map(([label, idea]) => ({ label, idea })))}\n\`\`\``;
 }
 
 test('ideas: k ideas per round, each implemented, failures fixed once, the fastest seeding the next round', async () => {

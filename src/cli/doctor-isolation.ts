@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import { isolationReportSchema, type IsolationReport } from '../eval/isolation-report.js';
-import { sandboxMode, SANDBOX_VARIABLE } from '../eval/worker-sandbox.js';
+import { sandboxMode, SANDBOX_VARIABLE, type SandboxMode } from '../eval/worker-sandbox.js';
 import type { DoctorCheck, ToolRunner } from './doctor-check.js';
 
 export interface IsolationCheckOptions {
@@ -22,7 +22,7 @@ export interface IsolationCheckOptions {
  */
 export async function isolationCheck(options: IsolationCheckOptions): Promise<DoctorCheck> {
   const base = { id: 'isolation', label: 'Candidate isolation', requiredFor: [] as DoctorCheck['requiredFor'] };
-  let mode;
+  let mode: SandboxMode;
   try {
     mode = sandboxMode(options.environment);
   } catch (error) {

@@ -142,7 +142,7 @@ describe('BullmqJobQueue with an EvaluationWorker on a real Redis', { skip, time
     assert.equal(heartbeat?.jobs[0]?.device, 'cpu');
     evaluator.release('equal');
     const [a, b, c] = await Promise.all([first, second, third]);
-    off.forEach((remove) => remove());
+    for (const remove of off) remove();
     assert.equal(evaluator.calls.length - before, 1, 'one evaluation for three equal submissions');
     assert.equal(a.candidate, file);
     assert.equal(b.problem, problemPath());

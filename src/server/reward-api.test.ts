@@ -237,7 +237,7 @@ describe('POST /api/reward', () => {
   it('answers 503 with Retry-After when the evaluator fails, and caches nothing', async () => {
     let calls = 0;
     const evaluator = new FakeEvaluator({
-      judge: (source, request) => {
+      judge: (_source, request) => {
         calls += 1;
         if (calls === 1) throw new Error('python3 cannot import torch');
         return correctResult({ problem: request.problemPath, candidate: request.candidatePath, medianMs: 1 });

@@ -296,14 +296,18 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       remote = flags.redis
         ? await (dependencies.openRemoteEvaluation ?? openRemoteEvaluation)({ url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr })
         : null;
-      const evaluator: Evaluator = remote
-        ? remote.evaluator
-        : (local = await (dependencies.createEvaluator?.({ logger, backend }) ??
-            createLocalPipelinedEvaluator(
-              { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
-              // The run's requests name one device (`--device`); the pipeline's only device is that one.
-              { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
-            )));
+      let evaluator: Evaluator;
+      if (remote) {
+        evaluator = remote.evaluator;
+      } else {
+        local = await (dependencies.createEvaluator?.({ logger, backend }) ??
+          createLocalPipelinedEvaluator(
+            { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
+            // The run's requests name one device (`--device`); the pipeline's only device is that one.
+            { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
+          ));
+        evaluator = local;
+      }
       const dependenciesOfRun: OptimizeDependencies = {
         store,
         model,

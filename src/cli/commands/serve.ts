@@ -152,10 +152,17 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   let launcher: LauncherWatch | undefined;
   let evaluator: Evaluator;
   try {
-    evaluator = remoteQueue
-      ? new JobQueueEvaluator(remoteQueue)
-      : (dependencies.createEvaluator?.({ logger, environment: io.environment, cwd: io.cwd }) ??
-        (local = createLocalPipelinedEvaluator({ logger, environment: io.environment, cwd: io.cwd }, { sizing: ON_DEMAND_SIZING })));
+    if (remoteQueue) {
+      evaluator = new JobQueueEvaluator(remoteQueue);
+    } else {
+      const injected = dependencies.createEvaluator?.({ logger, environment: io.environment, cwd: io.cwd });
+      if (injected) {
+        evaluator = injected;
+      } else {
+        local = createLocalPipelinedEvaluator({ logger, environment: io.environment, cwd: io.cwd }, { sizing: ON_DEMAND_SIZING });
+        evaluator = local;
+      }
+    }
   } catch (error) {
     await queue?.close({ cancel: true });
     await store.close();
