@@ -158,8 +158,16 @@ describe('the dashboard in a browser', { skip }, () => {
   it('accepts a correct kernel with a note', async () => {
     const { page } = browser;
     const chosen = seededStore.seeded.ids.reluChunked!;
-    await page.getByTestId(`tree-node-${chosen}`).click();
+    // The tree works from the keyboard: Enter selects the focused row, the arrow keys move between rows.
+    const row = page.getByTestId(`tree-node-${chosen}`);
+    await row.focus();
+    await page.keyboard.press('Enter');
     await page.getByText(`Candidate #${chosen}`, { exact: true }).waitFor();
+    assert.equal(await row.getAttribute('tabindex'), '0', 'the selected row is the tree\'s tab stop');
+    const above = await row.evaluate((element) => element.previousElementSibling?.getAttribute('data-testid') ?? null);
+    assert.ok(above, 'a row above the chosen one');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.locator(':focus').getAttribute('data-testid'), above);
     await page.getByTestId('accept-open').click();
     await page.getByTestId('accept-note').fill('vectorised, tail handled; ship it');
     await page.getByTestId('accept').click();

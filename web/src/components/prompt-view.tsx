@@ -16,6 +16,7 @@ export function PromptView({ call, origin }: { call: ModelCallView | null; origi
       </p>
       {call.error ? <p className="notice">The call failed: {call.error}</p> : null}
       {call.messages.map((message, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a model call's messages in their order; a message's place in the conversation is its identity.
         <div className="message" key={index}>
           <div className="role">{message.role}</div>
           <pre>{text(message.content)}</pre>
