@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: type-check, build (the tests that spawn `kforge` run the compiled CLI in
-# dist/), TypeScript tests, Python worker tests. The end-to-end tests
+# The whole test suite: type-check, lint (Biome, biome.jsonc; an error or a warning fails), build (the
+# tests that spawn `kforge` run the compiled CLI in dist/), TypeScript tests, Python worker tests. The end-to-end tests
 # need a Python with PyTorch; this script finds it (scripts/python.sh) and fails if there is none,
 # so that no end-to-end test is skipped silently.
 set -euo pipefail
@@ -9,6 +9,7 @@ KFORGE_PYTHON="$(bash scripts/python.sh)"
 export KFORGE_PYTHON
 echo "kforge tests: worker Python is $KFORGE_PYTHON" >&2
 npx tsc --noEmit -p tsconfig.json
+npx biome lint --error-on-warnings .
 npm run --silent build
 bash scripts/test-ts.sh
 bash scripts/test-py.sh

@@ -170,7 +170,7 @@ async function candidateRows(store: string, runId: string): Promise<CandidateRow
   const opened = await SqliteRunStore.open({ path: store });
   try {
     return (await opened.listCandidates(runId)).map((candidate) => {
-      const build = candidate.evaluation?.result.stages?.['build'];
+      const build = candidate.evaluation?.result.stages?.build;
       const firstReason = candidate.evaluation?.result.reasons[0];
       return {
         id: candidate.id,

@@ -239,12 +239,12 @@ async function main(): Promise<void> {
       restarted = await runPhase('warm after restart', server, repeats, args.concurrency);
     }
     const environment = cold.answers.find((answer) => answer.environment)?.environment ?? null;
-    const gpu = args.backend === 'cuda' && environment?.['device'] ? `${String(environment['device'])}, ` : '';
+    const gpu = args.backend === 'cuda' && environment?.device ? `${String(environment.device)}, ` : '';
     const host = `${os.hostname()}: ${gpu}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
     const command = `node --import tsx bench/reward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
     const settings = { backend: args.backend, concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'pytorch', shaping: 'log-speedup' };
     const phases = [cold.phase, ...(warm ? [warm.phase] : []), ...(restarted ? [restarted.phase] : [])];
-    const torch = String(environment?.['torch'] ?? '?');
+    const torch = String(environment?.torch ?? '?');
     await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, environment, settings, phases }, null, 2)}\n`, 'utf8');
     await writeFile(path.join(out, 'result.md'), renderMarkdown({ backend: args.backend, measuredAt, command, host, torch, settings, phases }), 'utf8');
     process.stdout.write(`${path.join(out, 'result.md')}\n`);

@@ -22,7 +22,11 @@ export function resolveCliIo(overrides: Partial<CliIo> = {}): CliIo {
   return {
     stdout: overrides.stdout ?? process.stdout,
     stderr: overrides.stderr ?? process.stderr,
-    setExitCode: overrides.setExitCode ?? ((code) => void (process.exitCode = code)),
+    setExitCode:
+      overrides.setExitCode ??
+      ((code) => {
+        process.exitCode = code;
+      }),
     environment,
     cwd: overrides.cwd ?? process.cwd(),
     color: overrides.color ?? (process.stdout.isTTY === true && !environment.NO_COLOR),

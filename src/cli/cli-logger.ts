@@ -25,9 +25,9 @@ export function formatLogRecord(line: string): string {
   } catch {
     return `kforge: ${line.trim()}\n`;
   }
-  const level = LEVEL_NAMES[Number(record['level'])] ?? 'log';
-  const error = record['err'] as { message?: unknown } | undefined;
-  const message = [record['msg'], typeof error?.message === 'string' ? error.message : undefined].filter((part) => typeof part === 'string' && part.length > 0).join(': ');
+  const level = LEVEL_NAMES[Number(record.level)] ?? 'log';
+  const error = record.err as { message?: unknown } | undefined;
+  const message = [record.msg, typeof error?.message === 'string' ? error.message : undefined].filter((part) => typeof part === 'string' && part.length > 0).join(': ');
   const fields = Object.entries(record)
     .filter(([key, value]) => !RECORD_FIELDS.has(key) && ['string', 'number', 'boolean'].includes(typeof value))
     .map(([key, value]) => [key, String(value)] as const)

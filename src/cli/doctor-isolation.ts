@@ -22,7 +22,7 @@ export interface IsolationCheckOptions {
  */
 export async function isolationCheck(options: IsolationCheckOptions): Promise<DoctorCheck> {
   const base = { id: 'isolation', label: 'Candidate isolation', requiredFor: [] as DoctorCheck['requiredFor'] };
-  let mode;
+  let mode: ReturnType<typeof sandboxMode>;
   try {
     mode = sandboxMode(options.environment);
   } catch (error) {

@@ -54,7 +54,10 @@ export class LiveProgressView {
   readonly onEvent = (event: SearchEvent): void => {
     if (this.#stopped) return;
     this.#progress.update(event);
-    if (event.type === 'run-finished') return this.stop();
+    if (event.type === 'run-finished') {
+      this.stop();
+      return;
+    }
     this.#drawSoon();
   };
 
@@ -82,7 +85,10 @@ export class LiveProgressView {
 
   #drawSoon(): void {
     const wait = this.#lastDrawMs + this.#options.minRedrawMs - this.#options.now();
-    if (wait <= 0) return this.#draw();
+    if (wait <= 0) {
+      this.#draw();
+      return;
+    }
     this.#pending ??= setTimeout(() => {
       this.#pending = null;
       this.#draw();

@@ -271,16 +271,23 @@ function jsonErrorOffset(text: string): number | undefined {
     skipSpace();
     const char = text[index];
     if (char === '{') {
-      return sequence('}', () => {
+      sequence('}', () => {
         skipSpace();
         string();
         skipSpace();
         expect(':');
         value();
       });
+      return;
     }
-    if (char === '[') return sequence(']', value);
-    if (char === '"') return string();
+    if (char === '[') {
+      sequence(']', value);
+      return;
+    }
+    if (char === '"') {
+      string();
+      return;
+    }
     literal.lastIndex = index;
     const match = literal.exec(text);
     if (!match) fail();

@@ -91,7 +91,7 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
     assert.equal(reply.text, 'final answer');
     assert.equal(reply.reasoningText, 'Tile the reduction, then fuse the ReLU.');
     assert.equal(reply.usage.reasoningTokens, 9);
-    assert.equal((server.requests[0]?.body as Record<string, unknown>).reasoning_effort, 'high');
+    assert.equal((server.requests[0]?.body as Record<string, unknown> | undefined)?.reasoning_effort, 'high');
   });
 
   it('retries a 429, honouring Retry-After, and records the failed attempt', async () => {
@@ -215,7 +215,7 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
       `Faster:\n\`\`\`python\n${CANDIDATE}\`\`\``,
       'I think the kernel is already optimal; no changes needed.',
       { status: 429, retryAfterSeconds: 0 },
-      'Sorry, here it is:\n```python\n' + CANDIDATE + '```',
+      `Sorry, here it is:\n\`\`\`python\n${CANDIDATE}\`\`\``,
       'hang',
     ]);
     const model = compatibleModel(server, { timeoutSeconds: 0.3, maxAttempts: 1 });

@@ -74,7 +74,7 @@ describe('extractCandidate', () => {
       'First, a quick check of the reference:',
       '```python\nimport torch\nx = torch.randn(4)\nprint(torch.relu(x))\n```',
       'Now the optimized model:',
-      '```python\n' + MODEL_NEW + '```',
+      `\`\`\`python\n${MODEL_NEW}\`\`\``,
       'Run it with:',
       '```bash\npython bench.py --trials 100\n```',
     ].join('\n');

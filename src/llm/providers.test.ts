@@ -86,7 +86,7 @@ describe('createKernelModel', () => {
       assert.equal(reply.text, 'local reply');
       assert.equal(reply.provider, 'ollama');
       assert.equal(server.requests[0]?.headers.authorization, undefined);
-      assert.equal((server.requests[0]?.body as { temperature?: number }).temperature, 0.2);
+      assert.equal((server.requests[0]?.body as { temperature?: number } | undefined)?.temperature, 0.2);
     } finally {
       await server.close();
     }

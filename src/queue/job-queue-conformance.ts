@@ -127,7 +127,7 @@ export function describeJobQueueConformance(backend: string, open: () => Promise
         const relayed = seen.filter((kind) => kind !== 'queued' && kind !== 'started' && kind !== 'finished');
         assert.deepEqual(relayed, ['stage-started', 'device-acquired', 'device-released', 'stage-finished']);
       } finally {
-        off.forEach((remove) => remove());
+        for (const remove of off) remove();
       }
     });
 

@@ -63,8 +63,12 @@ export class JobQueueEvaluator implements Evaluator {
       let waitedMs = 0;
       let durationMs = 0;
       const unsubscribe = [
-        this.#queue.on('job-started', (event) => void (event.jobId === jobId && (waitedMs = event.waitedMs))),
-        this.#queue.on('job-finished', (event) => void (event.jobId === jobId && (durationMs = event.durationMs))),
+        this.#queue.on('job-started', (event) => {
+          if (event.jobId === jobId) waitedMs = event.waitedMs;
+        }),
+        this.#queue.on('job-finished', (event) => {
+          if (event.jobId === jobId) durationMs = event.durationMs;
+        }),
         this.#queue.on('job-progress', (event) => void (event.jobId === jobId && options.onProgress?.(event.progress))),
         this.#queue.on('job-pipeline', (event) => void (event.jobId === jobId && options.onPipelineEvent?.(event.event))),
       ];

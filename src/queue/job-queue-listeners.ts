@@ -23,7 +23,10 @@ export class JobQueueListeners {
   /** Adds a listener; the returned function removes it. */
   on<E extends JobQueueEventName>(event: E, listener: Listener<E>): () => void {
     let listeners = this.#listeners.get(event);
-    if (!listeners) this.#listeners.set(event, (listeners = new Set()));
+    if (!listeners) {
+      listeners = new Set();
+      this.#listeners.set(event, listeners);
+    }
     listeners.add(listener as Listener<JobQueueEventName>);
     return () => listeners.delete(listener as Listener<JobQueueEventName>);
   }

@@ -74,7 +74,7 @@ describe('POST /api/ideas/:ideaId/pin and /drop', () => {
 
 describe('POST /api/candidates/:candidateId/accept', () => {
   it('accepts a correct candidate with a note', async () => {
-    const id = seededStore.seeded.ids['reluChunked']!;
+    const id = seededStore.seeded.ids.reluChunked!;
     const response = await post(`/api/candidates/${id}/accept`, { note: 'vectorised, tail handled' });
     assert.equal(response.statusCode, 201);
     const stored = (await seededStore.store.listActions('cpu-demo', { types: ['accept'] })).at(-1)!;
@@ -82,7 +82,7 @@ describe('POST /api/candidates/:candidateId/accept', () => {
   });
 
   it('refuses a candidate that is not correct', async () => {
-    const response = await post(`/api/candidates/${seededStore.seeded.ids['reluTail']}/accept`, {});
+    const response = await post(`/api/candidates/${seededStore.seeded.ids.reluTail}/accept`, {});
     assert.equal(response.statusCode, 409);
     assert.match(response.json<{ error: { message: string } }>().error.message, /is incorrect: only a correct candidate can be accepted/);
   });

@@ -49,7 +49,7 @@ async function settled(id: number): Promise<CandidateDetail> {
 
 describe('POST /api/candidates/:candidateId/edits', () => {
   it('stores the edit as a human child of the original, evaluates it under the run settings, and records the verdict', async () => {
-    const original = seededStore.seeded.ids['reluChunked']!;
+    const original = seededStore.seeded.ids.reluChunked!;
     const source = '# fake-verdict: correct 2.5\nimport torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n';
     const response = await app.inject({ method: 'POST', url: `/api/candidates/${original}/edits`, payload: { source, note: 'clamp instead' } });
     assert.equal(response.statusCode, 202);
@@ -69,11 +69,11 @@ describe('POST /api/candidates/:candidateId/edits', () => {
     assert.equal(seen.at(-1)!.problemSource, seededStore.seeded.problems.relu.source);
     assert.ok(call.request.candidatePath.startsWith(seededStore.folder), 'the file goes to the run\'s candidates folder');
     const events = await seededStore.store.listEvents('cpu-demo', { types: ['candidate-evaluated'] });
-    assert.equal(events.at(-1)?.payload['candidateId'], candidate.id);
+    assert.equal(events.at(-1)?.payload.candidateId, candidate.id);
   });
 
   it('records a failing verdict as data', async () => {
-    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids['softTwoPass']}/edits`, payload: { source: '# fake-verdict: compile_error\n' } });
+    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.softTwoPass}/edits`, payload: { source: '# fake-verdict: compile_error\n' } });
     const { candidate } = response.json<EditResponse>();
     const detail = await settled(candidate.id);
     assert.equal(detail.evaluation?.result.verdict, 'compile_error');
@@ -82,19 +82,19 @@ describe('POST /api/candidates/:candidateId/edits', () => {
 
   it('keeps the candidate unevaluated and says why when the evaluator itself fails', async () => {
     failNext = true;
-    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids['fusedParallel']}/edits`, payload: { source: '# fake-verdict: correct 1\n' } });
+    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.fusedParallel}/edits`, payload: { source: '# fake-verdict: correct 1\n' } });
     const { candidate } = response.json<EditResponse>();
     const detail = await settled(candidate.id);
     assert.equal(detail.evaluation, null);
     assert.match(detail.evaluationError ?? '', /python3 has no torch/);
     const failed = await seededStore.store.listEvents('cpu-demo', { types: ['candidate-evaluation-failed'] });
-    assert.equal(failed.at(-1)?.payload['candidateId'], candidate.id);
+    assert.equal(failed.at(-1)?.payload.candidateId, candidate.id);
   });
 
   it('evaluates edits one at a time', async () => {
     const before = evaluator.maxConcurrent;
     const ids = await Promise.all([1, 2, 3].map(async (n) => {
-      const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids['reluSerial']}/edits`, payload: { source: `# fake-verdict: correct ${n}\n` } });
+      const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.reluSerial}/edits`, payload: { source: `# fake-verdict: correct ${n}\n` } });
       return response.json<EditResponse>().candidate.id;
     }));
     for (const id of ids) await settled(id);
@@ -102,7 +102,7 @@ describe('POST /api/candidates/:candidateId/edits', () => {
   });
 
   it('refuses an empty source and an unknown candidate', async () => {
-    const empty = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids['reluSerial']}/edits`, payload: { source: '' } });
+    const empty = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.reluSerial}/edits`, payload: { source: '' } });
     assert.equal(empty.statusCode, 400);
     assert.equal(empty.json<{ error: { field: string } }>().error.field, 'body.source');
     const unknown = await app.inject({ method: 'POST', url: '/api/candidates/99999/edits', payload: { source: 'x' } });

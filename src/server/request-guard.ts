@@ -33,7 +33,7 @@ export function tokenOf(request: FastifyRequest): string | undefined {
   const header = request.headers['x-kforge-token'];
   if (typeof header === 'string') return header;
   const query = request.query as Record<string, unknown> | undefined;
-  return typeof query?.['token'] === 'string' ? query['token'] : undefined;
+  return typeof query?.token === 'string' ? query.token : undefined;
 }
 
 /** Equal strings, compared in constant time (by their digests, so lengths do not leak either). */

@@ -237,7 +237,7 @@ describe('POST /api/reward', () => {
   it('answers 503 with Retry-After when the evaluator fails, and caches nothing', async () => {
     let calls = 0;
     const evaluator = new FakeEvaluator({
-      judge: (source, request) => {
+      judge: (_source, request) => {
         calls += 1;
         if (calls === 1) throw new Error('python3 cannot import torch');
         return correctResult({ problem: request.problemPath, candidate: request.candidatePath, medianMs: 1 });
@@ -351,14 +351,14 @@ describe('the OpenAPI document', () => {
     const { app } = await rewardServer();
     const document = (await app.inject({ url: '/api/openapi.json' })).json<{ paths: Record<string, Record<string, { security?: unknown; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> }>> }>();
     for (const route of ['/api/reward', '/api/reward/batch']) {
-      const operation = document.paths[route]?.['post'];
+      const operation = document.paths[route]?.post;
       assert.ok(operation, `${route} is in the document`);
       assert.deepEqual(operation.security, [{ token: [] }]);
       assert.ok(operation.responses['429'] && operation.responses['503'], `${route} documents 429 and 503`);
       const properties = operation.requestBody?.content['application/json']?.schema.properties ?? {};
       for (const field of ['backend', 'shaping', 'guardPolicy', 'skipTiming']) assert.ok(field in properties, `${route} documents \`${field}\``);
     }
-    assert.ok(document.paths['/api/reward/problems']?.['get']);
+    assert.ok(document.paths['/api/reward/problems']?.get);
     assert.ok(document.paths['/api/runs'], 'the dashboard routes are still there');
   });
 

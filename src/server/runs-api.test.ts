@@ -47,9 +47,9 @@ describe('GET /api/runs', () => {
       ['03_bias_silu_scale_clamp', 'level2'],
     ]);
     const softmax = cpu.problems.find((problem) => problem.name === '05_softmax')!;
-    assert.equal(softmax.acceptedCandidateId, seededStore.seeded.ids['softTwoPass']);
+    assert.equal(softmax.acceptedCandidateId, seededStore.seeded.ids.softTwoPass);
     assert.equal(cpu.problems[0]!.acceptedCandidateId, null);
-    assert.equal(cpu.problems[0]!.bestCandidateId, seededStore.seeded.ids['reluHuman']);
+    assert.equal(cpu.problems[0]!.bestCandidateId, seededStore.seeded.ids.reluHuman);
   });
 });
 
@@ -59,7 +59,7 @@ describe('GET /api/runs/:runId', () => {
     assert.equal(response.statusCode, 200);
     const { run, actions, ideas, recentEvents } = response.json<RunDetail>();
     assert.equal(run.resumable, true);
-    assert.equal((run.config['evaluation'] as { backend: string }).backend, 'cpu');
+    assert.equal((run.config.evaluation as { backend: string }).backend, 'cpu');
     assert.deepEqual(actions.map((action) => action.type), ['hint', 'drop-idea', 'pin-idea', 'edit-candidate', 'accept']);
     assert.deepEqual(ideas.map((idea) => [idea.label, idea.status]), [
       ['openmp-parallel', 'active'],
@@ -103,8 +103,8 @@ describe('GET /api/openapi.json', () => {
     for (const path of ['/api/runs', '/api/runs/{runId}', '/api/runs/{runId}/problems/{problemHash}', '/api/candidates/{candidateId}', '/api/runs/{runId}/stop', '/api/runs/{runId}/resume', '/api/runs/{runId}/hints', '/api/ideas/{ideaId}/pin', '/api/ideas/{ideaId}/drop', '/api/candidates/{candidateId}/accept', '/api/candidates/{candidateId}/edits', '/api/compare/runs', '/api/runs/{runId}/report', '/api/stream/runs/{runId}']) {
       assert.ok(document.paths[path], `${path} is in the document`);
     }
-    const runs = document.paths['/api/runs']!['get']!.responses['200'] as { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
-    assert.ok(runs.content['application/json']!.schema.properties['runs']);
+    const runs = document.paths['/api/runs']!.get!.responses['200'] as { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+    assert.ok(runs.content['application/json']!.schema.properties.runs);
     assert.equal(document.paths['/api/openapi.json'], undefined);
   });
 });

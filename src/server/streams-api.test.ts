@@ -108,10 +108,10 @@ describe('GET /api/stream/runs/:runId', () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     assert.equal(reader.events.length, 0, 'old events are not replayed without a cursor');
     const action = await seededStore.store.recordAction({ runId: 'cpu-demo', type: 'hint', note: 'watch the stream' });
-    const received = await reader.waitFor((event) => event.data['type'] === 'action-recorded');
+    const received = await reader.waitFor((event) => event.data.type === 'action-recorded');
     assert.equal(received.event, 'run-event');
-    assert.deepEqual(received.data['payload'], { actionId: action.id, type: 'hint' });
-    assert.equal(received.id, String(received.data['id']));
+    assert.deepEqual(received.data.payload, { actionId: action.id, type: 'hint' });
+    assert.equal(received.id, String(received.data.id));
   });
 
   it('resumes after Last-Event-ID, and after an afterId cursor', async () => {
@@ -142,7 +142,7 @@ describe('GET /api/stream/runs', () => {
     seededStore.clock.advance(1000);
     await seededStore.store.updateRunStatus('h200-demo', 'running');
     const changed = await reader.waitFor((event) => event.event === 'runs-changed', 6000);
-    assert.equal(changed.data['runs'], 2);
+    assert.equal(changed.data.runs, 2);
   });
 });
 

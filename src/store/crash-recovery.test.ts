@@ -66,7 +66,7 @@ describe('a store after its writer is killed with SIGKILL', () => {
     );
     assert.ok(pending.length >= 4, 'every third candidate was left unevaluated');
     const evaluatedEvents = await store.listEvents(CRASH_RUN_ID, { types: ['candidate-evaluated'] });
-    assert.deepEqual(evaluatedEvents.map((event) => event.payload['candidateId']), evaluated.map((candidate) => candidate.id));
+    assert.deepEqual(evaluatedEvents.map((event) => event.payload.candidateId), evaluated.map((candidate) => candidate.id));
 
     // Resume: evaluate what is pending, and (as a careless resume would) record a finished one again.
     for (const candidate of pending) {

@@ -36,7 +36,7 @@ test('a run over two levels reports each level and the whole suite, failures and
   ]);
   assert.deepEqual(report.totals, { candidates: 6, tokens: 400, costUsd: 0.04, deviceMs: 6000 });
   const table = formatReportTable(report);
-  assert.match(table, /level2: 1 of 2 correct \(50%\)\n  fast_0 50%  fast_1 50%  fast_1\.5 50%  fast_2 0%/);
+  assert.match(table, /level2: 1 of 2 correct \(50%\)\n {2}fast_0 50% {2}fast_1 50% {2}fast_1\.5 50% {2}fast_2 0%/);
   assert.match(table, /2_d\s+—\s+0\s+—/);
   assert.match(table, /6 candidates, 400 tokens, \$0\.04, device time 6\.0 s/);
   const json = toJsonOutput(report);

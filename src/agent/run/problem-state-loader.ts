@@ -95,10 +95,10 @@ export async function loadProblemState(store: RunStore, options: LoadProblemStat
       else pending.push(candidate);
     } else if (event.type === 'reply-without-code') {
       const lineage = lineageFrom(round, numberField(payload, 'parentCandidateId'), numberField(payload, 'ideaId'), ideasById);
-      attempts.push({ kind: 'no-code', lineage, modelCallId: numberField(payload, 'modelCallId') ?? 0, reason: String(payload['reason'] ?? '') });
-    } else if (event.type === 'model-call-failed' && payload['purpose'] !== 'ideas') {
+      attempts.push({ kind: 'no-code', lineage, modelCallId: numberField(payload, 'modelCallId') ?? 0, reason: String(payload.reason ?? '') });
+    } else if (event.type === 'model-call-failed' && payload.purpose !== 'ideas') {
       const lineage = lineageFrom(round, numberField(payload, 'parentCandidateId'), numberField(payload, 'ideaId'), ideasById);
-      attempts.push({ kind: 'model-failed', lineage, message: String(payload['message'] ?? '') });
+      attempts.push({ kind: 'model-failed', lineage, message: String(payload.message ?? '') });
     }
   }
   return {
@@ -114,7 +114,7 @@ export async function loadProblemState(store: RunStore, options: LoadProblemStat
     },
     sinceImprovement: sinceImprovement(attempts, events, options.minRelativeGain),
     strategy: lastStrategy(events) ?? options.strategy,
-    finished: events.some((event) => event.type === 'problem-finished' && event.payload['final'] === true),
+    finished: events.some((event) => event.type === 'problem-finished' && event.payload.final === true),
     paused: lastOf(events, ['problem-paused', 'problem-resumed'])?.type === 'problem-paused',
     endReason: endReasonOf(events),
   };
@@ -148,13 +148,13 @@ function endReasonOf(events: readonly RunEvent[]): ProblemEndReason | null {
   const last = lastOf(events, ['problem-finished', 'problem-paused', 'problem-started', 'problem-resumed']);
   if (last?.type === 'problem-paused') return 'paused';
   if (last?.type !== 'problem-finished') return null;
-  const reason = last.payload['reason'];
+  const reason = last.payload.reason;
   return typeof reason === 'string' ? (reason as ProblemEndReason) : null;
 }
 
 function lastStrategy(events: readonly RunEvent[]): StrategyName | null {
   const switched = lastOf(events, ['strategy-switched']);
-  const parsed = strategyNameSchema.safeParse(switched?.payload['to']);
+  const parsed = strategyNameSchema.safeParse(switched?.payload.to);
   return parsed.success ? parsed.data : null;
 }
 

@@ -52,7 +52,7 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
  */
 export function progressLine(event: SearchEvent): string {
   const fields: Record<string, string | number | boolean | null> = { event: event.type };
-  if ('problem' in event) fields['problem'] = event.problem;
+  if ('problem' in event) fields.problem = event.problem;
   Object.assign(fields, eventFields(event));
   if ('usage' in event) Object.assign(fields, usageFields(event.usage));
   return Object.entries(fields)

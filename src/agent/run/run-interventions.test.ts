@@ -118,7 +118,7 @@ test('a hint recorded while the run goes on is in the next prompt of its problem
   assert.match(prompts[2]!, /keep the kernel under 100 lines/, 'the second problem starts with the run-wide hint');
   assert.doesNotMatch(prompts[2]!, /float4/, 'a problem hint stays with its problem');
   const applied = await store.listEvents(runId, { types: [HINT_APPLIED_EVENT] });
-  assert.deepEqual(applied.map((event) => event.payload['liveProblems']), [[problemHash], [problemHash]]);
+  assert.deepEqual(applied.map((event) => event.payload.liveProblems), [[problemHash], [problemHash]]);
 });
 
 test('a person’s edit made during the run is evaluated through the run’s queue and the search builds on it', async () => {
@@ -143,7 +143,7 @@ test('a person’s edit made during the run is evaluated through the run’s que
   assert.equal(report.status, 'finished');
   assert.ok(evaluator.calls.some((call) => call.source.includes('# human')), 'the run evaluated the edit itself');
   const claims = await store.listEvents(report.runId, { types: [EDIT_CLAIMED_EVENT] });
-  assert.deepEqual(claims.map((event) => [event.payload['candidateId'], event.payload['live']]), [[humanId, true]]);
+  assert.deepEqual(claims.map((event) => [event.payload.candidateId, event.payload.live]), [[humanId, true]]);
   assert.match(model.calls[2]!.messages[1]!.content, new RegExp(`fastest correct candidate so far \\(#${humanId}\\)`), 'the next turn refines the faster human kernel');
   const candidates = await store.listCandidates(report.runId);
   assert.equal(candidates.at(-1)!.parentId, humanId);

@@ -103,14 +103,14 @@ export function describeNamedDevice(name: string, backend: Backend): TargetDevic
 /** The target as the evaluator's worker reported it (`environment` of an EvaluationResult). */
 export function targetFromEnvironment(environment: Environment, backend: Backend): TargetDevice {
   const isCpu = backend === 'cpu';
-  const cpuName = typeof environment['cpu'] === 'string' ? environment['cpu'] : null;
+  const cpuName = typeof environment.cpu === 'string' ? environment.cpu : null;
   return withKnownCeilings({
     name: isCpu ? (cpuName ?? environment.device) : environment.device,
     backend,
-    computeCapability: isCpu ? null : capabilityOf(environment['capability']),
-    smCount: isCpu ? null : numberOrNull(environment['sm_count']),
-    threads: numberOrNull(environment['threads']),
-    l2Bytes: numberOrNull(environment['l2_bytes']),
+    computeCapability: isCpu ? null : capabilityOf(environment.capability),
+    smCount: isCpu ? null : numberOrNull(environment.sm_count),
+    threads: numberOrNull(environment.threads),
+    l2Bytes: numberOrNull(environment.l2_bytes),
     datasheetBandwidthGBs: null,
     measuredCopyBandwidthGBs: null,
     peakTflops: {},

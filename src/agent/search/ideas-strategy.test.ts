@@ -48,7 +48,7 @@ function kernel(marker: string): string {
 }
 
 function ideas(...items: Array<[string, string]>): string {
-  return '```json\n' + JSON.stringify(items.map(([label, idea]) => ({ label, idea }))) + '\n```';
+  return `\`\`\`json\n${JSON.stringify(items.map(([label, idea]) => ({ label, idea })))}\n\`\`\``;
 }
 
 test('ideas: k ideas per round, each implemented, failures fixed once, the fastest seeding the next round', async () => {
@@ -101,7 +101,7 @@ test('ideas: k ideas per round, each implemented, failures fixed once, the faste
   assert.equal(report.problems[0]!.best?.candidateId, candidates[3]!.id);
   assert.equal(report.problems[0]!.endReason, 'strategy-finished');
   const proposed = await store.listEvents(report.runId, { types: ['ideas-proposed', 'round-started'] });
-  assert.deepEqual(proposed.map((event) => [event.type, event.payload['round']]), [
+  assert.deepEqual(proposed.map((event) => [event.type, event.payload.round]), [
     ['round-started', 0],
     ['ideas-proposed', 0],
     ['round-started', 1],

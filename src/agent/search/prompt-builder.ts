@@ -66,7 +66,7 @@ function systemMessage(problem: PromptProblem): ChatMessage {
 }
 
 function fenced(language: string, source: string): string {
-  return ['```' + language, source.trimEnd(), '```'].join('\n');
+  return [`\`\`\`${language}`, source.trimEnd(), '```'].join('\n');
 }
 
 function problemSection(problem: PromptProblem, history: readonly string[]): string[] {

@@ -78,7 +78,7 @@ test('refine turns a build failure into a fix, then a faster kernel, feeding eac
   );
   const noCode = await store.listEvents(report.runId, { types: ['reply-without-code'] });
   assert.equal(noCode.length, 1);
-  assert.equal(noCode[0]!.payload['parentCandidateId'], candidates[1]!.id);
+  assert.equal(noCode[0]!.payload.parentCandidateId, candidates[1]!.id);
 
   const problem = report.problems[0]!;
   assert.equal(problem.candidateCount, 3);
@@ -123,8 +123,8 @@ test('a stall is recorded and, under switch-strategy, hands the problem to ideas
   );
   const stalled = await store.listEvents(report.runId, { types: ['problem-stalled', 'strategy-switched'] });
   assert.deepEqual(stalled.map((event) => event.type), ['problem-stalled', 'strategy-switched']);
-  assert.equal(stalled[0]!.payload['candidatesWithoutImprovement'], 2);
-  assert.equal(stalled[1]!.payload['to'], 'ideas');
+  assert.equal(stalled[0]!.payload.candidatesWithoutImprovement, 2);
+  assert.equal(stalled[1]!.payload.to, 'ideas');
   const candidates = await store.listCandidates(report.runId);
   assert.equal(candidates[3]!.ideaLabel, 'openmp-rows');
   assert.equal(candidates[3]!.parentId, candidates[0]!.id, 'the idea starts from the fastest correct kernel');

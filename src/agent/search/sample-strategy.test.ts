@@ -100,7 +100,7 @@ test('a failed model call is recorded and the sample asked for again', async () 
   assert.equal(model.calls.length, 2);
   const failed = await store.listEvents(report.runId, { types: ['model-call-failed'] });
   assert.equal(failed.length, 1);
-  assert.match(String(failed[0]!.payload['message']), /429/);
+  assert.match(String(failed[0]!.payload.message), /429/);
   const calls = await store.listModelCalls(report.runId);
   assert.equal(calls[0]!.error, 'HTTP 429: rate limited (after 4 attempts)');
   assert.equal(report.problems[0]!.best?.verdict, 'correct');

@@ -58,13 +58,13 @@ async function baselineStats(directory: string): Promise<BaselineStats> {
 
 function renderStats(builds: BuildCacheStats, baselines: BaselineStats, colors: ReturnType<typeof picocolors.createColors>): string {
   const lastUse = builds.newestUseAt ? `   last used ${builds.newestUseAt.slice(0, 16).replace('T', ' ')} UTC` : '';
-  return [
+  return `${[
     `${colors.bold('build cache')}  ${builds.directory}`,
     `  ${builds.entries} entries${builds.inUse > 0 ? ` (${builds.inUse} in use)` : ''}   ${formatBytes(builds.totalBytes)} of ${formatBytes(builds.maxBytes)}` +
       `   ${builds.uses} uses: ${builds.builds} builds, ${builds.hits} hits${lastUse}`,
     `${colors.bold('baselines')}    ${baselines.directory}`,
     `  ${baselines.entries} entries   ${formatBytes(baselines.totalBytes)}`,
-  ].join('\n') + '\n';
+  ].join('\n')}\n`;
 }
 
 /**

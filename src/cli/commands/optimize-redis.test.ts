@@ -125,7 +125,9 @@ test('the remote evaluator runs at most its slots at once, in order, and takes m
   const releases: Array<() => void> = [];
   const order: string[] = [];
   const listeners = new Map<string, Set<(payload: never) => void>>();
-  const emit = (event: string, payload: unknown): void => listeners.get(event)?.forEach((listener) => listener(payload as never));
+  const emit = (event: string, payload: unknown): void => {
+    for (const listener of listeners.get(event) ?? []) listener(payload as never);
+  };
   // A job queue whose jobs wait 5 ms for a worker and run 40 ms there, as its events say.
   const jobs = {
     submit: async (request: { candidatePath: string }, options: { jobId?: string } = {}) => {

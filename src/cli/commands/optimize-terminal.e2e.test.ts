@@ -30,7 +30,9 @@ after(async () => {
 });
 
 // log-update's erasure of the previous frame: erase the line, go up, …, then to column 1.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
 const ERASE = /((?:\u001b\[2K(?:\u001b\[1A)?)+)\u001b\[G/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 interface Frame {
@@ -51,6 +53,7 @@ function framesOf(raw: string): Frame[] {
   };
   for (const match of raw.matchAll(ERASE)) {
     push(raw.slice(start, match.index));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
     erasedAbove = (match[1]!.match(/\u001b\[1A/g) ?? []).length;
     start = match.index + match[0].length;
   }

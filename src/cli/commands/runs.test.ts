@@ -67,7 +67,7 @@ describe('kforge runs list', () => {
     assert.equal(parsed.store, storePath);
     assert.deepEqual(parsed.runs.map((run) => [run.id, run.status]), [['run-b', 'running'], ['run-a', 'finished']]);
     assert.deepEqual(
-      [parsed.runs[1]?.totals['correct'], parsed.runs[1]?.totals['evaluated'], parsed.runs[1]?.totals['bestSpeedupVsBest'], parsed.runs[1]?.totals['costUsd']],
+      [parsed.runs[1]?.totals.correct, parsed.runs[1]?.totals.evaluated, parsed.runs[1]?.totals.bestSpeedupVsBest, parsed.runs[1]?.totals.costUsd],
       [1, 3, 2, 0.75],
     );
   });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
@@ -57,11 +58,11 @@ function count(value: number): string {
 
 /** Left-aligned columns two spaces apart; the header row is bold. Colour codes do not count towards width. */
 function table(header: string[], rows: string[][], colors: Colors): string {
-  const visible = (cell: string): number => cell.replace(/\u001b\[[0-9;]*m/g, '').length;
+  const visible = (cell: string): number => stripVTControlCharacters(cell).length;
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => visible(row[column] ?? ''))));
   const line = (cells: string[]): string =>
     cells.map((cell, column) => cell + ' '.repeat((widths[column] ?? 0) - visible(cell))).join('  ').trimEnd();
-  return [colors.bold(line(header)), ...rows.map(line)].join('\n') + '\n';
+  return `${[colors.bold(line(header)), ...rows.map(line)].join('\n')}\n`;
 }
 
 function listTable(runs: RunSummary[], colors: Colors): string {
@@ -113,9 +114,13 @@ function showText(run: RunSummary, colors: Colors): string {
 export function registerRunsCommand(program: Command, deps: RunsCommandDependencies = {}): Command {
   const stdout = deps.stdout ?? process.stdout;
   const stderr = deps.stderr ?? process.stderr;
-  const setExitCode = deps.setExitCode ?? ((code: number) => void (process.exitCode = code));
+  const setExitCode =
+    deps.setExitCode ??
+    ((code: number) => {
+      process.exitCode = code;
+    });
   const openStore = deps.openStore ?? openRunStore;
-  const colors = picocolors.createColors(deps.color ?? (process.stdout.isTTY === true && !process.env['NO_COLOR']));
+  const colors = picocolors.createColors(deps.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR));
 
   const withStore = async (rawOptions: unknown, work: (store: RunStore, options: RunsOptions) => Promise<void>): Promise<void> => {
     try {

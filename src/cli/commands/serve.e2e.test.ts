@@ -132,14 +132,14 @@ describe('the dashboard in a browser', { skip }, () => {
     const { page } = browser;
     const ids = seededStore.seeded.ids;
     await page.getByRole('link', { name: '01_relu' }).click();
-    await page.getByTestId(`tree-node-${ids['reluOmp']}`).click();
-    await page.getByText(`Candidate #${ids['reluOmp']}`, { exact: true }).waitFor();
+    await page.getByTestId(`tree-node-${ids.reluOmp}`).click();
+    await page.getByText(`Candidate #${ids.reluOmp}`, { exact: true }).waitFor();
     await page.getByTestId('timing-table').waitFor();
     await screenshot('problem');
     await page.getByTestId('tab-diff').click();
     await page.locator('.d2h-wrapper').waitFor();
     assert.match(await page.locator('.d2h-wrapper').innerText(), /#pragma omp parallel for schedule\(static\)/);
-    assert.match(await page.getByTestId('diff-summary').innerText(), new RegExp(`candidate-${ids['reluSerial']}\\.py → candidate-${ids['reluOmp']}\\.py`));
+    assert.match(await page.getByTestId('diff-summary').innerText(), new RegExp(`candidate-${ids.reluSerial}\\.py → candidate-${ids.reluOmp}\\.py`));
     await screenshot('candidate-diff', 340);
     await page.getByTestId('tab-code').click();
     await page.locator('[data-testid=candidate-code] span[style*="color"]').first().waitFor();
@@ -157,9 +157,17 @@ describe('the dashboard in a browser', { skip }, () => {
 
   it('accepts a correct kernel with a note', async () => {
     const { page } = browser;
-    const chosen = seededStore.seeded.ids['reluChunked']!;
-    await page.getByTestId(`tree-node-${chosen}`).click();
+    const chosen = seededStore.seeded.ids.reluChunked!;
+    // The tree works from the keyboard: Enter selects the focused row, the arrow keys move between rows.
+    const row = page.getByTestId(`tree-node-${chosen}`);
+    await row.focus();
+    await page.keyboard.press('Enter');
     await page.getByText(`Candidate #${chosen}`, { exact: true }).waitFor();
+    assert.equal(await row.getAttribute('tabindex'), '0', 'the selected row is the tree\'s tab stop');
+    const above = await row.evaluate((element) => element.previousElementSibling?.getAttribute('data-testid') ?? null);
+    assert.ok(above, 'a row above the chosen one');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.locator(':focus').getAttribute('data-testid'), above);
     await page.getByTestId('accept-open').click();
     await page.getByTestId('accept-note').fill('vectorised, tail handled; ship it');
     await page.getByTestId('accept').click();
@@ -200,14 +208,14 @@ describe('the dashboard in a browser', { skip }, () => {
   it('shows CUDA build figures and compares runs and candidates', async () => {
     const { page } = browser;
     const { ids, problems } = seededStore.seeded;
-    await page.goto(`${base}/runs/h200-demo/problems/${problems.softmax.hash}?candidate=${ids['cudaSoftmaxSpill']}`);
+    await page.goto(`${base}/runs/h200-demo/problems/${problems.softmax.hash}?candidate=${ids.cudaSoftmaxSpill}`);
     await page.getByTestId('tab-build').click();
     await page.getByTestId('build-view').getByText('256 B — spills').waitFor();
     await screenshot('candidate-build', 340);
     await page.goto(`${base}/compare/runs?a=cpu-demo&b=h200-demo`);
     await page.getByTestId('compare-runs-problems').waitFor();
     await screenshot('compare-runs');
-    await page.goto(`${base}/compare/candidates?a=${ids['reluOmp']}&b=${ids['reluChunked']}`);
+    await page.goto(`${base}/compare/candidates?a=${ids.reluOmp}&b=${ids.reluChunked}`);
     await page.locator('.d2h-wrapper').waitFor();
     await screenshot('compare-candidates');
   });

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { defaultBaselineCacheDirectory } from './baseline-cache.js';

@@ -1,9 +1,10 @@
+import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Bytes of every regular file under `directory` (links not followed); 0 when it does not exist. */
 export async function directorySizeBytes(directory: string): Promise<number> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(directory, { withFileTypes: true });
   } catch (error) {

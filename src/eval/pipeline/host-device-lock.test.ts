@@ -17,7 +17,9 @@ const lockDirectory = (name: string): string => path.join(root, name, 'locks');
 const POLL = { pollMs: 20 };
 const children: ChildProcessWithoutNullStreams[] = [];
 // A failed test must not leave a lock holder behind (it would keep the test process waiting).
-after(() => children.forEach((child) => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
 
 /** Whether a promise has settled within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

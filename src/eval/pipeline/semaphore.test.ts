@@ -9,8 +9,14 @@ describe('Semaphore', () => {
     const first = await semaphore.acquire();
     const second = await semaphore.acquire();
     const order: string[] = [];
-    const third = semaphore.acquire().then((release) => (order.push('third'), release));
-    const fourth = semaphore.acquire().then((release) => (order.push('fourth'), release));
+    const third = semaphore.acquire().then((release) => {
+      order.push('third');
+      return release;
+    });
+    const fourth = semaphore.acquire().then((release) => {
+      order.push('fourth');
+      return release;
+    });
     assert.equal(semaphore.waiting, 2);
     first();
     first();

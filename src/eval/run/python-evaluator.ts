@@ -72,7 +72,10 @@ export class PythonEvaluator implements Evaluator {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     const device = deviceSlotOf(request);
     let slot = this.#devices.get(device);
-    if (!slot) this.#devices.set(device, (slot = new Semaphore(1)));
+    if (!slot) {
+      slot = new Semaphore(1);
+      this.#devices.set(device, slot);
+    }
     const askedAtMs = performance.now();
     const release = await slot.acquire(options.signal);
     const startedAtMs = performance.now();

@@ -6,12 +6,11 @@
  * jobs, and the message for an unreachable Redis. Skipped, saying why, without redis-server.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
-import { correctResult } from '../../../test-support/fake-evaluator.js';
 import { freePort, redisUnavailable, startTestRedis, type TestRedis } from '../../../test-support/redis-server.js';
 import { openRedisJobQueue, type BullmqJobQueue } from './bullmq-job-queue.js';
 import { DeviceLockHeldError } from '../../eval/pipeline/device-lock-held-error.js';
@@ -120,7 +119,7 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
     assert.equal(heartbeat?.jobs[0]?.device, 'cpu');
     evaluator.release('equal');
     const [a, b, c] = await Promise.all([first, second, third]);
-    off.forEach((remove) => remove());
+    for (const remove of off) remove();
     assert.equal(evaluator.calls.length - before, 1, 'one evaluation for three equal submissions');
     assert.equal(a.candidate, file);
     assert.equal(b.problem, problemPath());

@@ -121,7 +121,12 @@ export class BullmqJobQueue implements JobQueue {
   counts(): JobQueueCounts {
     let waiting = 0;
     let running = 0;
-    for (const watch of this.#watches.values()) for (const submitter of watch.submitters) submitter.startedAtMs === null ? (waiting += 1) : (running += 1);
+    for (const watch of this.#watches.values()) {
+      for (const submitter of watch.submitters) {
+        if (submitter.startedAtMs === null) waiting += 1;
+        else running += 1;
+      }
+    }
     return { waiting, running, finished: this.#finished, failed: this.#failed };
   }
 

@@ -28,7 +28,7 @@ describe('CandidateEditService with a run whose search is running', () => {
   it('leaves an edit the search claims to the search, and follows it until the run stores its evaluation', async () => {
     const { store } = seeded;
     await store.updateRunStatus('cpu-demo', 'running');
-    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids['reluChunked']!, source: SOURCE });
+    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids.reluChunked!, source: SOURCE });
     await store.recordEvent({ runId: 'cpu-demo', problemHash: candidate.problemHash, type: EDIT_CLAIMED_EVENT, payload: { candidateId: candidate.id, live: true } });
     await service.idle();
     assert.equal(evaluator.calls.length, 0, 'the service did not take the device beside the search');
@@ -42,7 +42,7 @@ describe('CandidateEditService with a run whose search is running', () => {
   it('evaluates the edit itself when no search claims it in time (its process died)', async () => {
     const { store } = seeded;
     await store.updateRunStatus('cpu-demo', 'running');
-    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids['reluChunked']!, source: SOURCE });
+    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids.reluChunked!, source: SOURCE });
     await service.idle();
     assert.equal(evaluator.calls.length, 1);
     assert.equal(evaluator.calls[0]!.source, SOURCE);
@@ -51,7 +51,7 @@ describe('CandidateEditService with a run whose search is running', () => {
 
   it('does not wait for a claim when the run is not running', async () => {
     const started = Date.now();
-    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids['reluChunked']!, source: SOURCE });
+    const { candidate } = await service.submit({ candidateId: seeded.seeded.ids.reluChunked!, source: SOURCE });
     await service.idle();
     assert.equal(evaluator.calls.length, 1);
     assert.ok(Date.now() - started < 300 + 2000);

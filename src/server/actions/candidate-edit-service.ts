@@ -120,7 +120,7 @@ export class CandidateEditService implements EvaluationTracker {
     const deadline = Date.now() + (this.#options.claimWaitMs ?? 5000);
     for (;;) {
       const events = await store.listEvents(candidate.runId, { problemHash: candidate.problemHash, types: [EDIT_CLAIMED_EVENT] });
-      if (events.some((event) => event.payload['candidateId'] === candidate.id)) return true;
+      if (events.some((event) => event.payload.candidateId === candidate.id)) return true;
       if (Date.now() >= deadline || this.#controller.signal.aborted) return false;
       await delay(250);
     }

@@ -106,7 +106,7 @@ export function rewardBatchRequestSchema(maxItems: number) {
     .superRefine((body, context) => {
       oneProblem(body, context, [], false);
       const shared = body.problem !== undefined || body.problemSource !== undefined;
-      body.items.forEach((item, index) => oneProblem(item, context, ['items', index], !shared));
+      for (const [index, item] of body.items.entries()) oneProblem(item, context, ['items', index], !shared);
     });
 }
 export type RewardBatchRequestBody = z.infer<ReturnType<typeof rewardBatchRequestSchema>>;

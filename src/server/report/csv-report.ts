@@ -59,5 +59,5 @@ export function renderCsvReport(report: RunReportData): string {
     ...report.levels.map((group) => groupRow(report.run.id, group)),
     groupRow(report.run.id, report.total),
   ].map((row): Row => ({ ...row, guard_policy: report.run.guardPolicy ?? null }));
-  return [COLUMNS.join(','), ...rows.map((row) => COLUMNS.map((column) => field(row[column] ?? null)).join(','))].join('\r\n') + '\r\n';
+  return `${[COLUMNS.join(','), ...rows.map((row) => COLUMNS.map((column) => field(row[column] ?? null)).join(','))].join('\r\n')}\r\n`;
 }

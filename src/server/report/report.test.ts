@@ -24,9 +24,9 @@ const close = (actual: number | null, expected: number, what: string): void => {
 describe('buildRunReport', () => {
   it('reports each problem\'s accepted kernel, else its fastest correct one', () => {
     const [relu, softmax, fused] = report.problems;
-    assert.deepEqual([relu!.candidateId, relu!.chosenBy], [seededStore.seeded.ids['reluHuman'], 'fastest']);
-    assert.deepEqual([softmax!.candidateId, softmax!.chosenBy], [seededStore.seeded.ids['softTwoPass'], 'accepted']);
-    assert.deepEqual([fused!.candidateId, fused!.level], [seededStore.seeded.ids['fusedParallel'], 'level2']);
+    assert.deepEqual([relu!.candidateId, relu!.chosenBy], [seededStore.seeded.ids.reluHuman, 'fastest']);
+    assert.deepEqual([softmax!.candidateId, softmax!.chosenBy], [seededStore.seeded.ids.softTwoPass, 'accepted']);
+    assert.deepEqual([fused!.candidateId, fused!.level], [seededStore.seeded.ids.fusedParallel, 'level2']);
     close(relu!.speedupVsEager, 6.1 / 3.0, 'relu vs eager');
     close(softmax!.speedupVsCompile, 9.6 / 4.7, 'softmax vs compile');
     close(fused!.speedupVsBest, 14.8 / 9.4, 'fused vs best');
@@ -93,13 +93,13 @@ describe('renderReport', () => {
     const lines = renderReport(report, 'csv').text.trimEnd().split('\r\n');
     const header = lines[0]!.split(',');
     const rows = lines.slice(1).map((line) => Object.fromEntries(line.split(',').map((cell, index) => [header[index], cell])));
-    assert.deepEqual(rows.map((row) => `${row['scope']}:${row['level']}`), ['problem:level1', 'problem:level1', 'problem:level2', 'level:level1', 'level:level2', 'total:all']);
+    assert.deepEqual(rows.map((row) => `${row.scope}:${row.level}`), ['problem:level1', 'problem:level1', 'problem:level2', 'level:level1', 'level:level2', 'total:all']);
     const total = rows.at(-1)!;
     assert.equal(Number(total['fast_1.5_vs_best']).toFixed(4), (2 / 3).toFixed(4));
-    assert.equal(total['problems'], '3');
-    assert.equal(rows[0]!['problem'], '01_relu');
-    assert.equal(Number(rows[0]!['speedup_vs_eager']).toFixed(4), (6.1 / 3).toFixed(4));
-    assert.equal(Number(rows[0]!['speed_of_light_share']).toFixed(4), (1.6 / 3).toFixed(4));
+    assert.equal(total.problems, '3');
+    assert.equal(rows[0]!.problem, '01_relu');
+    assert.equal(Number(rows[0]!.speedup_vs_eager).toFixed(4), (6.1 / 3).toFixed(4));
+    assert.equal(Number(rows[0]!.speed_of_light_share).toFixed(4), (1.6 / 3).toFixed(4));
   });
 
   it('html: one self-contained file with inline SVG plots and nothing fetched', () => {

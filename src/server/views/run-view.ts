@@ -21,7 +21,7 @@ export async function isStopPending(store: RunStore, summary: Pick<RunSummary, '
   const lastStop = stops.at(-1);
   if (!lastStop) return false;
   const events = await store.listEvents(summary.id, { types: ['action-recorded', ...START_EVENTS] });
-  const stopEvent = events.findLast((event) => event.type === 'action-recorded' && event.payload['actionId'] === lastStop.id);
+  const stopEvent = events.findLast((event) => event.type === 'action-recorded' && event.payload.actionId === lastStop.id);
   const startEvent = events.findLast((event) => START_EVENTS.includes(event.type));
   return stopEvent !== undefined && (startEvent === undefined || stopEvent.id > startEvent.id);
 }

@@ -73,7 +73,7 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       assert.deepEqual((await handle.store.candidateLineage(grandchild.id)).map((item) => item.id), [root.id, child.id, grandchild.id]);
       assert.deepEqual(await handle.store.candidateLineage(root.id), [root]);
       assert.deepEqual(await handle.store.candidateLineage(9999), []);
-      const added = (await handle.store.listEvents(run.id, { types: ['candidate-added'] })).map((event) => event.payload['candidateId']);
+      const added = (await handle.store.listEvents(run.id, { types: ['candidate-added'] })).map((event) => event.payload.candidateId);
       assert.deepEqual(added, [root.id, child.id, grandchild.id]);
     });
 
@@ -147,7 +147,7 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       assert.deepEqual([reused.evaluation.reusedFromEvaluationId, reused.evaluation.runId], [first.evaluation.id, other.id]);
       assert.deepEqual(await handle.store.findEvaluationByCacheKey(key), first.evaluation);
       const events = await handle.store.listEvents(other.id, { types: ['candidate-evaluated'] });
-      assert.equal(events[0]?.payload['reused'], true);
+      assert.equal(events[0]?.payload.reused, true);
     });
 
     it('lists candidates with their evaluations by problem and round, and pendingWork lists the unevaluated', async () => {

@@ -95,7 +95,7 @@ export function describeIdeasEventsActions(open: OpenEmptyStore): void {
       assert.deepEqual((await handle.store.listActions(run.id, { types: ['pin-idea', 'drop-idea'] })).map((action) => action.type), ['pin-idea', 'drop-idea']);
       assert.deepEqual((await handle.store.listActions(run.id, { problemHash: softmax.hash })).map((action) => action.id), [accept.id]);
       const recorded = await handle.store.listEvents(run.id, { types: ['action-recorded'] });
-      assert.deepEqual(recorded.map((event) => event.payload['type']), ['hint', 'hint', 'pin-idea', 'drop-idea', 'accept', 'stop']);
+      assert.deepEqual(recorded.map((event) => event.payload.type), ['hint', 'hint', 'pin-idea', 'drop-idea', 'accept', 'stop']);
     });
 
     it('refuses actions missing what their type needs or pointing into another run, changing nothing', async () => {

@@ -7,13 +7,13 @@ function describe(event: RunEventView, names: ReadonlyMap<string, string>): stri
   const on = problem ? ` on ${problem}` : '';
   switch (event.type) {
     case 'candidate-added':
-      return `candidate #${String(payload['candidateId'])} added${on}${payload['origin'] === 'human' ? ' by a person' : ''}`;
+      return `candidate #${String(payload.candidateId)} added${on}${payload.origin === 'human' ? ' by a person' : ''}`;
     case 'candidate-evaluated':
-      return `candidate #${String(payload['candidateId'])}: ${String(payload['verdict'] ?? 'evaluated').replace(/_/g, ' ')}${typeof payload['speedupVsBest'] === 'number' ? `, ${(payload['speedupVsBest'] as number).toFixed(2)}×` : ''}`;
+      return `candidate #${String(payload.candidateId)}: ${String(payload.verdict ?? 'evaluated').replace(/_/g, ' ')}${typeof payload.speedupVsBest === 'number' ? `, ${(payload.speedupVsBest as number).toFixed(2)}×` : ''}`;
     case 'candidate-evaluation-failed':
-      return `candidate #${String(payload['candidateId'])} could not be evaluated: ${String(payload['message'])}`;
+      return `candidate #${String(payload.candidateId)} could not be evaluated: ${String(payload.message)}`;
     case 'action-recorded':
-      return `a person: ${String(payload['type'])}${on}`;
+      return `a person: ${String(payload.type)}${on}`;
     default:
       return `${event.type.replace(/-/g, ' ')}${on}`;
   }

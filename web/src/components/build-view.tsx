@@ -16,6 +16,7 @@ export function BuildView({ build }: { build: BuildDetailsView }) {
         </thead>
         <tbody>
           {build.kernels.map((kernel, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: one build's kernel table, listed once and never reordered; no field is unique on its own.
             <tr key={index}>
               <td className="mono wrap">{kernel.name}</td>
               <td>{kernel.arch ?? '–'}</td>
@@ -29,8 +30,8 @@ export function BuildView({ build }: { build: BuildDetailsView }) {
         </tbody>
       </table>
       <div className="form-row" style={{ margin: '14px 0 8px' }}>
-        <button className={`btn small ${listing === 'sass' ? 'primary' : ''}`} onClick={() => setListing('sass')}>SASS</button>
-        <button className={`btn small ${listing === 'ptx' ? 'primary' : ''}`} onClick={() => setListing('ptx')}>PTX</button>
+        <button type="button" className={`btn small ${listing === 'sass' ? 'primary' : ''}`} onClick={() => setListing('sass')}>SASS</button>
+        <button type="button" className={`btn small ${listing === 'ptx' ? 'primary' : ''}`} onClick={() => setListing('ptx')}>PTX</button>
         <span className="muted">{text ? `${text.replace(/\n$/, '').split('\n').length} lines` : ''}</span>
       </div>
       {text ? <CodeView source={text} language="text" maxHeight={460} /> : <p className="muted">No {listing.toUpperCase()} was captured.</p>}

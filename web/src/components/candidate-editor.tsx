@@ -38,8 +38,8 @@ export function CandidateEditor({ candidateId, source, onSubmitted }: { candidat
       <textarea className="editor" spellCheck={false} value={text} onChange={(event) => setText(event.target.value)} onKeyDown={onKeyDown} aria-label="candidate source" data-testid="candidate-editor" />
       <div className="form-row">
         <input type="text" placeholder="What did you change? (optional note)" value={note} onChange={(event) => setNote(event.target.value)} aria-label="edit note" />
-        <button className="btn" disabled={!changed || busy} onClick={() => setText(source)}>Revert</button>
-        <button className="btn primary" disabled={!changed || busy} onClick={() => void submit()} data-testid="evaluate-edit">
+        <button type="button" className="btn" disabled={!changed || busy} onClick={() => setText(source)}>Revert</button>
+        <button type="button" className="btn primary" disabled={!changed || busy} onClick={() => void submit()} data-testid="evaluate-edit">
           {busy ? <span className="spinner" style={{ width: 12, height: 12 }} /> : null}Evaluate as new candidate
         </button>
       </div>

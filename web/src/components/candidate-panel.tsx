@@ -25,11 +25,12 @@ function AcceptForm({ detail, onDone }: { detail: CandidateDetail; onDone: () =>
     return <span className="chip accepted" title={`accepted ${detail.acceptance.createdAt}${detail.acceptance.note ? `: ${detail.acceptance.note}` : ''}`}>accepted{detail.acceptance.note ? `: ${detail.acceptance.note}` : ''}</span>;
   }
   if (detail.candidate.verdict !== 'correct') return null;
-  if (!open) return <button className="btn" onClick={() => setOpen(true)} data-testid="accept-open">Accept kernel…</button>;
+  if (!open) return <button type="button" className="btn" onClick={() => setOpen(true)} data-testid="accept-open">Accept kernel…</button>;
   return (
     <span className="form-row" style={{ marginTop: 0 }}>
+      {/* biome-ignore lint/a11y/noAutofocus: the field appears because the person just pressed "Accept kernel…"; focus follows their action. */}
       <input type="text" autoFocus placeholder="a note for whoever ships it (optional)" value={note} onChange={(event) => setNote(event.target.value)} style={{ width: 260 }} aria-label="acceptance note" data-testid="accept-note" />
-      <button className="btn" onClick={() => setOpen(false)}>Cancel</button>
+      <button type="button" className="btn" onClick={() => setOpen(false)}>Cancel</button>
       <ActionButton className="btn primary" testId="accept" onClick={async () => {
         await api.post(`/api/candidates/${detail.candidate.id}/accept`, note.trim() ? { note: note.trim() } : {});
         onDone();
@@ -52,6 +53,7 @@ export function CandidatePanel({ candidateId, version, siblings, onChanged, onEd
     seenVersion.current = version;
     reload();
   }, [version, reload]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: candidateId is the trigger: another candidate leaves the edit and build tabs for the overview.
   useEffect(() => setTab((current) => (current === 'edit' || current === 'build' ? 'overview' : current)), [candidateId]);
   if (loading) return <div className="panel"><Loading what={`candidate #${candidateId}`} /></div>;
   if (error || !data) return <div className="panel"><ErrorState error={error ?? new Error('no answer')} retry={reload} what={`candidate #${candidateId}`} /></div>;
@@ -87,19 +89,17 @@ export function CandidatePanel({ candidateId, version, siblings, onChanged, onEd
       </div>
       <div className="tabs" role="tablist">
         {tabs.map(([key, label]) => (
-          <button key={key} role="tab" aria-selected={tab === key} className={`tab ${tab === key ? 'active' : ''}`} onClick={() => setTab(key)} data-testid={`tab-${key}`}>{label}</button>
+          <button type="button" key={key} role="tab" aria-selected={tab === key} className={`tab ${tab === key ? 'active' : ''}`} onClick={() => setTab(key)} data-testid={`tab-${key}`}>{label}</button>
         ))}
       </div>
       <div className="panel-body">
         {tab === 'overview' ? (
           evaluation ? (
-            <>
-              <VerdictDetails
-                result={evaluation.result}
-                timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null}
-                guard={data.guard ? <GuardSection guard={data.guard} reasons={evaluation.result.reasons} /> : null}
-              />
-            </>
+            <VerdictDetails
+              result={evaluation.result}
+              timing={evaluation.result.timing ? <><h3>Timing</h3><TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} /></> : null}
+              guard={data.guard ? <GuardSection guard={data.guard} reasons={evaluation.result.reasons} /> : null}
+            />
           ) : data.evaluationError ? (
             <p className="notice" role="alert">The evaluation could not run: {data.evaluationError}. Fix the cause (see the server's log), then edit and evaluate again, or resume the run.</p>
           ) : candidate.evaluating ? (

@@ -1,3 +1,4 @@
+import type { KeyboardEvent } from 'react';
 import type { CandidateNode } from '../../../src/server/api-types';
 import { speedup } from '../lib/format';
 import { VERDICT_COLORS, verdictLabel, type Verdict } from '../lib/verdicts';
@@ -36,33 +37,62 @@ function tooltip(node: CandidateNode): string {
 }
 
 /**
+ * Keys on a tree row (the WAI-ARIA tree pattern, flat): Enter or Space selects the candidate; the arrow
+ * keys, Home and End move the focus between rows.
+ */
+function onRowKeyDown(event: KeyboardEvent<HTMLDivElement>, select: () => void): void {
+  const row = event.currentTarget;
+  let target: Element | null | undefined;
+  if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault();
+    select();
+    return;
+  }
+  if (event.key === 'ArrowDown') target = row.nextElementSibling;
+  else if (event.key === 'ArrowUp') target = row.previousElementSibling;
+  else if (event.key === 'Home') target = row.parentElement?.firstElementChild;
+  else if (event.key === 'End') target = row.parentElement?.lastElementChild;
+  else return;
+  event.preventDefault();
+  if (target instanceof HTMLElement) target.focus();
+}
+
+/**
  * The lineage of a problem's candidates as an indented tree: a dot coloured by verdict, the id,
  * round, idea label and origin, and the speedup over the best baseline of correct ones.
  */
 export function CandidateTree({ candidates, selected, onSelect, bestId }: { candidates: readonly CandidateNode[]; selected: number | null; onSelect: (id: number) => void; bestId: number | null }) {
   const present = new Set(candidates.map((node) => node.verdict));
+  const tree = rows(candidates);
+  // One row is in the tab order (roving tabindex): the selected one, else the first.
+  const tabStop = tree.some(({ node }) => node.id === selected) ? selected : (tree[0]?.node.id ?? null);
   return (
     <>
       <div className="tree" role="tree" aria-label="candidate tree">
-        {rows(candidates).map(({ node, depth }) => (
+        {tree.map(({ node, depth }) => (
           <div
             key={node.id}
             role="treeitem"
+            tabIndex={node.id === tabStop ? 0 : -1}
             aria-selected={node.id === selected}
             data-testid={`tree-node-${node.id}`}
             className={`tree-node ${node.id === selected ? 'selected' : ''}`}
             style={{ paddingLeft: 10 }}
             title={tooltip(node)}
             onClick={() => onSelect(node.id)}
+            onKeyDown={(event) => onRowKeyDown(event, () => onSelect(node.id))}
           >
-            {Array.from({ length: depth }, (_, index) => <span key={index} className="guide" />)}
+            {Array.from({ length: depth }, (_, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the indent guides are identical; a guide's depth is its identity.
+              <span key={index} className="guide" />
+            ))}
             <Dot verdict={node.verdict} />
             <span className="node-id">#{node.id}</span>
             <span className="faint" style={{ fontSize: 11.5 }}>r{node.round}</span>
             {node.ideaLabel ? <span className="chip idea">{node.ideaLabel}</span> : null}
             {node.origin === 'human' ? <span className="chip human">person</span> : null}
             {node.accepted ? <span className="chip accepted">accepted</span> : null}
-            {node.id === bestId ? <span title="fastest correct" aria-label="fastest correct">★</span> : null}
+            {node.id === bestId ? <span role="img" title="fastest correct" aria-label="fastest correct">★</span> : null}
             {typeof node.ownShare === 'number' ? (
               <span className="faint" style={{ fontSize: 11.5 }} title="own kernels' share of the traced call's time (attribution)">
                 own {Math.round(node.ownShare * 100)}%

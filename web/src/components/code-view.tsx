@@ -26,6 +26,7 @@ export function CodeView({ source, language = 'python', maxHeight, testId }: { s
   }, [source, language]);
   return (
     <div className="code-frame">
+      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the HTML is shiki's highlighting or plain() above, both of which escape the source text. */}
       <pre className={`code ${language === 'text' ? 'plain' : ''}`} style={maxHeight ? { maxHeight } : undefined} data-testid={testId} dangerouslySetInnerHTML={{ __html: html }} />
     </div>
   );

@@ -28,6 +28,7 @@ export function DiffView({ before, after, names, layout = 'line-by-line' }: { be
       <p className="muted" style={{ margin: '0 0 8px' }} data-testid="diff-summary">
         <span style={{ color: 'var(--ok)' }}>+{added}</span> <span style={{ color: 'var(--danger)' }}>−{removed}</span> lines, {names.before} → {names.after}
       </p>
+      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: diff2html's output, which escapes the lines of both sources. */}
       <div className="code-frame" dangerouslySetInnerHTML={{ __html: html }} />
     </div>
   );

@@ -40,7 +40,7 @@ export function HintForm({ runId, problemHash, hints, onAdded }: { runId: string
       )}
       <textarea className="note" placeholder={problemHash ? 'e.g. the input is contiguous; vectorise in chunks of 8' : 'a hint for every problem of this run'} value={note} onChange={(event) => setNote(event.target.value)} aria-label="hint" data-testid="hint-input" />
       <div className="form-row" style={{ marginTop: 6 }}>
-        <button className="btn" disabled={busy || note.trim() === ''} onClick={() => void submit()} data-testid="add-hint">Add hint</button>
+        <button type="button" className="btn" disabled={busy || note.trim() === ''} onClick={() => void submit()} data-testid="add-hint">Add hint</button>
         {failure ? <span className="error-text" role="alert">{failure}</span> : null}
       </div>
     </div>

@@ -16,6 +16,7 @@ export function TopBar({ crumbs, live, store }: { crumbs: Crumb[]; live?: Stream
       </Link>
       <nav className="crumbs" aria-label="breadcrumbs">
         {crumbs.map((crumb, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a breadcrumb's place in the trail is its identity (the last one has no link).
           <span key={`${crumb.label}-${index}`} style={{ display: 'contents' }}>
             <span className="sep">/</span>
             {crumb.to && index < crumbs.length - 1 ? <Link to={crumb.to}>{crumb.label}</Link> : <span className="here">{crumb.label}</span>}

@@ -2,7 +2,7 @@ import type { ModelCallView } from '../../../src/server/api-types';
 import { cost, count, ms } from '../lib/format';
 
 const text = (content: ModelCallView['messages'][number]['content']): string =>
-  typeof content === 'string' ? content : content.map((part) => (typeof part['text'] === 'string' ? part['text'] : JSON.stringify(part))).join('\n');
+  typeof content === 'string' ? content : content.map((part) => (typeof part.text === 'string' ? part.text : JSON.stringify(part))).join('\n');
 
 /** The prompt (as chat messages) and the reply that produced a candidate. */
 export function PromptView({ call, origin }: { call: ModelCallView | null; origin: string }) {
@@ -16,6 +16,7 @@ export function PromptView({ call, origin }: { call: ModelCallView | null; origi
       </p>
       {call.error ? <p className="notice">The call failed: {call.error}</p> : null}
       {call.messages.map((message, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a model call's messages in their order; a message's place in the conversation is its identity.
         <div className="message" key={index}>
           <div className="role">{message.role}</div>
           <pre>{text(message.content)}</pre>

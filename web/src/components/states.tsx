@@ -25,7 +25,7 @@ export function ErrorState({ error, retry, what }: { error: Error; retry?: () =>
       <p>{error.message}</p>
       {hint ? <p className="muted">{hint}</p> : null}
       <div className="actions" style={{ justifyContent: 'center' }}>
-        {retry && status !== 404 ? <button className="btn" onClick={retry}>Retry</button> : null}
+        {retry && status !== 404 ? <button type="button" className="btn" onClick={retry}>Retry</button> : null}
         <Link className="btn" to={paths.runs()}>All runs</Link>
       </div>
     </div>

@@ -54,13 +54,14 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
         <span className="muted">
           {result.backend} · {result.precision}
           {result.preset ? ` · ${result.preset} sizes` : ''}
-          {result.environment ? ` · ${typeof result.environment['cpu'] === 'string' && result.environment.device === 'cpu' ? result.environment['cpu'] : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
+          {result.environment ? ` · ${typeof result.environment.cpu === 'string' && result.environment.device === 'cpu' ? result.environment.cpu : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
         </span>
       </div>
       {result.reasons.length > 0 ? (
         <>
           <h3>Reasons</h3>
           {result.reasons.map((reason, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a verdict's reasons in the evaluator's order, never reordered; two may be alike.
             <div className="reason" key={index} data-testid="verdict-reason">
               <div className="check">{reason.check}</div>
               <div>{reason.message}</div>
@@ -85,6 +86,7 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
             {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
           </dl>
           {correctness.trial_details?.filter((trial) => trial.message).slice(0, 3).map((trial, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the first failed trials in the evaluator's order, never reordered; seeds may repeat.
             <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {trial.seed}: {trial.message}</p>
           ))}
         </>

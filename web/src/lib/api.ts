@@ -15,7 +15,7 @@ export class ApiRequestError extends Error {
 async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const token = currentToken();
-  if (token) headers['authorization'] = `Bearer ${token}`;
+  if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {

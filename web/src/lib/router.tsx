@@ -20,12 +20,13 @@ export interface Location {
   query: URLSearchParams;
 }
 
+const readLocation = (): Location => ({ path: window.location.pathname, query: new URLSearchParams(window.location.search) });
+
 /** The current path and query, re-rendering on navigation. */
 export function useLocation(): Location {
-  const read = (): Location => ({ path: window.location.pathname, query: new URLSearchParams(window.location.search) });
-  const [location, setLocation] = useState(read);
+  const [location, setLocation] = useState(readLocation);
   useEffect(() => {
-    const update = (): void => setLocation(read());
+    const update = (): void => setLocation(readLocation());
     listeners.add(update);
     return () => void listeners.delete(update);
   }, []);

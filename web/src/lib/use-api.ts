@@ -19,6 +19,7 @@ export function useApi<T>(url: string | null): ApiState<T> {
   current.current = url;
   const shown = useRef<string | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: generation is the trigger: reload() bumps it to fetch the same URL again.
   useEffect(() => {
     if (url === null) return;
     if (shown.current !== url) {

@@ -18,7 +18,10 @@ function Side({ detail }: { detail: CandidateDetail }) {
       <div className="panel-body">
         {evaluation ? (
           <>
-            {evaluation.result.reasons.map((reason, index) => <div className="reason" key={index}><div className="check">{reason.check}</div>{reason.message}</div>)}
+            {evaluation.result.reasons.map((reason, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a verdict's reasons in the evaluator's order, never reordered; two may be alike.
+              <div className="reason" key={index}><div className="check">{reason.check}</div>{reason.message}</div>
+            ))}
             <div className="table-scroll"><TimingTable result={evaluation.result} speedOfLight={detail.speedOfLight} compact /></div>
           </>
         ) : (

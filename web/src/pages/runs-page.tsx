@@ -57,7 +57,7 @@ export function RunsPage() {
         <div className="panel-head">
           <h2>Runs</h2>
           <span className="muted">{data.runs.length} in {data.store}</span>
-          <button className="btn small" disabled={picked.length !== 2} onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))} title="pick two runs with the boxes on the left">Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}</button>
+          <button type="button" className="btn small" disabled={picked.length !== 2} onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))} title="pick two runs with the boxes on the left">Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}</button>
         </div>
         <table className="data">
           <thead>
