@@ -5,7 +5,10 @@ import { z } from 'zod';
 
 /** A `--name` flag that must be an integer of at least `minimum`. */
 export const count = (name: string, minimum: number) =>
-  z.coerce.number({ error: () => `expected \`--${name}\` to be a number` }).int(`expected \`--${name}\` to be an integer`).min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
+  z.coerce
+    .number({ error: () => `expected \`--${name}\` to be a number` })
+    .int(`expected \`--${name}\` to be an integer`)
+    .min(minimum, `expected \`--${name}\` to be at least ${minimum}`);
 
 /** One progress line on stderr, with the time of day (UTC). */
 export const log = (line: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);

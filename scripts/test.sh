@@ -9,7 +9,8 @@ KFORGE_PYTHON="$(bash scripts/python.sh)"
 export KFORGE_PYTHON
 echo "kforge tests: worker Python is $KFORGE_PYTHON" >&2
 npx tsc --noEmit -p tsconfig.json
-npx biome lint --error-on-warnings .
+npx biome check --error-on-warnings .   # lint and format (biome.jsonc)
+bash scripts/lint-py.sh                 # flake8 and black --check
 npm run --silent build
 bash scripts/test-ts.sh
 bash scripts/test-py.sh

@@ -80,7 +80,14 @@ export function compileErrorResult(options: ResultBase & { line?: number; messag
     ...base(options),
     reasons: [{ check: 'build', message: `the extension did not build: ${first}` }],
     diagnostics: {
-      compiler: ['[1/2] c++ -MMD -MF main.o.d -O3 -fopenmp -c main.cpp -o main.o', 'main.cpp: In function ‘at::Tensor relu(at::Tensor)’:', first, '   12 |     out_ptr[i] = x > 0 ? x : 0;', '      |     ^~~~~~~', 'ninja: build stopped: subcommand failed.'].join('\n'),
+      compiler: [
+        '[1/2] c++ -MMD -MF main.o.d -O3 -fopenmp -c main.cpp -o main.o',
+        'main.cpp: In function ‘at::Tensor relu(at::Tensor)’:',
+        first,
+        '   12 |     out_ptr[i] = x > 0 ? x : 0;',
+        '      |     ^~~~~~~',
+        'ninja: build stopped: subcommand failed.',
+      ].join('\n'),
       first_error: first,
       stdout: '',
       stderr: '',
@@ -107,7 +114,17 @@ export function incorrectResult(options: ResultBase & { maxAbsError?: number; mi
       atol: 0.01,
       rtol: 0.01,
       tolerance: 'kernelbench',
-      trial_details: [{ seed: 11, passed: false, check: 'mismatch', message: 'first mismatch at index (0, 3): got 0.0, expected 0.5', max_abs_error: maxAbsError, mismatch_count: mismatched, numel: 8192 }],
+      trial_details: [
+        {
+          seed: 11,
+          passed: false,
+          check: 'mismatch',
+          message: 'first mismatch at index (0, 3): got 0.0, expected 0.5',
+          max_abs_error: maxAbsError,
+          mismatch_count: mismatched,
+          numel: 8192,
+        },
+      ],
     },
   };
 }
@@ -119,7 +136,11 @@ export function runtimeErrorResult(options: ResultBase & { message?: string } = 
     verdict: 'runtime_error',
     ...base(options),
     reasons: [{ check: 'forward', message: `the candidate's forward raised: ${message}` }],
-    diagnostics: { stdout: '', stderr: '', traceback: `Traceback (most recent call last):\n  File "candidate.py", line 30, in forward\n    return self.ext.relu(x)\n${message}` },
+    diagnostics: {
+      stdout: '',
+      stderr: '',
+      traceback: `Traceback (most recent call last):\n  File "candidate.py", line 30, in forward\n    return self.ext.relu(x)\n${message}`,
+    },
   };
 }
 

@@ -71,7 +71,10 @@ export function startKforgeWorker(options: KforgeWorkerOptions): KforgeWorkerPro
     worker.child = child;
     worker.workerId = null;
     worker.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 180_000} ms:\n${worker.stderr}`)), options.readyTimeoutMs ?? 180_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 180_000} ms:\n${worker.stderr}`)),
+        options.readyTimeoutMs ?? 180_000,
+      );
       timer.unref();
       child.stderr!.on('data', (chunk: Buffer) => {
         worker.stderr += chunk.toString();

@@ -74,9 +74,7 @@ export interface OpenAiCompatibleServer {
  * 400 (not retryable) saying so. It never retries or improvises. It is for tests: everything it
  * answers is scripted, not a model's output.
  */
-export async function startOpenAiCompatibleServer(
-  options: OpenAiCompatibleServerOptions,
-): Promise<OpenAiCompatibleServer> {
+export async function startOpenAiCompatibleServer(options: OpenAiCompatibleServerOptions): Promise<OpenAiCompatibleServer> {
   const script = [...options.script];
   const requests: RecordedRequest[] = [];
   let nextStep = 0;
@@ -160,8 +158,7 @@ async function answer(
     return;
   }
   if (typeof step === 'object' && 'status' in step) {
-    const headers: Record<string, string> =
-      step.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.retryAfterSeconds) };
+    const headers: Record<string, string> = step.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.retryAfterSeconds) };
     sendError(response, step.status, step.message ?? `scripted HTTP ${step.status}`, headers);
     return;
   }
@@ -206,9 +203,7 @@ function chatCompletion(reply: ScriptedReply, usage: Required<ScriptedUsage>, mo
 
 function responsesApiReply(reply: ScriptedReply, usage: Required<ScriptedUsage>, model: string, index: number) {
   const reasoning =
-    reply.reasoning === undefined
-      ? []
-      : [{ type: 'reasoning', id: `rs_scripted_${index}`, summary: [{ type: 'summary_text', text: reply.reasoning }] }];
+    reply.reasoning === undefined ? [] : [{ type: 'reasoning', id: `rs_scripted_${index}`, summary: [{ type: 'summary_text', text: reply.reasoning }] }];
   return {
     id: `resp_scripted_${index}`,
     object: 'response',
@@ -254,9 +249,7 @@ function parseJson(raw: string): unknown {
 }
 
 function flattenHeaders(headers: IncomingMessage['headers']): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]),
-  );
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
 }
 
 function sendJson(response: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}) {

@@ -57,7 +57,24 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 function launch(port: number, directory: string): ChildProcess {
   const child = spawn(
     REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', directory, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no', '--logfile', path.join(directory, 'redis.log')],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      directory,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--logfile',
+      path.join(directory, 'redis.log'),
+    ],
     { stdio: 'ignore' },
   );
   return child;

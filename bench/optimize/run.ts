@@ -65,15 +65,25 @@ function variant(source: string, file: string, edits: Array<[string | RegExp, st
 async function kernels(backend: 'cuda' | 'cpu'): Promise<Kernels> {
   const read = (folder: string, name: string) => readFile(path.join(REPOSITORY_ROOT, 'examples', folder, name), 'utf8');
   if (backend === 'cuda') {
-    const [compileError, incorrect, fast] = await Promise.all([read('level1_01_relu', 'cuda_compile_error.py'), read('level1_01_relu', 'cuda_incorrect.py'), read('level1_01_relu', 'cuda_fast.py')]);
+    const [compileError, incorrect, fast] = await Promise.all([
+      read('level1_01_relu', 'cuda_compile_error.py'),
+      read('level1_01_relu', 'cuda_incorrect.py'),
+      read('level1_01_relu', 'cuda_fast.py'),
+    ]);
     const file = 'examples/level1_01_relu/cuda_fast.py';
     return {
       problem: path.join(REPOSITORY_ROOT, 'problems', 'level1', '01_relu.py'),
       compileError,
       incorrect,
       fast,
-      scalar: variant(fast, file, [[/const bool aligned = [^;]+;/, 'const bool aligned = false;'], ['kforge_example_relu_cuda', 'kforge_bench_relu_scalar']]),
-      wide: variant(fast, file, [['const int threads = 256;', 'const int threads = 512;'], ['kforge_example_relu_cuda', 'kforge_bench_relu_wide']]),
+      scalar: variant(fast, file, [
+        [/const bool aligned = [^;]+;/, 'const bool aligned = false;'],
+        ['kforge_example_relu_cuda', 'kforge_bench_relu_scalar'],
+      ]),
+      wide: variant(fast, file, [
+        ['const int threads = 256;', 'const int threads = 512;'],
+        ['kforge_example_relu_cuda', 'kforge_bench_relu_wide'],
+      ]),
     };
   }
   const fast = await read('level1_02_gelu', 'cpu_fast.py');
@@ -101,10 +111,21 @@ function planFor(name: StrategyName, k: Kernels): StrategyPlan {
       return {
         strategy: { name },
         maxCandidates: 4,
-        script: [fence(k.compileError), { status: 429, retryAfterSeconds: 0, message: 'rate limited' }, fence(k.scalar), 'Next I would vectorise the loads, but there is no code in this reply.', fence(k.fast), fence(k.wide)],
+        script: [
+          fence(k.compileError),
+          { status: 429, retryAfterSeconds: 0, message: 'rate limited' },
+          fence(k.scalar),
+          'Next I would vectorise the loads, but there is no code in this reply.',
+          fence(k.fast),
+          fence(k.wide),
+        ],
       };
     case 'sample':
-      return { strategy: { name, options: { samples: 4, width: 4 } }, maxCandidates: 4, script: [fence(k.fast), fence(k.incorrect), fence(k.compileError), fence(k.scalar)] };
+      return {
+        strategy: { name, options: { samples: 4, width: 4 } },
+        maxCandidates: 4,
+        script: [fence(k.fast), fence(k.incorrect), fence(k.compileError), fence(k.scalar)],
+      };
     case 'ideas':
       return {
         strategy: { name, options: { rounds: 2, ideasPerRound: 2, implementationsPerIdea: 1, seeds: 1, fixTurns: 1, width: 1 } },
@@ -142,7 +163,11 @@ const cacheDirectory = (strategyFolder: string): string => process.env.KFORGE_CA
 function kforge(args: string[], cwd: string): Promise<Child> {
   const entry = process.env.KFORGE_CLI ?? path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
   const started = performance.now();
-  const child = spawn(process.execPath, [entry, ...args], { cwd, env: { ...process.env, KFORGE_CACHE_DIR: cacheDirectory(cwd) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], {
+    cwd,
+    env: { ...process.env, KFORGE_CACHE_DIR: cacheDirectory(cwd) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -214,8 +239,25 @@ async function runStrategy(name: StrategyName, k: Kernels, backend: string, work
     log(`${name}: kforge optimize (${plan.script.length} scripted replies, at most ${plan.maxCandidates} candidates)`);
     const optimize = await kforge(
       [
-        'optimize', k.problem, '--config', config, '--provider', 'openai-compatible', '--base-url', server.baseUrl, '--model', 'scripted',
-        '--backend', backend, '--max-candidates', String(plan.maxCandidates), '--store', store, '--out', path.join(folder, 'out'), '--json',
+        'optimize',
+        k.problem,
+        '--config',
+        config,
+        '--provider',
+        'openai-compatible',
+        '--base-url',
+        server.baseUrl,
+        '--model',
+        'scripted',
+        '--backend',
+        backend,
+        '--max-candidates',
+        String(plan.maxCandidates),
+        '--store',
+        store,
+        '--out',
+        path.join(folder, 'out'),
+        '--json',
       ],
       folder,
     );
@@ -254,14 +296,20 @@ async function main(): Promise<void> {
   }
   const args = parsed.data;
   const measuredAt = new Date().toISOString();
-  const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'optimize', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
+  const out = path.resolve(
+    args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'optimize', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`),
+  );
   await mkdir(out, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), 'kforge-optimize-bench-'));
   const k = await kernels(args.backend);
   const results: StrategyResult[] = [];
   for (const name of args.strategies) results.push(await runStrategy(name, k, args.backend, work));
   const command = `node --import tsx bench/optimize/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-  await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host: os.hostname(), work, results }, null, 2)}\n`, 'utf8');
+  await writeFile(
+    path.join(out, 'result.json'),
+    `${JSON.stringify({ measured_at: measuredAt, command, host: os.hostname(), work, results }, null, 2)}\n`,
+    'utf8',
+  );
   const lines = [
     `# kforge optimize, one scripted run per strategy, ${args.backend} backend`,
     '',
@@ -279,7 +327,10 @@ async function main(): Promise<void> {
       '',
       '| candidate | parent | round | idea | origin | verdict | build | median | vs eager | reason |',
       '|---|---|---|---|---|---|---|---|---|---|',
-      ...result.candidates.map((row) => `| #${row.id} | ${row.parent === null ? '—' : `#${row.parent}`} | ${row.round} | ${row.idea ?? '—'} | ${row.origin} | ${row.verdict ?? 'not evaluated'} | ${row.buildS === null ? '—' : `${row.buildS.toFixed(1)} s`} | ${row.medianMs === null ? '—' : `${row.medianMs.toPrecision(4)} ms`} | ${row.vsEager === null ? '—' : `${row.vsEager.toFixed(2)}x`} | ${row.reason === null ? '—' : row.reason.replace(/\|/g, '\\|')} |`),
+      ...result.candidates.map(
+        (row) =>
+          `| #${row.id} | ${row.parent === null ? '—' : `#${row.parent}`} | ${row.round} | ${row.idea ?? '—'} | ${row.origin} | ${row.verdict ?? 'not evaluated'} | ${row.buildS === null ? '—' : `${row.buildS.toFixed(1)} s`} | ${row.medianMs === null ? '—' : `${row.medianMs.toPrecision(4)} ms`} | ${row.vsEager === null ? '—' : `${row.vsEager.toFixed(2)}x`} | ${row.reason === null ? '—' : row.reason.replace(/\|/g, '\\|')} |`,
+      ),
       '',
       result.report.trim().replace(/^# /gm, '### ').replace(/^## /gm, '#### ') || '(no report)',
       '',

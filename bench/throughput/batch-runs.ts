@@ -183,7 +183,9 @@ export async function runThroughQueue(
           entry.device = released.device;
         }
         done += 1;
-        settings.log(`${label} ${done}/${batch.length} ${candidate.id}: ${entry.verdict} (${((performance.now() - startedAtMs) / 1000).toFixed(1)} s into the run)`);
+        settings.log(
+          `${label} ${done}/${batch.length} ${candidate.id}: ${entry.verdict} (${((performance.now() - startedAtMs) / 1000).toFixed(1)} s into the run)`,
+        );
         return entry;
       }),
     );
@@ -193,11 +195,7 @@ export async function runThroughQueue(
 }
 
 /** The pipelined way over the whole batch, from a cold start (the warm-up counts). */
-export async function runPipelined(
-  batch: readonly BatchCandidate[],
-  settings: BenchSettings,
-  pipeline: ReturnType<typeof createPipeline>,
-): Promise<BatchRun> {
+export async function runPipelined(batch: readonly BatchCandidate[], settings: BenchSettings, pipeline: ReturnType<typeof createPipeline>): Promise<BatchRun> {
   const started = performance.now();
   const cpuBefore = reapedChildCpuSeconds();
   const bytecode = pipeline.evaluator.bytecodePrefix().then((prefix) => ({ prefix, readyAfterMs: performance.now() - started }));

@@ -93,7 +93,10 @@ const PRIORITY: Record<CandidateVariant, number> = { shipped: 0, broken: 1, tran
 export async function generateCandidateBatch(options: CandidateBatchOptions): Promise<BatchCandidate[]> {
   const examplesRoot = path.join(options.repositoryRoot, 'examples');
   const prefix = PREFIX[options.backend];
-  const folders = (await readdir(examplesRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  const folders = (await readdir(examplesRoot, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
   await mkdir(options.directory, { recursive: true });
   const perProblem: BatchCandidate[][] = [];
   let fastProblems = 0;

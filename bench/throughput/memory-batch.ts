@@ -74,7 +74,9 @@ export async function runMemoryBatch(problemPath: string, count: number, setting
       completed += 1;
       if (completed % every === 0 || completed === count) {
         samples.push(sample(completed, started));
-        settings.log(`memory batch ${completed}/${count}: heap ${(samples.at(-1)!.heapUsedBytes / 2 ** 20).toFixed(1)} MiB, rss ${(samples.at(-1)!.rssBytes / 2 ** 20).toFixed(1)} MiB`);
+        settings.log(
+          `memory batch ${completed}/${count}: heap ${(samples.at(-1)!.heapUsedBytes / 2 ** 20).toFixed(1)} MiB, rss ${(samples.at(-1)!.rssBytes / 2 ** 20).toFixed(1)} MiB`,
+        );
       }
     }
   };

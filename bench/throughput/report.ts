@@ -60,7 +60,10 @@ export function summarize(run: BatchRun): WaySummary {
 }
 
 /** Candidates whose verdict or reason checks differ between the two ways. */
-export function verdictMismatches(first: readonly EvaluatedCandidate[], second: readonly EvaluatedCandidate[]): Array<{ id: string; sequential: string; pipelined: string }> {
+export function verdictMismatches(
+  first: readonly EvaluatedCandidate[],
+  second: readonly EvaluatedCandidate[],
+): Array<{ id: string; sequential: string; pipelined: string }> {
   const key = (entry: EvaluatedCandidate): string => `${entry.verdict}${entry.checks.length > 0 ? ` (${[...entry.checks].sort().join(', ')})` : ''}`;
   const other = new Map(second.map((entry) => [entry.id, entry]));
   return first
@@ -117,9 +120,12 @@ export function renderMarkdown(parts: ReportParts): string {
   ];
   const bytecode = parts.pipelined.bytecode;
   if (bytecode) {
-    lines.push(bytecode.prefix === null
-      ? 'Bytecode cache: not used (the installed packages carry their own bytecode, or it is off).'
-      : `Bytecode cache: the pipelined workers read primed bytecode from \`${bytecode.prefix}\` (ready ${seconds(bytecode.readyAfterMs)} after the start; the one-process way compiles what it imports, as before).`, '');
+    lines.push(
+      bytecode.prefix === null
+        ? 'Bytecode cache: not used (the installed packages carry their own bytecode, or it is off).'
+        : `Bytecode cache: the pipelined workers read primed bytecode from \`${bytecode.prefix}\` (ready ${seconds(bytecode.readyAfterMs)} after the start; the one-process way compiles what it imports, as before).`,
+      '',
+    );
   }
   if (parts.loadByPhase && Object.keys(parts.loadByPhase).length > 0) {
     const phases = Object.entries(parts.loadByPhase).map(([name, load]) => `${name} ${load.mean.toFixed(1)} (max ${load.max.toFixed(1)})`);
@@ -127,42 +133,71 @@ export function renderMarkdown(parts: ReportParts): string {
   }
   const prefetches = parts.pipelined.usage?.prefetches;
   if (prefetches && prefetches.measured + prefetches.cached + prefetches.failed > 0) {
-    lines.push(`Baselines measured ahead of the candidates (the pipeline's baseline prefetch, while they built): ${prefetches.measured} problems measured, ${prefetches.cached} found already measured, ${prefetches.failed} failed; the prefetches held the ${parts.deviceWord} ${(prefetches.deviceMs / 1000).toFixed(1)} s in all (counted in the leased share).`, '');
+    lines.push(
+      `Baselines measured ahead of the candidates (the pipeline's baseline prefetch, while they built): ${prefetches.measured} problems measured, ${prefetches.cached} found already measured, ${prefetches.failed} failed; the prefetches held the ${parts.deviceWord} ${(prefetches.deviceMs / 1000).toFixed(1)} s in all (counted in the leased share).`,
+      '',
+    );
   }
   if (sequential && parts.sequential) {
     const mismatches = verdictMismatches(parts.sequential.candidates, parts.pipelined.candidates);
-    lines.push(`Throughput ratio, pipelined / one process per candidate: **${(pipelined.candidatesPerDeviceHour / sequential.candidatesPerDeviceHour).toFixed(2)}x**.`, '');
+    lines.push(
+      `Throughput ratio, pipelined / one process per candidate: **${(pipelined.candidatesPerDeviceHour / sequential.candidatesPerDeviceHour).toFixed(2)}x**.`,
+      '',
+    );
     const compared = parts.sequential.candidates.length;
     if (compared < pipelined.candidates) {
-      lines.push(`The one-process way ran on ${compared} of the ${pipelined.candidates} candidates, spread evenly over the batch (\`--sequential-sample\`); the ratio compares the two ways' candidates per ${parts.deviceWord}-hour, and verdicts are compared on those ${compared}.`, '');
+      lines.push(
+        `The one-process way ran on ${compared} of the ${pipelined.candidates} candidates, spread evenly over the batch (\`--sequential-sample\`); the ratio compares the two ways' candidates per ${parts.deviceWord}-hour, and verdicts are compared on those ${compared}.`,
+        '',
+      );
     }
-    lines.push(mismatches.length === 0 ? `Verdicts identical both ways: **yes**, ${compared} of ${compared}.` : `Verdicts identical both ways: **no**: ${mismatches.map((item) => `${item.id} (${item.sequential} / ${item.pipelined})`).join('; ')}.`, '');
+    lines.push(
+      mismatches.length === 0
+        ? `Verdicts identical both ways: **yes**, ${compared} of ${compared}.`
+        : `Verdicts identical both ways: **no**: ${mismatches.map((item) => `${item.id} (${item.sequential} / ${item.pipelined})`).join('; ')}.`,
+      '',
+    );
   }
-  const overheads = parts.reEvaluations.map((entry) => entry.overheadMs).filter((value): value is number => value !== null).sort((a, b) => a - b);
+  const overheads = parts.reEvaluations
+    .map((entry) => entry.overheadMs)
+    .filter((value): value is number => value !== null)
+    .sort((a, b) => a - b);
   if (parts.reEvaluations.length > 0) {
     lines.push(`Re-evaluating an already-built candidate (${parts.reEvaluations.length} times, pipeline otherwise idle):`, '');
     lines.push('| wall | device held | build stage | worker reported cache hit | wall outside the lease |', '|---|---|---|---|---|');
-    for (const entry of parts.reEvaluations) lines.push(`| ${seconds(entry.wallMs)} | ${seconds(entry.deviceHeldMs)} | ${seconds(entry.buildMs)} | ${entry.cacheHit === null ? '—' : entry.cacheHit ? 'yes' : 'no'} | ${seconds(entry.overheadMs)} |`);
+    for (const entry of parts.reEvaluations)
+      lines.push(
+        `| ${seconds(entry.wallMs)} | ${seconds(entry.deviceHeldMs)} | ${seconds(entry.buildMs)} | ${entry.cacheHit === null ? '—' : entry.cacheHit ? 'yes' : 'no'} | ${seconds(entry.overheadMs)} |`,
+      );
     if (overheads.length > 0) lines.push('', `Median wall time outside the device lease: **${seconds(overheads[Math.floor(overheads.length / 2)]!)}**.`);
     lines.push('');
   }
   if (parts.repeat) {
     const { mediansMs, spread, cv, candidate } = parts.repeat;
-    lines.push(`Repeatability: \`${candidate}\` evaluated ${mediansMs.length} times in one batch: medians ${Math.min(...mediansMs).toPrecision(4)}–${Math.max(...mediansMs).toPrecision(4)} ms, spread (max − min) / min **${(spread * 100).toFixed(2)}%**, CV ${(cv * 100).toFixed(2)}%.`, '');
+    lines.push(
+      `Repeatability: \`${candidate}\` evaluated ${mediansMs.length} times in one batch: medians ${Math.min(...mediansMs).toPrecision(4)}–${Math.max(...mediansMs).toPrecision(4)} ms, spread (max − min) / min **${(spread * 100).toFixed(2)}%**, CV ${(cv * 100).toFixed(2)}%.`,
+      '',
+    );
   }
   if (parts.memory) lines.push(...renderMemory(parts.memory));
-  lines.push('| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) | pipelined: 95% interval, eager, compile (ms, each with its interval) | pipelined: device held |', '|---|---|---|---|---|---|---|---|---|');
+  lines.push(
+    '| candidate | made from | variant | verdict | one process: wall | pipelined: build reused | median ms (one process / pipelined) | pipelined: 95% interval, eager, compile (ms, each with its interval) | pipelined: device held |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
   const sequentialById = new Map(parts.sequential?.candidates.map((entry) => [entry.id, entry]) ?? []);
   const pipelinedById = new Map(parts.pipelined.candidates.map((entry) => [entry.id, entry]));
   for (const candidate of parts.batch) {
     const one = sequentialById.get(candidate.id);
     const piped = pipelinedById.get(candidate.id);
-    const median = (entry: EvaluatedCandidate | undefined): string => (entry?.medianMs === null || entry?.medianMs === undefined ? '—' : entry.medianMs.toPrecision(4));
+    const median = (entry: EvaluatedCandidate | undefined): string =>
+      entry?.medianMs === null || entry?.medianMs === undefined ? '—' : entry.medianMs.toPrecision(4);
     const hit = piped?.buildCacheHit === null || piped?.buildCacheHit === undefined ? '—' : piped.buildCacheHit ? 'yes' : 'no';
     const figure = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : value.toPrecision(4));
     const range = (interval: [number, number] | null | undefined): string => (interval ? `[${figure(interval[0])}, ${figure(interval[1])}]` : '');
     const interval = range(piped?.ci95Ms) || '—';
-    lines.push(`| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} | ${interval}, ${figure(piped?.eagerMs)} ${range(piped?.eagerCi95Ms)}, ${figure(piped?.compileMs)} ${range(piped?.compileCi95Ms)} | ${seconds(piped?.deviceHeldMs)} |`);
+    lines.push(
+      `| ${candidate.id} | ${candidate.origin} | ${candidate.variant} | ${piped?.verdict ?? '—'}${one && one.verdict !== piped?.verdict ? ` (one process: ${one.verdict})` : ''} | ${seconds(one?.wallMs)} | ${hit} | ${median(one)} / ${median(piped)} | ${interval}, ${figure(piped?.eagerMs)} ${range(piped?.eagerCi95Ms)}, ${figure(piped?.compileMs)} ${range(piped?.compileCi95Ms)} | ${seconds(piped?.deviceHeldMs)} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -177,7 +212,9 @@ export function renderMemory(memory: MemoryFigures): string[] {
     '',
     '| after candidates | heap used | rss |',
     '|---|---|---|',
-    ...memory.samples.filter((_, index) => index % step === 0 || index === memory.samples.length - 1).map((entry) => `| ${entry.completed} | ${mib(entry.heapUsedBytes)} | ${mib(entry.rssBytes)} |`),
+    ...memory.samples
+      .filter((_, index) => index % step === 0 || index === memory.samples.length - 1)
+      .map((entry) => `| ${entry.completed} | ${mib(entry.heapUsedBytes)} | ${mib(entry.rssBytes)} |`),
     '',
     `Second-half slope: heap ${(memory.heapSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate, rss ${(memory.rssSlopeBytesPerCandidate / 1024).toFixed(2)} KiB per candidate (heap ${mib(first.heapUsedBytes)} after ${first.completed}, ${mib(last.heapUsedBytes)} after ${last.completed}).`,
     '',

@@ -20,7 +20,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT, WORKER_DIRECTORY } from '../../src/core/repository-paths.js';
-import { createPipeline, evenlySpaced, runPipelined, runSequential, runThroughQueue, type BatchRun, type BenchSettings, type EvaluatedCandidate } from './batch-runs.js';
+import {
+  createPipeline,
+  evenlySpaced,
+  runPipelined,
+  runSequential,
+  runThroughQueue,
+  type BatchRun,
+  type BenchSettings,
+  type EvaluatedCandidate,
+} from './batch-runs.js';
 import { generateCandidateBatch } from './candidate-batch.js';
 import { runMemoryBatch, type MemoryFigures } from './memory-batch.js';
 import { renderMarkdown, renderMemory, repeatability, summarize, verdictMismatches, type ReEvaluation } from './report.js';
@@ -41,12 +50,32 @@ const argumentsSchema = z.object({
   'memory-only': z.boolean().default(false),
   'include-timeouts': z.boolean().default(false),
   out: z.string().min(1).optional(),
-  python: z.string().min(1).default(process.env.KFORGE_PYTHON ?? 'python3'),
-  'worker-dir': z.string().min(1).default(process.env.KFORGE_WORKER_DIR ?? WORKER_DIRECTORY),
+  python: z
+    .string()
+    .min(1)
+    .default(process.env.KFORGE_PYTHON ?? 'python3'),
+  'worker-dir': z
+    .string()
+    .min(1)
+    .default(process.env.KFORGE_WORKER_DIR ?? WORKER_DIRECTORY),
 });
 
 function parse(): z.infer<typeof argumentsSchema> {
-  const strings = ['backend', 'limit', 'problems', 'trials', 'perf-trials', 'repeats', 're-evaluations', 'memory-batch', 'build-concurrency', 'sequential-sample', 'out', 'python', 'worker-dir'];
+  const strings = [
+    'backend',
+    'limit',
+    'problems',
+    'trials',
+    'perf-trials',
+    'repeats',
+    're-evaluations',
+    'memory-batch',
+    'build-concurrency',
+    'sequential-sample',
+    'out',
+    'python',
+    'worker-dir',
+  ];
   const { values } = parseArgs({
     options: {
       ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
@@ -65,12 +94,23 @@ function parse(): z.infer<typeof argumentsSchema> {
 }
 
 /** A candidate evaluated alone, again and again, after its build is cached. */
-async function reEvaluate(queue: ReturnType<typeof createPipeline>['queue'], candidate: Parameters<typeof runThroughQueue>[1][number], settings: BenchSettings, times: number): Promise<ReEvaluation[]> {
+async function reEvaluate(
+  queue: ReturnType<typeof createPipeline>['queue'],
+  candidate: Parameters<typeof runThroughQueue>[1][number],
+  settings: BenchSettings,
+  times: number,
+): Promise<ReEvaluation[]> {
   const runs: ReEvaluation[] = [];
   for (let index = 0; index < times; index += 1) {
     const [entry] = await runThroughQueue(queue, [candidate], settings, `re-evaluation-${index}`);
     const held = entry?.deviceHeldMs ?? null;
-    runs.push({ wallMs: entry!.wallMs, deviceHeldMs: held, buildMs: entry?.stages.build ?? null, cacheHit: entry?.buildCacheHit ?? null, overheadMs: held === null ? null : entry!.wallMs - held });
+    runs.push({
+      wallMs: entry!.wallMs,
+      deviceHeldMs: held,
+      buildMs: entry?.stages.build ?? null,
+      cacheHit: entry?.buildCacheHit ?? null,
+      overheadMs: held === null ? null : entry!.wallMs - held,
+    });
   }
   return runs;
 }
@@ -109,9 +149,25 @@ async function memoryOnly(count: number, settings: BenchSettings, out: string, m
   const loadByPhase = load.stop();
   const command = `node --import tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`;
   const host = `${os.hostname()}: ${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
-  await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, memory, load_average_by_phase: loadByPhase }, null, 2)}\n`, 'utf8');
-  const phases = Object.entries(loadByPhase).map(([name, entry]) => `${name} ${entry.mean.toFixed(1)} (max ${entry.max.toFixed(1)})`).join(', ');
-  const markdown = [`# kforge orchestrator memory, ${settings.backend} backend`, '', `Measured ${measuredAt} on ${host}.`, '', `Command: \`${command}\``, '', `Load average (1 min), mean: ${phases}.`, '', ...renderMemory(memory)];
+  await writeFile(
+    path.join(out, 'result.json'),
+    `${JSON.stringify({ measured_at: measuredAt, command, host, memory, load_average_by_phase: loadByPhase }, null, 2)}\n`,
+    'utf8',
+  );
+  const phases = Object.entries(loadByPhase)
+    .map(([name, entry]) => `${name} ${entry.mean.toFixed(1)} (max ${entry.max.toFixed(1)})`)
+    .join(', ');
+  const markdown = [
+    `# kforge orchestrator memory, ${settings.backend} backend`,
+    '',
+    `Measured ${measuredAt} on ${host}.`,
+    '',
+    `Command: \`${command}\``,
+    '',
+    `Load average (1 min), mean: ${phases}.`,
+    '',
+    ...renderMemory(memory),
+  ];
   await writeFile(path.join(out, 'result.md'), `${markdown.join('\n')}\n`, 'utf8');
   process.stdout.write(`${path.join(out, 'result.md')}\n`);
 }
@@ -119,7 +175,9 @@ async function memoryOnly(count: number, settings: BenchSettings, out: string, m
 async function main(): Promise<void> {
   const args = parse();
   const measuredAt = new Date().toISOString();
-  const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
+  const out = path.resolve(
+    args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'throughput', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`),
+  );
   await mkdir(out, { recursive: true });
   const workDirectory = await mkdtemp(path.join(os.tmpdir(), 'kforge-throughput-'));
   const settings: BenchSettings = {
@@ -138,21 +196,41 @@ async function main(): Promise<void> {
       await memoryOnly(args['memory-batch'], settings, out, measuredAt, load);
       return;
     }
-    const batch = await generateCandidateBatch({ repositoryRoot: REPOSITORY_ROOT, backend: args.backend, directory: path.join(out, 'candidates'), problems: args.problems, includeTimeouts: args['include-timeouts'], ...(args.limit ? { limit: args.limit } : {}) });
+    const batch = await generateCandidateBatch({
+      repositoryRoot: REPOSITORY_ROOT,
+      backend: args.backend,
+      directory: path.join(out, 'candidates'),
+      problems: args.problems,
+      includeTimeouts: args['include-timeouts'],
+      ...(args.limit ? { limit: args.limit } : {}),
+    });
     log(`batch: ${batch.length} distinct candidates over ${new Set(batch.map((candidate) => candidate.problemPath)).size} problems, backend ${args.backend}`);
 
     const pipeline = createPipeline(settings);
     load.phase('pipelined');
     const pipelined = await runPipelined(batch, settings, pipeline);
     log(`pipelined: ${batch.length} candidates in ${(pipelined.wallMs / 1000).toFixed(1)} s`);
-    const correct = batch.find((candidate) => candidate.variant === 'shipped' && pipelined.candidates.find((entry) => entry.id === candidate.id)?.verdict === 'correct');
+    const correct = batch.find(
+      (candidate) => candidate.variant === 'shipped' && pipelined.candidates.find((entry) => entry.id === candidate.id)?.verdict === 'correct',
+    );
     load.phase('re-evaluations');
     const reEvaluations = correct ? await reEvaluate(pipeline.queue, correct, settings, args['re-evaluations']) : [];
-    const repeated: EvaluatedCandidate[] = correct && args.repeats > 0 ? await runThroughQueue(pipeline.queue, Array.from({ length: args.repeats }, () => correct), settings, 'repeat') : [];
+    const repeated: EvaluatedCandidate[] =
+      correct && args.repeats > 0
+        ? await runThroughQueue(
+            pipeline.queue,
+            Array.from({ length: args.repeats }, () => correct),
+            settings,
+            'repeat',
+          )
+        : [];
     const buildStats = await pipeline.buildCache.stats();
     await pipeline.queue.close();
     const repeat = correct ? repeatability(correct.id, repeated) : null;
-    if (repeat) log(`repeatability of ${repeat.candidate}: medians ${repeat.mediansMs.map((value) => value.toPrecision(4)).join(', ')} ms, spread ${(repeat.spread * 100).toFixed(2)}%`);
+    if (repeat)
+      log(
+        `repeatability of ${repeat.candidate}: medians ${repeat.mediansMs.map((value) => value.toPrecision(4)).join(', ')} ms, spread ${(repeat.spread * 100).toFixed(2)}%`,
+      );
     const pipelinedRecord = { summary: summarize(pipelined), build_cache: buildStats, ...withoutEnvironment(pipelined) };
     // What the pipelined phases found, written before the one-process way starts: a run cut off
     // there (a lease that ends) still leaves its figures.
@@ -182,7 +260,15 @@ async function main(): Promise<void> {
       command,
       host,
       environment,
-      settings: { backend: args.backend, trials: args.trials, perf_trials: args['perf-trials'], problems: args.problems, candidates: batch.length, sequential_candidates: sequential ? sequentialBatch.length : 0, sizing: settings.sizing ?? null },
+      settings: {
+        backend: args.backend,
+        trials: args.trials,
+        perf_trials: args['perf-trials'],
+        problems: args.problems,
+        candidates: batch.length,
+        sequential_candidates: sequential ? sequentialBatch.length : 0,
+        sizing: settings.sizing ?? null,
+      },
       pipelined: pipelinedRecord,
       sequential: sequential ? { summary: summarize(sequential), ...withoutEnvironment(sequential) } : null,
       ratio: sequential ? summarize(pipelined).candidatesPerDeviceHour / summarize(sequential).candidatesPerDeviceHour : null,
@@ -194,7 +280,20 @@ async function main(): Promise<void> {
       batch,
     };
     await writeFile(path.join(out, 'result.json'), `${JSON.stringify(result, null, 2)}\n`, 'utf8');
-    const markdown = renderMarkdown({ title: `kforge evaluation throughput, ${args.backend} backend`, measuredAt, command, host, deviceWord: device, batch, sequential, pipelined, reEvaluations, repeat, memory, loadByPhase });
+    const markdown = renderMarkdown({
+      title: `kforge evaluation throughput, ${args.backend} backend`,
+      measuredAt,
+      command,
+      host,
+      deviceWord: device,
+      batch,
+      sequential,
+      pipelined,
+      reEvaluations,
+      repeat,
+      memory,
+      loadByPhase,
+    });
     await writeFile(path.join(out, 'result.md'), markdown, 'utf8');
     process.stdout.write(`${path.join(out, 'result.md')}\n`);
   } finally {

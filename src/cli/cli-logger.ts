@@ -27,7 +27,9 @@ export function formatLogRecord(line: string): string {
   }
   const level = LEVEL_NAMES[Number(record.level)] ?? 'log';
   const error = record.err as { message?: unknown } | undefined;
-  const message = [record.msg, typeof error?.message === 'string' ? error.message : undefined].filter((part) => typeof part === 'string' && part.length > 0).join(': ');
+  const message = [record.msg, typeof error?.message === 'string' ? error.message : undefined]
+    .filter((part) => typeof part === 'string' && part.length > 0)
+    .join(': ');
   const fields = Object.entries(record)
     .filter(([key, value]) => !RECORD_FIELDS.has(key) && ['string', 'number', 'boolean'].includes(typeof value))
     .map(([key, value]) => [key, String(value)] as const)

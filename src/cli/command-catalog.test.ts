@@ -16,8 +16,14 @@ test('the command an invocation runs is its first argument, or the one after hel
 test('`kforge --help` lists every command by its description without loading one; a named command is loaded in full', async () => {
   const listed = new Command();
   for (const register of await commandRegistrations(['--help'])) register(listed);
-  assert.deepEqual(listed.commands.map((command) => command.name()), Object.keys(COMMAND_DESCRIPTIONS));
-  assert.ok(listed.commands.every((command) => command.options.length === 0), 'listed commands carry no options: their modules were not loaded');
+  assert.deepEqual(
+    listed.commands.map((command) => command.name()),
+    Object.keys(COMMAND_DESCRIPTIONS),
+  );
+  assert.ok(
+    listed.commands.every((command) => command.options.length === 0),
+    'listed commands carry no options: their modules were not loaded',
+  );
   const loaded = new Command();
   for (const register of await commandRegistrations(['eval', '--help'])) register(loaded);
   const evaluation = loaded.commands.find((command) => command.name() === 'eval')!;
@@ -55,6 +61,10 @@ test('--version prints kforge, Node.js, Python, PyTorch and CUDA lines', async (
 
 test('--version with a Python that does not run says so in one line', async () => {
   const out: string[] = [];
-  await runProgram(['--version'], [], { stdout: { write: (text: string) => out.push(text) }, stderr: { write: () => true }, environment: { ...process.env, KFORGE_PYTHON: '/nonexistent/python3' } });
+  await runProgram(['--version'], [], {
+    stdout: { write: (text: string) => out.push(text) },
+    stderr: { write: () => true },
+    environment: { ...process.env, KFORGE_PYTHON: '/nonexistent/python3' },
+  });
   assert.match(out.join(''), /Python: `\/nonexistent\/python3` did not run; set KFORGE_PYTHON/);
 });

@@ -22,7 +22,10 @@ test('without dist/ it says how to build, in one line, and exits 2', async () =>
   writeFileSync(source, 'export {};\n');
   const result = await run();
   assert.equal(result.exitCode, 2);
-  assert.match(result.stderr, /^kforge: the compiled CLI \(dist\/\) is missing; run `npm run build` in .+ \(or set KFORGE_FROM_SOURCE=1 to run the TypeScript sources through tsx\)$/);
+  assert.match(
+    result.stderr,
+    /^kforge: the compiled CLI \(dist\/\) is missing; run `npm run build` in .+ \(or set KFORGE_FROM_SOURCE=1 to run the TypeScript sources through tsx\)$/,
+  );
 });
 
 test('a dist/ older than a source file is refused, naming the file; a fresh one runs; tests and fixtures do not count', async () => {

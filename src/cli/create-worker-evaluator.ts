@@ -87,5 +87,7 @@ export function createLocalPipelinedEvaluator(
  * reference worker, so two workers on a small host do not import torch a dozen times at once.
  */
 export function workerPipelineOptions(wiring: WorkerEvaluatorWiring): Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'> {
-  return wiring.backend === 'cpu' ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } } : { cudaDevices: wiring.cudaDevices };
+  return wiring.backend === 'cpu'
+    ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } }
+    : { cudaDevices: wiring.cudaDevices };
 }

@@ -94,7 +94,9 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
     id: 'python',
     label: 'Python',
     ok: probe !== null,
-    detail: probe ? `${options.python} is Python ${probe.python} (${probe.executable})` : `\`${options.python}\` did not run: ${firstLine(probeRun.stderr) || 'not found'}`,
+    detail: probe
+      ? `${options.python} is Python ${probe.python} (${probe.executable})`
+      : `\`${options.python}\` did not run: ${firstLine(probeRun.stderr) || 'not found'}`,
     fix: 'apt-get install -y python3, or set KFORGE_PYTHON to a Python 3.9+ executable',
     requiredFor: ['cpu', 'cuda', 'triton'],
   });
@@ -126,7 +128,14 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
       fix: 'install the NVIDIA driver so that `nvidia-smi` lists the GPU',
       requiredFor: ['cuda', 'triton'],
     },
-    tool('nvcc', 'nvcc (CUDA toolkit)', nvcc, /release [\d.]+/.exec(nvcc.stdout)?.[0] ?? firstLine(nvcc.stdout), 'install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME)', ['cuda']),
+    tool(
+      'nvcc',
+      'nvcc (CUDA toolkit)',
+      nvcc,
+      /release [\d.]+/.exec(nvcc.stdout)?.[0] ?? firstLine(nvcc.stdout),
+      'install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME)',
+      ['cuda'],
+    ),
     {
       id: 'triton',
       label: 'Triton',
@@ -179,7 +188,7 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner): Promi
           : probe.pybind11_headers === false
             ? 'pybind11/pybind11.h is missing: load_inline cannot build C++ or CUDA candidates'
             : 'torch/extension.h and pybind11 found',
-      fix: 'apt-get install -y libtorch-dev pybind11-dev (Debian\'s python3-torch ships without them; pip wheels of torch include both)',
+      fix: "apt-get install -y libtorch-dev pybind11-dev (Debian's python3-torch ships without them; pip wheels of torch include both)",
       requiredFor: ['cpu', 'cuda'],
     },
     {
@@ -194,7 +203,9 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner): Promi
       id: 'torch-cuda',
       label: 'CUDA in PyTorch',
       ok: probe.cuda_available === true,
-      detail: probe.cuda_available ? `CUDA ${probe.torch_cuda} available` : `torch ${probe.torch} sees no CUDA device${probe.torch_cuda ? '' : ' (a CPU-only build)'}`,
+      detail: probe.cuda_available
+        ? `CUDA ${probe.torch_cuda} available`
+        : `torch ${probe.torch} sees no CUDA device${probe.torch_cuda ? '' : ' (a CPU-only build)'}`,
       fix: 'install a CUDA build of PyTorch (https://pytorch.org/get-started/locally/) on a machine with an NVIDIA GPU',
       requiredFor: ['cuda', 'triton'],
     },

@@ -32,11 +32,30 @@ export async function isolationCheck(options: IsolationCheckOptions): Promise<Do
   try {
     await mkdir(path.join(scratch, 'in'));
     const launcher = path.join(options.launcherDirectory ?? WORKER_DIRECTORY, 'kforge_bootstrap.py');
-    const args = ['-I', '-B', '-u', launcher, '--sandbox', mode === 'require' ? 'on' : mode, '--writable', scratch, '--read-only', path.join(scratch, 'in'), '--hide', os.homedir(), 'probe'];
+    const args = [
+      '-I',
+      '-B',
+      '-u',
+      launcher,
+      '--sandbox',
+      mode === 'require' ? 'on' : mode,
+      '--writable',
+      scratch,
+      '--read-only',
+      path.join(scratch, 'in'),
+      '--hide',
+      os.homedir(),
+      'probe',
+    ];
     const result = await options.run(options.python, args, 60_000);
     const report = parseReport(result.stdout);
     if (!report) {
-      return { ...base, ok: false, detail: `the sandbox probe did not run: ${result.stderr.trim().split('\n').pop() ?? 'no output'}`, fix: 'run kforge from a complete checkout (worker/kforge_bootstrap.py)' };
+      return {
+        ...base,
+        ok: false,
+        detail: `the sandbox probe did not run: ${result.stderr.trim().split('\n').pop() ?? 'no output'}`,
+        fix: 'run kforge from a complete checkout (worker/kforge_bootstrap.py)',
+      };
     }
     return describe(base, report);
   } finally {

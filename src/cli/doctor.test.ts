@@ -61,13 +61,21 @@ describe('kforge doctor', () => {
   });
 
   it('fails when pieces the cpu backend needs are missing, with the command that installs each', async () => {
-    const probe = JSON.stringify({ ...JSON.parse(PROBE_OK), torch: undefined, torch_error: "ModuleNotFoundError: No module named 'torch'", python_headers: false });
+    const probe = JSON.stringify({
+      ...JSON.parse(PROBE_OK),
+      torch: undefined,
+      torch_error: "ModuleNotFoundError: No module named 'torch'",
+      python_headers: false,
+    });
     const { stdout, code } = await doctor(machine({ probe: ok(probe) }));
     assert.equal(code, 1);
     const report = JSON.parse(stdout) as { backends: Record<string, boolean>; checks: Array<{ id: string; ok: boolean; fix?: string }> };
     assert.equal(report.backends.cpu, false);
     const fixes = Object.fromEntries(report.checks.filter((check) => !check.ok).map((check) => [check.id, check.fix]));
-    assert.match(fixes.torch ?? '', /apt-get install -y python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest ninja-build g\+\+ python3-dev|KFORGE_PYTHON=\/usr\/bin\/python3/);
+    assert.match(
+      fixes.torch ?? '',
+      /apt-get install -y python3-torch libtorch-dev pybind11-dev python3-numpy python3-pytest ninja-build g\+\+ python3-dev|KFORGE_PYTHON=\/usr\/bin\/python3/,
+    );
     assert.equal(fixes['python-headers'], 'apt-get install -y python3-dev');
     assert.equal(fixes['g++'], 'apt-get install -y g++');
     assert.equal(fixes.ninja, 'apt-get install -y ninja-build');
@@ -91,13 +99,33 @@ describe('kforge doctor', () => {
     assert.match(stdout, /the cpu backend cannot run here yet\. On Debian or Ubuntu: apt-get install -y python3-torch/);
   });
 
-  it('reports the layers of the candidate\'s sandbox, and what to do about a missing one, without failing the cpu backend', async () => {
+  it("reports the layers of the candidate's sandbox, and what to do about a missing one, without failing the cpu backend", async () => {
     const report = (missing: string[]) =>
-      ok(JSON.stringify({ enabled: true, role: 'candidate', user: 'uid 1000 (the parent\'s own user)', uid: null, namespaces: [], seccomp: true, no_new_privs: true, cgroup: null, filesystem: 'unchanged', network: 'host', python: 'isolated (-I)', descriptors: '0-3 only', missing }));
+      ok(
+        JSON.stringify({
+          enabled: true,
+          role: 'candidate',
+          user: "uid 1000 (the parent's own user)",
+          uid: null,
+          namespaces: [],
+          seccomp: true,
+          no_new_privs: true,
+          cgroup: null,
+          filesystem: 'unchanged',
+          network: 'host',
+          python: 'isolated (-I)',
+          descriptors: '0-3 only',
+          missing,
+        }),
+      );
     const tools = { probe: ok(PROBE_OK), 'g++': ok('g++ 12\n'), ninja: ok('1.11.1\n') };
-    const partial = await doctor(machine({ ...tools, sandbox: report(['user namespace: the kernel refused an unprivileged user namespace (Operation not permitted)']) }));
+    const partial = await doctor(
+      machine({ ...tools, sandbox: report(['user namespace: the kernel refused an unprivileged user namespace (Operation not permitted)']) }),
+    );
     assert.equal(partial.code, 0);
-    const check = (JSON.parse(partial.stdout) as { checks: Array<{ id: string; ok: boolean; detail: string; fix?: string }> }).checks.find((item) => item.id === 'isolation');
+    const check = (JSON.parse(partial.stdout) as { checks: Array<{ id: string; ok: boolean; detail: string; fix?: string }> }).checks.find(
+      (item) => item.id === 'isolation',
+    );
     assert.equal(check?.ok, false);
     assert.match(check?.detail ?? '', /Missing: user namespace: the kernel refused/);
     assert.match(check?.fix ?? '', /unprivileged_userns_clone=1/);

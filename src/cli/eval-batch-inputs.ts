@@ -59,14 +59,20 @@ async function kernelBenchRoot(given: string, cwd: string): Promise<string> {
 async function pairsOfFolder(folder: string, kernelBench: string | undefined, cwd: string): Promise<EvaluationPair[]> {
   const listing = path.join(folder, PAIRS_FILE);
   if ((await kind(listing)) === 'file') {
-    const lines = (await readFile(listing, 'utf8')).split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+    const lines = (await readFile(listing, 'utf8'))
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
     return Promise.all(lines.map((line) => splitPair(line, folder)));
   }
   const kernels = (await readdir(folder)).filter((name) => KERNELBENCH_KERNEL.test(name)).sort(naturally);
   if (kernels.length === 0) {
-    throw new UsageError(`the folder \`${folder}\` has neither ${PAIRS_FILE} (PROBLEM:CANDIDATE lines) nor KernelBench kernels (level_<L>_problem_<N>_sample_<S>_kernel.py)`);
+    throw new UsageError(
+      `the folder \`${folder}\` has neither ${PAIRS_FILE} (PROBLEM:CANDIDATE lines) nor KernelBench kernels (level_<L>_problem_<N>_sample_<S>_kernel.py)`,
+    );
   }
-  if (!kernelBench) throw new UsageError(`\`${folder}\` is a KernelBench run folder: say where its problems are with --kernelbench PATH (a KernelBench checkout)`);
+  if (!kernelBench)
+    throw new UsageError(`\`${folder}\` is a KernelBench run folder: say where its problems are with --kernelbench PATH (a KernelBench checkout)`);
   const root = await kernelBenchRoot(kernelBench, cwd);
   const pairs: EvaluationPair[] = [];
   for (const name of kernels) {
@@ -96,7 +102,9 @@ export async function collectPairs(argumentsGiven: readonly string[], options: {
   }
   if (firstKind === 'file' && argumentsGiven.length >= 2 && !(await everyIsPair(argumentsGiven, options.cwd))) {
     const problemPath = path.resolve(options.cwd, first);
-    return Promise.all(argumentsGiven.slice(1).map(async (candidate) => ({ problemPath, candidatePath: await existingFile(candidate, options.cwd, 'candidate') })));
+    return Promise.all(
+      argumentsGiven.slice(1).map(async (candidate) => ({ problemPath, candidatePath: await existingFile(candidate, options.cwd, 'candidate') })),
+    );
   }
   const pairs: EvaluationPair[] = [];
   for (const given of argumentsGiven) {

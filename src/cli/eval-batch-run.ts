@@ -43,7 +43,8 @@ export interface BatchSummary {
 function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): UnevaluatedLine | null {
   const base = { problem: pair.problemPath, candidate: pair.candidatePath };
   if (error instanceof ProblemTooLargeError) return { ...base, error: { kind: 'too_large', resource: 'memory', message: error.message, hint: null, attempts } };
-  if (error instanceof MachineFaultError) return { ...base, error: { kind: 'machine_fault', resource: error.resource, message: error.message, hint: error.hint, attempts } };
+  if (error instanceof MachineFaultError)
+    return { ...base, error: { kind: 'machine_fault', resource: error.resource, message: error.message, hint: error.hint, attempts } };
   if (error instanceof WorkerFaultError) return { ...base, error: { kind: 'kforge_fault', resource: null, message: error.message, hint: null, attempts } };
   return null;
 }
@@ -51,10 +52,14 @@ function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): Un
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -98,7 +103,11 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
           continue;
         }
         missing.push(line);
-        options.stdout.write(options.json ? `${JSON.stringify(line)}\n` : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${line.error.message}\n`);
+        options.stdout.write(
+          options.json
+            ? `${JSON.stringify(line)}\n`
+            : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${line.error.message}\n`,
+        );
         return;
       }
     }

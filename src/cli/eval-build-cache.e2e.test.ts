@@ -17,7 +17,8 @@ import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 const probe = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 });
 const compiler = spawnSync('c++', ['--version']);
-const skip = probe.status !== 0 ? `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch` : compiler.status !== 0 ? 'no C++ compiler (c++)' : false;
+const skip =
+  probe.status !== 0 ? `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch` : compiler.status !== 0 ? 'no C++ compiler (c++)' : false;
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-eval-build-cache-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -31,7 +32,21 @@ const CANDIDATE = path.join(REPOSITORY_ROOT, 'examples', 'level1_02_gelu', 'cpu_
 async function kforgeEval(): Promise<EvaluationResult> {
   const run = await execa(
     process.execPath,
-    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, CANDIDATE, '--backend', 'cpu', '--trials', '2', '--perf-trials', '10', '--warmup', '2', '--json'],
+    [
+      path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'),
+      'eval',
+      PROBLEM,
+      CANDIDATE,
+      '--backend',
+      'cpu',
+      '--trials',
+      '2',
+      '--perf-trials',
+      '10',
+      '--warmup',
+      '2',
+      '--json',
+    ],
     { reject: false, cwd: root, env: { KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: cacheDirectory, TMPDIR: scratchRoot, NO_COLOR: '1' }, timeout: 400_000 },
   );
   assert.equal(run.exitCode, 0, String(run.stderr));
@@ -42,13 +57,16 @@ async function kforgeEval(): Promise<EvaluationResult> {
 
 /** Processes whose working directory lies under `root` (the workers run in scratch directories there). */
 function processesUnder(directory: string): number[] {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
-    try {
-      return readlinkSync(`/proc/${pid}/cwd`).startsWith(directory);
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).startsWith(directory);
+      } catch {
+        return false;
+      }
+    });
 }
 
 describe('kforge eval: the build cache', { skip }, () => {

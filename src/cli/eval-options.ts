@@ -40,10 +40,10 @@ function seconds(flag: string) {
     .transform(Number);
 }
 
-const timeoutShape = Object.fromEntries(
-  TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()]),
-) as Record<string, z.ZodOptional<ReturnType<typeof seconds>>>;
-
+const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()])) as Record<
+  string,
+  z.ZodOptional<ReturnType<typeof seconds>>
+>;
 
 /** Validates the raw flags of `kforge eval` (as commander collected them). */
 export const evalOptionsSchema = z.object({

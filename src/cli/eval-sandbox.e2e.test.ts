@@ -45,7 +45,10 @@ function digestTree(folder: string): Record<string, string> {
       const info = lstatSync(path.join(folder, child));
       if (info.isSymbolicLink()) digests[child] = `link:${readlinkSync(path.join(folder, child))}`;
       else if (info.isDirectory()) walk(child);
-      else digests[child] = createHash('sha256').update(readFileSync(path.join(folder, child))).digest('hex');
+      else
+        digests[child] = createHash('sha256')
+          .update(readFileSync(path.join(folder, child)))
+          .digest('hex');
     }
   };
   walk('');
@@ -61,7 +64,10 @@ function staged(name: string): string {
     builds: path.join(cacheRoot, 'builds'),
     staging: path.join(cacheRoot, 'staging'),
   };
-  const text = readFileSync(path.join(CORPUS, 'isolation', name), 'utf8').replace('TARGETS = {}  # __KFORGE_TEST_TARGETS__', `TARGETS = ${JSON.stringify(targets)}`);
+  const text = readFileSync(path.join(CORPUS, 'isolation', name), 'utf8').replace(
+    'TARGETS = {}  # __KFORGE_TEST_TARGETS__',
+    `TARGETS = ${JSON.stringify(targets)}`,
+  );
   const file = path.join(candidates, name);
   writeFileSync(file, text);
   return file;
@@ -70,12 +76,37 @@ function staged(name: string): string {
 async function kforgeEval(candidate: string, extra: Record<string, string> = {}): Promise<{ result: EvaluationResult; printed: string }> {
   const run = await execa(
     process.execPath,
-    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, candidate, '--backend', 'cpu', '--trials', '2', '--perf-trials', '5', '--warmup', '1', '--guard-policy', 'pytorch', '--json'],
+    [
+      path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'),
+      'eval',
+      PROBLEM,
+      candidate,
+      '--backend',
+      'cpu',
+      '--trials',
+      '2',
+      '--perf-trials',
+      '5',
+      '--warmup',
+      '1',
+      '--guard-policy',
+      'pytorch',
+      '--json',
+    ],
     {
       reject: false,
       cwd: project,
       extendEnv: false,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: cacheRoot, TMPDIR: scratchRoot, OPENAI_API_KEY: SECRET, NO_COLOR: '1', ...extra },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/root',
+        KFORGE_PYTHON: PYTHON,
+        KFORGE_CACHE_DIR: cacheRoot,
+        TMPDIR: scratchRoot,
+        OPENAI_API_KEY: SECRET,
+        NO_COLOR: '1',
+        ...extra,
+      },
       timeout: 600_000,
     },
   );
@@ -84,13 +115,16 @@ async function kforgeEval(candidate: string, extra: Record<string, string> = {})
 }
 
 function helpersAlive(): number[] {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kforge-escaping-helper');
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kforge-escaping-helper');
+      } catch {
+        return false;
+      }
+    });
 }
 
 describe('kforge eval: attacks on the orchestrator, the caches and the store', { skip }, () => {
@@ -101,12 +135,21 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     for (const folder of [project, scratchRoot, candidates, path.join(cacheRoot, 'builds')]) mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(project, cwdMarker), '');
     // A run store with one falsifiable row, and a build another candidate left in the cache (through the parent's API).
-    spawnSync(PYTHON, ['-c', `import sqlite3; c = sqlite3.connect(${JSON.stringify(store)}); c.execute("CREATE TABLE candidates (id INTEGER PRIMARY KEY, verdict TEXT, speedup REAL)"); c.execute("INSERT INTO candidates (verdict) VALUES ('incorrect')"); c.commit()`]);
+    spawnSync(PYTHON, [
+      '-c',
+      `import sqlite3; c = sqlite3.connect(${JSON.stringify(store)}); c.execute("CREATE TABLE candidates (id INTEGER PRIMARY KEY, verdict TEXT, speedup REAL)"); c.execute("INSERT INTO candidates (verdict) VALUES ('incorrect')"); c.commit()`,
+    ]);
     const cache = new BuildCache({ directory: path.join(cacheRoot, 'builds') });
-    const material = buildKeyMaterialOf({ sourceSha256: 'e'.repeat(64), backend: 'cpu', environment: { device: 'cpu', torch: 't', cuda: null, driver: null }, compiler: null, parentEnvironment: {} });
+    const material = buildKeyMaterialOf({
+      sourceSha256: 'e'.repeat(64),
+      backend: 'cpu',
+      environment: { device: 'cpu', torch: 't', cuda: null, driver: null },
+      compiler: null,
+      parentEnvironment: {},
+    });
     const workspace = path.join(root, 'victim-build');
     mkdirSync(path.join(workspace, 'victim_ext'), { recursive: true });
-    writeFileSync(path.join(workspace, 'victim_ext', 'victim_ext.so'), 'the victim\'s object code');
+    writeFileSync(path.join(workspace, 'victim_ext', 'victim_ext.so'), "the victim's object code");
     const reservation = await cache.reserve(buildKey(material), material, { directory: workspace, ownerUid: null });
     await reservation.finish({ built: true, cacheHit: false });
     // An honest candidate first: its evaluation measures and caches the baselines the attacks go for.
@@ -119,7 +162,7 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     it(`${name}: the verdict stays honest and nothing outside the scratch changes`, { timeout: 600_000 }, async () => {
       const { result, printed } = await kforgeEval(staged(name));
       assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));
-      assert.ok(!printed.includes(SECRET), 'the orchestrator\'s API key never reaches anything the candidate printed');
+      assert.ok(!printed.includes(SECRET), "the orchestrator's API key never reaches anything the candidate printed");
       assert.ok(!printed.includes(cwdMarker), 'nor does a name in its working directory');
       const isolation = result.environment?.isolation as { missing: string[]; namespaces: string[]; seccomp: boolean } | undefined;
       assert.deepEqual(isolation?.missing, [], JSON.stringify(isolation));
@@ -136,18 +179,24 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     });
   }
 
-  it('a later evaluation reuses the untouched baselines and the victim\'s verified build', { timeout: 600_000 }, async () => {
+  it("a later evaluation reuses the untouched baselines and the victim's verified build", { timeout: 600_000 }, async () => {
     const { result } = await kforgeEval(path.join(CORPUS, 'cpu', 'h18_scratch_file.py'));
     assert.equal(result.verdict, 'correct');
     assert.equal(result.timing?.baseline_cached, true);
     assert.equal(result.timing?.eager_ms?.median, honest.timing?.eager_ms?.median, 'the same cached eager baseline, not one inflated 20x');
     const cache = new BuildCache({ directory: path.join(cacheRoot, 'builds') });
-    const material = buildKeyMaterialOf({ sourceSha256: 'e'.repeat(64), backend: 'cpu', environment: { device: 'cpu', torch: 't', cuda: null, driver: null }, compiler: null, parentEnvironment: {} });
+    const material = buildKeyMaterialOf({
+      sourceSha256: 'e'.repeat(64),
+      backend: 'cpu',
+      environment: { device: 'cpu', torch: 't', cuda: null, driver: null },
+      compiler: null,
+      parentEnvironment: {},
+    });
     const target = path.join(root, 'victim-again');
     mkdirSync(target);
     const reservation = await cache.reserve(buildKey(material), material, { directory: target, ownerUid: null });
     assert.equal(reservation.previouslyBuilt, true, 'the entry still matches its digests');
-    assert.equal(readFileSync(path.join(target, 'victim_ext', 'victim_ext.so'), 'utf8'), 'the victim\'s object code');
+    assert.equal(readFileSync(path.join(target, 'victim_ext', 'victim_ext.so'), 'utf8'), "the victim's object code");
     await reservation.abandon();
   });
 
@@ -157,6 +206,9 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     const isolation = result.environment?.isolation as { enabled: boolean } | undefined;
     assert.equal(isolation?.enabled, false);
     const notes = (result.guard?.notes as string[] | undefined) ?? [];
-    assert.ok(notes.some((note) => note.includes('without isolation')), JSON.stringify(notes));
+    assert.ok(
+      notes.some((note) => note.includes('without isolation')),
+      JSON.stringify(notes),
+    );
   });
 });

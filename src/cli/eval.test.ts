@@ -153,7 +153,11 @@ describe('kforge eval: interrupted', () => {
     assert.equal(result.exitCode, 130, stderr);
     assert.match(stderr, /kforge eval: cancelled; the workers were stopped/);
     const leftover = await execa('pgrep', ['-f', `kforge_worker candidate`], { reject: false });
-    const workers = String(leftover.stdout).trim().split('\n').filter(Boolean).filter((pid) => isInScratchOf(Number(pid), scratchRoot));
+    const workers = String(leftover.stdout)
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .filter((pid) => isInScratchOf(Number(pid), scratchRoot));
     assert.deepEqual(workers, [], 'no worker outlives kforge');
   });
 });

@@ -18,7 +18,8 @@ export function firstMismatchLine(result: EvaluationResult): string | null {
   const first = trial?.first_mismatch;
   if (!trial || !first) return null;
   const leaf = first.leaf === null || first.leaf === undefined ? 'output' : `output leaf ${first.leaf}`;
-  const difference = typeof first.expected === 'number' && typeof first.actual === 'number' ? ` (difference ${formatValue(first.actual - first.expected)})` : '';
+  const difference =
+    typeof first.expected === 'number' && typeof first.actual === 'number' ? ` (difference ${formatValue(first.actual - first.expected)})` : '';
   const seed = ` (seed ${trial.seed})`;
   return `trial ${position + 1}${seed}, ${leaf}[${first.index.join(', ')}]: expected ${formatValue(first.expected)}, got ${formatValue(first.actual)}${difference}`;
 }

@@ -67,8 +67,17 @@ export async function findInstalledVersions(environment: NodeJS.ProcessEnv): Pro
 export function formatInstalledVersions(versions: InstalledVersions): string {
   const { python, torch, driver } = versions;
   const lines = [`kforge ${versions.kforge}`, `Node.js ${versions.node}`];
-  lines.push(python.version ? `Python ${python.version} (${python.executable})` : `Python: \`${python.executable}\` did not run; set KFORGE_PYTHON to a Python with PyTorch`);
-  if (python.version) lines.push(torch ? `PyTorch ${torch.version}${torch.compile ? '' : ' (no torch.compile: baselines are eager only)'}` : `PyTorch: not installed for ${python.executable} (run \`kforge doctor\`)`);
+  lines.push(
+    python.version
+      ? `Python ${python.version} (${python.executable})`
+      : `Python: \`${python.executable}\` did not run; set KFORGE_PYTHON to a Python with PyTorch`,
+  );
+  if (python.version)
+    lines.push(
+      torch
+        ? `PyTorch ${torch.version}${torch.compile ? '' : ' (no torch.compile: baselines are eager only)'}`
+        : `PyTorch: not installed for ${python.executable} (run \`kforge doctor\`)`,
+    );
   const builtWith = torch?.cuda ? `PyTorch built with CUDA ${torch.cuda}${torch.cudaAvailable ? '' : ' (no GPU usable)'}` : 'PyTorch built without CUDA';
   const driverPart = driver ? `NVIDIA driver ${driver.version}${driver.cuda ? ` (CUDA ${driver.cuda})` : ''}` : 'no NVIDIA driver found';
   lines.push(`CUDA: ${torch ? `${builtWith}; ` : ''}${driverPart}`);

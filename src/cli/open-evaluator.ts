@@ -8,11 +8,15 @@ import { openRemoteEvaluation, type RemoteEvaluationOptions } from './remote-eva
 
 export type { OpenedEvaluator } from './opened-evaluator.js';
 
-
 /** Where a command's evaluations run. */
 export type EvaluatorPlace =
   /** On this host: a PipelinedEvaluator (`createLocalPipelinedEvaluator`), or what `create` makes (tests). */
-  | { kind: 'local'; wiring: LocalPipelineWiring; pipeline?: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'>; create?: () => Evaluator | Promise<Evaluator> }
+  | {
+      kind: 'local';
+      wiring: LocalPipelineWiring;
+      pipeline?: Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'>;
+      create?: () => Evaluator | Promise<Evaluator>;
+    }
   /** On the workers of a Redis queue the factory connects to (`kforge optimize --redis`), `slots` jobs at once. */
   | { kind: 'redis'; options: RemoteEvaluationOptions; open?: (options: RemoteEvaluationOptions) => Promise<OpenedEvaluator> }
   /** Through a job queue the command opened (`kforge serve --redis`); closing the evaluator closes the queue. */

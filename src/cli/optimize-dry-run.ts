@@ -72,7 +72,9 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
       estimated_bytes: problem.size.estimatedBytes,
       findings: problem.audit.findings,
     }));
-    io.stdout.write(`${JSON.stringify({ dry_run: true, backend: evaluation.backend, preset, precision: evaluation.precision, strategy: plan.strategy, model: plan.model, problems: rows })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ dry_run: true, backend: evaluation.backend, preset, precision: evaluation.precision, strategy: plan.strategy, model: plan.model, problems: rows })}\n`,
+    );
     return errors > 0 ? 1 : 0;
   }
   const model = `${plan.model.provider}${plan.model.model ? `:${plan.model.model}` : ''}`;
@@ -89,7 +91,7 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
   const table = formatTextTable([['problem', 'inputs', 'memory', 'audit'], ...rows], { align: ['left', 'left', 'right', 'left'] });
   const footer = [
     `${errors} with errors, ${warnings} with warnings (\`kforge problems audit\` explains the checks)`,
-    'memory: one call\'s inputs and outputs at the run\'s precision, a lower bound (weights, workspace and the workers\' copies come on top)',
+    "memory: one call's inputs and outputs at the run's precision, a lower bound (weights, workspace and the workers' copies come on top)",
   ];
   io.stdout.write(`${[...header, '', ...table, '', ...footer].join('\n')}\n`);
   return errors > 0 ? 1 : 0;

@@ -24,8 +24,15 @@ function snapshot(problems: ProblemProgress[], total = problems.length): RunProg
 }
 
 test('every line fits the width, and the frame the height, at 80x24 and 200x50 with 100 problems', () => {
-  const problems = Array.from({ length: 100 }, (_, index) => problem(index, index < 60 ? { status: 'done', stage: 'done: max candidates', usageAtMs: index } : {}));
-  for (const [columns, rows] of [[80, 24], [200, 50], [40, 10], [150, 40]] as const) {
+  const problems = Array.from({ length: 100 }, (_, index) =>
+    problem(index, index < 60 ? { status: 'done', stage: 'done: max candidates', usageAtMs: index } : {}),
+  );
+  for (const [columns, rows] of [
+    [80, 24],
+    [200, 50],
+    [40, 10],
+    [150, 40],
+  ] as const) {
     const lines = renderProgressFrame(snapshot(problems), { columns, rows }, 12_000, plain);
     assert.ok(lines.length <= rows - 1, `${columns}x${rows}: ${lines.length} lines`);
     for (const line of lines) assert.ok(line.length <= columns - 1, `${columns}x${rows}: ${line.length} cells: ${line}`);
@@ -35,7 +42,9 @@ test('every line fits the width, and the frame the height, at 80x24 and 200x50 w
 });
 
 test('the running problems get rows before finished ones, and long names are cut', () => {
-  const problems = Array.from({ length: 100 }, (_, index) => problem(index, index === 97 ? {} : { status: 'done', stage: 'done: strategy finished', usageAtMs: index }));
+  const problems = Array.from({ length: 100 }, (_, index) =>
+    problem(index, index === 97 ? {} : { status: 'done', stage: 'done: strategy finished', usageAtMs: index }),
+  );
   const lines = renderProgressFrame(snapshot(problems), { columns: 80, rows: 24 }, 12_000, plain);
   const running = lines.find((line) => line.includes('building #98'));
   assert.ok(running, lines.join('\n'));
@@ -55,7 +64,12 @@ test('all columns at 80 wide: stage, elapsed ticking on for a running problem, c
 });
 
 test('a frame without a summary line when every problem fits', () => {
-  const lines = renderProgressFrame(snapshot([problem(0), problem(1, { status: 'done', stage: 'done: no replies left' })]), { columns: 200, rows: 50 }, 12_000, plain);
+  const lines = renderProgressFrame(
+    snapshot([problem(0), problem(1, { status: 'done', stage: 'done: no replies left' })]),
+    { columns: 200, rows: 50 },
+    12_000,
+    plain,
+  );
   assert.equal(lines.length, 4);
   assert.match(lines[3]!, /done: no replies left/);
 });

@@ -148,7 +148,11 @@ export function renderProgressFrame(snapshot: RunProgressSnapshot, size: FrameSi
   const hidden = problems.filter((problem) => !shown.includes(problem));
   if (hidden.length + waiting > 0) {
     const hiddenDone = hidden.filter((problem) => problem.status === 'done').length;
-    const counts: Array<[number, string]> = [[hiddenDone, 'done'], [hidden.length - hiddenDone, 'running'], [waiting, 'waiting']];
+    const counts: Array<[number, string]> = [
+      [hiddenDone, 'done'],
+      [hidden.length - hiddenDone, 'running'],
+      [waiting, 'waiting'],
+    ];
     const parts = counts.filter(([count]) => count > 0).map(([count, what]) => `${count} ${what}`);
     lines.push(colors.dim(cut(`… ${hidden.length + waiting} more problems: ${parts.join(', ')}`, width)));
   }

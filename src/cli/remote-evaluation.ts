@@ -40,7 +40,10 @@ export async function openRemoteEvaluation(options: RemoteEvaluationOptions): Pr
   const where = `queue ${jobQueue.queueName} at ${redactRedisUrl(options.url)}`;
   let slots = options.slots ?? (await jobQueue.slots(options.backend));
   if (options.slots !== undefined) options.stderr.write(`kforge optimize: evaluating through ${where}, ${slots} at once (--remote-slots)\n`);
-  else if (slots === 0) options.stderr.write(`kforge optimize: no ${options.backend} worker is connected to ${where} yet; evaluations wait for one (start one with: kforge worker --redis ${redactRedisUrl(options.url)}${options.backend === 'cpu' ? ' --backend cpu' : ''})\n`);
+  else if (slots === 0)
+    options.stderr.write(
+      `kforge optimize: no ${options.backend} worker is connected to ${where} yet; evaluations wait for one (start one with: kforge worker --redis ${redactRedisUrl(options.url)}${options.backend === 'cpu' ? ' --backend cpu' : ''})\n`,
+    );
   else options.stderr.write(`kforge optimize: evaluating through ${where} on the workers' ${slots} device${slots === 1 ? '' : 's'}\n`);
   const evaluator = new JobQueueEvaluator(jobQueue, { slots: () => slots });
   let timer: NodeJS.Timeout | undefined;

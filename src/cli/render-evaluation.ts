@@ -76,8 +76,7 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
 
 function renderCorrectness(result: EvaluationResult, colors: Colors): string[] {
   const correctness = result.correctness!;
-  const tolerance =
-    correctness.atol === correctness.rtol ? `atol=rtol=${correctness.atol}` : `atol=${correctness.atol}, rtol=${correctness.rtol}`;
+  const tolerance = correctness.atol === correctness.rtol ? `atol=rtol=${correctness.atol}` : `atol=${correctness.atol}, rtol=${correctness.rtol}`;
   const lines = [
     `${colors.bold('error profile:')} ${correctness.passed}/${correctness.trials} trials passed, ` +
       `max abs error ${formatError(correctness.max_abs_error)}, max rel error ${formatError(correctness.max_rel_error)}` +
@@ -85,9 +84,7 @@ function renderCorrectness(result: EvaluationResult, colors: Colors): string[] {
       colors.dim(` (${correctness.tolerance ?? 'kernelbench'}: ${tolerance})`),
   ];
   if (correctness.fp64) {
-    lines.push(
-      `  against float64: max abs error ${formatError(correctness.fp64.max_abs_error)}, max rel error ${formatError(correctness.fp64.max_rel_error)}`,
-    );
+    lines.push(`  against float64: max abs error ${formatError(correctness.fp64.max_abs_error)}, max rel error ${formatError(correctness.fp64.max_rel_error)}`);
   }
   return lines;
 }

@@ -29,26 +29,42 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
   const bound = timing.launch_bound;
   if (bound && (bound.candidate || bound.eager || bound.compile)) {
     const which = [bound.candidate && 'the candidate', bound.eager && 'eager', bound.compile && 'torch.compile'].filter(Boolean).join(', ');
-    lines.push(warn(`launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`));
+    lines.push(
+      warn(
+        `launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`,
+      ),
+    );
   }
   const trusted = timing.trusted;
   if (trusted?.source === 'trusted-batch') {
-    lines.push(warn(`the candidate's own clock read ${formatMilliseconds(timing.in_process_ms?.median ?? 0)} ms, below the parent's bound of ${formatMilliseconds(trusted.bound_ms)} ms: the figure is the parent's, ${formatMilliseconds(trusted.trusted_ms)} ms per call over ${trusted.calls} back-to-back calls`));
+    lines.push(
+      warn(
+        `the candidate's own clock read ${formatMilliseconds(timing.in_process_ms?.median ?? 0)} ms, below the parent's bound of ${formatMilliseconds(trusted.bound_ms)} ms: the figure is the parent's, ${formatMilliseconds(trusted.trusted_ms)} ms per call over ${trusted.calls} back-to-back calls`,
+      ),
+    );
   }
   if (trusted?.loose) {
-    lines.push(styles.dim(`the trusted bound is loose here: the channel's round trip (${formatMilliseconds(trusted.overhead_ms)} ms) is large against a batch`));
+    lines.push(
+      styles.dim(`the trusted bound is loose here: the channel's round trip (${formatMilliseconds(trusted.overhead_ms)} ms) is large against a batch`),
+    );
   }
   if (timing.budget?.reason) lines.push(warn(`budget: ${timing.budget.reason}`));
   const check = timing.cross_check;
   if (check) {
     const ratio = check.ratio === null ? '—' : check.ratio.toFixed(3);
-    lines.push(check.agrees
-      ? styles.dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
-      : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`));
+    lines.push(
+      check.agrees
+        ? styles.dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
+        : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`),
+    );
   }
   const anchor = timing.baseline_anchor;
   if (anchor?.used === 'anchor') {
-    lines.push(warn(`baselines re-anchored: eager re-timed beside the candidate moved ${percent(anchor.drift)} from the cache; speedups use the re-timing${anchor.compile_unconfirmed ? ", and torch.compile's cached figure is unconfirmed" : ''}`));
+    lines.push(
+      warn(
+        `baselines re-anchored: eager re-timed beside the candidate moved ${percent(anchor.drift)} from the cache; speedups use the re-timing${anchor.compile_unconfirmed ? ", and torch.compile's cached figure is unconfirmed" : ''}`,
+      ),
+    );
   }
   if (anchor?.too_busy) lines.push(warn(`the machine was too busy for these figures to hold: ${anchor.reasons.join('; ')}`));
   return lines.map((line) => `  ${line}`);

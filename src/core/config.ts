@@ -44,7 +44,10 @@ const modelFields = {
   /** The API key itself. Prefer an environment variable: a config file is easily committed. */
   apiKey: z.string().min(1).optional(),
   /** Name of the environment variable to read the key from, instead of the provider's usual one. */
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name').optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')
+    .optional(),
   /** Folder of candidate files, for the `files` provider. */
   dir: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
@@ -89,9 +92,7 @@ export const kforgeConfigSchema = z.strictObject({
   concurrency: z.partialRecord(providerNameSchema, z.int().positive()).optional(),
   evaluator: evaluatorDefaultsSchema.optional(),
   budgets: budgetsSchema.optional(),
-  strategy: z
-    .strictObject({ name: z.string().min(1), options: z.record(z.string(), z.unknown()).optional() })
-    .optional(),
+  strategy: z.strictObject({ name: z.string().min(1), options: z.record(z.string(), z.unknown()).optional() }).optional(),
   store: z.strictObject({ path: z.string().min(1) }).optional(),
   guard: z.strictObject({ policy: z.string().min(1) }).optional(),
 });

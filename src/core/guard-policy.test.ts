@@ -41,7 +41,11 @@ test('the policy names, default, aliases, PyTorch-rejecting and own-work-waiving
   assert.deepEqual({ ...GUARD_POLICY_ALIASES }, worker.aliases);
   assert.deepEqual([...POLICIES_REJECTING_PYTORCH], worker.rejecting);
   assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], worker.ownWorkNoted);
-  assert.deepEqual([...POLICIES_WITHOUT_OWN_WORK_RULE], ['pytorch'], 'docs/spec.md section 8: every other policy rejects a candidate whose own kernel did not run');
+  assert.deepEqual(
+    [...POLICIES_WITHOUT_OWN_WORK_RULE],
+    ['pytorch'],
+    'docs/spec.md section 8: every other policy rejects a candidate whose own kernel did not run',
+  );
 });
 
 /**
@@ -56,12 +60,17 @@ function workerPolicyNames(): { file: string; names: string[] } {
       if (entry.isDirectory() && entry.name !== '__pycache__' && entry.name !== 'tests') visit(full);
       else if (entry.isFile() && entry.name.endsWith('.py')) {
         const match = /^POLICY_NAMES\s*(?::[^=]+)?=\s*[([]([^)\]]*)[)\]]/m.exec(readFileSync(full, 'utf8'));
-        if (match) definitions.push({ file: path.relative(REPOSITORY_ROOT, full), names: [...match[1]!.matchAll(/["']([^"']+)["']/g)].map((name) => name[1]!) });
+        if (match)
+          definitions.push({ file: path.relative(REPOSITORY_ROOT, full), names: [...match[1]!.matchAll(/["']([^"']+)["']/g)].map((name) => name[1]!) });
       }
     }
   };
   visit(path.join(REPOSITORY_ROOT, 'worker'));
-  assert.equal(definitions.length, 1, `expected one \`POLICY_NAMES =\` under worker/, found ${JSON.stringify(definitions.map((definition) => definition.file))}`);
+  assert.equal(
+    definitions.length,
+    1,
+    `expected one \`POLICY_NAMES =\` under worker/, found ${JSON.stringify(definitions.map((definition) => definition.file))}`,
+  );
   return definitions[0]!;
 }
 

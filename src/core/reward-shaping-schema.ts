@@ -61,7 +61,10 @@ const logSpeedupParamsSchema = z.strictObject({
 
 export const binaryShapingSchema = z.strictObject({ name: z.literal('binary'), params: binaryParamsSchema.default(binaryParamsSchema.parse({})) });
 export const tieredShapingSchema = z.strictObject({ name: z.literal('tiered'), params: tieredParamsSchema.default(tieredParamsSchema.parse({})) });
-export const logSpeedupShapingSchema = z.strictObject({ name: z.literal('log-speedup'), params: logSpeedupParamsSchema.default(logSpeedupParamsSchema.parse({})) });
+export const logSpeedupShapingSchema = z.strictObject({
+  name: z.literal('log-speedup'),
+  params: logSpeedupParamsSchema.default(logSpeedupParamsSchema.parse({})),
+});
 
 /** A shaping with every parameter filled in. */
 export type BinaryShaping = z.infer<typeof binaryShapingSchema>;
@@ -101,8 +104,10 @@ function checkShaping(shaping: RewardShaping, context: z.RefinementCtx): void {
     const { tiers, slower } = shaping.params;
     tiers.forEach((tier, index) => {
       const previous = tiers[index - 1];
-      if (previous && tier.speedup <= previous.speedup) issue(['tiers', index, 'speedup'], `expected tier speedups to increase, got ${previous.speedup} then ${tier.speedup}`);
-      if (previous && tier.reward < previous.reward) issue(['tiers', index, 'reward'], `expected tier rewards not to decrease, got ${previous.reward} then ${tier.reward}`);
+      if (previous && tier.speedup <= previous.speedup)
+        issue(['tiers', index, 'speedup'], `expected tier speedups to increase, got ${previous.speedup} then ${tier.speedup}`);
+      if (previous && tier.reward < previous.reward)
+        issue(['tiers', index, 'reward'], `expected tier rewards not to decrease, got ${previous.reward} then ${tier.reward}`);
       if (tier.reward < slower) issue(['tiers', index, 'reward'], `expected every tier reward to be at least \`slower\` (${slower}), got ${tier.reward}`);
     });
   }
@@ -112,7 +117,11 @@ function checkShaping(shaping: RewardShaping, context: z.RefinementCtx): void {
   // The rule that makes the reward ungameable by failing: no failure scores as much as a correct candidate.
   const floor = lowestCorrectReward(shaping);
   const check = (path: Array<string | number>, value: number, what: string): void => {
-    if (!(value < floor)) issue(path, `${what} (${value}) must be below the lowest reward of a correct candidate (${floor}), so that no failure scores as much as a correct kernel`);
+    if (!(value < floor))
+      issue(
+        path,
+        `${what} (${value}) must be below the lowest reward of a correct candidate (${floor}), so that no failure scores as much as a correct kernel`,
+      );
   };
   check(['failure'], shaping.params.failure, '`failure`');
   for (const verdict of FAILURE_VERDICTS) {
@@ -126,13 +135,12 @@ function checkShaping(shaping: RewardShaping, context: z.RefinementCtx): void {
  * parameters left out taking their defaults. Rejected: unknown names or parameters, tiers out of
  * order, and any penalty at or above the lowest reward of a correct candidate.
  */
-export const rewardShapingSchema = z
-  .discriminatedUnion('name', [binaryShapingSchema, tieredShapingSchema, logSpeedupShapingSchema])
-  .superRefine(checkShaping);
+export const rewardShapingSchema = z.discriminatedUnion('name', [binaryShapingSchema, tieredShapingSchema, logSpeedupShapingSchema]).superRefine(checkShaping);
 
 export const rewardShapingInputSchema = z
   .union([z.enum(REWARD_SHAPING_NAMES), rewardShapingSchema], {
-    error: (issue) => `expected \`shaping\` to be ${REWARD_SHAPING_NAMES.join(', ')} or { name, params } with one of those names, got ${JSON.stringify(issue.input)?.slice(0, 80)}`,
+    error: (issue) =>
+      `expected \`shaping\` to be ${REWARD_SHAPING_NAMES.join(', ')} or { name, params } with one of those names, got ${JSON.stringify(issue.input)?.slice(0, 80)}`,
   })
   .describe('a shaping name (`binary`, `tiered`, `log-speedup`) or `{ name, params }`; default `log-speedup` (docs/reward.md)');
 export type RewardShapingInput = z.input<typeof rewardShapingInputSchema>;

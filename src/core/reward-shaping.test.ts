@@ -8,14 +8,25 @@ const stats = (median: number): TimingStats => ({ median, mean: median, std: 0, 
 
 /** A result: `correct` with the given medians (ms), or any other verdict without timing. */
 function result(verdict: Verdict, timing?: { candidate: number; eager: number; compile?: number | null; shareOfBound?: number }): EvaluationResult {
-  const common = { reasons: [], problem: 'p.py', candidate: 'c.py', backend: 'cpu' as const, precision: 'fp32' as const, diagnostics: { stdout: '', stderr: '' }, environment: null };
+  const common = {
+    reasons: [],
+    problem: 'p.py',
+    candidate: 'c.py',
+    backend: 'cpu' as const,
+    precision: 'fp32' as const,
+    diagnostics: { stdout: '', stderr: '' },
+    environment: null,
+  };
   if (verdict !== 'correct') return { verdict, ...common };
   const base: CorrectResult = { verdict, ...common, correctness: { trials: 5, passed: 5, max_abs_error: 0, max_rel_error: 0 } };
   if (!timing) return base;
   const compile = timing.compile ?? null;
   const vsEager = timing.eager / timing.candidate;
   const vsCompile = compile === null ? null : compile / timing.candidate;
-  const bound = timing.shareOfBound === undefined ? null : { bytes: 1, flops: 1, lower_bound_ms: timing.candidate * timing.shareOfBound, share_of_bound: timing.shareOfBound };
+  const bound =
+    timing.shareOfBound === undefined
+      ? null
+      : { bytes: 1, flops: 1, lower_bound_ms: timing.candidate * timing.shareOfBound, share_of_bound: timing.shareOfBound };
   return {
     ...base,
     timing: {
@@ -27,7 +38,9 @@ function result(verdict: Verdict, timing?: { candidate: number; eager: number; c
       speedup_vs_compile: vsCompile,
       speedup_vs_best: vsCompile === null ? vsEager : Math.min(vsEager, vsCompile),
     },
-    ...(bound === null ? {} : { guard: { policy: 'kernelbench', findings: [], checks: [], audit: null, speed_of_light: bound, generalisation: null, notes: [] } }),
+    ...(bound === null
+      ? {}
+      : { guard: { policy: 'kernelbench', findings: [], checks: [], audit: null, speed_of_light: bound, generalisation: null, notes: [] } }),
   };
 }
 
@@ -47,7 +60,10 @@ describe('tiered', () => {
 
   it('pays by the highest tier reached over the best baseline', () => {
     const at = (speedup: number) => shapeReward(result('correct', { candidate: 1, eager: speedup }), shaping);
-    assert.deepEqual([0.5, 0.999, 1, 1.49, 1.5, 2, 40].map((speedup) => at(speedup).reward), [0, 0, 1, 1, 2, 3, 3]);
+    assert.deepEqual(
+      [0.5, 0.999, 1, 1.49, 1.5, 2, 40].map((speedup) => at(speedup).reward),
+      [0, 0, 1, 1, 2, 3, 3],
+    );
     assert.deepEqual([at(0.5).tier, at(1.2).tier, at(2.5).tier], [null, 0, 2]);
   });
 
@@ -58,7 +74,17 @@ describe('tiered', () => {
   });
 
   it('takes configured tiers, slower reward and penalties', () => {
-    const custom = resolveRewardShaping({ name: 'tiered', params: { tiers: [{ speedup: 1.1, reward: 0.5 }, { speedup: 4, reward: 1 }], slower: 0.1, penalties: { compile_error: -0.2, rejected: -5 } } });
+    const custom = resolveRewardShaping({
+      name: 'tiered',
+      params: {
+        tiers: [
+          { speedup: 1.1, reward: 0.5 },
+          { speedup: 4, reward: 1 },
+        ],
+        slower: 0.1,
+        penalties: { compile_error: -0.2, rejected: -5 },
+      },
+    });
     assert.equal(shapeReward(result('correct', { candidate: 1, eager: 1.05 }), custom).reward, 0.1);
     assert.equal(shapeReward(result('correct', { candidate: 1, eager: 3 }), custom).reward, 0.5);
     assert.equal(shapeReward(result('compile_error'), custom).reward, -0.2);
@@ -100,7 +126,10 @@ describe('every shaping', () => {
 
   it('gives a correct candidate without timing its correctness part only', () => {
     const untimed = result('correct');
-    assert.deepEqual(shapings.map((shaping) => shapeReward(untimed, shaping).reward), [1, 0, 0, 0.5]);
+    assert.deepEqual(
+      shapings.map((shaping) => shapeReward(untimed, shaping).reward),
+      [1, 0, 0, 0.5],
+    );
     for (const shaping of shapings) assert.equal(shapeReward(untimed, shaping).speedReward, 0);
   });
 
@@ -115,7 +144,9 @@ describe('every shaping', () => {
 
   it('never scores a failure at or above any correct candidate, nor anything above the highest reward', () => {
     for (const shaping of shapings) {
-      const correctRewards = [0.01, 0.3, 0.9, 1, 1.7, 3, 100, 1e6].map((speedup) => shapeReward(result('correct', { candidate: 1, eager: speedup }), shaping).reward);
+      const correctRewards = [0.01, 0.3, 0.9, 1, 1.7, 3, 100, 1e6].map(
+        (speedup) => shapeReward(result('correct', { candidate: 1, eager: speedup }), shaping).reward,
+      );
       const failureRewards = FAILURE_VERDICTS.map((verdict) => shapeReward(result(verdict), shaping).reward);
       assert.ok(Math.max(...failureRewards) < Math.min(...correctRewards), `${shaping.name}: ${failureRewards} vs ${correctRewards}`);
       assert.ok(Math.min(...correctRewards) >= lowestCorrectReward(shaping));
@@ -131,8 +162,24 @@ describe('every shaping', () => {
       { name: 'tiered', params: { penalties: { rejected: 0.5 } } },
       { name: 'log-speedup', params: { lo: -1 } },
       { name: 'log-speedup', params: { lo: 3, hi: 2 } },
-      { name: 'tiered', params: { tiers: [{ speedup: 2, reward: 1 }, { speedup: 1.5, reward: 2 }] } },
-      { name: 'tiered', params: { tiers: [{ speedup: 1, reward: 2 }, { speedup: 2, reward: 1 }] } },
+      {
+        name: 'tiered',
+        params: {
+          tiers: [
+            { speedup: 2, reward: 1 },
+            { speedup: 1.5, reward: 2 },
+          ],
+        },
+      },
+      {
+        name: 'tiered',
+        params: {
+          tiers: [
+            { speedup: 1, reward: 2 },
+            { speedup: 2, reward: 1 },
+          ],
+        },
+      },
       { name: 'tiered', params: { tier: [] } },
       { name: 'softmax' },
     ];

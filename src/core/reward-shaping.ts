@@ -1,11 +1,4 @@
-import {
-  correctnessReward,
-  highestReward,
-  lowestCorrectReward,
-  penaltyOf,
-  type RewardBaseline,
-  type RewardShaping,
-} from './reward-shaping-schema.js';
+import { correctnessReward, highestReward, lowestCorrectReward, penaltyOf, type RewardBaseline, type RewardShaping } from './reward-shaping-schema.js';
 import type { EvaluationResult, Verdict } from './verdict.js';
 
 /** A reward with the figures it was computed from, so a training loop can log why. */
@@ -54,7 +47,12 @@ function speedupsOf(result: EvaluationResult, baseline: RewardBaseline): Speedup
   if (!result.timing) return { speedup: null, effective: null, missing: 'the candidate was not timed (skipTiming)', floored: false };
   const speedup = result.timing[SPEEDUP_FIELD[baseline]];
   if (speedup === null || !Number.isFinite(speedup) || speedup <= 0) {
-    const why = baseline === 'compile' ? (result.timing.compile_unavailable ?? 'torch.compile was not timed') : baseline === 'eager' ? (result.timing.eager_unavailable ?? 'eager was not timed') : 'no baseline was timed';
+    const why =
+      baseline === 'compile'
+        ? (result.timing.compile_unavailable ?? 'torch.compile was not timed')
+        : baseline === 'eager'
+          ? (result.timing.eager_unavailable ?? 'eager was not timed')
+          : 'no baseline was timed';
     return { speedup: null, effective: null, missing: `no speedup over the ${baseline} baseline: ${why}`, floored: false };
   }
   const share = shareOfBound(result);
@@ -95,7 +93,17 @@ export function shapeReward(result: EvaluationResult, shaping: RewardShaping): S
   }
   const base = correctnessReward(shaping);
   if (shaping.name === 'binary') {
-    return { ...common, reward: base, correctnessReward: base, speedReward: 0, baseline: null, speedup: null, effectiveSpeedup: null, tier: null, explanation: `correct: ${shown(base)}` };
+    return {
+      ...common,
+      reward: base,
+      correctnessReward: base,
+      speedReward: 0,
+      baseline: null,
+      speedup: null,
+      effectiveSpeedup: null,
+      tier: null,
+      explanation: `correct: ${shown(base)}`,
+    };
   }
   const { baseline } = shaping.params;
   const speeds = speedupsOf(result, baseline);
@@ -109,9 +117,10 @@ export function shapeReward(result: EvaluationResult, shaping: RewardShaping): S
     const tiers = shaping.params.tiers;
     for (const [index, candidateTier] of tiers.entries()) if (speeds.effective >= candidateTier.speedup) tier = index;
     reward = tier === null ? shaping.params.slower : tiers[tier]!.reward;
-    explanation = tier === null
-      ? `correct at ${shown(speeds.effective)}x over ${baseline}${flooredNote}, below the first tier (${shown(tiers[0]!.speedup)}x): ${shown(reward)}`
-      : `correct at ${shown(speeds.effective)}x over ${baseline}${flooredNote}: tier ≥ ${shown(tiers[tier]!.speedup)}x earns ${shown(reward)}`;
+    explanation =
+      tier === null
+        ? `correct at ${shown(speeds.effective)}x over ${baseline}${flooredNote}, below the first tier (${shown(tiers[0]!.speedup)}x): ${shown(reward)}`
+        : `correct at ${shown(speeds.effective)}x over ${baseline}${flooredNote}: tier ≥ ${shown(tiers[tier]!.speedup)}x earns ${shown(reward)}`;
   } else {
     const { lo, hi } = shaping.params;
     reward = clamp(Math.log2(speeds.effective), lo, hi);

@@ -22,7 +22,10 @@ function accepts(value: unknown, label: string): void {
 
 function refuses(value: unknown, path: string, label: string): void {
   const found = issues(value);
-  assert.ok(found.some((issue) => issue.startsWith(`${path}:`)), `${label}: expected an issue at \`${path}\`, got ${JSON.stringify(found)}`);
+  assert.ok(
+    found.some((issue) => issue.startsWith(`${path}:`)),
+    `${label}: expected an issue at \`${path}\`, got ${JSON.stringify(found)}`,
+  );
 }
 
 const correct = (): EvaluationResult => correctResult(2, { eagerMs: 4, compileMs: 3 });
@@ -82,7 +85,13 @@ describe('the verdict union accepts every result the project builds', () => {
   it('a failure of any kind may keep the compiler output, first error and traceback', () => {
     for (const verdict of VERDICTS) {
       if (verdict === 'correct') continue;
-      accepts({ ...failed(verdict), diagnostics: { stdout: '', stderr: '', compiler: 'c++ …', first_error: 'main.cpp:1: error', known_cause: 'x', traceback: 'Traceback' } }, verdict);
+      accepts(
+        {
+          ...failed(verdict),
+          diagnostics: { stdout: '', stderr: '', compiler: 'c++ …', first_error: 'main.cpp:1: error', known_cause: 'x', traceback: 'Traceback' },
+        },
+        verdict,
+      );
     }
   });
 });
@@ -119,7 +128,11 @@ describe('the verdict union refuses inconsistent results', () => {
   it('an unknown verdict, and a guard report or build info of the wrong shape', () => {
     refuses({ ...correct(), verdict: 'great' }, 'verdict', 'unknown verdict');
     refuses({ ...failed('rejected'), guard: { notes: [] } }, 'guard.policy', 'a partial guard report');
-    refuses({ ...failed('rejected'), guard: { ...guard, findings: [{ check: 'x', severity: 'fatal', message: 'm' }] } }, 'guard.findings.0.severity', 'an unknown severity');
+    refuses(
+      { ...failed('rejected'), guard: { ...guard, findings: [{ check: 'x', severity: 'fatal', message: 'm' }] } },
+      'guard.findings.0.severity',
+      'an unknown severity',
+    );
     refuses({ ...correct(), guard: { ...guard, speed_of_light: { bytes: 1, flops: 1 } } }, 'guard.speed_of_light.lower_bound_ms', 'a bound without its figure');
     refuses({ ...failed('compile_error'), build: { kernels: [{ registers: 16 }] } }, 'build.kernels.0.name', 'a kernel without a name');
   });

@@ -5,16 +5,7 @@ import { guardReportSchema } from './guard-report.js';
 /**
  * The eight verdicts of docs/spec.md section 3. Every evaluation ends in exactly one.
  */
-export const VERDICTS = [
-  'correct',
-  'incorrect',
-  'compile_error',
-  'runtime_error',
-  'timeout',
-  'crashed',
-  'rejected',
-  'invalid_input',
-] as const;
+export const VERDICTS = ['correct', 'incorrect', 'compile_error', 'runtime_error', 'timeout', 'crashed', 'rejected', 'invalid_input'] as const;
 
 export const verdictSchema = z.enum(VERDICTS);
 export type Verdict = z.infer<typeof verdictSchema>;
@@ -97,10 +88,7 @@ export const correctnessSummarySchema = z.object({
   rtol: z.number().optional(),
   tolerance: toleranceProfileSchema.optional(),
   /** Error profile against the float64 reference (absent where the problem cannot run in float64). */
-  fp64: z
-    .object({ max_abs_error: z.number().nullable(), max_rel_error: z.number().nullable() })
-    .nullable()
-    .optional(),
+  fp64: z.object({ max_abs_error: z.number().nullable(), max_rel_error: z.number().nullable() }).nullable().optional(),
   trial_details: z.array(trialDetailSchema).optional(),
 });
 export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;

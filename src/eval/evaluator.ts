@@ -1,10 +1,4 @@
-import type {
-  Backend,
-  EvaluationResult,
-  Precision,
-  Preset,
-  ToleranceProfile,
-} from '../core/verdict.js';
+import type { Backend, EvaluationResult, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
 import type { PipelineEvent } from './pipeline/pipeline-events.js';
 
 /** Per-stage time limits in seconds. A stage that runs past its limit ends in `timeout`. */

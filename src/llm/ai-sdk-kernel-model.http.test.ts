@@ -2,11 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import {
-  startOpenAiCompatibleServer,
-  type OpenAiCompatibleServer,
-  type ScriptedStep,
-} from '../../test-support/openai-compatible-server.js';
+import { startOpenAiCompatibleServer, type OpenAiCompatibleServer, type ScriptedStep } from '../../test-support/openai-compatible-server.js';
 import { AiSdkKernelModel, type AiSdkKernelModelOptions } from './ai-sdk-kernel-model.js';
 import { extractCandidate, isExtractionFailure } from './extract-code.js';
 import type { ChatMessage } from './kernel-model.js';
@@ -52,9 +48,7 @@ const CANDIDATE = 'import torch\n\nclass ModelNew(torch.nn.Module):\n    def for
 
 describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
   it('returns the reply with usage, latency and the request it sent', async () => {
-    const server = await serve([
-      { reply: `Here it is:\n\`\`\`python\n${CANDIDATE}\`\`\`\n`, usage: { promptTokens: 120, completionTokens: 80 } },
-    ]);
+    const server = await serve([{ reply: `Here it is:\n\`\`\`python\n${CANDIDATE}\`\`\`\n`, usage: { promptTokens: 120, completionTokens: 80 } }]);
     const reply = await compatibleModel(server).generate({ messages: conversation, temperature: 0.3, maxOutputTokens: 900 });
 
     assert.equal(reply.usage.inputTokens, 120);
@@ -84,9 +78,7 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
   });
 
   it('keeps reasoning text and sends reasoning_effort', async () => {
-    const server = await serve([
-      { reply: 'final answer', reasoning: 'Tile the reduction, then fuse the ReLU.', usage: { reasoningTokens: 9 } },
-    ]);
+    const server = await serve([{ reply: 'final answer', reasoning: 'Tile the reduction, then fuse the ReLU.', usage: { reasoningTokens: 9 } }]);
     const reply = await compatibleModel(server).generate({ messages: conversation, reasoningEffort: 'high' });
     assert.equal(reply.text, 'final answer');
     assert.equal(reply.reasoningText, 'Tile the reduction, then fuse the ReLU.');
@@ -141,7 +133,9 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
 
   it('does not retry a 400', async () => {
     const server = await serve([{ status: 400, message: 'bad request' }, 'never reached']);
-    const error = await compatibleModel(server).generate({ messages: conversation }).catch((thrown: unknown) => thrown);
+    const error = await compatibleModel(server)
+      .generate({ messages: conversation })
+      .catch((thrown: unknown) => thrown);
     assert.ok(error instanceof ModelCallError);
     assert.equal(error.isRetryable, false);
     assert.equal(error.reason, 'client-error');
@@ -199,7 +193,9 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
 
   it('never puts the key in an error message or record', async () => {
     const server = await serve([{ status: 401, message: `Incorrect API key provided: ${API_KEY}` }]);
-    const error = await compatibleModel(server).generate({ messages: conversation }).catch((thrown: unknown) => thrown);
+    const error = await compatibleModel(server)
+      .generate({ messages: conversation })
+      .catch((thrown: unknown) => thrown);
     assert.ok(error instanceof ModelCallError);
     assert.equal(error.statusCode, 401);
     assert.doesNotMatch(error.message, /0123456789abcdef/);

@@ -106,7 +106,9 @@ describe('AiSdkKernelModel with the SDK mock model', () => {
 
   it('turns off the SDK retries and passes an abort signal', async () => {
     const mock = scriptedMock([apiError(500)]);
-    await kernelModel(mock, { maxAttempts: 1 }).model.generate({ messages }).catch(() => undefined);
+    await kernelModel(mock, { maxAttempts: 1 })
+      .model.generate({ messages })
+      .catch(() => undefined);
     assert.equal(mock.doGenerateCalls.length, 1, 'the SDK must not retry on its own');
     assert.ok(mock.doGenerateCalls[0]?.abortSignal instanceof AbortSignal);
   });
@@ -178,7 +180,9 @@ describe('AiSdkKernelModel with the SDK mock model', () => {
   it('does not retry non-retryable errors', async () => {
     for (const error of [apiError(400), apiError(401), apiError(404), new Error('programming fault')]) {
       const mock = scriptedMock([error, result('never')]);
-      const thrown = await kernelModel(mock, { maxAttempts: 5 }).model.generate({ messages }).catch((e: unknown) => e);
+      const thrown = await kernelModel(mock, { maxAttempts: 5 })
+        .model.generate({ messages })
+        .catch((e: unknown) => e);
       assert.ok(thrown instanceof ModelCallError);
       assert.equal(thrown.isRetryable, false);
       assert.equal(thrown.attempts, 1);
@@ -258,7 +262,12 @@ describe('AiSdkKernelModel with the SDK mock model', () => {
 
 describe('AiSdkKernelModel: the wait between attempts', () => {
   it("the default wait (node:timers/promises) ends at once when the caller aborts, with the caller's reason", async () => {
-    const model = new AiSdkKernelModel({ model: scriptedMock([apiError(503), result('late')]), family: 'openai-compatible', backoff: { initialDelayMs: 60_000, factor: 2, maxDelayMs: 60_000 }, random: () => 0 });
+    const model = new AiSdkKernelModel({
+      model: scriptedMock([apiError(503), result('late')]),
+      family: 'openai-compatible',
+      backoff: { initialDelayMs: 60_000, factor: 2, maxDelayMs: 60_000 },
+      random: () => 0,
+    });
     const controller = new AbortController();
     const startedAt = Date.now();
     setTimeout(() => controller.abort(new Error('stopped by the run')), 50);

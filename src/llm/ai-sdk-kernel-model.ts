@@ -1,15 +1,7 @@
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
 import { setTimeout as wait } from 'node:timers/promises';
 import { classifyModelError, type ClassifiedFailure } from './classify-model-error.js';
-import type {
-  ChatMessage,
-  FailedAttempt,
-  KernelModel,
-  KernelModelRequest,
-  ModelDescription,
-  ModelReply,
-  ReasoningEffort,
-} from './kernel-model.js';
+import type { ChatMessage, FailedAttempt, KernelModel, KernelModelRequest, ModelDescription, ModelReply, ReasoningEffort } from './kernel-model.js';
 import { ModelCallError } from './model-call-error.js';
 import { computeCost, createPriceTable, type PriceTable } from './price-table.js';
 import type { ProviderFamily } from './provider-presets.js';
@@ -143,9 +135,7 @@ export class AiSdkKernelModel implements KernelModel {
   }
 
   /** One call under its own time-out; never throws. */
-  private async attempt(
-    request: KernelModelRequest,
-  ): Promise<{ ok: true; result: GenerateTextResult } | { ok: false; error: unknown; timedOut: boolean }> {
+  private async attempt(request: KernelModelRequest): Promise<{ ok: true; result: GenerateTextResult } | { ok: false; error: unknown; timedOut: boolean }> {
     const timeout = startTimeout(this.timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
     try {
@@ -176,12 +166,7 @@ export class AiSdkKernelModel implements KernelModel {
     };
   }
 
-  private toReply(
-    result: GenerateTextResult,
-    startedAt: number,
-    attempt: number,
-    failedAttempts: FailedAttempt[],
-  ): ModelReply {
+  private toReply(result: GenerateTextResult, startedAt: number, attempt: number, failedAttempts: FailedAttempt[]): ModelReply {
     const reasoningTokens = result.usage.outputTokenDetails?.reasoningTokens;
     const usage = {
       inputTokens: result.usage.inputTokens ?? 0,
@@ -223,13 +208,7 @@ export class AiSdkKernelModel implements KernelModel {
     return `no answer within the time-out of ${this.timeoutMs / 1000} s`;
   }
 
-  private callError(
-    failure: ClassifiedFailure,
-    attempts: number,
-    failedAttempts: FailedAttempt[],
-    startedAt: number,
-    cause: unknown,
-  ): ModelCallError {
+  private callError(failure: ClassifiedFailure, attempts: number, failedAttempts: FailedAttempt[], startedAt: number, cause: unknown): ModelCallError {
     const last = failedAttempts.at(-1);
     const detail = failure.reason === 'aborted' ? failure.message : (last?.message ?? failure.message);
     const ending = failure.isRetryable ? `gave up after ${attempts} attempt(s)` : `not retryable, ${attempts} attempt(s)`;
@@ -268,9 +247,6 @@ function splitSystemPrompt(messages: ChatMessage[]): { system?: string; messages
  */
 function startTimeout(durationMs: number): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException(`no answer within ${durationMs} ms`, 'TimeoutError')),
-    durationMs,
-  );
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${durationMs} ms`, 'TimeoutError')), durationMs);
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

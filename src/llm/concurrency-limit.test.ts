@@ -33,7 +33,10 @@ describe('ConcurrencyLimit', () => {
     await assert.rejects(waiter, /cancelled/);
     release();
     await holder;
-    await assert.rejects(limit.run(async () => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      limit.run(async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
     assert.equal(await limit.run(async () => 'free again'), 'free again');
   });
 

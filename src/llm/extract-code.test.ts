@@ -181,7 +181,10 @@ describe('extractCandidate', () => {
   });
 
   it('keeps triple backticks inside a longer fence', () => {
-    const withDocstring = MODEL_NEW.replace('class ModelNew(nn.Module):', 'class ModelNew(nn.Module):\n    """Use like:\n    ```\n    ModelNew()(x)\n    ```\n    """');
+    const withDocstring = MODEL_NEW.replace(
+      'class ModelNew(nn.Module):',
+      'class ModelNew(nn.Module):\n    """Use like:\n    ```\n    ModelNew()(x)\n    ```\n    """',
+    );
     assert.equal(code(extractCandidate(`\`\`\`\`python\n${withDocstring}\`\`\`\``)), withDocstring);
   });
 });

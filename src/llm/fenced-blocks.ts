@@ -47,10 +47,7 @@ export function findFencedBlocks(text: string): FencedBlock[] {
   return blocks;
 }
 
-function toBlock(
-  open: { info: string; startLine: number; lines: string[] },
-  terminated: boolean,
-): FencedBlock {
+function toBlock(open: { info: string; startLine: number; lines: string[] }, terminated: boolean): FencedBlock {
   const word = /^\{?\.?([A-Za-z0-9_+#-]+)/.exec(open.info)?.[1];
   return {
     language: word ? word.toLowerCase() : null,

@@ -56,9 +56,7 @@ export class FilesKernelModel implements KernelModel {
         .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
         .filter((entry) => CANDIDATE_EXTENSIONS.has(extname(entry.name)) || REPLY_EXTENSIONS.has(extname(entry.name)));
       // A link counts when it leads to a file (a folder of replies may link to shipped candidates).
-      const kept = await Promise.all(
-        listed.map(async (entry) => (entry.isFile() || (await stat(join(absolute, entry.name))).isFile() ? entry.name : null)),
-      );
+      const kept = await Promise.all(listed.map(async (entry) => (entry.isFile() || (await stat(join(absolute, entry.name))).isFile() ? entry.name : null)));
       names = kept.filter((name): name is string => name !== null);
     } catch (error) {
       throw new ModelConfigurationError(`The files provider cannot read the folder ${absolute}; check --dir.`, {
@@ -68,10 +66,10 @@ export class FilesKernelModel implements KernelModel {
       });
     }
     if (names.length === 0) {
-      throw new ModelConfigurationError(
-        `The folder ${absolute} holds no candidate files (.py) or recorded replies (.md, .txt); check --dir.`,
-        { provider: 'files', setting: '--dir' },
-      );
+      throw new ModelConfigurationError(`The folder ${absolute} holds no candidate files (.py) or recorded replies (.md, .txt); check --dir.`, {
+        provider: 'files',
+        setting: '--dir',
+      });
     }
     names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     return new FilesKernelModel(
@@ -96,10 +94,11 @@ export class FilesKernelModel implements KernelModel {
     const startedAt = this.now();
     const file = this.files[this.served];
     if (file === undefined) {
-      throw new ModelExhaustedError(
-        `The files provider has served all ${this.files.length} file(s) of ${this.modelId}.`,
-        { provider: 'files', modelId: this.modelId, repliesServed: this.served },
-      );
+      throw new ModelExhaustedError(`The files provider has served all ${this.files.length} file(s) of ${this.modelId}.`, {
+        provider: 'files',
+        modelId: this.modelId,
+        repliesServed: this.served,
+      });
     }
     this.served++;
     const content = await readFile(file, 'utf8');

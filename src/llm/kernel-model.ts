@@ -40,14 +40,7 @@ export interface KernelModelRequest {
 }
 
 /** The finish reasons of the AI SDK, shared by every implementation. */
-export const FINISH_REASONS = [
-  'stop',
-  'length',
-  'content-filter',
-  'tool-calls',
-  'error',
-  'other',
-] as const;
+export const FINISH_REASONS = ['stop', 'length', 'content-filter', 'tool-calls', 'error', 'other'] as const;
 export type FinishReason = (typeof FINISH_REASONS)[number];
 
 /** Tokens counted by the provider for one call. Unreported counts are 0. */
@@ -60,16 +53,7 @@ export interface TokenUsage {
 }
 
 /** Why an attempt failed, in a form that can be stored (no credentials, no stack). */
-export const FAILURE_REASONS = [
-  'rate-limited',
-  'server-error',
-  'timeout',
-  'network',
-  'aborted',
-  'client-error',
-  'invalid-response',
-  'unknown',
-] as const;
+export const FAILURE_REASONS = ['rate-limited', 'server-error', 'timeout', 'network', 'aborted', 'client-error', 'invalid-response', 'unknown'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** One attempt that failed before the call succeeded or gave up. */

@@ -28,7 +28,10 @@ async function next(model: PerProblemFilesKernelModel): Promise<string> {
 
 describe('PerProblemFilesKernelModel', () => {
   it('serves a problem from its subfolder and the others from the folder itself, one after another', async () => {
-    const model = await PerProblemFilesKernelModel.fromDirectory(dir, { problems: [{ name: '01_relu' }, { name: '02_gelu' }, { name: '04_sum' }], modelId: 'replays' });
+    const model = await PerProblemFilesKernelModel.fromDirectory(dir, {
+      problems: [{ name: '01_relu' }, { name: '02_gelu' }, { name: '04_sum' }],
+      modelId: 'replays',
+    });
     assert.deepEqual(model.describe(), { provider: 'files', modelId: 'replays' });
     assert.equal(model.folderOf('02_gelu'), join(dir, '02_gelu'));
     assert.equal(model.folderOf('02_gelu-1a2b3c4d'), join(dir, '02_gelu'), 'a stem the run made unique finds its folder');
@@ -44,7 +47,11 @@ describe('PerProblemFilesKernelModel', () => {
 
   it('resumes each folder past the replies its problems took', async () => {
     const model = await PerProblemFilesKernelModel.fromDirectory(dir, {
-      problems: [{ name: '01_relu', repliesServed: 1 }, { name: '02_gelu', repliesServed: 1 }, { name: '04_sum', repliesServed: 1 }],
+      problems: [
+        { name: '01_relu', repliesServed: 1 },
+        { name: '02_gelu', repliesServed: 1 },
+        { name: '04_sum', repliesServed: 1 },
+      ],
     });
     model.select('02_gelu');
     assert.equal(await next(model), '02_gelu/2.py');
@@ -58,7 +65,9 @@ describe('PerProblemFilesKernelModel', () => {
     try {
       await mkdir(join(only, '02_gelu'));
       await writeFile(join(only, '02_gelu', '1.py'), 'class ModelNew: pass\n');
-      const error = await PerProblemFilesKernelModel.fromDirectory(only, { problems: [{ name: '01_relu' }, { name: '02_gelu' }] }).catch((thrown: unknown) => thrown);
+      const error = await PerProblemFilesKernelModel.fromDirectory(only, { problems: [{ name: '01_relu' }, { name: '02_gelu' }] }).catch(
+        (thrown: unknown) => thrown,
+      );
       assert.ok(error instanceof ModelConfigurationError);
       assert.equal(error.setting, '--dir');
       assert.match(error.message, /no replies for 01_relu: .* has no subfolder named after it/);

@@ -100,7 +100,10 @@ export class PerProblemFilesKernelModel implements KernelModel {
 
   async generate(request: KernelModelRequest): Promise<ModelReply> {
     if (!this.current) {
-      throw new ModelConfigurationError(`The files provider has no replies for this problem in ${this.root}; check --dir.`, { provider: 'files', setting: '--dir' });
+      throw new ModelConfigurationError(`The files provider has no replies for this problem in ${this.root}; check --dir.`, {
+        provider: 'files',
+        setting: '--dir',
+      });
     }
     return this.current.generate(request);
   }

@@ -77,8 +77,6 @@ export interface CallCost {
 export function computeCost(table: PriceTable, modelId: string, usage: TokenUsage): CallCost {
   const found = lookupPrice(table, modelId);
   if (!found) return { costUsd: 0, priced: false };
-  const costUsd =
-    (usage.inputTokens * found.inputUsdPerMillionTokens + usage.outputTokens * found.outputUsdPerMillionTokens) /
-    1_000_000;
+  const costUsd = (usage.inputTokens * found.inputUsdPerMillionTokens + usage.outputTokens * found.outputUsdPerMillionTokens) / 1_000_000;
   return { costUsd, priced: true };
 }

@@ -83,6 +83,4 @@ export const PROVIDER_PRESETS: Readonly<Record<ProviderName, ProviderPreset>> = 
 };
 
 /** Every environment variable any provider reads a key from. */
-export const API_KEY_VARIABLES: readonly string[] = [
-  ...new Set(Object.values(PROVIDER_PRESETS).flatMap((preset) => preset.apiKeyVariables)),
-];
+export const API_KEY_VARIABLES: readonly string[] = [...new Set(Object.values(PROVIDER_PRESETS).flatMap((preset) => preset.apiKeyVariables))];

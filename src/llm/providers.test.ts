@@ -53,9 +53,7 @@ describe('createKernelModel', () => {
   it('requires --base-url for openai-compatible, and checks it', async () => {
     const missing = await configurationError(createKernelModel({ provider: 'openai-compatible', model: 'm' }, { env: {} }));
     assert.equal(missing.setting, '--base-url');
-    const bad = await configurationError(
-      createKernelModel({ provider: 'openai-compatible', model: 'm', baseUrl: 'ftp://host/v1' }, { env: {} }),
-    );
+    const bad = await configurationError(createKernelModel({ provider: 'openai-compatible', model: 'm', baseUrl: 'ftp://host/v1' }, { env: {} }));
     assert.match(bad.message, /http\(s\) URL/);
   });
 
@@ -78,10 +76,7 @@ describe('createKernelModel', () => {
   it('talks to a keyless local server with the preset name and no Authorization header', async () => {
     const server = await startOpenAiCompatibleServer({ script: ['local reply'] });
     try {
-      const model = await createKernelModel(
-        { provider: 'ollama', model: 'qwen2.5-coder:32b', baseUrl: server.baseUrl, temperature: 0.2 },
-        { env: {} },
-      );
+      const model = await createKernelModel({ provider: 'ollama', model: 'qwen2.5-coder:32b', baseUrl: server.baseUrl, temperature: 0.2 }, { env: {} });
       const reply = await model.generate({ messages: [{ role: 'user', content: 'hi' }] });
       assert.equal(reply.text, 'local reply');
       assert.equal(reply.provider, 'ollama');

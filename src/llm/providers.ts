@@ -40,17 +40,14 @@ export interface CreateKernelModelDependencies {
  * @throws ModelConfigurationError naming the flag or variable to set; never containing a key.
  * @example await createKernelModel({ provider: 'vllm', model: 'Qwen/Qwen3-32B' })
  */
-export async function createKernelModel(
-  settings: ModelSettings,
-  dependencies: CreateKernelModelDependencies = {},
-): Promise<KernelModel> {
+export async function createKernelModel(settings: ModelSettings, dependencies: CreateKernelModelDependencies = {}): Promise<KernelModel> {
   const name = settings.provider;
   const preset = PROVIDER_PRESETS[name] as ProviderPreset | undefined;
   if (preset === undefined) {
-    throw new ModelConfigurationError(
-      `Unknown provider "${String(name)}"; expected one of ${PROVIDER_NAMES.join(', ')}.`,
-      { provider: String(name), setting: '--provider' },
-    );
+    throw new ModelConfigurationError(`Unknown provider "${String(name)}"; expected one of ${PROVIDER_NAMES.join(', ')}.`, {
+      provider: String(name),
+      setting: '--provider',
+    });
   }
   if (preset.family === 'files') {
     if (!settings.dir) {
@@ -114,10 +111,10 @@ export function resolveApiKey(
   }
   if (preset.apiKeyRequired || settings.apiKeyEnv) {
     const which = variables.join(' or ');
-    throw new ModelConfigurationError(
-      `The ${name} provider needs an API key: set ${which} in the environment (or "apiKey" in kforge.config.json).`,
-      { provider: name, setting: variables[0] ?? 'apiKey' },
-    );
+    throw new ModelConfigurationError(`The ${name} provider needs an API key: set ${which} in the environment (or "apiKey" in kforge.config.json).`, {
+      provider: name,
+      setting: variables[0] ?? 'apiKey',
+    });
   }
   return undefined;
 }
@@ -126,10 +123,10 @@ function resolveBaseUrl(name: ProviderName, preset: ProviderPreset, configured: 
   const baseUrl = configured ?? preset.defaultBaseUrl;
   if (baseUrl === undefined) {
     if (preset.baseUrlRequired) {
-      throw new ModelConfigurationError(
-        `The ${name} provider needs the server's address: pass --base-url URL (e.g. http://127.0.0.1:8000/v1).`,
-        { provider: name, setting: '--base-url' },
-      );
+      throw new ModelConfigurationError(`The ${name} provider needs the server's address: pass --base-url URL (e.g. http://127.0.0.1:8000/v1).`, {
+        provider: name,
+        setting: '--base-url',
+      });
     }
     return undefined;
   }

@@ -27,10 +27,7 @@ export const THINKING_BUDGET_TOKENS: Readonly<Record<ReasoningEffort, number>> =
  *
  * @returns undefined when no effort is asked for: the provider's default applies.
  */
-export function reasoningProviderOptions(
-  family: ProviderFamily,
-  effort: ReasoningEffort | undefined,
-): ProviderOptions | undefined {
+export function reasoningProviderOptions(family: ProviderFamily, effort: ReasoningEffort | undefined): ProviderOptions | undefined {
   if (effort === undefined) return undefined;
   switch (family) {
     case 'openai':

@@ -31,9 +31,7 @@ const CREDENTIAL_PATTERNS: readonly RegExp[] = [
  */
 export function redactSecrets(text: string, secrets: Iterable<string> = []): string {
   let result = text;
-  const literal = [...new Set(secrets)]
-    .filter((secret) => secret.length >= MIN_SECRET_LENGTH)
-    .sort((a, b) => b.length - a.length);
+  const literal = [...new Set(secrets)].filter((secret) => secret.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
   for (const secret of literal) {
     result = result.split(secret).join(REDACTED);
   }

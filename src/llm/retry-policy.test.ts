@@ -5,8 +5,14 @@ import { backoffDelayMs, DEFAULT_BACKOFF, nextDelayMs, retryAfterMs } from './re
 describe('retry policy', () => {
   it('grows exponentially, jittered between half and all of the delay, capped', () => {
     const options = { initialDelayMs: 100, factor: 2, maxDelayMs: 1000 };
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => backoffDelayMs(n, options, () => 0)), [50, 100, 200, 400, 500, 500]);
-    assert.deepEqual([1, 2, 3].map((n) => backoffDelayMs(n, options, () => 0.999999)), [100, 200, 400]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => backoffDelayMs(n, options, () => 0)),
+      [50, 100, 200, 400, 500, 500],
+    );
+    assert.deepEqual(
+      [1, 2, 3].map((n) => backoffDelayMs(n, options, () => 0.999999)),
+      [100, 200, 400],
+    );
   });
 
   it('reads Retry-After in seconds, as an HTTP date, and retry-after-ms', () => {
@@ -21,8 +27,17 @@ describe('retry policy', () => {
   });
 
   it('prefers the server wait, capped at maxDelayMs', () => {
-    assert.equal(nextDelayMs(1, 5000, DEFAULT_BACKOFF, () => 0), 5000);
-    assert.equal(nextDelayMs(1, 600_000, DEFAULT_BACKOFF, () => 0), DEFAULT_BACKOFF.maxDelayMs);
-    assert.equal(nextDelayMs(1, undefined, DEFAULT_BACKOFF, () => 0), 500);
+    assert.equal(
+      nextDelayMs(1, 5000, DEFAULT_BACKOFF, () => 0),
+      5000,
+    );
+    assert.equal(
+      nextDelayMs(1, 600_000, DEFAULT_BACKOFF, () => 0),
+      DEFAULT_BACKOFF.maxDelayMs,
+    );
+    assert.equal(
+      nextDelayMs(1, undefined, DEFAULT_BACKOFF, () => 0),
+      500,
+    );
   });
 });

@@ -49,12 +49,7 @@ export function retryAfterMs(headers: Record<string, string> | undefined, nowMs:
  * The wait before the next attempt: the server's Retry-After when it sent one (capped at
  * `maxDelayMs`), otherwise jittered exponential backoff.
  */
-export function nextDelayMs(
-  failedAttempt: number,
-  serverRetryAfterMs: number | undefined,
-  options: BackoffOptions,
-  random: () => number,
-): number {
+export function nextDelayMs(failedAttempt: number, serverRetryAfterMs: number | undefined, options: BackoffOptions, random: () => number): number {
   if (serverRetryAfterMs !== undefined) return Math.min(options.maxDelayMs, Math.round(serverRetryAfterMs));
   return backoffDelayMs(failedAttempt, options, random);
 }

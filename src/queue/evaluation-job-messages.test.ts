@@ -9,7 +9,15 @@ test('every pipeline event a worker publishes reads back, both kinds of device w
     { kind: 'build-started', device: 'cuda:0', buildKey: null, previouslyBuilt: false, waitedMs: 3 },
     { kind: 'build-finished', device: 'cuda:0', buildKey: 'k', built: true, cacheHit: false, durationMs: 40 },
     { kind: 'device-waiting', device: 'cuda:0', reason: 'lock', holder: { pid: 12, command: 'kforge eval' } },
-    { kind: 'device-waiting', device: 'cuda:0', reason: 'memory', neededBytes: 2, freeBytes: 1, capacityBytes: 4, holders: [{ pid: 12, label: 'eval', bytes: 3, since: '2026-12-03T00:00:00Z' }] },
+    {
+      kind: 'device-waiting',
+      device: 'cuda:0',
+      reason: 'memory',
+      neededBytes: 2,
+      freeBytes: 1,
+      capacityBytes: 4,
+      holders: [{ pid: 12, label: 'eval', bytes: 3, since: '2026-12-03T00:00:00Z' }],
+    },
     { kind: 'device-acquired', device: 'cuda:0', waitedMs: 5 },
     { kind: 'device-released', device: 'cuda:0', heldMs: 9 },
   ];

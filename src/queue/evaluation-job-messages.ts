@@ -35,12 +35,24 @@ const evaluationProgressSchema: z.ZodType<EvaluationProgress> = z.discriminatedU
 ]);
 const pipelineEventSchema: z.ZodType<PipelineEvent> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('build-started'), device: z.string(), buildKey: z.string().nullable(), previouslyBuilt: z.boolean(), waitedMs: z.number() }),
-  z.object({ kind: z.literal('build-finished'), device: z.string(), buildKey: z.string().nullable(), built: z.boolean(), cacheHit: z.boolean().nullable(), durationMs: z.number().nullable() }),
+  z.object({
+    kind: z.literal('build-finished'),
+    device: z.string(),
+    buildKey: z.string().nullable(),
+    built: z.boolean(),
+    cacheHit: z.boolean().nullable(),
+    durationMs: z.number().nullable(),
+  }),
   z.object({ kind: z.literal('device-acquired'), device: z.string(), waitedMs: z.number() }),
   z.object({ kind: z.literal('device-released'), device: z.string(), heldMs: z.number() }),
   // Two kinds of wait share `kind`: a union on `reason` inside (zod refuses a repeated discriminator value).
   z.discriminatedUnion('reason', [
-    z.object({ kind: z.literal('device-waiting'), device: z.string(), reason: z.literal('lock'), holder: z.object({ pid: z.number().nullable(), command: z.string().nullable() }) }),
+    z.object({
+      kind: z.literal('device-waiting'),
+      device: z.string(),
+      reason: z.literal('lock'),
+      holder: z.object({ pid: z.number().nullable(), command: z.string().nullable() }),
+    }),
     z.object({
       kind: z.literal('device-waiting'),
       device: z.string(),

@@ -6,7 +6,14 @@ import { describe, it } from 'node:test';
 import { evaluationResultSchema } from '../core/verdict.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { decodeJobFailure, encodeJobFailure } from './evaluation-job-messages.js';
-import { createJobPayload, DEFAULT_MAX_ATTEMPTS, evaluationJobId, evaluationJobPayloadSchema, normaliseJobOptions, readJobPayload } from './evaluation-job-payload.js';
+import {
+  createJobPayload,
+  DEFAULT_MAX_ATTEMPTS,
+  evaluationJobId,
+  evaluationJobPayloadSchema,
+  normaliseJobOptions,
+  readJobPayload,
+} from './evaluation-job-payload.js';
 import { hostGpuName } from '../eval/pipeline/host-device-names.js';
 import { workerLostResult, WORKER_LOST_CHECK } from './redis/lost-job-result.js';
 
@@ -57,7 +64,7 @@ describe('evaluation job payloads', () => {
     assert.equal(canonicalJson({ b: 1, a: { d: [1, { f: 1, e: 2 }], c: undefined } }), '{"a":{"d":[1,{"e":2,"f":1}]},"b":1}');
   });
 
-  it('reads a request\'s files, or says which one cannot be read', async () => {
+  it("reads a request's files, or says which one cannot be read", async () => {
     const folder = await mkdtemp(path.join(os.tmpdir(), 'kforge-payload-'));
     try {
       const problemPath = path.join(folder, 'p.py');
@@ -90,8 +97,17 @@ describe('evaluation job payloads', () => {
   });
 
   it('encodes job failures and wraps foreign reasons', () => {
-    assert.deepEqual(decodeJobFailure(encodeJobFailure({ kind: 'setup', message: 'no torch', hint: 'run kforge doctor' })), { kforge: 1, kind: 'setup', message: 'no torch', hint: 'run kforge doctor' });
-    assert.deepEqual(decodeJobFailure('job stalled more than allowable limit'), { kforge: 1, kind: 'internal', message: 'job stalled more than allowable limit' });
+    assert.deepEqual(decodeJobFailure(encodeJobFailure({ kind: 'setup', message: 'no torch', hint: 'run kforge doctor' })), {
+      kforge: 1,
+      kind: 'setup',
+      message: 'no torch',
+      hint: 'run kforge doctor',
+    });
+    assert.deepEqual(decodeJobFailure('job stalled more than allowable limit'), {
+      kforge: 1,
+      kind: 'internal',
+      message: 'job stalled more than allowable limit',
+    });
     assert.equal(decodeJobFailure(undefined).kind, 'internal');
   });
 

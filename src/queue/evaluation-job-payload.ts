@@ -23,9 +23,14 @@ export const MAX_ATTEMPTS_LIMIT = 20;
 const MAX_SOURCE_LENGTH = 4 * 1024 * 1024;
 
 const positiveSeconds = z.number().positive().finite();
-const timeoutsSchema = z.object(
-  Object.fromEntries(Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS).map((stage) => [stage, positiveSeconds])) as Record<keyof StageTimeoutsSeconds, typeof positiveSeconds>,
-).strict();
+const timeoutsSchema = z
+  .object(
+    Object.fromEntries(Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS).map((stage) => [stage, positiveSeconds])) as Record<
+      keyof StageTimeoutsSeconds,
+      typeof positiveSeconds
+    >,
+  )
+  .strict();
 
 /**
  * The options of an {@link EvaluationRequest} that travel with a job: every field filled in, so a
@@ -121,7 +126,10 @@ export function createJobPayload(parts: JobPayloadParts): EvaluationJobPayload {
  * The payload of a request whose files are on this machine, or the `invalid_input` result when
  * one of them cannot be read (what a local evaluator would return).
  */
-export async function readJobPayload(request: EvaluationRequest, maxAttempts?: number): Promise<{ payload: EvaluationJobPayload } | { result: EvaluationResult }> {
+export async function readJobPayload(
+  request: EvaluationRequest,
+  maxAttempts?: number,
+): Promise<{ payload: EvaluationJobPayload } | { result: EvaluationResult }> {
   const unreadable = await unreadableInput(resolveEvaluationSettings(request));
   if (unreadable) return { result: unreadable };
   const [problem, candidate] = await Promise.all([readFile(request.problemPath, 'utf8'), readFile(request.candidatePath, 'utf8')]);

@@ -78,12 +78,14 @@ describe('InProcessJobQueue over the PipelinedEvaluator with the real worker', {
         { jobId },
       );
     try {
-      const [correct, incorrect, broken, again] = (await Promise.all([
-        job('scale-add-correct', 'correct'),
-        job('scale-add-incorrect', 'incorrect'),
-        job('syntax-error', 'broken'),
-        job('scale-add-correct', 'again'),
-      ])).map(valid) as [EvaluationResult, EvaluationResult, EvaluationResult, EvaluationResult];
+      const [correct, incorrect, broken, again] = (
+        await Promise.all([
+          job('scale-add-correct', 'correct'),
+          job('scale-add-incorrect', 'incorrect'),
+          job('syntax-error', 'broken'),
+          job('scale-add-correct', 'again'),
+        ])
+      ).map(valid) as [EvaluationResult, EvaluationResult, EvaluationResult, EvaluationResult];
       assert.equal(correct.verdict, 'correct', describeResult(correct));
       assert.equal(again.verdict, 'correct', describeResult(again));
       assert.equal(incorrect.verdict, 'incorrect', describeResult(incorrect));

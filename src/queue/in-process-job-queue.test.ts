@@ -60,10 +60,15 @@ describeJobQueueConformance(
     const folder = await mkdtemp(path.join(tmpdir(), 'kforge-in-process-queue-'));
     const evaluator = new ScriptedEvaluator();
     const queue = new InProcessJobQueue({ evaluator, concurrency: 1 });
-    return { queue, evaluator, folder, close: async () => {
-      await queue.close({ cancel: true });
-      await rm(folder, { recursive: true, force: true });
-    } };
+    return {
+      queue,
+      evaluator,
+      folder,
+      close: async () => {
+        await queue.close({ cancel: true });
+        await rm(folder, { recursive: true, force: true });
+      },
+    };
   },
   { sharesEqualJobs: false },
 );
@@ -71,12 +76,23 @@ describeJobQueueConformance(
 describe('InProcessJobQueue', () => {
   it('runs jobs in order within its concurrency, with events for each', async () => {
     const evaluator = new ControlledEvaluator();
-    const queue = new InProcessJobQueue({ evaluator, concurrency: 2, createJobId: (() => { let n = 0; return () => `job-${(n += 1)}`; })() });
+    const queue = new InProcessJobQueue({
+      evaluator,
+      concurrency: 2,
+      createJobId: (() => {
+        let n = 0;
+        return () => `job-${(n += 1)}`;
+      })(),
+    });
     const events: string[] = [];
     for (const name of ['job-queued', 'job-started', 'job-progress', 'job-pipeline', 'job-finished', 'job-failed'] as const) {
       queue.on(name, (payload: JobQueueEvents[typeof name]) => events.push(`${name} ${payload.jobId}`));
     }
-    const [a, b, c] = ['a', 'b', 'c'].map((name) => queue.submit(request(name))) as [Promise<EvaluationResult>, Promise<EvaluationResult>, Promise<EvaluationResult>];
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => queue.submit(request(name))) as [
+      Promise<EvaluationResult>,
+      Promise<EvaluationResult>,
+      Promise<EvaluationResult>,
+    ];
     await tick();
     assert.deepEqual(evaluator.started, ['/a.py', '/b.py'], 'the third waits for a slot');
     assert.deepEqual(queue.counts(), { waiting: 1, running: 2, finished: 0, failed: 0 });
@@ -90,7 +106,10 @@ describe('InProcessJobQueue', () => {
     await assert.rejects(c, /the evaluator broke/);
     assert.equal(evaluator.maxRunning, 2);
     assert.deepEqual(queue.counts(), { waiting: 0, running: 0, finished: 2, failed: 1 });
-    assert.deepEqual(events.filter((event) => event.endsWith('job-1')), ['job-queued job-1', 'job-started job-1', 'job-progress job-1', 'job-pipeline job-1', 'job-finished job-1']);
+    assert.deepEqual(
+      events.filter((event) => event.endsWith('job-1')),
+      ['job-queued job-1', 'job-started job-1', 'job-progress job-1', 'job-pipeline job-1', 'job-finished job-1'],
+    );
     assert.ok(events.includes('job-failed job-3'));
   });
 

@@ -49,7 +49,10 @@ export async function startJobAttempt(
   maxAttempts: number,
   attempt: Omit<JobAttempt, 'attempt'>,
 ): Promise<{ started: StartedAttempt | null; previous: JobAttempt[] }> {
-  const reply = (await redis.eval(START_SCRIPT, 1, key, String(maxAttempts), JSON.stringify({ ...attempt, attempt: 0 }), String(JOB_ATTEMPTS_TTL_MS))) as [string | number, string[]];
+  const reply = (await redis.eval(START_SCRIPT, 1, key, String(maxAttempts), JSON.stringify({ ...attempt, attempt: 0 }), String(JOB_ATTEMPTS_TTL_MS))) as [
+    string | number,
+    string[],
+  ];
   const [entry, before] = reply;
   const parsed = typeof entry === 'string' ? parseAttempts([entry])[0] : undefined;
   return { started: parsed && typeof entry === 'string' ? { attempt: parsed, entry } : null, previous: parseAttempts(before) };

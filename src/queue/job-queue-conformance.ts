@@ -33,16 +33,23 @@ export class ScriptedEvaluator implements Evaluator {
           this.#held.delete(tag);
           resolve();
         });
-        options.signal?.addEventListener('abort', () => {
-          this.#held.delete(tag);
-          call.aborted = true;
-          reject(new EvaluationCancelledError(options.signal?.reason));
-        }, { once: true });
+        options.signal?.addEventListener(
+          'abort',
+          () => {
+            this.#held.delete(tag);
+            call.aborted = true;
+            reject(new EvaluationCancelledError(options.signal?.reason));
+          },
+          { once: true },
+        );
       });
     }
     options.onPipelineEvent?.({ kind: 'device-released', device: 'cpu', heldMs: 1 });
     options.onProgress?.({ kind: 'stage-finished', role: 'candidate', stage: 'build', durationMs: 1 });
-    return { result: correctResult({ medianMs: 0.5, problem: request.problemPath, candidate: request.candidatePath }), usage: { device: 'cpu', waitedMs: 0, heldMs: 1 } };
+    return {
+      result: correctResult({ medianMs: 0.5, problem: request.problemPath, candidate: request.candidatePath }),
+      usage: { device: 'cpu', waitedMs: 0, heldMs: 1 },
+    };
   }
 
   /** Resolves once a held candidate's evaluation started. */
@@ -131,22 +138,25 @@ export function describeJobQueueConformance(backend: string, open: () => Promise
       }
     });
 
-    it(options.sharesEqualJobs ? 'runs equal requests submitted together as one job' : 'gives each of equal requests submitted together the result', async () => {
-      const source = `# equal ${Date.now()}\nHOLD:equal\n`;
-      const asked = await request(source);
-      const before = subject.evaluator.calls.length;
-      const jobs = [subject.queue.submit(asked, { jobId: 'equal-a' }), subject.queue.submit(asked, { jobId: 'equal-b' })];
-      await subject.evaluator.started('equal');
-      subject.evaluator.release('equal');
-      if (!options.sharesEqualJobs) {
+    it(
+      options.sharesEqualJobs ? 'runs equal requests submitted together as one job' : 'gives each of equal requests submitted together the result',
+      async () => {
+        const source = `# equal ${Date.now()}\nHOLD:equal\n`;
+        const asked = await request(source);
+        const before = subject.evaluator.calls.length;
+        const jobs = [subject.queue.submit(asked, { jobId: 'equal-a' }), subject.queue.submit(asked, { jobId: 'equal-b' })];
         await subject.evaluator.started('equal');
         subject.evaluator.release('equal');
-      }
-      const [a, b] = await Promise.all(jobs);
-      assert.equal(a!.verdict, 'correct');
-      assert.equal(b!.verdict, 'correct');
-      assert.equal(subject.evaluator.calls.length - before, options.sharesEqualJobs ? 1 : 2);
-    });
+        if (!options.sharesEqualJobs) {
+          await subject.evaluator.started('equal');
+          subject.evaluator.release('equal');
+        }
+        const [a, b] = await Promise.all(jobs);
+        assert.equal(a!.verdict, 'correct');
+        assert.equal(b!.verdict, 'correct');
+        assert.equal(subject.evaluator.calls.length - before, options.sharesEqualJobs ? 1 : 2);
+      },
+    );
 
     it('cancels a waiting job without evaluating it, and stops a running one', async () => {
       const running = await request(`# running ${Date.now()}\nHOLD:running\n`);

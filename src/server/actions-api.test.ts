@@ -29,7 +29,8 @@ after(async () => {
   await seededStore.cleanup();
 });
 
-const post = (url: string, payload?: unknown) => app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+const post = (url: string, payload?: unknown) =>
+  app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 
 describe('POST /api/runs/:runId/hints', () => {
   it('stores a problem hint that the search reads with listHints, with the time', async () => {
@@ -48,7 +49,9 @@ describe('POST /api/runs/:runId/hints', () => {
     const response = await post('/api/runs/cpu-demo/hints', { note: 'Keep OpenMP off for tiny inputs.' });
     assert.equal(response.statusCode, 201);
     const { fused } = seededStore.seeded.problems;
-    assert.ok((await seededStore.store.listHints('cpu-demo', fused.hash)).some((hint) => hint.note === 'Keep OpenMP off for tiny inputs.' && hint.problemHash === null));
+    assert.ok(
+      (await seededStore.store.listHints('cpu-demo', fused.hash)).some((hint) => hint.note === 'Keep OpenMP off for tiny inputs.' && hint.problemHash === null),
+    );
   });
 
   it('refuses an empty hint, naming the field', async () => {

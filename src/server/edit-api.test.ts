@@ -54,7 +54,10 @@ describe('POST /api/candidates/:candidateId/edits', () => {
     const response = await app.inject({ method: 'POST', url: `/api/candidates/${original}/edits`, payload: { source, note: 'clamp instead' } });
     assert.equal(response.statusCode, 202);
     const { candidate, action } = response.json<EditResponse>();
-    assert.deepEqual([candidate.origin, candidate.parentId, candidate.round, candidate.ideaLabel, candidate.evaluating, candidate.verdict], ['human', original, 4, 'simd-chunks', true, null]);
+    assert.deepEqual(
+      [candidate.origin, candidate.parentId, candidate.round, candidate.ideaLabel, candidate.evaluating, candidate.verdict],
+      ['human', original, 4, 'simd-chunks', true, null],
+    );
     assert.deepEqual([action.type, action.candidateId, action.note], ['edit-candidate', candidate.id, 'clamp instead']);
 
     const detail = await settled(candidate.id);
@@ -65,15 +68,22 @@ describe('POST /api/candidates/:candidateId/edits', () => {
 
     const call = evaluator.calls.at(-1)!;
     assert.equal(call.source, source);
-    assert.deepEqual([call.request.backend, call.request.precision, call.request.tolerance, call.request.trials, call.request.perfTrials], ['cpu', 'fp32', 'kernelbench', 5, 20]);
+    assert.deepEqual(
+      [call.request.backend, call.request.precision, call.request.tolerance, call.request.trials, call.request.perfTrials],
+      ['cpu', 'fp32', 'kernelbench', 5, 20],
+    );
     assert.equal(seen.at(-1)!.problemSource, seededStore.seeded.problems.relu.source);
-    assert.ok(call.request.candidatePath.startsWith(seededStore.folder), 'the file goes to the run\'s candidates folder');
+    assert.ok(call.request.candidatePath.startsWith(seededStore.folder), "the file goes to the run's candidates folder");
     const events = await seededStore.store.listEvents('cpu-demo', { types: ['candidate-evaluated'] });
     assert.equal(events.at(-1)?.payload.candidateId, candidate.id);
   });
 
   it('records a failing verdict as data', async () => {
-    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.softTwoPass}/edits`, payload: { source: '# fake-verdict: compile_error\n' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/candidates/${seededStore.seeded.ids.softTwoPass}/edits`,
+      payload: { source: '# fake-verdict: compile_error\n' },
+    });
     const { candidate } = response.json<EditResponse>();
     const detail = await settled(candidate.id);
     assert.equal(detail.evaluation?.result.verdict, 'compile_error');
@@ -82,7 +92,11 @@ describe('POST /api/candidates/:candidateId/edits', () => {
 
   it('keeps the candidate unevaluated and says why when the evaluator itself fails', async () => {
     failNext = true;
-    const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.fusedParallel}/edits`, payload: { source: '# fake-verdict: correct 1\n' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/candidates/${seededStore.seeded.ids.fusedParallel}/edits`,
+      payload: { source: '# fake-verdict: correct 1\n' },
+    });
     const { candidate } = response.json<EditResponse>();
     const detail = await settled(candidate.id);
     assert.equal(detail.evaluation, null);
@@ -93,10 +107,16 @@ describe('POST /api/candidates/:candidateId/edits', () => {
 
   it('evaluates edits one at a time', async () => {
     const before = evaluator.maxConcurrent;
-    const ids = await Promise.all([1, 2, 3].map(async (n) => {
-      const response = await app.inject({ method: 'POST', url: `/api/candidates/${seededStore.seeded.ids.reluSerial}/edits`, payload: { source: `# fake-verdict: correct ${n}\n` } });
-      return response.json<EditResponse>().candidate.id;
-    }));
+    const ids = await Promise.all(
+      [1, 2, 3].map(async (n) => {
+        const response = await app.inject({
+          method: 'POST',
+          url: `/api/candidates/${seededStore.seeded.ids.reluSerial}/edits`,
+          payload: { source: `# fake-verdict: correct ${n}\n` },
+        });
+        return response.json<EditResponse>().candidate.id;
+      }),
+    );
     for (const id of ids) await settled(id);
     assert.equal(Math.max(before, evaluator.maxConcurrent), 1);
   });

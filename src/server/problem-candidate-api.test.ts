@@ -32,15 +32,24 @@ describe('GET /api/runs/:runId/problems/:problemHash', () => {
     assert.equal(view.problem.level, 'level1');
     assert.match(view.problem.source, /class Model/);
     const byId = new Map(view.candidates.map((node) => [node.id, node]));
-    assert.deepEqual(view.candidates.map((node) => node.verdict), ['correct', 'compile_error', 'correct', 'incorrect', 'rejected', 'correct', 'correct']);
+    assert.deepEqual(
+      view.candidates.map((node) => node.verdict),
+      ['correct', 'compile_error', 'correct', 'incorrect', 'rejected', 'correct', 'correct'],
+    );
     assert.equal(byId.get(ids.reluOmp!)!.parentId, ids.reluSerial);
     assert.equal(byId.get(ids.reluOmp!)!.ideaLabel, 'openmp-parallel');
     assert.equal(byId.get(ids.reluChunked!)!.round, 3);
     const human = byId.get(ids.reluHuman!)!;
     assert.deepEqual([human.origin, human.parentId, human.speedupVsEager?.toFixed(3)], ['human', ids.reluChunked, '2.033']);
     assert.match(byId.get(ids.reluFallback!)!.firstReason ?? '', /^forward calls torch\.relu, the reference operation itself/);
-    assert.deepEqual(view.hints.map((hint) => hint.note), ['The input is contiguous float32; vectorise with 8-wide chunks and keep the tail loop.']);
-    assert.deepEqual(view.ideas.map((idea) => idea.status), ['active', 'pinned', 'dropped']);
+    assert.deepEqual(
+      view.hints.map((hint) => hint.note),
+      ['The input is contiguous float32; vectorise with 8-wide chunks and keep the tail loop.'],
+    );
+    assert.deepEqual(
+      view.ideas.map((idea) => idea.status),
+      ['active', 'pinned', 'dropped'],
+    );
   });
 
   it('marks the pending candidate as not evaluated and the accepted one as accepted', async () => {
@@ -48,7 +57,10 @@ describe('GET /api/runs/:runId/problems/:problemHash', () => {
     const view = (await app.inject({ url: `/api/runs/cpu-demo/problems/${softmax.hash}` })).json<ProblemView>();
     const pending = view.candidates.find((node) => node.id === ids.softPending)!;
     assert.deepEqual([pending.verdict, pending.evaluatedAt, pending.evaluating], [null, null, false]);
-    assert.deepEqual(view.candidates.filter((node) => node.accepted).map((node) => node.id), [ids.softTwoPass]);
+    assert.deepEqual(
+      view.candidates.filter((node) => node.accepted).map((node) => node.id),
+      [ids.softTwoPass],
+    );
     assert.equal(view.problem.acceptedCandidateId, ids.softTwoPass);
   });
 
@@ -66,8 +78,14 @@ describe('GET /api/candidates/:candidateId', () => {
     assert.match(detail.candidate.source, /#pragma omp parallel for/);
     assert.equal(detail.parent?.id, ids.reluSerial);
     assert.doesNotMatch(detail.parent!.source, /#pragma omp/);
-    assert.deepEqual(detail.lineage.map((step) => step.id), [ids.reluSerial, ids.reluOmp]);
-    assert.deepEqual(detail.children.sort((a, b) => a - b), [ids.reluTail, ids.reluFallback, ids.reluChunked]);
+    assert.deepEqual(
+      detail.lineage.map((step) => step.id),
+      [ids.reluSerial, ids.reluOmp],
+    );
+    assert.deepEqual(
+      detail.children.sort((a, b) => a - b),
+      [ids.reluTail, ids.reluFallback, ids.reluChunked],
+    );
     assert.equal(detail.modelCall?.messages[0]?.role, 'system');
     assert.match(String(detail.modelCall?.messages[1]?.content), /Your previous attempt:\ncandidate #2: compile_error/);
     assert.match(detail.modelCall?.replyText ?? '', /```python/);
@@ -101,8 +119,14 @@ describe('GET /api/candidates/:candidateId', () => {
     const wrong = await candidate(ids.reluTail!);
     assert.deepEqual([wrong.evaluation!.result.correctness!.max_abs_error, wrong.evaluation!.result.correctness!.mismatch_count], [3.91, 15]);
     const rejected = await candidate(ids.reluFallback!);
-    assert.deepEqual(rejected.evaluation!.result.reasons.map((reason) => reason.check), ['torch-fallback']);
-    assert.deepEqual(rejected.guard?.findings.map((finding) => [finding.check, finding.severity, finding.line]), [['torch-fallback', 'reject', 10]]);
+    assert.deepEqual(
+      rejected.evaluation!.result.reasons.map((reason) => reason.check),
+      ['torch-fallback'],
+    );
+    assert.deepEqual(
+      rejected.guard?.findings.map((finding) => [finding.check, finding.severity, finding.line]),
+      [['torch-fallback', 'reject', 10]],
+    );
     assert.match((await candidate(ids.softTwoPass!)).guard?.notes[0] ?? '', /online max and sum reorder the additions/);
     const pending = await candidate(ids.softPending!);
     assert.deepEqual([pending.evaluation, pending.candidate.verdict, pending.build], [null, null, null]);
@@ -110,7 +134,10 @@ describe('GET /api/candidates/:candidateId', () => {
 
   it('gives a CUDA candidate its registers, shared memory, spills, PTX and SASS', async () => {
     const detail = await candidate(ids.cudaSoftmaxSpill!);
-    assert.deepEqual(detail.build?.kernels.map((kernel) => [kernel.name, kernel.arch, kernel.registers, kernel.sharedBytes, kernel.localBytes]), [['softmax_kernel(float const*, float*, long)', 'sm_90', 255, 4096, 256]]);
+    assert.deepEqual(
+      detail.build?.kernels.map((kernel) => [kernel.name, kernel.arch, kernel.registers, kernel.sharedBytes, kernel.localBytes]),
+      [['softmax_kernel(float const*, float*, long)', 'sm_90', 255, 4096, 256]],
+    );
     assert.match(detail.build!.ptx, /\.target sm_90/);
     assert.match(detail.build!.sass, /code for sm_90/);
     assert.equal(detail.build!.error, null);

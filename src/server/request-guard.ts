@@ -57,7 +57,12 @@ export function installRequestGuard(app: FastifyInstance, options: RequestGuardO
     if (!request.url.startsWith('/api/')) return;
     if (options.token !== undefined) {
       const given = tokenOf(request);
-      if (given === undefined) throw new ApiError(401, 'token-required', 'this server needs its token: open the URL `kforge serve` printed (it carries #token=…), or send `Authorization: Bearer <token>`');
+      if (given === undefined)
+        throw new ApiError(
+          401,
+          'token-required',
+          'this server needs its token: open the URL `kforge serve` printed (it carries #token=…), or send `Authorization: Bearer <token>`',
+        );
       if (!sameSecret(given, options.token)) throw new ApiError(401, 'token-invalid', 'the token does not match the one `kforge serve` printed');
     }
     const origin = request.headers.origin;

@@ -26,11 +26,15 @@ let stderr = '';
 
 /** Starts the server and waits for its URL and its `export KFORGE_URL=… KFORGE_TOKEN=…` line. */
 async function startServer(): Promise<void> {
-  const child = spawn(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'serve', '--reward', '--port', '0', '--store', path.join(root, 'kforge.db'), '--reward-concurrency', '4'], {
-    cwd: root,
-    env: { ...process.env, KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: path.join(root, 'cache'), KFORGE_LOG_LEVEL: 'warn', KFORGE_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'serve', '--reward', '--port', '0', '--store', path.join(root, 'kforge.db'), '--reward-concurrency', '4'],
+    {
+      cwd: root,
+      env: { ...process.env, KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: path.join(root, 'cache'), KFORGE_LOG_LEVEL: 'warn', KFORGE_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   server = child;
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -124,7 +128,9 @@ describe('kforge serve --reward with the Python client, end to end on the cpu ba
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('rewards honest, wrong, broken and cheating candidates, answers repeats from the store, and shows them in the dashboard', { timeout: 900_000 }, async () => {
+  it('rewards honest, wrong, broken and cheating candidates, answers repeats from the store, and shows them in the dashboard', {
+    timeout: 900_000,
+  }, async () => {
     const out = (await runClient(CLIENT_SCRIPT)) as ClientOutput;
     assert.ok(out.problems.includes('level1/02_gelu'), `shipped problems: ${out.problems.join(', ')}`);
 
@@ -152,10 +158,12 @@ describe('kforge serve --reward with the Python client, end to end on the cpu ba
     assert.deepEqual([out.broken_problem.status, out.broken_problem.code], [422, 'problem-invalid']);
     assert.match(out.broken_problem.message, /problem-load/);
 
-    const runs = (await (await fetch(`${base}/api/runs`)).json()) as { runs: Array<{ id: string; strategy: string; totals: { evaluated: number; correct: number } }> };
+    const runs = (await (await fetch(`${base}/api/runs`)).json()) as {
+      runs: Array<{ id: string; strategy: string; totals: { evaluated: number; correct: number } }>;
+    };
     const scaleAdd = runs.runs.find((run) => run.id === rewardRunId('cpu', sha256Hex(readFileSync(fixturePath('problems', 'scale-add.py'), 'utf8'))));
-    assert.equal(scaleAdd?.strategy, 'reward', 'the problem\'s reward run is in the dashboard');
+    assert.equal(scaleAdd?.strategy, 'reward', "the problem's reward run is in the dashboard");
     assert.deepEqual([scaleAdd.totals.evaluated, scaleAdd.totals.correct], [5, 1]);
-    assert.equal(runs.runs.filter((run) => run.strategy === 'reward').length, 2, 'and the broken problem\'s, with its one evaluation');
+    assert.equal(runs.runs.filter((run) => run.strategy === 'reward').length, 2, "and the broken problem's, with its one evaluation");
   });
 });

@@ -24,10 +24,13 @@ describe('GET /api/runs', () => {
     assert.equal(response.statusCode, 200);
     const body = response.json<RunList>();
     assert.equal(body.store, seededStore.storePath);
-    assert.deepEqual(body.runs.map((run) => [run.id, run.status, run.strategy, run.backend]), [
-      ['h200-demo', 'stopped', 'refine', 'cuda'],
-      ['cpu-demo', 'finished', 'ideas', 'cpu'],
-    ]);
+    assert.deepEqual(
+      body.runs.map((run) => [run.id, run.status, run.strategy, run.backend]),
+      [
+        ['h200-demo', 'stopped', 'refine', 'cuda'],
+        ['cpu-demo', 'finished', 'ideas', 'cpu'],
+      ],
+    );
     const cpu = body.runs[1]!;
     assert.equal(cpu.model, 'openai-compatible:Qwen/Qwen3-32B');
     assert.equal(cpu.totals.problems, 3);
@@ -41,11 +44,14 @@ describe('GET /api/runs', () => {
   it('gives each problem its level from its path and its accepted kernel', async () => {
     const body = (await app.inject({ url: '/api/runs' })).json<RunList>();
     const cpu = body.runs.find((run) => run.id === 'cpu-demo')!;
-    assert.deepEqual(cpu.problems.map((problem) => [problem.name, problem.level]), [
-      ['01_relu', 'level1'],
-      ['05_softmax', 'level1'],
-      ['03_bias_silu_scale_clamp', 'level2'],
-    ]);
+    assert.deepEqual(
+      cpu.problems.map((problem) => [problem.name, problem.level]),
+      [
+        ['01_relu', 'level1'],
+        ['05_softmax', 'level1'],
+        ['03_bias_silu_scale_clamp', 'level2'],
+      ],
+    );
     const softmax = cpu.problems.find((problem) => problem.name === '05_softmax')!;
     assert.equal(softmax.acceptedCandidateId, seededStore.seeded.ids.softTwoPass);
     assert.equal(cpu.problems[0]!.acceptedCandidateId, null);
@@ -60,13 +66,19 @@ describe('GET /api/runs/:runId', () => {
     const { run, actions, ideas, recentEvents } = response.json<RunDetail>();
     assert.equal(run.resumable, true);
     assert.equal((run.config.evaluation as { backend: string }).backend, 'cpu');
-    assert.deepEqual(actions.map((action) => action.type), ['hint', 'drop-idea', 'pin-idea', 'edit-candidate', 'accept']);
-    assert.deepEqual(ideas.map((idea) => [idea.label, idea.status]), [
-      ['openmp-parallel', 'active'],
-      ['simd-chunks', 'pinned'],
-      ['torch-fallback', 'dropped'],
-      ['online-softmax', 'active'],
-    ]);
+    assert.deepEqual(
+      actions.map((action) => action.type),
+      ['hint', 'drop-idea', 'pin-idea', 'edit-candidate', 'accept'],
+    );
+    assert.deepEqual(
+      ideas.map((idea) => [idea.label, idea.status]),
+      [
+        ['openmp-parallel', 'active'],
+        ['simd-chunks', 'pinned'],
+        ['torch-fallback', 'dropped'],
+        ['online-softmax', 'active'],
+      ],
+    );
     assert.ok(recentEvents.length > 0 && recentEvents.length <= 100);
     assert.ok(recentEvents.some((event) => event.type === 'candidate-evaluated'));
   });
@@ -100,7 +112,22 @@ describe('GET /api/openapi.json', () => {
     assert.equal(response.statusCode, 200);
     const document = response.json<{ openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>();
     assert.equal(document.openapi, '3.1.0');
-    for (const path of ['/api/runs', '/api/runs/{runId}', '/api/runs/{runId}/problems/{problemHash}', '/api/candidates/{candidateId}', '/api/runs/{runId}/stop', '/api/runs/{runId}/resume', '/api/runs/{runId}/hints', '/api/ideas/{ideaId}/pin', '/api/ideas/{ideaId}/drop', '/api/candidates/{candidateId}/accept', '/api/candidates/{candidateId}/edits', '/api/compare/runs', '/api/runs/{runId}/report', '/api/stream/runs/{runId}']) {
+    for (const path of [
+      '/api/runs',
+      '/api/runs/{runId}',
+      '/api/runs/{runId}/problems/{problemHash}',
+      '/api/candidates/{candidateId}',
+      '/api/runs/{runId}/stop',
+      '/api/runs/{runId}/resume',
+      '/api/runs/{runId}/hints',
+      '/api/ideas/{ideaId}/pin',
+      '/api/ideas/{ideaId}/drop',
+      '/api/candidates/{candidateId}/accept',
+      '/api/candidates/{candidateId}/edits',
+      '/api/compare/runs',
+      '/api/runs/{runId}/report',
+      '/api/stream/runs/{runId}',
+    ]) {
       assert.ok(document.paths[path], `${path} is in the document`);
     }
     const runs = document.paths['/api/runs']!.get!.responses['200'] as { content: Record<string, { schema: { properties: Record<string, unknown> } }> };

@@ -74,14 +74,29 @@ describe('on loopback without a token', () => {
   });
 
   it('refuses writes from a page of another origin', async () => {
-    const response = await loopback.inject({ method: 'POST', url: '/api/runs/cpu-demo/hints', headers: { host: '127.0.0.1:4319', origin: 'http://evil.example' }, payload: { note: 'x' } });
+    const response = await loopback.inject({
+      method: 'POST',
+      url: '/api/runs/cpu-demo/hints',
+      headers: { host: '127.0.0.1:4319', origin: 'http://evil.example' },
+      payload: { note: 'x' },
+    });
     assert.equal(response.statusCode, 403);
-    const own = await loopback.inject({ method: 'POST', url: '/api/runs/cpu-demo/hints', headers: { host: '127.0.0.1:4319', origin: 'http://127.0.0.1:4319' }, payload: { note: 'from the page' } });
+    const own = await loopback.inject({
+      method: 'POST',
+      url: '/api/runs/cpu-demo/hints',
+      headers: { host: '127.0.0.1:4319', origin: 'http://127.0.0.1:4319' },
+      payload: { note: 'from the page' },
+    });
     assert.equal(own.statusCode, 201);
   });
 
   it('refuses a body that is not JSON', async () => {
-    const response = await loopback.inject({ method: 'POST', url: '/api/runs/cpu-demo/hints', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'note=x' });
+    const response = await loopback.inject({
+      method: 'POST',
+      url: '/api/runs/cpu-demo/hints',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'note=x',
+    });
     assert.equal(response.statusCode, 415);
   });
 });

@@ -41,8 +41,14 @@ class StreamReader {
     while (end >= 0) {
       const block = this.#buffer.slice(0, end);
       this.#buffer = this.#buffer.slice(end + 2);
-      const fields = new Map(block.split('\n').filter((line) => !line.startsWith(':')).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
-      if (fields.has('event')) this.events.push({ id: fields.get('id'), event: fields.get('event')!, data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown> });
+      const fields = new Map(
+        block
+          .split('\n')
+          .filter((line) => !line.startsWith(':'))
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      if (fields.has('event'))
+        this.events.push({ id: fields.get('id'), event: fields.get('event')!, data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown> });
       end = this.#buffer.indexOf('\n\n');
     }
   }
@@ -61,7 +67,8 @@ class StreamReader {
     for (;;) {
       const found = this.events.find(test);
       if (found) return found;
-      if (Date.now() - started > timeoutMs) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(this.events.map((event) => event.event))}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(this.events.map((event) => event.event))}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -123,7 +130,10 @@ describe('GET /api/stream/runs/:runId', () => {
     resumed.close();
     const fromQuery = stream(`${base}/api/stream/runs/cpu-demo?afterId=${cursor}`);
     await fromQuery.waitFor(() => fromQuery.events.length >= 2);
-    assert.deepEqual(fromQuery.events.slice(0, 2).map((event) => Number(event.id)), [events.at(-2)!.id, events.at(-1)!.id]);
+    assert.deepEqual(
+      fromQuery.events.slice(0, 2).map((event) => Number(event.id)),
+      [events.at(-2)!.id, events.at(-1)!.id],
+    );
     fromQuery.close();
   });
 

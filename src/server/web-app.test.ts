@@ -73,7 +73,11 @@ describe('the web app', () => {
 describe('DetachedProcessLauncher', () => {
   it('runs `optimize --resume RUN --store PATH` detached, with its output in a log beside the store', async () => {
     const program = path.join(import.meta.dirname, 'fixtures', 'programs', 'print-arguments.mjs');
-    const launcher = new DetachedProcessLauncher({ command: [process.execPath, program], cwd: seededStore.folder, now: () => new Date('2026-03-02T10:00:00.000Z') });
+    const launcher = new DetachedProcessLauncher({
+      command: [process.execPath, program],
+      cwd: seededStore.folder,
+      now: () => new Date('2026-03-02T10:00:00.000Z'),
+    });
     const launched = await launcher.resume({ runId: 'h200-demo', storePath: seededStore.storePath });
     assert.equal(launched.logPath, path.join(seededStore.folder, 'logs', 'resume-h200-demo-2026-03-02T10-00-00-000Z.log'));
     assert.ok(launched.pid !== null && launched.pid > 0);

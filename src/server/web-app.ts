@@ -8,7 +8,8 @@ import type { ZodApp } from './server-context.js';
  * What the page may load: only this server (no CDN, no font service), styles inline for the
  * highlighter and the charts.
  */
-export const PAGE_CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+export const PAGE_CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>kforge: web app not built</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:640px;margin:64px auto;padding:0 20px;color:#1f2328}code{background:#f6f8fa;padding:2px 5px;border-radius:4px}</style></head>

@@ -6,7 +6,6 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-
 /**
  * Hash of the evaluation options that change a result (backend, precision, tolerance, trials,
  * device, software versions): key order does not matter.

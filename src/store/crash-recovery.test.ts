@@ -66,14 +66,29 @@ describe('a store after its writer is killed with SIGKILL', () => {
     );
     assert.ok(pending.length >= 4, 'every third candidate was left unevaluated');
     const evaluatedEvents = await store.listEvents(CRASH_RUN_ID, { types: ['candidate-evaluated'] });
-    assert.deepEqual(evaluatedEvents.map((event) => event.payload.candidateId), evaluated.map((candidate) => candidate.id));
+    assert.deepEqual(
+      evaluatedEvents.map((event) => event.payload.candidateId),
+      evaluated.map((candidate) => candidate.id),
+    );
 
     // Resume: evaluate what is pending, and (as a careless resume would) record a finished one again.
     for (const candidate of pending) {
-      const outcome = await store.recordEvaluation({ candidateId: candidate.id, result: correctResult(3, { eagerMs: 6, compileMs: 6 }), gpuSeconds: 1, optionsHash: 'o', cacheKey: `key-${candidate.id}` });
+      const outcome = await store.recordEvaluation({
+        candidateId: candidate.id,
+        result: correctResult(3, { eagerMs: 6, compileMs: 6 }),
+        gpuSeconds: 1,
+        optionsHash: 'o',
+        cacheKey: `key-${candidate.id}`,
+      });
       assert.equal(outcome.created, true);
     }
-    const again = await store.recordEvaluation({ candidateId: reported[0]!, result: correctResult(3, { eagerMs: 6, compileMs: 6 }), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'x' });
+    const again = await store.recordEvaluation({
+      candidateId: reported[0]!,
+      result: correctResult(3, { eagerMs: 6, compileMs: 6 }),
+      gpuSeconds: 1,
+      optionsHash: 'o',
+      cacheKey: 'x',
+    });
     assert.equal(again.created, false);
     assert.deepEqual(await store.pendingWork(CRASH_RUN_ID), []);
     const summary = await store.getRunSummary(CRASH_RUN_ID);
@@ -94,7 +109,10 @@ describe('a store after its writer is killed with SIGKILL', () => {
     assert.deepEqual(await store.listCandidates('held'), []);
     assert.equal(await store.findEvaluationByCacheKey('uncommitted'), undefined);
     const candidate = await store.addCandidate({ runId: 'held', problemHash: problem.hash, round: 0, source: 'after', origin: 'model' });
-    assert.deepEqual((await store.pendingWork('held')).map((item) => item.id), [candidate.id]);
+    assert.deepEqual(
+      (await store.pendingWork('held')).map((item) => item.id),
+      [candidate.id],
+    );
     await store.close();
   });
 });

@@ -32,8 +32,7 @@ export interface SummaryAggregates {
 
 const key = (runId: string, problemHash: string | null): string => `${runId}\u0000${problemHash ?? ''}`;
 
-const addCost = (total: number | null, cost: number | null): number | null =>
-  total === null ? cost : cost === null ? total : total + cost;
+const addCost = (total: number | null, cost: number | null): number | null => (total === null ? cost : cost === null ? total : total + cost);
 
 function emptyProblem(problemHash: string, name: string): ProblemSummary {
   return {
@@ -59,8 +58,7 @@ function emptyProblem(problemHash: string, name: string): ProblemSummary {
 }
 
 /** True when `speedup` beats `current`; a known speedup beats none, ties keep the earlier candidate. */
-const beats = (speedup: number | null, current: number | null): boolean =>
-  speedup !== null && (current === null || speedup > current);
+const beats = (speedup: number | null, current: number | null): boolean => speedup !== null && (current === null || speedup > current);
 
 function fillProblems(problems: Map<string, ProblemSummary>, aggregates: SummaryAggregates): void {
   for (const row of aggregates.candidateCounts) {

@@ -105,7 +105,11 @@ async function withEvaluations(db: Kysely<StoreDatabase>, rows: Selectable<Candi
   const evaluations = await db
     .selectFrom('evaluations')
     .selectAll()
-    .where('candidate_id', 'in', rows.map((row) => row.id))
+    .where(
+      'candidate_id',
+      'in',
+      rows.map((row) => row.id),
+    )
     .execute();
   const byCandidate = new Map(evaluations.map((row) => [row.candidate_id, toEvaluation(row)]));
   return rows.map((row) => ({ ...toCandidate(row), evaluation: byCandidate.get(row.id) }));

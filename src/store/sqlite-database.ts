@@ -44,9 +44,7 @@ class ImmediateTransactionSqliteDialect extends SqliteDialect {
 
 /** Migrations recorded in the file that this version does not know (none in a new file). */
 function unknownMigrations(database: Database.Database): string[] {
-  const table = database
-    .prepare("select name from sqlite_master where type = 'table' and name = 'kysely_migration'")
-    .get();
+  const table = database.prepare("select name from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
   if (!table) return [];
   const rows = database.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
   return rows.map((row) => row.name).filter((name) => !(name in STORE_MIGRATIONS));

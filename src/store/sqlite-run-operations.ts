@@ -32,10 +32,19 @@ export async function selectRuns(db: Kysely<StoreDatabase>, filter: ListRunsOpti
   const links = await db
     .selectFrom('run_problems')
     .select(['run_id', 'problem_hash'])
-    .where('run_id', 'in', rows.map((row) => row.id))
+    .where(
+      'run_id',
+      'in',
+      rows.map((row) => row.id),
+    )
     .orderBy('position')
     .execute();
-  return rows.map((row) => toRun(row, links.filter((link) => link.run_id === row.id).map((link) => link.problem_hash)));
+  return rows.map((row) =>
+    toRun(
+      row,
+      links.filter((link) => link.run_id === row.id).map((link) => link.problem_hash),
+    ),
+  );
 }
 
 /** Inserts the run, its problem list and its `run-created` event. */
@@ -46,7 +55,17 @@ export async function insertRun(trx: Kysely<StoreDatabase>, run: CreateRun, at: 
   }
   const row = await trx
     .insertInto('runs')
-    .values({ id, status: 'running', strategy: run.strategy, model: run.model, config_json: JSON.stringify(run.config), error: null, started_at: at, updated_at: at, finished_at: null })
+    .values({
+      id,
+      status: 'running',
+      strategy: run.strategy,
+      model: run.model,
+      config_json: JSON.stringify(run.config),
+      error: null,
+      started_at: at,
+      updated_at: at,
+      finished_at: null,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   for (const [position, hash] of run.problemHashes.entries()) {

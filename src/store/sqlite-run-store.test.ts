@@ -55,7 +55,10 @@ describe('SqliteRunStore on disk', () => {
     await assert.rejects(store.recordEvaluation(input), /injected failure/);
     assert.equal((await store.getCandidate(candidate.id))?.evaluation, undefined);
     assert.equal(await store.findEvaluationByCacheKey('k'), undefined);
-    assert.deepEqual((await store.pendingWork(run.id)).map((item) => item.id), [candidate.id]);
+    assert.deepEqual(
+      (await store.pendingWork(run.id)).map((item) => item.id),
+      [candidate.id],
+    );
     assert.equal((await store.getRun(run.id))?.updatedAt, before?.updatedAt);
     await store.close();
   });
@@ -65,12 +68,20 @@ describe('SqliteRunStore on disk', () => {
     const store = await SqliteRunStore.open({ path });
     const { run, relu } = await seedRun(store);
     const candidate = await store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'x', origin: 'model' });
-    const { evaluation } = await store.recordEvaluation({ candidateId: candidate.id, result: correctResult(1, { eagerMs: 2, compileMs: 2 }), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'k' });
+    const { evaluation } = await store.recordEvaluation({
+      candidateId: candidate.id,
+      result: correctResult(1, { eagerMs: 2, compileMs: 2 }),
+      gpuSeconds: 1,
+      optionsHash: 'o',
+      cacheKey: 'k',
+    });
     const raw = new Database(path);
     raw.prepare('update evaluations set result_json = ? where id = ?').run('{"verdict":"great"}', evaluation.id);
     raw.close();
-    await assert.rejects(store.getCandidate(candidate.id), (error: unknown) =>
-      error instanceof StoreDataError && error.table === 'evaluations' && error.column === 'result_json' && error.rowId === evaluation.id);
+    await assert.rejects(
+      store.getCandidate(candidate.id),
+      (error: unknown) => error instanceof StoreDataError && error.table === 'evaluations' && error.column === 'result_json' && error.rowId === evaluation.id,
+    );
     await store.close();
   });
 });

@@ -88,7 +88,13 @@ export class SqliteRunStore implements Store.RunStore {
 
   async #summaries(db: Kysely<StoreDatabase>, filter: Parameters<typeof runOperations.selectRuns>[1]): Promise<RunSummary[]> {
     const runs = await runOperations.selectRuns(db, filter);
-    return buildRunSummaries(runs, await loadSummaryAggregates(db, runs.map((run) => run.id)));
+    return buildRunSummaries(
+      runs,
+      await loadSummaryAggregates(
+        db,
+        runs.map((run) => run.id),
+      ),
+    );
   }
 
   async updateRunStatus(runId: string, status: RunStatus, options: { error?: string | null } = {}): Promise<Run> {
@@ -201,7 +207,16 @@ export class SqliteRunStore implements Store.RunStore {
       await requireRunProblem(trx, idea.runId, idea.problemHash);
       const row = await trx
         .insertInto('ideas')
-        .values({ run_id: idea.runId, problem_hash: idea.problemHash, round: idea.round, label: idea.label, text: idea.text, status: idea.status ?? 'active', created_at: at, updated_at: at })
+        .values({
+          run_id: idea.runId,
+          problem_hash: idea.problemHash,
+          round: idea.round,
+          label: idea.label,
+          text: idea.text,
+          status: idea.status ?? 'active',
+          created_at: at,
+          updated_at: at,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
       return toIdea(row);

@@ -21,9 +21,7 @@ const idSchema = z.number().int().positive();
 const countSchema = z.number().int().nonnegative();
 const nonEmpty = z.string().min(1);
 
-export const runIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected letters, digits, `.`, `_` or `-` (at most 64)');
+export const runIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected letters, digits, `.`, `_` or `-` (at most 64)');
 
 export const createRunInputSchema = z.object({
   id: runIdSchema.optional(),

@@ -26,15 +26,7 @@ export type IdeaStatus = z.infer<typeof ideaStatusSchema>;
  * What a person did to a run from the dashboard or the CLI. `edit-candidate` records that a
  * person added an edited candidate (origin `human`) as the child of another.
  */
-export const ACTION_TYPES = [
-  'hint',
-  'pin-idea',
-  'drop-idea',
-  'accept',
-  'stop',
-  'resume',
-  'edit-candidate',
-] as const;
+export const ACTION_TYPES = ['hint', 'pin-idea', 'drop-idea', 'accept', 'stop', 'resume', 'edit-candidate'] as const;
 export const actionTypeSchema = z.enum(ACTION_TYPES);
 export type ActionType = z.infer<typeof actionTypeSchema>;
 
@@ -55,9 +47,7 @@ export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export const chatMessagesSchema = z.array(chatMessageSchema);
 
 /** Event types are noun-verb in kebab case: `candidate-evaluated`, `problem-stalled`. */
-export const eventTypeSchema = z
-  .string()
-  .regex(/^[a-z]+(?:-[a-z]+)+$/, 'expected a noun-verb event type such as `candidate-evaluated`');
+export const eventTypeSchema = z.string().regex(/^[a-z]+(?:-[a-z]+)+$/, 'expected a noun-verb event type such as `candidate-evaluated`');
 
 export interface Run {
   id: string;
@@ -249,13 +239,4 @@ export interface RunSummary extends Run {
  * Verdicts from furthest to least far along the pipeline: a candidate that ran and differed got
  * further than one that did not build. Used to pick a problem's best verdict.
  */
-export const VERDICT_RANK: readonly Verdict[] = [
-  'correct',
-  'incorrect',
-  'rejected',
-  'runtime_error',
-  'timeout',
-  'crashed',
-  'compile_error',
-  'invalid_input',
-];
+export const VERDICT_RANK: readonly Verdict[] = ['correct', 'incorrect', 'rejected', 'runtime_error', 'timeout', 'crashed', 'compile_error', 'invalid_input'];

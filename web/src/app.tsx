@@ -26,21 +26,36 @@ export function App() {
   if (segments.length === 0) return <RunsPage />;
   if (segments[0] === 'runs' && segments.length === 2) return <RunPage key={segments[1]} runId={segments[1]!} />;
   if (segments[0] === 'runs' && segments[2] === 'problems' && segments.length === 4) {
-    return <Deferred><ProblemPage key={`${segments[1]}/${segments[3]}`} runId={segments[1]!} problemHash={segments[3]!} candidateId={positive(query.get('candidate'))} /></Deferred>;
+    return (
+      <Deferred>
+        <ProblemPage key={`${segments[1]}/${segments[3]}`} runId={segments[1]!} problemHash={segments[3]!} candidateId={positive(query.get('candidate'))} />
+      </Deferred>
+    );
   }
   if (segments[0] === 'compare' && segments[1] === 'candidates') {
     const a = positive(query.get('a'));
     const b = positive(query.get('b'));
-    if (a !== null && b !== null) return <Deferred><CompareCandidatesPage key={`${a}-${b}`} a={a} b={b} /></Deferred>;
+    if (a !== null && b !== null)
+      return (
+        <Deferred>
+          <CompareCandidatesPage key={`${a}-${b}`} a={a} b={b} />
+        </Deferred>
+      );
   }
   if (segments[0] === 'compare' && segments[1] === 'runs' && query.get('a') && query.get('b')) {
-    return <Deferred><CompareRunsPage key={`${query.get('a')}-${query.get('b')}`} a={query.get('a')!} b={query.get('b')!} /></Deferred>;
+    return (
+      <Deferred>
+        <CompareRunsPage key={`${query.get('a')}-${query.get('b')}`} a={query.get('a')!} b={query.get('b')!} />
+      </Deferred>
+    );
   }
   return (
     <Page crumbs={[{ label: 'not found' }]}>
       <div className="panel">
         <Empty title="No such page">
-          <p>The dashboard has no page at <code>{path}</code>. <Link to={paths.runs()}>See every run</Link>.</p>
+          <p>
+            The dashboard has no page at <code>{path}</code>. <Link to={paths.runs()}>See every run</Link>.
+          </p>
         </Empty>
       </div>
     </Page>

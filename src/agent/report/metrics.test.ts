@@ -32,8 +32,14 @@ test('the geometric mean is over correct problems only, per baseline', () => {
   assert.ok(Math.abs(metrics.geomeanSpeedup.eager! - 2) < 1e-12, 'cube root of 2 * 8 * 0.5');
   assert.ok(Math.abs(metrics.geomeanSpeedup.compile! - 2) < 1e-12, 'sqrt of 1 * 4; the problem without compile is left out');
   assert.ok(Math.abs(metrics.geomeanSpeedup.best! - Math.cbrt(2)) < 1e-12, 'cube root of 1 * 4 * 0.5');
-  assert.deepEqual(metrics.fastP.map((entry) => entry.p), [0, 1, 1.5, 2]);
-  assert.deepEqual(metrics.fastP.map((entry) => entry.share), [0.75, 0.5, 0.5, 0.25]);
+  assert.deepEqual(
+    metrics.fastP.map((entry) => entry.p),
+    [0, 1, 1.5, 2],
+  );
+  assert.deepEqual(
+    metrics.fastP.map((entry) => entry.share),
+    [0.75, 0.5, 0.5, 0.25],
+  );
 });
 
 test('an empty or all-failed suite has no geometric mean and zero shares', () => {

@@ -65,8 +65,7 @@ export function fastP(outcomes: readonly ProblemOutcome[], p: number, baseline: 
 /** Correct share, `fast_p` at 0, 1, 1.5 and 2, and geometric-mean speedups of a suite. */
 export function computeSuiteMetrics(outcomes: readonly ProblemOutcome[]): SuiteMetrics {
   const correct = outcomes.filter((outcome) => outcome.verdict === 'correct');
-  const geomean = (baseline: SpeedupBaseline): number | null =>
-    geometricMean(correct.flatMap((outcome) => speedupAgainst(outcome, baseline) ?? []));
+  const geomean = (baseline: SpeedupBaseline): number | null => geometricMean(correct.flatMap((outcome) => speedupAgainst(outcome, baseline) ?? []));
   return {
     problemCount: outcomes.length,
     correctCount: correct.length,

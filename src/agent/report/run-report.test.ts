@@ -28,12 +28,18 @@ test('a run over two levels reports each level and the whole suite, failures and
     problem('/kb/level2/2_d.py', null),
   ]);
   assert.equal(report.metrics.correctShare, 0.5);
-  assert.deepEqual(report.metrics.fastP.map((entry) => entry.share), [0.5, 0.5, 0.5, 0.25]);
+  assert.deepEqual(
+    report.metrics.fastP.map((entry) => entry.share),
+    [0.5, 0.5, 0.5, 0.25],
+  );
   assert.ok(Math.abs(report.metrics.geomeanSpeedup.eager! - Math.sqrt(8)) < 1e-9);
-  assert.deepEqual(report.levels.map((level) => [level.level, level.metrics.correctShare]), [
-    ['level1', 0.5],
-    ['level2', 0.5],
-  ]);
+  assert.deepEqual(
+    report.levels.map((level) => [level.level, level.metrics.correctShare]),
+    [
+      ['level1', 0.5],
+      ['level2', 0.5],
+    ],
+  );
   assert.deepEqual(report.totals, { candidates: 6, tokens: 400, costUsd: 0.04, deviceMs: 6000 });
   const table = formatReportTable(report);
   assert.match(table, /level2: 1 of 2 correct \(50%\)\n {2}fast_0 50% {2}fast_1 50% {2}fast_1\.5 50% {2}fast_2 0%/);

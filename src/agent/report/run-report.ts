@@ -70,7 +70,10 @@ export function buildRunReport(runId: string, status: RunOutcomeStatus, problems
   const folders = [...new Set(problems.map((problem) => path.basename(path.dirname(problem.path))))];
   const levels =
     folders.length > 1
-      ? folders.map((level) => ({ level, metrics: computeSuiteMetrics(problems.filter((problem) => path.basename(path.dirname(problem.path)) === level).map(outcomeOf)) }))
+      ? folders.map((level) => ({
+          level,
+          metrics: computeSuiteMetrics(problems.filter((problem) => path.basename(path.dirname(problem.path)) === level).map(outcomeOf)),
+        }))
       : [];
   return {
     runId,
@@ -104,9 +107,7 @@ export function toJsonOutput(report: RunReport): OptimizeJsonOutput {
     problems: report.problems.map((problem) => ({
       problem: problem.path,
       candidate_count: problem.candidateCount,
-      best: problem.best
-        ? { verdict: problem.best.verdict, path: problem.best.kernelPath, timing: problem.best.result.timing ?? null }
-        : null,
+      best: problem.best ? { verdict: problem.best.verdict, path: problem.best.kernelPath, timing: problem.best.result.timing ?? null } : null,
     })),
   };
 }

@@ -88,7 +88,14 @@ export class CandidateEvaluator {
     const cacheKey = evaluationCacheKey({ sourceHash: sha256Hex(candidate.source), problemHash: this.options.problem.hash, optionsHash: this.optionsHash });
     const cached = await store.findEvaluationByCacheKey(cacheKey);
     if (cached && cached.candidateId !== candidate.id) {
-      await store.recordEvaluation({ candidateId: candidate.id, result: cached.result, gpuSeconds: 0, optionsHash: this.optionsHash, cacheKey, reusedFromEvaluationId: cached.id });
+      await store.recordEvaluation({
+        candidateId: candidate.id,
+        result: cached.result,
+        gpuSeconds: 0,
+        optionsHash: this.optionsHash,
+        cacheKey,
+        reusedFromEvaluationId: cached.id,
+      });
       return { result: cached.result, deviceMs: 0, reused: true };
     }
     if (cached) return { result: cached.result, deviceMs: cached.gpuSeconds * 1000, reused: false };

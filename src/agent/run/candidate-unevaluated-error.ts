@@ -9,7 +9,10 @@ export class CandidateUnevaluatedError extends Error {
   readonly attempts: number;
 
   constructor(candidateId: number, attempts: number, cause: Error) {
-    super(`candidate ${candidateId} could not be evaluated in ${attempts} attempts, for a reason that is not the candidate's: ${cause.message}; it stays unevaluated and \`kforge optimize --resume\` evaluates it again`, { cause });
+    super(
+      `candidate ${candidateId} could not be evaluated in ${attempts} attempts, for a reason that is not the candidate's: ${cause.message}; it stays unevaluated and \`kforge optimize --resume\` evaluates it again`,
+      { cause },
+    );
     this.candidateId = candidateId;
     this.attempts = attempts;
   }

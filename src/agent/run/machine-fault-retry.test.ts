@@ -72,13 +72,20 @@ test('a candidate the machine could not evaluate is tried again, and its verdict
   assert.equal(report.status, 'finished');
   assert.equal(faults, 2);
   const candidates = await store.listCandidates(report.runId);
-  assert.deepEqual(candidates.map((candidate) => candidate.evaluation?.result.verdict), ['correct', 'incorrect']);
+  assert.deepEqual(
+    candidates.map((candidate) => candidate.evaluation?.result.verdict),
+    ['correct', 'incorrect'],
+  );
   const events = await store.listEvents(report.runId, { types: ['evaluation-machine-fault'] });
   assert.equal(events.length, 2);
 });
 
 test('past its retries a candidate stays unevaluated with the cause, and a resume evaluates it', async () => {
-  const failing = new FakeEvaluator({ judge: () => { throw outOfMemory(); } });
+  const failing = new FakeEvaluator({
+    judge: () => {
+      throw outOfMemory();
+    },
+  });
   const model = new FakeKernelModel({ replies: [kernel('correct 0.5', 'a'), kernel('correct 0.4', 'b')] });
   const failed = await startOptimizeRun(plan(), { store, model, evaluator: failing }).then(
     () => assert.fail('the run should stop'),
@@ -88,11 +95,18 @@ test('past its retries a candidate stays unevaluated with the cause, and a resum
   assert.ok(failed.cause instanceof CandidateUnevaluatedError, String(failed.cause));
   assert.equal(failing.calls.length, 3, 'one attempt and two retries');
   const [candidate] = await store.listCandidates(failed.runId);
-  assert.equal(candidate!.evaluation, undefined, 'no verdict was recorded for the machine\'s fault');
+  assert.equal(candidate!.evaluation, undefined, "no verdict was recorded for the machine's fault");
   const faults = await store.listEvents(failed.runId, { types: ['evaluation-machine-fault'] });
-  assert.deepEqual(faults.map((event) => (event.payload as { willRetry: boolean }).willRetry), [true, true, false]);
+  assert.deepEqual(
+    faults.map((event) => (event.payload as { willRetry: boolean }).willRetry),
+    [true, true, false],
+  );
 
-  const resumed = await resumeOptimizeRun(failed.runId, { store, model: new FakeKernelModel({ replies: [kernel('correct 0.4', 'b')] }), evaluator: new FakeEvaluator() });
+  const resumed = await resumeOptimizeRun(failed.runId, {
+    store,
+    model: new FakeKernelModel({ replies: [kernel('correct 0.4', 'b')] }),
+    evaluator: new FakeEvaluator(),
+  });
   assert.equal(resumed.status, 'finished');
   const evaluated = await store.listCandidates(failed.runId);
   assert.equal(evaluated[0]!.evaluation?.result.verdict, 'correct');

@@ -20,9 +20,7 @@ export interface CallModelOptions {
  * A call's outcome. `exhausted` says the model will never answer again (a replay ran out of
  * replies). A call cut by the wall-clock budget is an ordinary failure: the budget ends the search.
  */
-export type ModelCallOutcome =
-  | { kind: 'replied'; reply: ModelReply }
-  | { kind: 'failed'; message: string; latencyMs: number; exhausted: boolean };
+export type ModelCallOutcome = { kind: 'replied'; reply: ModelReply } | { kind: 'failed'; message: string; latencyMs: number; exhausted: boolean };
 
 /**
  * Calls the model once, within the provider's concurrency limit and the wall-clock budget. A

@@ -64,7 +64,8 @@ function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
  */
 export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig = {}): OptimizePlan {
   const provider = request.provider ?? config.provider;
-  if (!provider) throw new OptimizeRequestError('no model provider: pass --provider NAME (openai, anthropic, vllm, files, …) or set "provider" in kforge.config.json');
+  if (!provider)
+    throw new OptimizeRequestError('no model provider: pass --provider NAME (openai, anthropic, vllm, files, …) or set "provider" in kforge.config.json');
   const budgets = config.budgets ?? {};
   const maxMinutes = request.maxMinutes ?? budgets.maxMinutes;
   const perProblem = defined({

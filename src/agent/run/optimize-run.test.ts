@@ -61,12 +61,17 @@ test('a run stopped during an evaluation resumes without losing or repeating any
       return judgeByMarker(source, request);
     },
   });
-  const model = new FakeKernelModel({ replies: [kernel('compile_error', 'a'), kernel('correct 0.8', 'b'), kernel('correct 0.5', 'c'), kernel('correct 0.1', 'never asked')] });
+  const model = new FakeKernelModel({
+    replies: [kernel('compile_error', 'a'), kernel('correct 0.8', 'b'), kernel('correct 0.5', 'c'), kernel('correct 0.1', 'never asked')],
+  });
   const stopped = await startOptimizeRun(plan(), { store, model, evaluator: first, signal: controller.signal });
   assert.equal(stopped.status, 'stopped');
   assert.equal((await store.getRun(stopped.runId))?.status, 'stopped');
   assert.equal(model.calls.length, 3);
-  assert.deepEqual((await store.pendingWork(stopped.runId)).map((candidate) => candidate.round), [2]);
+  assert.deepEqual(
+    (await store.pendingWork(stopped.runId)).map((candidate) => candidate.round),
+    [2],
+  );
   assert.equal((await store.listEvents(stopped.runId, { types: ['problem-finished'] })).length, 0);
 
   const second = new FakeEvaluator();
@@ -74,7 +79,11 @@ test('a run stopped during an evaluation resumes without losing or repeating any
   const resumed = await resumeOptimizeRun(stopped.runId, { store, model: resumedModel, evaluator: second });
 
   assert.equal(resumed.status, 'finished');
-  assert.deepEqual(second.calls.map((call) => /# (\w)\n/.exec(call.source)?.[1]), ['c', 'd'], 'the pending candidate first, nothing evaluated twice');
+  assert.deepEqual(
+    second.calls.map((call) => /# (\w)\n/.exec(call.source)?.[1]),
+    ['c', 'd'],
+    'the pending candidate first, nothing evaluated twice',
+  );
   assert.equal(resumedModel.calls.length, 1, 'the budget counts the three candidates of the first session');
   const candidates = await store.listCandidates(stopped.runId);
   assert.equal(candidates.length, 4);
@@ -102,12 +111,18 @@ test('a stop during a model call records nothing for that call', async () => {
 test('a suite runs every problem, writes each best kernel, and a finished problem is skipped on resume', async () => {
   const model = new FakeKernelModel({ replies: [kernel('correct 0.5', 'relu'), kernel('incorrect', 'gelu')] });
   const report = await startOptimizeRun(plan({ problems, perProblem: { maxCandidates: 1 } }), { store, model, evaluator: new FakeEvaluator() });
-  assert.deepEqual(report.problems.map((problem) => [problem.name, problem.best?.verdict]), [
-    ['01_relu', 'correct'],
-    ['02_gelu', 'incorrect'],
-  ]);
+  assert.deepEqual(
+    report.problems.map((problem) => [problem.name, problem.best?.verdict]),
+    [
+      ['01_relu', 'correct'],
+      ['02_gelu', 'incorrect'],
+    ],
+  );
   assert.equal(report.metrics.correctShare, 0.5);
-  assert.deepEqual(report.metrics.fastP.map((entry) => entry.share), [0.5, 0.5, 0.5, 0]);
+  assert.deepEqual(
+    report.metrics.fastP.map((entry) => entry.share),
+    [0.5, 0.5, 0.5, 0],
+  );
   const json = toJsonOutput(report);
   assert.deepEqual(Object.keys(json), ['run_id', 'problems']);
   assert.deepEqual(Object.keys(json.problems[0]!), ['problem', 'candidate_count', 'best']);

@@ -105,7 +105,9 @@ export async function loadRunPlan(store: RunStore, runId: string): Promise<{ run
   if (!run) throw new OptimizeRequestError(`no run \`${runId}\` in ${store.location}: \`kforge runs list\` shows the run ids`);
   const parsed = optimizePlanSchema.safeParse(run.config);
   if (!parsed.success) {
-    throw new OptimizeRequestError(`run \`${runId}\` was not made by \`kforge optimize\` or by an incompatible version: ${parsed.error.issues[0]?.message ?? 'bad config'}`);
+    throw new OptimizeRequestError(
+      `run \`${runId}\` was not made by \`kforge optimize\` or by an incompatible version: ${parsed.error.issues[0]?.message ?? 'bad config'}`,
+    );
   }
   return { run, plan: parsed.data };
 }

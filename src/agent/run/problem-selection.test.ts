@@ -7,7 +7,9 @@ import { matchesProblem, readProblemList, selectProblems } from './problem-selec
 import { SuiteError } from './suite-error.js';
 
 const root = '/suite';
-const files = ['level1/1_Square_matrix_multiplication_.py', 'level1/19_ReLU.py', 'level1/54_conv_standard_3D.py', 'level2/1_Conv2D_ReLU_BiasAdd.py'].map((file) => path.join(root, file));
+const files = ['level1/1_Square_matrix_multiplication_.py', 'level1/19_ReLU.py', 'level1/54_conv_standard_3D.py', 'level2/1_Conv2D_ReLU_BiasAdd.py'].map(
+  (file) => path.join(root, file),
+);
 const pick = (filter?: string, limit?: number) => selectProblems(files, { filter, limit }, (file) => file, root).map((file) => path.relative(root, file));
 
 test('--filter: a substring of the name or path, case-insensitive; globs over the name or path; commas for several', () => {
@@ -25,7 +27,10 @@ test('--limit takes the first N after the filter, in suite order', () => {
 });
 
 test('a filter that keeps nothing is an error saying how many there were', () => {
-  assert.throws(() => pick('softmax'), (error: unknown) => error instanceof SuiteError && /no problem matches --filter softmax \(of 4\)/.test(error.message));
+  assert.throws(
+    () => pick('softmax'),
+    (error: unknown) => error instanceof SuiteError && /no problem matches --filter softmax \(of 4\)/.test(error.message),
+  );
 });
 
 test('a problem list: one path a line relative to the list, comments and blank lines skipped', async () => {

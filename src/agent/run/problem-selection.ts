@@ -62,8 +62,15 @@ export function matchesProblem(file: string, pattern: string, root: string): boo
  * @throws SuiteError when the filter keeps none (saying how many there were).
  */
 export function selectProblems<T>(items: readonly T[], selection: ProblemSelection, fileOf: (item: T) => string, root: string): T[] {
-  const patterns = (selection.filter ?? '').split(',').map((pattern) => pattern.trim()).filter((pattern) => pattern.length > 0);
+  const patterns = (selection.filter ?? '')
+    .split(',')
+    .map((pattern) => pattern.trim())
+    .filter((pattern) => pattern.length > 0);
   const kept = patterns.length === 0 ? [...items] : items.filter((item) => patterns.some((pattern) => matchesProblem(fileOf(item), pattern, root)));
-  if (kept.length === 0) throw new SuiteError(`no problem matches --filter ${selection.filter} (of ${items.length}); it is matched against each problem's name and path`, selection.filter ?? '');
+  if (kept.length === 0)
+    throw new SuiteError(
+      `no problem matches --filter ${selection.filter} (of ${items.length}); it is matched against each problem's name and path`,
+      selection.filter ?? '',
+    );
   return selection.limit === undefined ? kept : kept.slice(0, selection.limit);
 }

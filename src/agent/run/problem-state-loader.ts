@@ -1,6 +1,14 @@
 import type { EvaluationResult } from '../../core/verdict.js';
 import type { CandidateWithEvaluation, Idea, RunEvent, RunStore } from '../../store/run-store.js';
-import { strategyNameSchema, type Attempt, type CandidateRecord, type EvaluatedAttempt, type IdeaRef, type Lineage, type StrategyName } from '../search/attempt.js';
+import {
+  strategyNameSchema,
+  type Attempt,
+  type CandidateRecord,
+  type EvaluatedAttempt,
+  type IdeaRef,
+  type Lineage,
+  type StrategyName,
+} from '../search/attempt.js';
 import type { BudgetUsage } from './budget.js';
 import type { ProblemEndReason } from '../search/search-events.js';
 import { isImprovement, speedupOf, type SpeedupBaseline } from '../search/candidate-ranking.js';

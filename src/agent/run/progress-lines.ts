@@ -22,7 +22,12 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
     case 'model-called':
       return {};
     case 'candidate-stage':
-      return { candidate: event.candidateId, stage: event.progress.stage, role: event.progress.role, status: event.progress.kind === 'stage-started' ? 'started' : 'finished' };
+      return {
+        candidate: event.candidateId,
+        stage: event.progress.stage,
+        role: event.progress.role,
+        status: event.progress.kind === 'stage-started' ? 'started' : 'finished',
+      };
     case 'model-replied':
       return { reply_tokens: event.tokens, latency_ms: event.latencyMs };
     case 'model-call-failed':

@@ -111,7 +111,12 @@ export class RecordedProblemSession implements ProblemSession {
     if (called.kind === 'failed') {
       this.options.budget.releaseCandidate();
       const attempt: Attempt = { kind: 'model-failed', lineage: request.lineage, message: called.message };
-      await this.record('model-call-failed', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, message: called.message, exhausted: called.exhausted });
+      await this.record('model-call-failed', {
+        ...lineagePayload(request.lineage),
+        modelCallId: called.modelCallId,
+        message: called.message,
+        exhausted: called.exhausted,
+      });
       this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       this.history.push(attempt);
       return attempt;
@@ -119,7 +124,12 @@ export class RecordedProblemSession implements ProblemSession {
     const extraction = (this.options.extract ?? extractCandidate)(called.reply.text);
     if (isExtractionFailure(extraction)) {
       const attempt: Attempt = { kind: 'no-code', lineage: request.lineage, modelCallId: called.modelCallId, reason: extraction.message };
-      await this.record('reply-without-code', { ...lineagePayload(request.lineage), modelCallId: called.modelCallId, error: extraction.error, reason: extraction.message });
+      await this.record('reply-without-code', {
+        ...lineagePayload(request.lineage),
+        modelCallId: called.modelCallId,
+        error: extraction.error,
+        reason: extraction.message,
+      });
       this.emit({ type: 'reply-without-code', reason: extraction.message });
       this.history.push(attempt);
       await this.observeStall(false);
@@ -157,7 +167,14 @@ export class RecordedProblemSession implements ProblemSession {
     const baseline = this.options.speedupBaseline ?? 'eager';
     const speedup = speedupOf(result, baseline);
     this.options.budget.recordSpeedup(speedup);
-    this.emit({ type: 'candidate-evaluated', candidateId: candidate.id, verdict: result.verdict, speedup, deviceMs: evaluated.deviceMs, reused: evaluated.reused });
+    this.emit({
+      type: 'candidate-evaluated',
+      candidateId: candidate.id,
+      verdict: result.verdict,
+      speedup,
+      deviceMs: evaluated.deviceMs,
+      reused: evaluated.reused,
+    });
     const improved = isImprovement(result, this.bestSoFar?.result ?? null, this.options.minRelativeGain ?? 0.01);
     this.history.push(attempt);
     this.bestSoFar = bestAttempt(this.history);
@@ -174,7 +191,13 @@ export class RecordedProblemSession implements ProblemSession {
     if (this.stopReason()) return null;
     const called = await this.call(messages, round);
     if (called.kind === 'failed') {
-      await this.record('model-call-failed', { round, modelCallId: called.modelCallId, message: called.message, purpose: 'ideas', exhausted: called.exhausted });
+      await this.record('model-call-failed', {
+        round,
+        modelCallId: called.modelCallId,
+        message: called.message,
+        purpose: 'ideas',
+        exhausted: called.exhausted,
+      });
       this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
       return null;
     }
@@ -184,7 +207,13 @@ export class RecordedProblemSession implements ProblemSession {
   async addIdeas(round: number, ideas: readonly ProposedIdea[]): Promise<SessionIdea[]> {
     const stored: SessionIdea[] = [];
     for (const idea of ideas) {
-      const record = await this.options.store.addIdea({ runId: this.options.runId, problemHash: this.options.problem.hash, round, label: idea.label, text: idea.text });
+      const record = await this.options.store.addIdea({
+        runId: this.options.runId,
+        problemHash: this.options.problem.hash,
+        round,
+        label: idea.label,
+        text: idea.text,
+      });
       stored.push({ id: record.id, label: record.label, text: record.text, round: record.round, status: record.status });
     }
     return stored;

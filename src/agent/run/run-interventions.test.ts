@@ -85,7 +85,12 @@ test('a stop action recorded by another process ends the run as stopped, resumab
   assert.equal((await store.listEvents(report.runId, { types: [STOP_ACKNOWLEDGED_EVENT] })).length, 1);
   assert.equal((await store.listCandidates(report.runId)).length, 1, 'the interrupted call stored nothing');
 
-  const resumed = await resumeOptimizeRun(report.runId, { store, model: new FakeKernelModel({ replies: [kernel('correct 0.5', 'b'), kernel('correct 0.4', 'c')] }), evaluator: new FakeEvaluator(), actionPollMs: 10 });
+  const resumed = await resumeOptimizeRun(report.runId, {
+    store,
+    model: new FakeKernelModel({ replies: [kernel('correct 0.5', 'b'), kernel('correct 0.4', 'c')] }),
+    evaluator: new FakeEvaluator(),
+    actionPollMs: 10,
+  });
   assert.equal(resumed.status, 'finished', 'the old stop action is history to a resumed run');
   assert.equal((await store.listCandidates(report.runId)).length, 3);
 });
@@ -110,7 +115,12 @@ test('a hint recorded while the run goes on is in the next prompt of its problem
       kernel('correct 0.6', 'gelu'),
     ],
   });
-  await startOptimizeRun(plan({ problems, perProblem: { maxCandidates: 2 }, total: { maxCandidates: 3 } }), { store, model, evaluator: new FakeEvaluator(), actionPollMs: 10 });
+  await startOptimizeRun(plan({ problems, perProblem: { maxCandidates: 2 }, total: { maxCandidates: 3 } }), {
+    store,
+    model,
+    evaluator: new FakeEvaluator(),
+    actionPollMs: 10,
+  });
   const prompts = model.calls.map((call) => call.messages.map((message) => message.content).join('\n'));
   assert.doesNotMatch(prompts[0]!, /float4/);
   assert.match(prompts[1]!, /use float4 loads/);
@@ -118,7 +128,10 @@ test('a hint recorded while the run goes on is in the next prompt of its problem
   assert.match(prompts[2]!, /keep the kernel under 100 lines/, 'the second problem starts with the run-wide hint');
   assert.doesNotMatch(prompts[2]!, /float4/, 'a problem hint stays with its problem');
   const applied = await store.listEvents(runId, { types: [HINT_APPLIED_EVENT] });
-  assert.deepEqual(applied.map((event) => event.payload.liveProblems), [[problemHash], [problemHash]]);
+  assert.deepEqual(
+    applied.map((event) => event.payload.liveProblems),
+    [[problemHash], [problemHash]],
+  );
 });
 
 test('a person’s edit made during the run is evaluated through the run’s queue and the search builds on it', async () => {
@@ -130,7 +143,15 @@ test('a person’s edit made during the run is evaluated through the run’s que
       async () => {
         const runId = await onlyRunId();
         const [first] = await store.listCandidates(runId);
-        const edited = await store.addCandidate({ runId, problemHash: first!.problemHash, parentId: first!.id, round: first!.round + 1, ideaId: null, source: kernel('correct 0.2', 'human').replace(/```(python)?\n/g, ''), origin: 'human' });
+        const edited = await store.addCandidate({
+          runId,
+          problemHash: first!.problemHash,
+          parentId: first!.id,
+          round: first!.round + 1,
+          ideaId: null,
+          source: kernel('correct 0.2', 'human').replace(/```(python)?\n/g, ''),
+          origin: 'human',
+        });
         humanId = edited.id;
         await store.recordAction({ runId, type: 'edit-candidate', candidateId: edited.id, note: 'unrolled by hand' });
         await until(async () => (await store.getCandidate(edited.id))?.evaluation !== undefined, 'the edit to be evaluated');
@@ -141,10 +162,20 @@ test('a person’s edit made during the run is evaluated through the run’s que
   });
   const report = await startOptimizeRun(plan(), { store, model, evaluator, actionPollMs: 10 });
   assert.equal(report.status, 'finished');
-  assert.ok(evaluator.calls.some((call) => call.source.includes('# human')), 'the run evaluated the edit itself');
+  assert.ok(
+    evaluator.calls.some((call) => call.source.includes('# human')),
+    'the run evaluated the edit itself',
+  );
   const claims = await store.listEvents(report.runId, { types: [EDIT_CLAIMED_EVENT] });
-  assert.deepEqual(claims.map((event) => [event.payload.candidateId, event.payload.live]), [[humanId, true]]);
-  assert.match(model.calls[2]!.messages[1]!.content, new RegExp(`fastest correct candidate so far \\(#${humanId}\\)`), 'the next turn refines the faster human kernel');
+  assert.deepEqual(
+    claims.map((event) => [event.payload.candidateId, event.payload.live]),
+    [[humanId, true]],
+  );
+  assert.match(
+    model.calls[2]!.messages[1]!.content,
+    new RegExp(`fastest correct candidate so far \\(#${humanId}\\)`),
+    'the next turn refines the faster human kernel',
+  );
   const candidates = await store.listCandidates(report.runId);
   assert.equal(candidates.at(-1)!.parentId, humanId);
   assert.equal(report.problems[0]!.best?.candidateId, humanId);

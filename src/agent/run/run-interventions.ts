@@ -62,7 +62,8 @@ export class RunInterventions {
       await store.recordEvent({ runId, type: STOP_ACKNOWLEDGED_EVENT, payload: { actionId: action.id } });
       this.#options.stop();
     } else if (action.type === 'hint' && action.note) {
-      const sessions = action.problemHash === null ? [...this.#sessions.values()] : [this.#sessions.get(action.problemHash)].filter((session) => session !== undefined);
+      const sessions =
+        action.problemHash === null ? [...this.#sessions.values()] : [this.#sessions.get(action.problemHash)].filter((session) => session !== undefined);
       for (const session of sessions) session.addHint(action.note);
       const problems = action.problemHash === null ? [...this.#sessions.keys()] : sessions.length > 0 ? [action.problemHash] : [];
       await store.recordEvent({ runId, problemHash: action.problemHash, type: HINT_APPLIED_EVENT, payload: { actionId: action.id, liveProblems: problems } });
@@ -97,7 +98,12 @@ export class RunInterventions {
       session?.adopt(attempt);
       return;
     }
-    await store.recordEvent({ runId, problemHash: stored.problemHash, type: EDIT_CLAIMED_EVENT, payload: { candidateId: stored.id, actionId: action.id, live: session !== undefined } });
+    await store.recordEvent({
+      runId,
+      problemHash: stored.problemHash,
+      type: EDIT_CLAIMED_EVENT,
+      payload: { candidateId: stored.id, actionId: action.id, live: session !== undefined },
+    });
     if (session) {
       await session.evaluate(candidate);
       return;

@@ -87,7 +87,15 @@ export class RunProgress {
       return;
     }
     const known = this.problems.get(event.problemHash);
-    const problem: ProblemProgress = known ?? { name: event.problem, index: this.problems.size, status: 'running', stage: 'starting', usage: null, usageAtMs: 0, last: '' };
+    const problem: ProblemProgress = known ?? {
+      name: event.problem,
+      index: this.problems.size,
+      status: 'running',
+      stage: 'starting',
+      usage: null,
+      usageAtMs: 0,
+      last: '',
+    };
     problem.usage = event.usage;
     problem.usageAtMs = this.now();
     applyProblemEvent(problem, event);

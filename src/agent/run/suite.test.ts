@@ -16,10 +16,20 @@ test('a folder gives its problem files in natural order; helpers and other files
     await writeFile(path.join(folder, 'level1', 'utils.py'), 'def helper(): pass\n');
     await writeFile(path.join(folder, 'level1', 'notes.txt'), PROBLEM);
     const files = await resolveProblemFiles([path.join(folder, 'level1')]);
-    assert.deepEqual(files.map((file) => path.basename(file)), ['1_c.py', '2_a.py', '10_b.py']);
+    assert.deepEqual(
+      files.map((file) => path.basename(file)),
+      ['1_c.py', '2_a.py', '10_b.py'],
+    );
     const mixed = await resolveProblemFiles(['level1/2_a.py', 'level1'], folder);
-    assert.deepEqual(mixed.map((file) => path.basename(file)), ['2_a.py', '1_c.py', '10_b.py'], 'a file named twice counts once');
-    await assert.rejects(resolveProblemFiles(['level1/utils.py'], folder), (error: unknown) => error instanceof SuiteError && /not a problem file/.test(error.message));
+    assert.deepEqual(
+      mixed.map((file) => path.basename(file)),
+      ['2_a.py', '1_c.py', '10_b.py'],
+      'a file named twice counts once',
+    );
+    await assert.rejects(
+      resolveProblemFiles(['level1/utils.py'], folder),
+      (error: unknown) => error instanceof SuiteError && /not a problem file/.test(error.message),
+    );
     await assert.rejects(resolveProblemFiles(['missing'], folder), /no such file or folder: missing/);
   } finally {
     await rm(folder, { recursive: true, force: true });
@@ -30,6 +40,10 @@ test('the shipped level 1 folder resolves to every problem in it, in order', asy
   const root = path.resolve(import.meta.dirname, '../../..');
   const files = await resolveProblemFiles(['problems/level1'], root);
   const listed = (await readdir(path.join(root, 'problems', 'level1'))).filter((name) => name.endsWith('.py')).sort();
-  assert.deepEqual(files.map((file) => path.basename(file)), listed, 'zero-padded names: natural and plain order agree');
+  assert.deepEqual(
+    files.map((file) => path.basename(file)),
+    listed,
+    'zero-padded names: natural and plain order agree',
+  );
   assert.match(files[0]!, /01_relu\.py$/);
 });

@@ -66,4 +66,3 @@ export interface ModelFailedAttempt {
 
 /** One step of the search for one problem, in the order it was asked for. */
 export type Attempt = EvaluatedAttempt | NoCodeAttempt | ModelFailedAttempt;
-

@@ -50,11 +50,7 @@ export function bestAttempt(history: readonly Attempt[]): EvaluatedAttempt | nul
  * `minRelativeGain` (a fraction, 0.01 = 1%) below the best correct median so far. Timing noise
  * below that margin does not reset the stall counter.
  */
-export function isImprovement(
-  candidate: EvaluationResult,
-  best: EvaluationResult | null,
-  minRelativeGain: number,
-): boolean {
+export function isImprovement(candidate: EvaluationResult, best: EvaluationResult | null, minRelativeGain: number): boolean {
   const candidateMs = medianMs(candidate);
   if (candidateMs === null) return false;
   const bestMs = best ? medianMs(best) : null;

@@ -15,7 +15,7 @@ test('a compile error shows the first error with its line, the known cause, and 
 });
 
 test('the first error is found in the compiler output when the evaluator did not pick it', () => {
-  const output = 'building\nnvcc fatal   : Unsupported gpu architecture \'compute_70\'\nmore';
+  const output = "building\nnvcc fatal   : Unsupported gpu architecture 'compute_70'\nmore";
   assert.deepEqual(firstCompilerError(output), { line: "nvcc fatal   : Unsupported gpu architecture 'compute_70'", index: 1 });
   assert.equal(sourceLineOf('kernel.cu(88): error: identifier "foo" is undefined'), 88);
   assert.equal(sourceLineOf('no position here: error'), null);

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { labelFrom, parseIdeas } from './idea-parser.js';
 
 test('ideas are read from the JSON the prompt asks for, capped and with unique labels', () => {
-  const reply = 'Some thoughts.\n```json\n[{"label": "omp", "idea": "parallelise rows"}, {"label": "omp", "idea": "parallelise columns"}, {"idea": "fuse the two passes"}, "tile by 64"]\n```';
+  const reply =
+    'Some thoughts.\n```json\n[{"label": "omp", "idea": "parallelise rows"}, {"label": "omp", "idea": "parallelise columns"}, {"idea": "fuse the two passes"}, "tile by 64"]\n```';
   assert.deepEqual(parseIdeas(reply, 3), [
     { label: 'omp', text: 'parallelise rows' },
     { label: 'omp-2', text: 'parallelise columns' },

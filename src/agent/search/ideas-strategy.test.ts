@@ -101,12 +101,15 @@ test('ideas: k ideas per round, each implemented, failures fixed once, the faste
   assert.equal(report.problems[0]!.best?.candidateId, candidates[3]!.id);
   assert.equal(report.problems[0]!.endReason, 'strategy-finished');
   const proposed = await store.listEvents(report.runId, { types: ['ideas-proposed', 'round-started'] });
-  assert.deepEqual(proposed.map((event) => [event.type, event.payload.round]), [
-    ['round-started', 0],
-    ['ideas-proposed', 0],
-    ['round-started', 1],
-    ['ideas-proposed', 1],
-  ]);
+  assert.deepEqual(
+    proposed.map((event) => [event.type, event.payload.round]),
+    [
+      ['round-started', 0],
+      ['ideas-proposed', 0],
+      ['round-started', 1],
+      ['ideas-proposed', 1],
+    ],
+  );
 });
 
 test('an unreadable ideas reply falls back to one general idea and is recorded', async () => {
@@ -133,10 +136,11 @@ test('ideas: an idea dropped while its round runs gets no further implementation
   const model = new FakeKernelModel({
     replies: [ideas(['tiles', 'tile the rows'], ['fuse', 'fuse max and sum']), dropOwnIdea, kernel('correct 0.4'), kernel('correct 0.3')],
   });
-  const report = await startOptimizeRun(
-    plan({ strategies: { ideas: { rounds: 1, ideasPerRound: 2, implementationsPerIdea: 2, fixTurns: 1, width: 1 } } }),
-    { store, model, evaluator: new FakeEvaluator() },
-  );
+  const report = await startOptimizeRun(plan({ strategies: { ideas: { rounds: 1, ideasPerRound: 2, implementationsPerIdea: 2, fixTurns: 1, width: 1 } } }), {
+    store,
+    model,
+    evaluator: new FakeEvaluator(),
+  });
   const candidates = await store.listCandidates(report.runId);
   assert.deepEqual(
     candidates.map((candidate) => candidate.ideaLabel),

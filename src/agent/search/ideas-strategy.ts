@@ -123,11 +123,17 @@ export class IdeasStrategy implements SearchStrategy {
   }
 
   private async implement(session: ProblemSession, round: number, ideas: readonly SessionIdea[], signal: AbortSignal): Promise<void> {
-    const seeds = fastestCorrect(session.history.filter((attempt) => attempt.lineage.round < round), this.options.seeds ?? 2);
+    const seeds = fastestCorrect(
+      session.history.filter((attempt) => attempt.lineage.round < round),
+      this.options.seeds ?? 2,
+    );
     const perIdea = this.options.implementationsPerIdea ?? 2;
     const queue: WorkItem[] = [];
     for (const idea of ideas) {
-      const done = session.history.filter((attempt) => attempt.lineage.round === round && attempt.lineage.idea?.id === idea.id && attempt.kind !== 'model-failed' && !isFix(attempt, session.history)).length;
+      const done = session.history.filter(
+        (attempt) =>
+          attempt.lineage.round === round && attempt.lineage.idea?.id === idea.id && attempt.kind !== 'model-failed' && !isFix(attempt, session.history),
+      ).length;
       for (let index = done; index < perIdea; index += 1) {
         queue.push({ idea: { id: idea.id, label: idea.label, text: idea.text }, seed: seeds.length > 0 ? seeds[index % seeds.length]! : null });
       }

@@ -58,14 +58,28 @@ function endReasonOf(stop: SessionStopReason | null): ProblemEndReason {
 }
 
 /** Reasons after which the problem is never searched again (a resume skips it). */
-const FINAL_REASONS: ReadonlySet<ProblemEndReason> = new Set(['candidates', 'wall-clock', 'tokens', 'cost', 'device-seconds', 'target-speedup', 'strategy-finished', 'model-exhausted']);
+const FINAL_REASONS: ReadonlySet<ProblemEndReason> = new Set([
+  'candidates',
+  'wall-clock',
+  'tokens',
+  'cost',
+  'device-seconds',
+  'target-speedup',
+  'strategy-finished',
+  'model-exhausted',
+]);
 
 /**
  * Searches one problem: evaluates what a killed run left pending, then hands the problem to its
  * strategy, switching strategy on a stall where so configured, and records how it ended.
  * A stop (Ctrl-C) records nothing, so a resume continues the problem.
  */
-export async function searchProblem(context: ProblemSearchContext, problem: ProblemEntry, state: ProblemState, target: TargetDevice): Promise<ProblemSearchResult> {
+export async function searchProblem(
+  context: ProblemSearchContext,
+  problem: ProblemEntry,
+  state: ProblemState,
+  target: TargetDevice,
+): Promise<ProblemSearchResult> {
   const { plan, store, runId } = context;
   const hash = problem.record.hash;
   const budget = new BudgetTracker(plan.perProblem, { parent: context.runBudget, spent: state.spent, now: context.now });
@@ -73,7 +87,14 @@ export async function searchProblem(context: ProblemSearchContext, problem: Prob
   const session = new RecordedProblemSession({
     runId,
     problem: { hash, name: problem.stem, path: problem.path },
-    prompt: { name: problem.stem, referenceSource: problem.record.source, backend: plan.evaluation.backend, precision: plan.evaluation.precision, target, hints },
+    prompt: {
+      name: problem.stem,
+      referenceSource: problem.record.source,
+      backend: plan.evaluation.backend,
+      precision: plan.evaluation.precision,
+      target,
+      hints,
+    },
     store,
     model: context.model,
     modelLabel: context.modelLabel,
@@ -97,7 +118,13 @@ export async function searchProblem(context: ProblemSearchContext, problem: Prob
   }
 }
 
-async function runSession(context: ProblemSearchContext, problem: ProblemEntry, state: ProblemState, session: RecordedProblemSession, budget: BudgetTracker): Promise<ProblemSearchResult> {
+async function runSession(
+  context: ProblemSearchContext,
+  problem: ProblemEntry,
+  state: ProblemState,
+  session: RecordedProblemSession,
+  budget: BudgetTracker,
+): Promise<ProblemSearchResult> {
   const { plan } = context;
   const hash = problem.record.hash;
   let strategy: StrategyName = state.strategy;

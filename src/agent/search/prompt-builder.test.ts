@@ -36,7 +36,10 @@ test('the cpu prompt carries the reference, the cpu rules, the guard policy and 
 });
 
 test('a GPU prompt names the device, its capability, SM count, bandwidth and measured ceilings', () => {
-  const target = targetFromEnvironment({ device: 'NVIDIA H200', torch: '2.11.0', cuda: '13.0', driver: '580', capability: [9, 0], sm_count: 132, l2_bytes: 52428800 }, 'cuda');
+  const target = targetFromEnvironment(
+    { device: 'NVIDIA H200', torch: '2.11.0', cuda: '13.0', driver: '580', capability: [9, 0], sm_count: 132, l2_bytes: 52428800 },
+    'cuda',
+  );
   const [system, user] = buildKernelPrompt({ problem: problem({ backend: 'cuda', target }), task: { kind: 'write' } });
   assert.match(system!.content, /cuda_sources/);
   assert.match(system!.content, /__hadd/);
@@ -46,7 +49,10 @@ test('a GPU prompt names the device, its capability, SM count, bandwidth and mea
   assert.match(user!.content, /L2 cache: 50 MiB/);
   assert.match(user!.content, /4800 GB\/s datasheet, 4300 GB\/s measured/);
   assert.match(user!.content, /769 TFLOP\/s/);
-  const [triton] = buildKernelPrompt({ problem: problem({ backend: 'triton', target: describeNamedDevice('NVIDIA H100', 'triton') }), task: { kind: 'write' } });
+  const [triton] = buildKernelPrompt({
+    problem: problem({ backend: 'triton', target: describeNamedDevice('NVIDIA H100', 'triton') }),
+    task: { kind: 'write' },
+  });
   assert.match(triton!.content, /@triton\.jit/);
 });
 

@@ -92,7 +92,11 @@ function taskSection(task: KernelTask): string[] {
       return ['Write `ModelNew`: correct first, then as fast as you can make it on this target.'];
     case 'refine':
       return task.goal === 'fix'
-        ? [...shown(task.parent, `Your candidate #${task.parent.id}:`), '', 'Fix it. Keep what was right, change what the evaluator reports, and return the whole file.']
+        ? [
+            ...shown(task.parent, `Your candidate #${task.parent.id}:`),
+            '',
+            'Fix it. Keep what was right, change what the evaluator reports, and return the whole file.',
+          ]
         : [
             ...shown(task.parent, `The fastest correct candidate so far (#${task.parent.id}):`),
             '',
@@ -120,8 +124,7 @@ export function buildKernelPrompt(input: KernelPromptInput): ChatMessage[] {
 }
 
 /** The reply format the ideas prompt asks for, checked by `parseIdeas`. */
-export const IDEAS_REPLY_FORMAT =
-  'Reply with a JSON array only, in one ```json code block: `[{"label": "short-kebab-name", "idea": "one or two sentences"}]`.';
+export const IDEAS_REPLY_FORMAT = 'Reply with a JSON array only, in one ```json code block: `[{"label": "short-kebab-name", "idea": "one or two sentences"}]`.';
 
 /** System and user messages asking for `count` optimisation ideas in plain language. */
 export function buildIdeasPrompt(input: IdeasPromptInput): ChatMessage[] {

@@ -50,7 +50,12 @@ function kernel(marker: string, note = ''): string {
 
 test('refine turns a build failure into a fix, then a faster kernel, feeding each result back', async () => {
   const model = new FakeKernelModel({
-    replies: [kernel('compile_error'), kernel('correct 0.8', ' (fixed)'), 'I would use OpenMP here, but no code this time.', kernel('correct 0.4', ' (faster)')],
+    replies: [
+      kernel('compile_error'),
+      kernel('correct 0.8', ' (fixed)'),
+      'I would use OpenMP here, but no code this time.',
+      kernel('correct 0.4', ' (faster)'),
+    ],
   });
   const evaluator = new FakeEvaluator();
   const events: SearchEvent[] = [];
@@ -108,7 +113,11 @@ test('refine stops at the target speedup without spending the rest of the budget
 test('refine stops when the token budget of the run is spent', async () => {
   const reply = { text: kernel('correct 0.9'), usage: { inputTokens: 600, outputTokens: 400 } };
   const model = new FakeKernelModel({ replies: [reply, reply, reply, reply] });
-  const report = await startOptimizeRun(plan({ perProblem: { maxCandidates: 10 }, total: { maxTokens: 2000 } }), { store, model, evaluator: new FakeEvaluator() });
+  const report = await startOptimizeRun(plan({ perProblem: { maxCandidates: 10 }, total: { maxTokens: 2000 } }), {
+    store,
+    model,
+    evaluator: new FakeEvaluator(),
+  });
   assert.equal(model.calls.length, 2);
   assert.equal(report.problems[0]!.endReason, 'tokens');
   assert.equal(report.totals.tokens, 2000);
@@ -116,13 +125,22 @@ test('refine stops when the token budget of the run is spent', async () => {
 
 test('a stall is recorded and, under switch-strategy, hands the problem to ideas', async () => {
   const ideas = '```json\n[{"label": "openmp-rows", "idea": "parallelise rows with OpenMP"}]\n```';
-  const model = new FakeKernelModel({ replies: [kernel('correct 0.5'), kernel('correct 0.6'), kernel('incorrect'), ideas, kernel('correct 0.25'), kernel('correct 0.7')] });
+  const model = new FakeKernelModel({
+    replies: [kernel('correct 0.5'), kernel('correct 0.6'), kernel('incorrect'), ideas, kernel('correct 0.25'), kernel('correct 0.7')],
+  });
   const report = await startOptimizeRun(
-    plan({ perProblem: { maxCandidates: 5 }, stall: { patience: 2, policy: 'switch-strategy' }, strategies: { ideas: { ideasPerRound: 1, implementationsPerIdea: 2, fixTurns: 0 } } }),
+    plan({
+      perProblem: { maxCandidates: 5 },
+      stall: { patience: 2, policy: 'switch-strategy' },
+      strategies: { ideas: { ideasPerRound: 1, implementationsPerIdea: 2, fixTurns: 0 } },
+    }),
     { store, model, evaluator: new FakeEvaluator() },
   );
   const stalled = await store.listEvents(report.runId, { types: ['problem-stalled', 'strategy-switched'] });
-  assert.deepEqual(stalled.map((event) => event.type), ['problem-stalled', 'strategy-switched']);
+  assert.deepEqual(
+    stalled.map((event) => event.type),
+    ['problem-stalled', 'strategy-switched'],
+  );
   assert.equal(stalled[0]!.payload.candidatesWithoutImprovement, 2);
   assert.equal(stalled[1]!.payload.to, 'ideas');
   const candidates = await store.listCandidates(report.runId);

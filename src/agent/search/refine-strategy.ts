@@ -76,7 +76,11 @@ export class RefineStrategy implements SearchStrategy {
         idea: null,
       };
       const messages = buildKernelPrompt({ problem: session.prompt, task, history: recentHistory(session.history, this.options.historyLines ?? 6) });
-      const attempt = await session.attempt({ messages, lineage, ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }) });
+      const attempt = await session.attempt({
+        messages,
+        lineage,
+        ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+      });
       if (attempt === null) return;
     }
   }

@@ -61,7 +61,12 @@ function slow(text: string, ms: number, counter: { now: number; max: number }): 
 test('sample asks for n independent candidates in parallel, evaluates one at a time, keeps the best', async () => {
   const inFlight = { now: 0, max: 0 };
   const model = new FakeKernelModel({
-    replies: [slow(kernel('correct 0.9'), 30, inFlight), slow(kernel('compile_error'), 30, inFlight), slow(kernel('correct 0.3'), 30, inFlight), slow(kernel('correct 0.5'), 30, inFlight)],
+    replies: [
+      slow(kernel('correct 0.9'), 30, inFlight),
+      slow(kernel('compile_error'), 30, inFlight),
+      slow(kernel('correct 0.3'), 30, inFlight),
+      slow(kernel('correct 0.5'), 30, inFlight),
+    ],
   });
   const evaluator = new FakeEvaluator({ delayMs: 15 });
   const report = await startOptimizeRun(plan({ strategies: { sample: { samples: 4, width: 3 } }, concurrency: { fake: 2 } }), { store, model, evaluator });
@@ -111,7 +116,11 @@ test('a provider that hangs is cut off by the wall-clock budget', async () => {
     new Promise<string>((_resolve, reject) => request.signal?.addEventListener('abort', () => reject(request.signal?.reason), { once: true }));
   const model = new FakeKernelModel({ replies: [hang] });
   const started = Date.now();
-  const report = await startOptimizeRun(plan({ perProblem: { maxWallMs: 300 }, strategies: { sample: { samples: 1 } } }), { store, model, evaluator: new FakeEvaluator() });
+  const report = await startOptimizeRun(plan({ perProblem: { maxWallMs: 300 }, strategies: { sample: { samples: 1 } } }), {
+    store,
+    model,
+    evaluator: new FakeEvaluator(),
+  });
   assert.ok(Date.now() - started < 5000);
   assert.equal(report.problems[0]!.endReason, 'wall-clock');
   assert.equal(report.problems[0]!.best, null);

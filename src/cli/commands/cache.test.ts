@@ -43,7 +43,14 @@ async function kforge(...argv: string[]): Promise<{ stdout: string; stderr: stri
   let stdout = '';
   let stderr = '';
   let exitCode: number | undefined;
-  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, setExitCode: (code: number) => void (exitCode = code), environment: {}, cwd: root, color: false };
+  const io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    setExitCode: (code: number) => void (exitCode = code),
+    environment: {},
+    cwd: root,
+    color: false,
+  };
   const status = await runProgram(argv, [(program) => registerCacheCommand(program, io)], io);
   return { stdout, stderr, exitCode: status ?? exitCode };
 }
@@ -96,14 +103,28 @@ describe('kforge cache', () => {
     assert.doesNotMatch((await kforge('cache', 'stats', '--help')).stdout, /--cache-root/);
   });
 
-  it("kforge eval --cache-dir DIR keeps its builds and baselines where kforge cache --cache-dir DIR finds them", async () => {
+  it('kforge eval --cache-dir DIR keeps its builds and baselines where kforge cache --cache-dir DIR finds them', async () => {
     const cacheDir = path.join(root, 'shared-by-eval');
-    const evaluation = await execa(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', fixturePath('fake-scenarios', 'problem.py'), fixturePath('fake-scenarios', 'candidate-correct.py'), '--backend', 'cpu', '--cache-dir', cacheDir, '--json'], {
-      reject: false,
-      cwd: root,
-      env: { KFORGE_PYTHON: TEST_PYTHON, KFORGE_WORKER_DIR: fixturePath('fake-worker'), NO_COLOR: '1' },
-      timeout: 120_000,
-    });
+    const evaluation = await execa(
+      process.execPath,
+      [
+        path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'),
+        'eval',
+        fixturePath('fake-scenarios', 'problem.py'),
+        fixturePath('fake-scenarios', 'candidate-correct.py'),
+        '--backend',
+        'cpu',
+        '--cache-dir',
+        cacheDir,
+        '--json',
+      ],
+      {
+        reject: false,
+        cwd: root,
+        env: { KFORGE_PYTHON: TEST_PYTHON, KFORGE_WORKER_DIR: fixturePath('fake-worker'), NO_COLOR: '1' },
+        timeout: 120_000,
+      },
+    );
     assert.equal(evaluation.exitCode, 0, evaluation.stderr);
     const stats = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', cacheDir)).stdout);
     assert.equal(stats.root, cacheDir);

@@ -35,9 +35,7 @@ interface BaselineStats {
 /** Where the caches live: `--cache-dir` (or its old name `--cache-root`), else `$KFORGE_CACHE_DIR`, else `.kforge` in the working directory. */
 function cacheFolders(options: CacheOptions, io: CliIo): { root: string; builds: string; baselines: string } {
   const given = options.cacheDir ?? options.cacheRoot;
-  const root = given
-    ? path.resolve(io.cwd, given)
-    : path.dirname(defaultBaselineCacheDirectory(io.environment, io.cwd));
+  const root = given ? path.resolve(io.cwd, given) : path.dirname(defaultBaselineCacheDirectory(io.environment, io.cwd));
   return { root, builds: path.join(root, 'builds'), baselines: path.join(root, 'baselines') };
 }
 
@@ -52,7 +50,14 @@ async function baselineFiles(directory: string): Promise<string[]> {
 
 async function baselineStats(directory: string): Promise<BaselineStats> {
   const files = await baselineFiles(directory);
-  const sizes = await Promise.all(files.map((file) => stat(file).then((info) => info.size, () => 0)));
+  const sizes = await Promise.all(
+    files.map((file) =>
+      stat(file).then(
+        (info) => info.size,
+        () => 0,
+      ),
+    ),
+  );
   return { directory, entries: files.length, totalBytes: sizes.reduce((sum, size) => sum + size, 0) };
 }
 
@@ -82,7 +87,8 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
       io.setExitCode(EXIT.usage);
       return Promise.resolve();
     }
-    if (parsed.data.cacheRoot !== undefined) io.stderr.write('kforge cache: `--cache-root` is now `--cache-dir` (the name eval, optimize and worker use); the old name still works\n');
+    if (parsed.data.cacheRoot !== undefined)
+      io.stderr.write('kforge cache: `--cache-root` is now `--cache-dir` (the name eval, optimize and worker use); the old name still works\n');
     return work(parsed.data, io).catch((error: unknown) => {
       if (!(error instanceof RangeError)) throw error;
       io.stderr.write(`kforge cache: ${error.message}\n`);
@@ -104,7 +110,9 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
         const folders = cacheFolders(options, io);
         const builds = await new BuildCache({ directory: folders.builds, maxBytes: buildCacheMaxBytes(io.environment) }).stats();
         const baselines = await baselineStats(folders.baselines);
-        io.stdout.write(options.json ? `${JSON.stringify({ root: folders.root, builds, baselines })}\n` : renderStats(builds, baselines, picocolors.createColors(io.color)));
+        io.stdout.write(
+          options.json ? `${JSON.stringify({ root: folders.root, builds, baselines })}\n` : renderStats(builds, baselines, picocolors.createColors(io.color)),
+        );
         io.setExitCode(EXIT.correct);
       }),
     );

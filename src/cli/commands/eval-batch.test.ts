@@ -39,9 +39,14 @@ async function folderWith(files: Record<string, string>): Promise<string> {
   return folder;
 }
 
-const candidate = (marker: string): string => `import torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n`;
+const candidate = (marker: string): string =>
+  `import torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n`;
 
-const lines = (stdout: string): Array<Record<string, unknown>> => stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const lines = (stdout: string): Array<Record<string, unknown>> =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('kforge eval with several candidates', () => {
   it('prints one result line per candidate with --json, a summary on stderr, and exits 1 when some are not correct', async () => {
@@ -51,9 +56,16 @@ describe('kforge eval with several candidates', () => {
       const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--set', 'batch_size=8');
       assert.equal(seen.exitCode, 1, seen.stderr);
       const results = lines(seen.stdout).map((line) => evaluationResultSchema.parse(line));
-      assert.deepEqual(results.map((result) => [path.basename(result.candidate), result.verdict]).sort(), [['a.py', 'correct'], ['b.py', 'incorrect'], ['c.py', 'correct']]);
+      assert.deepEqual(results.map((result) => [path.basename(result.candidate), result.verdict]).sort(), [
+        ['a.py', 'correct'],
+        ['b.py', 'incorrect'],
+        ['c.py', 'correct'],
+      ]);
       assert.match(seen.stderr, /3 candidates: 2 correct, 1 incorrect; .* candidates per hour/);
-      assert.deepEqual(evaluator.calls.map((call) => call.request.overrides), [{ batch_size: 8 }, { batch_size: 8 }, { batch_size: 8 }]);
+      assert.deepEqual(
+        evaluator.calls.map((call) => call.request.overrides),
+        [{ batch_size: 8 }, { batch_size: 8 }, { batch_size: 8 }],
+      );
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
@@ -76,7 +88,12 @@ describe('kforge eval with several candidates', () => {
       const evaluator = new FakeEvaluator({
         judge: (source, request: EvaluationRequest) => {
           if (request.candidatePath.endsWith('b.py')) {
-            throw new MachineFaultError('the reference process ran out of device memory; no verdict', { resource: 'device-memory', role: 'reference', hint: 'wait', retryAfterSeconds: 0 });
+            throw new MachineFaultError('the reference process ran out of device memory; no verdict', {
+              resource: 'device-memory',
+              role: 'reference',
+              hint: 'wait',
+              retryAfterSeconds: 0,
+            });
           }
           return judgeByMarker(source, request);
         },
@@ -86,8 +103,14 @@ describe('kforge eval with several candidates', () => {
       const byCandidate = new Map(lines(seen.stdout).map((line) => [path.basename(String(line.candidate)), line]));
       assert.equal(byCandidate.get('a.py')!.verdict, 'correct');
       const failed = byCandidate.get('b.py')!;
-      assert.equal(failed.verdict, undefined, 'no verdict for the machine\'s fault');
-      assert.deepEqual(failed.error, { kind: 'machine_fault', resource: 'device-memory', message: 'the reference process ran out of device memory; no verdict', hint: 'wait', attempts: 2 });
+      assert.equal(failed.verdict, undefined, "no verdict for the machine's fault");
+      assert.deepEqual(failed.error, {
+        kind: 'machine_fault',
+        resource: 'device-memory',
+        message: 'the reference process ran out of device memory; no verdict',
+        hint: 'wait',
+        attempts: 2,
+      });
       assert.equal(evaluator.calls.filter((call) => call.request.candidatePath.endsWith('b.py')).length, 2);
       assert.match(seen.stderr, /trying again \(1 of 1\)/);
       assert.match(seen.stderr, /1 not evaluated \(no verdict/);
@@ -101,7 +124,8 @@ describe('kforge eval with several candidates', () => {
     try {
       const evaluator = new FakeEvaluator({
         judge: (source, request: EvaluationRequest) => {
-          if (request.candidatePath.endsWith('a.py')) throw new WorkerFaultError('the reference worker exited with status 1', { role: 'reference', stage: 'judge', stderr: 'Traceback' });
+          if (request.candidatePath.endsWith('a.py'))
+            throw new WorkerFaultError('the reference worker exited with status 1', { role: 'reference', stage: 'judge', stderr: 'Traceback' });
           return judgeByMarker(source, request);
         },
       });
@@ -112,8 +136,9 @@ describe('kforge eval with several candidates', () => {
     }
   });
 
-  it('pairs a KernelBench run folder\'s kernels with the problems of a KernelBench checkout', async () => {
-    const problem = 'import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\ndef get_inputs():\n    return [torch.ones(2)]\ndef get_init_inputs():\n    return []\n';
+  it("pairs a KernelBench run folder's kernels with the problems of a KernelBench checkout", async () => {
+    const problem =
+      'import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\ndef get_inputs():\n    return [torch.ones(2)]\ndef get_init_inputs():\n    return []\n';
     const folder = await folderWith({
       'KernelBench/KernelBench/level1/19_ReLU.py': problem,
       'KernelBench/KernelBench/level1/1_Square.py': problem,

@@ -31,7 +31,14 @@ export interface BatchDependencies {
 /** Whether `kforge eval`'s arguments ask for a batch (more than one candidate, pairs or a folder). */
 export async function isBatch(argumentsGiven: readonly string[], cwd: string): Promise<boolean> {
   if (argumentsGiven.length !== 2) return true;
-  return argumentsGiven[0]!.includes(':') && argumentsGiven[1]!.includes(':') && (await collectPairs(argumentsGiven, { cwd }).then(() => true, () => false));
+  return (
+    argumentsGiven[0]!.includes(':') &&
+    argumentsGiven[1]!.includes(':') &&
+    (await collectPairs(argumentsGiven, { cwd }).then(
+      () => true,
+      () => false,
+    ))
+  );
 }
 
 /** Writes a waiting evaluation's line on stderr: who holds the device, or how much room it waits for. */
@@ -39,7 +46,8 @@ export function deviceWaitWriter(stderr: TextSink, prefix: string): (event: Pipe
   return (event) => {
     if (event.kind !== 'device-waiting') return;
     if (event.reason === 'lock') {
-      const holder = event.holder.pid === null ? 'another kforge process' : `pid ${event.holder.pid}${event.holder.command ? ` (${event.holder.command})` : ''}`;
+      const holder =
+        event.holder.pid === null ? 'another kforge process' : `pid ${event.holder.pid}${event.holder.command ? ` (${event.holder.command})` : ''}`;
       stderr.write(`${prefix}: waiting for ${event.device}, held by ${holder}\n`);
       return;
     }
@@ -76,7 +84,9 @@ export async function sizesToEvaluate(problemPath: string, backend: Backend, opt
   const { estimate } = estimated;
   if (estimate.fits !== false || capacity === null) return overrides;
   if (!estimate.fit) throw new ProblemTooLargeError(problemPath, device, estimate, capacity);
-  const set = Object.entries(estimate.fit.overrides).map(([name, value]) => `--set ${name}=${String(value)}`).join(' ');
+  const set = Object.entries(estimate.fit.overrides)
+    .map(([name, value]) => `--set ${name}=${String(value)}`)
+    .join(' ');
   io.stderr.write(
     `kforge eval: ${path.basename(problemPath)} needs about ${formatBytes(estimate.evaluation_bytes)} at ${Object.keys(overrides).length > 0 ? 'the sizes given' : 'its own sizes'}, more than the ${formatBytes(capacity)} of ${device}; evaluating it with ${set} (about ${formatBytes(estimate.fit.evaluation_bytes)}), recorded as problem_overrides\n`,
   );

@@ -39,7 +39,6 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
   gpuVisible?: () => Promise<boolean>;
 }
 
-
 /**
  * Adds `kforge eval PROBLEM CANDIDATE` (docs/spec.md section 6): exit 0 for `correct`, 1 for any other
  * verdict, 2 for misuse; with `--json`, stdout is exactly one JSON object.
@@ -48,7 +47,10 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
   const command = program
     .command('eval')
     .description(COMMAND_DESCRIPTIONS.eval)
-    .argument('<problem>', 'problem file (KernelBench format: Model, get_inputs, get_init_inputs); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)')
+    .argument(
+      '<problem>',
+      'problem file (KernelBench format: Model, get_inputs, get_init_inputs); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)',
+    )
     .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
     .option('--precision <precision>', 'fp32, fp16 or bf16 (default: fp32)')
@@ -96,13 +98,7 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-async function runEval(
-  problem: string,
-  candidate: string,
-  rawOptions: unknown,
-  io: CliIo,
-  dependencies: EvalCommandDependencies,
-): Promise<number> {
+async function runEval(problem: string, candidate: string, rawOptions: unknown, io: CliIo, dependencies: EvalCommandDependencies): Promise<number> {
   const colors = picocolors.createColors(io.color);
   const errorColors = picocolors.createColors(io.color && process.stderr.isTTY === true);
   let result: EvaluationResult;
@@ -124,7 +120,12 @@ async function runEval(
       ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
     });
     try {
-      result = await evaluateWithInterrupts(evaluator, request(problemPath, candidatePath, backend, options, overrides), stageProgressWriter(io.stderr, errorColors), deviceWaitWriter(io.stderr, 'kforge eval'));
+      result = await evaluateWithInterrupts(
+        evaluator,
+        request(problemPath, candidatePath, backend, options, overrides),
+        stageProgressWriter(io.stderr, errorColors),
+        deviceWaitWriter(io.stderr, 'kforge eval'),
+      );
     } finally {
       await close();
     }
@@ -159,7 +160,13 @@ async function runEval(
   return result.verdict === 'correct' ? EXIT.correct : EXIT.notCorrect;
 }
 
-function request(problemPath: string, candidatePath: string, backend: Backend, options: EvalOptions, overrides: Record<string, number | boolean>): EvaluationRequest {
+function request(
+  problemPath: string,
+  candidatePath: string,
+  backend: Backend,
+  options: EvalOptions,
+  overrides: Record<string, number | boolean>,
+): EvaluationRequest {
   return {
     ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
     ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),

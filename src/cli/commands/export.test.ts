@@ -30,25 +30,127 @@ async function fillStore(storePath: string): Promise<void> {
     const base = { runId: run.id, model: 'vllm:m' };
     const user = (text: string) => [system, { role: 'user' as const, content: text }];
 
-    const first = await store.recordModelCall({ ...base, problemHash: relu.hash, round: 0, messages: user('write relu'), replyText: fenced('root'), reasoningText: 'think first', inputTokens: 100, outputTokens: 40 });
-    const root = await store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'class ModelNew:\n    pass  # root\n', origin: 'model', modelCallId: first.id });
-    await store.recordEvaluation({ candidateId: root.id, result: correct('cpu', { medianMs: 1, eagerMs: 4, compileMs: 2 }), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'k1' });
+    const first = await store.recordModelCall({
+      ...base,
+      problemHash: relu.hash,
+      round: 0,
+      messages: user('write relu'),
+      replyText: fenced('root'),
+      reasoningText: 'think first',
+      inputTokens: 100,
+      outputTokens: 40,
+    });
+    const root = await store.addCandidate({
+      runId: run.id,
+      problemHash: relu.hash,
+      round: 0,
+      source: 'class ModelNew:\n    pass  # root\n',
+      origin: 'model',
+      modelCallId: first.id,
+    });
+    await store.recordEvaluation({
+      candidateId: root.id,
+      result: correct('cpu', { medianMs: 1, eagerMs: 4, compileMs: 2 }),
+      gpuSeconds: 1,
+      optionsHash: 'o',
+      cacheKey: 'k1',
+    });
 
     const idea = await store.addIdea({ runId: run.id, problemHash: relu.hash, round: 1, label: 'vectorise', text: 'use float4 loads' });
-    const second = await store.recordModelCall({ ...base, problemHash: relu.hash, round: 1, messages: user('refine relu'), replyText: fenced('child'), inputTokens: 120, outputTokens: 50 });
-    const child = await store.addCandidate({ runId: run.id, problemHash: relu.hash, parentId: root.id, round: 1, ideaId: idea.id, source: 'class ModelNew:\n    pass  # child\n', origin: 'model', modelCallId: second.id });
-    await store.recordEvaluation({ candidateId: child.id, result: incorrect('cpu', { maxAbsError: 1, maxRelError: 1, mismatched: 3, numel: 8, message: 'max abs error 1' }), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'k2' });
+    const second = await store.recordModelCall({
+      ...base,
+      problemHash: relu.hash,
+      round: 1,
+      messages: user('refine relu'),
+      replyText: fenced('child'),
+      inputTokens: 120,
+      outputTokens: 50,
+    });
+    const child = await store.addCandidate({
+      runId: run.id,
+      problemHash: relu.hash,
+      parentId: root.id,
+      round: 1,
+      ideaId: idea.id,
+      source: 'class ModelNew:\n    pass  # child\n',
+      origin: 'model',
+      modelCallId: second.id,
+    });
+    await store.recordEvaluation({
+      candidateId: child.id,
+      result: incorrect('cpu', { maxAbsError: 1, maxRelError: 1, mismatched: 3, numel: 8, message: 'max abs error 1' }),
+      gpuSeconds: 1,
+      optionsHash: 'o',
+      cacheKey: 'k2',
+    });
 
-    const third = await store.recordModelCall({ ...base, problemHash: relu.hash, round: 1, messages: user('refine relu again'), replyText: 'I would rather not.', inputTokens: 90, outputTokens: 5 });
-    await store.recordEvent({ runId: run.id, problemHash: relu.hash, type: 'reply-without-code', payload: { round: 1, parentCandidateId: root.id, ideaId: idea.id, modelCallId: third.id, error: 'no-code', reason: 'The reply contained no code.' } });
+    const third = await store.recordModelCall({
+      ...base,
+      problemHash: relu.hash,
+      round: 1,
+      messages: user('refine relu again'),
+      replyText: 'I would rather not.',
+      inputTokens: 90,
+      outputTokens: 5,
+    });
+    await store.recordEvent({
+      runId: run.id,
+      problemHash: relu.hash,
+      type: 'reply-without-code',
+      payload: { round: 1, parentCandidateId: root.id, ideaId: idea.id, modelCallId: third.id, error: 'no-code', reason: 'The reply contained no code.' },
+    });
 
-    const fourth = await store.recordModelCall({ ...base, problemHash: gelu.hash, round: 0, messages: user('write gelu'), error: 'server error 503', latencyMs: 10 });
-    await store.recordEvent({ runId: run.id, problemHash: gelu.hash, type: 'model-call-failed', payload: { round: 0, parentCandidateId: null, ideaId: null, modelCallId: fourth.id, message: 'server error 503' } });
+    const fourth = await store.recordModelCall({
+      ...base,
+      problemHash: gelu.hash,
+      round: 0,
+      messages: user('write gelu'),
+      error: 'server error 503',
+      latencyMs: 10,
+    });
+    await store.recordEvent({
+      runId: run.id,
+      problemHash: gelu.hash,
+      type: 'model-call-failed',
+      payload: { round: 0, parentCandidateId: null, ideaId: null, modelCallId: fourth.id, message: 'server error 503' },
+    });
 
-    const fifth = await store.recordModelCall({ ...base, problemHash: gelu.hash, round: 0, messages: user('write gelu'), replyText: fenced('pending'), inputTokens: 80, outputTokens: 30 });
-    const pending = await store.addCandidate({ runId: run.id, problemHash: gelu.hash, round: 0, source: 'class ModelNew:\n    pass  # pending\n', origin: 'model', modelCallId: fifth.id });
-    await store.addCandidate({ runId: run.id, problemHash: relu.hash, parentId: root.id, round: 2, source: 'class ModelNew:\n    pass  # edited\n', origin: 'human' });
-    Object.assign(ids, { correctCall: first.id, incorrectCall: second.id, noCodeCall: third.id, failedCall: fourth.id, pendingCall: fifth.id, root: root.id, child: child.id, pending: pending.id, idea: idea.id });
+    const fifth = await store.recordModelCall({
+      ...base,
+      problemHash: gelu.hash,
+      round: 0,
+      messages: user('write gelu'),
+      replyText: fenced('pending'),
+      inputTokens: 80,
+      outputTokens: 30,
+    });
+    const pending = await store.addCandidate({
+      runId: run.id,
+      problemHash: gelu.hash,
+      round: 0,
+      source: 'class ModelNew:\n    pass  # pending\n',
+      origin: 'model',
+      modelCallId: fifth.id,
+    });
+    await store.addCandidate({
+      runId: run.id,
+      problemHash: relu.hash,
+      parentId: root.id,
+      round: 2,
+      source: 'class ModelNew:\n    pass  # edited\n',
+      origin: 'human',
+    });
+    Object.assign(ids, {
+      correctCall: first.id,
+      incorrectCall: second.id,
+      noCodeCall: third.id,
+      failedCall: fourth.id,
+      pendingCall: fifth.id,
+      root: root.id,
+      child: child.id,
+      pending: pending.id,
+      idea: idea.id,
+    });
   } finally {
     await store.close();
   }
@@ -60,7 +162,10 @@ before(async () => {
 });
 after(() => rm(folder, { recursive: true, force: true }));
 
-async function exportRun(args: string[], dependencies: ExportCommandDependencies = {}): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
+async function exportRun(
+  args: string[],
+  dependencies: ExportCommandDependencies = {},
+): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
   const outcome = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
   const program = new Command().name('kforge').exitOverride();
   registerExportCommand(program, {
@@ -75,7 +180,11 @@ async function exportRun(args: string[], dependencies: ExportCommandDependencies
   return outcome;
 }
 
-const lines = (text: string): ExportedTurn[] => text.trimEnd().split('\n').map((line) => JSON.parse(line) as ExportedTurn);
+const lines = (text: string): ExportedTurn[] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ExportedTurn);
 
 describe('kforge export', () => {
   it('writes one JSON line per model turn, in model-call order, with lineage, verdict, speedups and reward', async () => {
@@ -83,7 +192,10 @@ describe('kforge export', () => {
     assert.equal(outcome.exitCode, 0, outcome.stderr);
     assert.equal(outcome.stderr, '');
     const turns = lines(outcome.stdout);
-    assert.deepEqual(turns.map((turn) => turn.model_call_id), [ids.correctCall, ids.incorrectCall, ids.noCodeCall, ids.failedCall, ids.pendingCall]);
+    assert.deepEqual(
+      turns.map((turn) => turn.model_call_id),
+      [ids.correctCall, ids.incorrectCall, ids.noCodeCall, ids.failedCall, ids.pendingCall],
+    );
     const [root, child, noCode, failed, pending] = turns as [ExportedTurn, ExportedTurn, ExportedTurn, ExportedTurn, ExportedTurn];
 
     assert.equal(root.run_id, 'export-demo');
@@ -119,14 +231,26 @@ describe('kforge export', () => {
     assert.equal(outcome.stdout, '');
     assert.match(outcome.stderr, /1 turn\(s\) of run export-demo written to .*turns\.jsonl/);
     const turns = lines(await readFile(path.join(folder, 'turns.jsonl'), 'utf8'));
-    assert.deepEqual(turns.map((turn) => [turn.model_call_id, turn.verdict]), [[ids.correctCall, 'correct']]);
+    assert.deepEqual(
+      turns.map((turn) => [turn.model_call_id, turn.verdict]),
+      [[ids.correctCall, 'correct']],
+    );
   });
 
   it('--shaping scores the turns with another shaping of the reward API', async () => {
     const tiered = lines((await exportRun(['export-demo', '--store', 'kforge.db', '--shaping', 'tiered'])).stdout);
-    assert.deepEqual(tiered.map((turn) => turn.reward), [3, -1, -1, null, null]);
-    const harsh = lines((await exportRun(['export-demo', '--store', 'kforge.db', '--shaping', '{"name":"log-speedup","params":{"hi":0.5,"penalties":{"invalid_input":-3}}}'])).stdout);
-    assert.deepEqual(harsh.map((turn) => turn.reward), [0.5, -1, -3, null, null]);
+    assert.deepEqual(
+      tiered.map((turn) => turn.reward),
+      [3, -1, -1, null, null],
+    );
+    const harsh = lines(
+      (await exportRun(['export-demo', '--store', 'kforge.db', '--shaping', '{"name":"log-speedup","params":{"hi":0.5,"penalties":{"invalid_input":-3}}}']))
+        .stdout,
+    );
+    assert.deepEqual(
+      harsh.map((turn) => turn.reward),
+      [0.5, -1, -3, null, null],
+    );
     const bad = await exportRun(['export-demo', '--store', 'kforge.db', '--shaping', '{"name":"binary","params":{"failure":2}}']);
     assert.equal(bad.exitCode, 2);
     assert.match(bad.stderr, /^kforge export: bad `--shaping` at params\.failure: `failure` \(2\) must be below the lowest reward of a correct candidate/);
@@ -153,7 +277,8 @@ describe('kforge export', () => {
 describe('kforge export after kforge optimize', () => {
   it('exports the turns a real search recorded, a reply without code included', async () => {
     await copyFile(path.join(REPOSITORY_ROOT, 'problems', 'level1', '01_relu.py'), path.join(folder, '01_relu.py'));
-    const kernel = (marker: string): string => `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
+    const kernel = (marker: string): string =>
+      `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
     const model = new FakeKernelModel({ replies: [kernel('correct 0.25'), 'No code this time.', kernel('incorrect')] });
     const io = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
     const program = new Command().exitOverride();
@@ -170,20 +295,43 @@ describe('kforge export after kforge optimize', () => {
       signals: { on: () => process, off: () => process },
       exit: () => undefined,
     });
-    await program.parseAsync(['node', 'kforge', 'optimize', '01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '3', '--store', 'search.db', '--json']);
+    await program.parseAsync([
+      'node',
+      'kforge',
+      'optimize',
+      '01_relu.py',
+      '--provider',
+      'vllm',
+      '--backend',
+      'cpu',
+      '--max-candidates',
+      '3',
+      '--store',
+      'search.db',
+      '--json',
+    ]);
     assert.equal(io.exitCode, 0, io.stderr);
     const runId = (JSON.parse(io.stdout) as { run_id: string }).run_id;
 
     const turns = lines((await exportRun([runId, '--store', 'search.db'])).stdout);
     assert.equal(turns.length, 3);
-    assert.deepEqual(turns.map((turn) => turn.verdict), ['correct', null, 'incorrect']);
-    assert.deepEqual(turns.map((turn) => turn.problem?.name), ['01_relu', '01_relu', '01_relu']);
+    assert.deepEqual(
+      turns.map((turn) => turn.verdict),
+      ['correct', null, 'incorrect'],
+    );
+    assert.deepEqual(
+      turns.map((turn) => turn.problem?.name),
+      ['01_relu', '01_relu', '01_relu'],
+    );
     assert.deepEqual([turns[0]!.messages[0]?.role, turns[0]!.messages.at(-1)?.role], ['system', 'user']);
     assert.match(turns[1]!.no_candidate_reason ?? '', /The reply contained no code/);
     assert.equal(turns[1]!.reply?.text, 'No code this time.');
     assert.equal(turns[2]!.parent_candidate_id, turns[0]!.candidate?.id, 'refine builds on the correct root');
     assert.equal(turns[0]!.reward, 2, 'log-speedup: 4x over eager (the only baseline timed on torch 1.13)');
-    assert.deepEqual(lines((await exportRun([runId, '--store', 'search.db', '--only', 'correct'])).stdout).map((turn) => turn.model_call_id), [turns[0]!.model_call_id]);
+    assert.deepEqual(
+      lines((await exportRun([runId, '--store', 'search.db', '--only', 'correct'])).stdout).map((turn) => turn.model_call_id),
+      [turns[0]!.model_call_id],
+    );
   });
 });
 
@@ -206,12 +354,32 @@ describe('kforge export: rough edges', () => {
       signals: { on: () => process, off: () => process },
       exit: () => undefined,
     });
-    await program.parseAsync(['node', 'kforge', 'optimize', '01_relu.py', '02_gelu.py', '--provider', 'files', '--dir', 'replies', '--backend', 'cpu', '--max-candidates', '2', '--store', 'replay.db', '--json']);
+    await program.parseAsync([
+      'node',
+      'kforge',
+      'optimize',
+      '01_relu.py',
+      '02_gelu.py',
+      '--provider',
+      'files',
+      '--dir',
+      'replies',
+      '--backend',
+      'cpu',
+      '--max-candidates',
+      '2',
+      '--store',
+      'replay.db',
+      '--json',
+    ]);
     assert.equal(io.exitCode, 0, io.stderr);
     assert.match(io.stderr, /exhausted=true/, 'the replay ran out while the search went on');
     const runId = (JSON.parse(io.stdout) as { run_id: string }).run_id;
     const turns = lines((await exportRun([runId, '--store', 'replay.db'])).stdout);
-    assert.deepEqual(turns.map((turn) => [turn.problem?.name, turn.verdict, turn.reward === null]), [['01_relu', 'correct', false]]);
+    assert.deepEqual(
+      turns.map((turn) => [turn.problem?.name, turn.verdict, turn.reward === null]),
+      [['01_relu', 'correct', false]],
+    );
   });
 
   it('`kforge export RUN | head -2` ends quietly when head stops reading', async () => {
@@ -221,13 +389,25 @@ describe('kforge export: rough edges', () => {
       const problem = await store.upsertProblem({ name: '01_relu', source: 'class Model: pass\n', path: '/p/01_relu.py' });
       const run = await store.createRun({ id: 'big', strategy: 'refine', model: 'vllm:m', config: {}, problemHashes: [problem.hash] });
       for (let turn = 0; turn < 20; turn += 1) {
-        await store.recordModelCall({ runId: run.id, model: 'vllm:m', problemHash: problem.hash, round: turn, messages: [{ role: 'user', content: 'x'.repeat(64 * 1024) }], replyText: 'No code.', inputTokens: 1, outputTokens: 1 });
+        await store.recordModelCall({
+          runId: run.id,
+          model: 'vllm:m',
+          problemHash: problem.hash,
+          round: turn,
+          messages: [{ role: 'user', content: 'x'.repeat(64 * 1024) }],
+          replyText: 'No code.',
+          inputTokens: 1,
+          outputTokens: 1,
+        });
       }
     } finally {
       await store.close();
     }
     const cli = path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
-    const result = await execa('bash', ['-c', `node ${JSON.stringify(cli)} export big --store big.db | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}`], { cwd: folder, reject: false });
+    const result = await execa('bash', ['-c', `node ${JSON.stringify(cli)} export big --store big.db | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}`], {
+      cwd: folder,
+      reject: false,
+    });
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(result.stderr, '');
   });

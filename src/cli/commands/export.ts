@@ -52,7 +52,9 @@ function parseShaping(text: string | undefined): RewardShaping | undefined {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
-    throw new UsageError(`bad \`--shaping\`${where}: ${issue?.message ?? 'invalid'} (one of ${REWARD_SHAPING_NAMES.join(', ')}, or { name, params }: docs/reward.md)`);
+    throw new UsageError(
+      `bad \`--shaping\`${where}: ${issue?.message ?? 'invalid'} (one of ${REWARD_SHAPING_NAMES.join(', ')}, or { name, params }: docs/reward.md)`,
+    );
   }
   return resolveRewardShaping(parsed.data);
 }
@@ -90,7 +92,10 @@ export function registerExportCommand(program: Command, dependencies: ExportComm
     .argument('<run-id>', 'a run id, as `kforge runs list` prints it')
     .option('--format <format>', `${EXPORT_FORMATS.join(', ')} (default jsonl)`)
     .option('--only <which>', 'correct: keep only turns whose candidate is correct')
-    .option('--shaping <shaping>', `reward shaping of the reward API: ${REWARD_SHAPING_NAMES.join(', ')} or a JSON { name, params } (default log-speedup; docs/reward.md)`)
+    .option(
+      '--shaping <shaping>',
+      `reward shaping of the reward API: ${REWARD_SHAPING_NAMES.join(', ')} or a JSON { name, params } (default log-speedup; docs/reward.md)`,
+    )
     .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
     .option('--out <file>', 'write the lines to this file instead of standard output')
     .action(async (runId: string, rawOptions: unknown) => {

@@ -27,7 +27,8 @@ afterEach(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-const kernel = (marker: string): string => `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
+const kernel = (marker: string): string =>
+  `\`\`\`python\nimport torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n\`\`\`\n`;
 
 async function optimize(
   args: string[],
@@ -62,7 +63,10 @@ async function optimize(
 }
 
 /** A "remote" evaluation over an in-process job queue: the evaluator kforge optimize --redis uses, without Redis. */
-function remoteOver(evaluator: FakeEvaluator, seen: { options?: RemoteEvaluationOptions; closed: boolean }): (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation> {
+function remoteOver(
+  evaluator: FakeEvaluator,
+  seen: { options?: RemoteEvaluationOptions; closed: boolean },
+): (options: RemoteEvaluationOptions) => Promise<RemoteEvaluation> {
   return async (options) => {
     seen.options = options;
     const jobs = new InProcessJobQueue({ evaluator });
@@ -79,14 +83,37 @@ function remoteOver(evaluator: FakeEvaluator, seen: { options?: RemoteEvaluation
 test('--redis evaluates every candidate through the job queue, not on this machine', async () => {
   const evaluator = new FakeEvaluator();
   const seen: { options?: RemoteEvaluationOptions; closed: boolean } = { closed: false };
-  const run = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '2', '--json', '--redis', 'redis://queue-host:6390', '--queue', 'batch', '--remote-slots', '3'], remoteOver(evaluator, seen));
+  const run = await optimize(
+    [
+      'level1',
+      '--provider',
+      'vllm',
+      '--model',
+      'm',
+      '--backend',
+      'cpu',
+      '--max-candidates',
+      '2',
+      '--json',
+      '--redis',
+      'redis://queue-host:6390',
+      '--queue',
+      'batch',
+      '--remote-slots',
+      '3',
+    ],
+    remoteOver(evaluator, seen),
+  );
   assert.equal(run.exitCode, 0, run.stderr);
   assert.equal(run.localEvaluatorMade, false);
   assert.equal(evaluator.calls.length, 2);
   assert.deepEqual([seen.options?.url, seen.options?.queueName, seen.options?.slots, seen.options?.backend], ['redis://queue-host:6390', 'batch', 3, 'cpu']);
   assert.equal(seen.closed, true);
   const output = JSON.parse(run.stdout) as { problems: Array<{ candidate_count: number; best: { verdict: string } | null }> };
-  assert.deepEqual(output.problems.map((problem) => [problem.candidate_count, problem.best?.verdict]), [[2, 'correct']]);
+  assert.deepEqual(
+    output.problems.map((problem) => [problem.candidate_count, problem.best?.verdict]),
+    [[2, 'correct']],
+  );
 });
 
 test('--redis without --backend takes the backend the connected workers serve', async () => {
@@ -97,14 +124,22 @@ test('--redis without --backend takes the backend the connected workers serve', 
     asked.push(options);
     return 'cuda';
   };
-  const run = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390', '--queue', 'batch'], remoteOver(evaluator, seen), gpuWorkers);
+  const run = await optimize(
+    ['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390', '--queue', 'batch'],
+    remoteOver(evaluator, seen),
+    gpuWorkers,
+  );
   assert.equal(run.exitCode, 0, run.stderr);
   assert.deepEqual(asked, [{ url: 'redis://queue-host:6390', queueName: 'batch' }]);
   assert.equal(seen.options?.backend, 'cuda', 'this machine has no GPU, the workers have');
   assert.equal(evaluator.calls[0]?.request.backend, 'cuda');
   assert.match(run.stderr, /the backend is cuda, as the workers connected to the queue serve it/);
 
-  const none = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390'], remoteOver(new FakeEvaluator(), { closed: false }), async () => null);
+  const none = await optimize(
+    ['level1', '--provider', 'vllm', '--model', 'm', '--max-candidates', '1', '--json', '--redis', 'redis://queue-host:6390'],
+    remoteOver(new FakeEvaluator(), { closed: false }),
+    async () => null,
+  );
   assert.equal(none.exitCode, 0, none.stderr);
   assert.match(none.stderr, /no GPU is visible, so the backend is cpu/, 'with no worker connected, the local default stands');
 });
@@ -116,7 +151,12 @@ test('--queue and --remote-slots need --redis; an unreachable Redis is a usage e
   const port = await freePort();
   const unreachable = await optimize(['level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--redis', `redis://127.0.0.1:${port}`]);
   assert.equal(unreachable.exitCode, 2);
-  assert.match(unreachable.stderr, new RegExp(`kforge optimize: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: start one with \`redis-server --port ${port}\` \\(Debian: apt-get install redis-server\\)`));
+  assert.match(
+    unreachable.stderr,
+    new RegExp(
+      `kforge optimize: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: start one with \`redis-server --port ${port}\` \\(Debian: apt-get install redis-server\\)`,
+    ),
+  );
 });
 
 test('the remote evaluator runs at most its slots at once, in order, and takes more when the count grows', async () => {

@@ -67,9 +67,29 @@ async function runInTerminal(columns: number, rows: number): Promise<{ exitCode:
   const output = path.join(folder, `terminal-${columns}x${rows}.raw`);
   const result = await execa(
     TEST_PYTHON,
-    [path.join(REPOSITORY_ROOT, 'test-support', 'pty-run.py'), String(columns), String(rows), output, '--', process.execPath, path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'),
-      'optimize', path.join(folder, 'problems'), '--provider', 'files', '--dir', path.join(folder, 'replies'), '--backend', 'cpu', '--max-candidates', '1',
-      '--store', path.join(folder, `${columns}.db`), '--out', path.join(folder, `out-${columns}`)],
+    [
+      path.join(REPOSITORY_ROOT, 'test-support', 'pty-run.py'),
+      String(columns),
+      String(rows),
+      output,
+      '--',
+      process.execPath,
+      path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'),
+      'optimize',
+      path.join(folder, 'problems'),
+      '--provider',
+      'files',
+      '--dir',
+      path.join(folder, 'replies'),
+      '--backend',
+      'cpu',
+      '--max-candidates',
+      '1',
+      '--store',
+      path.join(folder, `${columns}.db`),
+      '--out',
+      path.join(folder, `out-${columns}`),
+    ],
     {
       reject: false,
       cwd: folder,
@@ -83,7 +103,10 @@ async function runInTerminal(columns: number, rows: number): Promise<{ exitCode:
 }
 
 describe('kforge optimize in a real terminal with 100 problems', () => {
-  for (const [columns, rows] of [[80, 24], [200, 50]] as const) {
+  for (const [columns, rows] of [
+    [80, 24],
+    [200, 50],
+  ] as const) {
     it(`fits ${columns}x${rows}: no line wraps, no frame is taller than the screen, each redraw reaches the top of the last`, async () => {
       const { exitCode, raw } = await runInTerminal(columns, rows);
       assert.equal(exitCode, 0, raw.slice(-2000));
@@ -92,17 +115,20 @@ describe('kforge optimize in a real terminal with 100 problems', () => {
       frames.forEach((frame, index) => {
         assert.ok(frame.lines.length <= rows - 1, `frame ${index} has ${frame.lines.length} lines:\n${frame.lines.join('\n')}`);
         for (const line of frame.lines) assert.ok([...line].length <= columns - 1, `frame ${index}: ${[...line].length} cells: ${line}`);
-        if (index > 0) assert.equal(frame.erasedAbove, frames[index - 1]!.lines.length, `the redraw before frame ${index} goes up as far as frame ${index - 1} reached`);
+        if (index > 0)
+          assert.equal(frame.erasedAbove, frames[index - 1]!.lines.length, `the redraw before frame ${index} goes up as far as frame ${index - 1} reached`);
       });
       const text = frames.map((frame) => frame.lines.join('\n')).join('\n');
       assert.match(frames.at(-1)!.lines[0]!, /^100 of 100 problems done, finished/);
       assert.match(text, /… \d+ more problems: \d+ (done|waiting)/);
       // While the candidate builds, its row says so and its elapsed time moves on.
-      const building = frames.flatMap((frame) => frame.lines.filter((line) => /building #1\s/.test(line)).map((line) => /building #1\s+(\d+s)/.exec(line)?.[1]));
+      const building = frames.flatMap((frame) =>
+        frame.lines.filter((line) => /building #1\s/.test(line)).map((line) => /building #1\s+(\d+s)/.exec(line)?.[1]),
+      );
       assert.ok(new Set(building).size >= 2, `elapsed while building: ${building.join(', ')}`);
       assert.match(text, /no replies left/);
       assert.doesNotMatch(raw, /model call failed/);
-      assert.doesNotMatch(raw, /\{"level":/, 'no raw JSON log lines on a person\'s terminal');
+      assert.doesNotMatch(raw, /\{"level":/, "no raw JSON log lines on a person's terminal");
     });
   }
 });

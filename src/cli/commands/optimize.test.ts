@@ -37,7 +37,17 @@ interface Harness {
 }
 
 /** `realModel`: the command's own model wiring (the files provider as shipped) instead of a fake. */
-function harness(options: { replies?: FakeStep[]; tty?: boolean; createModel?: OptimizeCommandDependencies['createModel']; realModel?: boolean; judge?: FakeEvaluatorOptions['judge']; auditProblem?: OptimizeCommandDependencies['auditProblem']; environment?: NodeJS.ProcessEnv } = {}): Harness {
+function harness(
+  options: {
+    replies?: FakeStep[];
+    tty?: boolean;
+    createModel?: OptimizeCommandDependencies['createModel'];
+    realModel?: boolean;
+    judge?: FakeEvaluatorOptions['judge'];
+    auditProblem?: OptimizeCommandDependencies['auditProblem'];
+    environment?: NodeJS.ProcessEnv;
+  } = {},
+): Harness {
   const state: Harness = {
     stdout: [],
     stderr: [],
@@ -73,18 +83,27 @@ test('--json prints exactly one object: run_id and per problem its candidate cou
   await cli.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1', '--json');
   assert.equal(cli.exitCode, 0);
   assert.equal(cli.stdout.length, 1);
-  const output = JSON.parse(cli.stdout[0]!) as { run_id: string; problems: Array<{ problem: string; candidate_count: number; best: { verdict: string; path: string; timing: unknown } | null }> };
+  const output = JSON.parse(cli.stdout[0]!) as {
+    run_id: string;
+    problems: Array<{ problem: string; candidate_count: number; best: { verdict: string; path: string; timing: unknown } | null }>;
+  };
   assert.deepEqual(Object.keys(output), ['run_id', 'problems']);
-  assert.deepEqual(output.problems.map((problem) => [path.basename(problem.problem), problem.candidate_count, problem.best?.verdict]), [
-    ['01_relu.py', 1, 'correct'],
-    ['02_gelu.py', 1, 'compile_error'],
-  ]);
+  assert.deepEqual(
+    output.problems.map((problem) => [path.basename(problem.problem), problem.candidate_count, problem.best?.verdict]),
+    [
+      ['01_relu.py', 1, 'correct'],
+      ['02_gelu.py', 1, 'compile_error'],
+    ],
+  );
   assert.equal(output.problems[0]!.best?.path, path.join(folder, 'kforge-out', '01_relu.py'));
   assert.deepEqual(Object.keys(output.problems[0]!.best!), ['verdict', 'path', 'timing']);
   assert.equal(output.problems[1]!.best?.timing, null);
   assert.match(await readFile(path.join(folder, 'kforge-out', '01_relu.verdict.json'), 'utf8'), /"verdict": "correct"/);
   const lines = cli.stderr.join('').trim().split('\n');
-  assert.ok(lines.every((line) => /^event=[a-z-]+( [a-z_]+=\S+)*/.test(line)), 'one logfmt line per event when stderr is not a terminal');
+  assert.ok(
+    lines.every((line) => /^event=[a-z-]+( [a-z_]+=\S+)*/.test(line)),
+    'one logfmt line per event when stderr is not a terminal',
+  );
   assert.ok(lines.some((line) => line.startsWith('event=candidate-evaluated problem=01_relu') && line.includes('verdict=correct')));
   const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
   try {
@@ -178,11 +197,42 @@ test('the files provider replays shipped candidates with no key (the README comm
 
 test('the evaluator flags of kforge eval reach every evaluation request', async () => {
   const cli = harness({ replies: [kernel('correct 0.5')] });
-  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--precision', 'fp16', '--tolerance', 'strict', '--trials', '3', '--perf-trials', '7', '--warmup', '2', '--preset', 'cpu', '--timeout-build', '900');
+  await cli.run(
+    'level1/01_relu.py',
+    '--provider',
+    'vllm',
+    '--backend',
+    'cpu',
+    '--max-candidates',
+    '1',
+    '--precision',
+    'fp16',
+    '--tolerance',
+    'strict',
+    '--trials',
+    '3',
+    '--perf-trials',
+    '7',
+    '--warmup',
+    '2',
+    '--preset',
+    'cpu',
+    '--timeout-build',
+    '900',
+  );
   assert.equal(cli.exitCode, 0, cli.stderr.join(''));
   const { request } = cli.evaluator.calls[0]!;
   assert.deepEqual(
-    { backend: request.backend, precision: request.precision, tolerance: request.tolerance, trials: request.trials, perfTrials: request.perfTrials, warmupTrials: request.warmupTrials, preset: request.preset, timeouts: request.timeoutsSeconds },
+    {
+      backend: request.backend,
+      precision: request.precision,
+      tolerance: request.tolerance,
+      trials: request.trials,
+      perfTrials: request.perfTrials,
+      warmupTrials: request.warmupTrials,
+      preset: request.preset,
+      timeouts: request.timeoutsSeconds,
+    },
     { backend: 'cpu', precision: 'fp16', tolerance: 'strict', trials: 3, perfTrials: 7, warmupTrials: 2, preset: 'cpu', timeouts: { build: 900 } },
   );
   const bad = harness();
@@ -196,7 +246,10 @@ async function storedCandidates(runId: string): Promise<Array<{ problem: string;
   const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
   try {
     const names = new Map((await store.listRunProblems(runId)).map((problem) => [problem.hash, problem.name]));
-    return (await store.listCandidates(runId)).map((candidate) => ({ problem: names.get(candidate.problemHash) ?? '?', marker: /fake-verdict: (.*)/.exec(candidate.source)?.[1] ?? '' }));
+    return (await store.listCandidates(runId)).map((candidate) => ({
+      problem: names.get(candidate.problemHash) ?? '?',
+      marker: /fake-verdict: (.*)/.exec(candidate.source)?.[1] ?? '',
+    }));
   } finally {
     await store.close();
   }
@@ -215,7 +268,10 @@ test('--guard-policy reaches every evaluation request and is kept by --resume', 
   await cli.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '3', '--guard-policy', 'strict', '--json');
   assert.equal(cli.exitCode, 130, cli.stderr.join(''));
   const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
-  assert.deepEqual(cli.evaluator.calls.map((call) => call.request.guardPolicy), ['strict']);
+  assert.deepEqual(
+    cli.evaluator.calls.map((call) => call.request.guardPolicy),
+    ['strict'],
+  );
   const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
   try {
     assert.equal(((await store.getRun(runId))?.config.evaluation as { guardPolicy?: string } | undefined)?.guardPolicy, 'strict');
@@ -225,7 +281,10 @@ test('--guard-policy reaches every evaluation request and is kept by --resume', 
   const resumed = harness({ replies: [kernel('correct 0.2')] });
   await resumed.run('--resume', runId, '--json');
   assert.equal(resumed.exitCode, 0, resumed.stderr.join(''));
-  assert.deepEqual(resumed.evaluator.calls.map((call) => call.request.guardPolicy), ['strict', 'strict']);
+  assert.deepEqual(
+    resumed.evaluator.calls.map((call) => call.request.guardPolicy),
+    ['strict', 'strict'],
+  );
 
   const plain = harness({ replies: [kernel('correct 0.5')] });
   await plain.run('level1/01_relu.py', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
@@ -255,18 +314,29 @@ test('the files provider resumes at the next unused reply, not the first file', 
   await cli.run('level1/01_relu.py', '--provider', 'files', '--dir', replies, '--backend', 'cpu', '--max-candidates', '10', '--json');
   assert.equal(cli.exitCode, 130, cli.stderr.join(''));
   const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
-  assert.deepEqual((await storedCandidates(runId)).map((candidate) => candidate.marker), markers.slice(0, 2));
+  assert.deepEqual(
+    (await storedCandidates(runId)).map((candidate) => candidate.marker),
+    markers.slice(0, 2),
+  );
 
   const resumed = harness({ realModel: true });
   await resumed.run('--resume', runId, '--json');
   assert.equal(resumed.exitCode, 0, resumed.stderr.join(''));
-  assert.deepEqual((await storedCandidates(runId)).map((candidate) => candidate.marker), markers, 'each file served once over both parts of the run');
-  assert.deepEqual(resumed.evaluator.calls.map((call) => /fake-verdict: (.*)/.exec(call.source)?.[1]), markers.slice(1), 'the cancelled candidate, then the two unused replies');
+  assert.deepEqual(
+    (await storedCandidates(runId)).map((candidate) => candidate.marker),
+    markers,
+    'each file served once over both parts of the run',
+  );
+  assert.deepEqual(
+    resumed.evaluator.calls.map((call) => /fake-verdict: (.*)/.exec(call.source)?.[1]),
+    markers.slice(1),
+    'the cancelled candidate, then the two unused replies',
+  );
   const output = JSON.parse(resumed.stdout[0]!) as { problems: Array<{ best: { timing: { candidate_ms: { median: number } } } }> };
   assert.equal(output.problems[0]!.best.timing.candidate_ms.median, 0.25);
 });
 
-test('with several problems, --dir DIR/<problem stem>/ holds that problem\'s replies; the others share DIR', async () => {
+test("with several problems, --dir DIR/<problem stem>/ holds that problem's replies; the others share DIR", async () => {
   const replies = path.join(folder, 'replies');
   await mkdir(path.join(replies, '02_gelu'), { recursive: true });
   await writeFile(path.join(replies, '1.py'), replyFile('correct 0.5'));
@@ -287,7 +357,10 @@ test('with several problems, --dir DIR/<problem stem>/ holds that problem\'s rep
   const missing = harness({ realModel: true });
   await missing.run('level1', '--provider', 'files', '--dir', replies, '--backend', 'cpu');
   assert.equal(missing.exitCode, 2);
-  assert.match(missing.stderr.join(''), /no replies for 01_relu: .*replies has no subfolder named after it and no \.py, \.md or \.txt files of its own; check --dir/);
+  assert.match(
+    missing.stderr.join(''),
+    /no replies for 01_relu: .*replies has no subfolder named after it and no \.py, \.md or \.txt files of its own; check --dir/,
+  );
 });
 
 test('the local evaluator is closed when the run ends, so no warm worker outlives the command', async () => {
@@ -325,7 +398,10 @@ test('--dry-run prints the problems, their sizes, estimated memory and audit fin
   assert.equal(cli.exitCode, 0, cli.stderr.join(''));
   assert.deepEqual(audited, ['01_relu.py cpu fp32', '02_gelu.py cpu fp32']);
   const text = cli.stdout.join('');
-  assert.match(text, /^2 problems would run \(nothing was sent to a model or stored\)\nbackend cpu, preset cpu, fp32, tolerance kernelbench; strategy refine, model vllm:m, at most 3 candidates per problem\n/);
+  assert.match(
+    text,
+    /^2 problems would run \(nothing was sent to a model or stored\)\nbackend cpu, preset cpu, fp32, tolerance kernelbench; strategy refine, model vllm:m, at most 3 candidates per problem\n/,
+  );
   assert.match(text, /level1\/01_relu\.py\s+256×8192 float32\s+16\.0 MiB\s+ok\n/);
   assert.match(text, /level1\/02_gelu\.py\s+256×8192 float32\s+16\.0 MiB\s+warning: degenerate — a trivial output passes/);
   assert.match(text, /0 with errors, 1 with warnings/);
@@ -338,9 +414,15 @@ test('--dry-run with --filter and --limit audits the chosen problem with the rea
   const cli = harness({ environment: { PATH: process.env.PATH, KFORGE_PYTHON: process.env.KFORGE_PYTHON ?? '/usr/bin/python3' } });
   await cli.run('level1', '--provider', 'files', '--dir', folder, '--backend', 'cpu', '--filter', 'gelu', '--limit', '1', '--dry-run', '--json');
   assert.equal(cli.exitCode, 0, cli.stderr.join(''));
-  const output = JSON.parse(cli.stdout.join('')) as { dry_run: boolean; problems: Array<{ problem: string; inputs: Array<{ shape: number[] }>; estimated_bytes: number; findings: unknown[] }> };
+  const output = JSON.parse(cli.stdout.join('')) as {
+    dry_run: boolean;
+    problems: Array<{ problem: string; inputs: Array<{ shape: number[] }>; estimated_bytes: number; findings: unknown[] }>;
+  };
   assert.equal(output.dry_run, true);
-  assert.deepEqual(output.problems.map((problem) => path.basename(problem.problem)), ['02_gelu.py']);
+  assert.deepEqual(
+    output.problems.map((problem) => path.basename(problem.problem)),
+    ['02_gelu.py'],
+  );
   assert.ok(output.problems[0]!.inputs[0]!.shape.length > 0);
   assert.ok(output.problems[0]!.estimated_bytes > 0);
 });

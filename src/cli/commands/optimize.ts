@@ -77,7 +77,6 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   auditProblem?: DryRunOptions['auditProblem'];
 }
 
-
 /**
  * The local pipeline's sizing: one warm worker of each role is ready for the next candidate while
  * the model writes it; candidates submitted together start more workers as they need them.
@@ -150,7 +149,20 @@ type OptimizeFlags = z.infer<typeof flagsSchema> & Record<string, unknown>;
 
 /** Flags that describe a new run; with `--resume` the stored settings are used instead. */
 const NEW_RUN_FLAGS = [
-  ...['provider', 'model', 'baseUrl', 'dir', 'strategy', 'maxCandidates', 'maxMinutes', 'maxTokens', 'maxCost', 'maxGpuSeconds', 'targetSpeedup', 'concurrency'],
+  ...[
+    'provider',
+    'model',
+    'baseUrl',
+    'dir',
+    'strategy',
+    'maxCandidates',
+    'maxMinutes',
+    'maxTokens',
+    'maxCost',
+    'maxGpuSeconds',
+    'targetSpeedup',
+    'concurrency',
+  ],
   ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
   ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
@@ -163,7 +175,9 @@ function parseFlags(raw: unknown, problems: readonly string[]): OptimizeFlags {
   if (flags.resume) {
     const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined && flags[name] !== false);
     if (problems.length > 0 || extra.length > 0) {
-      throw new UsageError(`--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`);
+      throw new UsageError(
+        `--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`,
+      );
     }
   } else if (problems.length === 0 && !flags.problems) {
     throw new UsageError('expected a problem file or folder (or --problems FILE): kforge optimize PROBLEM.py --provider NAME --model ID');
@@ -202,12 +216,26 @@ function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string,
   const { provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency } = flags;
   const { backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
   return {
-    ...{ provider, model, baseUrl, dir: dir === undefined ? undefined : path.resolve(cwd, dir), strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency },
+    ...{
+      provider,
+      model,
+      baseUrl,
+      dir: dir === undefined ? undefined : path.resolve(cwd, dir),
+      strategy,
+      maxCandidates,
+      maxMinutes,
+      maxTokens,
+      maxGpuSeconds,
+      targetSpeedup,
+      concurrency,
+    },
     ...{ backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo },
     ...(flags.maxCost === undefined ? {} : { maxCostUsd: flags.maxCost }),
     ...(flags.warmup === undefined ? {} : { warmupTrials: flags.warmup }),
     ...(flags.device === undefined ? {} : { deviceIndex: flags.device }),
-    timeoutsSeconds: Object.fromEntries(TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : []))),
+    timeoutsSeconds: Object.fromEntries(
+      TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : [])),
+    ),
     problems,
     outDir: path.resolve(cwd, flags.out ?? 'kforge-out'),
     candidatesDir: path.join(path.dirname(storePath), 'candidates'),
@@ -281,19 +309,35 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       const plan = flags.resume
         ? (await loadRunPlan(store, flags.resume)).plan
         : buildOptimizePlan(
-            requestFromFlags({ ...flags, backend: await chosenBackend(io, flags, config, gpus) }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath),
+            requestFromFlags(
+              { ...flags, backend: await chosenBackend(io, flags, config, gpus) },
+              await resolveSuite(problemArguments, flags, io.cwd),
+              io.cwd,
+              storePath,
+            ),
             config,
           );
       const { backend, deviceIndex } = plan.evaluation;
       if (!flags.redis) assertBackendRunsHere(backend, gpusVisible(io, gpus), 'optimize');
       const gpuName = gpus[deviceIndex ?? 0]?.name;
       const logger = createCliLogger(io, { format: flags.logFormat, write: progress.notice });
-      const model = await createRunModel({ plan, settings: modelSettings(plan, config), store, ...(flags.resume ? { resumeRunId: flags.resume } : {}), ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}) });
-      if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined)) throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
+      const model = await createRunModel({
+        plan,
+        settings: modelSettings(plan, config),
+        store,
+        ...(flags.resume ? { resumeRunId: flags.resume } : {}),
+        ...(dependencies.createModel ? { createModel: dependencies.createModel } : {}),
+      });
+      if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined))
+        throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
       const { createEvaluator, openRemoteEvaluation } = dependencies;
       opened = await openEvaluator(
         flags.redis
-          ? { kind: 'redis', options: { url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr }, ...(openRemoteEvaluation ? { open: openRemoteEvaluation } : {}) }
+          ? {
+              kind: 'redis',
+              options: { url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr },
+              ...(openRemoteEvaluation ? { open: openRemoteEvaluation } : {}),
+            }
           : {
               kind: 'local',
               wiring: { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
@@ -330,7 +374,11 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
     return runOptimizeDryRun(io, plan, {
       auditProblem: dependencies.auditProblem ?? auditProblemFile,
-      auditor: { python: pythonExecutable(io.environment), workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY, environment: io.environment },
+      auditor: {
+        python: pythonExecutable(io.environment),
+        workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
+        environment: io.environment,
+      },
       json: flags.json,
     });
   };
@@ -346,7 +394,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--provider <name>', 'model provider: openai, anthropic, google, openai-compatible, vllm, sglang, ollama, llamacpp, deepseek, openrouter, files')
     .option('--model <id>', 'model id as the provider names it')
     .option('--base-url <url>', 'API base URL (openai-compatible servers)')
-    .option('--dir <dir>', 'folder of candidate files or recorded replies (files provider); DIR/<problem stem>/ holds one problem\'s own')
+    .option('--dir <dir>', "folder of candidate files or recorded replies (files provider); DIR/<problem stem>/ holds one problem's own")
     .option('--strategy <name>', `search strategy: ${STRATEGY_NAMES.join(', ')} (default refine)`)
     .option('--max-candidates <n>', `candidates per problem (default ${DEFAULT_MAX_CANDIDATES} when no other limit is given)`)
     .option('--max-minutes <m>', 'wall-clock minutes per problem')
@@ -372,7 +420,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--on-stall <policy>', `on a stall: ${STALL_POLICIES.join(', ')} (default continue)`)
     .option('--switch-to <strategy>', 'the strategy a stalled problem switches to')
     .option('--store <path>', `the store database (default ${DEFAULT_STORE_PATH})`)
-    .option('--out <dir>', 'where each problem\'s best kernel and its verdict JSON are written (default kforge-out)')
+    .option('--out <dir>', "where each problem's best kernel and its verdict JSON are written (default kforge-out)")
     .option('--resume <run-id>', 'continue a stopped or killed run with its stored settings')
     .option('--config <path>', 'config file (default kforge.config.json when present)')
     .option('--dry-run', 'print what would run (problems, input sizes, estimated memory, audit findings) without calling a model or writing the store')
@@ -382,20 +430,20 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
   for (const stage of TIMEOUT_STAGES) {
     command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
   }
-  return command
-    .action(async (problemArguments: string[], rawOptions: unknown) => {
-      const io = resolveCliIo(dependencies);
-      try {
-        io.setExitCode(await run(io, problemArguments, rawOptions));
-      } catch (error) {
-        io.setExitCode(reportFailure(error, io));
-      }
-    });
+  return command.action(async (problemArguments: string[], rawOptions: unknown) => {
+    const io = resolveCliIo(dependencies);
+    try {
+      io.setExitCode(await run(io, problemArguments, rawOptions));
+    } catch (error) {
+      io.setExitCode(reportFailure(error, io));
+    }
+  });
 }
 
 /** Prints a failure in one line and returns the exit status; kforge's own bugs are rethrown. */
 function reportFailure(error: unknown, io: CliIo): number {
-  const setup = error instanceof OptimizeRunError && error.cause instanceof EvaluatorSetupError ? error.cause : error instanceof EvaluatorSetupError ? error : null;
+  const setup =
+    error instanceof OptimizeRunError && error.cause instanceof EvaluatorSetupError ? error.cause : error instanceof EvaluatorSetupError ? error : null;
   if (setup) {
     io.stderr.write(`kforge optimize: ${setup.message}${setup.hint ? `; ${setup.hint}` : ''}\n`);
     return EXIT.usage;
@@ -405,7 +453,9 @@ function reportFailure(error: unknown, io: CliIo): number {
     io.stderr.write(`kforge optimize: ${error.cause.message}\nwhen the machine has room again, continue with: kforge optimize --resume ${error.runId}\n`);
     return EXIT.usage;
   }
-  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError].some((kind) => error instanceof kind);
+  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError].some(
+    (kind) => error instanceof kind,
+  );
   if (!usage && !(error instanceof OptimizeRunError)) throw error;
   io.stderr.write(`kforge optimize: ${(error as Error).message}\n`);
   if (error instanceof OptimizeRunError) io.stderr.write(`fix the cause, then continue with: kforge optimize --resume ${error.runId}\n`);

@@ -15,14 +15,17 @@ before(async () => {
   // Malformed: a reference without get_inputs().
   await writeFile(path.join(folder, 'no_inputs.py'), 'import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n');
   // Stand-ins for a Python: one without torch, one that never finishes.
-  await writeFile(path.join(folder, 'python-without-torch'), "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
+  await writeFile(path.join(folder, 'python-without-torch'), '#!/bin/sh\necho "ModuleNotFoundError: No module named \'torch\'" >&2\nexit 1\n');
   await writeFile(path.join(folder, 'python-that-hangs'), '#!/bin/sh\nexec sleep 60\n');
   await chmod(path.join(folder, 'python-without-torch'), 0o755);
   await chmod(path.join(folder, 'python-that-hangs'), 0o755);
 });
 after(() => rm(folder, { recursive: true, force: true }));
 
-async function problems(args: string[], dependencies: ProblemsCommandDependencies = {}): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
+async function problems(
+  args: string[],
+  dependencies: ProblemsCommandDependencies = {},
+): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
   const outcome = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
   const program = new Command().name('kforge').exitOverride();
   registerProblemsCommand(program, {
@@ -38,7 +41,12 @@ async function problems(args: string[], dependencies: ProblemsCommandDependencie
 }
 
 interface AuditJson {
-  problems: Array<{ problem: string; status: string; findings: Array<{ level: string; check: string; message: string }>; audit: { degenerate: boolean; passing: string[]; preset: string } | null }>;
+  problems: Array<{
+    problem: string;
+    status: string;
+    findings: Array<{ level: string; check: string; message: string }>;
+    audit: { degenerate: boolean; passing: string[]; preset: string } | null;
+  }>;
   errors: number;
   warnings: number;
 }
@@ -70,7 +78,10 @@ describe('kforge problems list: subsets', () => {
     await writeFile(list, `${path.join(REPOSITORY_ROOT, 'problems', 'level2')}\n${path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py')}\n`);
     assert.deepEqual(await names(['--problems', list, '--limit', '3']), ['02_gelu', '01_gemm_bias_gelu', '02_conv_relu_maxpool']);
     const none = await problems(['list', '--filter', 'nothing-like-this']);
-    assert.deepEqual([none.exitCode, none.stderr.trim()], [2, 'kforge problems: no problem matches --filter nothing-like-this (of 18); it is matched against each problem\'s name and path']);
+    assert.deepEqual(
+      [none.exitCode, none.stderr.trim()],
+      [2, "kforge problems: no problem matches --filter nothing-like-this (of 18); it is matched against each problem's name and path"],
+    );
     const bad = await problems(['list', '--limit', '0']);
     assert.deepEqual([bad.exitCode, bad.stderr.trim()], [2, 'kforge problems: expected `--limit` to be a positive integer, got `0`']);
   });
@@ -93,14 +104,27 @@ describe('kforge problems audit', () => {
     // Two shipped problems whose cpu sizes are small (the audit of a 2^23-element problem can take
     // minutes on a loaded 2-core machine), and a malformed one.
     const malformed = path.join(folder, 'no_inputs.py');
-    const outcome = await problems(['audit', 'problems/level1/09_matmul_square.py', 'problems/level2/01_gemm_bias_gelu.py', malformed, '--json', '--jobs', '2', '--timeout', '600']);
+    const outcome = await problems([
+      'audit',
+      'problems/level1/09_matmul_square.py',
+      'problems/level2/01_gemm_bias_gelu.py',
+      malformed,
+      '--json',
+      '--jobs',
+      '2',
+      '--timeout',
+      '600',
+    ]);
     assert.equal(outcome.exitCode, 1, outcome.stderr);
     const json = JSON.parse(outcome.stdout) as AuditJson;
-    assert.deepEqual(json.problems.map((problem) => [path.basename(problem.problem), problem.status]), [
-      ['09_matmul_square.py', 'ok'],
-      ['01_gemm_bias_gelu.py', 'ok'],
-      ['no_inputs.py', 'error'],
-    ]);
+    assert.deepEqual(
+      json.problems.map((problem) => [path.basename(problem.problem), problem.status]),
+      [
+        ['09_matmul_square.py', 'ok'],
+        ['01_gemm_bias_gelu.py', 'ok'],
+        ['no_inputs.py', 'error'],
+      ],
+    );
     const [matmul, gemm, broken] = json.problems;
     assert.deepEqual([matmul!.findings, matmul!.audit?.degenerate, matmul!.audit?.preset], [[], false, 'cpu']);
     assert.equal(gemm!.audit?.degenerate, false);
@@ -144,10 +168,14 @@ describe('kforge problems audit', () => {
   });
 
   it('a Python without torch, a missing one and a missing path are misuse (exit 2) naming the fix', async () => {
-    const withoutTorch = await problems(['audit', 'problems/level1/01_relu.py'], { environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'python-without-torch') } });
+    const withoutTorch = await problems(['audit', 'problems/level1/01_relu.py'], {
+      environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'python-without-torch') },
+    });
     assert.equal(withoutTorch.exitCode, 2);
     assert.match(withoutTorch.stderr, /python-without-torch cannot import torch; set KFORGE_PYTHON to a Python with PyTorch/);
-    const missing = await problems(['audit', 'problems/level1/01_relu.py'], { environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'no-such-python') } });
+    const missing = await problems(['audit', 'problems/level1/01_relu.py'], {
+      environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'no-such-python') },
+    });
     assert.equal(missing.exitCode, 2);
     assert.match(missing.stderr, /cannot start .*no-such-python for the problem audit/);
     const nowhere = await problems(['audit', 'nowhere.py']);
@@ -157,7 +185,9 @@ describe('kforge problems audit', () => {
   });
 
   it('an audit past its limit is killed and reported as an error', async () => {
-    const outcome = await problems(['audit', 'problems/level1/01_relu.py', '--timeout', '0.5', '--json'], { environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'python-that-hangs') } });
+    const outcome = await problems(['audit', 'problems/level1/01_relu.py', '--timeout', '0.5', '--json'], {
+      environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'python-that-hangs') },
+    });
     assert.equal(outcome.exitCode, 1);
     const json = JSON.parse(outcome.stdout) as AuditJson;
     assert.equal(json.problems[0]?.findings[0]?.check, 'audit-timeout');

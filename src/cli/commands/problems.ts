@@ -30,9 +30,12 @@ const choice = <const T extends readonly [string, ...string[]]>(flag: string, va
   z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${String(issue.input)}\`` });
 
 const positive = (flag: string, integer: boolean) =>
-  z.string().refine((text) => (integer ? /^\+?\d+$/ : /^\+?(\d+\.?\d*|\.\d+)$/).test(text.trim()) && Number(text) > 0, {
-    error: (issue) => `expected \`${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${String(issue.input)}\``,
-  }).transform(Number);
+  z
+    .string()
+    .refine((text) => (integer ? /^\+?\d+$/ : /^\+?(\d+\.?\d*|\.\d+)$/).test(text.trim()) && Number(text) > 0, {
+      error: (issue) => `expected \`${flag}\` to be a positive ${integer ? 'integer' : 'number'}, got \`${String(issue.input)}\``,
+    })
+    .transform(Number);
 
 const listOptionsSchema = z.object({ json: z.boolean().default(false), ...suiteFlagsShape });
 
@@ -83,7 +86,9 @@ async function runList(io: CliIo, rawOptions: unknown, dependencies: ProblemsCom
   const listed = options.problems ? new Set(await resolveSuite([], { problems: options.problems }, io.cwd)) : null;
   const problems = selectProblems(listed ? catalog.filter((problem) => listed.has(problem.path)) : catalog, options, (problem) => problem.path, io.cwd);
   if (options.json) {
-    io.stdout.write(`${JSON.stringify({ problems: problems.map(({ level, name, path: file, presets, summary }) => ({ level, name, path: file, presets, summary })) })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ problems: problems.map(({ level, name, path: file, presets, summary }) => ({ level, name, path: file, presets, summary })) })}\n`,
+    );
     return 0;
   }
   const rows = problems.map((problem) => [problem.level, problem.name, problem.presets.join(', ') || '—', problem.summary]);
@@ -113,13 +118,23 @@ async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, depend
   const withErrors = audits.filter((audit) => statusOf(audit) === 'error').length;
   const withWarnings = audits.filter((audit) => statusOf(audit) === 'warning').length;
   if (options.json) {
-    const problems = audits.map((audit) => ({ problem: audit.problemPath, status: statusOf(audit), findings: audit.findings, audit: audit.audit, duration_ms: audit.durationMs }));
+    const problems = audits.map((audit) => ({
+      problem: audit.problemPath,
+      status: statusOf(audit),
+      findings: audit.findings,
+      audit: audit.audit,
+      duration_ms: audit.durationMs,
+    }));
     io.stdout.write(`${JSON.stringify({ problems, errors: withErrors, warnings: withWarnings })}\n`);
   } else {
     const rows = audits.flatMap((audit) =>
-      audit.findings.length === 0 ? [[shown(audit.problemPath), 'ok', '—', '—']] : audit.findings.map((finding, index) => [index === 0 ? shown(audit.problemPath) : '', finding.level, finding.check, finding.message]),
+      audit.findings.length === 0
+        ? [[shown(audit.problemPath), 'ok', '—', '—']]
+        : audit.findings.map((finding, index) => [index === 0 ? shown(audit.problemPath) : '', finding.level, finding.check, finding.message]),
     );
-    io.stdout.write(`${table(['problem', 'status', 'check', 'finding'], rows)}\n${audits.length} problems audited: ${withErrors} with errors, ${withWarnings} with warnings\n`);
+    io.stdout.write(
+      `${table(['problem', 'status', 'check', 'finding'], rows)}\n${audits.length} problems audited: ${withErrors} with errors, ${withWarnings} with warnings\n`,
+    );
   }
   return withErrors > 0 ? EXIT.notCorrect : 0;
 }
@@ -158,15 +173,20 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
   addSuiteOptions(list);
   const audit = problems
     .command('audit')
-    .description('run the worker\'s audit (does the problem load and run; does a trivial output pass its tolerance) on problem files')
+    .description("run the worker's audit (does the problem load and run; does a trivial output pass its tolerance) on problem files")
     .argument('[paths...]', 'problem files or folders of them (default: the shipped suite)')
     .option('--preset <preset>', `${PRESETS.join(' or ')} (default cpu: the audit runs on the CPU)`)
     .option('--precision <precision>', `${PRECISIONS.join(', ')} (default fp32)`)
     .option('--tolerance <profile>', `${TOLERANCE_PROFILES.join(' or ')} (default kernelbench)`)
-    .option('--timeout <seconds>', 'limit on one problem\'s audit (default 300)')
+    .option('--timeout <seconds>', "limit on one problem's audit (default 300)")
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
-    .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option(
+      '--set <NAME=VALUE>',
+      'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
   addSuiteOptions(audit);
   return problems;

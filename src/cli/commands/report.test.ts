@@ -40,7 +40,10 @@ describe('kforge report', () => {
   });
 
   it('prints JSON and CSV', async () => {
-    const json = JSON.parse((await report(['h200-demo', '--store', 'kforge.db', '--format', 'json'])).stdout) as { run: { id: string; backend: string }; problems: unknown[] };
+    const json = JSON.parse((await report(['h200-demo', '--store', 'kforge.db', '--format', 'json'])).stdout) as {
+      run: { id: string; backend: string };
+      problems: unknown[];
+    };
     assert.deepEqual([json.run.id, json.run.backend, json.problems.length], ['h200-demo', 'cuda', 3]);
     const csv = (await report(['h200-demo', '--store', 'kforge.db', '--format', 'csv'])).stdout;
     assert.equal(csv.trimEnd().split('\r\n').length, 1 + 3 + 2 + 1);

@@ -61,7 +61,10 @@ function table(header: string[], rows: string[][], colors: Colors): string {
   const visible = (cell: string): number => stripVTControlCharacters(cell).length;
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => visible(row[column] ?? ''))));
   const line = (cells: string[]): string =>
-    cells.map((cell, column) => cell + ' '.repeat((widths[column] ?? 0) - visible(cell))).join('  ').trimEnd();
+    cells
+      .map((cell, column) => cell + ' '.repeat((widths[column] ?? 0) - visible(cell)))
+      .join('  ')
+      .trimEnd();
   return `${[colors.bold(line(header)), ...rows.map(line)].join('\n')}\n`;
 }
 
@@ -133,7 +136,8 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
         await store.close();
       }
     } catch (error) {
-      const usage = error instanceof RunsUsageError || error instanceof StoreNotFoundError || error instanceof StoreOpenError || error instanceof StoreSchemaError;
+      const usage =
+        error instanceof RunsUsageError || error instanceof StoreNotFoundError || error instanceof StoreOpenError || error instanceof StoreSchemaError;
       if (!usage && !(error instanceof StoreDataError)) throw error;
       stderr.write(`kforge runs: ${(error as Error).message}\n`);
       setExitCode(usage ? 2 : 1);

@@ -42,11 +42,15 @@ after(async () => {
 });
 
 async function startServer(): Promise<string> {
-  const child = spawn(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'serve', '--reward', '--redis', redis!.url, '--port', '0', '--store', path.join(folder, 'kforge.db')], {
-    cwd: folder,
-    env: { ...process.env, KFORGE_TOKEN: TOKEN, KFORGE_LOG_LEVEL: 'warn', KFORGE_PYTHON: '/nonexistent/python-the-server-must-not-use' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'serve', '--reward', '--redis', redis!.url, '--port', '0', '--store', path.join(folder, 'kforge.db')],
+    {
+      cwd: folder,
+      env: { ...process.env, KFORGE_TOKEN: TOKEN, KFORGE_LOG_LEVEL: 'warn', KFORGE_PYTHON: '/nonexistent/python-the-server-must-not-use' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   server = child;
   child.stderr!.on('data', (chunk: Buffer) => (serverLog += chunk.toString()));
   return new Promise((resolve, reject) => {
@@ -73,7 +77,11 @@ test('serve --reward --redis evaluates reward requests on the workers of the que
     shaping: { name: 'binary' },
   };
   const ask = async (): Promise<{ reward: number; result: { verdict: string }; cached: boolean }> => {
-    const response = await fetch(`${base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}/api/reward`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify(body),
+    });
     assert.equal(response.status, 200, `${await response.clone().text()}\n${serverLog}`);
     return (await response.json()) as { reward: number; result: { verdict: string }; cached: boolean };
   };

@@ -63,7 +63,16 @@ async function failServe(args: string[]): Promise<{ exitCode: number | undefined
   let stderr = '';
   let exitCode: number | undefined;
   const program = new Command().name('kforge').exitOverride();
-  registerServeCommand(program, { stdout: { write: () => true }, stderr: { write: (text: string) => (stderr += text) }, setExitCode: (code) => (exitCode = code), environment: {}, cwd: seededStore.folder, createEvaluator: () => new FakeEvaluator(), webRoot: null, signals: new EventEmitter() as unknown as NodeJS.Process });
+  registerServeCommand(program, {
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => (stderr += text) },
+    setExitCode: (code) => (exitCode = code),
+    environment: {},
+    cwd: seededStore.folder,
+    createEvaluator: () => new FakeEvaluator(),
+    webRoot: null,
+    signals: new EventEmitter() as unknown as NodeJS.Process,
+  });
   await program.parseAsync(['serve', ...args], { from: 'user' });
   return { exitCode, stderr };
 }
@@ -74,7 +83,10 @@ describe('kforge serve', () => {
     assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
     assert.equal(served.stdout(), `${served.url}\n`);
     const body = (await (await fetch(`${served.url}api/runs`)).json()) as { runs: Array<{ id: string }> };
-    assert.deepEqual(body.runs.map((run) => run.id), ['h200-demo', 'cpu-demo']);
+    assert.deepEqual(
+      body.runs.map((run) => run.id),
+      ['h200-demo', 'cpu-demo'],
+    );
     assert.match(served.stderr(), /reading .*kforge\.db; Ctrl-C stops the server/);
     assert.equal(await served.stop(), 0);
     await assert.rejects(fetch(`${served.url}api/runs`));
@@ -115,7 +127,10 @@ describe('kforge serve', () => {
       blocker.close();
     }
     const malformed = await failServe(['--port', 'http']);
-    assert.deepEqual([malformed.exitCode, malformed.stderr.trim()], [2, 'kforge serve: expected `--port` to be a port number from 0 to 65535 (0 picks a free one), got `http`']);
+    assert.deepEqual(
+      [malformed.exitCode, malformed.stderr.trim()],
+      [2, 'kforge serve: expected `--port` to be a port number from 0 to 65535 (0 picks a free one), got `http`'],
+    );
     const short = await failServe(['--token', 'abc']);
     assert.equal(short.exitCode, 2);
     assert.match(short.stderr, /at least 16 characters/);
@@ -124,7 +139,16 @@ describe('kforge serve', () => {
 
 describe('isLoopbackHost and serverUrl', () => {
   it('tell loopback from other addresses and write URLs a browser opens', () => {
-    assert.deepEqual(['127.0.0.1', '127.3.2.1', 'localhost', '::1', '[::1]', '0.0.0.0', '192.168.1.4', '::'].map(isLoopbackHost), [true, true, true, true, true, false, false, false]);
+    assert.deepEqual(['127.0.0.1', '127.3.2.1', 'localhost', '::1', '[::1]', '0.0.0.0', '192.168.1.4', '::'].map(isLoopbackHost), [
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     assert.equal(serverUrl('::1', 4319), 'http://[::1]:4319/');
     assert.equal(serverUrl('127.0.0.1', 4319, 'a b'), 'http://127.0.0.1:4319/#token=a%20b');
   });

@@ -66,15 +66,32 @@ test('kforge worker and kforge workers say how to start a Redis when none answer
 
 test('kforge workers shows each worker, its devices and what it is doing, then the job counts', () => {
   const heartbeat = (id: string, overrides: Partial<WorkerHeartbeat>): WorkerHeartbeat => ({
-    v: 1, id, host: 'gpu-1', pid: 4242, queue: 'kforge', bullmqQueue: 'kforge-gpu', backend: 'cuda', devices: ['cuda:0', 'cuda:1'],
-    deviceLocks: [], concurrency: 2, state: 'ready', jobs: [], startedAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:08.000Z',
-    jobsDone: 12, jobsFailed: 1, intervalMs: 5000, ...overrides,
+    v: 1,
+    id,
+    host: 'gpu-1',
+    pid: 4242,
+    queue: 'kforge',
+    bullmqQueue: 'kforge-gpu',
+    backend: 'cuda',
+    devices: ['cuda:0', 'cuda:1'],
+    deviceLocks: [],
+    concurrency: 2,
+    state: 'ready',
+    jobs: [],
+    startedAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:08.000Z',
+    jobsDone: 12,
+    jobsFailed: 1,
+    intervalMs: 5000,
+    ...overrides,
   });
   const zero = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0, prioritized: 0 };
   const report: WorkersReport = {
     queue: 'kforge',
     workers: [
-      heartbeat('gpu-1-4242-aa', { jobs: [{ jobId: 'sha256-1', problem: 'p.py', candidate: 'fast.py', attempt: 2, stage: 'candidate:timing', device: 'cuda:1', startedAt: '' }] }),
+      heartbeat('gpu-1-4242-aa', {
+        jobs: [{ jobId: 'sha256-1', problem: 'p.py', candidate: 'fast.py', attempt: 2, stage: 'candidate:timing', device: 'cuda:1', startedAt: '' }],
+      }),
       heartbeat('gpu-1-4243-bb', { pid: 4243, devices: ['cuda:2'], state: 'stopping', jobsDone: 0, jobsFailed: 0 }),
     ],
     jobs: { cpu: zero, gpu: { ...zero, waiting: 3, prioritized: 1, active: 1, completed: 12 } },

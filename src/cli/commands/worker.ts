@@ -49,7 +49,9 @@ const flagsSchema = z.object({
   stallTimeout: seconds('--stall-timeout').optional(),
   heartbeat: seconds('--heartbeat').optional(),
   cacheDir: z.string().min(1).optional(),
-  logFormat: z.enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` }).optional(),
+  logFormat: z
+    .enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` })
+    .optional(),
 });
 type WorkerFlags = z.infer<typeof flagsSchema>;
 
@@ -69,7 +71,10 @@ async function resolveDevices(flags: WorkerFlags, io: CliIo, visible: (environme
     return { backend, devices: ['cpu'], deviceLocks: [], concurrency: flags.concurrency ?? 1 };
   }
   if (flags.concurrency !== undefined) throw new UsageError('`--concurrency` is for the cpu backend; a GPU worker runs one evaluation per GPU of --gpus');
-  if (gpusVisible.length === 0) throw new UsageError('no CUDA device is visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES hides them all); run `kforge doctor`, or use --backend cpu');
+  if (gpusVisible.length === 0)
+    throw new UsageError(
+      'no CUDA device is visible (nvidia-smi lists none, or CUDA_VISIBLE_DEVICES hides them all); run `kforge doctor`, or use --backend cpu',
+    );
   const gpus = flags.gpus ?? gpusVisible.map((_, index) => index);
   const missing = gpus.find((index) => index >= gpusVisible.length);
   if (missing !== undefined) throw new UsageError(`expected \`--gpus\` to name visible GPUs (0 to ${gpusVisible.length - 1}), got \`${missing}\``);
@@ -107,10 +112,23 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
   const say = (line: string): void => void (io.stderr as TextSink).write(`kforge worker: ${line}\n`);
   const devices = await resolveDevices(flags, io, dependencies.visibleCudaDevices ?? ((environment) => detectVisibleCudaDevices(environment)));
   const logger: Logger = createCliLogger(io, { format: flags.logFormat });
-  const wiring: WorkerEvaluatorWiring = { environment: io.environment, cwd: io.cwd, logger, backend: devices.backend, cudaDevices: devices.devices, concurrency: devices.concurrency, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) };
+  const wiring: WorkerEvaluatorWiring = {
+    environment: io.environment,
+    cwd: io.cwd,
+    logger,
+    backend: devices.backend,
+    cudaDevices: devices.devices,
+    concurrency: devices.concurrency,
+    ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}),
+  };
   const { createEvaluator } = dependencies;
   // The worker owns the evaluator from here: it closes it as it stops (a PipelinedEvaluator also warms up first).
-  const { evaluator } = await openEvaluator({ kind: 'local', wiring, pipeline: workerPipelineOptions(wiring), ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
+  const { evaluator } = await openEvaluator({
+    kind: 'local',
+    wiring,
+    pipeline: workerPipelineOptions(wiring),
+    ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}),
+  });
   let worker: QueueWorker;
   let lostDevices = false;
   try {
@@ -160,7 +178,10 @@ export function registerWorkerCommand(program: Command, dependencies: WorkerComm
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu); cuda and triton workers take jobs of both')
     .option('--queue <name>', `queue name shared with the coordinators (default ${DEFAULT_QUEUE_NAME})`)
     .option('--concurrency <n>', 'jobs at once on the cpu backend (default 1); GPU workers run one per GPU')
-    .option('--stall-timeout <seconds>', `a job whose worker stops renewing its lock this long goes to another worker (default ${DEFAULT_STALL_TIMEOUT_MS / 1000})`)
+    .option(
+      '--stall-timeout <seconds>',
+      `a job whose worker stops renewing its lock this long goes to another worker (default ${DEFAULT_STALL_TIMEOUT_MS / 1000})`,
+    )
     .option('--heartbeat <seconds>', `interval of the heartbeat and of the GPU lock renewal (default ${DEFAULT_HEARTBEAT_INTERVAL_MS / 1000})`)
     .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
@@ -171,7 +192,12 @@ export function registerWorkerCommand(program: Command, dependencies: WorkerComm
         if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
         io.setExitCode(await runWorker(parsed.data, io, dependencies));
       } catch (error) {
-        if (error instanceof UsageError || error instanceof RedisUnreachableError || error instanceof DeviceLockHeldError || error instanceof EvaluatorSetupError) {
+        if (
+          error instanceof UsageError ||
+          error instanceof RedisUnreachableError ||
+          error instanceof DeviceLockHeldError ||
+          error instanceof EvaluatorSetupError
+        ) {
           io.stderr.write(`kforge worker: ${error.message}\n`);
           return io.setExitCode(EXIT.usage);
         }

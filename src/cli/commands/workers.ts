@@ -32,7 +32,9 @@ export interface WorkersReport {
 
 function doing(worker: WorkerHeartbeat): string {
   if (worker.jobs.length === 0) return worker.state === 'stopping' ? 'stopping' : 'idle';
-  const jobs = worker.jobs.map((job) => `${job.candidate} [${job.stage ?? 'between stages'}${job.device ? ` on ${job.device}` : ''}${job.attempt > 1 ? `, attempt ${job.attempt}` : ''}]`);
+  const jobs = worker.jobs.map(
+    (job) => `${job.candidate} [${job.stage ?? 'between stages'}${job.device ? ` on ${job.device}` : ''}${job.attempt > 1 ? `, attempt ${job.attempt}` : ''}]`,
+  );
   return `${worker.state === 'stopping' ? 'stopping; ' : ''}${jobs.join('; ')}`;
 }
 
@@ -50,9 +52,13 @@ export function formatWorkersReport(report: WorkersReport, nowMs: number): strin
     `${Math.max(0, Math.round((nowMs - Date.parse(worker.updatedAt)) / 1000))}s ago`,
     doing(worker),
   ]);
-  const table = report.workers.length === 0 ? [`no worker is connected to queue ${report.queue} (start one with: kforge worker --redis URL)`] : formatTextTable([header, ...rows]);
+  const table =
+    report.workers.length === 0
+      ? [`no worker is connected to queue ${report.queue} (start one with: kforge worker --redis URL)`]
+      : formatTextTable([header, ...rows]);
   const counts = (Object.entries(report.jobs) as Array<[LaneKind, LaneJobCounts]>).map(
-    ([lane, jobs]) => `jobs ${report.queue}-${lane}: ${jobs.waiting + jobs.prioritized + jobs.delayed} waiting, ${jobs.active} active, ${jobs.completed} completed, ${jobs.failed} failed`,
+    ([lane, jobs]) =>
+      `jobs ${report.queue}-${lane}: ${jobs.waiting + jobs.prioritized + jobs.delayed} waiting, ${jobs.active} active, ${jobs.completed} completed, ${jobs.failed} failed`,
   );
   return [...table, ...counts].join('\n');
 }

@@ -56,10 +56,7 @@ export function baselineCacheKey(material: BaselineKeyMaterial): string {
  * The default cache folder: `$KFORGE_CACHE_DIR/baselines` when that is set, else
  * `.kforge/baselines` under `workingDirectory`.
  */
-export function defaultBaselineCacheDirectory(
-  environment: NodeJS.ProcessEnv = process.env,
-  workingDirectory: string = process.cwd(),
-): string {
+export function defaultBaselineCacheDirectory(environment: NodeJS.ProcessEnv = process.env, workingDirectory: string = process.cwd()): string {
   const root = environment.KFORGE_CACHE_DIR ? path.resolve(environment.KFORGE_CACHE_DIR) : path.join(workingDirectory, '.kforge');
   return path.join(root, 'baselines');
 }

@@ -109,7 +109,10 @@ describe('BuildCache', () => {
     const key = buildKey(item);
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     mkdirSync(directory, { recursive: true });
-    writeFileSync(path.join(directory, `${key}.lock`), JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), start: null, token: 'old', acquired_at: new Date().toISOString() }));
+    writeFileSync(
+      path.join(directory, `${key}.lock`),
+      JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), start: null, token: 'old', acquired_at: new Date().toISOString() }),
+    );
     const reservation = await cache.reserve(key, item, workspace());
     assert.notEqual(JSON.parse(readFileSync(path.join(directory, `${key}.lock`), 'utf8')).token, 'old');
     mkdirSync(path.join(reservation.directory, 'ext'), { recursive: true });
@@ -129,7 +132,7 @@ describe('BuildCache', () => {
     const first = workspace();
     const reservation = await cache.reserve(key, item, first);
     assert.equal(reservation.directory, path.join(cache.stagingDirectory, key));
-    assert.equal(readlinkSync(reservation.directory), first.directory, 'the stable path leads to the candidate\'s own folder');
+    assert.equal(readlinkSync(reservation.directory), first.directory, "the stable path leads to the candidate's own folder");
     mkdirSync(path.join(first.directory, 'ext'));
     writeFileSync(path.join(first.directory, 'ext', 'ext.so'), 'object code');
     utimesSync(path.join(first.directory, 'ext', 'ext.so'), 1_700_000_000, 1_700_000_000.25);
@@ -171,7 +174,18 @@ describe('BuildCache', () => {
     const key = buildKey(item);
     mkdirSync(path.join(directory, key, 'ext'), { recursive: true });
     writeFileSync(path.join(directory, key, 'ext', 'ext.so'), 'unverified');
-    const { files: _files, ...legacy } = { key, material: item, created_at: '2026-12-01T00:00:00Z', last_used_at: '2026-12-01T00:00:00Z', size_bytes: 10, uses: 1, builds: 1, hits: 0, complete: true, files: undefined };
+    const { files: _files, ...legacy } = {
+      key,
+      material: item,
+      created_at: '2026-12-01T00:00:00Z',
+      last_used_at: '2026-12-01T00:00:00Z',
+      size_bytes: 10,
+      uses: 1,
+      builds: 1,
+      hits: 0,
+      complete: true,
+      files: undefined,
+    };
     writeFileSync(path.join(directory, `${key}.json`), JSON.stringify(legacy));
     const target = workspace();
     const reservation = await cache.reserve(key, item, target);
@@ -180,13 +194,13 @@ describe('BuildCache', () => {
     await reservation.abandon();
   });
 
-  it('copies regular files only: a link to a secret in the candidate\'s folder is not followed', async () => {
+  it("copies regular files only: a link to a secret in the candidate's folder is not followed", async () => {
     const directory = freshDirectory();
     const cache = new BuildCache({ directory });
     const item = material('7');
     const key = buildKey(item);
     const secret = path.join(root, 'secret.txt');
-    writeFileSync(secret, 'the orchestrator\'s key');
+    writeFileSync(secret, "the orchestrator's key");
     const folder = workspace();
     const reservation = await cache.reserve(key, item, folder);
     mkdirSync(path.join(folder.directory, 'ext'));
@@ -197,7 +211,7 @@ describe('BuildCache', () => {
     assert.ok(lstatSync(path.join(directory, key, 'ext', 'ext.so')).isFile());
   });
 
-  it('gives the copies to the candidate\'s uid when kforge runs as root', { skip: process.getuid?.() === 0 ? false : 'needs root (chown)' }, async () => {
+  it("gives the copies to the candidate's uid when kforge runs as root", { skip: process.getuid?.() === 0 ? false : 'needs root (chown)' }, async () => {
     const directory = freshDirectory();
     const cache = new BuildCache({ directory });
     await use(cache, '8');
@@ -231,9 +245,7 @@ describe('BuildCache', () => {
       appendFileSync(${JSON.stringify(log)}, (built ? 'built ' : 'reused ') + process.pid + '\\n');
       await reservation.finish({ built: true, cacheHit: !built });
     `;
-    const children = Array.from({ length: 4 }, () =>
-      run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 60_000 }),
-    );
+    const children = Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 60_000 }));
     await Promise.all(children);
     const lines = readFileSync(log, 'utf8').trim().split('\n');
     assert.equal(lines.length, 4);

@@ -146,7 +146,10 @@ export class BuildCache {
         const restored = await restoreBuild(this.#folder(key), workspace.directory, previous.files, workspace.ownerUid);
         previouslyBuilt = restored.ok;
         if (!restored.ok) {
-          this.#logger.warn({ key, file: restored.file, why: restored.why }, 'build cache entry does not match its recorded digests; it is dropped and the candidate builds again');
+          this.#logger.warn(
+            { key, file: restored.file, why: restored.why },
+            'build cache entry does not match its recorded digests; it is dropped and the candidate builds again',
+          );
           await rm(this.#folder(key), { recursive: true, force: true, maxRetries: 3 });
           previous = { ...previous, complete: false, files: {} };
         }

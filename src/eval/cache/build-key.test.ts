@@ -8,7 +8,16 @@ function inputs(overrides: Partial<BuildKeyInputs> = {}): BuildKeyInputs {
   return {
     sourceSha256: SOURCE,
     backend: 'cuda',
-    environment: { device: 'NVIDIA H200', torch: '2.11.0', cuda: '13.0', driver: '580.1', python: '3.12.3', capability: '9.0', cpu: 'AMD EPYC 9654', nvcc: '13.0.48' },
+    environment: {
+      device: 'NVIDIA H200',
+      torch: '2.11.0',
+      cuda: '13.0',
+      driver: '580.1',
+      python: '3.12.3',
+      capability: '9.0',
+      cpu: 'AMD EPYC 9654',
+      nvcc: '13.0.48',
+    },
     compiler: 'c++: c++ (GCC) 13.3.0',
     parentEnvironment: {},
     ...overrides,
@@ -53,7 +62,11 @@ describe('build keys', () => {
 
   it('ignore the GPU on the cpu backend (a CPU build does not depend on it)', () => {
     const cpu = (environment: Partial<BuildKeyInputs['environment']>) =>
-      buildKey(buildKeyMaterialOf(inputs({ backend: 'cpu', environment: { ...inputs().environment, ...environment }, parentEnvironment: { TORCH_CUDA_ARCH_LIST: '9.0' } })));
+      buildKey(
+        buildKeyMaterialOf(
+          inputs({ backend: 'cpu', environment: { ...inputs().environment, ...environment }, parentEnvironment: { TORCH_CUDA_ARCH_LIST: '9.0' } }),
+        ),
+      );
     assert.equal(cpu({ capability: '8.0', nvcc: '12.0' }), cpu({ capability: null, nvcc: null }));
     assert.notEqual(cpu({}), buildKey(buildKeyMaterialOf(inputs())));
   });

@@ -34,7 +34,11 @@ async function copyWithTimes(source: string, target: string, contents: Buffer): 
  * The copy lands in a temporary folder renamed over `target`. Null when the build is larger than
  * `maxBytes` (nothing is kept).
  */
-export async function captureBuild(source: string, target: string, maxBytes = MAX_BUILD_SNAPSHOT_BYTES): Promise<{ files: BuildDigests; sizeBytes: number } | null> {
+export async function captureBuild(
+  source: string,
+  target: string,
+  maxBytes = MAX_BUILD_SNAPSHOT_BYTES,
+): Promise<{ files: BuildDigests; sizeBytes: number } | null> {
   const temporary = `${target}.tmp-${randomBytes(4).toString('hex')}`;
   const files: BuildDigests = {};
   let sizeBytes = 0;

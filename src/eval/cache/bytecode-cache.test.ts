@@ -21,7 +21,9 @@ function workerFolderWithProbe(name: string): string {
 }
 
 function filesUnder(folder: string): string[] {
-  return readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name);
 }
 
 describe('prepareBytecodeCache', () => {
@@ -31,14 +33,22 @@ describe('prepareBytecodeCache', () => {
     const directory = path.join(root, 'fresh-root', 'probe-cache');
     const options = { python: PYTHON, workerDirectory, directory, environment: process.env, modules: ['probepkg'] };
     assert.equal(await prepareBytecodeCache(options), directory);
-    assert.ok(filesUnder(directory).some((name) => /^__init__\.cpython-\d+\.pyc$/.test(name)), 'the probe package has bytecode in the cache');
+    assert.ok(
+      filesUnder(directory).some((name) => /^__init__\.cpython-\d+\.pyc$/.test(name)),
+      'the probe package has bytecode in the cache',
+    );
     assert.ok(!existsSync(path.join(workerDirectory, 'probepkg', '__pycache__')), 'nothing is written beside the sources');
     assert.equal(await prepareBytecodeCache(options), directory);
   });
 
   it('is off when KFORGE_BYTECODE_CACHE=0, without running Python', async () => {
     const directory = path.join(root, 'off-cache');
-    const prefix = await prepareBytecodeCache({ python: path.join(root, 'no-such-python'), workerDirectory: WORKER_DIRECTORY, directory, environment: { ...process.env, KFORGE_BYTECODE_CACHE: '0' } });
+    const prefix = await prepareBytecodeCache({
+      python: path.join(root, 'no-such-python'),
+      workerDirectory: WORKER_DIRECTORY,
+      directory,
+      environment: { ...process.env, KFORGE_BYTECODE_CACHE: '0' },
+    });
     assert.equal(prefix, null);
     assert.ok(!existsSync(`${directory}.lock`));
   });
@@ -46,8 +56,17 @@ describe('prepareBytecodeCache', () => {
   it('answers null, logged at info level (it costs only start-up time), when priming fails', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-    const prefix = await prepareBytecodeCache({ python: path.join(root, 'no-such-python'), workerDirectory: WORKER_DIRECTORY, directory: path.join(root, 'failed-cache'), environment: process.env, logger });
+    const prefix = await prepareBytecodeCache({
+      python: path.join(root, 'no-such-python'),
+      workerDirectory: WORKER_DIRECTORY,
+      directory: path.join(root, 'failed-cache'),
+      environment: process.env,
+      logger,
+    });
     assert.equal(prefix, null);
-    assert.ok(lines.some((line) => line.includes('priming failed') && JSON.parse(line).level === 30), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => line.includes('priming failed') && JSON.parse(line).level === 30),
+      lines.join('\n'),
+    );
   });
 });

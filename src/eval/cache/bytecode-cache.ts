@@ -69,10 +69,14 @@ export async function prepareBytecodeCache(options: BytecodeCacheOptions): Promi
     const answer = result.failed ? null : parseAnswer(String(result.stdout));
     if (!answer) {
       // Info, not a warning: it costs only start-up time, and a Python that cannot run the worker at all is reported by the worker's own start, in one sentence.
-      options.logger?.info({ exitCode: result.exitCode, stderr: String(result.stderr).slice(-2000) }, 'bytecode cache: priming failed; workers compile their modules from source');
+      options.logger?.info(
+        { exitCode: result.exitCode, stderr: String(result.stderr).slice(-2000) },
+        'bytecode cache: priming failed; workers compile their modules from source',
+      );
       return null;
     }
-    if (answer.needed) options.logger?.info({ prefix: answer.prefix, seconds: answer.seconds, reused: answer.reused }, 'bytecode cache: workers read primed bytecode');
+    if (answer.needed)
+      options.logger?.info({ prefix: answer.prefix, seconds: answer.seconds, reused: answer.reused }, 'bytecode cache: workers read primed bytecode');
     return answer.needed ? answer.prefix : null;
   } finally {
     await lock.release();

@@ -12,6 +12,9 @@ export async function probeCompilerIdentity(environment: NodeJS.ProcessEnv = pro
   const compiler = environment.CXX?.trim() || 'c++';
   const result = await execa(compiler, ['--version'], { reject: false, timeout: PROBE_TIMEOUT_MS, env: environment, extendEnv: false });
   if (result.failed || typeof result.stdout !== 'string') return null;
-  const first = result.stdout.split('\n').find((line) => line.trim().length > 0)?.trim();
+  const first = result.stdout
+    .split('\n')
+    .find((line) => line.trim().length > 0)
+    ?.trim();
   return first ? `${compiler}: ${first}` : null;
 }

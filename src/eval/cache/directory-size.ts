@@ -16,7 +16,11 @@ export async function directorySizeBytes(directory: string): Promise<number> {
   for (const entry of entries) {
     const child = path.join(directory, entry.name);
     if (entry.isDirectory()) total += await directorySizeBytes(child);
-    else if (entry.isFile()) total += await lstat(child).then((info) => info.size, () => 0);
+    else if (entry.isFile())
+      total += await lstat(child).then(
+        (info) => info.size,
+        () => 0,
+      );
   }
   return total;
 }

@@ -8,7 +8,17 @@ const KEY = 'f'.repeat(64);
 function entry(times: number[]): CachedBaselines {
   return {
     key: KEY,
-    key_material: { problem_sha256: 'p', preset: 'cpu', precision: 'fp32', backend: 'cpu', device: 'cpu: Test', torch: '1.13.0', cuda: null, driver: null, perf_trials: 3 },
+    key_material: {
+      problem_sha256: 'p',
+      preset: 'cpu',
+      precision: 'fp32',
+      backend: 'cpu',
+      device: 'cpu: Test',
+      torch: '1.13.0',
+      cuda: null,
+      driver: null,
+      perf_trials: 3,
+    },
     measured_at: '2026-12-02T00:00:00.000Z',
     eager: { times_ms: times },
     compile: { error: 'torch 1.13 has no torch.compile' },

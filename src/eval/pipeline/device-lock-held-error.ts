@@ -19,7 +19,10 @@ export class DeviceLockHeldError extends Error {
   readonly context: DeviceLockHeldContext;
 
   constructor(context: DeviceLockHeldContext) {
-    const expires = context.expiresInMs !== null && context.expiresInMs > 0 ? `; the lock expires in ${(context.expiresInMs / 1000).toFixed(1)} s unless that worker renews it` : '';
+    const expires =
+      context.expiresInMs !== null && context.expiresInMs > 0
+        ? `; the lock expires in ${(context.expiresInMs / 1000).toFixed(1)} s unless that worker renews it`
+        : '';
     super(
       `device ${context.device} of host ${context.host} is owned by worker ${context.holder ?? '(unknown)'} (Redis key ${context.lockKey})${expires}: give this worker other devices with --gpus, or stop that worker`,
     );

@@ -6,32 +6,58 @@ import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { resolveEvaluationSettings } from '../run/evaluation-settings.js';
 import { MachineFaultError } from '../machine-fault-error.js';
 
-const gate = new DeviceMemoryGate({ enabled: false, python: 'python3', workerDirectory: '.', environment: {}, directory: '/tmp', logger: pino({ level: 'silent' }) });
+const gate = new DeviceMemoryGate({
+  enabled: false,
+  python: 'python3',
+  workerDirectory: '.',
+  environment: {},
+  directory: '/tmp',
+  logger: pino({ level: 'silent' }),
+});
 
 /** A wait that ends only when the signal aborts (a timer keeps the test's event loop alive meanwhile: AbortSignal.timeout's does not). */
 function waitFor(signal: AbortSignal): Promise<never> {
   const alive = setInterval(() => undefined, 20);
-  return new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new EvaluationCancelledError(signal.reason)), { once: true })).finally(() => clearInterval(alive));
+  return new Promise<never>((_resolve, reject) =>
+    signal.addEventListener('abort', () => reject(new EvaluationCancelledError(signal.reason)), { once: true }),
+  ).finally(() => clearInterval(alive));
 }
 
 describe('the wait limit of --wait', () => {
   it('ends a wait for the device past the limit as a machine fault (device-wait), not a cancellation', async () => {
-    const settings = resolveEvaluationSettings({ problemPath: 'p.py', candidatePath: 'c.py', backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench', deviceWaitMs: 150.5 });
+    const settings = resolveEvaluationSettings({
+      problemPath: 'p.py',
+      candidatePath: 'c.py',
+      backend: 'cpu',
+      precision: 'fp32',
+      tolerance: 'kernelbench',
+      deviceWaitMs: 150.5,
+    });
     const room = gate.prepare(settings, 'evaluation');
     assert.equal(await room.neededBytes('cpu'), 0);
     await new Promise((resolve) => setTimeout(resolve, 0.7));
     const signal = room.waitSignal(undefined);
     assert.ok(signal, 'a fractional remaining time still makes a signal');
-    await assert.rejects(room.waited(() => waitFor(signal), undefined), (error: unknown) => {
-      assert.ok(error instanceof MachineFaultError);
-      assert.equal(error.resource, 'device-wait');
-      assert.match(error.hint, /--wait DURATION/);
-      return true;
-    });
+    await assert.rejects(
+      room.waited(() => waitFor(signal), undefined),
+      (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError);
+        assert.equal(error.resource, 'device-wait');
+        assert.match(error.hint, /--wait DURATION/);
+        return true;
+      },
+    );
   });
 
   it('leaves a cancellation by the caller a cancellation', async () => {
-    const settings = resolveEvaluationSettings({ problemPath: 'p.py', candidatePath: 'c.py', backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench', deviceWaitMs: 60_000 });
+    const settings = resolveEvaluationSettings({
+      problemPath: 'p.py',
+      candidatePath: 'c.py',
+      backend: 'cpu',
+      precision: 'fp32',
+      tolerance: 'kernelbench',
+      deviceWaitMs: 60_000,
+    });
     const room = gate.prepare(settings, 'evaluation');
     await room.neededBytes('cpu');
     const controller = new AbortController();

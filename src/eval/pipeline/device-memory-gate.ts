@@ -78,7 +78,8 @@ export class DeviceMemoryGate {
           // A problem that cannot be sized is worth a warning; an estimate that did not run at all is the
           // worker environment's fault, which the evaluation itself then reports in one sentence.
           const level = outcome.cause === 'problem' ? 'warn' : 'debug';
-          if (!warned) this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
+          if (!warned)
+            this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
           warned = true;
           return UNSIZED_BYTES;
         }
@@ -130,18 +131,22 @@ export class DeviceMemoryGate {
     const key = JSON.stringify([settings.problemPath, settings.overrides, settings.precision, settings.preset, settings.device, settings.timing]);
     let estimate = this.#estimates.get(key);
     if (!estimate) {
-      estimate = this.#capacity(settings.device).then((capacityBytes) => estimateEvaluationSize({
-        capacityBytes,
-        python: this.#options.python,
-        workerDirectory: this.#options.workerDirectory,
-        environment: this.#options.environment,
-        problemPath: settings.problemPath,
-        preset: settings.preset,
-        precision: settings.precision,
-        deviceType: settings.backend === 'cpu' ? 'cpu' : 'cuda',
-        overrides: settings.overrides,
-        timing: settings.timing,
-      })).catch((error: unknown) => ({ ok: false as const, cause: 'command' as const, message: (error as Error).message }));
+      estimate = this.#capacity(settings.device)
+        .then((capacityBytes) =>
+          estimateEvaluationSize({
+            capacityBytes,
+            python: this.#options.python,
+            workerDirectory: this.#options.workerDirectory,
+            environment: this.#options.environment,
+            problemPath: settings.problemPath,
+            preset: settings.preset,
+            precision: settings.precision,
+            deviceType: settings.backend === 'cpu' ? 'cpu' : 'cuda',
+            overrides: settings.overrides,
+            timing: settings.timing,
+          }),
+        )
+        .catch((error: unknown) => ({ ok: false as const, cause: 'command' as const, message: (error as Error).message }));
       this.#estimates.set(key, estimate);
     }
     return estimate;
@@ -168,4 +173,3 @@ export class DeviceMemoryGate {
     return budget;
   }
 }
-

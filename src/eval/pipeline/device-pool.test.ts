@@ -5,8 +5,7 @@ import { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const gpus = (count: number) => async () =>
-  Array.from({ length: count }, (_, index) => ({ index, name: 'NVIDIA H200', driver: '580.1', memoryMiB: 143771 }));
+const gpus = (count: number) => async () => Array.from({ length: count }, (_, index) => ({ index, name: 'NVIDIA H200', driver: '580.1', memoryMiB: 143771 }));
 
 describe('visible CUDA devices', () => {
   it('are every GPU nvidia-smi lists when CUDA_VISIBLE_DEVICES is unset', async () => {
@@ -61,7 +60,10 @@ describe('DevicePool', () => {
     }
     assert.equal(maxTogether, 3, 'the three devices ran at the same time');
     const usage = pool.usage();
-    assert.deepEqual(usage.map((entry) => entry.leases).reduce((a, b) => a + b), 60);
+    assert.deepEqual(
+      usage.map((entry) => entry.leases).reduce((a, b) => a + b),
+      60,
+    );
     assert.ok(usage.every((entry) => entry.assigned === 0 && entry.waiting === 0 && entry.busyMs > 0));
   });
 

@@ -13,11 +13,10 @@ export interface DetectedGpu {
  * is absent, fails or takes longer than `timeoutMs`.
  */
 export async function detectGpus(timeoutMs = 10_000): Promise<DetectedGpu[]> {
-  const result = await execa(
-    'nvidia-smi',
-    ['--query-gpu=index,name,driver_version,memory.total', '--format=csv,noheader,nounits'],
-    { reject: false, timeout: timeoutMs },
-  );
+  const result = await execa('nvidia-smi', ['--query-gpu=index,name,driver_version,memory.total', '--format=csv,noheader,nounits'], {
+    reject: false,
+    timeout: timeoutMs,
+  });
   if (result.failed || typeof result.stdout !== 'string') return [];
   return result.stdout
     .split('\n')

@@ -23,7 +23,13 @@ after(() => {
 
 /** Whether a promise has settled within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return Promise.race([promise.then(() => true, () => true), sleep(ms).then(() => false)]);
+  return Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    sleep(ms).then(() => false),
+  ]);
 }
 
 /**

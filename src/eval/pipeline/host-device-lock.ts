@@ -106,7 +106,12 @@ export interface HostWideDeviceLease {
  * so that neither another evaluation of this process nor another kforge process of the host holds
  * it at the same time. A failed or cancelled wait for the lock frees the in-process lease.
  */
-export async function leaseDeviceHostWide(pool: DevicePool, device: string, options: HostDeviceLockOptions = {}, signal?: AbortSignal): Promise<HostWideDeviceLease> {
+export async function leaseDeviceHostWide(
+  pool: DevicePool,
+  device: string,
+  options: HostDeviceLockOptions = {},
+  signal?: AbortSignal,
+): Promise<HostWideDeviceLease> {
   const askedAtMs = performance.now();
   const lease = await pool.acquire(device, signal);
   let lock: HeldLock | null;

@@ -16,11 +16,28 @@ interface Held {
 }
 
 /** One real process holding part of the budget (test-support/fixtures/budget/hold-budget.ts). */
-function holder(directory: string, args: { capacity: number; bytes: number; holdMs: number | 'forever'; label: string; waitMs?: number }): { done: Promise<Held>; pid: number; kill: () => void; firstEvent: Promise<Record<string, unknown>> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, directory, String(args.capacity), String(args.bytes), String(args.holdMs), args.label, ...(args.waitMs === undefined ? [] : [String(args.waitMs)])], {
-    cwd: REPOSITORY_ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+function holder(
+  directory: string,
+  args: { capacity: number; bytes: number; holdMs: number | 'forever'; label: string; waitMs?: number },
+): { done: Promise<Held>; pid: number; kill: () => void; firstEvent: Promise<Record<string, unknown>> } {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      HOLDER,
+      directory,
+      String(args.capacity),
+      String(args.bytes),
+      String(args.holdMs),
+      args.label,
+      ...(args.waitMs === undefined ? [] : [String(args.waitMs)]),
+    ],
+    {
+      cwd: REPOSITORY_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const events: Array<Record<string, unknown>> = [];
   let resolveFirst: (event: Record<string, unknown>) => void = () => undefined;
   const firstEvent = new Promise<Record<string, unknown>>((resolve) => (resolveFirst = resolve));
@@ -61,7 +78,10 @@ describe('the host-wide memory budget, with several real processes', () => {
       const holders = waited[0]!.events.find((event) => event.event === 'waiting')!.holders as Array<{ pid: number; label: string; bytes: number }>;
       assert.equal(holders.length, 1);
       assert.equal(holders[0]!.bytes, 60);
-      assert.ok(held.some((result) => result.pid === holders[0]!.pid), 'the holder named is one of the processes');
+      assert.ok(
+        held.some((result) => result.pid === holders[0]!.pid),
+        'the holder named is one of the processes',
+      );
       assert.match(holders[0]!.label, /^evaluation \d$/);
     } finally {
       await rm(directory, { recursive: true, force: true });
@@ -76,7 +96,10 @@ describe('the host-wide memory budget, with several real processes', () => {
       const second = await holder(directory, { capacity: 100, bytes: 40, holdMs: 10, label: 'second' }).done;
       first.kill();
       await first.done;
-      assert.equal(second.events.some((event) => event.event === 'waiting'), false);
+      assert.equal(
+        second.events.some((event) => event.event === 'waiting'),
+        false,
+      );
       assert.equal(second.events.find((event) => event.event === 'held')!.grantBytes, 60, 'granted what the first left');
     } finally {
       await rm(directory, { recursive: true, force: true });

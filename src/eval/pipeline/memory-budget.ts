@@ -179,7 +179,11 @@ export class MemoryBudget {
     const live: Array<{ file: string; entry: BudgetEntry }> = [];
     for (const name of names.filter((candidate) => candidate.endsWith('.json'))) {
       const file = path.join(this.#options.directory, name);
-      const parsed = entrySchema.safeParse(await readFile(file, 'utf8').then((text) => JSON.parse(text) as unknown).catch(() => null));
+      const parsed = entrySchema.safeParse(
+        await readFile(file, 'utf8')
+          .then((text) => JSON.parse(text) as unknown)
+          .catch(() => null),
+      );
       const alive = await isFileLockHeld(file);
       if (parsed.success && alive) live.push({ file, entry: parsed.data });
       else if (!alive) await unlink(file).catch(() => undefined);

@@ -108,7 +108,12 @@ describe('PipelinedEvaluator: baselines measured while the candidates build', ()
   it('close() stops a prefetch still timing, so a candidate that did not build is not kept waiting for baselines', { timeout: 120_000 }, async () => {
     const pipelined = prefetching('prefetch-close');
     const startedAt = performance.now();
-    const { result } = await pipelined.evaluate({ ...request, problemPath: fixturePath('fake-scenarios', 'problem-slow-baseline.py'), candidatePath: fixturePath('fake-scenarios', 'candidate-compile_error.py'), refreshBaselines: false });
+    const { result } = await pipelined.evaluate({
+      ...request,
+      problemPath: fixturePath('fake-scenarios', 'problem-slow-baseline.py'),
+      candidatePath: fixturePath('fake-scenarios', 'candidate-compile_error.py'),
+      refreshBaselines: false,
+    });
     assert.equal(result.verdict, 'compile_error');
     await pipelined.close();
     const elapsedMs = performance.now() - startedAt;

@@ -202,9 +202,12 @@ export class PipelinedEvaluator implements Evaluator {
     const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
     const wanted = request.backend === 'cpu' || request.deviceIndex === undefined ? undefined : deviceSlotOf(request);
     if (wanted !== undefined && !lane.devices.devices.includes(wanted)) {
-      throw new EvaluatorSetupError(`expected the device \`${wanted}\` of the request (\`--device ${request.deviceIndex}\`) to be one of this evaluator's devices, ${lane.devices.devices.join(', ')}`, {
-        hint: 'pick a device it has, or leave the device index out to let it choose',
-      });
+      throw new EvaluatorSetupError(
+        `expected the device \`${wanted}\` of the request (\`--device ${request.deviceIndex}\`) to be one of this evaluator's devices, ${lane.devices.devices.join(', ')}`,
+        {
+          hint: 'pick a device it has, or leave the device index out to let it choose',
+        },
+      );
     }
     this.#prefetchBaselines(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
@@ -338,11 +341,13 @@ export class PipelinedEvaluator implements Evaluator {
       releaseBuild?.();
       baselines.release();
       await (finishing ?? reservation?.abandon());
-      await Promise.all(taken.map(async (warm) => {
-        if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
-        await warm.worker.finish(EXIT_WINDOW_MS);
-        await warm.scratch.remove();
-      }));
+      await Promise.all(
+        taken.map(async (warm) => {
+          if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
+          await warm.worker.finish(EXIT_WINDOW_MS);
+          await warm.scratch.remove();
+        }),
+      );
     }
   }
 
@@ -390,9 +395,15 @@ export class PipelinedEvaluator implements Evaluator {
           buildDirectory: warm.scratch.buildDirectory,
           buildFinished: () => undefined,
           acquireDevice: () =>
-            this.#acquireDevice(lane, device, signal, (event) => {
-              if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
-            }, this.#sizes.prepare(settings, 'reference')),
+            this.#acquireDevice(
+              lane,
+              device,
+              signal,
+              (event) => {
+                if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
+              },
+              this.#sizes.prepare(settings, 'reference'),
+            ),
         },
         startWorker: (_role, progress) => {
           adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
@@ -488,14 +499,16 @@ export class PipelinedEvaluator implements Evaluator {
   #lane(kind: LaneKind): Promise<PipelineLane> {
     let lane = this.#lanes.get(kind);
     if (!lane) {
-      lane = createPipelineLane(kind, { cudaDevices: this.#options.cudaDevices, sizing: this.#options.sizing, environment: this.#environment }).then((created) => {
-        for (const device of created.devices.devices) {
-          this.#sizingOfDevice.set(device, created.sizing);
-          this.#pool.prewarm('candidate', device);
-          this.#pool.prewarm('reference', device);
-        }
-        return created;
-      });
+      lane = createPipelineLane(kind, { cudaDevices: this.#options.cudaDevices, sizing: this.#options.sizing, environment: this.#environment }).then(
+        (created) => {
+          for (const device of created.devices.devices) {
+            this.#sizingOfDevice.set(device, created.sizing);
+            this.#pool.prewarm('candidate', device);
+            this.#pool.prewarm('reference', device);
+          }
+          return created;
+        },
+      );
       // A lane that could not be made (no GPU) is tried again by the next evaluation.
       lane.catch(() => this.#lanes.delete(kind));
       this.#lanes.set(kind, lane);
@@ -522,4 +535,3 @@ export class PipelinedEvaluator implements Evaluator {
     return this.#compiler;
   }
 }
-

@@ -55,7 +55,11 @@ const SETUP_HINT = 'set KFORGE_PYTHON to a Python with PyTorch (scripts/python.s
  * Runs the audit as the leader of its own process group and, past the limit, signals the whole
  * group (SIGTERM, then SIGKILL after the grace), so nothing the problem started outlives it.
  */
-function runProcess(command: string, args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs: number; killGraceMs: number }): Promise<ProcessResult> {
+function runProcess(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number; killGraceMs: number },
+): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const startedAt = Date.now();
     const stdout = new CappedOutput();
@@ -98,11 +102,17 @@ function runProcess(command: string, args: string[], options: { cwd: string; env
 function auditArguments(problemPath: string, options: ProblemAuditorOptions): string[] {
   const tolerance = options.tolerance ?? { atol: 0.01, rtol: 0.01 };
   return [
-    '-m', 'kforge_worker', 'audit', problemPath,
+    '-m',
+    'kforge_worker',
+    'audit',
+    problemPath,
     ...(options.preset ? ['--preset', options.preset] : []),
-    '--precision', options.precision ?? 'fp32',
-    '--atol', String(tolerance.atol),
-    '--rtol', String(tolerance.rtol),
+    '--precision',
+    options.precision ?? 'fp32',
+    '--atol',
+    String(tolerance.atol),
+    '--rtol',
+    String(tolerance.rtol),
     ...Object.entries(options.overrides ?? {}).flatMap(([name, value]) => ['--set', `${name}=${String(value)}`]),
   ];
 }
@@ -124,16 +134,22 @@ async function tooLarge(problemPath: string, options: ProblemAuditorOptions): Pr
     timing: false,
   }).catch(() => null);
   if (!sized?.ok || sized.estimate.reference_bytes <= capacity) return null;
-  const fit = sized.estimate.fit ? Object.entries(sized.estimate.fit.overrides).map(([name, value]) => `--set ${name}=${String(value)}`).join(' ') : null;
+  const fit = sized.estimate.fit
+    ? Object.entries(sized.estimate.fit.overrides)
+        .map(([name, value]) => `--set ${name}=${String(value)}`)
+        .join(' ')
+    : null;
   return {
     problemPath,
     audit: null,
     durationMs: 0,
-    findings: [{
-      level: 'error',
-      check: 'too-large',
-      message: `its reference needs about ${formatBytes(sized.estimate.reference_bytes)} at ${options.overrides && Object.keys(options.overrides).length > 0 ? 'these' : 'its own'} sizes (inputs ${formatBytes(sized.estimate.input_bytes)} a set), more than this host's ${formatBytes(capacity)}: audit it at smaller sizes${fit ? ` (${fit} fits)` : ' with --set NAME=VALUE'}`,
-    }],
+    findings: [
+      {
+        level: 'error',
+        check: 'too-large',
+        message: `its reference needs about ${formatBytes(sized.estimate.reference_bytes)} at ${options.overrides && Object.keys(options.overrides).length > 0 ? 'these' : 'its own'} sizes (inputs ${formatBytes(sized.estimate.input_bytes)} a set), more than this host's ${formatBytes(capacity)}: audit it at smaller sizes${fit ? ` (${fit} fits)` : ' with --set NAME=VALUE'}`,
+      },
+    ],
   };
 }
 
@@ -151,7 +167,17 @@ function parseJson(text: string): unknown {
 function auditOf(problemPath: string, result: ProcessResult, limitMs: number): ProblemAudit {
   const base = { problemPath, durationMs: result.durationMs };
   if (result.timedOut) {
-    return { ...base, audit: null, findings: [{ level: 'error', check: 'audit-timeout', message: `the audit did not finish within its limit (${limitMs / 1000} s): the reference is too slow at this preset, or the machine too loaded (raise --timeout)` }] };
+    return {
+      ...base,
+      audit: null,
+      findings: [
+        {
+          level: 'error',
+          check: 'audit-timeout',
+          message: `the audit did not finish within its limit (${limitMs / 1000} s): the reference is too slow at this preset, or the machine too loaded (raise --timeout)`,
+        },
+      ],
+    };
   }
   const output = parseJson(result.stdout);
   const audit = result.exitCode === 0 ? workerAuditSchema.safeParse(output) : null;

@@ -15,11 +15,17 @@ export class ProblemTooLargeError extends Error {
 
   constructor(problemPath: string, device: string, estimate: SizeEstimate, capacityBytes: number) {
     const fit = estimate.fit;
-    const set = fit ? Object.entries(fit.overrides).map(([name, value]) => `--set ${name}=${String(value)}`).join(' ') : null;
+    const set = fit
+      ? Object.entries(fit.overrides)
+          .map(([name, value]) => `--set ${name}=${String(value)}`)
+          .join(' ')
+      : null;
     super(
       `${problemPath} needs about ${formatBytes(estimate.evaluation_bytes)} to evaluate at ${estimate.problem_overrides ? 'these' : 'its own'} sizes ` +
         `(inputs ${formatBytes(estimate.input_bytes)} a set, output ${formatBytes(estimate.output_bytes)}), more than the ${formatBytes(capacityBytes)} of ${device}; ` +
-        (set ? `evaluate it at sizes that fit with ${set} (about ${formatBytes(fit!.evaluation_bytes)}), or --fit to do so` : 'evaluate it at smaller sizes with --set NAME=VALUE') +
+        (set
+          ? `evaluate it at sizes that fit with ${set} (about ${formatBytes(fit!.evaluation_bytes)}), or --fit to do so`
+          : 'evaluate it at smaller sizes with --set NAME=VALUE') +
         '; figures at other sizes are recorded as `problem_overrides`',
     );
     this.estimate = estimate;

@@ -40,8 +40,9 @@ export function isolationOf(environment: Record<string, unknown> | null | undefi
  * the machine says what it could not do rather than pretending.
  */
 export function isolationNote(report: IsolationReport | null): string | null {
-  if (report === null) return 'the candidate ran without kforge\'s sandbox report: its isolation is unknown (docs/security.md)';
-  if (!report.enabled) return `the candidate ran without isolation (${report.missing.join('; ')}): it could reach the caches, the store and other processes of its user (docs/security.md)`;
+  if (report === null) return "the candidate ran without kforge's sandbox report: its isolation is unknown (docs/security.md)";
+  if (!report.enabled)
+    return `the candidate ran without isolation (${report.missing.join('; ')}): it could reach the caches, the store and other processes of its user (docs/security.md)`;
   if (report.missing.length === 0) return null;
   return `the candidate's isolation is partial on this machine: ${report.missing.join('; ')} (docs/security.md)`;
 }

@@ -11,7 +11,6 @@ import { workerRoleSchema, type WorkerRole } from './worker-role.js';
  */
 export const PROTOCOL_VERSION = 1;
 
-
 /** Stages of each role, in the order the worker runs them. */
 export const ROLE_STAGES = {
   reference: ['reference', 'baseline', 'judge'],
@@ -427,10 +426,7 @@ function quote(line: string): string {
  * Parses one fd-3 line. Never throws: a line that is not JSON, has another protocol version, an
  * unknown `type` or a malformed body comes back as a {@link ProtocolError}.
  */
-export function parseWorkerMessage(
-  line: string,
-  role?: WorkerRole,
-): { ok: true; message: WorkerMessage } | { ok: false; error: ProtocolError } {
+export function parseWorkerMessage(line: string, role?: WorkerRole): { ok: true; message: WorkerMessage } | { ok: false; error: ProtocolError } {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -451,21 +447,11 @@ export function parseWorkerMessage(
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at \`${issue.path.join('.')}\`` : '';
-    return failed(
-      `malformed \`${record.type}\` message${where}: ${issue?.message ?? 'invalid'}`,
-      line,
-      role,
-      parsed.error,
-    );
+    return failed(`malformed \`${record.type}\` message${where}: ${issue?.message ?? 'invalid'}`, line, role, parsed.error);
   }
   return { ok: true, message: parsed.data };
 }
 
-function failed(
-  reason: string,
-  line: string,
-  role: WorkerRole | undefined,
-  cause?: unknown,
-): { ok: false; error: ProtocolError } {
+function failed(reason: string, line: string, role: WorkerRole | undefined, cause?: unknown): { ok: false; error: ProtocolError } {
   return { ok: false, error: new ProtocolError(reason, { line: quote(line), role, cause }) };
 }

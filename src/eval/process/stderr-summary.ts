@@ -29,7 +29,10 @@ function shorten(line: string): string {
  * // 'RuntimeError: CUDA error: out of memory'
  */
 export function meaningfulStderrLine(stderr: string): string | null {
-  const lines = stderr.split(/\r?\n/).map((line) => line.trim()).filter((line) => line.length > 0);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
   for (let index = lines.length - 1; index >= 0; index -= 1) {
     if (EXCEPTION_LINE.test(lines[index]!)) return shorten(lines[index]!);
   }

@@ -47,10 +47,7 @@ export function isPassedToWorker(name: string): boolean {
  *
  * @example buildWorkerEnvironment(process.env, { homeDirectory, temporaryDirectory, workerDirectory })
  */
-export function buildWorkerEnvironment(
-  parentEnvironment: NodeJS.ProcessEnv,
-  options: WorkerEnvironmentOptions,
-): Record<string, string> {
+export function buildWorkerEnvironment(parentEnvironment: NodeJS.ProcessEnv, options: WorkerEnvironmentOptions): Record<string, string> {
   const environment: Record<string, string> = {};
   for (const [name, value] of Object.entries(parentEnvironment)) {
     if (value !== undefined && isPassedToWorker(name)) environment[name] = value;

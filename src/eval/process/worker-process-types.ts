@@ -74,6 +74,4 @@ export interface WorkerProcessResult {
 }
 
 /** What {@link WorkerProcess.next} yields: a non-stage message, or the end of the worker. */
-export type WorkerEvent =
-  | { type: 'message'; message: Exclude<WorkerMessage, StageMessage> }
-  | { type: 'exit'; result: WorkerProcessResult };
+export type WorkerEvent = { type: 'message'; message: Exclude<WorkerMessage, StageMessage> } | { type: 'exit'; result: WorkerProcessResult };

@@ -75,8 +75,7 @@ export class WorkerProcess {
     this.#reader = new ProtocolLineReader({
       maxLineBytes: options.maxLineBytes,
       onLine: (line) => this.#onLine(line),
-      onOverflow: (length) =>
-        this.fail(new ProtocolError(`an fd-3 line grew past the limit (${length} bytes without a newline)`, { role: this.role })),
+      onOverflow: (length) => this.fail(new ProtocolError(`an fd-3 line grew past the limit (${length} bytes without a newline)`, { role: this.role })),
     });
     this.#subprocess = execa(options.command, [...options.args], {
       cwd: options.cwd,
@@ -204,10 +203,7 @@ export class WorkerProcess {
       signalProcessGroup(groupId, 'SIGKILL');
       untrackProcessGroup(groupId);
     }
-    const drained = await Promise.race([
-      settled.then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), PIPE_DRAIN_MS).unref()),
-    ]);
+    const drained = await Promise.race([settled.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), PIPE_DRAIN_MS).unref())]);
     if (!drained) for (const stream of stdio) stream?.destroy();
     const final = await settled;
     this.#reader.end();
@@ -348,5 +344,8 @@ export class WorkerProcess {
 /** The larger of two peaks, field by field (null where neither is known). */
 function largerPeaks(previous: StageMemory | undefined, next: StageMemory): StageMemory {
   const larger = (a: number | null | undefined, b: number | null): number | null => (a == null ? b : b == null ? a : Math.max(a, b));
-  return { device_peak_bytes: larger(previous?.device_peak_bytes, next.device_peak_bytes), host_peak_bytes: larger(previous?.host_peak_bytes, next.host_peak_bytes) };
+  return {
+    device_peak_bytes: larger(previous?.device_peak_bytes, next.device_peak_bytes),
+    host_peak_bytes: larger(previous?.host_peak_bytes, next.host_peak_bytes),
+  };
 }

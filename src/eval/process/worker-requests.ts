@@ -85,11 +85,13 @@ export const judgeRequestSchema = z.object({
   /** `input_digest` is left out for timed outputs, whose inputs are not hashed after the call. */
   outputs: z
     .array(
-      savedOutputSchema.extend({
-        input_digest: z.string().nullable().optional(),
-        input_seed: seed.optional(),
-        variant: z.record(z.string(), z.number()).optional(),
-      }).passthrough(),
+      savedOutputSchema
+        .extend({
+          input_digest: z.string().nullable().optional(),
+          input_seed: seed.optional(),
+          variant: z.record(z.string(), z.number()).optional(),
+        })
+        .passthrough(),
     )
     .min(1),
 });

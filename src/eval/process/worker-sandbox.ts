@@ -83,7 +83,16 @@ export interface WorkerLaunchOptions {
  */
 export function workerLaunch(options: WorkerLaunchOptions): { command: string; args: string[] } {
   const { policy, scratch } = options;
-  const args = ['-I', '-B', '-u', path.join(policy.launcherDirectory, 'kforge_bootstrap.py'), '--worker-dir', options.workerDirectory, '--sandbox', policy.mode];
+  const args = [
+    '-I',
+    '-B',
+    '-u',
+    path.join(policy.launcherDirectory, 'kforge_bootstrap.py'),
+    '--worker-dir',
+    options.workerDirectory,
+    '--sandbox',
+    policy.mode,
+  ];
   args.push('--writable', scratch.path, '--read-only', scratch.inputDirectory);
   for (const hidden of policy.hiddenPaths) args.push('--hide', hidden);
   for (const exposed of policy.exposedPaths) args.push('--expose', exposed);

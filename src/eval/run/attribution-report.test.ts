@@ -6,8 +6,13 @@ import type { AttributionMessage, ReferenceOpsMessage } from '../process/protoco
 function measured(ops: Array<{ op: string; ms: number }>, own: number, library = 0): AttributionMessage {
   const torch = ops.reduce((sum, entry) => sum + entry.ms, 0);
   return {
-    v: 1, type: 'attribution', measured: 'device', own_share: own / (own + library + torch),
-    by_origin_ms: { own, library, torch }, torch_ops: ops, unavailable: null,
+    v: 1,
+    type: 'attribution',
+    measured: 'device',
+    own_share: own / (own + library + torch),
+    by_origin_ms: { own, library, torch },
+    torch_ops: ops,
+    unavailable: null,
   };
 }
 
@@ -29,13 +34,27 @@ test('a kept operator of the reference is in_reference, a different one is subst
   assert.deepEqual(kept.substituted_ops, []);
   assert.equal(attributionLine(kept), '62% of device time in your kernels; 38% in aten::mm, which the reference also runs');
 
-  const swapped = buildAttribution(measured([{ op: 'aten::_softmax', ms: 0.9 }, { op: 'aten::sum', ms: 0.05 }], 0.05), reference('aten::exp', 'aten::sum'), 'unused');
+  const swapped = buildAttribution(
+    measured(
+      [
+        { op: 'aten::_softmax', ms: 0.9 },
+        { op: 'aten::sum', ms: 0.05 },
+      ],
+      0.05,
+    ),
+    reference('aten::exp', 'aten::sum'),
+    'unused',
+  );
   assert.deepEqual(swapped.substituted_ops, ['aten::_softmax']);
   assert.equal(swapped.torch_ops[1]?.in_reference, true);
 });
 
 test('without the reference operators in_reference is null and nothing is called substituted', () => {
-  const unknown = buildAttribution(measured([{ op: 'aten::_softmax', ms: 1 }], 0.1), { v: 1, type: 'reference-ops', ops: [], unavailable: 'no dispatch modes' }, 'unused');
+  const unknown = buildAttribution(
+    measured([{ op: 'aten::_softmax', ms: 1 }], 0.1),
+    { v: 1, type: 'reference-ops', ops: [], unavailable: 'no dispatch modes' },
+    'unused',
+  );
   assert.equal(unknown.torch_ops[0]?.in_reference, null);
   assert.deepEqual(unknown.substituted_ops, []);
   assert.match(unknown.notes?.[0] ?? '', /no dispatch modes/);
@@ -58,7 +77,10 @@ test('a substituted operator rejects under own-kernels and strict, and is report
   assert.equal(rejected.reasons[0]?.check, 'substituted-op');
   assert.match(rejected.reasons[0]?.message ?? '', /aten::_softmax \(90% of the call's time\), which the reference never runs/);
   const fallback = { verdict: 'rejected' as const, reasons: [{ check: 'torch-fallback', message: 'forward dispatched aten::_softmax ×1' }] };
-  assert.deepEqual(applySubstitution(fallback, attribution, 'strict').reasons.map((reason) => reason.check), ['substituted-op', 'torch-fallback']);
+  assert.deepEqual(
+    applySubstitution(fallback, attribution, 'strict').reasons.map((reason) => reason.check),
+    ['substituted-op', 'torch-fallback'],
+  );
   const other = { verdict: 'rejected' as const, reasons: [{ check: 'stale-output', message: 'never written' }] };
   assert.equal(applySubstitution(other, attribution, 'strict'), other);
 });

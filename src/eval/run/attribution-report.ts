@@ -14,8 +14,19 @@ export const SUBSTITUTED_SHARE = 0.1;
 export const OPERATOR_FAMILIES: Readonly<Record<string, readonly string[]>> = {
   'matrix-product': ['mm', 'addmm', 'bmm', 'baddbmm', 'matmul', 'linear', 'addmv', 'mv', 'dot', 'addmm_activation'],
   convolution: [
-    'convolution', 'conv1d', 'conv2d', 'conv3d', 'cudnn_convolution', 'mkldnn_convolution', 'slow_conv2d_forward',
-    'slow_conv3d_forward', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution_overrideable', 'thnn_conv2d',
+    'convolution',
+    'conv1d',
+    'conv2d',
+    'conv3d',
+    'cudnn_convolution',
+    'mkldnn_convolution',
+    'slow_conv2d_forward',
+    'slow_conv3d_forward',
+    'conv_transpose1d',
+    'conv_transpose2d',
+    'conv_transpose3d',
+    'convolution_overrideable',
+    'thnn_conv2d',
   ],
   softmax: ['softmax', 'log_softmax'],
   clamp: ['relu', 'clamp_min', 'clamp_max', 'clamp', 'threshold', 'relu6', 'hardtanh'],
@@ -36,17 +47,15 @@ export function operatorFamily(name: string): string {
  * `reference-ops` (either may be missing): `in_reference` per operator, `substituted_ops`.
  * Without a measurement, `own_share` is null and `unavailable` says why (`missingReason`).
  */
-export function buildAttribution(
-  measured: AttributionMessage | undefined,
-  reference: ReferenceOpsMessage | undefined,
-  missingReason: string,
-): Attribution {
+export function buildAttribution(measured: AttributionMessage | undefined, reference: ReferenceOpsMessage | undefined, missingReason: string): Attribution {
   if (!measured) return { own_share: null, by_origin_ms: null, torch_ops: [], substituted_ops: [], unavailable: missingReason };
   const known = reference && reference.unavailable === null ? new Set(reference.ops.map((entry) => operatorFamily(entry.op))) : null;
   const origin = measured.by_origin_ms;
   const totalMs = origin.own + origin.library + origin.torch;
   const torchOps = measured.torch_ops.map(({ op, ms, ...rest }) => ({ op, ms, in_reference: known ? known.has(operatorFamily(op)) : null, ...rest }));
-  const substituted = torchOps.filter((entry) => entry.in_reference === false && totalMs > 0 && entry.ms >= SUBSTITUTED_SHARE * totalMs).map((entry) => entry.op);
+  const substituted = torchOps
+    .filter((entry) => entry.in_reference === false && totalMs > 0 && entry.ms >= SUBSTITUTED_SHARE * totalMs)
+    .map((entry) => entry.op);
   const notes = [...(measured.notes ?? [])];
   if (reference && reference.unavailable !== null) notes.push(`the reference's operators are unknown (${reference.unavailable}): in_reference is null`);
   return {
@@ -103,7 +112,8 @@ export function attributionLine(attribution: Attribution): string {
   const top = attribution.torch_ops[0];
   if (top && totalMs > 0) {
     const tail = top.in_reference === true ? ', which the reference also runs' : top.in_reference === false ? ', which the reference never runs' : '';
-    const more = attribution.torch_ops.length > 1 ? ` (and ${attribution.torch_ops.length - 1} more PyTorch operator${attribution.torch_ops.length > 2 ? 's' : ''})` : '';
+    const more =
+      attribution.torch_ops.length > 1 ? ` (and ${attribution.torch_ops.length - 1} more PyTorch operator${attribution.torch_ops.length > 2 ? 's' : ''})` : '';
     parts.push(`${percent(top.ms / totalMs)} in ${top.op}${tail}${more}`);
   }
   if (origin.library > 0 && totalMs > 0) parts.push(`${percent(origin.library / totalMs)} in vendor libraries`);

@@ -13,13 +13,7 @@ export interface CompilerError {
 }
 
 /** Identifiers of the build failures kforge recognises and explains. */
-export type KnownCauseId =
-  | 'unsupported-architecture'
-  | 'half-operators'
-  | 'missing-header'
-  | 'undefined-symbol'
-  | 'undeclared-binding'
-  | 'ninja-missing';
+export type KnownCauseId = 'unsupported-architecture' | 'half-operators' | 'missing-header' | 'undefined-symbol' | 'undeclared-binding' | 'ninja-missing';
 
 /** A recognised cause of a build failure, explained plainly. */
 export interface KnownCause {
@@ -85,7 +79,7 @@ const ERROR_PATTERNS: Array<{ pattern: RegExp; fields: (match: RegExpExecArray) 
 export function findFirstCompilerError(output: string): CompilerError | null {
   for (const rawLine of stripAnsi(output).split(/\r?\n/)) {
     const text = rawLine.trim();
-    if (text.length === 0 || /\bwarning\b/i.test(text.slice(0, 200)) && !/\berror\b/i.test(text)) continue;
+    if (text.length === 0 || (/\bwarning\b/i.test(text.slice(0, 200)) && !/\berror\b/i.test(text))) continue;
     for (const { pattern, fields } of ERROR_PATTERNS) {
       const match = pattern.exec(text);
       if (match) return { ...fields(match), text };
@@ -137,7 +131,8 @@ export function findKnownCause(output: string, context: DiagnosisContext = {}): 
   if (/Ninja is required to load C\+\+ extensions|ninja: (?:not found|command not found)/.test(text)) {
     return {
       id: 'ninja-missing',
-      message: 'PyTorch needs ninja to build extensions and it is not installed on this machine: install it (`apt-get install -y ninja-build` or `pip install ninja`); see `kforge doctor`',
+      message:
+        'PyTorch needs ninja to build extensions and it is not installed on this machine: install it (`apt-get install -y ninja-build` or `pip install ninja`); see `kforge doctor`',
     };
   }
   return null;

@@ -394,7 +394,11 @@ export class EvaluationRun {
     if (samples.length === 0) return null;
     const sampled = await this.#judge(samples);
     if (!sampled.ok) return sampled.outcome;
-    return outcomeOfTimedJudgement(sampled.value, samples.map((sample) => sample.call), this.#context.settings.tolerance);
+    return outcomeOfTimedJudgement(
+      sampled.value,
+      samples.map((sample) => sample.call),
+      this.#context.settings.tolerance,
+    );
   }
 
   /**
@@ -425,7 +429,11 @@ export class EvaluationRun {
     await candidate.finish(EXIT_WINDOW_MS);
     const event = await candidate.next();
     if (event.type === 'message' && !isGuardMessage(event.message)) {
-      return outcome('rejected', 'timing-tampered', `the candidate's process wrote \`${event.message.type}\` after its timing message: a message it was not asked for (docs/timing.md)`);
+      return outcome(
+        'rejected',
+        'timing-tampered',
+        `the candidate's process wrote \`${event.message.type}\` after its timing message: a message it was not asked for (docs/timing.md)`,
+      );
     }
     return null;
   }
@@ -524,8 +532,6 @@ export class EvaluationRun {
 const GUARD_MESSAGE_TYPES: ReadonlySet<string> = new Set(['guard', 'guard-checks', 'audit', 'roofline', 'attribution', 'reference-ops']);
 
 /** The guard's informational messages, which may arrive between any two expected ones. */
-function isGuardMessage(
-  message: WorkerMessage,
-): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline' | 'attribution' | 'reference-ops'> {
+function isGuardMessage(message: WorkerMessage): message is MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline' | 'attribution' | 'reference-ops'> {
   return GUARD_MESSAGE_TYPES.has(message.type);
 }

@@ -62,7 +62,9 @@ export class GuardRecorder {
     const attribution = buildAttribution(this.#attribution, this.#referenceOps, missing);
     const judged = applySubstitution(outcome, attribution, policy);
     if (attribution.substituted_ops.length > 0 && judged === outcome) {
-      this.#notes.push(`PyTorch operators the reference never runs did part of the work: ${attribution.substituted_ops.join(', ')} (attribution.substituted_ops; a rejection under own-kernels and strict)`);
+      this.#notes.push(
+        `PyTorch operators the reference never runs did part of the work: ${attribution.substituted_ops.join(', ')} (attribution.substituted_ops; a rejection under own-kernels and strict)`,
+      );
     }
     return { outcome: judged, attribution };
   }
@@ -94,12 +96,19 @@ export class GuardRecorder {
         return { variant: entry.variant, seed: entry.seed, passed: false, message: entry.error ?? 'no output was saved' };
       }
       const trial = judged[next++];
-      return { variant: entry.variant, seed: entry.seed, passed: trial?.passed === true, message: trial?.passed ? null : (trial?.message ?? trial?.check ?? 'not judged') };
+      return {
+        variant: entry.variant,
+        seed: entry.seed,
+        passed: trial?.passed === true,
+        message: trial?.passed ? null : (trial?.message ?? trial?.check ?? 'not judged'),
+      };
     });
     this.#generalisation = { gated, trials };
     const failed = trials.find((trial) => !trial.passed);
     if (!failed) return null;
-    const sizes = Object.entries(failed.variant).map(([name, value]) => `${name}=${value}`).join(', ');
+    const sizes = Object.entries(failed.variant)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(', ');
     const message = `at other problem sizes (${sizes}) the candidate fails: ${failed.message}; a kernel must be correct at any valid size, not only the benchmark's`;
     if (!gated) {
       this.#notes.push(message);
@@ -120,7 +129,12 @@ export class GuardRecorder {
     if (medianMs < IMPOSSIBLE_SHARE_OF_BOUND * bound) {
       return {
         verdict: 'rejected',
-        reasons: [{ check: 'faster-than-light', message: `the measured time is physically impossible: ${claim}; the timing was not honest (skipped work, cached results or a patched timer)` }],
+        reasons: [
+          {
+            check: 'faster-than-light',
+            message: `the measured time is physically impossible: ${claim}; the timing was not honest (skipped work, cached results or a patched timer)`,
+          },
+        ],
       };
     }
     if (medianMs < bound) this.#notes.push(`faster than the speed-of-light bound (${claim}): check the bound's byte and FLOP counts`);

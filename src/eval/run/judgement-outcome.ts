@@ -7,11 +7,7 @@ import type { Tolerance } from './tolerance.js';
  * The error profile of a judgement (docs/spec.md section 4): trials passed, largest errors against the
  * run-precision and float64 references, elements outside tolerance, and every trial's details.
  */
-export function summarizeCorrectness(
-  judgement: JudgementMessage,
-  tolerance: Tolerance,
-  profile: ToleranceProfile,
-): CorrectnessSummary {
+export function summarizeCorrectness(judgement: JudgementMessage, tolerance: Tolerance, profile: ToleranceProfile): CorrectnessSummary {
   const trials = judgement.trials;
   const fp64Abs = largest(trials.map((trial) => trial.fp64_max_abs_error));
   const fp64Rel = largest(trials.map((trial) => trial.fp64_max_rel_error));
@@ -69,11 +65,7 @@ export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Toler
  * The verdict on the sampled timed calls' outputs. Correctness already passed, so any failure here
  * means the candidate answered differently while timed (docs/hacks.md #8, #9): `rejected`.
  */
-export function outcomeOfTimedJudgement(
-  judgement: JudgementMessage,
-  calls: readonly number[],
-  tolerance: Tolerance,
-): Outcome | null {
+export function outcomeOfTimedJudgement(judgement: JudgementMessage, calls: readonly number[], tolerance: Tolerance): Outcome | null {
   const failing = judgement.trials.findIndex((trial) => !trial.passed);
   if (judgement.passed && failing === -1) return null;
   const trial = judgement.trials[failing === -1 ? 0 : failing]!;

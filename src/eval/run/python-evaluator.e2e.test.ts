@@ -18,7 +18,10 @@ import { PythonEvaluator } from './python-evaluator.js';
  */
 const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
 const probe = spawnSync(PYTHON, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 120_000 });
-const skip = probe.status === 0 ? false : `${PYTHON} cannot import torch (${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}); set KFORGE_PYTHON to a Python with PyTorch to run these tests`;
+const skip =
+  probe.status === 0
+    ? false
+    : `${PYTHON} cannot import torch (${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}); set KFORGE_PYTHON to a Python with PyTorch to run these tests`;
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-e2e-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -119,8 +122,14 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
       assert.equal(result.reasons[0]?.check, 'torch-fallback', reason(result));
       const guard = result.guard as { policy: string; findings: Array<{ check: string; severity: string }> };
       assert.equal(guard.policy, policy);
-      assert.ok(guard.findings.some((finding) => finding.check === 'torch-fallback'), 'the static finding stays, with its line');
-      assert.ok(guard.findings.every((finding) => finding.severity === 'note'), 'a static finding alone rejects nothing');
+      assert.ok(
+        guard.findings.some((finding) => finding.check === 'torch-fallback'),
+        'the static finding stays, with its line',
+      );
+      assert.ok(
+        guard.findings.every((finding) => finding.severity === 'note'),
+        'a static finding alone rejects nothing',
+      );
       const attribution = result.attribution!;
       assert.equal(attribution.measured, 'host');
       assert.equal(attribution.own_share, 0, 'no native code: none of the time is in kernels of its own');

@@ -43,7 +43,11 @@ export function outcomeOfWorkerEnd(result: WorkerProcessResult, expected: string
     const seconds = formatSeconds(result.timeLimitMs ?? 0);
     const flag = LIMIT_FLAGS[result.timedOut] ?? '--timeout-startup';
     if (result.timedOut === 'idle') {
-      return outcome('timeout', 'timeout-idle', `${who} stopped responding outside any stage for ${seconds} while kforge waited for \`${expected}\`, and was killed; raise the limit with ${flag} if the machine is just slow`);
+      return outcome(
+        'timeout',
+        'timeout-idle',
+        `${who} stopped responding outside any stage for ${seconds} while kforge waited for \`${expected}\`, and was killed; raise the limit with ${flag} if the machine is just slow`,
+      );
     }
     return outcome(
       'timeout',
@@ -94,11 +98,14 @@ function referenceEnd(result: WorkerProcessResult, expected: string): MachineFau
   const context = { role: result.role, stage: result.stage, detail: result.stderr };
   if (result.timedOut) {
     const flag = LIMIT_FLAGS[result.timedOut] ?? '--timeout-startup';
-    return new MachineFaultError(`the reference process (which never imports the candidate) ran past its limit of ${formatSeconds(result.timeLimitMs ?? 0)}${during} and was killed; no verdict`, {
-      ...context,
-      resource: 'reference-process',
-      hint: `the problem is too slow at these sizes on this machine, or the machine is loaded: raise ${flag}, or evaluate at smaller sizes (--set NAME=VALUE)`,
-    });
+    return new MachineFaultError(
+      `the reference process (which never imports the candidate) ran past its limit of ${formatSeconds(result.timeLimitMs ?? 0)}${during} and was killed; no verdict`,
+      {
+        ...context,
+        resource: 'reference-process',
+        hint: `the problem is too slow at these sizes on this machine, or the machine is loaded: raise ${flag}, or evaluate at smaller sizes (--set NAME=VALUE)`,
+      },
+    );
   }
   if (result.signal) {
     const killed = result.signal === 'SIGKILL';
@@ -132,12 +139,15 @@ function referenceEnd(result: WorkerProcessResult, expected: string): MachineFau
 function setupError(result: WorkerProcessResult): EvaluatorSetupError | MachineFaultError {
   const hint = 'run `kforge doctor` to check Python, PyTorch and the worker package (set KFORGE_PYTHON to choose the Python)';
   if (!result.spawnError && !result.timedOut && saysOutOfMemory(result.stderr)) {
-    return new MachineFaultError(`the ${result.role} worker could not start: it ran out of memory before saying hello (${meaningfulStderrLine(result.stderr) ?? 'out of memory'})`, {
-      resource: 'worker-start',
-      role: result.role,
-      hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget, --wait) or evaluate fewer candidates at once',
-      detail: result.stderr,
-    });
+    return new MachineFaultError(
+      `the ${result.role} worker could not start: it ran out of memory before saying hello (${meaningfulStderrLine(result.stderr) ?? 'out of memory'})`,
+      {
+        resource: 'worker-start',
+        role: result.role,
+        hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget, --wait) or evaluate fewer candidates at once',
+        detail: result.stderr,
+      },
+    );
   }
   if (result.spawnError) {
     return new EvaluatorSetupError(`could not start the ${result.role} worker: ${result.spawnError.message}`, { hint, cause: result.spawnError });
@@ -156,7 +166,10 @@ function setupError(result: WorkerProcessResult): EvaluatorSetupError | MachineF
 
 /** The last non-empty line of a process's stderr, shortened. */
 export function lastStderrLine(stderr: string): string | null {
-  const lines = stderr.split(/\r?\n/).map((line) => line.trim()).filter((line) => line.length > 0);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
   const last = lines[lines.length - 1];
   if (last === undefined) return null;
   return last.length > 300 ? `${last.slice(0, 300)}…` : last;

@@ -44,8 +44,18 @@ const SCENARIOS: Array<{ label: string; scenario: string; verdict: Verdict; over
   { label: 'crashed: garbage on the channel', scenario: 'garbage', verdict: 'crashed' },
   { label: 'crashed: messages out of order', scenario: 'out-of-order', verdict: 'crashed' },
   { label: 'a flood of output', scenario: 'spam', verdict: 'correct' },
-  { label: 'invalid_input: the problem', scenario: 'correct', verdict: 'invalid_input', overrides: { problemPath: fixturePath('fake-scenarios', 'problem-invalid.py') } },
-  { label: 'invalid_input: a missing candidate file', scenario: 'correct', verdict: 'invalid_input', overrides: { candidatePath: '/nonexistent/candidate.py' } },
+  {
+    label: 'invalid_input: the problem',
+    scenario: 'correct',
+    verdict: 'invalid_input',
+    overrides: { problemPath: fixturePath('fake-scenarios', 'problem-invalid.py') },
+  },
+  {
+    label: 'invalid_input: a missing candidate file',
+    scenario: 'correct',
+    verdict: 'invalid_input',
+    overrides: { candidatePath: '/nonexistent/candidate.py' },
+  },
 ];
 
 describe('verdicts of the fake worker parse under the verdict union', () => {

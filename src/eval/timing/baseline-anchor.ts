@@ -47,7 +47,10 @@ export function anchorBaselines(input: { earlier: TimingStats; anchor: TimingSta
   if (!agreed) {
     reasons.push(`eager moved by ${(drift * 100).toFixed(1)}% between its ${cached ? 'cached figure' : 'first timing'} and a re-timing beside the candidate`);
   }
-  for (const [name, stats] of [['the candidate', candidate], ['eager re-timed', anchor]] as const) {
+  for (const [name, stats] of [
+    ['the candidate', candidate],
+    ['eager re-timed', anchor],
+  ] as const) {
     if (relativeWidth(stats) > WIDE_INTERVAL) {
       reasons.push(`${name}'s 95% interval spans ${(relativeWidth(stats) * 100).toFixed(1)}% of its median`);
     }

@@ -26,7 +26,10 @@ class ScriptedCandidate {
   #batchCalls = 0;
   #timed = 0;
 
-  constructor(readonly warmup: number, readonly tamper: (message: WorkerMessage) => WorkerMessage = (message) => message) {
+  constructor(
+    readonly warmup: number,
+    readonly tamper: (message: WorkerMessage) => WorkerMessage = (message) => message,
+  ) {
     this.#phase = warmup > 0 ? 'warmup' : 'timed';
     this.#emit({ v: 1, type: 'called', phase: this.#phase, index: 0 });
   }
@@ -39,7 +42,12 @@ class ScriptedCandidate {
       const call = request.calls[0]!;
       const expected = this.#batches.of(call);
       this.#batches.finish(this.#batchCalls);
-      this.#emit({ v: 1, type: 'batch-outputs', batch: this.#batch, samples: [{ call, seed: expected.seed, input_seed: expected.inputSeed, path: `b${call}` }] });
+      this.#emit({
+        v: 1,
+        type: 'batch-outputs',
+        batch: this.#batch,
+        samples: [{ call, seed: expected.seed, input_seed: expected.inputSeed, path: `b${call}` }],
+      });
       this.#batch += 1;
     }
   }
@@ -124,7 +132,9 @@ describe('the candidate timing driver', () => {
   });
 
   it('rejects a call reported out of order as timing-tampered', async () => {
-    const candidate = new ScriptedCandidate(1, (message) => (message.type === 'called' && message.phase === 'timed' && message.index === 1 ? { ...message, index: 2 } : message));
+    const candidate = new ScriptedCandidate(1, (message) =>
+      message.type === 'called' && message.phase === 'timed' && message.index === 1 ? { ...message, index: 2 } : message,
+    );
     const result = await drive(candidate, 4, [0]).driver.run();
     assert.equal(result.ok, false);
     assert.equal(!result.ok && result.outcome.reasons[0]!.check, 'timing-tampered');
@@ -132,7 +142,8 @@ describe('the candidate timing driver', () => {
 
   it('rejects a kept output computed from other inputs than its call', async () => {
     const candidate = new ScriptedCandidate(1, (message) =>
-      message.type === 'timing' ? { ...message, samples: message.samples.map((sample) => ({ ...sample, input_seed: 7 })) } : message);
+      message.type === 'timing' ? { ...message, samples: message.samples.map((sample) => ({ ...sample, input_seed: 7 })) } : message,
+    );
     const result = await drive(candidate, 4, [2]).driver.run();
     assert.equal(!result.ok && result.outcome.reasons[0]!.check, 'timing-tampered');
     assert.match(!result.ok ? result.outcome.reasons[0]!.message : '', /computed from other inputs/);
@@ -146,7 +157,8 @@ describe('the candidate timing driver', () => {
 
   it('rejects a batch output other than the one asked for', async () => {
     const candidate = new ScriptedCandidate(1, (message) =>
-      message.type === 'batch-outputs' ? { ...message, samples: message.samples.map((sample) => ({ ...sample, call: 0 })) } : message);
+      message.type === 'batch-outputs' ? { ...message, samples: message.samples.map((sample) => ({ ...sample, call: 0 })) } : message,
+    );
     const result = await drive(candidate, 4, [2]).driver.run();
     assert.equal(!result.ok && result.outcome.reasons[0]!.check, 'timing-tampered');
   });

@@ -202,7 +202,9 @@ export class CandidateTimingDriver {
       return this.#fail(`the timing message holds ${timing.times_ms.length} calls; ${timedCalls} of the ${perfTrials} asked for were made`);
     }
     if (timing.samples.map((sample) => sample.call).join() !== this.#keptCalls.join()) {
-      return this.#fail(`the timing message's outputs are calls [${timing.samples.map((sample) => sample.call).join(', ')}], the parent kept [${this.#keptCalls.join(', ')}]`);
+      return this.#fail(
+        `the timing message's outputs are calls [${timing.samples.map((sample) => sample.call).join(', ')}], the parent kept [${this.#keptCalls.join(', ')}]`,
+      );
     }
     if (timing.contents_per_model !== undefined && timing.contents_per_model !== contentsPerModel) {
       return this.#fail(`the worker used ${timing.contents_per_model} contents per model, the parent fixed ${contentsPerModel}`);

@@ -13,11 +13,7 @@ export interface RunBaselineContext {
 }
 
 /** What the baselines depend on; null when nothing is timed or the worker never said hello. */
-export function baselineKeyMaterialOf(
-  settings: EvaluationSettings,
-  problemSha256: string,
-  environment: WorkerEnvironment | null,
-): BaselineKeyMaterial | null {
+export function baselineKeyMaterialOf(settings: EvaluationSettings, problemSha256: string, environment: WorkerEnvironment | null): BaselineKeyMaterial | null {
   if (!environment || !settings.timing) return null;
   return {
     problem_sha256: problemSha256,
@@ -54,11 +50,7 @@ export async function peekBaselines(context: RunBaselineContext, environment: Wo
 }
 
 /** Stores measured baselines; a failed write is logged, not thrown (they are measured again next time). */
-export async function storeBaselines(
-  context: RunBaselineContext,
-  environment: WorkerEnvironment | null,
-  measured: MessageOfType<'baseline'>,
-): Promise<void> {
+export async function storeBaselines(context: RunBaselineContext, environment: WorkerEnvironment | null, measured: MessageOfType<'baseline'>): Promise<void> {
   const material = baselineKeyMaterialOf(context.settings, context.problemSha256, environment);
   if (!material) return;
   try {

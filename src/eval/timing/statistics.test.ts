@@ -1,13 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  mean,
-  median,
-  medianConfidenceInterval,
-  medianConfidenceRanks,
-  sampleStandardDeviation,
-  summarizeTimes,
-} from './statistics.js';
+import { mean, median, medianConfidenceInterval, medianConfidenceRanks, sampleStandardDeviation, summarizeTimes } from './statistics.js';
 import { computeSpeedups } from './speedup.js';
 
 describe('statistics', () => {
@@ -42,7 +35,7 @@ describe('statistics', () => {
   it('summarizes raw times', () => {
     const stats = summarizeTimes([1, 2, 3, 4, 100]);
     assert.deepEqual(stats, { median: 3, mean: 22, std: stats.std, min: 1, max: 100, ci95: [1, 100], n: 5 });
-    assert.ok(Math.abs(stats.std - Math.sqrt(((21 ** 2) + (20 ** 2) + (19 ** 2) + (18 ** 2) + (78 ** 2)) / 4)) < 1e-9);
+    assert.ok(Math.abs(stats.std - Math.sqrt((21 ** 2 + 20 ** 2 + 19 ** 2 + 18 ** 2 + 78 ** 2) / 4)) < 1e-9);
   });
 
   it('refuses empty or non-finite series', () => {

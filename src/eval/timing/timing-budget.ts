@@ -86,9 +86,10 @@ export class TimingBudget {
       timed_calls: this.#timedCalls,
       requested_warmup: this.#warmupTrials,
       warmup_calls: this.#warmupCalls,
-      reason: this.#stoppedEarly && fewer
-        ? `the calls took long: ${this.#timedCalls} timed calls and ${this.#warmupCalls} warm-up calls fit the timing budget of ${(this.budgetMs / 1000).toFixed(0)} s`
-        : null,
+      reason:
+        this.#stoppedEarly && fewer
+          ? `the calls took long: ${this.#timedCalls} timed calls and ${this.#warmupCalls} warm-up calls fit the timing budget of ${(this.budgetMs / 1000).toFixed(0)} s`
+          : null,
     };
   }
 }

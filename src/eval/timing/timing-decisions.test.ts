@@ -53,8 +53,11 @@ describe('the trusted bound (docs/timing.md, P1)', () => {
     const bounded = boundedFigures(honest, undefined, busyBatches, load);
     assert.equal(bounded.trusted?.source, 'in-process');
     assert.equal(bounded.trusted?.load_factor, load);
-    assert.equal(boundedFigures(summarizeTimes(repeat(0.0004, 100)), undefined, busyBatches, load).trusted?.source, 'trusted-batch',
-      'a 100x forgery still loses');
+    assert.equal(
+      boundedFigures(summarizeTimes(repeat(0.0004, 100)), undefined, busyBatches, load).trusted?.source,
+      'trusted-batch',
+      'a 100x forgery still loses',
+    );
     assert.equal(loadFactor(repeat(1.0, 30), [0.8, 0.9, 0.85]), 1, 'never below 1');
     assert.equal(loadFactor(undefined, undefined), 1);
   });
@@ -75,7 +78,7 @@ describe('the trusted bound (docs/timing.md, P1)', () => {
 });
 
 describe('re-anchoring cached baselines', () => {
-  const stats = (median: number, spread: number) => summarizeTimes(Array.from({ length: 30 }, (_, index) => median + spread * ((index % 5) - 2) / 2));
+  const stats = (median: number, spread: number) => summarizeTimes(Array.from({ length: 30 }, (_, index) => median + (spread * ((index % 5) - 2)) / 2));
 
   it('keeps the cache when eager re-timed now agrees with it', () => {
     const anchor = anchorBaselines({ earlier: stats(1.0, 0.01), anchor: stats(1.005, 0.01), cached: true, candidate: stats(0.5, 0.005) });
@@ -133,7 +136,10 @@ describe('the timing budget', () => {
     const budget = new TimingBudget({ budgetMs: 1000, perfTrials: 3, warmupTrials: 1, now: () => 0 });
     budget.start();
     assert.equal(budget.moreWarmup(0), false);
-    assert.deepEqual([0, 1].map((index) => budget.moreTimed(index)), [true, true]);
+    assert.deepEqual(
+      [0, 1].map((index) => budget.moreTimed(index)),
+      [true, true],
+    );
     assert.equal(budget.moreTimed(2), false);
     assert.equal(budget.report().reason, null);
   });

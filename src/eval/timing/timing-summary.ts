@@ -47,7 +47,11 @@ function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSumma
     ratio,
     bound: CROSS_CHECK_BOUND,
     agrees,
-    ...(agrees ? {} : { finding: `the timed calls' median and ${check.method}'s differ by more than ${CROSS_CHECK_BOUND * 100}% (ratio ${ratio === null ? 'undefined' : ratio.toFixed(3)})` }),
+    ...(agrees
+      ? {}
+      : {
+          finding: `the timed calls' median and ${check.method}'s differ by more than ${CROSS_CHECK_BOUND * 100}% (ratio ${ratio === null ? 'undefined' : ratio.toFixed(3)})`,
+        }),
   };
 }
 
@@ -65,9 +69,15 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
   const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms) : null;
   const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms) : null;
-  const anchor = anchorEntry && eagerFigure
-    ? anchorBaselines({ earlier: eagerFigure.stats, anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms).stats, cached: input.baselineCached, candidate: bounded.candidate })
-    : null;
+  const anchor =
+    anchorEntry && eagerFigure
+      ? anchorBaselines({
+          earlier: eagerFigure.stats,
+          anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms).stats,
+          cached: input.baselineCached,
+          candidate: bounded.candidate,
+        })
+      : null;
   const eager = anchor?.used === 'anchor' ? anchor.eager_ms : (eagerFigure?.stats ?? null);
   const compile = compileFigure?.stats ?? null;
   const speedups = computeSpeedups(bounded.candidate.median, eager?.median ?? null, compile?.median ?? null);
@@ -92,7 +102,8 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const launchBound = {
     candidate: bounded.wall !== undefined && bounded.wall.median >= LAUNCH_BOUND_RATIO * bounded.candidate.median,
     eager: eagerFigure?.launchBound === true || (eagerWall !== undefined && eager !== null && eagerWall.median >= LAUNCH_BOUND_RATIO * eager.median),
-    compile: compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
+    compile:
+      compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
   };
   if (launchBound.candidate || launchBound.eager || launchBound.compile) summary.launch_bound = launchBound;
   if (input.budget) summary.budget = input.budget;

@@ -89,7 +89,10 @@ export class BullmqJobOperations {
     }
     if (failure.kind === 'internal' && /stalled more than/i.test(failure.message)) {
       const attempts = await readJobAttempts(redis, keys.attempts(watch.jobId));
-      return { kind: 'finished', outcome: { v: 1, result: workerLostResult(watch.payload, attempts), workerId: 'bullmq-stall-limit', host: 'redis', attempts, durationMs: 0 } };
+      return {
+        kind: 'finished',
+        outcome: { v: 1, result: workerLostResult(watch.payload, attempts), workerId: 'bullmq-stall-limit', host: 'redis', attempts, durationMs: 0 },
+      };
     }
     const error =
       failure.kind === 'setup'

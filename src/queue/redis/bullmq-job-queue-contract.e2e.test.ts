@@ -38,7 +38,13 @@ async function candidateFile(name: string, source: string): Promise<string> {
   return file;
 }
 
-const request = (candidatePath: string): EvaluationRequest => ({ problemPath: problemPath(), candidatePath, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' });
+const request = (candidatePath: string): EvaluationRequest => ({
+  problemPath: problemPath(),
+  candidatePath,
+  backend: 'cpu',
+  precision: 'fp32',
+  tolerance: 'kernelbench',
+});
 
 async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -55,8 +61,15 @@ before(async () => {
   await writeFile(problemPath(), 'import torch\n');
   queue = await openRedisJobQueue({ url: redis.url, pollIntervalMs: 200 });
   worker = await QueueWorker.start({
-    redisUrl: redis.url, backend: 'cpu', devices: ['cpu'], deviceLocks: [], concurrency: 1, evaluator,
-    stallTimeoutMs: 2000, heartbeatIntervalMs: 200, scratchRoot: root,
+    redisUrl: redis.url,
+    backend: 'cpu',
+    devices: ['cpu'],
+    deviceLocks: [],
+    concurrency: 1,
+    evaluator,
+    stallTimeoutMs: 2000,
+    heartbeatIntervalMs: 200,
+    scratchRoot: root,
   });
 });
 
@@ -75,8 +88,16 @@ describeJobQueueConformance(
     const folder = await mkdtemp(path.join(root, 'conformance-'));
     const conforming = await openRedisJobQueue({ url: redis.url, queueName: 'conformance', pollIntervalMs: 200 });
     const conformingWorker = await QueueWorker.start({
-      redisUrl: redis.url, queueName: 'conformance', backend: 'cpu', devices: ['cpu'], deviceLocks: [], concurrency: 1, evaluator: scripted,
-      stallTimeoutMs: 2000, heartbeatIntervalMs: 200, scratchRoot: folder,
+      redisUrl: redis.url,
+      queueName: 'conformance',
+      backend: 'cpu',
+      devices: ['cpu'],
+      deviceLocks: [],
+      concurrency: 1,
+      evaluator: scripted,
+      stallTimeoutMs: 2000,
+      heartbeatIntervalMs: 200,
+      scratchRoot: folder,
     });
     return {
       queue: conforming,
@@ -103,7 +124,11 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
       queue.on('job-finished', ({ jobId }) => seen.push(`finished ${jobId}`)),
     ];
     const before = evaluator.calls.length;
-    const payload = createJobPayload({ problem: { name: 'problem.py', source: 'import torch\n' }, candidate: { name: 'named.py', source: '# equal\nHOLD:equal\n' }, options: request(file) });
+    const payload = createJobPayload({
+      problem: { name: 'problem.py', source: 'import torch\n' },
+      candidate: { name: 'named.py', source: '# equal\nHOLD:equal\n' },
+      options: request(file),
+    });
     const first = queue.submit(request(file), { jobId: 'a' });
     const second = queue.submit(request(file), { jobId: 'b' });
     const third = queue.submitPayload(payload, { jobId: 'c' });
@@ -125,8 +150,12 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
     assert.equal(b.problem, problemPath());
     assert.equal(c.result.candidate, 'named.py');
     assert.equal(c.jobId, evaluationJobId(payload));
-    assert.deepEqual(c.attempts.map((attempt) => attempt.workerId), [worker.id]);
-    for (const id of ['a', 'b', 'c']) for (const event of ['queued', 'started', 'device-acquired', 'finished']) assert.ok(seen.includes(`${event} ${id}`), `${event} ${id}`);
+    assert.deepEqual(
+      c.attempts.map((attempt) => attempt.workerId),
+      [worker.id],
+    );
+    for (const id of ['a', 'b', 'c'])
+      for (const event of ['queued', 'started', 'device-acquired', 'finished']) assert.ok(seen.includes(`${event} ${id}`), `${event} ${id}`);
     const counts = await queue.queueCounts();
     assert.equal(counts.cpu.completed, 1);
 
@@ -144,7 +173,13 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
     const runningJob = queue.submit(request(running), { signal: runningControl.signal });
     await evaluator.started('running');
     const waitingJob = queue.submit(request(waiting), { signal: waitingControl.signal });
-    const waitingId = evaluationJobId(createJobPayload({ problem: { name: 'p.py', source: 'import torch\n' }, candidate: { name: 'w.py', source: 'waits behind running\n' }, options: request(waiting) }));
+    const waitingId = evaluationJobId(
+      createJobPayload({
+        problem: { name: 'p.py', source: 'import torch\n' },
+        candidate: { name: 'w.py', source: 'waits behind running\n' },
+        options: request(waiting),
+      }),
+    );
     const lane = new Queue(bullmqQueueName('kforge', 'cpu'), { connection: { url: redis.url } });
     try {
       await until(async () => (await lane.getJobState(waitingId)) === 'waiting', 'the waiting job in Redis');
@@ -155,7 +190,13 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
       runningControl.abort();
       await assert.rejects(runningJob, EvaluationCancelledError);
       await until(() => call.aborted, 'the running evaluation aborted by its worker');
-      const runningId = evaluationJobId(createJobPayload({ problem: { name: 'p.py', source: 'import torch\n' }, candidate: { name: 'r.py', source: 'HOLD:running\n' }, options: request(running) }));
+      const runningId = evaluationJobId(
+        createJobPayload({
+          problem: { name: 'p.py', source: 'import torch\n' },
+          candidate: { name: 'r.py', source: 'HOLD:running\n' },
+          options: request(running),
+        }),
+      );
       await until(async () => (await lane.getJobState(runningId)) === 'failed', 'the running job failed as cancelled');
       assert.equal(decodeJobFailure((await lane.getJob(runningId))?.failedReason).kind, 'cancelled');
       // Submitting it again evaluates it again.
@@ -170,7 +211,17 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
 
   it('refuses a second owner of a GPU until the first stops', async () => {
     const start = (): Promise<QueueWorker> =>
-      QueueWorker.start({ redisUrl: redis.url, queueName: 'locks', backend: 'cuda', devices: ['cuda:0', 'cuda:1'], deviceLocks: ['gpu0', 'gpu1'], concurrency: 2, evaluator, heartbeatIntervalMs: 200, host: 'gpu-host' });
+      QueueWorker.start({
+        redisUrl: redis.url,
+        queueName: 'locks',
+        backend: 'cuda',
+        devices: ['cuda:0', 'cuda:1'],
+        deviceLocks: ['gpu0', 'gpu1'],
+        concurrency: 2,
+        evaluator,
+        heartbeatIntervalMs: 200,
+        host: 'gpu-host',
+      });
     const owner = await start();
     await assert.rejects(start(), (error: unknown) => {
       assert.ok(error instanceof DeviceLockHeldError);
@@ -178,18 +229,42 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
       assert.match(error.message, /device gpu0 of host gpu-host is owned by worker/);
       return true;
     });
-    const other = await QueueWorker.start({ redisUrl: redis.url, queueName: 'locks', backend: 'cuda', devices: ['cuda:2'], deviceLocks: ['gpu2'], concurrency: 1, evaluator, heartbeatIntervalMs: 200, host: 'gpu-host' });
+    const other = await QueueWorker.start({
+      redisUrl: redis.url,
+      queueName: 'locks',
+      backend: 'cuda',
+      devices: ['cuda:2'],
+      deviceLocks: ['gpu2'],
+      concurrency: 1,
+      evaluator,
+      heartbeatIntervalMs: 200,
+      host: 'gpu-host',
+    });
     const lister = await openRedisJobQueue({ url: redis.url, queueName: 'locks' });
     const workers = await lister.workers();
     await lister.close();
-    assert.deepEqual(workers.map((heartbeat) => heartbeat.deviceLocks).sort(), [['kforge:device:gpu-host:gpu0', 'kforge:device:gpu-host:gpu1'], ['kforge:device:gpu-host:gpu2']]);
+    assert.deepEqual(workers.map((heartbeat) => heartbeat.deviceLocks).sort(), [
+      ['kforge:device:gpu-host:gpu0', 'kforge:device:gpu-host:gpu1'],
+      ['kforge:device:gpu-host:gpu2'],
+    ]);
     await Promise.all([owner.stop(), other.stop()]);
     const next = await start();
     await next.stop();
   });
 
   it('finishes running jobs on stop, and on a second stop gives them back to the queue uncounted', async () => {
-    const options = { redisUrl: redis.url, queueName: 'returning', backend: 'cpu', devices: ['cpu'], deviceLocks: [], concurrency: 1, evaluator, stallTimeoutMs: 2000, heartbeatIntervalMs: 200, scratchRoot: root } as const;
+    const options = {
+      redisUrl: redis.url,
+      queueName: 'returning',
+      backend: 'cpu',
+      devices: ['cpu'],
+      deviceLocks: [],
+      concurrency: 1,
+      evaluator,
+      stallTimeoutMs: 2000,
+      heartbeatIntervalMs: 200,
+      scratchRoot: root,
+    } as const;
     const coordinator = await openRedisJobQueue({ url: redis.url, queueName: 'returning', pollIntervalMs: 200 });
     try {
       const first = await QueueWorker.start(options);
@@ -201,7 +276,13 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
       await stopped;
 
       const second = await QueueWorker.start(options);
-      const returned = coordinator.submitPayload(createJobPayload({ problem: { name: 'problem.py', source: 'import torch\n' }, candidate: { name: 'returned.py', source: 'HOLD:returned\n' }, options: request(problemPath()) }));
+      const returned = coordinator.submitPayload(
+        createJobPayload({
+          problem: { name: 'problem.py', source: 'import torch\n' },
+          candidate: { name: 'returned.py', source: 'HOLD:returned\n' },
+          options: request(problemPath()),
+        }),
+      );
       await evaluator.started('returned');
       void second.stop();
       await second.stop({ returnJobs: true });
@@ -209,7 +290,11 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
       await evaluator.started('returned');
       evaluator.release('returned');
       const finished = await returned;
-      assert.deepEqual(finished.attempts.map((attempt) => [attempt.attempt, attempt.workerId]), [[1, third.id]], 'the returned start does not count');
+      assert.deepEqual(
+        finished.attempts.map((attempt) => [attempt.attempt, attempt.workerId]),
+        [[1, third.id]],
+        'the returned start does not count',
+      );
       await third.stop();
     } finally {
       await coordinator.close({ cancel: true });
@@ -220,7 +305,10 @@ describe('BullmqJobQueue with an QueueWorker on a real Redis', { skip, timeout: 
     const port = await freePort();
     await assert.rejects(openRedisJobQueue({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 1500 }), (error: unknown) => {
       assert.ok(error instanceof RedisUnreachableError);
-      assert.equal(error.message, `cannot reach Redis at redis://127.0.0.1:${port}: start one with \`redis-server --port ${port}\` (Debian: apt-get install redis-server)`);
+      assert.equal(
+        error.message,
+        `cannot reach Redis at redis://127.0.0.1:${port}: start one with \`redis-server --port ${port}\` (Debian: apt-get install redis-server)`,
+      );
       return true;
     });
     await assert.rejects(openRedisJobQueue({ url: 'http://example.com' }), RedisUnreachableError);

@@ -109,7 +109,10 @@ export class BullmqJobQueue implements JobQueue {
   /** Submits a payload whose sources the caller holds (the reward API); the result names the payload's names. */
   submitPayload(payload: EvaluationJobPayload, options: JobSubmitOptions = {}): Promise<FinishedEvaluationJob> {
     const parsed = evaluationJobPayloadSchema.safeParse(payload);
-    if (!parsed.success) return Promise.reject(new RangeError(`expected an evaluation job payload: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`));
+    if (!parsed.success)
+      return Promise.reject(
+        new RangeError(`expected an evaluation job payload: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`),
+      );
     return this.#submit(parsed.data, requestOfNames(parsed.data), true, options);
   }
 
@@ -148,7 +151,8 @@ export class BullmqJobQueue implements JobQueue {
   async close(options: { cancel?: boolean } = {}): Promise<void> {
     this.#closed = true;
     if (options.cancel) {
-      for (const watch of [...this.#watches.values()]) for (const submitter of [...watch.submitters]) this.#abandon(watch, submitter, new JobQueueClosedError());
+      for (const watch of [...this.#watches.values()])
+        for (const submitter of [...watch.submitters]) this.#abandon(watch, submitter, new JobQueueClosedError());
     }
     if (this.#watches.size > 0) await new Promise<void>((resolve) => this.#idle.add(resolve));
     await Promise.all(this.#cancelling);
@@ -165,7 +169,17 @@ export class BullmqJobQueue implements JobQueue {
       let watch = this.#watches.get(jobId);
       const fresh = !watch;
       if (!watch) {
-        watch = { jobId, lane: laneOfBackend(payload.options.backend), payload, submitters: new Set(), enqueuing: false, checking: false, recheck: false, reused: false, holding: null };
+        watch = {
+          jobId,
+          lane: laneOfBackend(payload.options.backend),
+          payload,
+          submitters: new Set(),
+          enqueuing: false,
+          checking: false,
+          recheck: false,
+          reused: false,
+          holding: null,
+        };
         this.#watches.set(jobId, watch);
       }
       const owner = watch;

@@ -58,5 +58,7 @@ export function requestOfNames(payload: EvaluationJobPayload): EvaluationRequest
  */
 export function resultForSubmitter(result: EvaluationResult, submitter: Submitter): EvaluationResult {
   const { problemPath, candidatePath } = submitter.request;
-  return submitter.names ? { ...result, problem: problemPath, candidate: candidatePath } : { ...result, problem: path.resolve(problemPath), candidate: path.resolve(candidatePath) };
+  return submitter.names
+    ? { ...result, problem: problemPath, candidate: candidatePath }
+    : { ...result, problem: path.resolve(problemPath), candidate: path.resolve(candidatePath) };
 }

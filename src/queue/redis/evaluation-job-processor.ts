@@ -44,7 +44,10 @@ export interface EvaluationJobProcessorOptions {
 export type EvaluationJobProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<EvaluationJobOutcome>;
 
 /** Writes the job's sources to a fresh scratch folder: `problem/<name>` and `candidate/<name>`. */
-async function writeSources(payload: EvaluationJobPayload, scratchRoot: string | undefined): Promise<{ folder: string; problemPath: string; candidatePath: string }> {
+async function writeSources(
+  payload: EvaluationJobPayload,
+  scratchRoot: string | undefined,
+): Promise<{ folder: string; problemPath: string; candidatePath: string }> {
   const folder = await mkdtemp(path.join(scratchRoot ?? os.tmpdir(), 'kforge-job-'));
   const problemPath = path.join(folder, 'problem', payload.problem.name);
   const candidatePath = path.join(folder, 'candidate', payload.candidate.name);
@@ -73,7 +76,12 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     const parsed = evaluationJobPayloadSchema.safeParse(job.data);
     if (!parsed.success) {
       options.onJobEnded?.(jobId, null);
-      throw new UnrecoverableError(encodeJobFailure({ kind: 'invalid-payload', message: `the job's payload is not one this worker reads: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}` }));
+      throw new UnrecoverableError(
+        encodeJobFailure({
+          kind: 'invalid-payload',
+          message: `the job's payload is not one this worker reads: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
+        }),
+      );
     }
     const payload = parsed.data;
     if ((await redis.exists(keys.cancel(jobId))) === 1) {
@@ -81,18 +89,36 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
       throw new UnrecoverableError(encodeJobFailure({ kind: 'cancelled', message: 'the job was cancelled before it started' }));
     }
     const startedAt = now();
-    const { started, previous } = await startJobAttempt(redis, keys.attempts(jobId), payload.maxAttempts, { workerId: identity.workerId, host: identity.host, pid: identity.pid, startedAt: startedAt.toISOString() });
+    const { started, previous } = await startJobAttempt(redis, keys.attempts(jobId), payload.maxAttempts, {
+      workerId: identity.workerId,
+      host: identity.host,
+      pid: identity.pid,
+      startedAt: startedAt.toISOString(),
+    });
     if (!started) {
       logger.warn({ jobId, attempts: previous.length }, 'job reached its attempts bound: it ends crashed');
       options.onJobEnded?.(jobId, 'crashed');
       return { v: 1, result: workerLostResult(payload, previous), workerId: identity.workerId, host: identity.host, attempts: previous, durationMs: 0 };
     }
-    const tracked = active.add({ jobId, problem: payload.problem.name, candidate: payload.candidate.name, attempt: started.attempt.attempt, startedAt: startedAt.toISOString() });
+    const tracked = active.add({
+      jobId,
+      problem: payload.problem.name,
+      candidate: payload.candidate.name,
+      attempt: started.attempt.attempt,
+      startedAt: startedAt.toISOString(),
+    });
     try {
       options.onAttemptStarted?.({ jobId, payload, attempt: started });
       const result = await evaluate(job, payload, tracked.job, signal);
       options.onJobEnded?.(jobId, result.verdict);
-      return { v: 1, result, workerId: identity.workerId, host: identity.host, attempts: [...previous, started.attempt], durationMs: now().getTime() - startedAt.getTime() };
+      return {
+        v: 1,
+        result,
+        workerId: identity.workerId,
+        host: identity.host,
+        attempts: [...previous, started.attempt],
+        durationMs: now().getTime() - startedAt.getTime(),
+      };
     } catch (error) {
       throw await failure(job, token, tracked.job, started, error);
     } finally {
@@ -137,7 +163,13 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
       return new UnrecoverableError(encodeJobFailure({ kind: 'cancelled', message: 'the job was cancelled while it ran; its workers were stopped' }));
     }
     if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
-      return new UnrecoverableError(encodeJobFailure({ kind: 'setup', message: `worker ${identity.workerId} on ${identity.host}: ${error.message}`, ...(error.hint ? { hint: error.hint } : {}) }));
+      return new UnrecoverableError(
+        encodeJobFailure({
+          kind: 'setup',
+          message: `worker ${identity.workerId} on ${identity.host}: ${error.message}`,
+          ...(error.hint ? { hint: error.hint } : {}),
+        }),
+      );
     }
     logger.error({ err: error, jobId }, 'the evaluation failed with a fault of kforge');
     const message = error instanceof Error ? error.message : String(error);

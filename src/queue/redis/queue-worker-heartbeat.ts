@@ -82,5 +82,7 @@ export async function listWorkerHeartbeats(redis: Redis, queueName: string): Pro
 
 /** Evaluations the live workers of a lane can run at once: the sum of their concurrency. */
 export function workerSlots(heartbeats: readonly WorkerHeartbeat[], bullmqQueue: string): number {
-  return heartbeats.filter((heartbeat) => heartbeat.bullmqQueue === bullmqQueue && heartbeat.state === 'ready').reduce((sum, heartbeat) => sum + heartbeat.concurrency, 0);
+  return heartbeats
+    .filter((heartbeat) => heartbeat.bullmqQueue === bullmqQueue && heartbeat.state === 'ready')
+    .reduce((sum, heartbeat) => sum + heartbeat.concurrency, 0);
 }

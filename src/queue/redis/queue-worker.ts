@@ -93,9 +93,23 @@ export class QueueWorker {
     this.#locks = new RedisDeviceLocks({ redis, host, devices: options.deviceLocks, ownerId: id, ttlMs: 3 * intervalMs });
     const startedAt = new Date().toISOString();
     this.#heartbeat = {
-      v: 1, id, host, pid: process.pid, queue: queueName, bullmqQueue: bullmqQueueName(queueName, laneOfBackend(options.backend)),
-      backend: options.backend, devices: [...options.devices], deviceLocks: this.#locks.keys, concurrency: options.concurrency,
-      state: 'ready', jobs: [], startedAt, updatedAt: startedAt, jobsDone: 0, jobsFailed: 0, intervalMs,
+      v: 1,
+      id,
+      host,
+      pid: process.pid,
+      queue: queueName,
+      bullmqQueue: bullmqQueueName(queueName, laneOfBackend(options.backend)),
+      backend: options.backend,
+      devices: [...options.devices],
+      deviceLocks: this.#locks.keys,
+      concurrency: options.concurrency,
+      state: 'ready',
+      jobs: [],
+      startedAt,
+      updatedAt: startedAt,
+      jobsDone: 0,
+      jobsFailed: 0,
+      intervalMs,
     };
     this.#stopped = new Promise((resolve) => (this.#resolveStopped = resolve));
   }
@@ -105,7 +119,8 @@ export class QueueWorker {
    * Throws `RedisUnreachableError` or `DeviceLockHeldError` (nothing is left behind then).
    */
   static async start(options: QueueWorkerOptions): Promise<QueueWorker> {
-    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new RangeError(`expected \`concurrency\` to be a positive integer, got ${options.concurrency}`);
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+      throw new RangeError(`expected \`concurrency\` to be a positive integer, got ${options.concurrency}`);
     const id = options.workerId ?? `${options.host ?? os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const redis = await connectRedis(options.redisUrl, { connectionName: `kforge-worker-${id}` });
     const worker = new QueueWorker(options, redis, id);
@@ -179,8 +194,18 @@ export class QueueWorker {
     this.#bullmq.on('error', (error) => this.#logger.warn({ err: error }, 'BullMQ worker error (Redis unreachable?); it retries'));
     void this.#bullmq.run().catch((error: unknown) => this.#emit({ kind: 'error', message: error instanceof Error ? error.message : String(error) }));
     this.#timer = setInterval(() => void this.#beat(), this.#heartbeat.intervalMs);
-    options.evaluator.warmUp?.(options.backend).catch((error: unknown) => this.#emit({ kind: 'error', message: `could not warm up the evaluator: ${error instanceof Error ? error.message : String(error)}` }));
-    this.#emit({ kind: 'ready', workerId: this.id, queue: `${this.#heartbeat.bullmqQueue} at ${redactRedisUrl(options.redisUrl)}`, devices: options.devices, concurrency: options.concurrency });
+    options.evaluator
+      .warmUp?.(options.backend)
+      .catch((error: unknown) =>
+        this.#emit({ kind: 'error', message: `could not warm up the evaluator: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+    this.#emit({
+      kind: 'ready',
+      workerId: this.id,
+      queue: `${this.#heartbeat.bullmqQueue} at ${redactRedisUrl(options.redisUrl)}`,
+      devices: options.devices,
+      concurrency: options.concurrency,
+    });
   }
 
   /** One heartbeat: renew the locks, pass on cancellations, write the heartbeat key. Joins the last one while it is still in flight. */

@@ -45,7 +45,9 @@ export function redisConnectionOptions(url: string): RedisConnectionOptions {
     throw new RedisUnreachableError(redactRedisUrl(url), 6379, { cause: error });
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new RedisUnreachableError(redactRedisUrl(url), portOf(parsed), { cause: new Error(`expected a redis:// or rediss:// URL, got \`${parsed.protocol}\``) });
+    throw new RedisUnreachableError(redactRedisUrl(url), portOf(parsed), {
+      cause: new Error(`expected a redis:// or rediss:// URL, got \`${parsed.protocol}\``),
+    });
   }
   return {
     url,
@@ -88,7 +90,10 @@ const QUIT_WAIT_MS = 2000;
 /** Closes a client: QUIT when Redis answers soon, else a plain disconnect (never waits for a Redis that is down). */
 export async function quitRedis(client: Redis): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const quit = client.quit().then(() => true, () => false);
+  const quit = client.quit().then(
+    () => true,
+    () => false,
+  );
   const waited = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), QUIT_WAIT_MS)));
   const quitted = await Promise.race([quit, waited]);
   clearTimeout(timer);

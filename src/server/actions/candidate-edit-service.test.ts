@@ -29,11 +29,22 @@ describe('CandidateEditService with a run whose search is running', () => {
     const { store } = seeded;
     await store.updateRunStatus('cpu-demo', 'running');
     const { candidate } = await service.submit({ candidateId: seeded.seeded.ids.reluChunked!, source: SOURCE });
-    await store.recordEvent({ runId: 'cpu-demo', problemHash: candidate.problemHash, type: EDIT_CLAIMED_EVENT, payload: { candidateId: candidate.id, live: true } });
+    await store.recordEvent({
+      runId: 'cpu-demo',
+      problemHash: candidate.problemHash,
+      type: EDIT_CLAIMED_EVENT,
+      payload: { candidateId: candidate.id, live: true },
+    });
     await service.idle();
     assert.equal(evaluator.calls.length, 0, 'the service did not take the device beside the search');
     assert.equal(service.isEvaluating(candidate.id), true, 'the page shows it as being evaluated');
-    await store.recordEvaluation({ candidateId: candidate.id, result: correctResult({ medianMs: 1.5 }), gpuSeconds: 1, optionsHash: 'run', cacheKey: `run-${candidate.id}` });
+    await store.recordEvaluation({
+      candidateId: candidate.id,
+      result: correctResult({ medianMs: 1.5 }),
+      gpuSeconds: 1,
+      optionsHash: 'run',
+      cacheKey: `run-${candidate.id}`,
+    });
     for (let waited = 0; service.isEvaluating(candidate.id) && waited < 50; waited += 1) await delay(100);
     assert.equal(service.isEvaluating(candidate.id), false);
     assert.equal((await store.getCandidate(candidate.id))?.evaluation?.verdict, 'correct');

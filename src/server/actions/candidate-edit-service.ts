@@ -78,7 +78,10 @@ export class CandidateEditService implements EvaluationTracker {
     const run = await store.getRun(original.runId);
     const plan = run ? readRunPlan(run) : null;
     if (!plan) {
-      throw ApiError.conflict('no-evaluation-settings', `run \`${original.runId}\` has no evaluation settings this version reads (it was not made by \`kforge optimize\`), so an edit cannot be evaluated under them`);
+      throw ApiError.conflict(
+        'no-evaluation-settings',
+        `run \`${original.runId}\` has no evaluation settings this version reads (it was not made by \`kforge optimize\`), so an edit cannot be evaluated under them`,
+      );
     }
     const candidate = await store.addCandidate({
       runId: original.runId,
@@ -89,7 +92,12 @@ export class CandidateEditService implements EvaluationTracker {
       source: input.source,
       origin: 'human',
     });
-    const action = await store.recordAction({ runId: original.runId, type: 'edit-candidate', candidateId: candidate.id, note: input.note ?? `edited from candidate #${original.id}` });
+    const action = await store.recordAction({
+      runId: original.runId,
+      type: 'edit-candidate',
+      candidateId: candidate.id,
+      note: input.note ?? `edited from candidate #${original.id}`,
+    });
     this.#running.add(candidate.id);
     const directory = this.#options.candidatesDirectory ?? plan.candidatesDir;
     const settings = evaluationSettingsOf(plan);
@@ -143,7 +151,9 @@ export class CandidateEditService implements EvaluationTracker {
   async #evaluate(candidate: Candidate, directory: string, settings: ReturnType<typeof evaluationSettingsOf>): Promise<void> {
     const { store, evaluator, logger } = this.#options;
     if (await this.#claimedByRun(candidate).catch(() => false)) {
-      void this.#follow(candidate).catch((error: unknown) => logger.warn({ err: error, candidateId: candidate.id }, 'following an edit the run evaluates failed'));
+      void this.#follow(candidate).catch((error: unknown) =>
+        logger.warn({ err: error, candidateId: candidate.id }, 'following an edit the run evaluates failed'),
+      );
       return;
     }
     try {
@@ -169,7 +179,12 @@ export class CandidateEditService implements EvaluationTracker {
       this.#errors.set(candidate.id, message);
       logger.error({ err: error, candidateId: candidate.id }, 'evaluating an edited candidate failed');
       await store
-        .recordEvent({ runId: candidate.runId, problemHash: candidate.problemHash, type: 'candidate-evaluation-failed', payload: { candidateId: candidate.id, message } })
+        .recordEvent({
+          runId: candidate.runId,
+          problemHash: candidate.problemHash,
+          type: 'candidate-evaluation-failed',
+          payload: { candidateId: candidate.id, message },
+        })
         .catch((recordError: unknown) => logger.error({ err: recordError }, 'could not record the failed evaluation'));
     } finally {
       this.#running.delete(candidate.id);

@@ -24,10 +24,7 @@ export const resumeBodySchema = z
   .default({ force: false });
 
 export const editBodySchema = z.object({
-  source: z
-    .string()
-    .min(1, 'expected `source` to hold the edited candidate file, got an empty string')
-    .max(1_000_000, 'expected `source` of at most 1 MB'),
+  source: z.string().min(1, 'expected `source` to hold the edited candidate file, got an empty string').max(1_000_000, 'expected `source` of at most 1 MB'),
   note: noteSchema.optional(),
 });
 

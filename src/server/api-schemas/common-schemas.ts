@@ -6,12 +6,13 @@ import { runIdSchema } from '../../store/store-input-schemas.js';
  * are coerced here, so a handler only ever sees a validated number or hash.
  */
 
-export const problemHashSchema = z
-  .string()
-  .regex(/^[0-9a-f]{64}$/, 'expected a problem hash: 64 lower-case hex characters (the API lists them)');
+export const problemHashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'expected a problem hash: 64 lower-case hex characters (the API lists them)');
 
 const idFromPath = (what: string) =>
-  z.coerce.number({ error: `expected a ${what} id (a positive integer)` }).int(`expected a ${what} id (a positive integer)`).positive(`expected a ${what} id (a positive integer)`);
+  z.coerce
+    .number({ error: `expected a ${what} id (a positive integer)` })
+    .int(`expected a ${what} id (a positive integer)`)
+    .positive(`expected a ${what} id (a positive integer)`);
 
 export const runParamsSchema = z.object({ runId: runIdSchema });
 export const problemParamsSchema = z.object({ runId: runIdSchema, problemHash: problemHashSchema });

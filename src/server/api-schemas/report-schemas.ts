@@ -8,7 +8,9 @@ import { runStatusSchema } from '../../store/store-records.js';
  * correct ones.
  */
 
-const verdictCountsSchema = z.object(Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int()])) as Record<(typeof VERDICTS)[number], z.ZodNumber>);
+const verdictCountsSchema = z.object(
+  Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int()])) as Record<(typeof VERDICTS)[number], z.ZodNumber>,
+);
 
 export const reportProblemSchema = z.object({
   name: z.string(),

@@ -15,7 +15,6 @@ export const REWARD_BATCH_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Most candidates one batch may carry by default. */
 export const DEFAULT_REWARD_BATCH_LIMIT = 256;
 
-
 const source = (field: string) =>
   z
     .string({ error: `expected \`${field}\` to be a string holding a Python file` })
@@ -27,7 +26,9 @@ const choice = <const T extends readonly [string, ...string[]]>(field: string, v
 /** Unknown fields are refused (a typo such as `perf_trials` would otherwise be ignored silently). */
 const unknownFields = (fields: readonly string[]) => ({
   error: (issue: { code?: string; keys?: string[] }) =>
-    issue.code === 'unrecognized_keys' ? `unknown field${issue.keys?.length === 1 ? '' : 's'} ${issue.keys?.map((key) => `\`${key}\``).join(', ')}: the fields are ${fields.join(', ')}` : undefined,
+    issue.code === 'unrecognized_keys'
+      ? `unknown field${issue.keys?.length === 1 ? '' : 's'} ${issue.keys?.map((key) => `\`${key}\``).join(', ')}: the fields are ${fields.join(', ')}`
+      : undefined,
 });
 
 const count = (field: string, minimum: number, maximum: number) =>
@@ -61,18 +62,29 @@ export const rewardEvaluationFields = {
   trials: count('trials', 1, 50).describe('correctness trials, each with fresh seeds; default 5').optional(),
   perfTrials: count('perfTrials', 1, 1000).describe('timed calls; default 100').optional(),
   warmupTrials: count('warmupTrials', 0, 100).describe('untimed calls before timing; default 10').optional(),
-  guardPolicy: guardPolicyNameSchema('guardPolicy').describe(`the guard's policy (${GUARD_POLICIES.join(', ')}); default \`${DEFAULT_REWARD_GUARD_POLICY}\` (docs/reward.md)`).optional(),
+  guardPolicy: guardPolicyNameSchema('guardPolicy')
+    .describe(`the guard's policy (${GUARD_POLICIES.join(', ')}); default \`${DEFAULT_REWARD_GUARD_POLICY}\` (docs/reward.md)`)
+    .optional(),
   shapes: z.boolean().describe('also check correctness at other problem sizes (reported)').optional(),
   shapesGate: z.boolean().describe('reject a candidate that fails at other sizes (implies `shapes`)').optional(),
   skipTiming: z.boolean().describe('correctness only: the reward is then the correctness part alone').optional(),
   shaping: rewardShapingInputSchema.optional(),
 };
 
-function oneProblem(value: { problem?: string | undefined; problemSource?: string | undefined }, context: z.RefinementCtx, path: Array<string | number>, required: boolean): void {
+function oneProblem(
+  value: { problem?: string | undefined; problemSource?: string | undefined },
+  context: z.RefinementCtx,
+  path: Array<string | number>,
+  required: boolean,
+): void {
   if (value.problem !== undefined && value.problemSource !== undefined) {
     context.addIssue({ code: 'custom', path: [...path, 'problemSource'], message: 'give either `problem` or `problemSource`, not both' });
   } else if (required && value.problem === undefined && value.problemSource === undefined) {
-    context.addIssue({ code: 'custom', path: [...path, 'problem'], message: 'expected `problem` (a shipped problem name or a stored problem hash) or `problemSource` (the problem file)' });
+    context.addIssue({
+      code: 'custom',
+      path: [...path, 'problem'],
+      message: 'expected `problem` (a shipped problem name or a stored problem hash) or `problemSource` (the problem file)',
+    });
   }
 }
 
@@ -101,20 +113,18 @@ export function rewardBatchRequestSchema(maxItems: number) {
       .max(maxItems, `expected at most ${maxItems} items in one batch: split it`),
     ...rewardEvaluationFields,
   };
-  return z
-    .strictObject(shape, unknownFields(Object.keys(shape)))
-    .superRefine((body, context) => {
-      oneProblem(body, context, [], false);
-      const shared = body.problem !== undefined || body.problemSource !== undefined;
-      for (const [index, item] of body.items.entries()) oneProblem(item, context, ['items', index], !shared);
-    });
+  return z.strictObject(shape, unknownFields(Object.keys(shape))).superRefine((body, context) => {
+    oneProblem(body, context, [], false);
+    const shared = body.problem !== undefined || body.problemSource !== undefined;
+    for (const [index, item] of body.items.entries()) oneProblem(item, context, ['items', index], !shared);
+  });
 }
 export type RewardBatchRequestBody = z.infer<ReturnType<typeof rewardBatchRequestSchema>>;
 
 export const shapedRewardSchema = z.object({
   reward: z.number(),
   name: z.enum(REWARD_SHAPING_NAMES),
-  params: z.record(z.string(), z.unknown()).describe('the shaping\'s parameters with every default filled in'),
+  params: z.record(z.string(), z.unknown()).describe("the shaping's parameters with every default filled in"),
   verdict: verdictSchema,
   correctnessReward: z.number(),
   speedReward: z.number(),

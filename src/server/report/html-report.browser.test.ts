@@ -32,14 +32,19 @@ describe('the HTML report in Chromium at 1280×800', { skip: browserUnavailable(
       const shot = path.join(folder, `report-${runId}-1280.png`);
       await browser.page.screenshot({ path: shot, fullPage: true });
       assert.ok((await stat(shot)).size > 10_000, `${shot} holds a picture`);
-      const overflow = await browser.page.$$eval('table', (tables) => tables.map((table) => ({ table: table.scrollWidth, room: table.parentElement!.clientWidth })));
+      const overflow = await browser.page.$$eval('table', (tables) =>
+        tables.map((table) => ({ table: table.scrollWidth, room: table.parentElement!.clientWidth })),
+      );
       for (const [index, sizes] of overflow.entries()) assert.ok(sizes.table <= sizes.room, `table ${index} is ${sizes.table}px in ${sizes.room}px`);
       const pageWidth = (await browser.page.evaluate('document.documentElement.scrollWidth')) as number;
       assert.ok(pageWidth <= 1280, `the page is ${pageWidth}px wide`);
       const xTicks = await browser.page.$$eval('svg text[text-anchor="middle"]', (texts) => texts.map((text) => text.textContent ?? ''));
       const numeric = xTicks.filter((text) => /^\d+(\.\d+)?$/.test(text));
       assert.ok(numeric.length > 0, 'the candidate axis has ticks');
-      assert.ok(numeric.every((text) => /^\d+$/.test(text)), `ticks: ${numeric.join(', ')}`);
+      assert.ok(
+        numeric.every((text) => /^\d+$/.test(text)),
+        `ticks: ${numeric.join(', ')}`,
+      );
       const headers = await browser.page.$$eval('th', (cells) => cells.map((cell) => cell.textContent));
       assert.ok(headers.includes(report.run.backend === 'cpu' ? 'CPU time' : 'GPU time'), headers.join(', '));
       assert.ok(!headers.includes(report.run.backend === 'cpu' ? 'GPU time' : 'CPU time'));

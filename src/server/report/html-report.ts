@@ -60,14 +60,17 @@ function plots(report: RunReportData): string {
     { title: 'Reported kernel: speedup over the best baseline (dashed: 1x)', unit: 'x', reference: 1 },
   );
   const drawn = report.problems.filter((problem) => problem.bestSoFar.length > 0).slice(0, MAX_SERIES);
-  const progress = drawn.length === 0 ? '' : stepChartSvg(
-    drawn.map((problem, index) => ({
-      label: problem.name,
-      color: SERIES_COLORS[index % SERIES_COLORS.length] ?? '#4e79a7',
-      points: problem.bestSoFar.map((point) => [point.evaluated, point.speedup] as const),
-    })),
-    { title: 'Best speedup so far (vs best baseline) against candidates evaluated', xLabel: 'candidates evaluated', yUnit: 'x', xIntegers: true },
-  );
+  const progress =
+    drawn.length === 0
+      ? ''
+      : stepChartSvg(
+          drawn.map((problem, index) => ({
+            label: problem.name,
+            color: SERIES_COLORS[index % SERIES_COLORS.length] ?? '#4e79a7',
+            points: problem.bestSoFar.map((point) => [point.evaluated, point.speedup] as const),
+          })),
+          { title: 'Best speedup so far (vs best baseline) against candidates evaluated', xLabel: 'candidates evaluated', yUnit: 'x', xIntegers: true },
+        );
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
   const verdicts = stackedBarSvg(
     groups.map((group) => ({
@@ -77,10 +80,12 @@ function plots(report: RunReportData): string {
     { title: 'Verdicts of every evaluated candidate' },
   );
   const omitted = report.problems.filter((problem) => problem.bestSoFar.length > 0).length - drawn.length;
-  return [speedups, progress, verdicts]
-    .filter(Boolean)
-    .map((svg) => `<figure>${svg}</figure>`)
-    .join('') + (omitted > 0 ? `<p class="note">The progress chart shows the first ${MAX_SERIES} problems; ${omitted} more are in the table.</p>` : '');
+  return (
+    [speedups, progress, verdicts]
+      .filter(Boolean)
+      .map((svg) => `<figure>${svg}</figure>`)
+      .join('') + (omitted > 0 ? `<p class="note">The progress chart shows the first ${MAX_SERIES} problems; ${omitted} more are in the table.</p>` : '')
+  );
 }
 
 /**
@@ -91,7 +96,24 @@ export function renderHtmlReport(report: RunReportData): string {
   const { run } = report;
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
   const problems = htmlTable(
-    ['problem', 'level', 'verdict', 'candidate', 'vs eager', 'vs compile', 'vs best', 'median', 'eager', 'compile', 'speed of light', 'own share', 'correct / evaluated', 'tokens', 'cost', deviceTimeLabel(run.backend)],
+    [
+      'problem',
+      'level',
+      'verdict',
+      'candidate',
+      'vs eager',
+      'vs compile',
+      'vs best',
+      'median',
+      'eager',
+      'compile',
+      'speed of light',
+      'own share',
+      'correct / evaluated',
+      'tokens',
+      'cost',
+      deviceTimeLabel(run.backend),
+    ],
     report.problems.map((problem) => [
       escapeXml(problem.name),
       escapeXml(problem.level),

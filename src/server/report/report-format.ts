@@ -25,9 +25,12 @@ const CONTENT_TYPES: Record<ReportFormat, string> = {
 /** The report in one of {@link REPORT_FORMATS}. */
 export function renderReport(report: RunReportData, format: ReportFormat): RenderedReport {
   const text =
-    format === 'md' ? renderMarkdownReport(report)
-    : format === 'html' ? renderHtmlReport(report)
-    : format === 'csv' ? renderCsvReport(report)
-    : `${JSON.stringify(report, null, 2)}\n`;
+    format === 'md'
+      ? renderMarkdownReport(report)
+      : format === 'html'
+        ? renderHtmlReport(report)
+        : format === 'csv'
+          ? renderCsvReport(report)
+          : `${JSON.stringify(report, null, 2)}\n`;
   return { text, contentType: CONTENT_TYPES[format], extension: format };
 }

@@ -47,7 +47,12 @@ export function summarizeGroups(problems: readonly ReportProblem[], totals: RunT
   const levels = [...new Set(problems.map((problem) => problem.level))].sort(compareLevels);
   const total = summarizeGroup('all', problems);
   return {
-    levels: levels.map((level) => summarizeGroup(level, problems.filter((problem) => problem.level === level))),
+    levels: levels.map((level) =>
+      summarizeGroup(
+        level,
+        problems.filter((problem) => problem.level === level),
+      ),
+    ),
     total: { ...total, inputTokens: totals.inputTokens, outputTokens: totals.outputTokens, costUsd: totals.costUsd, gpuSeconds: totals.gpuSeconds },
   };
 }

@@ -22,7 +22,7 @@ const close = (actual: number | null, expected: number, what: string): void => {
 };
 
 describe('buildRunReport', () => {
-  it('reports each problem\'s accepted kernel, else its fastest correct one', () => {
+  it("reports each problem's accepted kernel, else its fastest correct one", () => {
     const [relu, softmax, fused] = report.problems;
     assert.deepEqual([relu!.candidateId, relu!.chosenBy], [seededStore.seeded.ids.reluHuman, 'fastest']);
     assert.deepEqual([softmax!.candidateId, softmax!.chosenBy], [seededStore.seeded.ids.softTwoPass, 'accepted']);
@@ -30,30 +30,88 @@ describe('buildRunReport', () => {
     close(relu!.speedupVsEager, 6.1 / 3.0, 'relu vs eager');
     close(softmax!.speedupVsCompile, 9.6 / 4.7, 'softmax vs compile');
     close(fused!.speedupVsBest, 14.8 / 9.4, 'fused vs best');
-    assert.deepEqual(relu!.verdictCounts, { correct: 4, incorrect: 1, compile_error: 1, runtime_error: 0, timeout: 0, crashed: 0, rejected: 1, invalid_input: 0 });
+    assert.deepEqual(relu!.verdictCounts, {
+      correct: 4,
+      incorrect: 1,
+      compile_error: 1,
+      runtime_error: 0,
+      timeout: 0,
+      crashed: 0,
+      rejected: 1,
+      invalid_input: 0,
+    });
   });
 
   it('computes fast_p over every problem against eager and against the best baseline', () => {
     const level1 = report.levels.find((group) => group.level === 'level1')!;
-    assert.deepEqual(level1.fastP.map((row) => [row.p, row.vsEager, row.vsBest]), [[0, 1, 1], [1, 1, 1], [1.5, 1, 0.5], [2, 1, 0.5]]);
-    assert.deepEqual(report.total.fastP.map((row) => [row.p, row.vsEager, row.vsBest]), [[0, 1, 1], [1, 1, 1], [1.5, 1, 2 / 3], [2, 1, 1 / 3]]);
+    assert.deepEqual(
+      level1.fastP.map((row) => [row.p, row.vsEager, row.vsBest]),
+      [
+        [0, 1, 1],
+        [1, 1, 1],
+        [1.5, 1, 0.5],
+        [2, 1, 0.5],
+      ],
+    );
+    assert.deepEqual(
+      report.total.fastP.map((row) => [row.p, row.vsEager, row.vsBest]),
+      [
+        [0, 1, 1],
+        [1, 1, 1],
+        [1.5, 1, 2 / 3],
+        [2, 1, 1 / 3],
+      ],
+    );
     close(report.total.geomeanSpeedupVsEager, Math.cbrt((6.1 / 3.0) * (11.2 / 4.7) * (25.1 / 9.4)), 'geomean vs eager');
     close(report.total.geomeanSpeedupVsCompile, Math.cbrt((4.0 / 3.0) * (9.6 / 4.7) * (14.8 / 9.4)), 'geomean vs compile');
     close(report.total.meanSpeedOfLightShare, (1.6 / 3.0 + 1.6 / 4.7 + 0.8 / 9.4) / 3, 'mean share of speed of light');
     close(report.problems[0]!.speedOfLightShare, 1.6 / 3.0, 'relu share of speed of light');
-    assert.deepEqual(report.levels.map((group) => [group.level, group.problems]), [['level1', 2], ['level2', 1]]);
+    assert.deepEqual(
+      report.levels.map((group) => [group.level, group.problems]),
+      [
+        ['level1', 2],
+        ['level2', 1],
+      ],
+    );
   });
 
   it('counts a failed problem in the denominator of fast_p', async () => {
     const { relu } = seededStore.seeded.problems;
-    await seededStore.store.createRun({ id: 'failing', strategy: 'refine', model: 'x:y', config: {}, problemHashes: [relu.hash, seededStore.seeded.problems.softmax.hash] });
+    await seededStore.store.createRun({
+      id: 'failing',
+      strategy: 'refine',
+      model: 'x:y',
+      config: {},
+      problemHashes: [relu.hash, seededStore.seeded.problems.softmax.hash],
+    });
     const broken = await seededStore.store.addCandidate({ runId: 'failing', problemHash: relu.hash, round: 0, source: 'x', origin: 'model' });
     await seededStore.store.recordEvaluation({ candidateId: broken.id, result: compileErrorResult(), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'failing-1' });
-    const fine = await seededStore.store.addCandidate({ runId: 'failing', problemHash: seededStore.seeded.problems.softmax.hash, round: 0, source: 'y', origin: 'model' });
-    await seededStore.store.recordEvaluation({ candidateId: fine.id, result: correctResult({ medianMs: 0.5, eagerMs: 1 }), gpuSeconds: 1, optionsHash: 'o', cacheKey: 'failing-2' });
+    const fine = await seededStore.store.addCandidate({
+      runId: 'failing',
+      problemHash: seededStore.seeded.problems.softmax.hash,
+      round: 0,
+      source: 'y',
+      origin: 'model',
+    });
+    await seededStore.store.recordEvaluation({
+      candidateId: fine.id,
+      result: correctResult({ medianMs: 0.5, eagerMs: 1 }),
+      gpuSeconds: 1,
+      optionsHash: 'o',
+      cacheKey: 'failing-2',
+    });
     const failing = (await buildRunReport(seededStore.store, 'failing', { now }))!;
-    assert.deepEqual(failing.problems.map((problem) => [problem.verdict, problem.chosenBy]), [['compile_error', 'none'], ['correct', 'fastest']]);
-    assert.deepEqual(failing.total.fastP.map((row) => row.vsEager), [0.5, 0.5, 0.5, 0]);
+    assert.deepEqual(
+      failing.problems.map((problem) => [problem.verdict, problem.chosenBy]),
+      [
+        ['compile_error', 'none'],
+        ['correct', 'fastest'],
+      ],
+    );
+    assert.deepEqual(
+      failing.total.fastP.map((row) => row.vsEager),
+      [0.5, 0.5, 0.5, 0],
+    );
     close(failing.total.geomeanSpeedupVsEager, 2, 'geomean over correct problems only');
     assert.equal(failing.run.backend, null);
   });
@@ -79,21 +137,27 @@ describe('renderReport', () => {
     assert.match(text, /\| 05_softmax \| level1 \| correct \| #\d+ \(accepted\) \| 2\.38x \| 2\.04x \| 2\.04x \| 4\.700 ms \|/);
   });
 
-  it('names the guard policy its fast_p counts verdicts under (a stored former name resolved) and each kernel\'s own share', () => {
+  it("names the guard policy its fast_p counts verdicts under (a stored former name resolved) and each kernel's own share", () => {
     // The seeded evaluations were judged under `default`, the former name of own-kernels.
     assert.equal(report.run.guardPolicy, 'own-kernels');
     const text = renderReport(report, 'md').text;
     assert.match(text, /guard policy `own-kernels`/);
     assert.match(text, /correct under the guard policy `own-kernels` and more than p times faster/);
     assert.match(text, /\| own share \|/);
-    assert.ok(report.problems.every((problem) => problem.ownShare === null), 'the seeded results carry no attribution');
+    assert.ok(
+      report.problems.every((problem) => problem.ownShare === null),
+      'the seeded results carry no attribution',
+    );
   });
 
   it('csv: one row per problem, level and total, with fast_p columns', () => {
     const lines = renderReport(report, 'csv').text.trimEnd().split('\r\n');
     const header = lines[0]!.split(',');
     const rows = lines.slice(1).map((line) => Object.fromEntries(line.split(',').map((cell, index) => [header[index], cell])));
-    assert.deepEqual(rows.map((row) => `${row.scope}:${row.level}`), ['problem:level1', 'problem:level1', 'problem:level2', 'level:level1', 'level:level2', 'total:all']);
+    assert.deepEqual(
+      rows.map((row) => `${row.scope}:${row.level}`),
+      ['problem:level1', 'problem:level1', 'problem:level2', 'level:level1', 'level:level2', 'total:all'],
+    );
     const total = rows.at(-1)!;
     assert.equal(Number(total['fast_1.5_vs_best']).toFixed(4), (2 / 3).toFixed(4));
     assert.equal(total.problems, '3');

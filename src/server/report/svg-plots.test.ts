@@ -12,7 +12,22 @@ test('a count axis has whole-number ticks however few the candidates', () => {
 });
 
 test("the best-so-far chart's candidate axis: two candidates give ticks 0, 1, 2", () => {
-  const svg = stepChartSvg([{ label: 'relu', color: '#000', points: [[1, 0.5], [2, 1.2]] }], { title: 't', xLabel: 'candidates evaluated', yUnit: 'x', xIntegers: true });
+  const svg = stepChartSvg(
+    [
+      {
+        label: 'relu',
+        color: '#000',
+        points: [
+          [1, 0.5],
+          [2, 1.2],
+        ],
+      },
+    ],
+    { title: 't', xLabel: 'candidates evaluated', yUnit: 'x', xIntegers: true },
+  );
   const labels = [...svg.matchAll(/text-anchor="middle" fill="#57606a">([^<]+)</g)].map((match) => match[1]);
-  assert.deepEqual(labels.filter((label) => /^[\d.]+$/.test(label!)), ['0', '1', '2']);
+  assert.deepEqual(
+    labels.filter((label) => /^[\d.]+$/.test(label!)),
+    ['0', '1', '2'],
+  );
 });

@@ -75,7 +75,10 @@ export interface Series {
 }
 
 /** Step lines (best so far) sharing one x axis, with a legend underneath. */
-export function stepChartSvg(series: readonly Series[], options: { title: string; xLabel: string; yUnit: string; width?: number; xIntegers?: boolean }): string {
+export function stepChartSvg(
+  series: readonly Series[],
+  options: { title: string; xLabel: string; yUnit: string; width?: number; xIntegers?: boolean },
+): string {
   const width = options.width ?? 720;
   const left = 56;
   const top = 34;
@@ -120,7 +123,10 @@ export function stepChartSvg(series: readonly Series[], options: { title: string
 }
 
 /** One horizontal bar split into coloured segments (verdict counts), with a legend of the non-zero ones. */
-export function stackedBarSvg(rows: ReadonlyArray<{ label: string; segments: ReadonlyArray<{ label: string; value: number; color: string }> }>, options: { title: string; width?: number }): string {
+export function stackedBarSvg(
+  rows: ReadonlyArray<{ label: string; segments: ReadonlyArray<{ label: string; value: number; color: string }> }>,
+  options: { title: string; width?: number },
+): string {
   const width = options.width ?? 720;
   const labelWidth = 90;
   const plotWidth = width - labelWidth - 10;
@@ -137,7 +143,9 @@ export function stackedBarSvg(rows: ReadonlyArray<{ label: string; segments: Rea
       if (segment.value === 0 || total === 0) continue;
       const segmentWidth = (segment.value / total) * plotWidth;
       seen.set(segment.label, segment.color);
-      parts.push(`<rect x="${offset}" y="${y + 3}" width="${segmentWidth}" height="${rowHeight - 8}" fill="${segment.color}"><title>${escapeXml(`${segment.label}: ${segment.value}`)}</title></rect>`);
+      parts.push(
+        `<rect x="${offset}" y="${y + 3}" width="${segmentWidth}" height="${rowHeight - 8}" fill="${segment.color}"><title>${escapeXml(`${segment.label}: ${segment.value}`)}</title></rect>`,
+      );
       if (segmentWidth > 26) parts.push(`<text x="${offset + segmentWidth / 2}" y="${y + 16}" text-anchor="middle" fill="#fff">${segment.value}</text>`);
       offset += segmentWidth;
     }
@@ -145,7 +153,9 @@ export function stackedBarSvg(rows: ReadonlyArray<{ label: string; segments: Rea
   const legendY = top + rows.length * rowHeight + 16;
   let legendX = labelWidth;
   for (const [label, color] of seen) {
-    parts.push(`<rect x="${legendX}" y="${legendY - 10}" width="10" height="10" fill="${color}"/><text x="${legendX + 14}" y="${legendY - 1}">${escapeXml(label)}</text>`);
+    parts.push(
+      `<rect x="${legendX}" y="${legendY - 10}" width="10" height="10" fill="${color}"/><text x="${legendX + 14}" y="${legendY - 1}">${escapeXml(label)}</text>`,
+    );
     legendX += 24 + label.length * 7;
   }
   const height = legendY + 10;

@@ -31,7 +31,10 @@ export class RewardAdmission {
   #meanSeconds: number;
 
   constructor(options: RewardAdmissionOptions) {
-    for (const [name, value, minimum] of [['concurrency', options.concurrency, 1], ['maxWaiting', options.maxWaiting, 0]] as const) {
+    for (const [name, value, minimum] of [
+      ['concurrency', options.concurrency, 1],
+      ['maxWaiting', options.maxWaiting, 0],
+    ] as const) {
       if (!Number.isInteger(value) || value < minimum) throw new RangeError(`expected \`${name}\` to be an integer of at least ${minimum}, got ${value}`);
     }
     this.concurrency = options.concurrency;

@@ -59,7 +59,13 @@ export class RewardLedger {
   /** Stores the candidate and its evaluation in the problem's reward run (made on first use). */
   async record(input: RecordRewardInput): Promise<StoredRewardEvaluation> {
     const run = await this.#runFor(input.problem, input.backend);
-    const candidate = await this.#store.addCandidate({ runId: run.id, problemHash: input.problem.hash, round: 0, source: input.candidateSource, origin: 'model' });
+    const candidate = await this.#store.addCandidate({
+      runId: run.id,
+      problemHash: input.problem.hash,
+      round: 0,
+      source: input.candidateSource,
+      origin: 'model',
+    });
     const { evaluation } = await this.#store.recordEvaluation({
       candidateId: candidate.id,
       result: input.result,

@@ -60,14 +60,22 @@ export class RewardProblemResolver {
     }
     const shipped = await this.#readShipped(named);
     if (shipped) return shipped;
-    throw new ApiError(404, 'unknown-problem', `no shipped problem \`${named}\` and no stored problem with that hash: GET /api/reward/problems lists the shipped ones (e.g. ${await this.#examples()}), or send the file as \`problemSource\``, { field: 'body.problem' });
+    throw new ApiError(
+      404,
+      'unknown-problem',
+      `no shipped problem \`${named}\` and no stored problem with that hash: GET /api/reward/problems lists the shipped ones (e.g. ${await this.#examples()}), or send the file as \`problemSource\``,
+      { field: 'body.problem' },
+    );
   }
 
   /** Every shipped problem, by name (`level1/02_gelu`), sorted. */
   async list(): Promise<ShippedProblem[]> {
     const root = this.#options.problemsDirectory;
     const entries = await readdir(root, { recursive: true }).catch(() => [] as string[]);
-    const files = entries.filter((entry) => entry.endsWith('.py')).map((entry) => entry.split(path.sep).join('/')).sort();
+    const files = entries
+      .filter((entry) => entry.endsWith('.py'))
+      .map((entry) => entry.split(path.sep).join('/'))
+      .sort();
     return Promise.all(
       files.map(async (file) => {
         const full = path.join(root, file);

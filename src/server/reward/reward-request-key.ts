@@ -10,7 +10,10 @@ import type { RewardRequestBody } from '../api-schemas/reward-schemas.js';
 const KEY_VERSION = 'kforge-reward-v1';
 
 /** The options as a request gives them. */
-export type GivenRewardOptions = Pick<RewardRequestBody, 'backend' | 'precision' | 'tolerance' | 'preset' | 'trials' | 'perfTrials' | 'warmupTrials' | 'guardPolicy' | 'shapes' | 'shapesGate' | 'skipTiming'>;
+export type GivenRewardOptions = Pick<
+  RewardRequestBody,
+  'backend' | 'precision' | 'tolerance' | 'preset' | 'trials' | 'perfTrials' | 'warmupTrials' | 'guardPolicy' | 'shapes' | 'shapesGate' | 'skipTiming'
+>;
 
 /**
  * A request's evaluation options with every default filled in, and nothing that cannot change
@@ -70,7 +73,9 @@ export function evaluationRequestOf(options: RewardEvaluationOptions, files: { p
     tolerance: options.tolerance,
     preset: options.preset,
     trials: options.trials,
-    ...(options.skipTiming ? { skipTiming: true } : { perfTrials: options.perfTrials ?? EVALUATION_DEFAULTS.perfTrials, warmupTrials: options.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials }),
+    ...(options.skipTiming
+      ? { skipTiming: true }
+      : { perfTrials: options.perfTrials ?? EVALUATION_DEFAULTS.perfTrials, warmupTrials: options.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials }),
     guardPolicy: options.guardPolicy,
     shapes: options.shapes,
     shapesGate: options.shapesGate,

@@ -45,7 +45,10 @@ export class RewardWorkFiles {
   }
 
   async #write(relative: string, text: string): Promise<string> {
-    this.#root ??= this.#given === undefined ? mkdtemp(path.join(os.tmpdir(), 'kforge-reward-')) : mkdir(this.#given, { recursive: true }).then(() => path.resolve(this.#given!));
+    this.#root ??=
+      this.#given === undefined
+        ? mkdtemp(path.join(os.tmpdir(), 'kforge-reward-'))
+        : mkdir(this.#given, { recursive: true }).then(() => path.resolve(this.#given!));
     const file = path.join(await this.#root, relative);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, text, 'utf8');

@@ -10,7 +10,7 @@ export function registerAcceptRoute(app: ZodApp, { store }: ServerContext): void
     {
       schema: {
         tags: ['actions'],
-        summary: 'Accept a correct candidate as the problem\'s kernel, with a note; the latest accept of a problem wins',
+        summary: "Accept a correct candidate as the problem's kernel, with a note; the latest accept of a problem wins",
         params: candidateParamsSchema,
         body: optionalNoteBodySchema,
         response: { 201: actionResponseSchema, ...conflictResponses },
@@ -21,7 +21,10 @@ export function registerAcceptRoute(app: ZodApp, { store }: ServerContext): void
       if (!candidate) throw ApiError.notFound(`no candidate ${request.params.candidateId} in ${store.location}`);
       const verdict = candidate.evaluation?.verdict;
       if (verdict !== 'correct') {
-        throw ApiError.conflict('not-correct', `candidate ${candidate.id} is ${verdict ? verdict.replace(/_/g, ' ') : 'not evaluated yet'}: only a correct candidate can be accepted`);
+        throw ApiError.conflict(
+          'not-correct',
+          `candidate ${candidate.id} is ${verdict ? verdict.replace(/_/g, ' ') : 'not evaluated yet'}: only a correct candidate can be accepted`,
+        );
       }
       const action = await store.recordAction({ runId: candidate.runId, type: 'accept', candidateId: candidate.id, note: request.body.note ?? null });
       return reply.code(201).send({ action });

@@ -12,10 +12,14 @@ export const healthSchema = z.object({
 
 /** `GET /api/health`: the store the server reads and how many runs it holds. */
 export function registerHealthRoute(app: ZodApp, context: ServerContext & { tokenRequired: boolean }): void {
-  app.get('/api/health', { schema: { tags: ['server'], summary: 'Whether the server is up, and which store it reads', response: { 200: healthSchema } } }, async () => ({
-    ok: true as const,
-    store: context.store.location,
-    runs: (await context.store.listRuns()).length,
-    tokenRequired: context.tokenRequired,
-  }));
+  app.get(
+    '/api/health',
+    { schema: { tags: ['server'], summary: 'Whether the server is up, and which store it reads', response: { 200: healthSchema } } },
+    async () => ({
+      ok: true as const,
+      store: context.store.location,
+      runs: (await context.store.listRuns()).length,
+      tokenRequired: context.tokenRequired,
+    }),
+  );
 }

@@ -5,13 +5,17 @@ import type { ServerContext, ZodApp } from '../server-context.js';
 
 /** `POST /api/ideas/:ideaId/pin` and `/drop`: keep exploring an idea, or stop exploring it. */
 export function registerIdeaRoutes(app: ZodApp, { store }: ServerContext): void {
-  for (const [verb, type] of [['pin', 'pin-idea'], ['drop', 'drop-idea']] as const) {
+  for (const [verb, type] of [
+    ['pin', 'pin-idea'],
+    ['drop', 'drop-idea'],
+  ] as const) {
     app.post(
       `/api/ideas/:ideaId/${verb}`,
       {
         schema: {
           tags: ['actions'],
-          summary: verb === 'pin' ? 'Pin an idea: the ideas strategy keeps exploring it in later rounds' : 'Drop an idea: the ideas strategy explores it no further',
+          summary:
+            verb === 'pin' ? 'Pin an idea: the ideas strategy keeps exploring it in later rounds' : 'Drop an idea: the ideas strategy explores it no further',
           params: ideaParamsSchema,
           body: optionalNoteBodySchema,
           response: { 200: ideaActionResponseSchema, ...errorResponses },

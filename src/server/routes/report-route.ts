@@ -18,7 +18,7 @@ export function registerReportRoute(app: ZodApp, { store, now }: ServerContext):
     {
       schema: {
         tags: ['reports'],
-        summary: 'The run\'s report: verdicts, fast_p, geometric-mean speedups, speed of light, tokens and cost, per problem and level',
+        summary: "The run's report: verdicts, fast_p, geometric-mean speedups, speed of light, tokens and cost, per problem and level",
         params: runParamsSchema,
         querystring: reportQuerySchema,
         response: { 200: z.string().describe('the report in the chosen format'), ...errorResponses },

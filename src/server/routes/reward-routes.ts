@@ -28,7 +28,12 @@ export interface RewardRoutesOptions {
 function requireToken(token: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const given = tokenOf(request);
-    if (given === undefined) throw new ApiError(401, 'token-required', 'the reward API always needs the token `kforge serve --reward` printed: send `Authorization: Bearer <token>` (the Python client reads KFORGE_TOKEN)');
+    if (given === undefined)
+      throw new ApiError(
+        401,
+        'token-required',
+        'the reward API always needs the token `kforge serve --reward` printed: send `Authorization: Bearer <token>` (the Python client reads KFORGE_TOKEN)',
+      );
     if (!sameSecret(given, token)) throw new ApiError(401, 'token-invalid', 'the token does not match the one `kforge serve --reward` printed');
   };
 }
@@ -56,7 +61,12 @@ const security = [{ token: [] }];
 function bodyTooLarge(limitBytes: number, route: string) {
   return (error: Error & { code?: string }): never => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      throw new ApiError(413, 'body-too-large', `the body is over the ${limitBytes / 1024 / 1024} MiB limit of ${route}: send fewer or smaller sources (each at most 1 MiB), or split the batch`, { cause: error });
+      throw new ApiError(
+        413,
+        'body-too-large',
+        `the body is over the ${limitBytes / 1024 / 1024} MiB limit of ${route}: send fewer or smaller sources (each at most 1 MiB), or split the batch`,
+        { cause: error },
+      );
     }
     throw error;
   };

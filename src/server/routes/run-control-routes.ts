@@ -50,8 +50,10 @@ export function registerRunControlRoutes(app: ZodApp, { store, launcher, storePa
       if (run.status === 'running' && !request.body.force) {
         throw ApiError.conflict('run-running', `run \`${runId}\` says it is running; if its process died, resume with { "force": true }`);
       }
-      if (run.status === 'finished') throw ApiError.conflict('run-finished', `run \`${runId}\` finished: start a new run with \`kforge optimize\` to search further`);
-      if (!readRunPlan(run)) throw ApiError.conflict('not-resumable', `run \`${runId}\` was not made by \`kforge optimize\` of this version, so it cannot be resumed`);
+      if (run.status === 'finished')
+        throw ApiError.conflict('run-finished', `run \`${runId}\` finished: start a new run with \`kforge optimize\` to search further`);
+      if (!readRunPlan(run))
+        throw ApiError.conflict('not-resumable', `run \`${runId}\` was not made by \`kforge optimize\` of this version, so it cannot be resumed`);
       const launched = await launcher.resume({ runId, storePath });
       const note = `${launched.pid === null ? 'started' : `pid ${launched.pid}`}; log ${launched.logPath}`;
       const action = await store.recordAction({ runId, type: 'resume', note });

@@ -10,14 +10,25 @@ const RECENT_EVENTS = 100;
 
 /** `GET /api/runs`, `GET /api/runs/:runId` and `GET /api/runs/:runId/events`. */
 export function registerRunsRoutes(app: ZodApp, { store }: ServerContext): void {
-  app.get('/api/runs', { schema: { tags: ['runs'], summary: 'Every run, newest first, with per-problem summaries', response: { 200: runListSchema, ...errorResponses } } }, async () => {
-    const summaries = await store.listRuns();
-    return { store: store.location, runs: await Promise.all(summaries.map((summary) => toRunListItem(store, summary))) };
-  });
+  app.get(
+    '/api/runs',
+    { schema: { tags: ['runs'], summary: 'Every run, newest first, with per-problem summaries', response: { 200: runListSchema, ...errorResponses } } },
+    async () => {
+      const summaries = await store.listRuns();
+      return { store: store.location, runs: await Promise.all(summaries.map((summary) => toRunListItem(store, summary))) };
+    },
+  );
 
   app.get(
     '/api/runs/:runId',
-    { schema: { tags: ['runs'], summary: 'One run: summary, configuration, actions, ideas and recent events', params: runParamsSchema, response: { 200: runDetailSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'One run: summary, configuration, actions, ideas and recent events',
+        params: runParamsSchema,
+        response: { 200: runDetailSchema, ...errorResponses },
+      },
+    },
     async (request) => {
       const { runId } = request.params;
       const summary = await store.getRunSummary(runId);
@@ -37,7 +48,7 @@ export function registerRunsRoutes(app: ZodApp, { store }: ServerContext): void 
     {
       schema: {
         tags: ['runs'],
-        summary: 'A run\'s events after a cursor, oldest first (poll with the last id seen)',
+        summary: "A run's events after a cursor, oldest first (poll with the last id seen)",
         params: runParamsSchema,
         querystring: runEventsQuerySchema,
         response: { 200: runEventsSchema, ...errorResponses },

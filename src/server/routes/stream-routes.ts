@@ -32,14 +32,23 @@ export function registerStreamRoutes(app: ZodApp, context: ServerContext, option
   const { store, streams } = context;
   app.get(
     '/api/stream/runs/:runId',
-    { schema: { tags: ['streams'], summary: 'Live events of one run (text/event-stream)', params: runParamsSchema, querystring: streamQuerySchema, response: errorResponses } },
+    {
+      schema: {
+        tags: ['streams'],
+        summary: 'Live events of one run (text/event-stream)',
+        params: runParamsSchema,
+        querystring: streamQuerySchema,
+        response: errorResponses,
+      },
+    },
     async (request, reply) => {
       const { runId } = request.params;
       if (!(await store.getRun(runId))) throw ApiError.notFound(`no run \`${runId}\` in ${store.location}`);
       const resumeFrom = Number(request.headers['last-event-id']);
-      let cursor = Number.isSafeInteger(resumeFrom) && resumeFrom >= 0 && request.headers['last-event-id'] !== undefined
-        ? resumeFrom
-        : (request.query.afterId ?? (await lastEventId(context, runId)));
+      let cursor =
+        Number.isSafeInteger(resumeFrom) && resumeFrom >= 0 && request.headers['last-event-id'] !== undefined
+          ? resumeFrom
+          : (request.query.afterId ?? (await lastEventId(context, runId)));
       streams.open(reply, async () => {
         const events = await store.listEvents(runId, { afterId: cursor, limit: BATCH });
         if (events.length > 0) cursor = events.at(-1)!.id;
@@ -50,7 +59,9 @@ export function registerStreamRoutes(app: ZodApp, context: ServerContext, option
 
   app.get(
     '/api/stream/runs',
-    { schema: { tags: ['streams'], summary: 'Live changes to the list of runs (text/event-stream)', querystring: streamQuerySchema, response: errorResponses } },
+    {
+      schema: { tags: ['streams'], summary: 'Live changes to the list of runs (text/event-stream)', querystring: streamQuerySchema, response: errorResponses },
+    },
     async (_request, reply) => {
       let signature: string | null = null;
       streams.open(

@@ -35,7 +35,13 @@ export async function loadCandidateDetail(store: RunStore, candidateId: number, 
       modelCallId: candidate.modelCallId,
     },
     evaluation: evaluation
-      ? { id: evaluation.id, result: evaluation.result, gpuSeconds: evaluation.gpuSeconds, reusedFromEvaluationId: evaluation.reusedFromEvaluationId, createdAt: evaluation.createdAt }
+      ? {
+          id: evaluation.id,
+          result: evaluation.result,
+          gpuSeconds: evaluation.gpuSeconds,
+          reusedFromEvaluationId: evaluation.reusedFromEvaluationId,
+          createdAt: evaluation.createdAt,
+        }
       : null,
     parent: parent ? { id: parent.id, source: parent.source } : null,
     lineage: lineage.map((step) => ({ id: step.id, round: step.round, ideaLabel: step.ideaLabel, origin: step.origin })),

@@ -47,8 +47,14 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
         [failed.problemHash, failed.round, failed.replyText, failed.reasoningText, failed.inputTokens, failed.costUsd, failed.error],
         [null, null, null, null, null, null, 'rate limited'],
       );
-      assert.deepEqual((await handle.store.listModelCalls(run.id)).map((item) => item.id), [call.id, failed.id]);
-      assert.deepEqual((await handle.store.listModelCalls(run.id, { problemHash: relu.hash })).map((item) => item.id), [call.id]);
+      assert.deepEqual(
+        (await handle.store.listModelCalls(run.id)).map((item) => item.id),
+        [call.id, failed.id],
+      );
+      assert.deepEqual(
+        (await handle.store.listModelCalls(run.id, { problemHash: relu.hash })).map((item) => item.id),
+        [call.id],
+      );
       await assert.rejects(handle.store.recordModelCall({ runId: 'nope', model: 'm', messages: [] }), StoreReferenceError);
       await assert.rejects(
         handle.store.recordModelCall({ runId: run.id, model: 'm', messages: [{ role: 'robot', content: 'x' } as never] }),
@@ -62,15 +68,32 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       const idea = await handle.store.addIdea({ runId: run.id, problemHash: relu.hash, round: 0, label: 'vectorise', text: 'Process 8 floats per step.' });
       const root = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'root', origin: 'files' });
       const child = await handle.store.addCandidate({
-        runId: run.id, problemHash: relu.hash, round: 1, source: 'child', origin: 'model', parentId: root.id, ideaId: idea.id, modelCallId: call.id,
+        runId: run.id,
+        problemHash: relu.hash,
+        round: 1,
+        source: 'child',
+        origin: 'model',
+        parentId: root.id,
+        ideaId: idea.id,
+        modelCallId: call.id,
       });
-      const grandchild = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 2, source: 'edited', origin: 'human', parentId: child.id });
+      const grandchild = await handle.store.addCandidate({
+        runId: run.id,
+        problemHash: relu.hash,
+        round: 2,
+        source: 'edited',
+        origin: 'human',
+        parentId: child.id,
+      });
       assert.deepEqual(
         [child.parentId, child.ideaId, child.ideaLabel, child.modelCallId, child.origin, child.sourceHash],
         [root.id, idea.id, 'vectorise', call.id, 'model', sha256Hex('child')],
       );
       assert.deepEqual(await handle.store.getCandidate(child.id), { ...child, evaluation: undefined });
-      assert.deepEqual((await handle.store.candidateLineage(grandchild.id)).map((item) => item.id), [root.id, child.id, grandchild.id]);
+      assert.deepEqual(
+        (await handle.store.candidateLineage(grandchild.id)).map((item) => item.id),
+        [root.id, child.id, grandchild.id],
+      );
       assert.deepEqual(await handle.store.candidateLineage(root.id), [root]);
       assert.deepEqual(await handle.store.candidateLineage(9999), []);
       const added = (await handle.store.listEvents(run.id, { types: ['candidate-added'] })).map((event) => event.payload.candidateId);
@@ -87,7 +110,10 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       await assert.rejects(handle.store.addCandidate({ ...base, problemHash: relu.hash, parentId: 9999 }), StoreReferenceError);
       await assert.rejects(handle.store.addCandidate({ ...base, problemHash: sha256Hex('not in run') }), StoreReferenceError);
       await assert.rejects(handle.store.addCandidate({ ...base, problemHash: relu.hash, origin: 'alien' as never }), StoreValidationError);
-      assert.deepEqual((await handle.store.listCandidates(run.id)).map((item) => item.id), [root.id]);
+      assert.deepEqual(
+        (await handle.store.listCandidates(run.id)).map((item) => item.id),
+        [root.id],
+      );
       assert.deepEqual(await handle.store.listCandidates(other.id), []);
     });
   });
@@ -100,12 +126,23 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       const candidate = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'fast', origin: 'model' });
       const result = correctResult(0.5, { eagerMs: 2, compileMs: 1 });
       const { evaluation, created } = await handle.store.recordEvaluation({
-        candidateId: candidate.id, result, gpuSeconds: 3.25, optionsHash: OPTIONS_HASH, cacheKey: keyFor('fast', relu.hash),
+        candidateId: candidate.id,
+        result,
+        gpuSeconds: 3.25,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: keyFor('fast', relu.hash),
       });
       assert.equal(created, true);
       assert.deepEqual(evaluation.result, result);
       assert.deepEqual(
-        [evaluation.verdict, evaluation.speedupVsEager, evaluation.speedupVsCompile, evaluation.speedupVsBest, evaluation.candidateMedianMs, evaluation.gpuSeconds],
+        [
+          evaluation.verdict,
+          evaluation.speedupVsEager,
+          evaluation.speedupVsCompile,
+          evaluation.speedupVsBest,
+          evaluation.candidateMedianMs,
+          evaluation.gpuSeconds,
+        ],
         ['correct', 4, 2, 2, 0.5, 3.25],
       );
       assert.deepEqual([evaluation.runId, evaluation.problemHash, evaluation.reusedFromEvaluationId], [run.id, relu.hash, null]);
@@ -113,7 +150,13 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
 
       const failing = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'wrong', origin: 'model' });
       const rejected = failedResult('rejected', { check: 'timing-replay', message: 'output replayed from an earlier call' });
-      const second = await handle.store.recordEvaluation({ candidateId: failing.id, result: rejected, gpuSeconds: 0.5, optionsHash: OPTIONS_HASH, cacheKey: keyFor('wrong', relu.hash) });
+      const second = await handle.store.recordEvaluation({
+        candidateId: failing.id,
+        result: rejected,
+        gpuSeconds: 0.5,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: keyFor('wrong', relu.hash),
+      });
       assert.deepEqual(second.evaluation.result.reasons, [{ check: 'timing-replay', message: 'output replayed from an earlier call' }]);
       assert.deepEqual([second.evaluation.speedupVsBest, second.evaluation.candidateMedianMs], [null, null]);
     });
@@ -121,7 +164,13 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
     it('records an evaluation once however often it is recorded', async () => {
       const { run, relu } = await seedRun(handle.store);
       const candidate = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'x', origin: 'model' });
-      const input = { candidateId: candidate.id, result: failedResult('incorrect'), gpuSeconds: 1, optionsHash: OPTIONS_HASH, cacheKey: keyFor('x', relu.hash) };
+      const input = {
+        candidateId: candidate.id,
+        result: failedResult('incorrect'),
+        gpuSeconds: 1,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: keyFor('x', relu.hash),
+      };
       const first = await handle.store.recordEvaluation(input);
       const again = await handle.store.recordEvaluation({ ...input, result: correctResult(1, { eagerMs: 1, compileMs: 1 }), gpuSeconds: 9 });
       assert.equal(again.created, false);
@@ -139,11 +188,24 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
       const key = keyFor('same source', relu.hash);
       const original = await handle.store.addCandidate({ runId: run.id, problemHash: relu.hash, round: 0, source: 'same source', origin: 'model' });
       assert.equal(await handle.store.findEvaluationByCacheKey(key), undefined);
-      const first = await handle.store.recordEvaluation({ candidateId: original.id, result: correctResult(1, { eagerMs: 2, compileMs: 3 }), gpuSeconds: 4, optionsHash: OPTIONS_HASH, cacheKey: key });
+      const first = await handle.store.recordEvaluation({
+        candidateId: original.id,
+        result: correctResult(1, { eagerMs: 2, compileMs: 3 }),
+        gpuSeconds: 4,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: key,
+      });
       const copy = await handle.store.addCandidate({ runId: other.id, problemHash: relu.hash, round: 0, source: 'same source', origin: 'model' });
       const found = await handle.store.findEvaluationByCacheKey(key);
       assert.deepEqual(found, first.evaluation);
-      const reused = await handle.store.recordEvaluation({ candidateId: copy.id, result: found!.result, gpuSeconds: 0, optionsHash: OPTIONS_HASH, cacheKey: key, reusedFromEvaluationId: found!.id });
+      const reused = await handle.store.recordEvaluation({
+        candidateId: copy.id,
+        result: found!.result,
+        gpuSeconds: 0,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: key,
+        reusedFromEvaluationId: found!.id,
+      });
       assert.deepEqual([reused.evaluation.reusedFromEvaluationId, reused.evaluation.runId], [first.evaluation.id, other.id]);
       assert.deepEqual(await handle.store.findEvaluationByCacheKey(key), first.evaluation);
       const events = await handle.store.listEvents(other.id, { types: ['candidate-evaluated'] });
@@ -152,16 +214,36 @@ export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
 
     it('lists candidates with their evaluations by problem and round, and pendingWork lists the unevaluated', async () => {
       const { run, relu, softmax } = await seedRun(handle.store);
-      const add = (problemHash: string, round: number, source: string) => handle.store.addCandidate({ runId: run.id, problemHash, round, source, origin: 'model' });
+      const add = (problemHash: string, round: number, source: string) =>
+        handle.store.addCandidate({ runId: run.id, problemHash, round, source, origin: 'model' });
       const a = await add(relu.hash, 0, 'a');
       const b = await add(relu.hash, 1, 'b');
       const c = await add(softmax.hash, 0, 'c');
       const d = await add(relu.hash, 1, 'd');
-      await handle.store.recordEvaluation({ candidateId: b.id, result: failedResult('compile_error'), gpuSeconds: 0, optionsHash: OPTIONS_HASH, cacheKey: keyFor('b', relu.hash) });
+      await handle.store.recordEvaluation({
+        candidateId: b.id,
+        result: failedResult('compile_error'),
+        gpuSeconds: 0,
+        optionsHash: OPTIONS_HASH,
+        cacheKey: keyFor('b', relu.hash),
+      });
       const listed = await handle.store.listCandidates(run.id, { problemHash: relu.hash });
-      assert.deepEqual(listed.map((item) => [item.id, item.evaluation?.verdict]), [[a.id, undefined], [b.id, 'compile_error'], [d.id, undefined]]);
-      assert.deepEqual((await handle.store.listCandidates(run.id, { round: 1 })).map((item) => item.id), [b.id, d.id]);
-      assert.deepEqual((await handle.store.pendingWork(run.id)).map((item) => item.id), [a.id, c.id, d.id]);
+      assert.deepEqual(
+        listed.map((item) => [item.id, item.evaluation?.verdict]),
+        [
+          [a.id, undefined],
+          [b.id, 'compile_error'],
+          [d.id, undefined],
+        ],
+      );
+      assert.deepEqual(
+        (await handle.store.listCandidates(run.id, { round: 1 })).map((item) => item.id),
+        [b.id, d.id],
+      );
+      assert.deepEqual(
+        (await handle.store.pendingWork(run.id)).map((item) => item.id),
+        [a.id, c.id, d.id],
+      );
       assert.deepEqual(await handle.store.pendingWork('other-run'), []);
     });
   });

@@ -50,7 +50,10 @@ export const PROBLEM_SOURCES = {
 } as const;
 
 /** Stores both problems and a run over them. */
-export async function seedRun(store: RunStore, overrides: { id?: string; strategy?: string } = {}): Promise<{ run: Run; relu: ProblemRecord; softmax: ProblemRecord }> {
+export async function seedRun(
+  store: RunStore,
+  overrides: { id?: string; strategy?: string } = {},
+): Promise<{ run: Run; relu: ProblemRecord; softmax: ProblemRecord }> {
   const relu = await store.upsertProblem({ name: '19_ReLU', source: PROBLEM_SOURCES.relu, path: 'problems/19_ReLU.py' });
   const softmax = await store.upsertProblem({ name: '23_Softmax', source: PROBLEM_SOURCES.softmax });
   const run = await store.createRun({

@@ -39,7 +39,10 @@ export function describeRunsAndProblems(open: OpenEmptyStore): void {
       const { run } = await seedRun(handle.store, { id: 'my-run' });
       assert.equal(run.id, 'my-run');
       const events = await handle.store.listEvents(run.id);
-      assert.deepEqual(events.map((event) => [event.type, event.payload]), [['run-created', { strategy: 'refine', model: 'fake:model', problems: 2 }]]);
+      assert.deepEqual(
+        events.map((event) => [event.type, event.payload]),
+        [['run-created', { strategy: 'refine', model: 'fake:model', problems: 2 }]],
+      );
       await assert.rejects(seedRun(handle.store, { id: 'my-run' }), StoreValidationError);
     });
 
@@ -96,9 +99,18 @@ export function describeRunsAndProblems(open: OpenEmptyStore): void {
       const first = (await seedRun(handle.store, { id: 'first' })).run;
       const second = (await seedRun(handle.store, { id: 'second' })).run;
       await handle.store.updateRunStatus(first.id, 'finished');
-      assert.deepEqual((await handle.store.listRuns()).map((run) => run.id), ['second', 'first']);
-      assert.deepEqual((await handle.store.listRuns({ status: 'finished' })).map((run) => run.id), ['first']);
-      assert.deepEqual((await handle.store.listRuns({ limit: 1 })).map((run) => run.id), [second.id]);
+      assert.deepEqual(
+        (await handle.store.listRuns()).map((run) => run.id),
+        ['second', 'first'],
+      );
+      assert.deepEqual(
+        (await handle.store.listRuns({ status: 'finished' })).map((run) => run.id),
+        ['first'],
+      );
+      assert.deepEqual(
+        (await handle.store.listRuns({ limit: 1 })).map((run) => run.id),
+        [second.id],
+      );
     });
   });
 }

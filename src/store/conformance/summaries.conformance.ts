@@ -33,18 +33,59 @@ export function describeSummaries(open: OpenEmptyStore): void {
       assert.ok(summary);
       const [reluSummary, softmaxSummary] = summary.problems;
       assert.deepEqual(reluSummary, {
-        problemHash: relu.hash, name: '19_ReLU', candidates: 3, evaluated: 3, correct: 2, correctShare: 2 / 3, bestVerdict: 'correct',
-        bestCandidateId: fastest.id, bestSpeedupVsEager: 3, bestSpeedupVsCompile: 2, bestSpeedupVsBest: 2, bestCandidateMedianMs: 1,
-        modelCalls: 2, inputTokens: 150, outputTokens: 15, costUsd: 0.5, gpuSeconds: 4, events: 6,
+        problemHash: relu.hash,
+        name: '19_ReLU',
+        candidates: 3,
+        evaluated: 3,
+        correct: 2,
+        correctShare: 2 / 3,
+        bestVerdict: 'correct',
+        bestCandidateId: fastest.id,
+        bestSpeedupVsEager: 3,
+        bestSpeedupVsCompile: 2,
+        bestSpeedupVsBest: 2,
+        bestCandidateMedianMs: 1,
+        modelCalls: 2,
+        inputTokens: 150,
+        outputTokens: 15,
+        costUsd: 0.5,
+        gpuSeconds: 4,
+        events: 6,
       });
       assert.deepEqual(softmaxSummary, {
-        problemHash: softmax.hash, name: '23_Softmax', candidates: 3, evaluated: 2, correct: 0, correctShare: 0, bestVerdict: 'runtime_error',
-        bestCandidateId: null, bestSpeedupVsEager: null, bestSpeedupVsCompile: null, bestSpeedupVsBest: null, bestCandidateMedianMs: null,
-        modelCalls: 1, inputTokens: 7, outputTokens: 3, costUsd: null, gpuSeconds: 0.25, events: 6,
+        problemHash: softmax.hash,
+        name: '23_Softmax',
+        candidates: 3,
+        evaluated: 2,
+        correct: 0,
+        correctShare: 0,
+        bestVerdict: 'runtime_error',
+        bestCandidateId: null,
+        bestSpeedupVsEager: null,
+        bestSpeedupVsCompile: null,
+        bestSpeedupVsBest: null,
+        bestCandidateMedianMs: null,
+        modelCalls: 1,
+        inputTokens: 7,
+        outputTokens: 3,
+        costUsd: null,
+        gpuSeconds: 0.25,
+        events: 6,
       });
       assert.deepEqual(summary.totals, {
-        problems: 2, problemsSolved: 1, candidates: 6, evaluated: 5, correct: 2, correctShare: 0.4, bestSpeedupVsBest: 2,
-        modelCalls: 4, inputTokens: 1157, outputTokens: 19, costUsd: 0.75, gpuSeconds: 4.25, events: 13,
+        problems: 2,
+        problemsSolved: 1,
+        candidates: 6,
+        evaluated: 5,
+        correct: 2,
+        correctShare: 0.4,
+        bestSpeedupVsBest: 2,
+        modelCalls: 4,
+        inputTokens: 1157,
+        outputTokens: 19,
+        costUsd: 0.75,
+        gpuSeconds: 4.25,
+        events: 13,
       });
       assert.deepEqual((await store.listRuns())[0], summary);
     });
@@ -53,8 +94,19 @@ export function describeSummaries(open: OpenEmptyStore): void {
       const { run } = await seedRun(handle.store);
       const summary = await handle.store.getRunSummary(run.id);
       assert.deepEqual(summary?.totals, {
-        problems: 2, problemsSolved: 0, candidates: 0, evaluated: 0, correct: 0, correctShare: null, bestSpeedupVsBest: null,
-        modelCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: null, gpuSeconds: 0, events: 1,
+        problems: 2,
+        problemsSolved: 0,
+        candidates: 0,
+        evaluated: 0,
+        correct: 0,
+        correctShare: null,
+        bestSpeedupVsBest: null,
+        modelCalls: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: null,
+        gpuSeconds: 0,
+        events: 1,
       });
       assert.equal(await handle.store.getRunSummary('nope'), undefined);
     });

@@ -68,7 +68,9 @@ export const initialSchemaMigration: Migration = {
       .addColumn('status', 'text', (column) => column.notNull())
       .addColumn('created_at', 'text', (column) => column.notNull())
       .addColumn('updated_at', 'text', (column) => column.notNull())
-      .addForeignKeyConstraint('ideas_run_problem', ['run_id', 'problem_hash'], 'run_problems', ['run_id', 'problem_hash'], (constraint) => constraint.onDelete('cascade'))
+      .addForeignKeyConstraint('ideas_run_problem', ['run_id', 'problem_hash'], 'run_problems', ['run_id', 'problem_hash'], (constraint) =>
+        constraint.onDelete('cascade'),
+      )
       .execute();
     await db.schema.createIndex('ideas_run').on('ideas').columns(['run_id', 'problem_hash']).execute();
 
@@ -86,7 +88,9 @@ export const initialSchemaMigration: Migration = {
       .addColumn('origin', 'text', (column) => column.notNull())
       .addColumn('model_call_id', 'integer', (column) => column.references('model_calls.id'))
       .addColumn('created_at', 'text', (column) => column.notNull())
-      .addForeignKeyConstraint('candidates_run_problem', ['run_id', 'problem_hash'], 'run_problems', ['run_id', 'problem_hash'], (constraint) => constraint.onDelete('cascade'))
+      .addForeignKeyConstraint('candidates_run_problem', ['run_id', 'problem_hash'], 'run_problems', ['run_id', 'problem_hash'], (constraint) =>
+        constraint.onDelete('cascade'),
+      )
       .execute();
     await db.schema.createIndex('candidates_run').on('candidates').columns(['run_id', 'problem_hash']).execute();
     await db.schema.createIndex('candidates_parent').on('candidates').column('parent_id').execute();

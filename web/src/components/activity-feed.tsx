@@ -21,7 +21,12 @@ function describe(event: RunEventView, names: ReadonlyMap<string, string>): stri
 
 /** The run's events, newest first. */
 export function ActivityFeed({ events, names }: { events: readonly RunEventView[]; names: ReadonlyMap<string, string> }) {
-  if (events.length === 0) return <p className="muted" style={{ margin: 0 }}>Nothing has happened in this run yet.</p>;
+  if (events.length === 0)
+    return (
+      <p className="muted" style={{ margin: 0 }}>
+        Nothing has happened in this run yet.
+      </p>
+    );
   return (
     <div className="feed">
       <ul>

@@ -3,7 +3,17 @@ import { verdictColor, verdictLabel, type Verdict } from '../lib/verdicts';
 
 export function VerdictBadge({ verdict, evaluating = false }: { verdict: Verdict | null; evaluating?: boolean }) {
   if (verdict === null) {
-    return <span className="badge outline">{evaluating ? <><span className="spinner" style={{ width: 10, height: 10 }} /> evaluating</> : 'not evaluated'}</span>;
+    return (
+      <span className="badge outline">
+        {evaluating ? (
+          <>
+            <span className="spinner" style={{ width: 10, height: 10 }} /> evaluating
+          </>
+        ) : (
+          'not evaluated'
+        )}
+      </span>
+    );
   }
   return (
     <span className="badge verdict" style={{ background: verdictColor(verdict) }}>

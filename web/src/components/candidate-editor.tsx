@@ -34,17 +34,44 @@ export function CandidateEditor({ candidateId, source, onSubmitted }: { candidat
   };
   return (
     <div>
-      <p className="muted" style={{ marginTop: 0 }}>Edit the file and evaluate it: it becomes a new candidate, a child of #{candidateId} marked as written by a person, judged with the run's settings. The search sees it like any other candidate.</p>
-      <textarea className="editor" spellCheck={false} value={text} onChange={(event) => setText(event.target.value)} onKeyDown={onKeyDown} aria-label="candidate source" data-testid="candidate-editor" />
+      <p className="muted" style={{ marginTop: 0 }}>
+        Edit the file and evaluate it: it becomes a new candidate, a child of #{candidateId} marked as written by a person, judged with the run's settings. The
+        search sees it like any other candidate.
+      </p>
+      <textarea
+        className="editor"
+        spellCheck={false}
+        value={text}
+        onChange={(event) => setText(event.target.value)}
+        onKeyDown={onKeyDown}
+        aria-label="candidate source"
+        data-testid="candidate-editor"
+      />
       <div className="form-row">
-        <input type="text" placeholder="What did you change? (optional note)" value={note} onChange={(event) => setNote(event.target.value)} aria-label="edit note" />
-        <button type="button" className="btn" disabled={!changed || busy} onClick={() => setText(source)}>Revert</button>
+        <input
+          type="text"
+          placeholder="What did you change? (optional note)"
+          value={note}
+          onChange={(event) => setNote(event.target.value)}
+          aria-label="edit note"
+        />
+        <button type="button" className="btn" disabled={!changed || busy} onClick={() => setText(source)}>
+          Revert
+        </button>
         <button type="button" className="btn primary" disabled={!changed || busy} onClick={() => void submit()} data-testid="evaluate-edit">
           {busy ? <span className="spinner" style={{ width: 12, height: 12 }} /> : null}Evaluate as new candidate
         </button>
       </div>
-      {!changed ? <p className="faint" style={{ margin: '6px 0 0' }}>Change the code to evaluate it.</p> : null}
-      {failure ? <p className="error-text" role="alert">{failure}</p> : null}
+      {!changed ? (
+        <p className="faint" style={{ margin: '6px 0 0' }}>
+          Change the code to evaluate it.
+        </p>
+      ) : null}
+      {failure ? (
+        <p className="error-text" role="alert">
+          {failure}
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -61,7 +61,17 @@ function onRowKeyDown(event: KeyboardEvent<HTMLDivElement>, select: () => void):
  * The lineage of a problem's candidates as an indented tree: a dot coloured by verdict, the id,
  * round, idea label and origin, and the speedup over the best baseline of correct ones.
  */
-export function CandidateTree({ candidates, selected, onSelect, bestId }: { candidates: readonly CandidateNode[]; selected: number | null; onSelect: (id: number) => void; bestId: number | null }) {
+export function CandidateTree({
+  candidates,
+  selected,
+  onSelect,
+  bestId,
+}: {
+  candidates: readonly CandidateNode[];
+  selected: number | null;
+  onSelect: (id: number) => void;
+  bestId: number | null;
+}) {
   const present = new Set(candidates.map((node) => node.verdict));
   const tree = rows(candidates);
   // One row is in the tab order (roving tabindex): the selected one, else the first.
@@ -88,28 +98,43 @@ export function CandidateTree({ candidates, selected, onSelect, bestId }: { cand
             ))}
             <Dot verdict={node.verdict} />
             <span className="node-id">#{node.id}</span>
-            <span className="faint" style={{ fontSize: 11.5 }}>r{node.round}</span>
+            <span className="faint" style={{ fontSize: 11.5 }}>
+              r{node.round}
+            </span>
             {node.ideaLabel ? <span className="chip idea">{node.ideaLabel}</span> : null}
             {node.origin === 'human' ? <span className="chip human">person</span> : null}
             {node.accepted ? <span className="chip accepted">accepted</span> : null}
-            {node.id === bestId ? <span role="img" title="fastest correct" aria-label="fastest correct">★</span> : null}
+            {node.id === bestId ? (
+              <span role="img" title="fastest correct" aria-label="fastest correct">
+                ★
+              </span>
+            ) : null}
             {typeof node.ownShare === 'number' ? (
               <span className="faint" style={{ fontSize: 11.5 }} title="own kernels' share of the traced call's time (attribution)">
                 own {Math.round(node.ownShare * 100)}%
               </span>
             ) : null}
-            <span className="node-speed">{node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}</span>
+            <span className="node-speed">
+              {node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}
+            </span>
           </div>
         ))}
       </div>
       <div className="legend">
-        {(Object.keys(VERDICT_COLORS) as Verdict[]).filter((verdict) => present.has(verdict)).map((verdict) => (
-          <span key={verdict}>
-            <i style={{ background: VERDICT_COLORS[verdict] }} />
-            {verdictLabel(verdict)}
+        {(Object.keys(VERDICT_COLORS) as Verdict[])
+          .filter((verdict) => present.has(verdict))
+          .map((verdict) => (
+            <span key={verdict}>
+              <i style={{ background: VERDICT_COLORS[verdict] }} />
+              {verdictLabel(verdict)}
+            </span>
+          ))}
+        {present.has(null) ? (
+          <span>
+            <i style={{ background: '#afb8c1' }} />
+            not evaluated
           </span>
-        ))}
-        {present.has(null) ? <span><i style={{ background: '#afb8c1' }} />not evaluated</span> : null}
+        ) : null}
         <span>speedup vs best baseline</span>
       </div>
     </>

@@ -2,7 +2,12 @@ import { useEffect, useState } from 'react';
 import type { CodeLanguage } from '../lib/highlight';
 
 const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const plain = (source: string): string => source.replace(/\n$/, '').split('\n').map((line) => `<span class="line">${escapeHtml(line)}</span>`).join('\n');
+const plain = (source: string): string =>
+  source
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => `<span class="line">${escapeHtml(line)}</span>`)
+    .join('\n');
 
 /**
  * Code with line numbers, highlighted once the highlighter chunk has loaded (plain until then,
@@ -26,8 +31,13 @@ export function CodeView({ source, language = 'python', maxHeight, testId }: { s
   }, [source, language]);
   return (
     <div className="code-frame">
-      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the HTML is shiki's highlighting or plain() above, both of which escape the source text. */}
-      <pre className={`code ${language === 'text' ? 'plain' : ''}`} style={maxHeight ? { maxHeight } : undefined} data-testid={testId} dangerouslySetInnerHTML={{ __html: html }} />
+      <pre
+        className={`code ${language === 'text' ? 'plain' : ''}`}
+        style={maxHeight ? { maxHeight } : undefined}
+        data-testid={testId}
+        // biome-ignore lint/security/noDangerouslySetInnerHtml: the HTML is shiki's highlighting or plain() above, both of which escape the source text.
+        dangerouslySetInnerHTML={{ __html: html }}
+      />
     </div>
   );
 }

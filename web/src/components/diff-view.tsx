@@ -5,7 +5,17 @@ import { unifiedDiff } from '../lib/unified-diff';
  * The line diff of two sources through diff2html (loaded on demand): `line-by-line` for a narrow
  * panel, `side-by-side` for the comparison page.
  */
-export function DiffView({ before, after, names, layout = 'line-by-line' }: { before: string; after: string; names: { before: string; after: string }; layout?: 'line-by-line' | 'side-by-side' }) {
+export function DiffView({
+  before,
+  after,
+  names,
+  layout = 'line-by-line',
+}: {
+  before: string;
+  after: string;
+  names: { before: string; after: string };
+  layout?: 'line-by-line' | 'side-by-side';
+}) {
   const [html, setHtml] = useState<string | null>(null);
   const diff = unifiedDiff(before, after, names);
   useEffect(() => {
@@ -20,7 +30,12 @@ export function DiffView({ before, after, names, layout = 'line-by-line' }: { be
     };
   }, [diff, layout]);
   if (!diff) return <p className="muted">The two sources are identical.</p>;
-  if (html === null) return <p className="muted"><span className="spinner" /> Preparing the diff…</p>;
+  if (html === null)
+    return (
+      <p className="muted">
+        <span className="spinner" /> Preparing the diff…
+      </p>
+    );
   const added = diff.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++')).length;
   const removed = diff.split('\n').filter((line) => line.startsWith('-') && !line.startsWith('---')).length;
   return (

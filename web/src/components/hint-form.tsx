@@ -31,17 +31,34 @@ export function HintForm({ runId, problemHash, hints, onAdded }: { runId: string
           {hints.map((hint) => (
             <li key={hint.id}>
               <div>{hint.note}</div>
-              <div className="faint" style={{ fontSize: 12 }}>{hint.problemHash ? 'this problem' : 'every problem'} · {ago(hint.createdAt)}</div>
+              <div className="faint" style={{ fontSize: 12 }}>
+                {hint.problemHash ? 'this problem' : 'every problem'} · {ago(hint.createdAt)}
+              </div>
             </li>
           ))}
         </ul>
       ) : (
-        <p className="muted" style={{ marginTop: 0 }}>No hints yet. A hint goes into the next prompts {problemHash ? 'for this problem' : 'for every problem of the run'}.</p>
+        <p className="muted" style={{ marginTop: 0 }}>
+          No hints yet. A hint goes into the next prompts {problemHash ? 'for this problem' : 'for every problem of the run'}.
+        </p>
       )}
-      <textarea className="note" placeholder={problemHash ? 'e.g. the input is contiguous; vectorise in chunks of 8' : 'a hint for every problem of this run'} value={note} onChange={(event) => setNote(event.target.value)} aria-label="hint" data-testid="hint-input" />
+      <textarea
+        className="note"
+        placeholder={problemHash ? 'e.g. the input is contiguous; vectorise in chunks of 8' : 'a hint for every problem of this run'}
+        value={note}
+        onChange={(event) => setNote(event.target.value)}
+        aria-label="hint"
+        data-testid="hint-input"
+      />
       <div className="form-row" style={{ marginTop: 6 }}>
-        <button type="button" className="btn" disabled={busy || note.trim() === ''} onClick={() => void submit()} data-testid="add-hint">Add hint</button>
-        {failure ? <span className="error-text" role="alert">{failure}</span> : null}
+        <button type="button" className="btn" disabled={busy || note.trim() === ''} onClick={() => void submit()} data-testid="add-hint">
+          Add hint
+        </button>
+        {failure ? (
+          <span className="error-text" role="alert">
+            {failure}
+          </span>
+        ) : null}
       </div>
     </div>
   );

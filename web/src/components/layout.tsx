@@ -24,8 +24,14 @@ export function TopBar({ crumbs, live, store }: { crumbs: Crumb[]; live?: Stream
         ))}
       </nav>
       <span className="spacer" />
-      {store ? <span className="store" title={store}>{store}</span> : null}
-      {live ? <span className={`live ${live === 'live' ? 'on' : ''}`}>{live === 'live' ? 'live' : live === 'connecting' ? 'connecting' : 'reconnecting…'}</span> : null}
+      {store ? (
+        <span className="store" title={store}>
+          {store}
+        </span>
+      ) : null}
+      {live ? (
+        <span className={`live ${live === 'live' ? 'on' : ''}`}>{live === 'live' ? 'live' : live === 'connecting' ? 'connecting' : 'reconnecting…'}</span>
+      ) : null}
     </header>
   );
 }

@@ -22,7 +22,14 @@ function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabe
       scales: { x: { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
       axes: [
         { label: xLabel, labelSize: 16, size: 36, stroke: '#59636e', grid: { stroke: '#eef1f4' } },
-        { label: 'speedup (×)', labelSize: 16, size: 44, stroke: '#59636e', grid: { stroke: '#eef1f4' }, values: (_u, values) => values.map((value) => `${value}×`) },
+        {
+          label: 'speedup (×)',
+          labelSize: 16,
+          size: 44,
+          stroke: '#59636e',
+          grid: { stroke: '#eef1f4' },
+          values: (_u, values) => values.map((value) => `${value}×`),
+        },
       ],
       series: [
         {},
@@ -57,9 +64,18 @@ function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabe
  * since the run started; dots are each correct candidate, the dashed line is 1× (the baseline).
  * Clicking a point opens its candidate.
  */
-export function ProgressCharts({ candidates, runStartedAt, onPick }: { candidates: readonly CandidateNode[]; runStartedAt: string; onPick: (candidateId: number) => void }) {
+export function ProgressCharts({
+  candidates,
+  runStartedAt,
+  onPick,
+}: {
+  candidates: readonly CandidateNode[];
+  runStartedAt: string;
+  onPick: (candidateId: number) => void;
+}) {
   const series = bestSoFar(candidates, runStartedAt);
-  if (series.index.length === 0) return <div className="panel panel-body muted">No candidate has been evaluated yet; the progress charts appear with the first verdict.</div>;
+  if (series.index.length === 0)
+    return <div className="panel panel-body muted">No candidate has been evaluated yet; the progress charts appear with the first verdict.</div>;
   const ones = series.index.map(() => 1);
   const byIndex: uPlot.AlignedData = [series.index, series.best, series.own, ones];
   const hours = (series.minutes.at(-1) ?? 0) > 180;
@@ -70,8 +86,17 @@ export function ProgressCharts({ candidates, runStartedAt, onPick }: { candidate
   };
   return (
     <div className="charts">
-      <div className="panel panel-body" data-testid="chart-candidates"><Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} /></div>
-      <div className="panel panel-body" data-testid="chart-time"><Chart data={byTime} xLabel={hours ? 'hours since the run started' : 'minutes since the run started'} title="Best speedup so far, by time" onPick={choose} /></div>
+      <div className="panel panel-body" data-testid="chart-candidates">
+        <Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} />
+      </div>
+      <div className="panel panel-body" data-testid="chart-time">
+        <Chart
+          data={byTime}
+          xLabel={hours ? 'hours since the run started' : 'minutes since the run started'}
+          title="Best speedup so far, by time"
+          onPick={choose}
+        />
+      </div>
     </div>
   );
 }

@@ -7,12 +7,21 @@ const text = (content: ModelCallView['messages'][number]['content']): string =>
 /** The prompt (as chat messages) and the reply that produced a candidate. */
 export function PromptView({ call, origin }: { call: ModelCallView | null; origin: string }) {
   if (!call) {
-    return <p className="muted">{origin === 'human' ? 'A person wrote this candidate in the dashboard: there is no prompt.' : origin === 'files' ? 'This candidate came from a file: there is no prompt.' : 'The store holds no model call for this candidate.'}</p>;
+    return (
+      <p className="muted">
+        {origin === 'human'
+          ? 'A person wrote this candidate in the dashboard: there is no prompt.'
+          : origin === 'files'
+            ? 'This candidate came from a file: there is no prompt.'
+            : 'The store holds no model call for this candidate.'}
+      </p>
+    );
   }
   return (
     <div data-testid="prompt-view">
       <p className="muted" style={{ marginTop: 0 }}>
-        {call.model} · round {call.round ?? '–'} · {count(call.inputTokens ?? 0)} tokens in, {count(call.outputTokens ?? 0)} out · {ms(call.latencyMs)} · {cost(call.costUsd)}
+        {call.model} · round {call.round ?? '–'} · {count(call.inputTokens ?? 0)} tokens in, {count(call.outputTokens ?? 0)} out · {ms(call.latencyMs)} ·{' '}
+        {cost(call.costUsd)}
       </p>
       {call.error ? <p className="notice">The call failed: {call.error}</p> : null}
       {call.messages.map((message, index) => (

@@ -15,18 +15,27 @@ export function Loading({ what }: { what: string }) {
 export function ErrorState({ error, retry, what }: { error: Error; retry?: () => void; what: string }) {
   const status = error instanceof ApiRequestError ? error.status : 0;
   const hint =
-    status === 0 ? 'Check that `kforge serve` is still running, then retry.'
-    : status === 401 ? 'Open the URL `kforge serve` printed: it carries the token (#token=…).'
-    : status === 404 ? 'It may belong to another store: `kforge serve --store PATH` picks the store.'
-    : null;
+    status === 0
+      ? 'Check that `kforge serve` is still running, then retry.'
+      : status === 401
+        ? 'Open the URL `kforge serve` printed: it carries the token (#token=…).'
+        : status === 404
+          ? 'It may belong to another store: `kforge serve --store PATH` picks the store.'
+          : null;
   return (
     <div className="state error" role="alert">
       <h2>Could not load {what}</h2>
       <p>{error.message}</p>
       {hint ? <p className="muted">{hint}</p> : null}
       <div className="actions" style={{ justifyContent: 'center' }}>
-        {retry && status !== 404 ? <button type="button" className="btn" onClick={retry}>Retry</button> : null}
-        <Link className="btn" to={paths.runs()}>All runs</Link>
+        {retry && status !== 404 ? (
+          <button type="button" className="btn" onClick={retry}>
+            Retry
+          </button>
+        ) : null}
+        <Link className="btn" to={paths.runs()}>
+          All runs
+        </Link>
       </div>
     </div>
   );

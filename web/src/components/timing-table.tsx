@@ -27,35 +27,69 @@ export function TimingTable({ result, speedOfLight, compact = false }: { result:
   }
   const rows: Array<{ label: string; stats: Stats | null; note?: string; color: string; speed?: number | null }> = [
     { label: 'candidate', stats: timing.candidate_ms, color: '#0969da' },
-    { label: 'eager', stats: timing.eager_ms, color: '#59636e', speed: timing.speedup_vs_eager, ...(timing.eager_unavailable ? { note: timing.eager_unavailable } : {}) },
-    { label: 'torch.compile', stats: timing.compile_ms, color: '#8250df', speed: timing.speedup_vs_compile, ...(timing.compile_unavailable ? { note: timing.compile_unavailable } : {}) },
+    {
+      label: 'eager',
+      stats: timing.eager_ms,
+      color: '#59636e',
+      speed: timing.speedup_vs_eager,
+      ...(timing.eager_unavailable ? { note: timing.eager_unavailable } : {}),
+    },
+    {
+      label: 'torch.compile',
+      stats: timing.compile_ms,
+      color: '#8250df',
+      speed: timing.speedup_vs_compile,
+      ...(timing.compile_unavailable ? { note: timing.compile_unavailable } : {}),
+    },
   ];
   const scaleMs = Math.max(...rows.flatMap((row) => (row.stats ? [row.stats.ci95[1], row.stats.median] : []))) * 1.08;
   return (
     <div>
       <table className="data" data-testid="timing-table">
         <thead>
-          <tr><th /><th className="num">median</th><th>95% interval</th>{compact ? null : <><th className="num">mean ± std</th><th className="num">min / max</th></>}<th className="num">n</th><th className="num">candidate is</th></tr>
+          <tr>
+            <th />
+            <th className="num">median</th>
+            <th>95% interval</th>
+            {compact ? null : (
+              <>
+                <th className="num">mean ± std</th>
+                <th className="num">min / max</th>
+              </>
+            )}
+            <th className="num">n</th>
+            <th className="num">candidate is</th>
+          </tr>
         </thead>
         <tbody>
           {rows.map((row) => (
             <tr key={row.label}>
-              <td><b>{row.label}</b></td>
+              <td>
+                <b>{row.label}</b>
+              </td>
               {row.stats ? (
                 <>
                   <td className="num">{ms(row.stats.median)}</td>
-                  <td><IntervalBar stats={row.stats} scaleMs={scaleMs} color={row.color} /></td>
+                  <td>
+                    <IntervalBar stats={row.stats} scaleMs={scaleMs} color={row.color} />
+                  </td>
                   {compact ? null : (
                     <>
-                      <td className="num">{ms(row.stats.mean)} ± {ms(row.stats.std)}</td>
-                      <td className="num">{ms(row.stats.min)} / {ms(row.stats.max)}</td>
+                      <td className="num">
+                        {ms(row.stats.mean)} ± {ms(row.stats.std)}
+                      </td>
+                      <td className="num">
+                        {ms(row.stats.min)} / {ms(row.stats.max)}
+                      </td>
                     </>
                   )}
                   <td className="num">{row.stats.n}</td>
                   <td className="num">{row.label === 'candidate' ? '' : <b>{speedup(row.speed ?? null)}</b>}</td>
                 </>
               ) : (
-                <td colSpan={compact ? 4 : 6} className="muted wrap">not timed{row.note ? `: ${row.note}` : ''}</td>
+                <td colSpan={compact ? 4 : 6} className="muted wrap">
+                  not timed{row.note ? `: ${row.note}` : ''}
+                </td>
               )}
             </tr>
           ))}
@@ -63,18 +97,29 @@ export function TimingTable({ result, speedOfLight, compact = false }: { result:
       </table>
       <dl className="kv" style={{ marginTop: 12 }}>
         <dt>speedup vs best baseline</dt>
-        <dd><b>{speedup(timing.speedup_vs_best)}</b> <span className="faint">(the faster of eager and torch.compile)</span></dd>
+        <dd>
+          <b>{speedup(timing.speedup_vs_best)}</b> <span className="faint">(the faster of eager and torch.compile)</span>
+        </dd>
         <dt>share of speed of light</dt>
         <dd data-testid="speed-of-light">
           {speedOfLight ? (
             <>
-              <b>{share(speedOfLight.share)}</b> <span className="faint">of the roofline bound, {ms(speedOfLight.lowerBoundMs)}{compact ? '' : ` (${bytes(speedOfLight.bytes)} moved${speedOfLight.flops ? `, ${count(speedOfLight.flops)} FLOPs` : ''})`}</span>
+              <b>{share(speedOfLight.share)}</b>{' '}
+              <span className="faint">
+                of the roofline bound, {ms(speedOfLight.lowerBoundMs)}
+                {compact ? '' : ` (${bytes(speedOfLight.bytes)} moved${speedOfLight.flops ? `, ${count(speedOfLight.flops)} FLOPs` : ''})`}
+              </span>
             </>
           ) : (
             <span className="muted">not measured{compact ? '' : ': the evaluator reported no roofline bound for this result'}</span>
           )}
         </dd>
-        {timing.baseline_cached !== undefined ? (<><dt>baselines</dt><dd className="muted">{timing.baseline_cached ? 'from the baseline cache' : 'timed for this evaluation'}</dd></>) : null}
+        {timing.baseline_cached !== undefined ? (
+          <>
+            <dt>baselines</dt>
+            <dd className="muted">{timing.baseline_cached ? 'from the baseline cache' : 'timed for this evaluation'}</dd>
+          </>
+        ) : null}
       </dl>
     </div>
   );

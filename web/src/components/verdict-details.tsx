@@ -20,8 +20,15 @@ function AttributionSection({ attribution }: { attribution: Attribution }) {
       ) : (
         <dl className="kv" data-testid="attribution">
           <dt>own kernels</dt>
-          <dd>{percent(attribution.own_share)} of the {attribution.measured === 'host' ? 'host' : 'device'} time ({ms(origin.own)})</dd>
-          {origin.library > 0 ? (<><dt>vendor libraries</dt><dd>{ms(origin.library)}</dd></>) : null}
+          <dd>
+            {percent(attribution.own_share)} of the {attribution.measured === 'host' ? 'host' : 'device'} time ({ms(origin.own)})
+          </dd>
+          {origin.library > 0 ? (
+            <>
+              <dt>vendor libraries</dt>
+              <dd>{ms(origin.library)}</dd>
+            </>
+          ) : null}
           {attribution.torch_ops.slice(0, 6).map((entry) => (
             <span key={entry.op} style={{ display: 'contents' }}>
               <dt className="mono">{entry.op}</dt>
@@ -54,7 +61,9 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
         <span className="muted">
           {result.backend} · {result.precision}
           {result.preset ? ` · ${result.preset} sizes` : ''}
-          {result.environment ? ` · ${typeof result.environment.cpu === 'string' && result.environment.device === 'cpu' ? result.environment.cpu : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}` : ''}
+          {result.environment
+            ? ` · ${typeof result.environment.cpu === 'string' && result.environment.device === 'cpu' ? result.environment.cpu : result.environment.device} · torch ${result.environment.torch}${result.environment.cuda ? ` · CUDA ${result.environment.cuda}` : ''}`
+            : ''}
         </span>
       </div>
       {result.reasons.length > 0 ? (
@@ -77,30 +86,85 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
           <h3>Error profile</h3>
           <dl className="kv">
             <dt>trials passed</dt>
-            <dd>{correctness.passed} of {correctness.trials}</dd>
+            <dd>
+              {correctness.passed} of {correctness.trials}
+            </dd>
             <dt>max abs error</dt>
-            <dd>{error(correctness.max_abs_error)}{correctness.atol !== undefined ? <span className="faint"> (atol {correctness.atol}{correctness.tolerance ? `, ${correctness.tolerance}` : ''})</span> : null}</dd>
+            <dd>
+              {error(correctness.max_abs_error)}
+              {correctness.atol !== undefined ? (
+                <span className="faint">
+                  {' '}
+                  (atol {correctness.atol}
+                  {correctness.tolerance ? `, ${correctness.tolerance}` : ''})
+                </span>
+              ) : null}
+            </dd>
             <dt>max rel error</dt>
-            <dd>{error(correctness.max_rel_error)}{correctness.rtol !== undefined ? <span className="faint"> (rtol {correctness.rtol})</span> : null}</dd>
-            {correctness.mismatch_count !== undefined ? (<><dt>elements out of tolerance</dt><dd>{correctness.mismatch_count.toLocaleString('en')}</dd></>) : null}
-            {correctness.fp64 ? (<><dt>vs float64 reference</dt><dd>abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}</dd></>) : null}
+            <dd>
+              {error(correctness.max_rel_error)}
+              {correctness.rtol !== undefined ? <span className="faint"> (rtol {correctness.rtol})</span> : null}
+            </dd>
+            {correctness.mismatch_count !== undefined ? (
+              <>
+                <dt>elements out of tolerance</dt>
+                <dd>{correctness.mismatch_count.toLocaleString('en')}</dd>
+              </>
+            ) : null}
+            {correctness.fp64 ? (
+              <>
+                <dt>vs float64 reference</dt>
+                <dd>
+                  abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}
+                </dd>
+              </>
+            ) : null}
           </dl>
-          {correctness.trial_details?.filter((trial) => trial.message).slice(0, 3).map((trial, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: the first failed trials in the evaluator's order, never reordered; seeds may repeat.
-            <p key={index} className="muted mono" style={{ margin: '6px 0' }}>trial seed {trial.seed}: {trial.message}</p>
-          ))}
+          {correctness.trial_details
+            ?.filter((trial) => trial.message)
+            .slice(0, 3)
+            .map((trial, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the first failed trials in the evaluator's order, never reordered; seeds may repeat.
+              <p key={index} className="muted mono" style={{ margin: '6px 0' }}>
+                trial seed {trial.seed}: {trial.message}
+              </p>
+            ))}
         </>
       ) : null}
-      {diagnostics.first_error ? (<><h3>First error</h3><pre className="log">{diagnostics.first_error}</pre></>) : null}
+      {diagnostics.first_error ? (
+        <>
+          <h3>First error</h3>
+          <pre className="log">{diagnostics.first_error}</pre>
+        </>
+      ) : null}
       {diagnostics.known_cause ? <p className="notice">{diagnostics.known_cause}</p> : null}
-      {diagnostics.compiler ? (<><h3>Compiler output</h3><pre className="log" data-testid="compiler-output">{diagnostics.compiler}</pre></>) : null}
-      {diagnostics.traceback ? (<><h3>Traceback</h3><pre className="log">{diagnostics.traceback}</pre></>) : null}
-      {diagnostics.stderr.trim() ? (<><h3>Standard error</h3><pre className="log">{diagnostics.stderr}</pre></>) : null}
+      {diagnostics.compiler ? (
+        <>
+          <h3>Compiler output</h3>
+          <pre className="log" data-testid="compiler-output">
+            {diagnostics.compiler}
+          </pre>
+        </>
+      ) : null}
+      {diagnostics.traceback ? (
+        <>
+          <h3>Traceback</h3>
+          <pre className="log">{diagnostics.traceback}</pre>
+        </>
+      ) : null}
+      {diagnostics.stderr.trim() ? (
+        <>
+          <h3>Standard error</h3>
+          <pre className="log">{diagnostics.stderr}</pre>
+        </>
+      ) : null}
       {result.stages ? (
         <>
           <h3>Stages</h3>
           <p className="muted" style={{ margin: 0 }}>
-            {Object.entries(result.stages).map(([stage, duration]) => `${stage} ${ms(duration)}`).join(' · ')}
+            {Object.entries(result.stages)
+              .map(([stage, duration]) => `${stage} ${ms(duration)}`)
+              .join(' · ')}
           </p>
         </>
       ) : null}

@@ -14,7 +14,9 @@ export interface ProgressSeries {
 
 /** The progress of a problem's search: best speedup so far after each evaluation. */
 export function bestSoFar(candidates: readonly CandidateNode[], runStartedAt: string): ProgressSeries {
-  const evaluated = candidates.filter((node) => node.evaluatedAt !== null).sort((a, b) => Date.parse(a.evaluatedAt!) - Date.parse(b.evaluatedAt!) || a.id - b.id);
+  const evaluated = candidates
+    .filter((node) => node.evaluatedAt !== null)
+    .sort((a, b) => Date.parse(a.evaluatedAt!) - Date.parse(b.evaluatedAt!) || a.id - b.id);
   const start = Date.parse(runStartedAt);
   const series: ProgressSeries = { index: [], minutes: [], best: [], own: [], ids: [] };
   let best: number | null = null;

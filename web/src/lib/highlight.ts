@@ -19,9 +19,15 @@ const cuda: LanguageRegistration = {
   embeddedLangs: ['cpp'],
   repository: {},
   patterns: [
-    { match: '\\b(__global__|__device__|__host__|__shared__|__constant__|__restrict__|__launch_bounds__|__forceinline__|__noinline__)\\b', name: 'storage.modifier.cuda' },
+    {
+      match: '\\b(__global__|__device__|__host__|__shared__|__constant__|__restrict__|__launch_bounds__|__forceinline__|__noinline__)\\b',
+      name: 'storage.modifier.cuda',
+    },
     { match: '\\b(threadIdx|blockIdx|blockDim|gridDim|warpSize)\\b', name: 'variable.language.cuda' },
-    { match: '\\b(__syncthreads|__syncwarp|__shfl_\\w+|atomic[A-Z]\\w*|__expf|__logf|__ldg|__fmaf_rn|__float2half|__half2float)\\b', name: 'support.function.cuda' },
+    {
+      match: '\\b(__syncthreads|__syncwarp|__shfl_\\w+|atomic[A-Z]\\w*|__expf|__logf|__ldg|__fmaf_rn|__float2half|__half2float)\\b',
+      name: 'support.function.cuda',
+    },
     { match: '<<<|>>>', name: 'keyword.operator.cuda' },
     { include: 'source.cpp' },
   ],
@@ -64,7 +70,10 @@ function embeddedRegions(source: string): Region[] {
     const language = embeddedLanguage(body);
     if (!language || !body.startsWith('\n') || !/\n[ \t]*$/.test(body)) continue;
     const openLine = source.slice(0, match.index).split('\n').length - 1;
-    const innerLines = body.slice(1).replace(/\n[ \t]*$/, '').split('\n').length;
+    const innerLines = body
+      .slice(1)
+      .replace(/\n[ \t]*$/, '')
+      .split('\n').length;
     regions.push({ first: openLine + 1, end: openLine + 1 + innerLines, language });
   }
   return regions;
@@ -77,7 +86,13 @@ function renderLines(lines: ThemedToken[][]): string {
     .map((tokens) => {
       const inner = tokens
         .map((token) => {
-          const style = [token.color ? `color:${token.color}` : '', token.fontStyle && token.fontStyle & 1 ? 'font-style:italic' : '', token.fontStyle && token.fontStyle & 2 ? 'font-weight:600' : ''].filter(Boolean).join(';');
+          const style = [
+            token.color ? `color:${token.color}` : '',
+            token.fontStyle && token.fontStyle & 1 ? 'font-style:italic' : '',
+            token.fontStyle && token.fontStyle & 2 ? 'font-weight:600' : '',
+          ]
+            .filter(Boolean)
+            .join(';');
           return style ? `<span style="${style}">${escapeHtml(token.content)}</span>` : escapeHtml(token.content);
         })
         .join('');
@@ -88,7 +103,10 @@ function renderLines(lines: ThemedToken[][]): string {
 
 /** Plain lines, escaped, in the same markup as highlighted ones. */
 export function plainHtml(source: string): string {
-  return source.split('\n').map((line) => `<span class="line">${escapeHtml(line)}</span>`).join('\n');
+  return source
+    .split('\n')
+    .map((line) => `<span class="line">${escapeHtml(line)}</span>`)
+    .join('\n');
 }
 
 /**

@@ -34,8 +34,18 @@ export function ProblemPage({ runId, problemHash, candidateId }: { runId: string
     if (event.problemHash === problemHash || event.problemHash === null) refresh();
   });
   const crumbs = [{ label: 'runs', to: paths.runs() }, { label: runId, to: paths.run(runId) }, { label: data?.problem.name ?? problemHash.slice(0, 12) }];
-  if (loading) return <Page crumbs={crumbs}><Loading what="the problem" /></Page>;
-  if (error || !data) return <Page crumbs={crumbs}><ErrorState error={error ?? new Error('no answer')} retry={reload} what="the problem" /></Page>;
+  if (loading)
+    return (
+      <Page crumbs={crumbs}>
+        <Loading what="the problem" />
+      </Page>
+    );
+  if (error || !data)
+    return (
+      <Page crumbs={crumbs}>
+        <ErrorState error={error ?? new Error('no answer')} retry={reload} what="the problem" />
+      </Page>
+    );
   // A candidate named in the URL is shown even before the tree lists it (an edit just stored).
   const selected = candidateId ?? defaultCandidate(data);
   const select = (id: number): void => navigate(paths.problem(runId, problemHash, id), { replace: true });
@@ -48,12 +58,25 @@ export function ProblemPage({ runId, problemHash, candidateId }: { runId: string
     <Page crumbs={crumbs} live={live}>
       <div className="page-head">
         <div className="title">
-          <h1>{problem.name} <span className="chip">{problem.level}</span> <VerdictBadge verdict={problem.bestVerdict} /></h1>
+          <h1>
+            {problem.name} <span className="chip">{problem.level}</span> <VerdictBadge verdict={problem.bestVerdict} />
+          </h1>
           <div className="sub">
-            <span>{problem.candidates} candidates, {problem.correct} of {problem.evaluated} evaluated correct ({share(problem.correctShare)})</span>
-            <span>best <b>{speedup(problem.bestSpeedupVsEager)}</b> vs eager · <b>{speedup(problem.bestSpeedupVsCompile)}</b> vs compile · <b>{speedup(problem.bestSpeedupVsBest)}</b> vs best</span>
-            {problem.acceptedCandidateId ? <span>accepted <b>#{problem.acceptedCandidateId}</b></span> : null}
-            <span className="mono faint" title={problem.path ?? undefined}>{problem.path ?? problem.problemHash.slice(0, 16)}</span>
+            <span>
+              {problem.candidates} candidates, {problem.correct} of {problem.evaluated} evaluated correct ({share(problem.correctShare)})
+            </span>
+            <span>
+              best <b>{speedup(problem.bestSpeedupVsEager)}</b> vs eager · <b>{speedup(problem.bestSpeedupVsCompile)}</b> vs compile ·{' '}
+              <b>{speedup(problem.bestSpeedupVsBest)}</b> vs best
+            </span>
+            {problem.acceptedCandidateId ? (
+              <span>
+                accepted <b>#{problem.acceptedCandidateId}</b>
+              </span>
+            ) : null}
+            <span className="mono faint" title={problem.path ?? undefined}>
+              {problem.path ?? problem.problemHash.slice(0, 16)}
+            </span>
           </div>
         </div>
       </div>
@@ -61,7 +84,10 @@ export function ProblemPage({ runId, problemHash, candidateId }: { runId: string
       <div className="problem-layout">
         <div className="side">
           <div className="panel" style={{ display: 'flex', flexDirection: 'column', minHeight: 0 }}>
-            <div className="panel-head"><h2>Candidates</h2><span className="muted">{data.candidates.length}</span></div>
+            <div className="panel-head">
+              <h2>Candidates</h2>
+              <span className="muted">{data.candidates.length}</span>
+            </div>
             {data.candidates.length === 0 ? (
               <Empty title="No candidates yet">
                 <p>The search has not stored a candidate for this problem. They appear here as they arrive.</p>
@@ -71,19 +97,29 @@ export function ProblemPage({ runId, problemHash, candidateId }: { runId: string
             )}
           </div>
           <div className="panel" style={{ overflow: 'auto' }}>
-            <div className="panel-head"><h2>Hints</h2></div>
-            <div className="panel-body"><HintForm runId={runId} problemHash={problemHash} hints={data.hints} onAdded={reload} /></div>
+            <div className="panel-head">
+              <h2>Hints</h2>
+            </div>
+            <div className="panel-body">
+              <HintForm runId={runId} problemHash={problemHash} hints={data.hints} onAdded={reload} />
+            </div>
           </div>
           {data.ideas.length > 0 ? (
             <div className="panel" style={{ overflow: 'auto' }}>
-              <div className="panel-head"><h2>Ideas</h2></div>
-              <div className="panel-body"><IdeasList ideas={data.ideas} onChanged={reload} /></div>
+              <div className="panel-head">
+                <h2>Ideas</h2>
+              </div>
+              <div className="panel-body">
+                <IdeasList ideas={data.ideas} onChanged={reload} />
+              </div>
             </div>
           ) : null}
         </div>
         <div style={{ minWidth: 0 }}>
           {selected === null ? (
-            <div className="panel"><Empty title="Nothing to show yet">The first candidate appears here as soon as the search stores it.</Empty></div>
+            <div className="panel">
+              <Empty title="Nothing to show yet">The first candidate appears here as soon as the search stores it.</Empty>
+            </div>
           ) : (
             <CandidatePanel candidateId={selected} version={version} siblings={data.candidates} onChanged={reload} onEdited={onEdited} />
           )}

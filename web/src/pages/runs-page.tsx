@@ -16,16 +16,35 @@ function RunRow({ run, picked, onPick }: { run: RunListItem; picked: boolean; on
   const { totals } = run;
   return (
     <tr data-testid={`run-row-${run.id}`}>
-      <td><input type="checkbox" checked={picked} onChange={(event) => onPick(event.target.checked)} aria-label={`pick ${run.id} to compare`} /></td>
-      <td><Link to={paths.run(run.id)}><b>{run.id}</b></Link></td>
-      <td><StatusBadge status={run.status} stopPending={run.stopPending} /></td>
+      <td>
+        <input type="checkbox" checked={picked} onChange={(event) => onPick(event.target.checked)} aria-label={`pick ${run.id} to compare`} />
+      </td>
+      <td>
+        <Link to={paths.run(run.id)}>
+          <b>{run.id}</b>
+        </Link>
+      </td>
+      <td>
+        <StatusBadge status={run.status} stopPending={run.stopPending} />
+      </td>
       <td title={run.startedAt}>{ago(run.startedAt)}</td>
       <td>{run.strategy}</td>
-      <td className="mono" style={{ maxWidth: 290, overflow: 'hidden', textOverflow: 'ellipsis' }} title={run.model}>{run.model}</td>
+      <td className="mono" style={{ maxWidth: 290, overflow: 'hidden', textOverflow: 'ellipsis' }} title={run.model}>
+        {run.model}
+      </td>
       <td>{run.backend ?? '–'}</td>
-      <td className="num">{totals.problemsSolved}/{totals.problems}</td>
-      <td className="num">{share(totals.correctShare)}<span className="bar-share"><i style={{ width: `${Math.round((totals.correctShare ?? 0) * 100)}%` }} /></span></td>
-      <td className="num"><b>{speedup(totals.bestSpeedupVsBest)}</b></td>
+      <td className="num">
+        {totals.problemsSolved}/{totals.problems}
+      </td>
+      <td className="num">
+        {share(totals.correctShare)}
+        <span className="bar-share">
+          <i style={{ width: `${Math.round((totals.correctShare ?? 0) * 100)}%` }} />
+        </span>
+      </td>
+      <td className="num">
+        <b>{speedup(totals.bestSpeedupVsBest)}</b>
+      </td>
       <td className="num">{count(totals.inputTokens + totals.outputTokens)}</td>
       <td className="num">{cost(totals.costUsd)}</td>
       <td className="num">{seconds(totals.gpuSeconds)}</td>
@@ -47,7 +66,9 @@ export function RunsPage() {
         <div className="panel">
           <Empty title="No runs yet" command={firstRun(data.store)}>
             <p>This store ({data.store}) holds no runs. Start one, and it appears here as it goes:</p>
-            <p className="faint">Any provider works (<code>--provider files --dir FOLDER</code> replays candidate files without a model). Then reload, or keep this page open.</p>
+            <p className="faint">
+              Any provider works (<code>--provider files --dir FOLDER</code> replays candidate files without a model). Then reload, or keep this page open.
+            </p>
           </Empty>
         </div>
       );
@@ -56,24 +77,54 @@ export function RunsPage() {
       <div className="panel">
         <div className="panel-head">
           <h2>Runs</h2>
-          <span className="muted">{data.runs.length} in {data.store}</span>
-          <button type="button" className="btn small" disabled={picked.length !== 2} onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))} title="pick two runs with the boxes on the left">Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}</button>
+          <span className="muted">
+            {data.runs.length} in {data.store}
+          </span>
+          <button
+            type="button"
+            className="btn small"
+            disabled={picked.length !== 2}
+            onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))}
+            title="pick two runs with the boxes on the left"
+          >
+            Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}
+          </button>
         </div>
         <table className="data">
           <thead>
             <tr>
               <th />
-              <th>run</th><th>status</th><th>started</th><th>strategy</th><th>model</th><th>backend</th>
-              <th className="num">solved</th><th className="num">correct share</th><th className="num">best speedup</th><th className="num">tokens</th><th className="num">cost</th><th className="num">device time</th>
+              <th>run</th>
+              <th>status</th>
+              <th>started</th>
+              <th>strategy</th>
+              <th>model</th>
+              <th>backend</th>
+              <th className="num">solved</th>
+              <th className="num">correct share</th>
+              <th className="num">best speedup</th>
+              <th className="num">tokens</th>
+              <th className="num">cost</th>
+              <th className="num">device time</th>
             </tr>
           </thead>
           <tbody>
             {data.runs.map((run) => (
-              <RunRow key={run.id} run={run} picked={picked.includes(run.id)} onPick={(on) => setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))} />
+              <RunRow
+                key={run.id}
+                run={run}
+                picked={picked.includes(run.id)}
+                onPick={(on) =>
+                  setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))
+                }
+              />
             ))}
           </tbody>
         </table>
-        <p className="faint" style={{ padding: '0 14px 10px', margin: 0, fontSize: 12 }}>Best speedup: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct share: correct candidates over evaluated ones.</p>
+        <p className="faint" style={{ padding: '0 14px 10px', margin: 0, fontSize: 12 }}>
+          Best speedup: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct share: correct candidates over
+          evaluated ones.
+        </p>
       </div>
     );
   };
