@@ -21,7 +21,8 @@ import { waitForDeath } from '../../../test-support/process-liveness.js';
 import { startOptimizeRun } from './optimize-run.js';
 
 const torchCheck = spawnSync(TEST_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
-const skip = torchCheck.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torchCheck.stderr?.trim().split('\n').at(-1) ?? 'not found'}`;
+const skip =
+  torchCheck.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torchCheck.stderr?.trim().split('\n').at(-1) ?? 'not found'}`;
 
 const fence = (source: string): string => `Here is the kernel.\n\n\`\`\`python\n${source}\`\`\`\n`;
 
@@ -101,7 +102,11 @@ test('refine over HTTP: a build failure, a 429, its fix, a reply without code, a
   const store = await SqliteRunStore.open({ path: path.join(folder, 'kforge.db') });
   try {
     const model = await createKernelModel({ provider: 'openai-compatible', baseUrl: server.baseUrl, model: 'scripted', timeoutSeconds: 3, maxAttempts: 3 });
-    const evaluator = new PythonEvaluator({ workerDirectory: WORKER_DIRECTORY, python: TEST_PYTHON, baselineCache: new FileBaselineCache({ directory: path.join(folder, 'baselines') }) });
+    const evaluator = new PythonEvaluator({
+      workerDirectory: WORKER_DIRECTORY,
+      python: TEST_PYTHON,
+      baselineCache: new FileBaselineCache({ directory: path.join(folder, 'baselines') }),
+    });
     const report = await startOptimizeRun(
       {
         version: 1,
@@ -120,11 +125,17 @@ test('refine over HTTP: a build failure, a 429, its fix, a reply without code, a
 
     assert.equal(server.requests.length, 6, 'the 429 and the hang were retried by the provider layer');
     const candidates = await store.listCandidates(report.runId);
-    assert.deepEqual(candidates.map((candidate) => candidate.evaluation?.verdict), ['compile_error', 'correct', 'correct']);
+    assert.deepEqual(
+      candidates.map((candidate) => candidate.evaluation?.verdict),
+      ['compile_error', 'correct', 'correct'],
+    );
     const prompts = server.requests.map((request) => JSON.stringify(request.body));
-    assert.match(prompts[2]!, /cannot convert/, 'the fix saw the compiler\'s own error');
+    assert.match(prompts[2]!, /cannot convert/, "the fix saw the compiler's own error");
     assert.match(prompts[4]!, /Your last reply could not be used/);
-    assert.deepEqual(candidates.map((candidate) => candidate.parentId), [null, candidates[0]!.id, candidates[1]!.id]);
+    assert.deepEqual(
+      candidates.map((candidate) => candidate.parentId),
+      [null, candidates[0]!.id, candidates[1]!.id],
+    );
     assert.equal((await store.listEvents(report.runId, { types: ['reply-without-code'] })).length, 1);
     const [plain, openmp] = [candidates[1]!, candidates[2]!].map((candidate) => candidate.evaluation!.candidateMedianMs!);
     const best = report.problems[0]!.best!;
@@ -140,15 +151,9 @@ test('refine over HTTP: a build failure, a 429, its fix, a reply without code, a
   }
 });
 
-/** How to start `kforge optimize`: the real binary once main.ts registers the command, else the same command through runProgram. */
+/** How to start `kforge optimize`: the compiled binary, as a user does. */
 function kforgeCommand(): string[] {
-  const main = spawnSync('grep', ['-q', 'registerOptimizeCommand', path.join(REPOSITORY_ROOT, 'src', 'cli', 'main.ts')]);
-  if (main.status === 0) return [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
-  const runner = `import { runProgram } from ${JSON.stringify(path.join(REPOSITORY_ROOT, 'src/cli/run-program.ts'))};
-import { registerOptimizeCommand } from ${JSON.stringify(path.join(REPOSITORY_ROOT, 'src/cli/commands/optimize.ts'))};
-const status = await runProgram(process.argv.slice(1), [registerOptimizeCommand]);
-if (status !== undefined) process.exitCode = status;`;
-  return ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', runner];
+  return [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
 }
 
 interface KforgeChild {
@@ -169,7 +174,9 @@ function startKforge(args: string[], cwd: string): KforgeChild {
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
   return { child, stderr: () => stderr, done };
 }
 
@@ -180,7 +187,24 @@ test('kforge optimize killed with SIGKILL mid-evaluation resumes without losing 
     script: [fence(raisingCandidate('first')), fence(raisingCandidate('second', 20)), fence(raisingCandidate('third'))],
   });
   const storePath = path.join(folder, 'kforge.db');
-  const args = [problem, '--provider', 'openai-compatible', '--base-url', server.baseUrl, '--model', 'scripted', '--backend', 'cpu', '--max-candidates', '3', '--perf-trials', '10', '--store', storePath, '--json'];
+  const args = [
+    problem,
+    '--provider',
+    'openai-compatible',
+    '--base-url',
+    server.baseUrl,
+    '--model',
+    'scripted',
+    '--backend',
+    'cpu',
+    '--max-candidates',
+    '3',
+    '--perf-trials',
+    '10',
+    '--store',
+    storePath,
+    '--json',
+  ];
   try {
     const first = startKforge(args, folder);
     let runId = '';

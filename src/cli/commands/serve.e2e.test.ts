@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
@@ -22,7 +22,9 @@ import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 
 const torch = spawnSync(TEST_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
-const skip = browserUnavailable() ?? (torch.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torch.stderr?.trim().split('\n').at(-1) ?? 'not found'}`);
+const skip =
+  browserUnavailable() ??
+  (torch.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torch.stderr?.trim().split('\n').at(-1) ?? 'not found'}`);
 
 const shotsFolder = process.env.KFORGE_SCREENSHOTS ? path.resolve(REPOSITORY_ROOT, process.env.KFORGE_SCREENSHOTS) : null;
 const WEB_DIST = path.join(REPOSITORY_ROOT, 'web', 'dist', 'index.html');
@@ -34,18 +36,9 @@ let browser: BrowserSession;
 let reader: SqliteRunStore;
 let editRoot = 0;
 
-/** `kforge serve` as a child process: the installed binary once main.ts registers the command, else the same registration through run-program. */
+/** `kforge serve` as a child process: the compiled binary, as a user starts it. */
 async function startServe(folder: string, storePath: string): Promise<{ child: ChildProcess; url: string }> {
-  const main = readFileSync(path.join(REPOSITORY_ROOT, 'src', 'cli', 'main.ts'), 'utf8');
-  let command: string[];
-  if (main.includes('registerServeCommand')) {
-    command = [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
-  } else {
-    const entry = path.join(folder, 'serve-entry.mts');
-    const cli = (file: string): string => JSON.stringify(path.join(REPOSITORY_ROOT, 'src', 'cli', file));
-    await writeFile(entry, `import { runProgram } from ${cli('run-program.ts')};\nimport { registerServeCommand } from ${cli('commands/serve.ts')};\nconst status = await runProgram(process.argv.slice(2), [registerServeCommand]);\nif (status !== undefined) process.exitCode = status;\n`);
-    command = ['--import', import.meta.resolve('tsx'), entry];
-  }
+  const command = [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js')];
   const child = spawn(process.execPath, [...command, 'serve', '--store', storePath, '--port', '0'], {
     cwd: folder,
     env: { ...process.env, KFORGE_PYTHON: TEST_PYTHON, KFORGE_LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
@@ -86,9 +79,27 @@ before(async () => {
   const { store, folder } = seededStore;
   const problemFile = fixturePath('problems', 'scale-add.py');
   const problem = await store.upsertProblem({ name: 'scale-add', source: readFileSync(problemFile, 'utf8'), path: problemFile });
-  await store.createRun({ id: 'e2e-scale-add', strategy: 'refine', model: 'files:scripted', config: seedPlan({ problems: [problem], backend: 'cpu', strategy: 'refine', workDirectory: folder, provider: 'files', model: 'scripted', perfTrials: 20 }), problemHashes: [problem.hash] });
-  const root = await store.addCandidate({ runId: 'e2e-scale-add', problemHash: problem.hash, round: 0, source: readFileSync(fixturePath('candidates', 'scale-add-correct.py'), 'utf8'), origin: 'files' });
-  await store.recordEvaluation({ candidateId: root.id, result: correct('cpu', { medianMs: 0.018, eagerMs: 0.014, compileMs: null }), gpuSeconds: 20, optionsHash: 'seed', cacheKey: 'e2e-root' });
+  await store.createRun({
+    id: 'e2e-scale-add',
+    strategy: 'refine',
+    model: 'files:scripted',
+    config: seedPlan({ problems: [problem], backend: 'cpu', strategy: 'refine', workDirectory: folder, provider: 'files', model: 'scripted', perfTrials: 20 }),
+    problemHashes: [problem.hash],
+  });
+  const root = await store.addCandidate({
+    runId: 'e2e-scale-add',
+    problemHash: problem.hash,
+    round: 0,
+    source: readFileSync(fixturePath('candidates', 'scale-add-correct.py'), 'utf8'),
+    origin: 'files',
+  });
+  await store.recordEvaluation({
+    candidateId: root.id,
+    result: correct('cpu', { medianMs: 0.018, eagerMs: 0.014, compileMs: null }),
+    gpuSeconds: 20,
+    optionsHash: 'seed',
+    cacheKey: 'e2e-root',
+  });
   await store.updateRunStatus('e2e-scale-add', 'finished');
   editRoot = root.id;
   await seededStore.closeStore();
@@ -163,7 +174,7 @@ describe('the dashboard in a browser', { skip }, () => {
     await row.focus();
     await page.keyboard.press('Enter');
     await page.getByText(`Candidate #${chosen}`, { exact: true }).waitFor();
-    assert.equal(await row.getAttribute('tabindex'), '0', 'the selected row is the tree\'s tab stop');
+    assert.equal(await row.getAttribute('tabindex'), '0', "the selected row is the tree's tab stop");
     const above = await row.evaluate((element) => element.previousElementSibling?.getAttribute('data-testid') ?? null);
     assert.ok(above, 'a row above the chosen one');
     await page.keyboard.press('ArrowUp');
@@ -183,7 +194,10 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.getByTestId('tab-edit').click();
     const editor = page.getByTestId('candidate-editor');
     const original = await editor.inputValue();
-    const edited = original.replace('return (x * self.scale + self.bias).clamp_min(0.0)', 'return (self.bias + x * self.scale).clamp_min(0.0)  # edited in the dashboard');
+    const edited = original.replace(
+      'return (x * self.scale + self.bias).clamp_min(0.0)',
+      'return (self.bias + x * self.scale).clamp_min(0.0)  # edited in the dashboard',
+    );
     assert.notEqual(edited, original);
     await editor.fill(edited);
     await page.getByTestId('evaluate-edit').click();
@@ -196,7 +210,7 @@ describe('the dashboard in a browser', { skip }, () => {
     assert.deepEqual([stored?.origin, stored?.parentId, stored?.source], ['human', editRoot, edited]);
     // The guard's default policy allows only glue in forward, so pure-PyTorch arithmetic is rejected, with its reasons.
     assert.equal(stored?.evaluation?.verdict, 'rejected', JSON.stringify(stored?.evaluation?.result.reasons));
-    assert.ok(stored?.evaluation?.result.candidate.startsWith(seededStore.folder), 'evaluated from the run\'s candidates folder');
+    assert.ok(stored?.evaluation?.result.candidate.startsWith(seededStore.folder), "evaluated from the run's candidates folder");
     assert.equal(await page.locator('.candidate-head .badge.verdict').innerText(), 'rejected');
     const reasons = await page.getByTestId('verdict-reason').allInnerTexts();
     assert.ok(reasons.length > 0 && reasons.every((text) => text.startsWith('torch-fallback')), reasons.join(' | '));
@@ -238,6 +252,9 @@ describe('the dashboard in a browser', { skip }, () => {
   it('fetched nothing from anywhere but the server, and logged no errors', () => {
     const foreign = browser.requests.filter((url) => !url.startsWith('http://127.0.0.1:') && !url.startsWith('data:'));
     assert.deepEqual(foreign, []);
-    assert.deepEqual(browser.errors.filter((text) => !/Failed to load resource.*404/.test(text)), []);
+    assert.deepEqual(
+      browser.errors.filter((text) => !/Failed to load resource.*404/.test(text)),
+      [],
+    );
   });
 });

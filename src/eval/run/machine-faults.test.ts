@@ -8,14 +8,9 @@ import { meaningfulStderrLine } from '../process/stderr-summary.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { WorkerFaultError } from '../process/worker-fault-error.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
+import { endedWorker } from '../../../test-support/worker-process-result.js';
 
-function ended(fields: Partial<WorkerProcessResult>): WorkerProcessResult {
-  return {
-    role: 'reference', pid: 42, exitCode: 0, signal: null, timedOut: null, timeLimitMs: null, stage: null, cancelled: false,
-    protocolError: null, spawnError: null, durationMs: 10, stdout: '', stderr: '', droppedBytes: { stdout: 0, stderr: 0 },
-    stageDurationsMs: {}, ...fields,
-  };
-}
+const ended = (fields: Partial<WorkerProcessResult>): WorkerProcessResult => endedWorker('reference', fields);
 
 const CUDA_STARTUP_FAILURE = [
   'Traceback (most recent call last):',
@@ -28,45 +23,57 @@ const CUDA_STARTUP_FAILURE = [
   '',
 ].join('\n');
 
-describe('a reference worker\'s end is never the candidate\'s verdict', () => {
-  it('killed (the out-of-memory killer\'s SIGKILL) is a machine fault naming host memory', () => {
-    assert.throws(() => outcomeOfWorkerEnd(ended({ signal: 'SIGKILL', stage: 'reference' }), 'reference-ready', true), (error: unknown) => {
-      assert.ok(error instanceof MachineFaultError);
-      assert.equal(error.resource, 'host-memory');
-      assert.match(error.message, /the reference process \(which never imports the candidate\) died during the reference stage of .*SIGKILL.*; no verdict/);
-      return true;
-    });
+describe("a reference worker's end is never the candidate's verdict", () => {
+  it("killed (the out-of-memory killer's SIGKILL) is a machine fault naming host memory", () => {
+    assert.throws(
+      () => outcomeOfWorkerEnd(ended({ signal: 'SIGKILL', stage: 'reference' }), 'reference-ready', true),
+      (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError);
+        assert.equal(error.resource, 'host-memory');
+        assert.match(error.message, /the reference process \(which never imports the candidate\) died during the reference stage of .*SIGKILL.*; no verdict/);
+        return true;
+      },
+    );
   });
 
   it('past its limit is a machine fault, with the flag that raises it', () => {
-    assert.throws(() => outcomeOfWorkerEnd(ended({ timedOut: 'reference', timeLimitMs: 300_000, stage: 'reference' }), 'reference-ready', true), (error: unknown) => {
-      assert.ok(error instanceof MachineFaultError);
-      assert.match(error.hint, /--timeout-reference/);
-      return true;
-    });
+    assert.throws(
+      () => outcomeOfWorkerEnd(ended({ timedOut: 'reference', timeLimitMs: 300_000, stage: 'reference' }), 'reference-ready', true),
+      (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError);
+        assert.match(error.hint, /--timeout-reference/);
+        return true;
+      },
+    );
   });
 
   it('a traceback is a fault of kforge (exit 3), quoting the exception line', () => {
     const stderr = 'Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: \'seed\'\n';
-    assert.throws(() => outcomeOfWorkerEnd(ended({ exitCode: 1, stage: 'judge', stderr }), 'judgement', true), (error: unknown) => {
-      assert.ok(error instanceof WorkerFaultError);
-      assert.match(error.message, /exited with status 1 during the judge stage: KeyError: 'seed'; this is a fault of kforge/);
-      return true;
-    });
+    assert.throws(
+      () => outcomeOfWorkerEnd(ended({ exitCode: 1, stage: 'judge', stderr }), 'judgement', true),
+      (error: unknown) => {
+        assert.ok(error instanceof WorkerFaultError);
+        assert.match(error.message, /exited with status 1 during the judge stage: KeyError: 'seed'; this is a fault of kforge/);
+        return true;
+      },
+    );
   });
 
   it('a candidate worker that could not start for want of memory is a machine fault quoting the CUDA error, not its last boilerplate line', () => {
     assert.equal(meaningfulStderrLine(CUDA_STARTUP_FAILURE), 'RuntimeError: CUDA error: out of memory');
-    assert.throws(() => outcomeOfWorkerEnd(ended({ role: 'candidate', exitCode: 1, stderr: CUDA_STARTUP_FAILURE }), 'hello', false), (error: unknown) => {
-      assert.ok(error instanceof MachineFaultError);
-      assert.equal(error.resource, 'worker-start');
-      assert.match(error.message, /ran out of memory before saying hello \(RuntimeError: CUDA error: out of memory\)/);
-      assert.doesNotMatch(error.message, /TORCH_USE_CUDA_DSA/);
-      return true;
-    });
+    assert.throws(
+      () => outcomeOfWorkerEnd(ended({ role: 'candidate', exitCode: 1, stderr: CUDA_STARTUP_FAILURE }), 'hello', false),
+      (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError);
+        assert.equal(error.resource, 'worker-start');
+        assert.match(error.message, /ran out of memory before saying hello \(RuntimeError: CUDA error: out of memory\)/);
+        assert.doesNotMatch(error.message, /TORCH_USE_CUDA_DSA/);
+        return true;
+      },
+    );
   });
 
-  it('a candidate worker\'s own crash stays its verdict', () => {
+  it("a candidate worker's own crash stays its verdict", () => {
     const outcome = outcomeOfWorkerEnd(ended({ role: 'candidate', signal: 'SIGSEGV', stage: 'correctness' }), 'correctness-outputs', true);
     assert.equal(outcome.verdict, 'crashed');
   });
@@ -85,13 +92,26 @@ describe('kforge eval when the reference runs out of memory (real workers)', () 
       color: false,
     });
     await program.parseAsync([
-      'node', 'kforge', 'eval',
-      fixturePath('machine-faults', 'reference-out-of-memory.py'), fixturePath('machine-faults', 'relu-candidate.py'),
-      '--backend', 'cpu', '--json', '--no-timing', '--trials', '1', '--guard-policy', 'pytorch',
+      'node',
+      'kforge',
+      'eval',
+      fixturePath('machine-faults', 'reference-out-of-memory.py'),
+      fixturePath('machine-faults', 'relu-candidate.py'),
+      '--backend',
+      'cpu',
+      '--json',
+      '--no-timing',
+      '--trials',
+      '1',
+      '--guard-policy',
+      'pytorch',
     ]);
     assert.equal(seen.exitCode, 2, seen.stderr);
     assert.equal(seen.stdout, '', 'no verdict is printed');
-    assert.match(seen.stderr, /the machine could not evaluate: the reference process \(which never imports the candidate\) ran out of host memory|reference's forward raised out of memory/);
+    assert.match(
+      seen.stderr,
+      /the machine could not evaluate: the reference process \(which never imports the candidate\) ran out of host memory|reference's forward raised out of memory/,
+    );
     assert.match(seen.stderr, /no verdict/);
   });
 });

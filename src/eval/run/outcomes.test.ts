@@ -8,6 +8,7 @@ import { ProtocolError } from '../process/protocol-error.js';
 import { drawSeedPlan, MAX_SEED } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
+import { endedWorker } from '../../../test-support/worker-process-result.js';
 
 const tolerance = { atol: 0.01, rtol: 0.01 };
 
@@ -19,39 +20,48 @@ function judgement(trials: JudgedTrial[]): JudgementMessage {
   return { v: 1, type: 'judgement', passed: trials.every((entry) => entry.passed), trials };
 }
 
-function ended(fields: Partial<WorkerProcessResult>): WorkerProcessResult {
-  return {
-    role: 'candidate', pid: 42, exitCode: 0, signal: null, timedOut: null, timeLimitMs: null, stage: null, cancelled: false,
-    protocolError: null, spawnError: null, durationMs: 10, stdout: '', stderr: '', droppedBytes: { stdout: 0, stderr: 0 },
-    stageDurationsMs: {}, ...fields,
-  };
-}
+const ended = (fields: Partial<WorkerProcessResult>): WorkerProcessResult => endedWorker('candidate', fields);
 
 describe('judgement outcomes', () => {
   it('is correct only when every trial passed', () => {
     assert.equal(outcomeOfJudgement(judgement([trial(1), trial(2)]), tolerance).verdict, 'correct');
-    const mixed = outcomeOfJudgement(judgement([trial(1), trial(2, { passed: false, check: 'shape', message: 'the output has shape (8,), the reference\'s is (8, 64)' })]), tolerance);
+    const mixed = outcomeOfJudgement(
+      judgement([trial(1), trial(2, { passed: false, check: 'shape', message: "the output has shape (8,), the reference's is (8, 64)" })]),
+      tolerance,
+    );
     assert.equal(mixed.verdict, 'incorrect');
     assert.deepEqual(mixed.reasons, [{ check: 'shape', message: "the output has shape (8,), the reference's is (8, 64) (trial 2 of 2, seed 2)" }]);
   });
 
   it('makes a sentence from the figures when the worker sent none', () => {
     const result = outcomeOfJudgement(judgement([trial(7, { passed: false, check: 'mismatch', mismatch_count: 412, max_abs_error: 0.53 })]), tolerance);
-    assert.equal(result.reasons[0]?.message, 'the output differs from the reference at 412 of 16384 elements (max abs error 0.530, tolerance atol=0.01, rtol=0.01) (trial 1 of 1, seed 7)');
+    assert.equal(
+      result.reasons[0]?.message,
+      'the output differs from the reference at 412 of 16384 elements (max abs error 0.530, tolerance atol=0.01, rtol=0.01) (trial 1 of 1, seed 7)',
+    );
   });
 
   it('rejects input mutation first, even beside mismatches', () => {
     const result = outcomeOfJudgement(
-      judgement([trial(1, { passed: false, check: 'mismatch', message: 'm' }), trial(2, { passed: false, check: 'input-mutation', message: 'changed its inputs' })]),
+      judgement([
+        trial(1, { passed: false, check: 'mismatch', message: 'm' }),
+        trial(2, { passed: false, check: 'input-mutation', message: 'changed its inputs' }),
+      ]),
       tolerance,
     );
     assert.equal(result.verdict, 'rejected');
-    assert.deepEqual(result.reasons.map((reason) => reason.check), ['input-mutation', 'mismatch']);
+    assert.deepEqual(
+      result.reasons.map((reason) => reason.check),
+      ['input-mutation', 'mismatch'],
+    );
   });
 
   it('summarizes the error profile over trials', () => {
     const summary = summarizeCorrectness(
-      judgement([trial(1, { max_abs_error: 0.2, fp64_max_abs_error: 0.3, mismatch_count: 4 }), trial(2, { passed: false, max_abs_error: 0.5, max_rel_error: null, mismatch_count: 6 })]),
+      judgement([
+        trial(1, { max_abs_error: 0.2, fp64_max_abs_error: 0.3, mismatch_count: 4 }),
+        trial(2, { passed: false, max_abs_error: 0.5, max_rel_error: null, mismatch_count: 6 }),
+      ]),
       tolerance,
       'kernelbench',
     );
@@ -76,8 +86,15 @@ describe('worker end outcomes', () => {
   });
 
   it('treats a request the worker refused (status 2 before any stage) as the machine, not the candidate', () => {
-    const refused = ended({ role: 'reference', exitCode: 2, stderr: 'kforge_worker: protocol error: the cuda backend needs a CUDA device, and torch sees none\n' });
-    assert.throws(() => outcomeOfWorkerEnd(refused, 'reference-ready', true), /the reference worker refused the request: kforge_worker: protocol error: the cuda backend needs a CUDA device/);
+    const refused = ended({
+      role: 'reference',
+      exitCode: 2,
+      stderr: 'kforge_worker: protocol error: the cuda backend needs a CUDA device, and torch sees none\n',
+    });
+    assert.throws(
+      () => outcomeOfWorkerEnd(refused, 'reference-ready', true),
+      /the reference worker refused the request: kforge_worker: protocol error: the cuda backend needs a CUDA device/,
+    );
     const candidateExit = ended({ exitCode: 2, stage: 'correctness', stageDurationsMs: { build: 1, load: 1 } });
     assert.equal(outcomeOfWorkerEnd(candidateExit, 'correctness-outputs', true).verdict, 'crashed', 'candidate code may exit with 2 itself');
   });
@@ -88,23 +105,37 @@ describe('worker end outcomes', () => {
   });
 
   it('throws a setup error for a worker that died before hello', () => {
-    assert.throws(() => outcomeOfWorkerEnd(ended({ exitCode: 1, stderr: '/usr/bin/python3: No module named kforge_worker\n' }), 'hello', false), (error: unknown) => {
-      assert.ok(error instanceof EvaluatorSetupError);
-      assert.match(error.message, /exited with status 1 before saying hello: \/usr\/bin\/python3: No module named kforge_worker/);
-      return true;
-    });
+    assert.throws(
+      () => outcomeOfWorkerEnd(ended({ exitCode: 1, stderr: '/usr/bin/python3: No module named kforge_worker\n' }), 'hello', false),
+      (error: unknown) => {
+        assert.ok(error instanceof EvaluatorSetupError);
+        assert.match(error.message, /exited with status 1 before saying hello: \/usr\/bin\/python3: No module named kforge_worker/);
+        return true;
+      },
+    );
   });
 });
 
 describe('failure outcomes', () => {
   it('adds the first error and the known cause to a build failure', () => {
     const result = outcomeOfFailure(
-      { v: 1, type: 'failure', stage: 'build', kind: 'compile_error', check: 'build', message: 'the extension did not build', compiler_output: "x.cu(3): error: no operator \"*\" matches these operands\n    operand types are: __half * __half\n" },
+      {
+        v: 1,
+        type: 'failure',
+        stage: 'build',
+        kind: 'compile_error',
+        check: 'build',
+        message: 'the extension did not build',
+        compiler_output: 'x.cu(3): error: no operator "*" matches these operands\n    operand types are: __half * __half\n',
+      },
       '13.0',
     );
     assert.equal(result.verdict, 'compile_error');
     assert.equal(result.diagnostics?.first_error, 'x.cu:3: no operator "*" matches these operands');
-    assert.match(result.reasons[0]?.message ?? '', /^the extension did not build \(first error: x\.cu:3: no operator .*\); PyTorch builds extensions with -D__CUDA_NO_HALF_OPERATORS__/);
+    assert.match(
+      result.reasons[0]?.message ?? '',
+      /^the extension did not build \(first error: x\.cu:3: no operator .*\); PyTorch builds extensions with -D__CUDA_NO_HALF_OPERATORS__/,
+    );
   });
 });
 
@@ -122,7 +153,10 @@ describe('seeds', () => {
     assert.equal(new Set(seeds).size, 8);
     assert.ok(seeds.every((seed) => seed >= 0 && seed <= MAX_SEED));
     assert.equal(plan.sampleCalls.length, 3);
-    assert.deepEqual([...plan.sampleCalls].sort((a, b) => a - b), plan.sampleCalls);
+    assert.deepEqual(
+      [...plan.sampleCalls].sort((a, b) => a - b),
+      plan.sampleCalls,
+    );
     assert.ok(plan.sampleCalls.every((call) => call >= 0 && call < 100));
     assert.deepEqual(drawSeedPlan({ trials: 2, timingSeeds: 0, perfTrials: 2, sampleCalls: 3 }).sampleCalls.length, 2);
     const fresh = drawSeedPlan({ trials: 5, timingSeeds: 3, perfTrials: 100, sampleCalls: 3 });

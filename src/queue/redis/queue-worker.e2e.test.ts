@@ -55,7 +55,14 @@ function startWorker(name: string): KforgeWorkerProcess {
     name,
     args: ['--redis', redis.url, '--backend', 'cpu', '--stall-timeout', '2', '--heartbeat', '1'],
     cwd: root,
-    environment: { ...process.env, KFORGE_PYTHON: PYTHON, KFORGE_CACHE_DIR: path.join(root, 'cache'), TMPDIR: path.join(root, 'tmp'), KFORGE_LOG_LEVEL: 'error', NODE_OPTIONS: '' },
+    environment: {
+      ...process.env,
+      KFORGE_PYTHON: PYTHON,
+      KFORGE_CACHE_DIR: path.join(root, 'cache'),
+      TMPDIR: path.join(root, 'tmp'),
+      KFORGE_LOG_LEVEL: 'error',
+      NODE_OPTIONS: '',
+    },
     dieOnCandidate: 'dies-with-worker',
   });
 }
@@ -116,18 +123,38 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
     const copy = { ...payloads[0]!, candidate: { ...payloads[0]!.candidate, name: 'same-source.py' } };
     const finished = await Promise.all([...payloads, copy].map((each) => queue.submitPayload(each)));
     finished.forEach(assertCorrect);
-    assert.equal(new Set(finished.slice(0, 4).map((each) => each.workerId)).size, 2, `both workers evaluated: ${finished.map((each) => each.workerId).join(', ')}`);
+    assert.equal(
+      new Set(finished.slice(0, 4).map((each) => each.workerId)).size,
+      2,
+      `both workers evaluated: ${finished.map((each) => each.workerId).join(', ')}`,
+    );
     assert.equal(finished[4]!.jobId, finished[0]!.jobId);
     assert.equal(finished[4]!.result.candidate, 'same-source.py');
-    assert.deepEqual(finished.map((each) => each.attempts.length), [1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      finished.map((each) => each.attempts.length),
+      [1, 1, 1, 1, 1],
+    );
     assert.equal(await jobsIn('completed'), 4, 'five submissions, four jobs');
 
-    const listing = spawnSync(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'workers', '--redis', redis.url, '--json'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 120_000 });
+    const listing = spawnSync(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'workers', '--redis', redis.url, '--json'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+      timeout: 120_000,
+    });
     assert.equal(listing.status, 0, listing.stderr);
-    const report = JSON.parse(listing.stdout) as { workers: Array<{ id: string; devices: string[]; jobsDone: number; pid: number }>; jobs: { cpu: { completed: number } } };
+    const report = JSON.parse(listing.stdout) as {
+      workers: Array<{ id: string; devices: string[]; jobsDone: number; pid: number }>;
+      jobs: { cpu: { completed: number } };
+    };
     assert.deepEqual(report.workers.map((worker) => worker.id).sort(), workers.map((worker) => worker.workerId).sort());
-    assert.deepEqual(report.workers.map((worker) => worker.devices), [['cpu'], ['cpu']]);
-    assert.equal(report.workers.reduce((sum, worker) => sum + worker.jobsDone, 0), 4);
+    assert.deepEqual(
+      report.workers.map((worker) => worker.devices),
+      [['cpu'], ['cpu']],
+    );
+    assert.equal(
+      report.workers.reduce((sum, worker) => sum + worker.jobsDone, 0),
+      4,
+    );
     assert.equal(report.jobs.cpu.completed, 4);
   });
 
@@ -144,7 +171,13 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
     off();
     assertCorrect(finished);
     assert.notEqual(finished.workerId, victim.id);
-    assert.deepEqual(finished.attempts.map((attempt) => [attempt.attempt, attempt.workerId]), [[1, victim.id], [2, finished.workerId]]);
+    assert.deepEqual(
+      finished.attempts.map((attempt) => [attempt.attempt, attempt.workerId]),
+      [
+        [1, victim.id],
+        [2, finished.workerId],
+      ],
+    );
     assert.equal(finishedEvents, 1);
     assert.equal(await lane.getJobState(finished.jobId), 'completed');
     await process.ready;
@@ -157,24 +190,43 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
     const payloadsFile = path.join(root, 'coordinator-payloads.json');
     const script = path.join(root, 'coordinator.mts');
     await writeFile(payloadsFile, JSON.stringify(payloads));
-    await writeFile(script, `import { readFileSync } from 'node:fs';\nimport { openRedisJobQueue } from ${JSON.stringify(path.join(REPOSITORY_ROOT, 'src', 'eval', 'bullmq-job-queue.ts'))};\nconst queue = await openRedisJobQueue({ url: process.argv[2] });\nawait Promise.all(JSON.parse(readFileSync(process.argv[3], 'utf8')).map((each) => queue.submitPayload(each)));\nconsole.log('finished');\n`);
+    await writeFile(
+      script,
+      `import { readFileSync } from 'node:fs';\nimport { openRedisJobQueue } from ${JSON.stringify(import.meta.resolve('./bullmq-job-queue.ts'))};\nconst queue = await openRedisJobQueue({ url: process.argv[2] });\nawait Promise.all(JSON.parse(readFileSync(process.argv[3], 'utf8')).map((each) => queue.submitPayload(each)));\nconsole.log('finished');\n`,
+    );
     const completedBefore = await jobsIn('completed');
-    const coordinator = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), script, redis.url, payloadsFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const coordinator = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), script, redis.url, payloadsFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     const exited = new Promise((resolve) => coordinator.once('exit', resolve));
     let output = '';
+    let errors = '';
+    let exitedEarly = false;
+    void exited.then(() => (exitedEarly = true));
     coordinator.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    coordinator.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     await until(async () => {
+      // A coordinator that cannot start (a moved module, a bad import) fails here at once, with its stderr.
+      if (exitedEarly) throw new Error(`the child coordinator exited before its jobs ran:\n${errors}`);
       const states = await Promise.all(ids.map((id) => lane.getJobState(id)));
       return !states.includes('unknown') && states.includes('active');
-    }, 'the child coordinator\'s jobs in Redis, one running');
+    }, "the child coordinator's jobs in Redis, one running");
     coordinator.kill('SIGKILL');
     await exited;
     assert.equal(output, '', 'the coordinator died before its results came');
 
     const finished = await Promise.all(payloads.map((each) => queue.submitPayload(each)));
     finished.forEach(assertCorrect);
-    assert.deepEqual(finished.map((each) => each.jobId), ids);
-    assert.deepEqual(finished.map((each) => each.attempts.length), [1, 1, 1], 'each job was evaluated once');
+    assert.deepEqual(
+      finished.map((each) => each.jobId),
+      ids,
+    );
+    assert.deepEqual(
+      finished.map((each) => each.attempts.length),
+      [1, 1, 1],
+      'each job was evaluated once',
+    );
     const counts = await Promise.all((['completed', 'waiting', 'active', 'failed'] as const).map(jobsIn));
     assert.deepEqual([counts[0]! - completedBefore, counts[1], counts[2], counts[3]], [3, 0, 0, 0], 'three jobs, each completed once');
   });
@@ -189,7 +241,11 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
     const finished = await results;
     finished.forEach(assertCorrect);
     assert.equal((await jobsIn('completed')) - completedBefore, 3);
-    assert.deepEqual(workers.map((worker) => worker.deaths.length), deathsBefore, 'no worker died');
+    assert.deepEqual(
+      workers.map((worker) => worker.deaths.length),
+      deathsBefore,
+      'no worker died',
+    );
     await until(async () => (await queue.workers()).length === 2, 'both heartbeats after the restart');
   });
 
