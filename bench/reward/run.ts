@@ -1,7 +1,7 @@
 /**
  * kforge's reward-API load test: a real `kforge serve --reward` (its own empty store and caches)
  * on the cpu backend, fed by `--concurrency` concurrent HTTP clients: first `--cold` distinct
- * candidates (every one a new evaluation through the job queue), then `--warm` requests that
+ * candidates (every one a new evaluation through the evaluator), then `--warm` requests that
  * repeat them (answered from the server's recent results in memory), then, with `--restart 1`
  * (the default), the same `--warm` requests to a freshly started server on the same store (answered
  * from the SQLite store). Reports p50/p90/p99 latency and throughput per phase; writes result.json
@@ -40,7 +40,10 @@ const argumentsSchema = z.object({
   'reward-concurrency': count('reward-concurrency', 1).default(32),
   restart: z.enum(['0', '1'], { error: () => 'expected `--restart` to be 0 or 1' }).default('1'),
   out: z.string().min(1).optional(),
-  python: z.string().min(1).default(process.env.KFORGE_PYTHON ?? '/usr/bin/python3'),
+  python: z
+    .string()
+    .min(1)
+    .default(process.env.KFORGE_PYTHON ?? '/usr/bin/python3'),
 });
 type Arguments = z.infer<typeof argumentsSchema>;
 
@@ -64,11 +67,15 @@ interface Server {
 /** Starts `kforge serve --reward` on a free port and waits for the line that gives its address and token. */
 async function startServer(args: Arguments, work: string): Promise<Server> {
   const entry = process.env.KFORGE_CLI ?? path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
-  const child = spawn(process.execPath, [entry, 'serve', '--reward', '--port', '0', '--store', path.join(work, 'kforge.db'), '--reward-concurrency', String(args['reward-concurrency'])], {
-    cwd: work,
-    env: { ...process.env, KFORGE_PYTHON: args.python, KFORGE_CACHE_DIR: path.join(work, 'cache'), KFORGE_LOG_LEVEL: 'warn', KFORGE_TOKEN: '' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [entry, 'serve', '--reward', '--port', '0', '--store', path.join(work, 'kforge.db'), '--reward-concurrency', String(args['reward-concurrency'])],
+    {
+      cwd: work,
+      env: { ...process.env, KFORGE_PYTHON: args.python, KFORGE_CACHE_DIR: path.join(work, 'cache'), KFORGE_LOG_LEVEL: 'warn', KFORGE_TOKEN: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   return new Promise((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -107,7 +114,11 @@ async function send(server: Server, body: string): Promise<Answer> {
   for (;;) {
     let response: Response;
     try {
-      response = await fetch(`${server.base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` }, body });
+      response = await fetch(`${server.base}/api/reward`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` },
+        body,
+      });
     } catch {
       return { latencyMs: performance.now() - startedMs, status: 0, retriedBusy, source: null, verdict: null, reward: null, environment: null, reasons: [] };
     }
@@ -117,9 +128,23 @@ async function send(server: Server, body: string): Promise<Answer> {
       await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
       continue;
     }
-    const json = (await response.json()) as { source?: string; verdict?: string; reward?: number; result?: { environment?: Record<string, unknown> | null; reasons?: Array<{ check?: string; message?: string }> } };
+    const json = (await response.json()) as {
+      source?: string;
+      verdict?: string;
+      reward?: number;
+      result?: { environment?: Record<string, unknown> | null; reasons?: Array<{ check?: string; message?: string }> };
+    };
     const reasons = (json.result?.reasons ?? []).map(reasonLine);
-    return { latencyMs: performance.now() - startedMs, status: response.status, retriedBusy, source: json.source ?? null, verdict: json.verdict ?? null, reward: json.reward ?? null, environment: json.result?.environment ?? null, reasons };
+    return {
+      latencyMs: performance.now() - startedMs,
+      status: response.status,
+      retriedBusy,
+      source: json.source ?? null,
+      verdict: json.verdict ?? null,
+      reward: json.reward ?? null,
+      environment: json.result?.environment ?? null,
+      reasons,
+    };
   }
 }
 
@@ -168,7 +193,12 @@ async function runPhase(name: string, server: Server, bodies: readonly string[],
   await Promise.all(Array.from({ length: Math.min(concurrency, bodies.length) }, worker));
   const wallMs = performance.now() - startedMs;
   clearInterval(sampler);
-  const summary = summarizeLatencies(answers.map((answer) => answer.latencyMs), answers.map((answer) => answer.status), answers.reduce((sum, answer) => sum + answer.retriedBusy, 0), wallMs);
+  const summary = summarizeLatencies(
+    answers.map((answer) => answer.latencyMs),
+    answers.map((answer) => answer.status),
+    answers.reduce((sum, answer) => sum + answer.retriedBusy, 0),
+    wallMs,
+  );
   const phase: Phase = {
     name,
     summary,
@@ -182,11 +212,23 @@ async function runPhase(name: string, server: Server, bodies: readonly string[],
 }
 
 const ms = (value: number | null): string => (value === null ? '—' : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`);
-const counts = (record: Record<string, number>): string => Object.entries(record).map(([key, value]) => `${key} ${value}`).join(', ');
+const counts = (record: Record<string, number>): string =>
+  Object.entries(record)
+    .map(([key, value]) => `${key} ${value}`)
+    .join(', ');
 
-function renderMarkdown(result: { backend: string; measuredAt: string; command: string; host: string; torch: string; settings: Record<string, unknown>; phases: Phase[] }): string {
-  const rows = result.phases.map(({ name, summary, sources, verdicts, loadAverage }) =>
-    `| ${name} | ${summary.requests} | ${ms(summary.p50Ms)} | ${ms(summary.p90Ms)} | ${ms(summary.p99Ms)} | ${ms(summary.maxMs)} | ${summary.throughputPerSecond.toFixed(2)} | ${(summary.wallMs / 1000).toFixed(1)} s | ${counts(summary.statuses)}${summary.retriedBusy ? ` (${summary.retriedBusy} × 429 retried)` : ''} | ${counts(sources)} | ${counts(verdicts)} | ${loadAverage.mean.toFixed(1)} (max ${loadAverage.max.toFixed(1)}) |`,
+function renderMarkdown(result: {
+  backend: string;
+  measuredAt: string;
+  command: string;
+  host: string;
+  torch: string;
+  settings: Record<string, unknown>;
+  phases: Phase[];
+}): string {
+  const rows = result.phases.map(
+    ({ name, summary, sources, verdicts, loadAverage }) =>
+      `| ${name} | ${summary.requests} | ${ms(summary.p50Ms)} | ${ms(summary.p90Ms)} | ${ms(summary.p99Ms)} | ${ms(summary.maxMs)} | ${summary.throughputPerSecond.toFixed(2)} | ${(summary.wallMs / 1000).toFixed(1)} s | ${counts(summary.statuses)}${summary.retriedBusy ? ` (${summary.retriedBusy} × 429 retried)` : ''} | ${counts(sources)} | ${counts(verdicts)} | ${loadAverage.mean.toFixed(1)} (max ${loadAverage.max.toFixed(1)}) |`,
   );
   return [
     `# kforge reward API load test, ${result.backend} backend`,
@@ -195,35 +237,59 @@ function renderMarkdown(result: { backend: string; measuredAt: string; command: 
     '',
     `Command: \`${result.command}\``,
     '',
-    `Settings: ${Object.entries(result.settings).map(([key, value]) => `${key} ${String(value)}`).join(', ')}.`,
+    `Settings: ${Object.entries(result.settings)
+      .map(([key, value]) => `${key} ${String(value)}`)
+      .join(', ')}.`,
     '',
     '| phase | requests | p50 | p90 | p99 | max | requests/s | wall | HTTP statuses | answered from | verdicts | load average (1 min) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    ...result.phases.filter((phase) => Object.keys(phase.reasons).length > 0).flatMap((phase) => [
-      `Reasons in phase ${phase.name}:`,
-      '',
-      ...Object.entries(phase.reasons).flatMap(([verdict, reasons]) => Object.entries(reasons).map(([reason, count]) => `- ${verdict} × ${count}: ${reason}`)),
-      '',
-    ]),
+    ...result.phases
+      .filter((phase) => Object.keys(phase.reasons).length > 0)
+      .flatMap((phase) => [
+        `Reasons in phase ${phase.name}:`,
+        '',
+        ...Object.entries(phase.reasons).flatMap(([verdict, reasons]) =>
+          Object.entries(reasons).map(([reason, count]) => `- ${verdict} × ${count}: ${reason}`),
+        ),
+        '',
+      ]),
   ].join('\n');
 }
 
 async function main(): Promise<void> {
   const args = parse();
   const measuredAt = new Date().toISOString();
-  const out = path.resolve(args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'reward', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`));
+  const out = path.resolve(
+    args.out ?? path.join(REPOSITORY_ROOT, 'bench', 'reward', 'results', `${args.backend}-${measuredAt.slice(0, 19).replace(/:/g, '')}`),
+  );
   await mkdir(out, { recursive: true });
   const work = await mkdtemp(path.join(os.tmpdir(), 'kforge-reward-bench-'));
   const fixtures = path.join(REPOSITORY_ROOT, 'test-support', 'fixtures');
   const [problemSource, honest, wrong] = await Promise.all(
-    [['problems', 'scale-add.py'], ['candidates', 'scale-add-correct.py'], ['candidates', 'scale-add-incorrect.py']].map((parts) => readFile(path.join(fixtures, ...parts), 'utf8')),
+    [
+      ['problems', 'scale-add.py'],
+      ['candidates', 'scale-add-correct.py'],
+      ['candidates', 'scale-add-incorrect.py'],
+    ].map((parts) => readFile(path.join(fixtures, ...parts), 'utf8')),
   );
   const runTag = randomBytes(4).toString('hex');
-  const options = { backend: args.backend, trials: args.trials, perfTrials: args['perf-trials'], warmupTrials: args['warmup-trials'], guardPolicy: 'pytorch', shaping: 'log-speedup' };
+  const options = {
+    backend: args.backend,
+    trials: args.trials,
+    perfTrials: args['perf-trials'],
+    warmupTrials: args['warmup-trials'],
+    guardPolicy: 'pytorch',
+    shaping: 'log-speedup',
+  };
   const bodies = Array.from({ length: args.cold }, (_, index) =>
-    JSON.stringify({ problemSource, problemName: 'scale-add', candidateSource: `${index % 4 === 3 ? wrong : honest}\n# reward bench ${runTag} variant ${index}\n`, ...options }),
+    JSON.stringify({
+      problemSource,
+      problemName: 'scale-add',
+      candidateSource: `${index % 4 === 3 ? wrong : honest}\n# reward bench ${runTag} variant ${index}\n`,
+      ...options,
+    }),
   );
   log(`starting kforge serve --reward (work folder ${work})`);
   let server = await startServer(args, work);
@@ -242,10 +308,27 @@ async function main(): Promise<void> {
     const gpu = args.backend === 'cuda' && environment?.device ? `${String(environment.device)}, ` : '';
     const host = `${os.hostname()}: ${gpu}${await cpuModel()} (${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB)`;
     const command = `node --import tsx bench/reward/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-    const settings = { backend: args.backend, concurrency: args.concurrency, 'reward-concurrency': args['reward-concurrency'], cold: args.cold, warm: args.warm, restart: args.restart === '1', trials: args.trials, 'perf-trials': args['perf-trials'], 'warmup-trials': args['warmup-trials'], problem: 'scale-add (inline)', 'guard policy': 'pytorch', shaping: 'log-speedup' };
+    const settings = {
+      backend: args.backend,
+      concurrency: args.concurrency,
+      'reward-concurrency': args['reward-concurrency'],
+      cold: args.cold,
+      warm: args.warm,
+      restart: args.restart === '1',
+      trials: args.trials,
+      'perf-trials': args['perf-trials'],
+      'warmup-trials': args['warmup-trials'],
+      problem: 'scale-add (inline)',
+      'guard policy': 'pytorch',
+      shaping: 'log-speedup',
+    };
     const phases = [cold.phase, ...(warm ? [warm.phase] : []), ...(restarted ? [restarted.phase] : [])];
     const torch = String(environment?.torch ?? '?');
-    await writeFile(path.join(out, 'result.json'), `${JSON.stringify({ measured_at: measuredAt, command, host, environment, settings, phases }, null, 2)}\n`, 'utf8');
+    await writeFile(
+      path.join(out, 'result.json'),
+      `${JSON.stringify({ measured_at: measuredAt, command, host, environment, settings, phases }, null, 2)}\n`,
+      'utf8',
+    );
     await writeFile(path.join(out, 'result.md'), renderMarkdown({ backend: args.backend, measuredAt, command, host, torch, settings, phases }), 'utf8');
     process.stdout.write(`${path.join(out, 'result.md')}\n`);
   } finally {

@@ -56,8 +56,21 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'kforge dashboard API', version: API_VERSION, description: 'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, the actions through which a person steps in, and (with `kforge serve --reward`) rewards for reinforcement-learning loops.' },
-      components: { securitySchemes: { token: { type: 'http', scheme: 'bearer', description: 'Needed when `kforge serve` binds beyond loopback, and always by the reward routes: the token it printed.' } } },
+      info: {
+        title: 'kforge dashboard API',
+        version: API_VERSION,
+        description:
+          'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, the actions through which a person steps in, and (with `kforge serve --reward`) rewards for reinforcement-learning loops.',
+      },
+      components: {
+        securitySchemes: {
+          token: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Needed when `kforge serve` binds beyond loopback, and always by the reward routes: the token it printed.',
+          },
+        },
+      },
     },
     transform: jsonSchemaTransform,
   });
@@ -79,10 +92,9 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   };
   if (options.reward) {
     if (options.reward.token.length < 16) throw new RangeError('expected the reward token to be at least 16 characters');
-    context.jobQueue = options.reward.queue;
     context.reward = new RewardService({
       store: options.store,
-      queue: options.reward.queue,
+      evaluator: options.reward.evaluator,
       logger,
       problemsDirectory: options.reward.problemsDirectory ?? path.join(REPOSITORY_ROOT, 'problems'),
       workDirectory: options.reward.workDirectory,

@@ -7,7 +7,6 @@ import { FakeEvaluator, correctResult, judgeByMarker } from '../../test-support/
 import { REPOSITORY_ROOT } from '../core/repository-paths.js';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { EvaluationRequest } from '../eval/evaluator.js';
-import { InProcessJobQueue } from '../queue/in-process-job-queue.js';
 import { sha256Hex } from '../store/content-hash.js';
 import { SqliteRunStore } from '../store/sqlite-run-store.js';
 import { createServer } from './create-server.js';
@@ -20,28 +19,32 @@ const AUTH = { authorization: `Bearer ${TOKEN}` };
 
 let folder: string;
 let store: SqliteRunStore;
-const opened: Array<{ app: ZodApp; queue: InProcessJobQueue }> = [];
+const opened: ZodApp[] = [];
 
 before(async () => {
   folder = await mkdtemp(path.join(tmpdir(), 'kforge-reward-api-'));
   store = await SqliteRunStore.open({ path: path.join(folder, 'kforge.db') });
 });
 afterEach(async () => {
-  for (const { app, queue } of opened.splice(0)) {
-    await app.close();
-    await queue.close();
-  }
+  for (const app of opened.splice(0)) await app.close();
 });
 after(async () => {
   await store.close();
   await rm(folder, { recursive: true, force: true });
 });
 
-/** A server on the shared store whose queue runs a FakeEvaluator (verdicts from `# fake-verdict:` markers). */
-async function rewardServer(evaluator: FakeEvaluator = new FakeEvaluator(), reward: Partial<RewardServerOptions> = {}): Promise<{ app: ZodApp; evaluator: FakeEvaluator }> {
-  const queue = new InProcessJobQueue({ evaluator });
-  const app = await createServer({ store, evaluator: new FakeEvaluator(), webRoot: null, reward: { queue, token: TOKEN, workDirectory: path.join(folder, 'work'), ...reward } });
-  opened.push({ app, queue });
+/** A server on the shared store whose reward API evaluates with a FakeEvaluator (verdicts from `# fake-verdict:` markers). */
+async function rewardServer(
+  evaluator: FakeEvaluator = new FakeEvaluator(),
+  reward: Partial<RewardServerOptions> = {},
+): Promise<{ app: ZodApp; evaluator: FakeEvaluator }> {
+  const app = await createServer({
+    store,
+    evaluator: new FakeEvaluator(),
+    webRoot: null,
+    reward: { evaluator, token: TOKEN, workDirectory: path.join(folder, 'work'), ...reward },
+  });
+  opened.push(app);
   return { app, evaluator };
 }
 
@@ -49,7 +52,8 @@ let unique = 0;
 /** A candidate source no other test sends (so the store's cache does not answer it). */
 const candidate = (marker: string): string => `# fake-verdict: ${marker}\n# ${++unique} ${Date.now()}\nimport torch\n`;
 
-const post = (app: ZodApp, url: string, payload: unknown, headers: Record<string, string> = AUTH) => app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
+const post = (app: ZodApp, url: string, payload: unknown, headers: Record<string, string> = AUTH) =>
+  app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
 const errorOf = (response: { json: () => unknown }) => (response.json() as { error: { code: string; message: string; field?: string } }).error;
 
 interface RewardBody {
@@ -95,9 +99,18 @@ describe('validation', () => {
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', guardPolicy: 'none' }, /guardPolicy/],
       [{ problem: 'level1/01_relu', candidateSource: 'x'.repeat(1024 * 1024 + 1), backend: 'cpu' }, /at most 1 MiB/],
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: 'quadratic' }, /shaping/],
-      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'binary', params: { failure: 1 } } }, /below the lowest reward of a correct candidate/],
-      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'tiered', params: { penalties: { rejected: 0 } } } }, /penalty of `rejected`/],
-      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'log-speedup', params: { lo: 2, hi: 1 } } }, /`lo` to be below `hi`/],
+      [
+        { problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'binary', params: { failure: 1 } } },
+        /below the lowest reward of a correct candidate/,
+      ],
+      [
+        { problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'tiered', params: { penalties: { rejected: 0 } } } },
+        /penalty of `rejected`/,
+      ],
+      [
+        { problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: { name: 'log-speedup', params: { lo: 2, hi: 1 } } },
+        /`lo` to be below `hi`/,
+      ],
     ];
     for (const [body, message, field] of cases) {
       const response = await post(app, '/api/reward', body);
@@ -107,7 +120,12 @@ describe('validation', () => {
       assert.match(error.message, message);
       if (field) assert.equal(error.field, field);
     }
-    const tooLarge = await app.inject({ method: 'POST', url: '/api/reward', headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify({ problem: 'level1/01_relu', candidateSource: 'x'.repeat(5 * 1024 * 1024), backend: 'cpu' }) });
+    const tooLarge = await app.inject({
+      method: 'POST',
+      url: '/api/reward',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      payload: JSON.stringify({ problem: 'level1/01_relu', candidateSource: 'x'.repeat(5 * 1024 * 1024), backend: 'cpu' }),
+    });
     assert.equal(tooLarge.statusCode, 413);
     assert.equal(errorOf(tooLarge).code, 'body-too-large');
     assert.match(errorOf(tooLarge).message, /4 MiB limit of POST \/api\/reward/);
@@ -129,18 +147,27 @@ describe('validation', () => {
 });
 
 describe('POST /api/reward', () => {
-  it('shapes the verdict and speedup, and stores the evaluation in the problem\'s reward run', async () => {
+  it("shapes the verdict and speedup, and stores the evaluation in the problem's reward run", async () => {
     const { app } = await rewardServer();
     // The fake times the candidate at 0.5 ms against a 1 ms eager baseline: a 2x speedup.
     const source = candidate('correct 0.5');
-    const shaped = async (shaping: unknown) => (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: source, backend: 'cpu', shaping })).json<RewardBody>();
+    const shaped = async (shaping: unknown) =>
+      (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: source, backend: 'cpu', shaping })).json<RewardBody>();
     const log = await shaped(undefined);
     assert.equal(log.shaping.name, 'log-speedup');
     assert.equal(log.reward, 1);
     assert.equal(log.verdict, 'correct');
     assert.equal(log.result.timing?.speedup_vs_best, 2);
     assert.equal((await shaped('binary')).reward, 1);
-    const tiered = await shaped({ name: 'tiered', params: { tiers: [{ speedup: 1, reward: 0.5 }, { speedup: 3, reward: 2 }] } });
+    const tiered = await shaped({
+      name: 'tiered',
+      params: {
+        tiers: [
+          { speedup: 1, reward: 0.5 },
+          { speedup: 3, reward: 2 },
+        ],
+      },
+    });
     assert.deepEqual([tiered.reward, tiered.shaping.tier], [0.5, 0]);
 
     const runId = rewardRunId('cpu', log.problemHash);
@@ -153,13 +180,17 @@ describe('POST /api/reward', () => {
     assert.equal(stored?.evaluation?.cacheKey, log.requestHash);
     assert.equal(stored?.evaluation?.id, log.evaluationId);
     const runs = (await app.inject({ url: '/api/runs' })).json<{ runs: Array<{ id: string }> }>();
-    assert.ok(runs.runs.some((entry) => entry.id === runId), 'the dashboard lists the reward run');
+    assert.ok(
+      runs.runs.some((entry) => entry.id === runId),
+      'the dashboard lists the reward run',
+    );
   });
 
   it('penalises failures as configured, never above a correct candidate', async () => {
     const { app } = await rewardServer();
     const shaping = { name: 'tiered', params: { failure: -1, penalties: { rejected: -3, compile_error: -0.5 } } };
-    const rewardOf = async (marker: string) => (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate(marker), backend: 'cpu', shaping })).json<RewardBody>().reward;
+    const rewardOf = async (marker: string) =>
+      (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate(marker), backend: 'cpu', shaping })).json<RewardBody>().reward;
     assert.equal(await rewardOf('rejected'), -3);
     assert.equal(await rewardOf('compile_error'), -0.5);
     assert.equal(await rewardOf('incorrect'), -1);
@@ -211,7 +242,7 @@ describe('POST /api/reward', () => {
     assert.deepEqual([byHash.cached, byHash.requestHash], [true, inline.requestHash]);
   });
 
-  it('sends the default guard policy and the normalised options to the queue', async () => {
+  it('sends the default guard policy and the normalised options to the evaluator', async () => {
     const { app, evaluator } = await rewardServer();
     await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct'), backend: 'cpu', skipTiming: true, perfTrials: 7 });
     const request = evaluator.calls[0]!.request;
@@ -227,7 +258,10 @@ describe('POST /api/reward', () => {
       return result;
     };
     const { app } = await rewardServer(new FakeEvaluator({ judge: untimed }));
-    const answer = async (shaping: string) => (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct 0.1'), backend: 'cpu', skipTiming: true, shaping })).json<RewardBody>();
+    const answer = async (shaping: string) =>
+      (
+        await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct 0.1'), backend: 'cpu', skipTiming: true, shaping })
+      ).json<RewardBody>();
     assert.equal((await answer('log-speedup')).reward, 0);
     assert.equal((await answer('tiered')).reward, 0);
     assert.equal((await answer('binary')).reward, 1);
@@ -256,17 +290,37 @@ describe('POST /api/reward', () => {
 });
 
 describe('a problem that cannot be evaluated', () => {
-  it('answers 422 and scores nothing: the problem is the caller\'s, not the candidate\'s fault', async () => {
+  it("answers 422 and scores nothing: the problem is the caller's, not the candidate's fault", async () => {
     const brokenProblem = (source: string, request: EvaluationRequest): EvaluationResult =>
       source.includes('blame-problem')
-        ? { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'problem-load', message: `the problem file ${request.problemPath} defines no class Model(torch.nn.Module)` }], timing: undefined, correctness: undefined, attribution: undefined }
-        : { ...judgeByMarker('', request), verdict: 'invalid_input', reasons: [{ check: 'load', message: 'the candidate defines no class ModelNew' }], timing: undefined, correctness: undefined, attribution: undefined };
+        ? {
+            ...judgeByMarker('', request),
+            verdict: 'invalid_input',
+            reasons: [{ check: 'problem-load', message: `the problem file ${request.problemPath} defines no class Model(torch.nn.Module)` }],
+            timing: undefined,
+            correctness: undefined,
+            attribution: undefined,
+          }
+        : {
+            ...judgeByMarker('', request),
+            verdict: 'invalid_input',
+            reasons: [{ check: 'load', message: 'the candidate defines no class ModelNew' }],
+            timing: undefined,
+            correctness: undefined,
+            attribution: undefined,
+          };
     const { app } = await rewardServer(new FakeEvaluator({ judge: brokenProblem }));
     const refused = await post(app, '/api/reward', { problemSource: 'x = 1\n', candidateSource: '# blame-problem', backend: 'cpu' });
     assert.equal(refused.statusCode, 422);
     assert.equal(errorOf(refused).code, 'problem-invalid');
     assert.match(errorOf(refused).message, /problem-load.*defines no class Model/);
-    const batch = await post(app, '/api/reward/batch', { backend: 'cpu', items: [{ problem: 'level1/01_relu', candidateSource: '# fine' }, { problemSource: 'x = 1\n', candidateSource: '# blame-problem' }] });
+    const batch = await post(app, '/api/reward/batch', {
+      backend: 'cpu',
+      items: [
+        { problem: 'level1/01_relu', candidateSource: '# fine' },
+        { problemSource: 'x = 1\n', candidateSource: '# blame-problem' },
+      ],
+    });
     assert.equal(batch.statusCode, 422);
     assert.equal(errorOf(batch).field, 'body.items.1.problem');
     const candidateFault = (await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: '# no model', backend: 'cpu' })).json<RewardBody>();
@@ -295,14 +349,26 @@ describe('bounded concurrency', () => {
     const { app, evaluator } = await rewardServer(new FakeEvaluator({ delayMs: 200 }), { concurrency: 1, maxWaiting: 1 });
     const cachedSource = candidate('correct');
     await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: cachedSource, backend: 'cpu' });
-    const tooMany = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items: [1, 2, 3].map(() => ({ candidateSource: candidate('correct') })) });
+    const tooMany = await post(app, '/api/reward/batch', {
+      problem: 'level1/01_relu',
+      backend: 'cpu',
+      items: [1, 2, 3].map(() => ({ candidateSource: candidate('correct') })),
+    });
     assert.equal(tooMany.statusCode, 400, 'three evaluations can never fit one slot and one waiting place');
     assert.equal(errorOf(tooMany).code, 'batch-too-large');
     const held = post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct'), backend: 'cpu' });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const busy = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items: [{ candidateSource: candidate('correct') }, { candidateSource: candidate('correct') }] });
+    const busy = await post(app, '/api/reward/batch', {
+      problem: 'level1/01_relu',
+      backend: 'cpu',
+      items: [{ candidateSource: candidate('correct') }, { candidateSource: candidate('correct') }],
+    });
     assert.equal(busy.statusCode, 429);
-    const cachedOnly = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items: [{ candidateSource: cachedSource }, { candidateSource: cachedSource }] });
+    const cachedOnly = await post(app, '/api/reward/batch', {
+      problem: 'level1/01_relu',
+      backend: 'cpu',
+      items: [{ candidateSource: cachedSource }, { candidateSource: cachedSource }],
+    });
     assert.equal(cachedOnly.statusCode, 200, 'cache hits need no slot');
     await held;
     assert.equal(evaluator.calls.length, 2);
@@ -318,27 +384,52 @@ describe('POST /api/reward/batch', () => {
     const response = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', shaping: 'log-speedup', items });
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json<{ results: RewardBody[]; evaluated: number; cached: number }>();
-    assert.deepEqual(body.results.map((result) => result.verdict), ['incorrect', 'correct', 'rejected', 'compile_error', 'correct', 'runtime_error', 'correct']);
-    assert.deepEqual(body.results.map((result) => result.reward), [-1, 2, -1, -1, -0.5, -1, 2]);
-    assert.equal(body.results[6]?.source, 'in-flight', 'the duplicate shared its twin\'s evaluation');
+    assert.deepEqual(
+      body.results.map((result) => result.verdict),
+      ['incorrect', 'correct', 'rejected', 'compile_error', 'correct', 'runtime_error', 'correct'],
+    );
+    assert.deepEqual(
+      body.results.map((result) => result.reward),
+      [-1, 2, -1, -1, -0.5, -1, 2],
+    );
+    assert.equal(body.results[6]?.source, 'in-flight', "the duplicate shared its twin's evaluation");
     assert.deepEqual([body.evaluated, body.cached], [6, 1]);
     assert.equal(evaluator.calls.length, 6);
     assert.ok(evaluator.maxConcurrent > 1, 'items were evaluated concurrently');
 
-    const again = (await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items })).json<{ results: RewardBody[]; cached: number }>();
+    const again = (await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items })).json<{
+      results: RewardBody[];
+      cached: number;
+    }>();
     assert.equal(again.cached, 7);
-    assert.deepEqual(again.results.map((result) => result.requestHash), body.results.map((result) => result.requestHash));
+    assert.deepEqual(
+      again.results.map((result) => result.requestHash),
+      body.results.map((result) => result.requestHash),
+    );
   });
 
   it('validates items and the batch bound, naming the item at fault', async () => {
     const { app } = await rewardServer(undefined, { maxBatch: 3 });
-    const noProblem = await post(app, '/api/reward/batch', { backend: 'cpu', items: [{ candidateSource: 'x', problem: 'level1/01_relu' }, { candidateSource: 'y' }] });
+    const noProblem = await post(app, '/api/reward/batch', {
+      backend: 'cpu',
+      items: [{ candidateSource: 'x', problem: 'level1/01_relu' }, { candidateSource: 'y' }],
+    });
     assert.equal(noProblem.statusCode, 400);
     assert.equal(errorOf(noProblem).field, 'body.items.1.problem');
-    const unknown = await post(app, '/api/reward/batch', { backend: 'cpu', items: [{ candidateSource: 'x', problem: 'level1/01_relu' }, { candidateSource: 'y', problem: 'level9/nothing' }] });
+    const unknown = await post(app, '/api/reward/batch', {
+      backend: 'cpu',
+      items: [
+        { candidateSource: 'x', problem: 'level1/01_relu' },
+        { candidateSource: 'y', problem: 'level9/nothing' },
+      ],
+    });
     assert.equal(unknown.statusCode, 404);
     assert.match(errorOf(unknown).message, /^`items\.1`: no shipped problem `level9\/nothing`/);
-    const tooLong = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items: [1, 2, 3, 4].map(() => ({ candidateSource: 'x' })) });
+    const tooLong = await post(app, '/api/reward/batch', {
+      problem: 'level1/01_relu',
+      backend: 'cpu',
+      items: [1, 2, 3, 4].map(() => ({ candidateSource: 'x' })),
+    });
     assert.equal(tooLong.statusCode, 400);
     assert.match(errorOf(tooLong).message, /at most 3 items in one batch/);
     const empty = await post(app, '/api/reward/batch', { problem: 'level1/01_relu', backend: 'cpu', items: [] });
@@ -349,7 +440,19 @@ describe('POST /api/reward/batch', () => {
 describe('the OpenAPI document', () => {
   it('describes the reward routes, their bodies and their token', async () => {
     const { app } = await rewardServer();
-    const document = (await app.inject({ url: '/api/openapi.json' })).json<{ paths: Record<string, Record<string, { security?: unknown; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> }>> }>();
+    const document = (await app.inject({ url: '/api/openapi.json' })).json<{
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            security?: unknown;
+            requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+            responses: Record<string, unknown>;
+          }
+        >
+      >;
+    }>();
     for (const route of ['/api/reward', '/api/reward/batch']) {
       const operation = document.paths[route]?.post;
       assert.ok(operation, `${route} is in the document`);

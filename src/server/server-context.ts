@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { JobQueue } from '../queue/job-queue.js';
 import type { RunStore } from '../store/run-store.js';
 import type { CandidateEditService } from './actions/candidate-edit-service.js';
 import type { RunLauncher } from './actions/run-launcher.js';
@@ -18,8 +17,6 @@ export interface ServerContext {
   storePath: string;
   streams: EventStreams;
   now: () => Date;
-  /** Where reward evaluations go (present with `--reward`). */
-  jobQueue?: JobQueue;
   /** The reward API's service (present with `--reward`). */
   reward?: RewardService;
 }

@@ -32,6 +32,6 @@ export interface ServerOptions {
   heartbeatMs?: number;
   /** Clock for reports. Default `() => new Date()`. */
   now?: () => Date;
-  /** Serves the reward API (`POST /api/reward`, docs/reward.md) through this job queue, behind this token. */
+  /** Serves the reward API (`POST /api/reward`, docs/reward.md) with this evaluator, behind this token. */
   reward?: RewardServerOptions;
 }

@@ -6,8 +6,6 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
-import { InProcessJobQueue } from '../../queue/in-process-job-queue.js';
-import type { JobQueue } from '../../queue/job-queue.js';
 import { registerServeCommand } from './serve.js';
 
 let folder: string;
@@ -21,13 +19,14 @@ interface Run {
   stdout: string;
   stderr: string;
   exitCode: number | undefined;
-  queues: Array<JobQueue & { closed: boolean }>;
+  /** The reward evaluators the command opened. */
+  rewardEvaluators: Array<FakeEvaluator & { closed: boolean }>;
   stop: () => Promise<void>;
 }
 
-/** Runs `kforge serve ARGS` in-process with a fake evaluation queue, until `stop()` (or at once when it fails). */
+/** Runs `kforge serve ARGS` in-process with fake evaluators, until `stop()` (or at once when it fails). */
 async function serve(args: string[], environment: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const run: Run = { url: null, stdout: '', stderr: '', exitCode: undefined, queues: [], stop: async () => undefined };
+  const run: Run = { url: null, stdout: '', stderr: '', exitCode: undefined, rewardEvaluators: [], stop: async () => undefined };
   const signals = new EventEmitter();
   const program = new Command().name('kforge').exitOverride();
   let listening: (url: string) => void = () => undefined;
@@ -39,15 +38,15 @@ async function serve(args: string[], environment: NodeJS.ProcessEnv = {}): Promi
     environment: { KFORGE_LOG_LEVEL: 'silent', ...environment },
     cwd: folder,
     createEvaluator: () => new FakeEvaluator(),
-    createJobQueue: () => {
-      const queue = Object.assign(new InProcessJobQueue({ evaluator: new FakeEvaluator() }), { closed: false });
-      const close = queue.close.bind(queue);
-      queue.close = async (options) => {
-        queue.closed = true;
-        await close(options);
-      };
-      run.queues.push(queue);
-      return queue;
+    createRewardEvaluator: () => {
+      const evaluator: FakeEvaluator & { closed: boolean; close: () => Promise<void> } = Object.assign(new FakeEvaluator(), {
+        closed: false,
+        close: async () => {
+          evaluator.closed = true;
+        },
+      });
+      run.rewardEvaluators.push(evaluator);
+      return evaluator;
     },
     webRoot: null,
     signals: signals as unknown as NodeJS.Process,
@@ -75,24 +74,35 @@ describe('kforge serve --reward', () => {
       assert.equal((await fetch(`${base}/api/runs`)).status, 200);
       const refused = await fetch(`${base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rewardBody });
       assert.equal(refused.status, 401);
-      const answered = await fetch(`${base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer made-up-reward-token-0123456789' }, body: rewardBody });
+      const answered = await fetch(`${base}/api/reward`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer made-up-reward-token-0123456789' },
+        body: rewardBody,
+      });
       assert.equal(answered.status, 200);
       assert.equal(((await answered.json()) as { reward: number }).reward, 1);
     } finally {
       await served.stop();
     }
     assert.equal(served.exitCode, 0);
-    assert.equal(served.queues.length, 1);
-    assert.equal(served.queues[0]?.closed, true, 'the queue is closed after the server');
+    assert.equal(served.rewardEvaluators.length, 1);
+    assert.equal(served.rewardEvaluators[0]?.calls.length, 1, 'the reward request was evaluated by the reward evaluator');
+    assert.equal(served.rewardEvaluators[0]?.closed, true, 'the reward evaluator is closed after the server');
   });
 
   it('uses the token it is given (KFORGE_TOKEN) for the reward API and the dashboard alike', async () => {
-    const served = await serve(['--store', 'kforge.db', '--port', '0', '--reward', '--reward-concurrency', '2', '--reward-queue', '0'], { KFORGE_TOKEN: 'a-given-token-of-sixteen' });
+    const served = await serve(['--store', 'kforge.db', '--port', '0', '--reward', '--reward-concurrency', '2', '--reward-queue', '0'], {
+      KFORGE_TOKEN: 'a-given-token-of-sixteen',
+    });
     try {
       assert.match(served.url ?? '', /#token=a-given-token-of-sixteen$/);
       const base = new URL(served.url!).origin;
       assert.equal((await fetch(`${base}/api/runs`)).status, 401);
-      const answered = await fetch(`${base}/api/reward`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-kforge-token': 'a-given-token-of-sixteen' }, body: rewardBody });
+      const answered = await fetch(`${base}/api/reward`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-kforge-token': 'a-given-token-of-sixteen' },
+        body: rewardBody,
+      });
       assert.equal(answered.status, 200);
     } finally {
       await served.stop();
@@ -110,7 +120,7 @@ describe('kforge serve --reward', () => {
       assert.equal(failed.url, null, args.join(' '));
       assert.equal(failed.exitCode, 2, args.join(' '));
       assert.match(failed.stderr, message);
-      assert.equal(failed.queues.length, 0);
+      assert.equal(failed.rewardEvaluators.length, 0);
     }
     const short = await serve(['--store', 'kforge.db', '--port', '0', '--reward'], { KFORGE_TOKEN: 'short' });
     assert.equal(short.exitCode, 2);

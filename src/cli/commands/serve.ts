@@ -8,7 +8,6 @@ import { watchLauncher, type LauncherWatch } from '../launcher-watch.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Evaluator } from '../../eval/evaluator.js';
-import { InProcessJobQueue } from '../../queue/in-process-job-queue.js';
 import type { JobQueue } from '../../queue/job-queue.js';
 import type { RunLauncher } from '../../server/actions/run-launcher.js';
 import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
@@ -25,7 +24,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
 import { integerFlag } from '../flag-schemas.js';
-import { createLocalPipelinedEvaluator, ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
+import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -46,21 +45,13 @@ export interface ServeCommandDependencies extends Partial<CliIo> {
   /** Makes the token when one is needed and none was given. */
   randomToken?: () => string;
   /**
-   * The job queue reward evaluations go through (`--reward`); the command closes it after the
-   * server. Default: {@link createLocalJobQueue}.
+   * Evaluates reward requests (`--reward`) on this host; the command closes it after the server.
+   * Default: a PipelinedEvaluator (warm workers, the bounded build pool, every device of the host)
+   * with the caches `kforge eval` uses, as {@link openEvaluator} opens one.
    */
-  createJobQueue?: (wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }) => JobQueue | Promise<JobQueue>;
+  createRewardEvaluator?: (wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }) => Evaluator | Promise<Evaluator>;
   /** With `--redis`: connects to the queue of `kforge worker` processes. Default: {@link openRedisJobQueue}. */
   openRedisQueue?: (options: OpenRedisJobQueueOptions) => Promise<JobQueue>;
-}
-
-/**
- * The job queue of `kforge serve --reward` on one machine: an InProcessJobQueue over a
- * PipelinedEvaluator (warm workers, the bounded build pool, every device of the host), with the
- * caches `kforge eval` uses (`KFORGE_CACHE_DIR`, else `.kforge`) and its Python (`KFORGE_PYTHON`).
- */
-export function createLocalJobQueue(wiring: { logger: Logger; environment: NodeJS.ProcessEnv; cwd: string }): JobQueue {
-  return new InProcessJobQueue({ evaluator: createLocalPipelinedEvaluator(wiring) });
 }
 
 const positiveCount = integerFlag;
@@ -85,7 +76,9 @@ const optionsSchema = z.object({
   rewardQueue: positiveCount('--reward-queue', 0).optional(),
   redis: z.string().min(1, 'expected `--redis` to be a Redis URL such as redis://127.0.0.1:6379').optional(),
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
-  logFormat: z.enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` }).optional(),
+  logFormat: z
+    .enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` })
+    .optional(),
 });
 
 /** Whether `host` is this machine's loopback interface (nobody else can connect). */
@@ -132,49 +125,64 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   const logger = createCliLogger(io, { format: parsed.data.logFormat });
   const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
   if (!parsed.data.redis && parsed.data.queue !== undefined) throw new UsageError('`--queue` goes with `--redis URL`');
-  let queue: JobQueue | undefined;
-  try {
-    // With --redis, the reward API and the dashboard's edits evaluate on the `kforge worker` processes of the queue.
-    queue = parsed.data.redis
-      ? await (dependencies.openRedisQueue ?? openRedisJobQueue)({ url: parsed.data.redis, ...(parsed.data.queue ? { queueName: parsed.data.queue } : {}), logger })
-      : rewardToken === undefined
-        ? undefined
-        : await (dependencies.createJobQueue ?? createLocalJobQueue)({ logger, environment: io.environment, cwd: io.cwd });
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  const remoteQueue = parsed.data.redis ? queue : undefined;
-  // A person's edit from the dashboard is evaluated here: through the Redis queue with --redis, else
-  // on this host's pipeline (build cache, host-wide GPU locks), which the command closes at the end.
-  // The remote queue is the reward API's too: the command closes it after the server, not the evaluator.
-  let launcher: LauncherWatch | undefined;
-  let editing: OpenedEvaluator;
-  const { createEvaluator } = dependencies;
+  // With --redis, the reward API and the dashboard's edits evaluate on the `kforge worker` processes
+  // of the queue, through one evaluator. Else edits run on this host's pipeline (build cache,
+  // host-wide GPU locks, workers started on demand) and reward requests on a pipeline of their own
+  // (warm workers); both take the same host-wide device locks.
+  const { createEvaluator, createRewardEvaluator } = dependencies;
   const wiring = { logger, environment: io.environment, cwd: io.cwd };
+  const opened: OpenedEvaluator[] = [];
+  const closeOpened = async (): Promise<void> => {
+    for (const each of opened.splice(0).reverse()) await each.close({ cancel: true });
+  };
+  let editing: Evaluator;
+  let rewarding: Evaluator | undefined;
   try {
-    editing = remoteQueue
-      ? { ...(await openEvaluator({ kind: 'queue', queue: remoteQueue })), close: async () => undefined }
-      : await openEvaluator({ kind: 'local', wiring, pipeline: { sizing: ON_DEMAND_SIZING }, ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}) });
+    if (parsed.data.redis) {
+      const queue = await (dependencies.openRedisQueue ?? openRedisJobQueue)({
+        url: parsed.data.redis,
+        ...(parsed.data.queue ? { queueName: parsed.data.queue } : {}),
+        logger,
+      });
+      const remote = await openEvaluator({ kind: 'queue', queue });
+      opened.push(remote);
+      editing = remote.evaluator;
+      if (rewardToken !== undefined) rewarding = remote.evaluator;
+    } else {
+      const local = await openEvaluator({
+        kind: 'local',
+        wiring,
+        pipeline: { sizing: ON_DEMAND_SIZING },
+        ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}),
+      });
+      opened.push(local);
+      editing = local.evaluator;
+      if (rewardToken !== undefined) {
+        const reward = await openEvaluator({ kind: 'local', wiring, ...(createRewardEvaluator ? { create: () => createRewardEvaluator(wiring) } : {}) });
+        opened.push(reward);
+        rewarding = reward.evaluator;
+      }
+    }
   } catch (error) {
-    await queue?.close({ cancel: true });
+    await closeOpened();
     await store.close();
     throw error;
   }
+  let launcher: LauncherWatch | undefined;
   const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
   const app = await createServer({
     store,
-    evaluator: editing.evaluator,
+    evaluator: editing,
     token,
     logger,
     webRoot,
     allowedHostNames: loopback ? LOOPBACK_HOST_NAMES : [],
     storePath,
     ...(dependencies.launcher ? { launcher: dependencies.launcher } : {}),
-    ...(queue && rewardToken
+    ...(rewarding && rewardToken
       ? {
           reward: {
-            queue,
+            evaluator: rewarding,
             token: rewardToken,
             concurrency: parsed.data.rewardConcurrency ?? REWARD_DEFAULTS.concurrency,
             maxWaiting: parsed.data.rewardQueue ?? REWARD_DEFAULTS.maxWaiting,
@@ -213,8 +221,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   } finally {
     launcher?.stop();
     await app.close();
-    await queue?.close({ cancel: true });
-    await editing.close({ cancel: true });
+    await closeOpened();
     await store.close();
   }
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import type { Logger } from 'pino';
@@ -6,8 +5,8 @@ import { resolveRewardShaping, type RewardShaping } from '../../core/reward-shap
 import { shapeReward } from '../../core/reward-shaping.js';
 import type { EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
+import type { Evaluator } from '../../eval/evaluator.js';
 import { JobQueueClosedError } from '../../queue/job-queue-closed-error.js';
-import type { JobQueue } from '../../queue/job-queue.js';
 import { hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
 import { ApiError } from '../api-error.js';
@@ -23,7 +22,7 @@ import { RewardWorkFiles } from './reward-work-files.js';
 /** What {@link RewardService} is wired to (see {@link RewardServerOptions} for the defaults `createServer` fills in). */
 export interface RewardServiceOptions {
   store: RunStore;
-  queue: JobQueue;
+  evaluator: Evaluator;
   logger: Logger;
   problemsDirectory: string;
   workDirectory?: string | undefined;
@@ -59,8 +58,8 @@ type Plan = { kind: 'ready'; obtained: Obtained } | { kind: 'join' | 'start'; re
 
 /**
  * Rewards for candidates: each request's evaluation is looked up by its cache key (recent results,
- * then the store), shared with an identical evaluation already running, or run through the job
- * queue under {@link RewardAdmission}'s bounds and stored in the problem's reward run; the shaping
+ * then the store), shared with an identical evaluation already running, or run by the evaluator
+ * under {@link RewardAdmission}'s bounds and stored in the problem's reward run; the shaping
  * is then applied to the result. Requests are validated by the routes before they get here.
  */
 export class RewardService {
@@ -109,7 +108,10 @@ export class RewardService {
   async rewardBatch(body: RewardBatchRequestBody): Promise<RewardBatchResponse> {
     const shaping = resolveRewardShaping(body.shaping);
     const problems = new Map<string, Promise<RewardProblem>>();
-    const resolveOnce = (input: { problem?: string | undefined; problemSource?: string | undefined; problemName?: string | undefined }, index: number): Promise<RewardProblem> => {
+    const resolveOnce = (
+      input: { problem?: string | undefined; problemSource?: string | undefined; problemName?: string | undefined },
+      index: number,
+    ): Promise<RewardProblem> => {
       const key = input.problemSource !== undefined ? `source:${sha256Hex(input.problemSource)}:${input.problemName ?? ''}` : `name:${input.problem}`;
       let found = problems.get(key);
       if (!found) {
@@ -117,7 +119,8 @@ export class RewardService {
         problems.set(key, found);
       }
       return found.catch((error: unknown) => {
-        if (error instanceof ApiError) throw new ApiError(error.statusCode, error.code, `\`items.${index}\`: ${error.message}`, { field: `body.items.${index}.problem`, cause: error });
+        if (error instanceof ApiError)
+          throw new ApiError(error.statusCode, error.code, `\`items.${index}\`: ${error.message}`, { field: `body.items.${index}.problem`, cause: error });
         throw error;
       });
     };
@@ -142,7 +145,12 @@ export class RewardService {
 
   #prepare(problem: RewardProblem, candidateSource: string, given: GivenRewardOptions): PreparedReward {
     const options = normaliseRewardOptions(given);
-    return { problem, candidateSource, options, requestHash: rewardRequestHash({ problemSha256: problem.hash, candidateSha256: sha256Hex(candidateSource), options }) };
+    return {
+      problem,
+      candidateSource,
+      options,
+      requestHash: rewardRequestHash({ problemSha256: problem.hash, candidateSha256: sha256Hex(candidateSource), options }),
+    };
   }
 
   /**
@@ -163,7 +171,11 @@ export class RewardService {
       return { kind: 'start', requestHash: entry.requestHash };
     });
     if (starting.size > this.#admission.capacity) {
-      throw new ApiError(400, 'batch-too-large', `this batch needs ${starting.size} evaluations but the server admits at most ${this.#admission.capacity} at once (--reward-concurrency plus --reward-queue): split it`);
+      throw new ApiError(
+        400,
+        'batch-too-large',
+        `this batch needs ${starting.size} evaluations but the server admits at most ${this.#admission.capacity} at once (--reward-concurrency plus --reward-queue): split it`,
+      );
     }
     this.#admission.admit(starting.size);
     for (const [hash, entry] of starting) this.#inFlight.set(hash, this.#evaluate(entry));
@@ -191,18 +203,25 @@ export class RewardService {
   }
 
   async #runEvaluation(entry: PreparedReward): Promise<Obtained> {
-    const { queue, logger } = this.#options;
+    const { evaluator, logger } = this.#options;
     const problemPath = await this.#files.problemPath(entry.problem);
     const candidatePath = await this.#files.writeCandidate(entry.requestHash, entry.candidateSource);
     try {
       const startedMs = this.#now();
-      const result = await queue.submit(evaluationRequestOf(entry.options, { problemPath, candidatePath }), {
+      const { result } = await evaluator.evaluate(evaluationRequestOf(entry.options, { problemPath, candidatePath }), {
         signal: this.#controller.signal,
-        jobId: `reward-${entry.requestHash.slice(0, 16)}-${randomBytes(4).toString('hex')}`,
       });
       const durationMs = this.#now() - startedMs;
       const stored = await this.#ledger
-        .record({ problem: entry.problem, backend: entry.options.backend, candidateSource: entry.candidateSource, requestHash: entry.requestHash, optionsHash: hashEvaluationOptions({ ...entry.options }), result, durationMs })
+        .record({
+          problem: entry.problem,
+          backend: entry.options.backend,
+          candidateSource: entry.candidateSource,
+          requestHash: entry.requestHash,
+          optionsHash: hashEvaluationOptions({ ...entry.options }),
+          result,
+          durationMs,
+        })
         .catch((error: unknown) => {
           logger.error({ err: error, requestHash: entry.requestHash }, 'could not store a reward evaluation; it will be evaluated again when asked again');
           return null;
@@ -227,12 +246,18 @@ export class RewardService {
   #unavailable(error: unknown): unknown {
     if (error instanceof ApiError || error instanceof RewardUnavailableError) return error;
     if (error instanceof EvaluationCancelledError || error instanceof JobQueueClosedError || this.#controller.signal.aborted) {
-      return new RewardUnavailableError('server-stopping', 'the reward server is stopping: retry against a running one', { cause: error, retryAfterSeconds: 10 });
+      return new RewardUnavailableError('server-stopping', 'the reward server is stopping: retry against a running one', {
+        cause: error,
+        retryAfterSeconds: 10,
+      });
     }
     const message = error instanceof Error ? error.message : String(error);
     this.#options.logger.error({ err: error }, 'a reward evaluation failed in the evaluator');
     const retryAfterSeconds = error instanceof MachineFaultError || error instanceof WorkerFaultError ? error.retryAfterSeconds : 5;
-    return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, { cause: error, retryAfterSeconds });
+    return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, {
+      cause: error,
+      retryAfterSeconds,
+    });
   }
 
   #respond(entry: PreparedReward, obtained: Obtained, shaping: RewardShaping, itemIndex?: number): RewardResponse {
@@ -240,7 +265,12 @@ export class RewardService {
     if (problemFault) {
       // The problem is unusable: that is the caller's input, not the candidate's failure, so nothing is scored.
       const where = itemIndex === undefined ? '' : `\`items.${itemIndex}\`: `;
-      throw new ApiError(422, 'problem-invalid', `${where}the problem ${entry.problem.label} cannot be evaluated (${problemFault.check}): ${problemFault.message}`, { field: itemIndex === undefined ? 'body.problem' : `body.items.${itemIndex}.problem` });
+      throw new ApiError(
+        422,
+        'problem-invalid',
+        `${where}the problem ${entry.problem.label} cannot be evaluated (${problemFault.check}): ${problemFault.message}`,
+        { field: itemIndex === undefined ? 'body.problem' : `body.items.${itemIndex}.problem` },
+      );
     }
     const shaped = shapeReward(obtained.result, shaping);
     return {
