@@ -168,6 +168,14 @@ def test_cuda_attribution_is_measured_in_device_time(runs, file):
     assert sum(origin.values()) > 0 and 0 <= attribution["own_share"] <= 1, attribution
 
 
+def test_a_candidate_of_one_own_kernel_has_all_the_device_time(runs):
+    """h15 launches one kernel of its own and allocates its output: no library time, no operator
+    time (the device-side copies of the worker's `record_function` range are not kernels)."""
+    attribution = runs["cuda/h15_plain_kernel.py"].message("candidate", "attribution")
+    assert attribution["by_origin_ms"]["library"] == 0 and attribution["by_origin_ms"]["torch"] == 0, attribution
+    assert attribution["own_share"] == 1, attribution
+
+
 def test_a_kept_cublas_gemm_is_charged_to_the_references_operator(runs):
     result = runs["cuda/h06f_kept_gemm_epilogue.py"]
     attribution = result.message("candidate", "attribution")

@@ -23,6 +23,7 @@ from kforge_worker.protocol.errors import StageFailure
 from kforge_worker.guard.extension_calls import ExtensionCalls
 from kforge_worker.guard.guard_runtime import GuardRuntime
 from kforge_worker.guard.kernel_names import OwnKernels, display_name, qualified_name
+from kforge_worker.guard import attribution
 from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
 from kforge_worker.guard.policy import POLICY_NAMES, load_policy
 
@@ -270,6 +271,51 @@ def test_marker_kernels_are_required_and_not_counted():
     stopped = _recorded([_event(CALLER_MARKER), _event(MARKER, device=cuda), _event(RELU, device=cuda)])
     assert stopped.kernels is None and "1 of the worker's 2 marker" in stopped.kernels_unavailable
     assert _recorded([_event(CALLER_MARKER)]).kernels_unavailable.startswith("the profiler recorded 0")
+
+
+def _timed(name, us, device="DeviceType.CUDA", annotation=False, parent=None, kernels=()):
+    """A profiler event with a duration, as torch 2.x's FunctionEvent has it."""
+    event = _event(name, device=device, parent=parent)
+    event.time_range = SimpleNamespace(elapsed_us=lambda: us)
+    event.is_user_annotation = annotation
+    event.kernels = [SimpleNamespace(name=kernel, duration=duration) for kernel, duration in kernels]
+    return event
+
+
+def test_device_copies_of_record_function_ranges_are_not_kernels():
+    """torch 2.x puts a device-side event of a `record_function` range's name beside every kernel
+    launched inside it, with that kernel's duration (seen on an H200, torch 2.11: an own kernel's
+    1.4725 ms was counted again as `library`, own share exactly 0.5). Only the kernel counts."""
+    cuda = "DeviceType.CUDA"
+    caller = _timed(CALLER_MARKER, 1500.0, device="DeviceType.CPU", annotation=True)
+    relu_op = _timed("aten::relu", 40.0, device="DeviceType.CPU", parent=caller, kernels=[(TORCH_RELU, 30.0)])
+    events = [
+        caller,
+        relu_op,
+        _timed(MARKER, 1.0),
+        _timed(RELU, 1472.5),
+        _timed(CALLER_MARKER, 1472.5, annotation=True),  # the range's device-side copy of the own kernel
+        _timed(TORCH_RELU, 30.0),
+        _timed(CALLER_MARKER, 30.0, annotation=True),
+        _timed("mylib::step", 30.0, annotation=True),  # a candidate's own range
+        _timed(MARKER, 1.0),
+    ]
+    trace = _recorded(events)
+    assert trace.kernels == {RELU: 1, TORCH_RELU: 1}
+    assert sorted((launch.name, launch.duration_us, launch.operators) for launch in trace.launches) == sorted(
+        [(TORCH_RELU, 30.0, ["aten::relu"]), (RELU, 1472.5, [])]
+    )
+    assert trace.unlinked_us == 1472.5
+    assert all(entry.name != "mylib::step" for entry in trace.other_threads)
+    measured = attribution.device(
+        trace.launches, lambda name: name == RELU, frozenset({"aten::relu"}), trace.unlinked_us
+    )
+    assert (
+        measured.library_ms == 0
+        and measured.own_ms == pytest.approx(1.4725)
+        and measured.torch_ms == pytest.approx(0.03)
+    )
+    assert measured.own_share() == pytest.approx(1.4725 / 1.5025)
 
 
 def test_outermost_operators_of_other_threads_are_counted():

@@ -150,7 +150,7 @@ def _other_thread_operators(events: List[Any], caller: Any, glue: FrozenSet[str]
             event.thread == caller
             or "::" not in event.name
             or event.name == CALLER_MARKER
-            or _is_device(event)
+            or _on_device(event)
             or _inside_pytorch_operator(event)
         ):
             continue
@@ -173,8 +173,17 @@ def _numel(shape: Any) -> int:
     return 0
 
 
-def _is_device(event: Any) -> bool:
+def _on_device(event: Any) -> bool:
+    """Any device-side event: a kernel, a copy, or a `record_function` range's device-side copy."""
     return str(getattr(event, "device_type", "")).endswith("CUDA")
+
+
+def _is_device(event: Any) -> bool:
+    """A kernel or copy the device ran. Not a user annotation: torch 2.x emits, for every kernel
+    inside a `record_function` range (the worker's own CALLER_MARKER among them), a device-side
+    event of the range's name with that kernel's duration (`is_user_annotation`); counted as a
+    kernel, it doubled the call's device time and put half of it under `library`."""
+    return _on_device(event) and not getattr(event, "is_user_annotation", False) and event.name != CALLER_MARKER
 
 
 def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> None:
@@ -240,7 +249,7 @@ def _launches(events: List[Any], trace: KernelTrace) -> None:
     linked_us: Dict[str, float] = {}
     for event in events:
         kernels = getattr(event, "kernels", None) or []
-        if _is_device(event) or getattr(event, "is_legacy", False) or not kernels:
+        if _on_device(event) or getattr(event, "is_legacy", False) or not kernels:
             continue
         operators = _launching_operators(event)
         for kernel in kernels:
