@@ -286,7 +286,6 @@ def test_device_copies_of_record_function_ranges_are_not_kernels():
     """torch 2.x puts a device-side event of a `record_function` range's name beside every kernel
     launched inside it, with that kernel's duration (seen on an H200, torch 2.11: an own kernel's
     1.4725 ms was counted again as `library`, own share exactly 0.5). Only the kernel counts."""
-    cuda = "DeviceType.CUDA"
     caller = _timed(CALLER_MARKER, 1500.0, device="DeviceType.CPU", annotation=True)
     relu_op = _timed("aten::relu", 40.0, device="DeviceType.CPU", parent=caller, kernels=[(TORCH_RELU, 30.0)])
     events = [

@@ -399,8 +399,9 @@ def test_reading_the_harness_is_rejected(header):
 @pytest.mark.parametrize(
     "header",
     [
-        "import os\n_home = os.environ['HOME']\n",
         "import os\n_key = os.getenv('OPENAI_API_KEY')\n",
+        "import os\n_token = os.environ['HF_TOKEN']\n",
+        "import os\nos.environ['LD_PRELOAD'] = '/tmp/x.so'\n",
         "from os import environ\n_all = dict(environ)\n",
         "import socket\n",
         "import urllib.request\n",
@@ -419,6 +420,19 @@ def test_sandbox_escapes_are_rejected(header):
 
 def test_build_knobs_in_the_environment_are_notes():
     findings = run(model("return x", header="import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'\n"))
+    assert rejected(findings) == set() and "sandbox" in noted(findings)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        # KernelBench's own ThunderKittens prompt example finds its headers this way
+        "import os\n_root = os.environ.get('THUNDERKITTENS_ROOT', '/root/ThunderKittens')\n",
+        "import os\n_home = os.environ['HOME']\n",
+    ],
+)
+def test_a_setting_read_by_name_is_a_note(header):
+    findings = run(model("return x", header=header))
     assert rejected(findings) == set() and "sandbox" in noted(findings)
 
 
@@ -483,14 +497,40 @@ def test_caching_a_built_extension_is_not_a_result_cache():
 @pytest.mark.parametrize(
     "source",
     [
-        model("self.calls += 1\nreturn x", init_body="self.calls = 0"),
-        model("global _N\n_N += 1\nreturn x", header="_N = 0\n"),
+        model("self.calls += 1\nif self.calls > 5:\n    return x\nreturn x", init_body="self.calls = 0"),
+        model("global _N\n_N += 1\nreturn x if _N < 3 else x", header="_N = 0\n"),
+        model(
+            "self.calls = self.calls + 1\nwarm = self.calls\nif warm > 5:\n    return x\nreturn x",
+            init_body="self.calls = 0",
+        ),
+        model("self.n += 1\nreturn self.k(x, self.n == 1)", init_body="self.n = 0"),
+        model("self.n = (self.n + 1) % 2\nreturn self.paths[self.n](x)", init_body="self.n = 0"),
         model("if torch.is_grad_enabled():\n    return x\nreturn x"),
         model("import time\nstarted = time.perf_counter()\nreturn x"),
     ],
 )
 def test_phase_detection_is_rejected(source):
     assert "phase-detect" in rejected(run(source))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        model("self.calls += 1\nreturn x", init_body="self.calls = 0"),
+        model("self.total = self.total + x.sum()\nreturn x * self.total", init_body="self.total = 0"),
+        # nn.BatchNorm's own bookkeeping in training, as KernelBench's published BatchNorm kernels keep it
+        model(
+            "if self.training:\n    mean = x.mean(dim=(0, 2, 3))\n"
+            "    self.running_mean = 0.9 * self.running_mean + 0.1 * mean\n"
+            "    self.num_batches_tracked += 1\nelse:\n    mean = self.running_mean\nreturn x - mean",
+            init_body="self.running_mean = None\nself.num_batches_tracked = 0",
+        ),
+    ],
+)
+def test_state_that_no_branch_reads_is_a_note(source):
+    findings = run(source)
+    assert "phase-detect" not in rejected(findings)
+    assert any(item["check"] == "phase-detect" and item["severity"] == "note" for item in findings), findings
 
 
 # --------------------------------------------------------------------------------------------

@@ -75,6 +75,14 @@ class _ForwardWalker:
         self.ctx = _Ctx(module, None, None)
         self.taint: dict[str, str] = {}
         self.state_names: set[str] = set()
+        #: State updated from itself in forward (`self.n += 1`, `self.mean = 0.9 * self.mean + …`):
+        #: (the update, the state's text); judged once every reachable function is walked.
+        self.counters: list[tuple[ast.AST, str]] = []
+        #: Texts of every name, attribute and item read in a branch test or a comparison, with the
+        #: state a local was assigned from (`n = self.calls; if n > 5:` tests `self.calls`).
+        self.tested: set[str] = set()
+        #: Every read of a name, attribute or item in the walked functions: (node id, its text).
+        self.reads: list[tuple[int, str]] = []
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -97,6 +105,28 @@ class _ForwardWalker:
             self.queue.append(_Job(function, info, kinds, False, True, "forward"))
         while self.queue:
             self._analyze(self.queue.pop())
+        self._judge_counters()
+
+    def _judge_counters(self) -> None:
+        """State that forward updates from itself is a rejection when it can tell the timed calls
+        from the checked ones: a counter (updated by constants only: `self.n += 1`) that anything
+        reads, or any such state that a branch or a comparison reads. State only updated, or a
+        running statistic read as data (the running mean and variance a BatchNorm keeps in
+        training), is a note; the run-time checks (`timed-output`, `stale-output`) judge the outputs."""
+        for node, text in self.counters:
+            update = ast.unparse(node)
+            inside = {id(inner) for inner in ast.walk(node)}
+            read = any(seen == text and ident not in inside for ident, seen in self.reads)
+            if text in self.tested or (_counts_by_constants(node, text) and read):
+                self._phase(node, f"keeps a call counter (`{update}`) and reads it")
+            else:
+                self.report.add(
+                    "phase-detect",
+                    f"forward updates `{text}` on every call (`{update}`){_at(node)}; nothing chooses its work "
+                    f"by it, so it is a note, not a rejection: the timed calls' outputs are judged",
+                    _line(node),
+                    severity="note",
+                )
 
     def _enqueue(
         self,
@@ -199,11 +229,23 @@ class _ForwardWalker:
                     handler_nodes.update(id(inner) for inner in ast.walk(statement))
             elif isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
                 test_nodes.update(id(inner) for inner in ast.walk(node.test))
+                self.tested.update(_read_texts(node.test))
+            elif isinstance(node, ast.Compare):
+                self.tested.update(_read_texts(node))
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 global_names.update(node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 local_names.add(node.id)
         local_names -= global_names
+        self.reads.extend(
+            (id(node), ast.unparse(node))
+            for node in nodes
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load)
+        )
+        for node in nodes:  # a local assigned from state tests that state where the local is tested
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in self.tested:
+                    self.tested.update(_read_texts(node.value))
         self.state_names = self._state_aliases(nodes, ctx)
         taint = self._taints(nodes, ctx)
         self.taint = taint
@@ -448,7 +490,7 @@ class _ForwardWalker:
                 node, f"`{_OPERATORS.get(type(node.op), '?')}=` on a tensor with PyTorch", in_handler, "computes"
             )
         elif self._is_state(target, ctx, local_names) or (isinstance(target, ast.Name) and target.id in global_names):
-            self._phase(node, f"keeps a call counter (`{ast.unparse(node)}`)")
+            self.counters.append((node, ast.unparse(target)))
 
     def _assign(
         self, node: ast.Assign, ctx: _Ctx, taint: dict[str, str], global_names: set[str], local_names: set[str]
@@ -463,7 +505,7 @@ class _ForwardWalker:
             if isinstance(node.value, ast.BinOp) and any(
                 ast.unparse(inner) == text for inner in ast.walk(node.value) if inner is not node.value
             ):
-                self._phase(node, f"keeps a call counter (`{ast.unparse(node)}`)")
+                self.counters.append((node, text))
             elif self._tainted(node.value, taint, identity_only=True):
                 self._cache(
                     node,
@@ -621,3 +663,28 @@ class _ForwardWalker:
 
     def _taint_label(self, node: ast.AST, taint: Mapping[str, str]) -> str:
         return self._source(node, taint, self.ctx) or "the input's identity"
+
+
+def _read_texts(node: ast.AST) -> set[str]:
+    """The source text of every name, attribute and item read in `node` (`self.calls`, `_N`, `s[0]`)."""
+    return {
+        ast.unparse(inner) for inner in ast.walk(node) if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript))
+    }
+
+
+def _counts_by_constants(update: ast.AST, text: str) -> bool:
+    """`update` changes the state `text` by number constants only (`n += 1`, `n = (n + 1) % 4`): a counter."""
+
+    def by_constants(node: ast.AST) -> bool:
+        if ast.unparse(node) == text:
+            return True
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.BinOp):
+            return by_constants(node.left) and by_constants(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return by_constants(node.operand)
+        return False
+
+    value = getattr(update, "value", None)
+    return value is not None and by_constants(value)

@@ -39,6 +39,9 @@ from .names import (
 from .report import _Report, _at, _line
 from .symbols import _Module, _call_argument, _fold_string, _qualname, _resolve_text
 
+#: Names that hold credentials: reading one is a rejection even though the sandbox leaves it unset.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+
 
 # ---------------------------------------------------------------------------------------------
 # Whole module: timer-patch, harness-read, sandbox, deferred-work, side-stream, global-state,
@@ -496,6 +499,16 @@ class _ModuleChecker:
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             if key.value in self.policy["environment_keys"]:
                 self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
+            elif not write and not _SECRET_NAME.search(key.value):
+                # A setting looked up by name (KernelBench's ThunderKittens example reads
+                # THUNDERKITTENS_ROOT): the environment is an allow-list, so it finds the default.
+                self.report.add(
+                    "sandbox",
+                    f"the candidate reads the environment variable {key.value}{at}: candidates run with an "
+                    f"environment reduced to an allow-list (no secrets; HOME and TMPDIR are its scratch folder)",
+                    line,
+                    "note",
+                )
             else:
                 self.report.add(
                     "sandbox",

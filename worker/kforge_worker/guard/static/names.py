@@ -21,7 +21,7 @@ CHECKS: dict[str, str] = {
     "deferred-work": "threads, executors, processes, tensor subclasses, __torch_function__ hooks",
     "side-stream": "non-default CUDA streams (a note: the dynamic check decides)",
     "result-cache": "caches keyed on data_ptr/id/hash or sampled values, lru_cache on tensor functions",
-    "phase-detect": "call counters, clock reads and grad/inference-mode checks in forward",
+    "phase-detect": "call counters a branch reads, clock reads and grad/inference-mode checks in forward",
     "precision": "casts below the run precision, TF32/reduced-precision switches, autocast",
     "global-state": "torch.backends assignments, thread counts, seeds, persisting-L2 windows",
     "library-policy": "native code calling ATen/LibTorch compute or vendor libraries the policy forbids",
