@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -29,7 +29,8 @@ mkdirSync(scratchRoot);
 const PROBLEM = path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py');
 const CANDIDATE = path.join(REPOSITORY_ROOT, 'examples', 'level1_02_gelu', 'cpu_fast.py');
 
-async function kforgeEval(): Promise<EvaluationResult> {
+/** The verdict and the command's stderr (its warnings say why a cached build was not reused). */
+async function kforgeEval(): Promise<{ result: EvaluationResult; stderr: string }> {
   const run = await execa(
     process.execPath,
     [
@@ -52,7 +53,7 @@ async function kforgeEval(): Promise<EvaluationResult> {
   assert.equal(run.exitCode, 0, String(run.stderr));
   const result = evaluationResultSchema.parse(JSON.parse(String(run.stdout)));
   assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));
-  return result;
+  return { result, stderr: String(run.stderr) };
 }
 
 /** Processes whose working directory lies under `root` (the workers run in scratch directories there). */
@@ -73,9 +74,13 @@ describe('kforge eval: the build cache', { skip }, () => {
   it('reuses the build of the same candidate in the same KFORGE_CACHE_DIR, and leaves no worker behind', { timeout: 900_000 }, async () => {
     const first = await kforgeEval();
     const second = await kforgeEval();
-    const [firstBuildMs, secondBuildMs] = [first.stages?.build ?? Number.NaN, second.stages?.build ?? Number.NaN];
-    assert.ok(firstBuildMs > 10_000, `the first run compiled (its build took ${firstBuildMs} ms)`);
-    assert.ok(secondBuildMs < 5_000, `the second run reused the build (its build took ${secondBuildMs} ms)`);
+    const [firstBuildMs, secondBuildMs] = [first.result.stages?.build ?? Number.NaN, second.result.stages?.build ?? Number.NaN];
+    const entries = readdirSync(path.join(cacheDirectory, 'builds')).filter((name) => name.endsWith('.json'));
+    const why = `\nfirst run's stderr:\n${first.stderr}\nsecond run's stderr:\n${second.stderr}\ncache entries: ${entries
+      .map((name) => readFileSync(path.join(cacheDirectory, 'builds', name), 'utf8'))
+      .join('\n')}`;
+    assert.ok(firstBuildMs > 10_000, `the first run compiled (its build took ${firstBuildMs} ms)${why}`);
+    assert.ok(secondBuildMs < 5_000, `the second run reused the build (its build took ${secondBuildMs} ms)${why}`);
     const stats = await new BuildCache({ directory: path.join(cacheDirectory, 'builds') }).stats();
     assert.deepEqual({ entries: stats.entries, uses: stats.uses, builds: stats.builds, hits: stats.hits }, { entries: 1, uses: 2, builds: 1, hits: 1 });
     assert.deepEqual(processesUnder(scratchRoot), [], 'no worker outlives kforge eval');

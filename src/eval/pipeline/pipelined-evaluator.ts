@@ -305,6 +305,11 @@ export class PipelinedEvaluator implements Evaluator {
         buildFinished: (report: BuildReport) => {
           releaseBuild?.();
           if (candidatePid !== undefined) this.#pauser.remove(candidatePid);
+          if (reservation?.previouslyBuilt && report.built && report.cacheHit === false) {
+            // The cached copy was restored and checked, yet the build compiled again (ninja found it
+            // out of date): the cache is not saving this candidate's build time.
+            this.#logger.warn({ key, durationMs: report.durationMs }, 'a cached build was restored but the candidate compiled again');
+          }
           finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
           emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
         },
