@@ -20,10 +20,21 @@ function isTorchBaton(relative: string): boolean {
   return parts.length === 2 && parts[1] === 'lock';
 }
 
+/**
+ * A file time (ns) as the seconds `utimes` takes, never later than the original: libuv keeps
+ * microseconds, and the nanoseconds through a double could round up into the next microsecond
+ * (…008642961 ns became …008643000). A copy newer than its original makes ninja's deps log
+ * "out of date" (it records each output's time to the nanosecond), and the cached build compiles
+ * again; a copy up to 1 µs older changes nothing (inputs are seconds older than their outputs).
+ */
+export function utimesSeconds(timeNs: bigint): number {
+  return Number(timeNs / 1000n) / 1e6;
+}
+
 async function copyWithTimes(source: string, target: string, contents: Buffer): Promise<void> {
   const times = await stat(source, { bigint: true });
   await writeFile(target, contents, { mode: 0o644 });
-  await utimes(target, Number(times.atimeNs) / 1e9, Number(times.mtimeNs) / 1e9);
+  await utimes(target, utimesSeconds(times.atimeNs), utimesSeconds(times.mtimeNs));
 }
 
 /**
