@@ -1,8 +1,10 @@
 """outputs.py directly: flattening, descriptions, and the file round trip."""
 
+import gc
 import json
 import math
 import struct
+import weakref
 
 import pytest
 import torch
@@ -162,3 +164,18 @@ def test_a_header_longer_than_the_file_is_refused(tmp_path):
     path.write_bytes(output_file.MAGIC + struct.pack("<Q", 1 << 40) + b"{}")
     with pytest.raises(outputs.OutputFileError, match="header length"):
         outputs.load(str(path))
+
+
+@pytest.mark.parametrize("keep_device, copy", [(False, False), (True, False), (True, True)])
+def test_a_flattened_output_is_freed_when_dropped_without_the_cyclic_collector(keep_device, copy):
+    """At KernelBench's sizes each output is gigabytes: a reference cycle around the leaves (a
+    recursive closure did this) kept every flattened output alive until `gc` happened to run."""
+    gc.collect()
+    gc.disable()
+    try:
+        flat = outputs.flatten((torch.ones(8), [torch.zeros(2, 3)]), keep_device=keep_device, copy=copy)
+        leaves = [weakref.ref(leaf) for leaf in flat.leaves]
+        del flat
+        assert [leaf() for leaf in leaves] == [None, None]
+    finally:
+        gc.enable()

@@ -70,32 +70,39 @@ def _leaf_value(value: Any, keep_device: bool, copy: bool) -> Any:
     return text[:MAX_REPR_CHARS]
 
 
+def _walk(node: Any, depth: int, leaves: List[Any], infos: List[dict], keep_device: bool, copy: bool) -> str:
+    """The skeleton of `node`; its leaves and their infos are appended to `leaves` and `infos`."""
+    if depth > MAX_DEPTH:
+        raise OutputStructureError(f"the output is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(node, (tuple, list)) and not isinstance(node, torch.Tensor):
+        parts = [_walk(item, depth + 1, leaves, infos, keep_device, copy) for item in node]
+        if isinstance(node, list):
+            return "[" + ", ".join(parts) + "]"
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if isinstance(node, dict):
+        parts = [
+            f"{str(key)!r}: {_walk(item, depth + 1, leaves, infos, keep_device, copy)}" for key, item in node.items()
+        ]
+        return "{" + ", ".join(parts) + "}"
+    if len(leaves) >= MAX_LEAVES:
+        raise OutputStructureError(f"the output has more than {MAX_LEAVES} leaves")
+    infos.append(_leaf_info(node))
+    leaves.append(_leaf_value(node, keep_device, copy))
+    return "T" if isinstance(node, torch.Tensor) else "L"
+
+
 def flatten(value: Any, keep_device: bool = False, copy: bool = False) -> FlatOutput:
     """Flattens an output structure; raises OutputStructureError past MAX_DEPTH or MAX_LEAVES.
     Tensor leaves are CPU copies, or with `keep_device` stay on their device: contiguous views
     there, or with `copy` too, copies on the device (the candidate's outputs, which its code must
-    not reach once the call has returned, without a host round trip at GPU size)."""
+    not reach once the call has returned, without a host round trip at GPU size).
+
+    The walk is a module function, not a closure: a recursive closure is a reference cycle (the
+    function and its own cell) that held the leaves list, so every flattened output (gigabytes at
+    KernelBench's sizes) stayed alive until Python's cyclic collector happened to run."""
     leaves: List[Any] = []
     infos: List[dict] = []
-
-    def walk(node: Any, depth: int) -> str:
-        if depth > MAX_DEPTH:
-            raise OutputStructureError(f"the output is nested deeper than {MAX_DEPTH} levels")
-        if isinstance(node, (tuple, list)) and not isinstance(node, torch.Tensor):
-            parts = [walk(item, depth + 1) for item in node]
-            if isinstance(node, list):
-                return "[" + ", ".join(parts) + "]"
-            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-        if isinstance(node, dict):
-            parts = [f"{str(key)!r}: {walk(item, depth + 1)}" for key, item in node.items()]
-            return "{" + ", ".join(parts) + "}"
-        if len(leaves) >= MAX_LEAVES:
-            raise OutputStructureError(f"the output has more than {MAX_LEAVES} leaves")
-        infos.append(_leaf_info(node))
-        leaves.append(_leaf_value(node, keep_device, copy))
-        return "T" if isinstance(node, torch.Tensor) else "L"
-
-    skeleton = walk(value, 0)
+    skeleton = _walk(value, 0, leaves, infos, keep_device, copy)
     return FlatOutput(skeleton=skeleton, leaves=leaves, leaf_info=infos)
 
 
