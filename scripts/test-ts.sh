@@ -14,4 +14,6 @@ if [ ${#files[@]} -eq 0 ]; then
   echo "test-ts: no *.test.ts files under ${roots[*]}" >&2
   exit 1
 fi
-exec node --import tsx --test "${files[@]}"
+# --test-force-exit: a file whose tests are done but which still holds a handle (a child's pipe, a
+# timer) ends instead of hanging the whole run; --test-timeout bounds any test that sets no limit.
+exec node --import tsx --test --test-force-exit --test-timeout=900000 "${files[@]}"

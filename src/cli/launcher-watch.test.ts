@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 
 test('a process npm started notices when its parent changes; one started otherwise never does', async () => {
   let parent = 100;
-  const watched = watchLauncher({ environment: { npm_command: 'exec' }, parentPid: () => parent, intervalMs: 10 });
+  const watched = watchLauncher({ environment: { npm_command: 'exec' }, launcherPid: 100, parentPid: () => parent, intervalMs: 10 });
   let gone = false;
   void watched.gone.then(() => (gone = true));
   await new Promise((resolve) => setTimeout(resolve, 40));
@@ -23,7 +24,7 @@ test('a process npm started notices when its parent changes; one started otherwi
   const timeout = setTimeout(() => undefined, 5_000);
   await watched.gone;
   clearTimeout(timeout);
-  const free = watchLauncher({ environment: {}, parentPid: () => (parent += 1), intervalMs: 10 });
+  const free = watchLauncher({ environment: {}, launcherPid: 100, parentPid: () => (parent += 1), intervalMs: 10 });
   let freeGone = false;
   void free.gone.then(() => (freeGone = true));
   await new Promise((resolve) => setTimeout(resolve, 40));
@@ -31,28 +32,42 @@ test('a process npm started notices when its parent changes; one started otherwi
   assert.equal(freeGone, false);
 });
 
+test('a launcher already gone when the watch starts is noticed at the first look', async () => {
+  const timeout = setTimeout(() => undefined, 5_000);
+  await watchLauncher({ environment: { npm_command: 'exec' }, launcherPid: 100, parentPid: () => 1, intervalMs: 10 }).gone;
+  clearTimeout(timeout);
+});
+
 test('killing the launcher of `kforge serve` (npm, here a shell standing in for it) ends the server too', { timeout: 120_000 }, async () => {
   // The shell plays npm exec: it starts kforge with npm's mark and waits; SIGKILL leaves kforge reparented.
+  // It leads its own process group, so that whatever outlives a failure is killed with the group.
   const cli = path.join(REPOSITORY_ROOT, 'bin', 'kforge.js');
   const launcher = execa('sh', ['-c', `"${process.execPath}" "${cli}" serve --port 0 --store "${path.join(folder, 'kforge.db')}" & echo "server $!"; wait`], {
     env: { npm_command: 'exec' },
     reject: false,
+    detached: true,
   });
-  const pid = await new Promise<number>((resolve, reject) => {
-    let seen = '';
-    launcher.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /server (\d+)[\s\S]*http:\/\//.exec(seen);
-      if (match) resolve(Number(match[1]));
-    });
-    setTimeout(() => reject(new Error(`no URL within 60 s: ${seen}`)), 60_000).unref();
-  });
+  const exited = once(launcher, 'exit');
   try {
+    const pid = await new Promise<number>((resolve, reject) => {
+      let seen = '';
+      launcher.stdout!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /server (\d+)[\s\S]*http:\/\//.exec(seen);
+        if (match) resolve(Number(match[1]));
+      });
+      setTimeout(() => reject(new Error(`no URL within 60 s: ${seen}`)), 60_000).unref();
+    });
     assert.ok(isProcessAlive(pid));
     launcher.kill('SIGKILL');
-    await launcher;
+    // The shell's exit, not the end of its output: the server holds the same pipe until it stops.
+    await exited;
     assert.ok(await waitForDeath(pid, 15_000), `kforge serve (pid ${pid}) outlived its launcher`);
   } finally {
-    if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    try {
+      process.kill(-launcher.pid!, 'SIGKILL');
+    } catch {
+      // The group is gone: nothing outlived the test.
+    }
   }
 });
