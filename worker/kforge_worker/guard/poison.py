@@ -98,14 +98,16 @@ def poisoned_fraction(tensor: torch.Tensor) -> Optional[float]:
     if words <= 0:
         return None
     body = raw[start : start + 4 * words]
+    # Counted with count_nonzero: a boolean mask's .sum() on the cpu first copies the mask to int64
+    # (eight bytes a word: twice the output's own size, on top of the mask).
     try:  # one pass over the words as int32 (the blocks were filled as int32 words, in this byte order)
-        return float((body.view(torch.int32) == POISON_WORD).sum().item()) / words
+        return float(torch.count_nonzero(body.view(torch.int32) == POISON_WORD).item()) / words
     except RuntimeError:  # a byte view whose offset does not allow an int32 view: compare byte groups
         pass
     grouped = body.reshape(words, 4)
     pattern = torch.tensor(POISON_BYTES, dtype=torch.uint8, device=grouped.device)
     matches = (grouped == pattern).all(dim=1)
-    return float(matches.sum().item()) / words
+    return float(torch.count_nonzero(matches).item()) / words
 
 
 def is_stale(tensor: torch.Tensor) -> Optional[float]:

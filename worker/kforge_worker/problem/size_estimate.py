@@ -9,15 +9,21 @@ forward the fake mode cannot run (data-dependent shapes, `.item()`, host convers
 forward's peak unknown; it is then taken as twice the largest input set (`forward_method`
 `assumed`).
 
-`evaluation_bytes` follows what the worker holds at each stage (docs/worker-protocol.md, "Memory"):
-I input bytes of one set, W weights, F the forward's peak, O the output; the float64 twins (I64,
-W64, F64, O64) of the error profile; T timing seeds.
+`evaluation_bytes` follows what the worker holds at each stage (docs/sizes.md, "What an evaluation
+holds"): I input bytes of one set (D as `get_inputs()` draws it, before the cast), W weights, F the
+forward's peak, O the output; the float64 twins (I64, W64, F64, O64) of the error profile; T timing
+seeds; R = O + O64 one reference record.
 
-- reference role: KEEP_BYTES of kept references + the largest of computing a reference (W + I + F),
-  its float64 twin beside it (O + W64 + I64 + F64), and judging (O + O64 + the candidate's output O
-  + the comparison's chunk temporaries);
+- reference role: the records kept (as many whole records as fit KEEP_BYTES, of 5 + T) + the
+  largest of computing a reference (W + the larger of D + I, the draw beside its cast, and I + F),
+  its float64 twin beside the run's output (O + the larger of D + I64 and I64 + W64 + F64),
+  judging (O + O64 + the candidate's output O + the comparison's chunk temporaries), and the
+  baselines (T (W + I) + F + the batch's held outputs, within BATCH_POOL_BYTES, at least one);
 - candidate role: correctness W + I + F + O (the copy saved) + the poison blocks (2 O, at most
-  4 GiB); timing T (W + I) + the content sets held (at most 1 GiB) + one set drawn again + F + O;
+  4 GiB; on the host only blocks of at most 32 MiB); timing T (W + I) + the content sets held
+  (within 1 GiB) + the larger of one set drawn again and run (I + F) and a trusted batch (its calls'
+  fresh inputs and outputs within the parent's 512 MiB, at least one call, beside the output of the
+  timed call it follows and a kept output's copy: 2 O);
 - the evaluation: the larger role, plus the other role's resting share (its kept references or
   nothing), plus the two processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch
   on the host).
@@ -33,16 +39,29 @@ from typing import Any, Dict, Optional
 
 import torch
 
+from ..tolerance.chunking import DEVICE_CHUNK_ELEMENTS, HOST_CHUNK_ELEMENTS
 from .precision import run_dtype
 
 GIB = 1024**3
 KEEP_BYTES = 512 * 1024**2  # reference_store.KEEP_BYTES
 CONTENT_POOL_BYTES = 1024**3  # timing_inputs.CONTENT_POOL_BYTES
 MAX_POISON_BYTES = 4 * GIB  # poison.MAX_POISON_BYTES
-CHUNK_TEMPORARY_BYTES = 8 * (1 << 24) * 8  # compare.py: about eight float64 chunks at once
+CPU_MAX_POISON_BLOCK_BYTES = 32 * 1024**2  # poison.CPU_MAX_POISON_BLOCK_BYTES
+BASELINE_BATCH_POOL_BYTES = 512 * 1024**2  # baselines.BATCH_POOL_BYTES
+BASELINE_MAX_BATCH_CALLS = 2000  # baselines.MAX_BATCH_CALLS
+CANDIDATE_BATCH_POOL_BYTES = 512 * 1024**2  # BATCH_POOL_BYTES, candidate-timing-driver.ts
+CANDIDATE_MAX_BATCH_CALLS = 5000  # MAX_BATCH_CALLS, candidate-timing-driver.ts
+#: float64 temporaries of one chunk of a comparison alive at once (compare.py's _scan): six, and
+#: the boolean masks, on a device, whose caching allocator reuses their blocks exactly; on the host,
+#: glibc's heap holes add about as much again (a 32 MiB output's comparison peaked 97 MiB above its
+#: start with 8 MiB chunks: twelve).
+CHUNK_TEMPORARIES = {"cuda": 8, "cpu": 12}
 #: Fixed cost of one worker process: a CUDA context on the device, or the interpreter with torch on the host.
 DEVICE_PROCESS_BYTES = {"cuda": 768 * 1024**2, "cpu": 320 * 1024**2}
 TIMING_SEEDS = 3
+CORRECTNESS_TRIALS = 5
+#: Content sets a timing model needs with the default warm-up and timed calls (10 + 100 over 3 models).
+CONTENTS_NEEDED = 37
 
 
 def _nbytes(tensor: torch.Tensor, dtype: Optional[torch.dtype]) -> int:
@@ -126,6 +145,7 @@ def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
         model = problem.Model(*problem.get_init_inputs())
         figures = {
             "input_bytes": tree_bytes(inputs, dtype),
+            "input_bytes_drawn": tree_bytes(inputs, None),
             "parameter_bytes": module_bytes(model, dtype),
             "input_bytes_fp64": tree_bytes(inputs, torch.float64),
             "parameter_bytes_fp64": module_bytes(model, torch.float64),
@@ -159,29 +179,46 @@ def _fp64_scale(precision: str) -> float:
     return 8 / size
 
 
+def _whole(pool: int, size: int, most: int) -> int:
+    """How many blocks of `size` bytes fit `pool`, at most `most` (`most` when size is 0)."""
+    return most if size <= 0 else min(most, pool // size)
+
+
 def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: bool = True) -> Dict[str, int]:
     """Peak bytes of each role and of the whole evaluation (see the module docs)."""
     inputs, weights = figures["input_bytes"], figures["parameter_bytes"]
+    drawn = figures.get("input_bytes_drawn", inputs)
     output, forward = figures["output_bytes"], figures["forward_peak_bytes"]
     scale = _fp64_scale(precision)
     inputs64, weights64 = figures["input_bytes_fp64"], figures["parameter_bytes_fp64"]
     forward64, output64 = int(forward * scale), int(output * scale)
-    kept = min(KEEP_BYTES, (5 + TIMING_SEEDS) * (output + output64))
-    chunks = min(CHUNK_TEMPORARY_BYTES, 8 * output64)
-    reference = kept + max(
-        weights + inputs + forward, output + weights64 + inputs64 + forward64, output + output64 + output + chunks
-    )
+    cuda = device_type == "cuda"
+    record = output + output64
+    kept = _whole(KEEP_BYTES, record, CORRECTNESS_TRIALS + TIMING_SEEDS) * record
+    chunk = DEVICE_CHUNK_ELEMENTS if cuda else HOST_CHUNK_ELEMENTS
+    temporaries = CHUNK_TEMPORARIES["cuda" if cuda else "cpu"]
+    chunks = min(temporaries * chunk * 8, temporaries * output64)
+    compute = weights + max(drawn + inputs, inputs + forward)
+    twin = output + max(drawn + inputs64, inputs64 + weights64 + forward64)
+    judging = output + output64 + output + chunks
+    reference = kept + max(compute, twin, judging)
     if timing:
-        reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward)
-    correctness = weights + inputs + forward + output + min(2 * output, MAX_POISON_BYTES)
+        batch = max(1, _whole(BASELINE_BATCH_POOL_BYTES, output, BASELINE_MAX_BATCH_CALLS)) * output
+        reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward + batch)
+    poison_cap = MAX_POISON_BYTES if cuda else (2 * output if output <= CPU_MAX_POISON_BLOCK_BYTES else 0)
+    correctness = weights + inputs + forward + output + min(2 * output, poison_cap)
     candidate = correctness
     if timing:
-        held = min(CONTENT_POOL_BYTES, TIMING_SEEDS * inputs * 2) if inputs <= CONTENT_POOL_BYTES else 0
-        candidate = max(correctness, TIMING_SEEDS * (weights + inputs) + held + inputs + forward + output)
-    fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if device_type == "cuda" else "cpu"]
+        sets = TIMING_SEEDS * inputs
+        held = _whole(CONTENT_POOL_BYTES, sets, CONTENTS_NEEDED) * sets
+        calls = max(1, _whole(CANDIDATE_BATCH_POOL_BYTES, inputs + output, CANDIDATE_MAX_BATCH_CALLS))
+        trusted_batch = calls * (inputs + output) + 2 * output
+        candidate = max(correctness, TIMING_SEEDS * (weights + inputs) + held + max(inputs + forward, trusted_batch))
+    fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if cuda else "cpu"]
     evaluation = max(reference, candidate + kept) + fixed
     return {
         "reference_bytes": int(reference),
+        "reference_kept_bytes": int(kept),
         "candidate_bytes": int(candidate),
         "evaluation_bytes": int(evaluation),
         "fixed_bytes": fixed,

@@ -8,6 +8,7 @@ import torch
 
 from ..protocol.errors import describe_exception, failures_as, first_line
 from ..protocol.request import Baselines
+from .roofline import tensor_bytes
 from .timing import bound_calls, time_batch, time_calls
 from .timing_budget import Budget
 
@@ -17,6 +18,10 @@ TrialSet = Tuple[torch.nn.Module, List[Any]]
 BATCH_ROUNDS = 3
 BATCH_TARGET_MS = 20.0
 MAX_BATCH_CALLS = 2000
+#: Bytes of outputs a batch holds at once; the outputs of its later calls are dropped as they come
+#: (time_batch's `keep`). The candidate's batches are held within the same pool by the parent
+#: (BATCH_POOL_BYTES, candidate-timing-driver.ts).
+BATCH_POOL_BYTES = 512 * 1024**2
 
 
 def torch_minor_version() -> str:
@@ -30,13 +35,24 @@ def batch_size(per_call_ms: float, target_ms: float = BATCH_TARGET_MS, limit: in
     return max(1, min(limit, int(target_ms / per_call_ms + 0.999)))
 
 
-def batch_figures(calls, per_call_ms: float, device: torch.device, rounds: int = BATCH_ROUNDS) -> List[float]:
-    """Per-call ms of `rounds` batches of back-to-back calls, timed by this process's clock."""
+def kept_outputs(output_bytes: Optional[int]) -> int:
+    """Outputs a batch holds at once: as many as fit BATCH_POOL_BYTES, at least one."""
+    if not output_bytes or output_bytes <= 0:
+        return MAX_BATCH_CALLS
+    return max(1, min(MAX_BATCH_CALLS, BATCH_POOL_BYTES // output_bytes))
+
+
+def batch_figures(
+    calls, per_call_ms: float, device: torch.device, rounds: int = BATCH_ROUNDS, output_bytes: Optional[int] = None
+) -> List[float]:
+    """Per-call ms of `rounds` batches of back-to-back calls, timed by this process's clock; the
+    outputs held within BATCH_POOL_BYTES (`output_bytes`: one call's)."""
     size = batch_size(per_call_ms)
+    keep = kept_outputs(output_bytes)
     figures = []
     for _ in range(rounds):
         batch = [calls[index % len(calls)] for index in range(size)]
-        outputs, elapsed_ms = time_batch(batch, device)
+        outputs, elapsed_ms = time_batch(batch, device, keep=keep)
         del outputs
         figures.append(elapsed_ms / size)
     return figures
@@ -45,7 +61,15 @@ def batch_figures(calls, per_call_ms: float, device: torch.device, rounds: int =
 def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Optional[int]) -> dict:
     """`{"times_ms", "wall_ms", "batch_ms", "warmup_calls", "budget_stopped"}` of one baseline."""
     budget = Budget(settings.budget_ms, settings.perf_trials)
-    timed = time_calls(calls, settings.warmup_trials, settings.perf_trials, device, l2_bytes, proceed=budget)
+    sizes: List[int] = []
+
+    def measure(phase: str, index: int, output: Any) -> None:
+        if not sizes:
+            sizes.append(tensor_bytes(output))
+
+    timed = time_calls(
+        calls, settings.warmup_trials, settings.perf_trials, device, l2_bytes, after=measure, proceed=budget
+    )
     entry = {
         "times_ms": timed.times_ms,
         "wall_ms": timed.wall_ms,
@@ -53,7 +77,9 @@ def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Opti
         "budget_stopped": budget.stopped,
     }
     if settings.budget_ms is None or budget.elapsed_ms() < settings.budget_ms:
-        entry["batch_ms"] = batch_figures(calls, statistics.median(timed.times_ms), device)
+        entry["batch_ms"] = batch_figures(
+            calls, statistics.median(timed.times_ms), device, output_bytes=sizes[0] if sizes else None
+        )
     return entry
 
 

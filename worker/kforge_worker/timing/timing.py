@@ -252,12 +252,27 @@ def time_calls(
     return result
 
 
-def time_batch(calls: Sequence[Callable[[], Any]], device: torch.device) -> Tuple[List[Any], float]:
+def time_batch(
+    calls: Sequence[Callable[[], Any]], device: torch.device, keep: Optional[int] = None
+) -> Tuple[List[Any], float]:
     """Runs every call back to back (no synchronize between them, no flush), then one device-wide
     synchronize; returns the outputs and the host time of the whole, in ms. In the candidate's
-    process that time is not believed: the parent times the batch with its own clock."""
+    process that time is not believed: the parent times the batch with its own clock.
+
+    With `keep`, only the first `keep` outputs are held (and returned); a later call's output is
+    dropped as soon as it returns, so a long batch of large outputs holds `keep` + 1 of them at
+    most, not one per call (the reference's baselines: eight calls of a 6 GiB output would hold
+    48 GiB)."""
     started_ns = _perf_counter_ns()
-    outputs = [call() for call in calls]
+    if keep is None:
+        outputs = [call() for call in calls]
+    else:
+        outputs = []
+        for call in calls:
+            output = call()
+            if len(outputs) < keep:
+                outputs.append(output)
+            output = None
     if device.type == "cuda":
         _synchronize(device)
     return outputs, (_perf_counter_ns() - started_ns) / 1e6

@@ -2,7 +2,7 @@
 
 A tensor element passes when |c − r| ≤ atol + rtol·|r| (torch.allclose's rule), computed in
 float64; NaN or ±Inf in the candidate where the reference is finite is a mismatch (check `nan`);
-non-finite reference values must be matched exactly (NaN by NaN), in chunks of CHUNK_ELEMENTS so
+non-finite reference values must be matched exactly (NaN by NaN), in chunks (chunking.py) so
 that the float64 temporaries do not grow with the output. Errors are reported over the
 elements where both are finite: max absolute |c − r|, and max relative |c − r| / |r| over the
 elements where r ≠ 0. Checks, strongest first: structure, shape, dtype, nan, mismatch.
@@ -15,6 +15,7 @@ from typing import Any, List, Optional, Tuple
 import torch
 
 from ..protocol.outputs import FlatOutput
+from .chunking import chunk_elements
 
 CHECK_ORDER = ("structure", "shape", "dtype", "nan", "mismatch")
 
@@ -74,11 +75,6 @@ def _beside(candidate: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     return candidate if candidate.device == reference.device else candidate.to(reference.device)
 
 
-#: Elements compared at a time: float64 temporaries of one chunk stay near 1 GiB in all, whatever
-#: the output's size (a 6 GiB float32 output compared whole took five 12 GiB float64 copies).
-CHUNK_ELEMENTS = 1 << 24
-
-
 @dataclass
 class _Scan:
     """What one pass over a pair of tensors found, chunk by chunk."""
@@ -91,9 +87,10 @@ class _Scan:
     first_nan: Optional[int] = None
 
 
-def _chunks(numel: int):
-    for start in range(0, numel, CHUNK_ELEMENTS):
-        yield start, min(numel, start + CHUNK_ELEMENTS)
+def _chunks(numel: int, device: torch.device):
+    step = chunk_elements(device)
+    for start in range(0, numel, step):
+        yield start, min(numel, start + step)
 
 
 def _first(mask: torch.Tensor, offset: int) -> int:
@@ -107,36 +104,33 @@ def _scan(reference: torch.Tensor, candidate: torch.Tensor, atol: Optional[float
     can_all = _beside(candidate, reference).reshape(-1)
     scan = _Scan()
     any_finite = False
-    for start, stop in _chunks(ref_all.numel()):
+    for start, stop in _chunks(ref_all.numel(), reference.device):
         ref, can = _wide(ref_all[start:stop]), _wide(can_all[start:stop])
         ref_finite, can_finite = torch.isfinite(ref), torch.isfinite(can)
         both_finite = ref_finite & can_finite
-        difference = (can - ref).abs()
+        # In-place steps and masked fills: the float64 temporaries alive at once are the two
+        # widened chunks, the difference, the magnitude and two more (size_estimate.CHUNK_TEMPORARIES).
+        difference = can.sub(ref).abs_()
         magnitude = ref.abs()
         if bool(both_finite.any()):
             any_finite = True
-            chunk_abs = float(torch.where(both_finite, difference, torch.zeros_like(difference)).max())
+            outside = ~both_finite
+            chunk_abs = float(difference.masked_fill(outside, 0).max())
             scan.max_abs = chunk_abs if scan.max_abs is None else max(scan.max_abs, chunk_abs)
-            nonzero = both_finite & (magnitude > 0)
-            chunk_rel = float(
-                torch.where(
-                    nonzero,
-                    difference / torch.where(nonzero, magnitude, torch.ones_like(magnitude)),
-                    torch.zeros_like(difference),
-                ).max()
-            )
+            zero = outside | (magnitude == 0)
+            chunk_rel = float(difference.div(magnitude.masked_fill(zero, 1)).masked_fill_(zero, 0).max())
             scan.max_rel = chunk_rel if scan.max_rel is None else max(scan.max_rel, chunk_rel)
         if atol is None or rtol is None:
             continue
         same_non_finite = ~ref_finite & ((can == ref) | (torch.isnan(can) & torch.isnan(ref)))
-        within = ref_finite & (difference <= atol + rtol * magnitude)
+        within = ref_finite & (difference <= magnitude.mul_(rtol).add_(atol))
         bad = ~(within | same_non_finite)
-        bad_count = int(bad.sum())
+        bad_count = int(torch.count_nonzero(bad))
         scan.mismatch_count += bad_count
         if bad_count and scan.first_mismatch is None:
             scan.first_mismatch = _first(bad, start)
         not_finite = ref_finite & ~can_finite
-        nan_count = int(not_finite.sum())
+        nan_count = int(torch.count_nonzero(not_finite))
         scan.nan_count += nan_count
         if nan_count and scan.first_nan is None:
             scan.first_nan = _first(not_finite, start)

@@ -36,6 +36,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
+from .chunking import chunk_elements
+
 #: Upper bound of the scale-aware threshold (relative L2 error).
 DEFAULT_RELATIVE_L2_THRESHOLD = 1e-2
 #: The threshold is at most this fraction of the best trivial output's error.
@@ -44,14 +46,13 @@ TRIVIAL_MARGIN = 0.1
 TRIVIAL_OUTPUTS = ("zeros", "mean", "ones", "input")
 
 
-#: Elements of a reference handled at a time in float64 work (the audit, the relative L2 error) (see compare.py).
-CHUNK_ELEMENTS = 1 << 24
-
-
 def _chunks(tensor: torch.Tensor):
+    """The tensor's elements a chunk at a time (chunking.py), for the float64 work of the audit
+    and the relative L2 error."""
     flat = tensor.detach().reshape(-1)
-    for start in range(0, flat.numel(), CHUNK_ELEMENTS):
-        yield flat[start : start + CHUNK_ELEMENTS]
+    step = chunk_elements(flat.device)
+    for start in range(0, flat.numel(), step):
+        yield flat[start : start + step]
 
 
 def tensor_leaves(value: Any) -> list[torch.Tensor]:

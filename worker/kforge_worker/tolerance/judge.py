@@ -5,6 +5,7 @@ from typing import Callable, Optional, Tuple
 
 import torch
 
+from ..device.memory_usage import trim_host
 from ..protocol import outputs
 from ..protocol.request import JudgeRequest, JudgedOutput
 from .compare import compare_outputs
@@ -99,6 +100,7 @@ def judge(lookup: Lookup, request: JudgeRequest, audit_for: Optional[AuditFor] =
         record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
         trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
         del record  # a recomputed reference is dropped before the next one is computed
+        trim_host()
     return {
         "passed": bool(trials) and all(trial["passed"] for trial in trials),
         "trials": trials,
