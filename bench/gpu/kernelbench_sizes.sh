@@ -5,6 +5,8 @@
 #   here:    bash scripts/bundle-gpu.sh            (and carry .corpus: the KernelBench and leaderboard checkouts)
 #   device:  OUT=/tmp/kb-sizes bash bench/gpu/kernelbench_sizes.sh [KERNELBENCH] [LEADERBOARD]
 #
+# Phase 0 (`single`): the first pair whose problem is level-1 19_ReLU (6 GiB inputs), alone on the
+# device, so that its stage peaks are on record even if the later phases run out of time.
 # Phase 1 (`batch`): bench/kernelbench-sizes/pairs.py pairs COUNT (default 40) current KernelBench
 # problems of levels 1-3 with the best-ranked published leaderboard kernel of the same name, and ONE
 # `kforge eval DIR --json` evaluates them all (parallel builds, one device lease at a time, the
@@ -27,6 +29,14 @@ perf="${PERF_TRIALS:-30}"
 python3 bench/kernelbench-sizes/pairs.py --kernelbench "$kernelbench" --leaderboard "$leaderboard" \
   --out "$out/pairs" --count "${COUNT:-40}" | tee "$out/pairs.log"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.csv" 2>&1
+
+single="$(grep -m1 '19_ReLU' "$out/pairs/pairs.txt")"
+if [ -n "$single" ]; then
+  started=$(date +%s.%N)
+  timeout -s INT "${SINGLE_LIMIT_S:-150}" kforge eval "${single%%:*}" "${single#*:}" --backend cuda --json \
+    --perf-trials "$perf" --warmup 5 >"$out/single.json" 2>"$out/single.stderr"
+  echo "status=$? wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))") pair=$single" >"$out/single.status"
+fi
 
 started=$(date +%s.%N)
 timeout -s INT "${BATCH_LIMIT_S:-330}" kforge eval "$out/pairs" --backend cuda --json --perf-trials "$perf" \

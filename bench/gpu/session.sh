@@ -31,9 +31,11 @@ wait_s="${2:-540}"
 # Phases that time things run alone: on 2026-12-03 four phases at once (optimize, reward, cross,
 # guard) shared one GPU and host, and the optimize and guard records were spoiled by crashes nobody
 # could explain afterwards; alone, the next lease's runs of both had none.
-# The lease of the evening of 2026-12-03 (issues 15, 16, 17, 19, 20): the timing record alone first,
-# then the GPU tests, the corpus beside the sandbox's tests, the sizes record beside the CLI checks.
-default_phases="env timing test-guard+sandbox corpus sizes+cli-check sandbox-cost"
+# The next lease (after 2026-12-04, which had no GPU; issues 15, 16, 17, 19): the GPU tests first
+# (the sandbox's and the guard's, which may share the machine), then the sizes record (the memory
+# work of 2026-12-04 is not yet seen on a GPU; its first step is one 6 GiB problem alone), the timing
+# record alone, the corpus, the isolation's cost.
+default_phases="env test-guard+sandbox sizes timing corpus sandbox-cost cli-check"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
@@ -89,7 +91,7 @@ run_phase() {
       sandbox) phase sandbox 300 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
-      sizes) phase sizes 480 "OUT=$state/sizes BATCH_LIMIT_S=300 CONCURRENT_LIMIT_S=150 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      sizes) phase sizes 480 "OUT=$state/sizes SINGLE_LIMIT_S=100 BATCH_LIMIT_S=230 CONCURRENT_LIMIT_S=120 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
         kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;

@@ -46,6 +46,28 @@ def status_of(path):
     return open(path).read().strip() if os.path.isfile(path) else "missing"
 
 
+def stage_peaks(result):
+    """`role: stage peak, ...` in GiB of one result's device peaks (host peaks where there is no device)."""
+    parts = []
+    for role in ("reference", "candidate"):
+        stages = ((result.get("memory") or {}).get(role) or {}).get("stages") or {}
+        figures = ", ".join(f"{stage} {gib(peaks.get('device_peak_bytes') or peaks.get('host_peak_bytes'))}"
+                            for stage, peaks in stages.items())
+        parts.append(f"{role}: {figures or '–'}")
+    return "; ".join(parts)
+
+
+def single_lines(out):
+    """Phase 0: one pair alone on the device, with its stage peaks."""
+    rows = load_lines(os.path.join(out, "single.json"))
+    if not rows:
+        return []
+    row = rows[0]
+    estimate = gib((row.get("memory") or {}).get("estimate_bytes"))
+    return [f"Alone: {os.path.basename(str(row.get('problem', '?')))}, {status_of(os.path.join(out, 'single.status'))}",
+            f"verdict {row.get('verdict', 'none')}; estimate {estimate} GiB; stage peaks GiB: {stage_peaks(row)}", ""]
+
+
 def main(out):
     batch = load_lines(os.path.join(out, "batch.jsonl"))
     verdicts = [row for row in batch if "verdict" in row]
@@ -54,6 +76,7 @@ def main(out):
     wall_s = float(wall.split("wall_s=")[1]) if "wall_s=" in wall else None
     lines = ["# KernelBench at its own sizes on the H200", "",
              f"GPU: {status_of(os.path.join(out, 'gpu.csv')).splitlines()[-1]}", "",
+             *single_lines(out),
              f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
              f"candidates per GPU-hour: {len(verdicts) / wall_s * 3600:.0f}" if wall_s else "", "",
              "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides |",

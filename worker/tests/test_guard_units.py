@@ -18,7 +18,10 @@ from kforge_worker.protocol.outputs import flatten
 from kforge_worker.guard.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
 from kforge_worker.tolerance.scale_aware_judge import judge_scale_aware
 from kforge_worker.problem.seeds import derived_seed
-from kforge_worker.timing.timing_inputs import calls_of_model, content_count, content_index, refill
+from kforge_worker.timing import timing_inputs
+from kforge_worker.timing.timing_inputs import build_timed_models, calls_of_model, content_count, content_index, refill
+from kforge_worker.problem.inputs import cast_inputs, make_inputs
+from kforge_worker.problem.problem_loader import load_problem
 from kforge_worker.guard.side_stream import side_stream_problem
 
 CPU = torch.device("cpu")
@@ -127,6 +130,59 @@ def test_refill_keeps_tensor_identity_and_changes_values():
     assert live[0].tolist() == [1.0] * 4 and live[1][0].tolist() == [2.0, 2.0] and live[1][1] == 5 and live[2] == 8
     reshaped = refill(live, [torch.ones(6), (torch.zeros(2), 3), 7])
     assert reshaped[0].shape == (6,)
+
+
+ROWS_PROBLEM = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(64))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_live_sets_too_large_to_hold_are_shared_and_every_call_sees_its_own_contents(tmp_path, monkeypatch):
+    """With no content set held (the pool too small for one per model, as at KernelBench's sizes),
+    the timing models share one live set: before each call it holds that call's own contents (the
+    model's content seed), which is what its sampled output is judged against; each model keeps
+    its own weights. With the refills off (run-time checks off) every model keeps its own set."""
+    path = tmp_path / "scale.py"
+    path.write_text(ROWS_PROBLEM)
+    problem = load_problem(str(path), None, None)
+    monkeypatch.setattr(timing_inputs, "CONTENT_POOL_BYTES", 3 * 64 * 4 - 1)
+    seeds, warmup, perf = [21, 22, 23], 2, 7
+    construct = dict(kind="runtime_error", check="construct", context="ModelNew() raised")
+    models = build_timed_models(problem, problem.Model, seeds, warmup, perf, CPU, None, **construct)
+    assert all(timed.live is models[0].live for timed in models)
+    assert not torch.equal(models[0].model.scale, models[1].model.scale)
+    contents = len(models[0].contents)
+    for phase, count in (("warmup", warmup), ("timed", perf)):
+        for index in range(count):
+            model_index, content = content_index(phase, index, len(models), warmup, contents)
+            timed = models[model_index]
+            refill(timed.live, timed.contents[content])
+            expected = cast_inputs(make_inputs(problem, timed.content_seeds[content], CPU), CPU, None)
+            assert torch.equal(timed.live[0], expected[0]), (phase, index)
+    unrefilled = build_timed_models(
+        problem, problem.Model, seeds, warmup, perf, CPU, None, contents=1, refilled=False, **construct
+    )
+    assert len({id(timed.live) for timed in unrefilled}) == len(seeds)
+    monkeypatch.setattr(timing_inputs, "CONTENT_POOL_BYTES", 1024**3)
+    held = build_timed_models(problem, problem.Model, seeds, warmup, perf, CPU, None, **construct)
+    assert len({id(timed.live) for timed in held}) == len(seeds)
 
 
 def test_derived_seeds_are_stable_and_distinct():

@@ -20,7 +20,8 @@ seeds; R = O + O64 one reference record.
   judging (O + O64 + the candidate's output O + the comparison's chunk temporaries), and the
   baselines (T (W + I) + F + the batch's held outputs, within BATCH_POOL_BYTES, at least one);
 - candidate role: correctness W + I + F + O (the copy saved) + the poison blocks (2 O, at most
-  4 GiB; on the host only blocks of at most 32 MiB); timing T (W + I) + the content sets held
+  4 GiB; on the host only blocks of at most 32 MiB); timing T W + the live input sets (T I, or one
+  I shared by the T models when no content set fits the pool) + the content sets held
   (within 1 GiB) + the larger of one set drawn again and run (I + F) and a trusted batch (its calls'
   fresh inputs and outputs within the parent's 512 MiB, at least one call, beside the output of the
   timed call it follows and a kept output's copy: 2 O);
@@ -211,9 +212,10 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     if timing:
         sets = TIMING_SEEDS * inputs
         held = _whole(CONTENT_POOL_BYTES, sets, CONTENTS_NEEDED) * sets
+        live = sets if held else inputs  # no content set held: the timing models share one live set
         calls = max(1, _whole(CANDIDATE_BATCH_POOL_BYTES, inputs + output, CANDIDATE_MAX_BATCH_CALLS))
         trusted_batch = calls * (inputs + output) + 2 * output
-        candidate = max(correctness, TIMING_SEEDS * (weights + inputs) + held + max(inputs + forward, trusted_batch))
+        candidate = max(correctness, TIMING_SEEDS * weights + live + held + max(inputs + forward, trusted_batch))
     fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if cuda else "cpu"]
     evaluation = max(reference, candidate + kept) + fixed
     return {

@@ -90,20 +90,29 @@ def build_timed_models(
     device,
     dtype,
     contents: Optional[int] = None,
+    refilled: bool = True,
     **construct
 ) -> List[TimedModel]:
-    """One model, one live input set and K content sets per timing seed (`contents` forces K:
-    1 with the run-time checks off, when the live set is never refilled)."""
+    """One model and K content sets per timing seed, and a live input set per seed (`contents`
+    forces K: 1 with the run-time checks off, when the live set is never refilled).
+
+    With `refilled` (every call's live set is refilled before the call) and content sets too large
+    for the pool to hold any, the models share one live set: its contents are replaced before every
+    call whichever model makes it, so T live sets would hold (T - 1) input sets of gigabytes for
+    nothing (a 6 GiB input: 12 GiB)."""
     models = []
     count = contents
     held = None
+    shared = None
     for seed in seeds:
-        live = cast_inputs(make_inputs(problem, seed, device), device, dtype)
+        live = shared if shared is not None else cast_inputs(make_inputs(problem, seed, device), device, dtype)
         model = make_model(problem, model_class, seed, device, dtype, **construct)
         if count is None:
             count = content_count(len(seeds), warmup_trials, perf_trials, input_bytes(live))
         if held is None:
             held = min(count, CONTENT_POOL_BYTES // max(1, len(seeds) * input_bytes(live)))
+            if refilled and held == 0:
+                shared = live
         content_seeds = [seed] + [derived_seed(seed, j) for j in range(1, count)]
         sets = ContentSets(
             lambda content: cast_inputs(make_inputs(problem, content, device), device, dtype), content_seeds, held

@@ -57,6 +57,7 @@ def run_timing(
         device,
         dtype,
         contents=forced or contents_per_model,
+        refilled=guard.enabled,
         **CONSTRUCT,
     )
     count, contents = len(models), len(models[0].contents)
