@@ -70,7 +70,10 @@ def main(argv) -> None:
         _exit(2)
     role = argv[1]
     _harden_import_path()
+    from .device.memory_usage import steady_host_allocator
     from .protocol.channel import ProtocolError, open_channel
+
+    steady_host_allocator()
 
     try:
         channel = open_channel()

@@ -162,3 +162,53 @@ def test_the_reference_role_holds_one_trial_and_the_estimate_says_so(tmp_path, m
     working = estimate["reference_bytes"] - estimate["reference_kept_bytes"]
     measured = max(peaks["reference"], peaks["judge"])
     assert 0.75 * working <= measured <= 1.25 * working, (measured / MIB, working / MIB)
+
+
+HEAP_PROBE = """
+import ctypes, sys
+from kforge_worker.device.memory_usage import steady_host_allocator
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[1] == "steady":
+    assert steady_host_allocator()
+
+
+def heap():
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[heap]"):
+            start, end = line.split()[0].split("-")
+            return int(start, 16), int(end, 16)
+
+
+size = 24 << 20
+block = libc.malloc(size)
+start, end = heap()
+inside = start <= block < end
+libc.free(block)
+print(int(inside), int(heap()[1] >= block + size))
+"""
+
+
+def _heap_block(mode: str):
+    """(whether a 24 MiB block came from the heap, whether the heap kept it once freed), in a fresh
+    interpreter with the roles' allocator settings (`steady`) or glibc's defaults."""
+    import subprocess
+    import sys
+
+    worker_root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", HEAP_PROBE, mode], cwd=worker_root, capture_output=True, text=True, check=True
+    )
+    inside, kept = done.stdout.split()
+    return inside == "1", kept == "1"
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
+def test_the_roles_allocator_keeps_blocks_of_a_few_mib_in_the_heap():
+    """With the roles' settings (set at start by __main__) a block of a few MiB, an output's size,
+    comes from the heap and stays there once freed, for the next call's output; with glibc's
+    defaults it is mapped anew and unmapped when freed, so each call faults its pages in again."""
+    assert _heap_block("steady") == (True, True)
+    assert _heap_block("default") == (False, False)
