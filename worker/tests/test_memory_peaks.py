@@ -8,6 +8,8 @@ does in a worker that allocates few Python objects between its gigabyte tensors.
 """
 
 import gc
+import subprocess
+import sys
 import weakref
 from pathlib import Path
 
@@ -194,9 +196,6 @@ print(int(inside), int(heap()[1] >= block + size))
 def _heap_block(mode: str):
     """(whether a 24 MiB block came from the heap, whether the heap kept it once freed), in a fresh
     interpreter with the roles' allocator settings (`steady`) or glibc's defaults."""
-    import subprocess
-    import sys
-
     worker_root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
         [sys.executable, "-c", HEAP_PROBE, mode], cwd=worker_root, capture_output=True, text=True, check=True

@@ -122,9 +122,9 @@ def steady_host_allocator() -> bool:
 
 def trim_host() -> None:
     """Gives the free pages of the C heap back to the host (glibc's `malloc_trim`). Blocks up to
-    32 MiB come from the heap once a block that size was freed (the tolerance code's float64
-    chunks, chunking.py), and the heap keeps what its holes free: without this a cpu evaluation's
-    reference role kept ~200 MiB it no longer used after a few judged trials of 32 MiB outputs."""
+    32 MiB come from the heap (steady_host_allocator) and the heap keeps what its holes free:
+    without this a cpu evaluation's reference role kept 78-106 MiB it no longer used after judging
+    a trial of a 32 MiB output (the comparison's float64 chunks, chunking.py)."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 

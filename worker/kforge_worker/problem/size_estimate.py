@@ -40,16 +40,15 @@ from typing import Any, Dict, Optional
 
 import torch
 
+from ..guard.poison import CPU_MAX_POISON_BLOCK_BYTES, MAX_POISON_BYTES
+from ..roles.reference_store import KEEP_BYTES
+from ..timing.baselines import BATCH_POOL_BYTES as BASELINE_BATCH_POOL_BYTES
+from ..timing.baselines import MAX_BATCH_CALLS as BASELINE_MAX_BATCH_CALLS
+from ..timing.timing_inputs import CONTENT_POOL_BYTES, calls_of_model
 from ..tolerance.chunking import DEVICE_CHUNK_ELEMENTS, HOST_CHUNK_ELEMENTS
 from .precision import run_dtype
 
 GIB = 1024**3
-KEEP_BYTES = 512 * 1024**2  # reference_store.KEEP_BYTES
-CONTENT_POOL_BYTES = 1024**3  # timing_inputs.CONTENT_POOL_BYTES
-MAX_POISON_BYTES = 4 * GIB  # poison.MAX_POISON_BYTES
-CPU_MAX_POISON_BLOCK_BYTES = 32 * 1024**2  # poison.CPU_MAX_POISON_BLOCK_BYTES
-BASELINE_BATCH_POOL_BYTES = 512 * 1024**2  # baselines.BATCH_POOL_BYTES
-BASELINE_MAX_BATCH_CALLS = 2000  # baselines.MAX_BATCH_CALLS
 CANDIDATE_BATCH_POOL_BYTES = 512 * 1024**2  # BATCH_POOL_BYTES, candidate-timing-driver.ts
 CANDIDATE_MAX_BATCH_CALLS = 5000  # MAX_BATCH_CALLS, candidate-timing-driver.ts
 #: float64 temporaries of one chunk of a comparison alive at once (compare.py's _scan): six, and

@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Tuple
 import torch
 
 from ..protocol.outputs import FlatOutput
-from .chunking import chunk_elements
+from .chunking import spans
 
 CHECK_ORDER = ("structure", "shape", "dtype", "nan", "mismatch")
 
@@ -87,12 +87,6 @@ class _Scan:
     first_nan: Optional[int] = None
 
 
-def _chunks(numel: int, device: torch.device):
-    step = chunk_elements(device)
-    for start in range(0, numel, step):
-        yield start, min(numel, start + step)
-
-
 def _first(mask: torch.Tensor, offset: int) -> int:
     return offset + int(torch.nonzero(mask)[0])
 
@@ -104,7 +98,7 @@ def _scan(reference: torch.Tensor, candidate: torch.Tensor, atol: Optional[float
     can_all = _beside(candidate, reference).reshape(-1)
     scan = _Scan()
     any_finite = False
-    for start, stop in _chunks(ref_all.numel(), reference.device):
+    for start, stop in spans(ref_all.numel(), reference.device):
         ref, can = _wide(ref_all[start:stop]), _wide(can_all[start:stop])
         ref_finite, can_finite = torch.isfinite(ref), torch.isfinite(can)
         both_finite = ref_finite & can_finite

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
-from .chunking import chunk_elements
+from .chunking import spans
 
 #: Upper bound of the scale-aware threshold (relative L2 error).
 DEFAULT_RELATIVE_L2_THRESHOLD = 1e-2
@@ -50,9 +50,8 @@ def _chunks(tensor: torch.Tensor):
     """The tensor's elements a chunk at a time (chunking.py), for the float64 work of the audit
     and the relative L2 error."""
     flat = tensor.detach().reshape(-1)
-    step = chunk_elements(flat.device)
-    for start in range(0, flat.numel(), step):
-        yield flat[start : start + step]
+    for start, stop in spans(flat.numel(), flat.device):
+        yield flat[start:stop]
 
 
 def tensor_leaves(value: Any) -> list[torch.Tensor]:
