@@ -12,6 +12,8 @@ against its ref.py), in fresh processes:
   only, as "before", and `triton.testing.do_bench`, in the first three processes;
 - `ncu`'s gpu__time_duration.sum of the kernels of three calls (one process per kernel, when ncu
   is on PATH and `--no-ncu` is not given);
+- in every process, each label a second time without the hold (the flush alone: the routine of
+  2026-12-03 evening), with the hold's length and the calls whose launch outran it;
 - with `--knobs`, three more processes per knob of `TimingOptions` (no flush, 0.5 s warm-up,
   blocked call order) for the shipped examples, as time allows.
 
@@ -44,6 +46,7 @@ sys.path.insert(0, str(ROOT / "worker"))
 SEEDS = (21, 22, 23)
 CALLS, WARMUP = 100, 10
 KNOBS = {"no-flush": {"flush": False}, "warmup-500ms": {"warmup_min_ms": 500.0}, "blocked": {"order": "blocked"}}
+# (Every process also times each label with the flush alone, `hold=False`: the routine before the hold.)
 
 
 def pairs(corpus):
@@ -150,6 +153,12 @@ def child_time(entries, round_index, options):
                     timed = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=knobs)
                     record[f"{label}_ms"] = median_of(timed.times_ms)
                     record[f"{label}_wall_ms"] = median_of(timed.wall_ms)
+                    record[f"{label}_hold_ms"] = timed.hold_ms
+                    record[f"{label}_exposed"] = timed.exposed_calls
+                    if not options:
+                        bare = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=TimingOptions(hold=False))
+                        record[f"{label}_nohold_ms"] = median_of(bare.times_ms)
+                        record[f"{label}_nohold_exposed"] = bare.exposed_calls
                     if round_index < 3 and not options:
                         record[f"{label}_old_ms"] = median_of(old_time_calls(calls, WARMUP, CALLS, device, l2_bytes))
                 if round_index < 3 and not options:
@@ -226,6 +235,11 @@ def summarize(found, rounds, ncu, knobs):
             entry[label] = {"medians_ms": medians, "median_ms": median_of([m for m in medians if m]),
                             "spread": spread(medians), "wall_ms": median_of([r.get(f"{label}_wall_ms") for r in records if r.get(f"{label}_wall_ms")]),
                             "old_ms": median_of([r[f"{label}_old_ms"] for r in records if r.get(f"{label}_old_ms")])}
+            bare = [record.get(f"{label}_nohold_ms") for record in records]
+            entry[label]["nohold"] = {"medians_ms": bare, "median_ms": median_of([m for m in bare if m]), "spread": spread(bare),
+                                      "exposed": sum(r.get(f"{label}_nohold_exposed") or 0 for r in records)}
+            entry[label]["hold_ms"] = median_of([r[f"{label}_hold_ms"] for r in records if r.get(f"{label}_hold_ms")])
+            entry[label]["exposed"] = sum(r.get(f"{label}_exposed") or 0 for r in records)
         entry["do_bench_ms"] = median_of([r["do_bench_ms"] for r in records if "do_bench_ms" in r])
         entry["ncu_ms"] = ncu.get(name)
         for other in ("do_bench_ms", "ncu_ms"):
@@ -255,6 +269,18 @@ def markdown(summary, skipped, started):
                      f"{ms(entry['ncu_ms'])} | {ms(entry.get('ratio_to_do_bench'))} | {ms(entry.get('ratio_to_ncu'))} | "
                      f"{pct(c['spread'])} | {ms(e['median_ms'])} | {pct(e['spread'])} | {ms(k['median_ms'])} | "
                      f"{pct(k['spread'])} | {ms(c['wall_ms'])} |")
+    lines += ["", "The hold (a spin kernel ahead of the flush, docs/timing.md) against the flush alone, same processes: "
+              "medians, spreads, the hold's length and the timed calls whose launch outran it (of 100 per process).", "",
+              "| kernel | label | with hold ms | spread | hold ms | exposed | flush alone ms | spread | exposed |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in summary.items():
+        for label in ("candidate", "eager", "compile"):
+            figure = entry[label]
+            bare = figure.get("nohold") or {}
+            if figure["median_ms"] is None and bare.get("median_ms") is None:
+                continue
+            lines.append(f"| {name} | {label} | {ms(figure['median_ms'])} | {pct(figure['spread'])} | {ms(figure.get('hold_ms'))} | "
+                         f"{figure.get('exposed', 0)} | {ms(bare.get('median_ms'))} | {pct(bare.get('spread'))} | {bare.get('exposed', 0)} |")
     knob_rows = [(name, entry["knobs"]) for name, entry in summary.items() if any(v is not None for v in entry["knobs"].values())]
     if knob_rows:
         lines += ["", "| kernel | " + " | ".join(f"spread, {knob}" for knob in KNOBS) + " |", "|---|" + "---|" * len(KNOBS)]

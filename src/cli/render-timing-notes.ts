@@ -1,4 +1,5 @@
 import type { TimingSummary } from '../core/verdict.js';
+import { EXPOSED_SHARE } from '../eval/timing/timing-summary.js';
 import { formatMilliseconds } from './format.js';
 
 interface Styles {
@@ -32,6 +33,17 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
     lines.push(
       warn(
         `launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`,
+      ),
+    );
+  }
+  const exposed = Object.entries(timing.hold ?? {}).filter(
+    ([, figure]) => figure !== null && figure.calls > 0 && figure.exposed_calls / figure.calls > EXPOSED_SHARE,
+  );
+  if (exposed.length > 0) {
+    const which = exposed.map(([name, figure]) => `${name === 'compile' ? 'torch.compile' : name} ${figure?.exposed_calls} of ${figure?.calls}`).join(', ');
+    lines.push(
+      warn(
+        `the host was still launching when the device ran out of work ahead of the call (${which} timed calls): those device times may include launch latency`,
       ),
     );
   }

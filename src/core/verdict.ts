@@ -93,6 +93,9 @@ export const correctnessSummarySchema = z.object({
 });
 export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;
 
+/** One timed series' hold (docs/timing.md): its length, and the calls whose launch outran it, of `calls`. */
+export const holdFigureSchema = z.object({ hold_ms: z.number(), exposed_calls: z.number().int(), calls: z.number().int() });
+
 export const timingSummarySchema = z.object({
   candidate_ms: timingStatsSchema,
   eager_ms: timingStatsSchema.nullable(),
@@ -125,6 +128,12 @@ export const timingSummarySchema = z.object({
       load_factor: z.number().optional(),
     })
     .optional(),
+  /**
+   * cuda: the spin kernel held ahead of each timed call's flush so the host's launch stays out of
+   * the device time, and the timed calls whose launch outran it anyway (docs/timing.md); null for a
+   * figure measured without these fields (a baseline cached before them).
+   */
+  hold: z.object({ candidate: holdFigureSchema.nullable(), eager: holdFigureSchema.nullable(), compile: holdFigureSchema.nullable() }).optional(),
   /** Which figures are launch-bound: host-inclusive time well above device time. */
   launch_bound: z.object({ candidate: z.boolean(), eager: z.boolean(), compile: z.boolean() }).optional(),
   /** The timing stage's time budget: calls asked for and made, and why fewer. */

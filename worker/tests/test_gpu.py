@@ -153,3 +153,30 @@ def test_inputs_are_drawn_on_the_gpu_and_digested_there(monkeypatch, tmp_path):
     output_file._staging.clear()
     assert loaded.leaves[0].device.type == "cuda" and torch.equal(loaded.leaves[0], first[0])
     assert loaded.leaves[1] == 3.5
+
+
+def test_the_hold_keeps_a_slow_launch_out_of_the_device_time():
+    """A call that spends 0.3 ms on the host before launching a short kernel: with the hold its
+    device time is the kernel's; with the flush alone the device waits for the host inside the
+    timed region (docs/timing.md, the hold)."""
+    import time
+
+    from kforge_worker.timing.timing import TimingOptions, time_calls
+
+    device = torch.device("cuda", 0)
+    data = torch.randn(1 << 16, device=device)
+
+    def slow_launch():
+        until = time.perf_counter() + 0.0003
+        while time.perf_counter() < until:
+            pass
+        return data * 2
+
+    kernel = time_calls([lambda: data * 2], 10, 50, device)
+    held = time_calls([slow_launch], 10, 50, device)
+    bare = time_calls([slow_launch], 10, 50, device, options=TimingOptions(hold=False))
+    kernel_ms = sorted(kernel.times_ms)[25]
+    assert held.hold_ms >= 0.3 and held.exposed_calls <= 2, (held.hold_ms, held.exposed_calls)
+    assert sorted(held.times_ms)[25] < kernel_ms + 0.05, (sorted(held.times_ms)[25], kernel_ms)
+    assert sorted(bare.times_ms)[25] > kernel_ms + 0.15, (sorted(bare.times_ms)[25], kernel_ms)
+    assert bare.exposed_calls >= 45 and all(wall >= 0.3 for wall in held.wall_ms)

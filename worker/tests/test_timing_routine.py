@@ -1,6 +1,6 @@
 """The timing routine (timing.py) on a simulated device: the order of its operations, and what its
-three series measure when the host is slower or faster than the flush, and when work hides on
-another stream. The simulation stands in for CUDA (absent here); the GPU record checks the real
+three series measure when the host is slower or faster than the flush, with and without the hold,
+and when work hides on another stream. The simulation stands in for CUDA (absent here); the GPU record checks the real
 thing (bench/gpu/timing_record.py)."""
 
 from types import SimpleNamespace
@@ -18,8 +18,11 @@ class FakeDevice:
     """One stream and a side stream on a simulated clock (ms). Host steps cost `host_step_ms`; a
     kernel starts when the host launched it and its stream is free."""
 
+    CYCLES_PER_MS = 1_000_000
+
     def __init__(self, flush_ms: float, host_step_ms: float = 0.001):
         self.flush_ms, self.host_step_ms = flush_ms, host_step_ms
+        self.sleeps = []
         self.host = 0.0
         self.stream_end = 0.0
         self.all_end = 0.0
@@ -59,6 +62,11 @@ class FakeDevice:
         self.launch(self.flush_ms)
         self.log.append("flush")
 
+    def sleep(self, cycles: int) -> None:
+        self.launch(cycles / self.CYCLES_PER_MS)
+        self.sleeps.append(cycles / self.CYCLES_PER_MS)
+        self.log.append("hold")
+
     def install(self, monkeypatch) -> None:
         monkeypatch.setattr(timing, "_perf_counter_ns", self.clock_ns)
         monkeypatch.setattr(timing, "_synchronize", self.synchronize)
@@ -68,6 +76,7 @@ class FakeDevice:
         monkeypatch.setattr(timing, "_event_elapsed_time", lambda start, end: end.time - start.time)
         monkeypatch.setattr(timing, "_zero", self.zero)
         monkeypatch.setattr(timing, "_empty", lambda *args, **kwargs: object())
+        monkeypatch.setattr(timing, "_sleep", self.sleep)
 
 
 def kernel_call(device: FakeDevice, host_ms: float, kernel_ms: float, hidden_ms: float = 0.0):
@@ -82,16 +91,67 @@ def kernel_call(device: FakeDevice, host_ms: float, kernel_ms: float, hidden_ms:
     return call
 
 
-def time_one(monkeypatch, flush_ms, host_ms, kernel_ms, hidden_ms=0.0, trials=5):
+def time_one(monkeypatch, flush_ms, host_ms, kernel_ms, hidden_ms=0.0, trials=5, warmup=0, hold=True):
     device = FakeDevice(flush_ms)
     device.install(monkeypatch)
-    timed = timing.time_calls([kernel_call(device, host_ms, kernel_ms, hidden_ms)], 0, trials, CUDA, 1024)
+    options = timing.TimingOptions(hold=hold)
+    call = kernel_call(device, host_ms, kernel_ms, hidden_ms)
+    timed = timing.time_calls([call], warmup, trials, CUDA, 1024, options=options)
     return timed, device
 
 
-def test_the_start_event_follows_the_flush_with_no_synchronize_between(monkeypatch):
+def test_the_start_event_follows_the_hold_and_flush_with_no_synchronize_between(monkeypatch):
     _, device = time_one(monkeypatch, flush_ms=0.03, host_ms=0.01, kernel_ms=0.2, trials=1)
-    assert device.log == ["sync", "record", "flush", "record", "call", "record", "event-sync", "sync"]
+    timed_call = ["sync", "record", "hold", "record", "flush", "record", "call", "record", "event-sync", "sync"]
+    assert device.log[-len(timed_call) :] == timed_call
+    calibration = ["sync", "record", "hold", "record", "event-sync"]
+    assert device.log[: -len(timed_call)] == calibration * 2
+
+
+def test_the_hold_hides_a_launch_slower_than_the_flush(monkeypatch):
+    """A call whose launch takes the host 0.1 ms, behind a 0.03 ms flush: without the hold the device
+    waits for the host inside the timed region; with it (sized from the warm-up) it does not."""
+    held, device = time_one(monkeypatch, flush_ms=0.03, host_ms=0.1, kernel_ms=0.2, warmup=3)
+    assert held.times_ms == pytest.approx([0.2] * 5, abs=1e-9)
+    assert held.exposed_calls == 0
+    assert held.hold_ms == pytest.approx(timing.HOLD_FACTOR * 0.1, rel=0.05)
+    assert device.sleeps[-1] == pytest.approx(held.hold_ms, rel=1e-3)
+    bare, _ = time_one(monkeypatch, flush_ms=0.03, host_ms=0.1, kernel_ms=0.2, warmup=3, hold=False)
+    assert all(time > 0.2 + 0.06 for time in bare.times_ms), "the host's launch lands in the device time"
+    assert bare.exposed_calls == 5 and bare.hold_ms == 0.0
+
+
+def test_a_launch_that_outruns_the_hold_lengthens_it_for_the_calls_after(monkeypatch):
+    """No warm-up to size it from: the first call starts at the least hold, is exposed, and the
+    hold grows to cover the launch it saw."""
+    timed, _ = time_one(monkeypatch, flush_ms=0.01, host_ms=0.4, kernel_ms=0.2, warmup=0, trials=6)
+    assert timed.exposed_calls == 1
+    assert timed.times_ms[0] > 0.2 + 0.3
+    assert timed.times_ms[1:] == pytest.approx([0.2] * 5, abs=1e-9)
+    assert timed.hold_ms == pytest.approx(timing.HOLD_FACTOR * 0.4, rel=0.05)
+
+
+def test_the_hold_never_passes_its_ceiling(monkeypatch):
+    timed, _ = time_one(monkeypatch, flush_ms=0.01, host_ms=20.0, kernel_ms=0.2, warmup=2, trials=3)
+    assert timed.hold_ms == timing.HOLD_MAX_MS
+    assert timed.exposed_calls == 3, "a launch longer than the ceiling stays exposed, and is counted"
+
+
+def test_host_work_hidden_behind_the_hold_still_counts_in_the_wall_series(monkeypatch):
+    """0.1 ms of host work and a 0.02 ms kernel: the device time is the kernel's, the host-inclusive
+    time is never less than the host's own time in the call."""
+    timed, _ = time_one(monkeypatch, flush_ms=0.01, host_ms=0.1, kernel_ms=0.02, warmup=3)
+    assert timed.times_ms == pytest.approx([0.02] * 5, abs=1e-9)
+    assert all(wall >= 0.1 for wall in timed.wall_ms)
+
+
+def test_without_a_spin_kernel_the_routine_times_with_the_flush_alone(monkeypatch):
+    device = FakeDevice(0.05)
+    device.install(monkeypatch)
+    monkeypatch.setattr(timing, "_sleep", None)
+    timed = timing.time_calls([kernel_call(device, 0.01, 0.2)], 2, 3, CUDA, 1024)
+    assert "hold" not in device.log and timed.hold_ms == 0.0
+    assert timed.times_ms == pytest.approx([0.2] * 3, abs=1e-9)
 
 
 def test_a_call_launched_while_the_flush_runs_is_timed_at_its_device_time(monkeypatch):
@@ -134,12 +194,15 @@ def test_cpu_times_are_the_host_clock_in_both_series():
 
 
 def test_warmup_runs_until_its_minimum_host_time(monkeypatch):
-    ticks = iter(range(0, 10**9, 1_000_000))
-    monkeypatch.setattr(timing, "_perf_counter_ns", lambda: next(ticks))
-    timed = timing.time_calls(
-        [lambda: torch.ones(1)], 2, 1, torch.device("cpu"), options=timing.TimingOptions(warmup_min_ms=10.0)
-    )
-    assert 5 <= timed.warmup_calls <= 11
+    now = [0]
+    monkeypatch.setattr(timing, "_perf_counter_ns", lambda: now[0])
+
+    def call():
+        now[0] += 1_000_000  # each call takes 1 ms of host time
+        return torch.ones(1)
+
+    timed = timing.time_calls([call], 2, 1, torch.device("cpu"), options=timing.TimingOptions(warmup_min_ms=10.0))
+    assert timed.warmup_calls == 10
 
 
 @pytest.mark.parametrize("order, expected", [("rotate", [0, 1, 2, 0, 1, 2]), ("blocked", [0, 0, 1, 1, 2, 2])])

@@ -122,6 +122,15 @@ export const referenceReadyMessageSchema = z.object({
 });
 
 /**
+ * cuda: the spin kernel held ahead of each timed call's flush (ms; 0 without one) and the timed
+ * calls whose launch outran it and the flush (docs/timing.md).
+ */
+const holdFields = {
+  hold_ms: z.number().nonnegative().optional(),
+  exposed_calls: z.number().int().nonnegative().optional(),
+};
+
+/**
  * One baseline's raw call times, or why it could not be timed. `wall_ms`: host-inclusive time of
  * each timed call; `batch_ms`: per-call time of each of the reference's own batches of
  * back-to-back calls (docs/timing.md); `budget_stopped`: the time budget ended the timed calls
@@ -134,6 +143,7 @@ export const baselineEntrySchema = z.union([
     batch_ms: z.array(milliseconds).optional(),
     warmup_calls: z.number().int().nonnegative().optional(),
     budget_stopped: z.boolean().optional(),
+    ...holdFields,
   }),
   z.object({ error: z.string().min(1) }),
 ]);
@@ -306,6 +316,7 @@ export const timingMessageSchema = z.object({
   samples: z.array(timedSampleSchema),
   contents_per_model: z.number().int().positive().optional(),
   warmup_calls: z.number().int().nonnegative().optional(),
+  ...holdFields,
   cross_check: crossCheckSchema.optional(),
 });
 

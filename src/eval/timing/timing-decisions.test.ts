@@ -4,6 +4,7 @@ import { anchorBaselines } from './baseline-anchor.js';
 import { summarizeTimes } from './statistics.js';
 import { BatchContents, contentCount, derivedSeed, timedCallContents } from './timed-contents.js';
 import { TimingBudget } from './timing-budget.js';
+import { timingNotes } from '../../cli/render-timing-notes.js';
 import { summarizeTiming } from './timing-summary.js';
 import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
 
@@ -113,6 +114,39 @@ describe('re-anchoring cached baselines', () => {
     assert.equal(summary.speedup_vs_eager, 3);
     assert.equal(summary.speedup_vs_best, 1.5);
     assert.equal(summary.baseline_anchor?.used, 'anchor');
+  });
+});
+
+describe('the hold ahead of the flush (docs/timing.md)', () => {
+  const plain = { dim: (text: string) => text };
+
+  it("carries each series' hold and exposed calls, and says when launches outran the hold", () => {
+    const summary = summarizeTiming({
+      candidate: { v: 1, type: 'timing', times_ms: repeat(0.5, 100), samples: [], hold_ms: 0.04, exposed_calls: 1 },
+      eager: { times_ms: repeat(0.6, 100), hold_ms: 0.03, exposed_calls: 0 },
+      compile: { times_ms: repeat(0.55, 100), hold_ms: 5, exposed_calls: 40 },
+      baselineCached: false,
+    });
+    assert.deepEqual(summary.hold, {
+      candidate: { hold_ms: 0.04, exposed_calls: 1, calls: 100 },
+      eager: { hold_ms: 0.03, exposed_calls: 0, calls: 100 },
+      compile: { hold_ms: 5, exposed_calls: 40, calls: 100 },
+    });
+    const notes = timingNotes(summary, plain).filter((line) => line.includes('still launching'));
+    assert.equal(notes.length, 1);
+    assert.match(notes[0]!, /torch\.compile 40 of 100 timed calls/);
+    assert.doesNotMatch(notes[0]!, /candidate/, 'one exposed call in a hundred is not worth a line');
+  });
+
+  it('leaves the hold out where no series has one (cpu, or baselines cached before it)', () => {
+    const summary = summarizeTiming({
+      candidate: { v: 1, type: 'timing', times_ms: repeat(0.5, 20), samples: [] },
+      eager: { times_ms: repeat(0.6, 20) },
+      compile: null,
+      baselineCached: true,
+    });
+    assert.equal(summary.hold, undefined);
+    assert.equal(timingNotes(summary, plain).filter((line) => line.includes('still launching')).length, 0);
   });
 });
 

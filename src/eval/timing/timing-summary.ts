@@ -10,6 +10,8 @@ import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './t
 export const LAUNCH_BOUND_RATIO = 1.5;
 /** A load factor (trusted-bound.ts) above this marks a machine too busy for the figures to hold. */
 export const BUSY_LOAD_FACTOR = 1.5;
+/** Calls whose launch outran the hold, as a share of a series' calls, above which the output says so. */
+export const EXPOSED_SHARE = 0.1;
 /** `--cross-check`: the two methods' medians may differ by this share before it is a finding. */
 export const CROSS_CHECK_BOUND = 0.1;
 
@@ -33,6 +35,13 @@ function timesOf(entry: BaselineEntry | null | undefined): Extract<BaselineEntry
 
 function wallOf(times: readonly number[] | undefined): TimingStats | undefined {
   return times && times.length > 0 ? summarizeTimes(times) : undefined;
+}
+
+type HoldFigure = NonNullable<NonNullable<TimingSummary['hold']>['candidate']>;
+
+function holdOf(entry: { times_ms: number[]; hold_ms?: number | undefined; exposed_calls?: number | undefined } | null): HoldFigure | null {
+  if (!entry || entry.hold_ms === undefined || entry.exposed_calls === undefined) return null;
+  return { hold_ms: entry.hold_ms, exposed_calls: entry.exposed_calls, calls: entry.times_ms.length };
 }
 
 function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSummary['cross_check'] {
@@ -106,6 +115,8 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
       compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
   };
   if (launchBound.candidate || launchBound.eager || launchBound.compile) summary.launch_bound = launchBound;
+  const hold = { candidate: holdOf(input.candidate), eager: holdOf(eagerEntry), compile: holdOf(compileEntry) };
+  if (hold.candidate || hold.eager || hold.compile) summary.hold = hold;
   if (input.budget) summary.budget = input.budget;
   const check = crossCheck(inProcess, input.candidate);
   if (check) summary.cross_check = check;

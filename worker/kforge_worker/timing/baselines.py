@@ -59,7 +59,8 @@ def batch_figures(
 
 
 def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Optional[int]) -> dict:
-    """`{"times_ms", "wall_ms", "batch_ms", "warmup_calls", "budget_stopped"}` of one baseline."""
+    """`{"times_ms", "wall_ms", "batch_ms", "warmup_calls", "budget_stopped"}` of one baseline, and on
+    cuda `hold_ms` and `exposed_calls` (timing.TimedCalls)."""
     budget = Budget(settings.budget_ms, settings.perf_trials)
     sizes: List[int] = []
 
@@ -76,6 +77,9 @@ def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Opti
         "warmup_calls": timed.warmup_calls,
         "budget_stopped": budget.stopped,
     }
+    if device.type == "cuda":
+        entry["hold_ms"] = timed.hold_ms
+        entry["exposed_calls"] = timed.exposed_calls
     if settings.budget_ms is None or budget.elapsed_ms() < settings.budget_ms:
         entry["batch_ms"] = batch_figures(
             calls, statistics.median(timed.times_ms), device, output_bytes=sizes[0] if sizes else None

@@ -2,17 +2,26 @@
 (docs/timing.md).
 
 cuda, per timed call: a device-wide synchronize (the refill before it is done), an event marking
-the flush's start, the L2 flush (a buffer twice the L2's size written), the start event recorded
-right behind it on the same stream with no synchronize between (so the host launches the call
-while the device is still flushing: its launch latency is hidden, not timed), the call, the end
-event; then the host waits for the end event alone and reads its clock, synchronizes the whole
-device and reads it again. Per call that gives
+the hold's start, the **hold** (a spin kernel, `torch.cuda._sleep`, sized to the host's launch time
+of a call), an event marking the flush's start, the L2 flush (a buffer twice the L2's size
+written), the start event recorded right behind it on the same stream with no synchronize between
+(so the host launches the call while the device is still holding and flushing: its launch latency
+is hidden, not timed), the call, the end event; then the host waits for the end event alone and
+reads its clock, synchronizes the whole device and reads it again. Per call that gives
 
 - `times_ms`: the events' time, start to end: the device time of the call on the current stream;
 - `wall_ms`: host-inclusive time: from the host starting the call (or from the flush's end, when
-  the flush was still running then) to the device-wide synchronize's return;
+  the hold and flush were still running then) to the device-wide synchronize's return, and never
+  less than the host's own time in the call;
 - `gap_ms`: from the end event's completion, seen by the host, to the device-wide synchronize's
   return: work still running on another stream after the current stream finished (`side-stream`).
+
+The hold is what the flush alone cannot do for a call whose launch takes the host longer than the
+flush takes the device (a torch.compile wrapper, a forward of many small operators, a loaded host):
+without it the device waits for the host between the start event and the call's first kernel, and
+that wait, host time that moves with the machine's load, lands in the device time. Its length is
+the host's launch time of a warm-up call times HOLD_FACTOR; a timed call whose launch still
+outran the hold and flush counts as `exposed` and lengthens the hold for the calls after it.
 
 cpu: the monotonic host clock (`time.perf_counter_ns`) around the call, in both series; no gap.
 
@@ -32,6 +41,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 DEFAULT_L2_BYTES = 128 * 1024 * 1024
+#: The hold lasts this many times the host's launch time of a call, within [HOLD_MIN_MS, HOLD_MAX_MS].
+HOLD_FACTOR = 2.0
+HOLD_MIN_MS = 0.02
+HOLD_MAX_MS = 5.0
+#: Cycles of the spin kernel timed once per routine to turn milliseconds into cycles.
+CALIBRATION_CYCLES = 1_000_000
 
 _perf_counter_ns = time.perf_counter_ns
 _synchronize = torch.cuda.synchronize
@@ -41,6 +56,7 @@ _event_synchronize = torch.cuda.Event.synchronize
 _event_elapsed_time = torch.cuda.Event.elapsed_time
 _zero = torch.Tensor.zero_
 _empty = torch.empty
+_sleep = getattr(torch.cuda, "_sleep", None)
 
 
 @dataclass
@@ -48,13 +64,15 @@ class TimingOptions:
     """Knobs of the routine for repeatability studies (bench/gpu/timing_record.py); the defaults are
     what evaluations use.
 
-    `flush`: flush the L2 before each timed call (cuda). `warmup_min_ms`: keep warming up (past
+    `flush`: flush the L2 before each timed call (cuda). `hold`: keep the device busy with a spin
+    kernel ahead of the flush while the host launches the call (cuda). `warmup_min_ms`: keep warming up (past
     `warmup_trials`, never past `warmup_limit` calls) until this much host time has passed, so
     that GPU clocks settle. `order`: `rotate` deals calls round-robin over the call list; `blocked`
     gives each entry its share of consecutive calls.
     """
 
     flush: bool = True
+    hold: bool = True
     warmup_min_ms: float = 0.0
     warmup_limit: int = 1000
     order: str = "rotate"
@@ -62,12 +80,16 @@ class TimingOptions:
 
 @dataclass
 class TimedCalls:
-    """Per-call times in ms, in call order (warm-up calls excluded)."""
+    """Per-call times in ms, in call order (warm-up calls excluded); on cuda, the hold the last
+    call had (ms; 0 without one) and how many timed calls launched slower than their hold and
+    flush lasted (the device may have waited for the host inside the timed region)."""
 
     times_ms: List[float] = field(default_factory=list)
     wall_ms: List[float] = field(default_factory=list)
     gap_ms: List[float] = field(default_factory=list)
     warmup_calls: int = 0
+    hold_ms: float = 0.0
+    exposed_calls: int = 0
 
 
 _OWN_NAMES = (
@@ -82,6 +104,7 @@ _OWN_NAMES = (
     "_event_elapsed_time",
     "_zero",
     "_empty",
+    "_sleep",
 )
 
 
@@ -96,6 +119,7 @@ def _targets() -> Dict[str, Any]:
         "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
         "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
         "torch.Tensor.zero_": torch.Tensor.zero_,
+        "torch.cuda._sleep": getattr(torch.cuda, "_sleep", None),
         "torch.save": torch.save,
         "kforge_worker.protocol.outputs.save": getattr(sys.modules.get("kforge_worker.protocol.outputs"), "save", None),
         "kforge_worker.protocol.output_file.write": getattr(
@@ -144,13 +168,63 @@ def call_order(index: int, count: int, total: int, order: str) -> int:
 Hook = Optional[Callable[..., Any]]
 
 
+@dataclass
+class _Hold:
+    """The hold's length in spin cycles and in ms, and the cycles per ms of this device (None: no
+    hold)."""
+
+    cycles_per_ms: Optional[float]
+    ms: float = 0.0
+
+    @property
+    def cycles(self) -> int:
+        return int(self.ms * self.cycles_per_ms) if self.cycles_per_ms and self.ms > 0 else 0
+
+    def cover(self, launch_ms: float) -> None:
+        """Lengthens the hold to cover a launch of `launch_ms` on the host (never shortens it)."""
+        if self.cycles_per_ms:
+            self.ms = max(self.ms, min(HOLD_MAX_MS, max(HOLD_MIN_MS, HOLD_FACTOR * launch_ms)))
+
+
+def _calibrated_hold(device: torch.device, launch_ms: List[float]) -> _Hold:
+    """The hold for calls whose warm-up launches took `launch_ms` on the host: the spin kernel timed
+    twice (the faster count of cycles per ms kept, the first may load the kernel), then sized to the
+    median launch after the first (which may have built or loaded something)."""
+    if _sleep is None:
+        return _Hold(None)
+    rates = []
+    for _ in range(2):
+        before, after = _Event(enable_timing=True), _Event(enable_timing=True)
+        _synchronize(device)
+        _event_record(before)
+        _sleep(CALIBRATION_CYCLES)
+        _event_record(after)
+        _event_synchronize(after)
+        elapsed = float(_event_elapsed_time(before, after))
+        if elapsed > 0:
+            rates.append(CALIBRATION_CYCLES / elapsed)
+    hold = _Hold(max(rates) if rates else None)
+    usual = launch_ms[1:] or launch_ms
+    hold.cover(sorted(usual)[len(usual) // 2] if usual else 0.0)
+    return hold
+
+
 def _timed_cuda_call(
-    call: Callable[[], Any], device: torch.device, flush: Optional[torch.Tensor], events: Tuple[Any, Any, Any]
-) -> Tuple[Any, float, float, float]:
-    """One timed call on cuda: (output, event ms, wall ms, gap ms). See the module's docstring."""
-    flush_start, start, end = events
+    call: Callable[[], Any],
+    device: torch.device,
+    flush: Optional[torch.Tensor],
+    events: Tuple[Any, Any, Any, Any],
+    hold_cycles: int = 0,
+) -> Tuple[Any, float, float, float, float, bool]:
+    """One timed call on cuda: (output, event ms, wall ms, gap ms, launch ms, exposed). See the
+    module's docstring; `launch ms` is the host's time from the call's start to its end event's
+    record, `exposed` whether the host was still launching when the hold and flush had ended."""
+    hold_start, flush_start, start, end = events
     _synchronize(device)
-    flush_host_ns = _perf_counter_ns()
+    hold_host_ns = _perf_counter_ns()
+    _event_record(hold_start)
+    if hold_cycles > 0:
+        _sleep(hold_cycles)
     _event_record(flush_start)
     if flush is not None:
         _zero(flush)
@@ -158,24 +232,39 @@ def _timed_cuda_call(
     call_host_ns = _perf_counter_ns()
     output = call()
     _event_record(end)
+    launched_host_ns = _perf_counter_ns()
     _event_synchronize(end)
     end_host_ns = _perf_counter_ns()
     _synchronize(device)
     done_host_ns = _perf_counter_ns()
-    flush_ms = float(_event_elapsed_time(flush_start, start))
-    began_ns = max(call_host_ns, flush_host_ns + int(flush_ms * 1e6))
+    busy_until_ns = hold_host_ns + int(float(_event_elapsed_time(hold_start, start)) * 1e6)
+    launch_ms = (launched_host_ns - call_host_ns) / 1e6
+    # Host-inclusive: from the call's start, less what the hold and flush still had to run then;
+    # never less than the host's own time in the call (work done on the host while the device held).
+    wall_ms = max(launch_ms, (done_host_ns - max(call_host_ns, busy_until_ns)) / 1e6)
     return (
         output,
         float(_event_elapsed_time(start, end)),
-        max(0.0, (done_host_ns - began_ns) / 1e6),
+        max(0.0, wall_ms),
         (done_host_ns - end_host_ns) / 1e6,
+        launch_ms,
+        launched_host_ns > busy_until_ns,
     )
 
 
 def _warmup(
-    calls, warmup_trials: int, device, prepare: Hook, after: Hook, proceed: Hook, options: TimingOptions
+    calls,
+    warmup_trials: int,
+    device,
+    prepare: Hook,
+    after: Hook,
+    proceed: Hook,
+    options: TimingOptions,
+    launch_ms: Optional[List[float]] = None,
 ) -> int:
-    """Untimed calls; returns how many ran. `proceed` may end them early (never before one call)."""
+    """Untimed calls; returns how many ran, and appends each call's host time (before its
+    synchronize: on cuda, its launch) to `launch_ms`. `proceed` may end them early (never before
+    one call)."""
     count, is_cuda = len(calls), device.type == "cuda"
     started_ns = _perf_counter_ns()
     index = 0
@@ -184,7 +273,10 @@ def _warmup(
     ):
         if prepare is not None:
             prepare("warmup", index)
+        call_ns = _perf_counter_ns()
         output = calls[call_order(index, count, max(warmup_trials, 1), options.order)]()
+        if launch_ms is not None:
+            launch_ms.append((_perf_counter_ns() - call_ns) / 1e6)
         if is_cuda:
             _synchronize(device)
         if after is not None:
@@ -223,18 +315,27 @@ def time_calls(
     count = len(calls)
     is_cuda = device.type == "cuda"
     result = TimedCalls()
-    result.warmup_calls = _warmup(calls, warmup_trials, device, prepare, after, proceed, options)
-    flush, events = None, None
+    launch_ms: List[float] = []
+    result.warmup_calls = _warmup(calls, warmup_trials, device, prepare, after, proceed, options, launch_ms)
+    flush, events, hold = None, None, _Hold(None)
     if is_cuda:
         if options.flush:
             flush = _empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
-        events = (_Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True))
+        events = tuple(_Event(enable_timing=True) for _ in range(4))
+        if options.hold:
+            hold = _calibrated_hold(device, launch_ms)
     for index in range(perf_trials):
         call = calls[call_order(index, count, perf_trials, options.order)]
         if prepare is not None:
             prepare("timed", index)
         if is_cuda:
-            output, device_ms, wall_ms, gap_ms = _timed_cuda_call(call, device, flush, events)
+            output, device_ms, wall_ms, gap_ms, launched_ms, exposed = _timed_cuda_call(
+                call, device, flush, events, hold.cycles
+            )
+            if exposed:
+                result.exposed_calls += 1
+                hold.cover(launched_ms)
+            result.hold_ms = hold.ms if hold.cycles else 0.0
         else:
             started_ns = _perf_counter_ns()
             output = call()

@@ -147,6 +147,9 @@ def run_timing(
         "contents_per_model": contents,
         "warmup_calls": timed_calls.warmup_calls,
     }
+    if device.type == "cuda":
+        result["hold_ms"] = timed_calls.hold_ms
+        result["exposed_calls"] = timed_calls.exposed_calls
     if request.cross_check:
         with failures_as(**FORWARD), torch.no_grad():
             result["cross_check"] = cross_check(
