@@ -63,6 +63,7 @@ function staged(name: string): string {
     baselines: path.join(cacheRoot, 'baselines'),
     builds: path.join(cacheRoot, 'builds'),
     staging: path.join(cacheRoot, 'staging'),
+    compile: path.join(cacheRoot, 'compile'),
   };
   const text = readFileSync(path.join(CORPUS, 'isolation', name), 'utf8').replace(
     'TARGETS = {}  # __KFORGE_TEST_TARGETS__',
@@ -152,13 +153,23 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     writeFileSync(path.join(workspace, 'victim_ext', 'victim_ext.so'), "the victim's object code");
     const reservation = await cache.reserve(buildKey(material), material, { directory: workspace, ownerUid: null });
     await reservation.finish({ built: true, cacheHit: false });
+    // The reference's torch.compile caches, as a torch 2.x reference worker leaves them.
+    mkdirSync(path.join(cacheRoot, 'compile', 'inductor', 'fxgraph', 'ab'), { recursive: true });
+    writeFileSync(path.join(cacheRoot, 'compile', 'inductor', 'fxgraph', 'ab', 'entry'), 'an honest compiled graph');
     // An honest candidate first: its evaluation measures and caches the baselines the attacks go for.
     honest = (await kforgeEval(path.join(CORPUS, 'cpu', 'h18_scratch_file.py'))).result;
     assert.equal(honest.verdict, 'correct', JSON.stringify(honest.reasons));
     original = { cache: digestTree(cacheRoot) };
   });
 
-  for (const name of ['p02_orchestrator_secrets.py', 'p04_escaping_helper.py', 's03_baseline_cache.py', 's04_build_cache.py', 's05_store.py']) {
+  for (const name of [
+    'p02_orchestrator_secrets.py',
+    'p04_escaping_helper.py',
+    's03_baseline_cache.py',
+    's04_build_cache.py',
+    's05_store.py',
+    's06_compile_cache.py',
+  ]) {
     it(`${name}: the verdict stays honest and nothing outside the scratch changes`, { timeout: 600_000 }, async () => {
       const { result, printed } = await kforgeEval(staged(name));
       assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));

@@ -76,6 +76,7 @@ class World:
         self.baselines = self.cache / "baselines"
         self.builds = self.cache / "builds"
         self.staging = self.cache / "staging"
+        self.compile = self.cache / "compile"
         self.store = self.cache / "kforge.db"
         self.marker = self.cache / "marker.txt"
         self.home = root / "home"
@@ -86,6 +87,8 @@ class World:
             self.baselines,
             self.builds / ("a" * 64) / "ext",
             self.staging,
+            self.compile / "inductor" / "fxgraph" / "ab",
+            self.compile / "triton" / "CD",
             self.home,
             self.checkout / "problems",
             self.orchestrator_cwd,
@@ -97,6 +100,8 @@ class World:
         (self.builds / ("a" * 64) / "ext" / "ext.so").write_bytes(b"\x7fELF honest object code")
         (self.builds / ("a" * 64 + ".json")).write_text('{"key": "' + "a" * 64 + '"}')
         os.symlink(str(root / "elsewhere"), self.staging / ("c" * 64))
+        (self.compile / "inductor" / "fxgraph" / "ab" / "entry").write_bytes(b"an honest compiled graph")
+        (self.compile / "triton" / "CD" / "kernel.cubin").write_bytes(b"an honest cubin")
         connection = sqlite3.connect(self.store)
         connection.execute("CREATE TABLE candidates (id INTEGER PRIMARY KEY, verdict TEXT, speedup REAL)")
         connection.execute("INSERT INTO candidates (verdict, speedup) VALUES ('incorrect', NULL)")
@@ -154,6 +159,7 @@ class World:
             "baselines": str(self.baselines),
             "builds": str(self.builds),
             "staging": str(self.staging),
+            "compile": str(self.compile),
         }
 
     def snapshot(self) -> dict:

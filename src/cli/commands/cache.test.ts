@@ -36,6 +36,8 @@ async function seededRoot(name: string): Promise<{ cacheRoot: string; release: (
   }
   mkdirSync(path.join(cacheRoot, 'baselines'), { recursive: true });
   for (const digit of ['1', '2', '3']) writeFileSync(path.join(cacheRoot, 'baselines', `${digit.repeat(64)}.json`), '{"key":"x"}');
+  mkdirSync(path.join(cacheRoot, 'compile', 'inductor', 'fxgraph'), { recursive: true });
+  writeFileSync(path.join(cacheRoot, 'compile', 'inductor', 'fxgraph', 'entry'), Buffer.alloc(1536));
   return { cacheRoot, release: async () => void (await Promise.all(held.map((finish) => finish()))) };
 }
 
@@ -63,23 +65,28 @@ describe('kforge cache', () => {
       assert.equal(text.exitCode, 0);
       assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}2\.0 KiB of 20\.0 GiB {3}1 uses: 1 builds, 0 hits/);
       assert.match(text.stdout, /baselines .*\n {2}3 entries {3}33 B/);
+      assert.match(text.stdout, /torch\.compile .*compile\n {2}1\.5 KiB \(the reference's Inductor and Triton caches\)/);
       const json = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', cacheRoot)).stdout);
       assert.equal(json.root, cacheRoot);
       assert.equal(json.builds.entries, 2);
       assert.equal(json.builds.inUse, 1);
       assert.equal(json.baselines.entries, 3);
+      assert.deepEqual(json.compile, { directory: path.join(cacheRoot, 'compile'), totalBytes: 1536 });
     } finally {
       await release();
     }
   });
 
-  it('clear: removes builds and baselines, keeps an entry in use, and --only picks one', async () => {
+  it('clear: removes builds, baselines and compile caches, keeps an entry in use, and --only picks one', async () => {
     const { cacheRoot, release } = await seededRoot('clear');
     const onlyBaselines = JSON.parse((await kforge('cache', 'clear', '--only', 'baselines', '--json', '--cache-dir', cacheRoot)).stdout);
-    assert.deepEqual(onlyBaselines, { builds: null, baselines: { removed: 3, freedBytes: 33 } });
+    assert.deepEqual(onlyBaselines, { builds: null, baselines: { removed: 3, freedBytes: 33 }, compile: null });
+    assert.ok(existsSync(path.join(cacheRoot, 'compile')));
     const cleared = await kforge('cache', 'clear', '--cache-dir', cacheRoot);
     assert.equal(cleared.exitCode, 0);
     assert.match(cleared.stdout, /removed 1 builds, 2\.0 KiB \(1 in use, kept\)/);
+    assert.match(cleared.stdout, /removed torch\.compile caches, 1\.5 KiB from .*compile/);
+    assert.ok(!existsSync(path.join(cacheRoot, 'compile')));
     await release();
     await kforge('cache', 'clear', '--only', 'builds', '--cache-dir', cacheRoot);
     assert.deepEqual(readdirSync(path.join(cacheRoot, 'builds')), []);
@@ -89,7 +96,7 @@ describe('kforge cache', () => {
   it('reports a bad flag value with exit status 2, and an empty cache as empty', async () => {
     const bad = await kforge('cache', 'clear', '--only', 'everything', '--cache-dir', path.join(root, 'none'));
     assert.equal(bad.exitCode, 2);
-    assert.match(bad.stderr, /expected `--only` to be builds or baselines, got `everything`/);
+    assert.match(bad.stderr, /expected `--only` to be builds, baselines or compile, got `everything`/);
     const empty = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', path.join(root, 'none'))).stdout);
     assert.equal(empty.builds.entries, 0);
     assert.equal(empty.baselines.entries, 0);

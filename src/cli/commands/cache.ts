@@ -6,6 +6,8 @@ import picocolors from 'picocolors';
 import { z } from 'zod';
 import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
 import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/cache/build-cache.js';
+import { directorySizeBytes } from '../../eval/cache/directory-size.js';
+import { COMPILE_CACHE_FOLDER } from '../../eval/process/worker-sandbox.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 
 const optionsSchema = z.object({
@@ -13,7 +15,9 @@ const optionsSchema = z.object({
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   /** The old name of `--cache-dir`, still taken (with a notice). */
   cacheRoot: z.string().min(1, 'expected `--cache-root` to name a folder, got an empty string').optional(),
-  only: z.enum(['builds', 'baselines'], { error: (issue) => `expected \`--only\` to be builds or baselines, got \`${String(issue.input)}\`` }).optional(),
+  only: z
+    .enum(['builds', 'baselines', 'compile'], { error: (issue) => `expected \`--only\` to be builds, baselines or compile, got \`${String(issue.input)}\`` })
+    .optional(),
 });
 type CacheOptions = z.infer<typeof optionsSchema>;
 
@@ -32,11 +36,21 @@ interface BaselineStats {
   totalBytes: number;
 }
 
+/** The reference worker's torch.compile caches (Inductor's and Triton's, written by torch). */
+interface CompileStats {
+  directory: string;
+  totalBytes: number;
+}
+
 /** Where the caches live: `--cache-dir` (or its old name `--cache-root`), else `$KFORGE_CACHE_DIR`, else `.kforge` in the working directory. */
-function cacheFolders(options: CacheOptions, io: CliIo): { root: string; builds: string; baselines: string } {
+function cacheFolders(options: CacheOptions, io: CliIo): { root: string; builds: string; baselines: string; compile: string } {
   const given = options.cacheDir ?? options.cacheRoot;
   const root = given ? path.resolve(io.cwd, given) : path.dirname(defaultBaselineCacheDirectory(io.environment, io.cwd));
-  return { root, builds: path.join(root, 'builds'), baselines: path.join(root, 'baselines') };
+  return { root, builds: path.join(root, 'builds'), baselines: path.join(root, 'baselines'), compile: path.join(root, COMPILE_CACHE_FOLDER) };
+}
+
+async function compileStats(directory: string): Promise<CompileStats> {
+  return { directory, totalBytes: await directorySizeBytes(directory) };
 }
 
 async function baselineFiles(directory: string): Promise<string[]> {
@@ -61,7 +75,7 @@ async function baselineStats(directory: string): Promise<BaselineStats> {
   return { directory, entries: files.length, totalBytes: sizes.reduce((sum, size) => sum + size, 0) };
 }
 
-function renderStats(builds: BuildCacheStats, baselines: BaselineStats, colors: ReturnType<typeof picocolors.createColors>): string {
+function renderStats(builds: BuildCacheStats, baselines: BaselineStats, compile: CompileStats, colors: ReturnType<typeof picocolors.createColors>): string {
   const lastUse = builds.newestUseAt ? `   last used ${builds.newestUseAt.slice(0, 16).replace('T', ' ')} UTC` : '';
   return `${[
     `${colors.bold('build cache')}  ${builds.directory}`,
@@ -69,14 +83,17 @@ function renderStats(builds: BuildCacheStats, baselines: BaselineStats, colors: 
       `   ${builds.uses} uses: ${builds.builds} builds, ${builds.hits} hits${lastUse}`,
     `${colors.bold('baselines')}    ${baselines.directory}`,
     `  ${baselines.entries} entries   ${formatBytes(baselines.totalBytes)}`,
+    `${colors.bold('torch.compile')} ${compile.directory}`,
+    `  ${formatBytes(compile.totalBytes)} (the reference's Inductor and Triton caches)`,
   ].join('\n')}\n`;
 }
 
 /**
- * Adds `kforge cache stats [--json]` and `kforge cache clear [--only builds|baselines] [--json]`:
+ * Adds `kforge cache stats [--json]` and `kforge cache clear [--only builds|baselines|compile] [--json]`:
  * the content-addressed build cache (`<root>/builds`, bounded by KFORGE_BUILD_CACHE_MAX_GB,
- * least recently used entries evicted first) and the baseline cache (`<root>/baselines`).
- * Entries an evaluation holds right now are never removed.
+ * least recently used entries evicted first), the baseline cache (`<root>/baselines`) and the
+ * reference worker's torch.compile caches (`<root>/compile`). Builds an evaluation holds right now
+ * are never removed.
  */
 export function registerCacheCommand(program: Command, overrides: Partial<CliIo> = {}): Command {
   const run = (rawOptions: unknown, work: (options: CacheOptions, io: CliIo) => Promise<void>): Promise<void> => {
@@ -96,13 +113,13 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
     });
   };
   const cache = program.command('cache').description(COMMAND_DESCRIPTIONS.cache);
-  const rootHelp = 'the cache folder holding builds/ and baselines/ (default $KFORGE_CACHE_DIR or .kforge), as eval, optimize and worker take it';
+  const rootHelp = 'the cache folder holding builds/, baselines/ and compile/ (default $KFORGE_CACHE_DIR or .kforge), as eval, optimize and worker take it';
   const deprecatedRoot = () => new Option('--cache-root <dir>', 'old name of --cache-dir').hideHelp();
 
   cache
     .command('stats')
-    .description('entries, size, bound, builds and hits of the build cache; entries and size of the baselines')
-    .option('--json', 'print one JSON object { root, builds, baselines }')
+    .description("entries, size, bound, builds and hits of the build cache; entries and size of the baselines; size of the reference's torch.compile caches")
+    .option('--json', 'print one JSON object { root, builds, baselines, compile }')
     .option('--cache-dir <dir>', rootHelp)
     .addOption(deprecatedRoot())
     .action((rawOptions: unknown) =>
@@ -110,8 +127,11 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
         const folders = cacheFolders(options, io);
         const builds = await new BuildCache({ directory: folders.builds, maxBytes: buildCacheMaxBytes(io.environment) }).stats();
         const baselines = await baselineStats(folders.baselines);
+        const compile = await compileStats(folders.compile);
         io.stdout.write(
-          options.json ? `${JSON.stringify({ root: folders.root, builds, baselines })}\n` : renderStats(builds, baselines, picocolors.createColors(io.color)),
+          options.json
+            ? `${JSON.stringify({ root: folders.root, builds, baselines, compile })}\n`
+            : renderStats(builds, baselines, compile, picocolors.createColors(io.color)),
         );
         io.setExitCode(EXIT.correct);
       }),
@@ -119,22 +139,30 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
 
   cache
     .command('clear')
-    .description('remove cached builds and baselines (entries in use by a running evaluation are kept)')
-    .option('--only <which>', 'clear only `builds` or only `baselines`')
-    .option('--json', 'print one JSON object { builds, baselines } of what was removed')
+    .description(
+      "remove cached builds, baselines and the reference's torch.compile caches (builds in use by a running evaluation are kept; clear compile/ while no evaluation runs)",
+    )
+    .option('--only <which>', 'clear only `builds`, only `baselines` or only `compile`')
+    .option('--json', 'print one JSON object { builds, baselines, compile } of what was removed')
     .option('--cache-dir <dir>', rootHelp)
     .addOption(deprecatedRoot())
     .action((rawOptions: unknown) =>
       run(rawOptions, async (options, io) => {
         const folders = cacheFolders(options, io);
-        const builds = options.only === 'baselines' ? null : await new BuildCache({ directory: folders.builds }).clear();
+        const builds = options.only === undefined || options.only === 'builds' ? await new BuildCache({ directory: folders.builds }).clear() : null;
         let baselines: { removed: number; freedBytes: number } | null = null;
-        if (options.only !== 'builds') {
+        if (options.only === undefined || options.only === 'baselines') {
           const before = await baselineStats(folders.baselines);
           await Promise.all((await baselineFiles(folders.baselines)).map((file) => rm(file, { force: true })));
           baselines = { removed: before.entries, freedBytes: before.totalBytes };
         }
-        if (options.json) io.stdout.write(`${JSON.stringify({ builds, baselines })}\n`);
+        let compile: { freedBytes: number } | null = null;
+        if (options.only === undefined || options.only === 'compile') {
+          const before = await compileStats(folders.compile);
+          await rm(folders.compile, { recursive: true, force: true });
+          compile = { freedBytes: before.totalBytes };
+        }
+        if (options.json) io.stdout.write(`${JSON.stringify({ builds, baselines, compile })}\n`);
         else {
           const lines: string[] = [];
           if (builds) {
@@ -142,6 +170,7 @@ export function registerCacheCommand(program: Command, overrides: Partial<CliIo>
             lines.push(`removed ${builds.removed} builds, ${formatBytes(builds.freedBytes)}${kept} from ${folders.builds}`);
           }
           if (baselines) lines.push(`removed ${baselines.removed} baselines, ${formatBytes(baselines.freedBytes)} from ${folders.baselines}`);
+          if (compile) lines.push(`removed torch.compile caches, ${formatBytes(compile.freedBytes)} from ${folders.compile}`);
           io.stdout.write(`${lines.join('\n')}\n`);
         }
         io.setExitCode(EXIT.correct);

@@ -5,7 +5,7 @@ import type { WarmWorker } from './warm-worker-pool.js';
 import { buildWorkerEnvironment } from './worker-environment.js';
 import { WorkerProcess } from './worker-process.js';
 import type { WorkerRole } from './worker-role.js';
-import { prepareSandboxFolders, workerLaunch, type SandboxPolicy } from './worker-sandbox.js';
+import { prepareSandboxFolders, roleEnvironment, workerLaunch, type SandboxPolicy } from './worker-sandbox.js';
 
 /** The variable that asks a worker to make a CUDA device's context before `hello` (docs/worker-protocol.md). */
 export const WARM_DEVICE_VARIABLE = 'KFORGE_WARM_DEVICE';
@@ -49,6 +49,7 @@ export class WarmWorkerSpawner {
       temporaryDirectory: scratch.temporaryDirectory,
       workerDirectory: this.#options.workerDirectory,
     });
+    Object.assign(environment, roleEnvironment(role, this.#options.sandbox));
     environment[WARM_DEVICE_VARIABLE] = device;
     const prefix = await this.#options.bytecodePrefix?.();
     await prepareSandboxFolders(this.#options.sandbox);

@@ -16,6 +16,12 @@ export const BUILD_STAGING_FOLDER = 'staging';
 /** The folder under the cache root that holds the workers' read-only bytecode (bytecode-cache.ts). */
 export const BYTECODE_FOLDER = 'pycache';
 
+/** The folder under the cache root that holds the reference worker's torch.compile caches (Inductor's and Triton's). */
+export const COMPILE_CACHE_FOLDER = 'compile';
+
+/** Set to `0` to give every reference worker fresh torch.compile caches (to time compilation, or to rule the cache out). */
+export const COMPILE_CACHE_VARIABLE = 'KFORGE_COMPILE_CACHE';
+
 /** How the workers of an evaluator are isolated (docs/security.md). */
 export interface SandboxPolicy {
   mode: SandboxMode;
@@ -25,6 +31,12 @@ export interface SandboxPolicy {
   exposedPaths: readonly string[];
   /** Folder holding `kforge_bootstrap.py` and `kforge_sandbox/` (trusted code of this checkout). */
   launcherDirectory: string;
+  /**
+   * The reference worker's persistent torch.compile caches (inside the hidden cache root, so no
+   * candidate writes them), or null: fresh ones in each worker's scratch (the sandbox off, or
+   * `KFORGE_COMPILE_CACHE=0`).
+   */
+  compileCache?: string | null | undefined;
 }
 
 /**
@@ -56,11 +68,27 @@ export function sandboxPolicy(
   const root = path.resolve(cacheRoot);
   const home = os.homedir();
   const hiddenPaths = [root, ...(options.alsoHidden ?? []).map((folder) => path.resolve(folder)), ...(home && home !== '/' ? [path.resolve(home)] : [])];
+  const mode = sandboxMode(environment);
   return {
-    mode: sandboxMode(environment),
+    mode,
     hiddenPaths: [...new Set(hiddenPaths)],
     exposedPaths: [path.join(root, BYTECODE_FOLDER), path.join(root, BUILD_STAGING_FOLDER)],
     launcherDirectory: options.launcherDirectory ?? WORKER_DIRECTORY,
+    compileCache: mode === 'off' || environment[COMPILE_CACHE_VARIABLE]?.trim() === '0' ? null : path.join(root, COMPILE_CACHE_FOLDER),
+  };
+}
+
+/**
+ * What a worker of `role` adds to its environment under `policy`: for the reference worker, the
+ * persistent torch.compile caches (docs/timing.md, "The torch.compile baseline"), so that every
+ * evaluation on this machine times the same compiled code with the same autotuned configurations
+ * and compiles a reference once; nothing for the candidate, whose caches stay in its scratch.
+ */
+export function roleEnvironment(role: WorkerRole, policy: SandboxPolicy): Record<string, string> {
+  if (role !== 'reference' || !policy.compileCache) return {};
+  return {
+    TORCHINDUCTOR_CACHE_DIR: path.join(policy.compileCache, 'inductor'),
+    TRITON_CACHE_DIR: path.join(policy.compileCache, 'triton'),
   };
 }
 

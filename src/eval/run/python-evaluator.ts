@@ -17,7 +17,7 @@ import { defaultBaselineCacheDirectory } from '../cache/baseline-cache.js';
 import { buildWorkerEnvironment } from '../process/worker-environment.js';
 import { WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../process/worker-role.js';
-import { prepareSandboxFolders, sandboxPolicy, workerLaunch, type SandboxPolicy } from '../process/worker-sandbox.js';
+import { prepareSandboxFolders, roleEnvironment, sandboxPolicy, workerLaunch, type SandboxPolicy } from '../process/worker-sandbox.js';
 
 export interface PythonEvaluatorOptions {
   /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
@@ -133,11 +133,14 @@ export class PythonEvaluator implements Evaluator {
       command: launch.command,
       args: launch.args,
       cwd: scratch.path,
-      environment: buildWorkerEnvironment(this.#options.environment ?? process.env, {
-        homeDirectory: scratch.homeDirectory,
-        temporaryDirectory: scratch.temporaryDirectory,
-        workerDirectory: this.#options.workerDirectory,
-      }),
+      environment: {
+        ...buildWorkerEnvironment(this.#options.environment ?? process.env, {
+          homeDirectory: scratch.homeDirectory,
+          temporaryDirectory: scratch.temporaryDirectory,
+          workerDirectory: this.#options.workerDirectory,
+        }),
+        ...roleEnvironment(role, this.#sandbox),
+      },
       stageLimitsMs: settings.stageLimitsMs,
       idleLimitMs: settings.idleLimitMs,
       terminationGraceMs: this.#options.terminationGraceMs,
