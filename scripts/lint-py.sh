@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Python lint and format check for worker/ and clients/python: flake8 (pyflakes + pycodestyle) and
+# Python lint and format check for worker/, clients/python and bench/ (recorded results excluded): flake8 (pyflakes + pycodestyle) and
 # `black --check`, configured in worker/.flake8 and worker/pyproject.toml (line length 120).
 # Fails on any finding. `black worker clients/python --config worker/pyproject.toml` fixes the
 # formatting.
@@ -9,7 +9,9 @@
 # scripts/install.sh installs both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(worker clients/python)
+paths=(worker clients/python bench)
+# What a benchmark recorded (the candidates it ran, as they ran) stays as it was written.
+excluded='/results/'
 for tool in flake8 black; do
   if ! command -v "$tool" >/dev/null; then
     echo "lint-py: $tool is not installed (apt-get install flake8 black, or scripts/install.sh)" >&2
@@ -17,9 +19,9 @@ for tool in flake8 black; do
   fi
 done
 status=0
-flake8 --config worker/.flake8 "${paths[@]}" || status=1
-black --check --config worker/pyproject.toml "${paths[@]}" || {
-  echo "lint-py: black would reformat the files above (run: black --config worker/pyproject.toml ${paths[*]})" >&2
+flake8 --config worker/.flake8 --extend-exclude "bench/*${excluded}" "${paths[@]}" || status=1
+black --check --config worker/pyproject.toml --extend-exclude "$excluded" "${paths[@]}" || {
+  echo "lint-py: black would reformat the files above (run: black --config worker/pyproject.toml --extend-exclude '$excluded' ${paths[*]})" >&2
   status=1
 }
 exit "$status"

@@ -26,8 +26,13 @@ import torch
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPOSITORY, "worker"))
 
-DEFAULT_PROBLEMS = ["level1/01_relu.py", "level1/07_layer_norm.py", "level1/09_matmul_square.py",
-                    "level2/02_conv_relu_maxpool.py", "level3/01_residual_mlp.py"]
+DEFAULT_PROBLEMS = [
+    "level1/01_relu.py",
+    "level1/07_layer_norm.py",
+    "level1/09_matmul_square.py",
+    "level2/02_conv_relu_maxpool.py",
+    "level3/01_residual_mlp.py",
+]
 
 
 def load(path):
@@ -67,8 +72,11 @@ def main():
     device = torch.device("cuda", 0)
     rows = []
     cpu_flags = open("/proc/cpuinfo").read()
-    print(json.dumps({"sha_ni": " sha_ni" in cpu_flags, "torch": torch.__version__,
-                      "cpu_threads": torch.get_num_threads()}))
+    print(
+        json.dumps(
+            {"sha_ni": " sha_ni" in cpu_flags, "torch": torch.__version__, "cpu_threads": torch.get_num_threads()}
+        )
+    )
     for relative in arguments.problems or DEFAULT_PROBLEMS:
         path = relative if os.path.isfile(relative) else os.path.join(REPOSITORY, "problems", relative)
         problem = load(path)
@@ -90,6 +98,7 @@ def main():
         row["sha256_digest_s"] = timed(lambda: sha256_digest(inputs), arguments.repeats)
         try:
             from kforge_worker.problem import inputs as worker_inputs
+
             if hasattr(worker_inputs, "input_digest"):
                 row["worker_digest_s"] = timed(lambda: worker_inputs.input_digest(inputs), arguments.repeats)
         except Exception as error:  # the worker's digest is optional here
@@ -113,18 +122,20 @@ def main():
             inputs64 = [v.to(torch.float64) if v.is_floating_point() else v for v in inputs]
             row["forward_fp64_s"] = timed(lambda: model64(*inputs64), arguments.repeats)
             output = model(*inputs)
-        del model64, inputs64
+        model64 = inputs64 = None
         for where, folder in (("disk", tempfile.gettempdir()), ("shm", "/dev/shm")):
             file_path = os.path.join(folder, "kforge-host-costs.pt")
-            row[f"save_{where}_s"] = timed(lambda: torch.save({"leaves": [output.detach().cpu()]}, file_path),
-                                           arguments.repeats)
-            row[f"load_{where}_s"] = timed(lambda: torch.load(file_path, map_location="cpu", weights_only=True),
-                                           arguments.repeats)
+            row[f"save_{where}_s"] = timed(
+                lambda: torch.save({"leaves": [output.detach().cpu()]}, file_path), arguments.repeats
+            )
+            row[f"load_{where}_s"] = timed(
+                lambda: torch.load(file_path, map_location="cpu", weights_only=True), arguments.repeats
+            )
             os.remove(file_path)
         row["d2h_output_s"] = timed(lambda: output.detach().cpu(), arguments.repeats)
         rows.append(row)
         print(json.dumps(row), flush=True)
-        del inputs, model, output
+        inputs = model = output = None
         torch.cuda.empty_cache()
     keys = list(rows[0].keys())
     print("| " + " | ".join(keys) + " |")

@@ -71,8 +71,9 @@ def read_list(path: Path) -> List[Pair]:
         level, label, problem, candidate, backend, claimed = fields
         if backend not in ("cuda", "triton", "cpu"):
             sys.exit(f"{path}:{number}: backend must be cuda, triton or cpu, got {backend!r}")
-        pairs.append(Pair(len(pairs) + 1, level, label, problem, candidate, backend,
-                          None if claimed == "-" else float(claimed)))
+        pairs.append(
+            Pair(len(pairs) + 1, level, label, problem, candidate, backend, None if claimed == "-" else float(claimed))
+        )
     return pairs
 
 
@@ -83,10 +84,19 @@ def run(command: List[str], timeout_s: float, env: Dict[str, str]) -> Dict[str, 
         code, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as expired:
         code = None
-        stdout = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
-        stderr = expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else (expired.stderr or "")
-    return {"command": " ".join(shlex.quote(part) for part in command), "exit_code": code,
-            "wall_s": round(time.monotonic() - started, 2), "stdout": stdout, "stderr": stderr}
+        stdout = (
+            expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+        )
+        stderr = (
+            expired.stderr.decode(errors="replace") if isinstance(expired.stderr, bytes) else (expired.stderr or "")
+        )
+    return {
+        "command": " ".join(shlex.quote(part) for part in command),
+        "exit_code": code,
+        "wall_s": round(time.monotonic() - started, 2),
+        "stdout": stdout,
+        "stderr": stderr,
+    }
 
 
 def summary(result: Dict[str, Any]) -> Dict[str, Any]:
@@ -97,8 +107,10 @@ def summary(result: Dict[str, Any]) -> Dict[str, Any]:
     return {
         "verdict": result.get("verdict"),
         "policy": guard.get("policy"),
-        "reasons": [{"check": reason["check"], "message": reason["message"][:REASON_CHARS]}
-                    for reason in result.get("reasons", [])],
+        "reasons": [
+            {"check": reason["check"], "message": reason["message"][:REASON_CHARS]}
+            for reason in result.get("reasons", [])
+        ],
         "own_share": attribution.get("own_share"),
         "by_origin_ms": attribution.get("by_origin_ms"),
         "torch_ops": (attribution.get("torch_ops") or [])[:8],
@@ -109,28 +121,52 @@ def summary(result: Dict[str, Any]) -> Dict[str, Any]:
         "speedup_vs_best": timing.get("speedup_vs_best"),
         "candidate_median_ms": (timing.get("candidate_ms") or {}).get("median"),
         "eager_median_ms": (timing.get("eager_ms") or {}).get("median"),
-        "guard_notes": [check["message"][:REASON_CHARS] for check in guard.get("checks", [])
-                        if check.get("status") == "note" and check.get("check") in ("torch-fallback", "own-kernel", "silent-fallback")],
+        "guard_notes": [
+            check["message"][:REASON_CHARS]
+            for check in guard.get("checks", [])
+            if check.get("status") == "note"
+            and check.get("check") in ("torch-fallback", "own-kernel", "silent-fallback")
+        ],
         "first_error": (result.get("diagnostics") or {}).get("first_error"),
         "environment": result.get("environment"),
     }
 
 
 def evaluate(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
-    record: Dict[str, Any] = {"index": pair.index, "level": pair.level, "label": pair.label, "problem": pair.problem,
-                              "candidate": pair.candidate, "backend": pair.backend, "claimed_speedup": pair.claimed,
-                              "policies": {}}
+    record: Dict[str, Any] = {
+        "index": pair.index,
+        "level": pair.level,
+        "label": pair.label,
+        "problem": pair.problem,
+        "candidate": pair.candidate,
+        "backend": pair.backend,
+        "claimed_speedup": pair.claimed,
+        "policies": {},
+    }
     for policy in args.policies:
-        command = [*shlex.split(args.kforge), "eval", str(args.corpus / pair.problem), str(args.corpus / pair.candidate),
-                   "--backend", pair.backend, "--guard-policy", policy, "--json", *shlex.split(args.eval_args),
-                   *shlex.split(args.policy_args.get(policy, ""))]
+        command = [
+            *shlex.split(args.kforge),
+            "eval",
+            str(args.corpus / pair.problem),
+            str(args.corpus / pair.candidate),
+            "--backend",
+            pair.backend,
+            "--guard-policy",
+            policy,
+            "--json",
+            *shlex.split(args.eval_args),
+            *shlex.split(args.policy_args.get(policy, "")),
+        ]
         ran = run(command, args.timeout, env)
         entry: Dict[str, Any] = {"command": ran["command"], "exit_code": ran["exit_code"], "wall_s": ran["wall_s"]}
         try:
             entry.update(summary(json.loads(ran["stdout"])))
         except (json.JSONDecodeError, TypeError, KeyError) as error:
-            entry["error"] = ("timed out after %ss" % args.timeout if ran["exit_code"] is None
-                              else f"no JSON result ({type(error).__name__}); exit status {ran['exit_code']}")
+            entry["error"] = (
+                "timed out after %ss" % args.timeout
+                if ran["exit_code"] is None
+                else f"no JSON result ({type(error).__name__}); exit status {ran['exit_code']}"
+            )
             entry["stderr_tail"] = ran["stderr"][-STDERR_TAIL_CHARS:]
         record["policies"][policy] = entry
     return record
@@ -140,20 +176,45 @@ def check_cpu(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
     """What runs without a GPU: the static guard under each policy, the problem's audit on the CPU."""
     worker = ROOT / "worker"
     environment = {**env, "PYTHONPATH": str(worker)}
-    record: Dict[str, Any] = {"index": pair.index, "label": pair.label, "problem": pair.problem,
-                              "candidate": pair.candidate, "backend": pair.backend, "static": {}}
+    record: Dict[str, Any] = {
+        "index": pair.index,
+        "label": pair.label,
+        "problem": pair.problem,
+        "candidate": pair.candidate,
+        "backend": pair.backend,
+        "static": {},
+    }
     for policy in args.policies:
-        ran = run([args.python, "-m", "kforge_worker.guard.static", str(args.corpus / pair.candidate), policy],
-                  args.timeout, environment)
+        ran = run(
+            [args.python, "-m", "kforge_worker.guard.static", str(args.corpus / pair.candidate), policy],
+            args.timeout,
+            environment,
+        )
         try:
             findings = json.loads(ran["stdout"])
-            record["static"][policy] = {"rejects": [f"{item['check']}: {item['message'][:200]}" for item in findings
-                                                    if item["severity"] == "reject"],
-                                        "notes": sorted({item["check"] for item in findings if item["severity"] == "note"})}
+            record["static"][policy] = {
+                "rejects": [
+                    f"{item['check']}: {item['message'][:200]}" for item in findings if item["severity"] == "reject"
+                ],
+                "notes": sorted({item["check"] for item in findings if item["severity"] == "note"}),
+            }
         except json.JSONDecodeError:
             record["static"][policy] = {"error": ran["stderr"][-STDERR_TAIL_CHARS:]}
-    audit = run([args.python, "-m", "kforge_worker", "audit", str(args.corpus / pair.problem), "--device", "cpu",
-                 "--seeds", "11"], args.timeout, environment)
+    audit = run(
+        [
+            args.python,
+            "-m",
+            "kforge_worker",
+            "audit",
+            str(args.corpus / pair.problem),
+            "--device",
+            "cpu",
+            "--seeds",
+            "11",
+        ],
+        args.timeout,
+        environment,
+    )
     record["audit"] = {"exit_code": audit["exit_code"], "wall_s": audit["wall_s"]}
     try:
         parsed = json.loads(audit["stdout"])
@@ -184,15 +245,30 @@ def verdict_cell(entry: Dict[str, Any]) -> str:
 
 def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
     policies = args.policies
-    lines = [f"# KernelBench corpus under kforge's guard policies", "",
-             f"- started {started}, finished {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
-             f"- command: `{' '.join(shlex.quote(part) for part in sys.argv)}`",
-             f"- kernels: {len(records)}; policies: {', '.join(policies)}", ""]
-    environment = next((entry.get("environment") for record in records for entry in record["policies"].values()
-                        if entry.get("environment")), None)
+    lines = [
+        "# KernelBench corpus under kforge's guard policies",
+        "",
+        f"- started {started}, finished {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
+        f"- command: `{' '.join(shlex.quote(part) for part in sys.argv)}`",
+        f"- kernels: {len(records)}; policies: {', '.join(policies)}",
+        "",
+    ]
+    environment = next(
+        (
+            entry.get("environment")
+            for record in records
+            for entry in record["policies"].values()
+            if entry.get("environment")
+        ),
+        None,
+    )
     if environment:
-        lines += [f"- environment: {environment.get('device')}, torch {environment.get('torch')}, CUDA {environment.get('cuda')}, "
-                  f"driver {environment.get('driver')}", ""]
+        lines += [
+            f"- environment: {environment.get('device')}, torch {environment.get('torch')}, "
+            f"CUDA {environment.get('cuda')}, "
+            f"driver {environment.get('driver')}",
+            "",
+        ]
     for policy in policies:
         counts: Dict[str, int] = {}
         for record in records:
@@ -200,15 +276,33 @@ def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
             key = entry.get("verdict") or "no verdict"
             counts[key] = counts.get(key, 0) + 1
         lines.append(f"- `{policy}`: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items())))
-    lines += ["", "| # | level | kernel | backend | claimed | " + " | ".join(f"{policy}" for policy in policies)
-              + " | own share | vs eager | vs compile |", "|" + " --- |" * (7 + len(policies))]
+    lines += [
+        "",
+        "| # | level | kernel | backend | claimed | "
+        + " | ".join(f"{policy}" for policy in policies)
+        + " | own share | vs eager | vs compile |",
+        "|" + " --- |" * (7 + len(policies)),
+    ]
     for record in records:
         first = record["policies"].get(policies[0], {})
-        lines.append("| " + " | ".join(cell(value) for value in [
-            record["index"], record["level"], f"{record['label']}<br>`{record['candidate']}`", record["backend"],
-            speed(record["claimed_speedup"]),
-            *[verdict_cell(record["policies"].get(policy, {})) for policy in policies],
-            share(first.get("own_share")), speed(first.get("speedup_vs_eager")), speed(first.get("speedup_vs_compile"))]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                cell(value)
+                for value in [
+                    record["index"],
+                    record["level"],
+                    f"{record['label']}<br>`{record['candidate']}`",
+                    record["backend"],
+                    speed(record["claimed_speedup"]),
+                    *[verdict_cell(record["policies"].get(policy, {})) for policy in policies],
+                    share(first.get("own_share")),
+                    speed(first.get("speedup_vs_eager")),
+                    speed(first.get("speedup_vs_compile")),
+                ]
+            )
+            + " |"
+        )
     lines += ["", "## Every rejection and failure, with its reasons", ""]
     for record in records:
         for policy in policies:
@@ -227,10 +321,16 @@ def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
         entry = record["policies"].get(policies[0], {})
         if entry.get("verdict") != "correct":
             continue
-        ops = ", ".join(f"{op['op']} {op['ms']:.3g} ms{' (in reference)' if op.get('in_reference') else ' (not in reference)' if op.get('in_reference') is False else ''}"
-                        for op in entry.get("torch_ops") or [])
-        lines.append(f"- #{record['index']}: own {share(entry.get('own_share'))}, by origin {entry.get('by_origin_ms')}"
-                     + (f"; PyTorch: {ops}" if ops else "") + (f"; substituted: {entry['substituted_ops']}" if entry.get("substituted_ops") else ""))
+        where = {True: " (in reference)", False: " (not in reference)"}
+        ops = ", ".join(
+            f"{op['op']} {op['ms']:.3g} ms{where.get(op.get('in_reference'), '')}"
+            for op in entry.get("torch_ops") or []
+        )
+        lines.append(
+            f"- #{record['index']}: own {share(entry.get('own_share'))}, by origin {entry.get('by_origin_ms')}"
+            + (f"; PyTorch: {ops}" if ops else "")
+            + (f"; substituted: {entry['substituted_ops']}" if entry.get("substituted_ops") else "")
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -238,15 +338,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True, help="the corpus root the list's paths are relative to")
     parser.add_argument("--list", type=Path, default=DEFAULT_LIST, help="the pairs (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/kforge-out")) / "kernelbench-corpus")
+    parser.add_argument(
+        "--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/kforge-out")) / "kernelbench-corpus"
+    )
     parser.add_argument("--policies", default="kernelbench,own-kernels", help="comma-separated guard policies")
     parser.add_argument("--jobs", type=int, default=8, help="kernels evaluated at once (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=1500, help="seconds per evaluation (default %(default)s)")
     parser.add_argument("--kforge", default="kforge", help="the kforge command (default %(default)s)")
-    parser.add_argument("--eval-args", default="", help="more flags for every `kforge eval`, e.g. \"--perf-trials 50\"")
-    parser.add_argument("--policy-args", action="append", default=[], metavar="POLICY=FLAGS",
-                        help="more flags for one policy's evaluations, e.g. \"own-kernels=--no-timing\" (its verdict "
-                             "and attribution come from the correctness trials; repeatable)")
+    parser.add_argument("--eval-args", default="", help='more flags for every `kforge eval`, e.g. "--perf-trials 50"')
+    parser.add_argument(
+        "--policy-args",
+        action="append",
+        default=[],
+        metavar="POLICY=FLAGS",
+        help='more flags for one policy\'s evaluations, e.g. "own-kernels=--no-timing" (its verdict '
+        "and attribution come from the correctness trials; repeatable)",
+    )
     parser.add_argument("--only", default="", help="evaluate only pairs whose label or candidate contains this text")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N pairs")
     parser.add_argument("--copy-to", type=Path, help="copy the listed files into this folder and exit")
@@ -261,7 +368,7 @@ def main() -> int:
     args.corpus = args.corpus.resolve()
     pairs = [pair for pair in read_list(args.list) if args.only in pair.label or args.only in pair.candidate]
     if args.limit:
-        pairs = pairs[:args.limit]
+        pairs = pairs[: args.limit]
     missing = [path for pair in pairs for path in (pair.problem, pair.candidate) if not (args.corpus / path).is_file()]
     if missing:
         sys.exit(f"not in the corpus {args.corpus}: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
@@ -286,16 +393,20 @@ def main() -> int:
             records[pair.index] = record
             done = [records[index] for index in sorted(records)]
             (args.out / "partial.json").write_text(json.dumps(done, indent=2))
-            status = {policy: record.get("policies", {}).get(policy, {}).get("verdict") for policy in args.policies} \
-                if not args.check_cpu else {policy: record["static"][policy].get("rejects") for policy in args.policies}
+            status = (
+                {policy: record.get("policies", {}).get(policy, {}).get("verdict") for policy in args.policies}
+                if not args.check_cpu
+                else {policy: record["static"][policy].get("rejects") for policy in args.policies}
+            )
             print(f"[{len(records)}/{len(pairs)}] #{pair.index} {pair.label}: {status}", file=sys.stderr, flush=True)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, pairs))
     ordered = [records[index] for index in sorted(records)]
     name = "check-cpu" if args.check_cpu else "result"
-    (args.out / f"{name}.json").write_text(json.dumps({"started": started, "command": sys.argv, "policies": args.policies,
-                                                       "kernels": ordered}, indent=2))
+    (args.out / f"{name}.json").write_text(
+        json.dumps({"started": started, "command": sys.argv, "policies": args.policies, "kernels": ordered}, indent=2)
+    )
     if not args.check_cpu:
         (args.out / "result.md").write_text(markdown(ordered, args, started))
     print(f"wrote {args.out}/{name}.json" + ("" if args.check_cpu else f" and {args.out}/result.md"), file=sys.stderr)

@@ -21,7 +21,10 @@ def cell(value, digits=3):
 
 def main(path):
     rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
-    print(f"| candidate | run | verdict | reason | candidate ms [95% CI] | eager ms | compile ms | vs eager | vs compile | stages (ms) | wall s |")
+    print(
+        "| candidate | run | verdict | reason | candidate ms [95% CI] | eager ms | compile ms | vs eager | vs compile "
+        "| stages (ms) | wall s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     medians = {}
     for row in rows:
@@ -44,7 +47,10 @@ def main(path):
         if len(values) > 1:
             spread = (max(values) - min(values)) / min(values)
             cv = statistics.stdev(values) / statistics.mean(values)
-            print(f"\n{name}: {len(values)} runs, medians {', '.join(f'{v:.4g}' for v in values)} ms; spread {spread:.2%}, CV {cv:.2%}")
+            print(
+                f"\n{name}: {len(values)} runs, medians {', '.join(f'{v:.4g}' for v in values)} ms; "
+                f"spread {spread:.2%}, CV {cv:.2%}"
+            )
 
 
 if __name__ == "__main__":

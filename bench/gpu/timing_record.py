@@ -66,8 +66,10 @@ def pairs(corpus):
 
 # --- the routine of commit 3cc42c8, kept here only as "before" ------------------------------------
 
+
 def old_time_calls(calls, warmup_trials, perf_trials, device, l2_bytes):
     import torch
+
     for index in range(warmup_trials):
         calls[index % len(calls)]()
         torch.cuda.synchronize(device)
@@ -88,6 +90,7 @@ def old_time_calls(calls, warmup_trials, perf_trials, device, l2_bytes):
 
 # --- child processes -------------------------------------------------------------------------------
 
+
 def load_module(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -102,6 +105,7 @@ def prepared(problem_path, candidate_path, device):
     from kforge_worker.problem.precision import run_dtype
     from kforge_worker.problem.problem_loader import load_problem
     from kforge_worker.timing.timing import bound_calls
+
     problem = load_problem(problem_path, "gpu")
     candidate = load_module(candidate_path, f"candidate_{abs(hash(candidate_path))}")
     dtype = run_dtype("fp32")
@@ -120,6 +124,7 @@ def median_of(times):
 
 def child_build(problem_path, candidate_path):
     import torch
+
     device = torch.device("cuda", 0)
     with torch.no_grad():
         candidate, eager, reference = prepared(problem_path, candidate_path, device)
@@ -134,6 +139,7 @@ def child_time(entries, round_index, options):
     import torch
     from kforge_worker.protocol.environment import l2_cache_bytes
     from kforge_worker.timing.timing import TimingOptions, time_calls
+
     device = torch.device("cuda", 0)
     l2_bytes = l2_cache_bytes(device) or 64 * 1024 * 1024
     knobs = TimingOptions(**options)
@@ -143,8 +149,11 @@ def child_time(entries, round_index, options):
         try:
             with torch.no_grad():
                 candidate, eager, reference = prepared(problem_path, candidate_path, device)
-                compiled = [lambda model=torch.compile(model), inputs=inputs: model(*inputs) for model, inputs in reference] \
-                    if hasattr(torch, "compile") else []
+                compiled = (
+                    [lambda model=torch.compile(model), inputs=inputs: model(*inputs) for model, inputs in reference]
+                    if hasattr(torch, "compile")
+                    else []
+                )
                 for call in compiled:
                     call()
                 for label, calls in (("candidate", candidate), ("eager", eager), ("compile", compiled)):
@@ -164,6 +173,7 @@ def child_time(entries, round_index, options):
                 if round_index < 3 and not options:
                     try:
                         from triton.testing import do_bench
+
                         record["do_bench_ms"] = float(do_bench(candidate[0], return_mode="median"))
                     except Exception as error:  # noqa: BLE001 -- recorded, not fatal
                         record["do_bench_error"] = str(error).splitlines()[0][:200]
@@ -176,6 +186,7 @@ def child_time(entries, round_index, options):
 
 def child_ncu(problem_path, candidate_path):
     import torch
+
     device = torch.device("cuda", 0)
     with torch.no_grad():
         candidate, _, _ = prepared(problem_path, candidate_path, device)
@@ -190,6 +201,7 @@ def child_ncu(problem_path, candidate_path):
 
 
 # --- the parent ------------------------------------------------------------------------------------
+
 
 def environment(out):
     env = dict(os.environ)
@@ -206,15 +218,22 @@ def run_child(out, args, timeout):
 
 def ncu_ms(out, problem_path, candidate_path, timeout):
     """Mean per-call sum of gpu__time_duration over the three profiled calls, ms (None if ncu failed)."""
-    child = [sys.executable, str(Path(__file__).resolve()), "--child",
-             json.dumps({"kind": "ncu", "problem": problem_path, "candidate": candidate_path}), str(out)]
+    child = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        json.dumps({"kind": "ncu", "problem": problem_path, "candidate": candidate_path}),
+        str(out),
+    ]
     command = ["ncu", "--csv", "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include", "kforge/", *child]
     done = subprocess.run(command, env=environment(out), capture_output=True, text=True, timeout=timeout)
-    lines = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
+    lines = done.stdout[done.stdout.find('"ID"') :] if '"ID"' in done.stdout else ""
     total_ns = 0.0
     for row in csv.DictReader(io.StringIO(lines)):
         if row.get("Metric Name") == "gpu__time_duration.sum":
-            scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}.get(row.get("Metric Unit", "nsecond"), 1.0)
+            scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}.get(
+                row.get("Metric Unit", "nsecond"), 1.0
+            )
             total_ns += float(row["Metric Value"].replace(",", "")) * scale
     return total_ns / 3 / 1e6 if total_ns > 0 else None
 
@@ -228,16 +247,27 @@ def summarize(found, rounds, ncu, knobs):
     summary = {}
     for name, _, _, published in found:
         records = [record for record in rounds if record["name"] == name and "error" not in record]
-        entry = {"published": published, "processes": len(records),
-                 "errors": sorted({record["error"] for record in rounds if record["name"] == name and "error" in record})}
+        entry = {
+            "published": published,
+            "processes": len(records),
+            "errors": sorted({record["error"] for record in rounds if record["name"] == name and "error" in record}),
+        }
         for label in ("candidate", "eager", "compile"):
             medians = [record.get(f"{label}_ms") for record in records]
-            entry[label] = {"medians_ms": medians, "median_ms": median_of([m for m in medians if m]),
-                            "spread": spread(medians), "wall_ms": median_of([r.get(f"{label}_wall_ms") for r in records if r.get(f"{label}_wall_ms")]),
-                            "old_ms": median_of([r[f"{label}_old_ms"] for r in records if r.get(f"{label}_old_ms")])}
+            entry[label] = {
+                "medians_ms": medians,
+                "median_ms": median_of([m for m in medians if m]),
+                "spread": spread(medians),
+                "wall_ms": median_of([r.get(f"{label}_wall_ms") for r in records if r.get(f"{label}_wall_ms")]),
+                "old_ms": median_of([r[f"{label}_old_ms"] for r in records if r.get(f"{label}_old_ms")]),
+            }
             bare = [record.get(f"{label}_nohold_ms") for record in records]
-            entry[label]["nohold"] = {"medians_ms": bare, "median_ms": median_of([m for m in bare if m]), "spread": spread(bare),
-                                      "exposed": sum(r.get(f"{label}_nohold_exposed") or 0 for r in records)}
+            entry[label]["nohold"] = {
+                "medians_ms": bare,
+                "median_ms": median_of([m for m in bare if m]),
+                "spread": spread(bare),
+                "exposed": sum(r.get(f"{label}_nohold_exposed") or 0 for r in records),
+            }
             entry[label]["hold_ms"] = median_of([r[f"{label}_hold_ms"] for r in records if r.get(f"{label}_hold_ms")])
             entry[label]["exposed"] = sum(r.get(f"{label}_exposed") or 0 for r in records)
         entry["do_bench_ms"] = median_of([r["do_bench_ms"] for r in records if "do_bench_ms" in r])
@@ -245,8 +275,10 @@ def summarize(found, rounds, ncu, knobs):
         for other in ("do_bench_ms", "ncu_ms"):
             if entry[other] and entry["candidate"]["median_ms"]:
                 entry[f"ratio_to_{other[:-3]}"] = entry["candidate"]["median_ms"] / entry[other]
-        entry["knobs"] = {knob: spread([r.get("candidate_ms") for r in records_of]) for knob, records_of in
-                          ((knob, [r for r in knobs.get(knob, []) if r["name"] == name]) for knob in KNOBS)}
+        entry["knobs"] = {
+            knob: spread([r.get("candidate_ms") for r in records_of])
+            for knob, records_of in ((knob, [r for r in knobs.get(knob, []) if r["name"] == name]) for knob in KNOBS)
+        }
         summary[name] = entry
     return summary
 
@@ -258,32 +290,51 @@ def markdown(summary, skipped, started):
     def pct(value):
         return "—" if value is None else f"{value * 100:.2f}%"
 
-    lines = [f"Recorded {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))} with "
-             f"`python3 bench/gpu/timing_record.py OUT --corpus …/ScalingIntelligence+good-kernels`.", "",
-             "| kernel | processes | candidate ms (new) | old | do_bench | ncu | new/do_bench | new/ncu | "
-             "spread cand. | eager ms | spread eager | compile ms | spread compile | cand. wall ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Recorded {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))} with "
+        f"`python3 bench/gpu/timing_record.py OUT --corpus …/ScalingIntelligence+good-kernels`.",
+        "",
+        "| kernel | processes | candidate ms (new) | old | do_bench | ncu | new/do_bench | new/ncu | "
+        "spread cand. | eager ms | spread eager | compile ms | spread compile | cand. wall ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, entry in summary.items():
         c, e, k = entry["candidate"], entry["eager"], entry["compile"]
-        lines.append(f"| {name} | {entry['processes']} | {ms(c['median_ms'])} | {ms(c['old_ms'])} | {ms(entry['do_bench_ms'])} | "
-                     f"{ms(entry['ncu_ms'])} | {ms(entry.get('ratio_to_do_bench'))} | {ms(entry.get('ratio_to_ncu'))} | "
-                     f"{pct(c['spread'])} | {ms(e['median_ms'])} | {pct(e['spread'])} | {ms(k['median_ms'])} | "
-                     f"{pct(k['spread'])} | {ms(c['wall_ms'])} |")
-    lines += ["", "The hold (a spin kernel ahead of the flush, docs/timing.md) against the flush alone, same processes: "
-              "medians, spreads, the hold's length and the timed calls whose launch outran it (of 100 per process).", "",
-              "| kernel | label | with hold ms | spread | hold ms | exposed | flush alone ms | spread | exposed |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {entry['processes']} | {ms(c['median_ms'])} | {ms(c['old_ms'])} | "
+            f"{ms(entry['do_bench_ms'])} | "
+            f"{ms(entry['ncu_ms'])} | {ms(entry.get('ratio_to_do_bench'))} | {ms(entry.get('ratio_to_ncu'))} | "
+            f"{pct(c['spread'])} | {ms(e['median_ms'])} | {pct(e['spread'])} | {ms(k['median_ms'])} | "
+            f"{pct(k['spread'])} | {ms(c['wall_ms'])} |"
+        )
+    lines += [
+        "",
+        "The hold (a spin kernel ahead of the flush, docs/timing.md) against the flush alone, same processes: "
+        "medians, spreads, the hold's length and the timed calls whose launch outran it (of 100 per process).",
+        "",
+        "| kernel | label | with hold ms | spread | hold ms | exposed | flush alone ms | spread | exposed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, entry in summary.items():
         for label in ("candidate", "eager", "compile"):
             figure = entry[label]
             bare = figure.get("nohold") or {}
             if figure["median_ms"] is None and bare.get("median_ms") is None:
                 continue
-            lines.append(f"| {name} | {label} | {ms(figure['median_ms'])} | {pct(figure['spread'])} | {ms(figure.get('hold_ms'))} | "
-                         f"{figure.get('exposed', 0)} | {ms(bare.get('median_ms'))} | {pct(bare.get('spread'))} | {bare.get('exposed', 0)} |")
-    knob_rows = [(name, entry["knobs"]) for name, entry in summary.items() if any(v is not None for v in entry["knobs"].values())]
+            lines.append(
+                f"| {name} | {label} | {ms(figure['median_ms'])} | {pct(figure['spread'])} | "
+                f"{ms(figure.get('hold_ms'))} | {figure.get('exposed', 0)} | {ms(bare.get('median_ms'))} | "
+                f"{pct(bare.get('spread'))} | {bare.get('exposed', 0)} |"
+            )
+    knob_rows = [
+        (name, entry["knobs"]) for name, entry in summary.items() if any(v is not None for v in entry["knobs"].values())
+    ]
     if knob_rows:
-        lines += ["", "| kernel | " + " | ".join(f"spread, {knob}" for knob in KNOBS) + " |", "|---|" + "---|" * len(KNOBS)]
+        lines += [
+            "",
+            "| kernel | " + " | ".join(f"spread, {knob}" for knob in KNOBS) + " |",
+            "|---|" + "---|" * len(KNOBS),
+        ]
         lines += [f"| {name} | " + " | ".join(pct(knobs[knob]) for knob in KNOBS) + " |" for name, knobs in knob_rows]
     errors = [(name, entry["errors"]) for name, entry in summary.items() if entry["errors"]]
     lines += ["", "Errors: " + ("; ".join(f"{name}: {', '.join(e)}" for name, e in errors) if errors else "none")]
@@ -321,8 +372,10 @@ def main():
     skipped = []
     log = {"builds": {}}
     with concurrent.futures.ThreadPoolExecutor(args.builders) as pool:
-        jobs = {name: pool.submit(run_child, out, {"kind": "build", "problem": p, "candidate": c}, 300)
-                for name, p, c, _ in found}
+        jobs = {
+            name: pool.submit(run_child, out, {"kind": "build", "problem": p, "candidate": c}, 300)
+            for name, p, c, _ in found
+        }
         for name, job in jobs.items():
             try:
                 done = job.result()
@@ -335,8 +388,12 @@ def main():
         if time.time() > deadline:
             skipped.append(f"timing process {index + 1} and later")
             break
-        entries = [(name, p, c) for name, p, c, published in usable if not published or index < args.published_processes]
-        done = run_child(out, {"kind": "time", "entries": entries, "round": index}, max(60.0, deadline - time.time() + 60))
+        entries = [
+            (name, p, c) for name, p, c, published in usable if not published or index < args.published_processes
+        ]
+        done = run_child(
+            out, {"kind": "time", "entries": entries, "round": index}, max(60.0, deadline - time.time() + 60)
+        )
         rounds += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     ncu = {}
     if not args.no_ncu and shutil.which("ncu"):
@@ -358,11 +415,23 @@ def main():
                 if time.time() > deadline:
                     skipped.append(f"knob {knob}, process {index + 1}")
                     continue
-                done = run_child(out, {"kind": "time", "entries": shipped, "round": 10 + index, "options": options}, 300)
-                knobs.setdefault(knob, []).extend(json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))
+                done = run_child(
+                    out, {"kind": "time", "entries": shipped, "round": 10 + index, "options": options}, 300
+                )
+                knobs.setdefault(knob, []).extend(
+                    json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
+                )
     summary = summarize(found, rounds, ncu, knobs)
-    record = {"started": started, "seconds": time.time() - started, "builds": log["builds"], "rounds": rounds,
-              "ncu_ms": ncu, "knobs": knobs, "summary": summary, "skipped": skipped}
+    record = {
+        "started": started,
+        "seconds": time.time() - started,
+        "builds": log["builds"],
+        "rounds": rounds,
+        "ncu_ms": ncu,
+        "knobs": knobs,
+        "summary": summary,
+        "skipped": skipped,
+    }
     (out / "timing_record.json").write_text(json.dumps(record, indent=1))
     (out / "timing_record.md").write_text(markdown(summary, skipped, started))
     print((out / "timing_record.md").read_text())

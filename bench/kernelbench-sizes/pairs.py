@@ -77,17 +77,23 @@ def main() -> None:
         chosen += [(level, name) for name in forced + spread(rest, quota)]
     candidates = os.path.join(arguments.out, "candidates")
     os.makedirs(candidates, exist_ok=True)
-    with open(os.path.join(arguments.out, "pairs.txt"), "w") as pairs, \
-            open(os.path.join(arguments.out, "sources.tsv"), "w") as sources:
+    with open(os.path.join(arguments.out, "pairs.txt"), "w") as pairs, open(
+        os.path.join(arguments.out, "sources.tsv"), "w"
+    ) as sources:
         sources.write("level\tproblem\tcurrent_problem\tcandidate\tleaderboard_file\tmodel\tleaderboard_speedup\n")
         for level, name in chosen:
             current, path, solution = solution_of[(level, name)]
             target = os.path.join(candidates, f"l{level}_{name}__{solution['file'][:8]}.py")
             shutil.copyfile(path, target)
             pairs.write(f"{os.path.abspath(current)}:{os.path.abspath(target)}\n")
-            sources.write(f"{level}\t{name}\t{os.path.abspath(current)}\t{os.path.abspath(target)}\t"
-                          f"{solution['file']}\t{solution.get('display_name')}\t{solution.get('torch_speedup')}\n")
-    print(f"{len(chosen)} pairs: " + ", ".join(f"level {level}: {sum(1 for l, _ in chosen if l == level)}" for level in QUOTAS))
+            sources.write(
+                f"{level}\t{name}\t{os.path.abspath(current)}\t{os.path.abspath(target)}\t"
+                f"{solution['file']}\t{solution.get('display_name')}\t{solution.get('torch_speedup')}\n"
+            )
+    print(
+        f"{len(chosen)} pairs: "
+        + ", ".join(f"level {level}: {sum(1 for l, _ in chosen if l == level)}" for level in QUOTAS)
+    )
 
 
 if __name__ == "__main__":

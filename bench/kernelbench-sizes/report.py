@@ -9,9 +9,15 @@ import json
 import os
 import sys
 
-GIB = 1024 ** 3
-MACHINE_WORDS = ("reference process", "could not start", "before saying hello", "ran out of device memory",
-                 "ran out of host memory", "kforge's own code")
+GIB = 1024**3
+MACHINE_WORDS = (
+    "reference process",
+    "could not start",
+    "before saying hello",
+    "ran out of device memory",
+    "ran out of host memory",
+    "kforge's own code",
+)
 
 
 def load_lines(path):
@@ -39,7 +45,9 @@ def peak(result, role):
 
 def blames_machine(result):
     text = " ".join(reason.get("message", "") for reason in result.get("reasons", []))
-    return result.get("verdict") in ("crashed", "timeout", "runtime_error") and any(word in text for word in MACHINE_WORDS)
+    return result.get("verdict") in ("crashed", "timeout", "runtime_error") and any(
+        word in text for word in MACHINE_WORDS
+    )
 
 
 def status_of(path):
@@ -51,8 +59,10 @@ def stage_peaks(result):
     parts = []
     for role in ("reference", "candidate"):
         stages = ((result.get("memory") or {}).get(role) or {}).get("stages") or {}
-        figures = ", ".join(f"{stage} {gib(peaks.get('device_peak_bytes') or peaks.get('host_peak_bytes'))}"
-                            for stage, peaks in stages.items())
+        figures = ", ".join(
+            f"{stage} {gib(peaks.get('device_peak_bytes') or peaks.get('host_peak_bytes'))}"
+            for stage, peaks in stages.items()
+        )
         parts.append(f"{role}: {figures or '–'}")
     return "; ".join(parts)
 
@@ -64,8 +74,11 @@ def single_lines(out):
         return []
     row = rows[0]
     estimate = gib((row.get("memory") or {}).get("estimate_bytes"))
-    return [f"Alone: {os.path.basename(str(row.get('problem', '?')))}, {status_of(os.path.join(out, 'single.status'))}",
-            f"verdict {row.get('verdict', 'none')}; estimate {estimate} GiB; stage peaks GiB: {stage_peaks(row)}", ""]
+    return [
+        f"Alone: {os.path.basename(str(row.get('problem', '?')))}, {status_of(os.path.join(out, 'single.status'))}",
+        f"verdict {row.get('verdict', 'none')}; estimate {estimate} GiB; stage peaks GiB: {stage_peaks(row)}",
+        "",
+    ]
 
 
 def main(out):
@@ -74,37 +87,58 @@ def main(out):
     missing = [row for row in batch if "error" in row]
     wall = status_of(os.path.join(out, "batch.status"))
     wall_s = float(wall.split("wall_s=")[1]) if "wall_s=" in wall else None
-    lines = ["# KernelBench at its own sizes on the H200", "",
-             f"GPU: {status_of(os.path.join(out, 'gpu.csv')).splitlines()[-1]}", "",
-             *single_lines(out),
-             f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
-             f"candidates per GPU-hour: {len(verdicts) / wall_s * 3600:.0f}" if wall_s else "", "",
-             "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# KernelBench at its own sizes on the H200",
+        "",
+        f"GPU: {status_of(os.path.join(out, 'gpu.csv')).splitlines()[-1]}",
+        "",
+        *single_lines(out),
+        f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
+        f"candidates per GPU-hour: {len(verdicts) / wall_s * 3600:.0f}" if wall_s else "",
+        "",
+        "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in batch:
         name = os.path.basename(str(row.get("problem", "?")))
         if "verdict" in row:
             reason = (row.get("reasons") or [{}])[0].get("message", "")[:90].replace("|", "/")
-            lines.append(f"| {name} | {row['verdict']}{' (MACHINE BLAMED)' if blames_machine(row) else ''} | {reason} | "
-                         f"{gib((row.get('memory') or {}).get('estimate_bytes'))} | {gib(peak(row, 'reference'))} | "
-                         f"{gib(peak(row, 'candidate'))} | {row.get('problem_overrides') or ''} |")
+            lines.append(
+                f"| {name} | {row['verdict']}{' (MACHINE BLAMED)' if blames_machine(row) else ''} | {reason} | "
+                f"{gib((row.get('memory') or {}).get('estimate_bytes'))} | {gib(peak(row, 'reference'))} | "
+                f"{gib(peak(row, 'candidate'))} | {row.get('problem_overrides') or ''} |"
+            )
         else:
             error = row.get("error", {})
-            lines.append(f"| {name} | NO VERDICT ({error.get('kind')}) | {str(error.get('message', row))[:90]} | | | | |")
-    lines += ["", "Concurrent: 8 `kforge eval` processes at once, " + status_of(os.path.join(out, "concurrent.status")), "",
-              "| # | exit | verdict | reference peak GiB | candidate peak GiB | problem |", "|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {name} | NO VERDICT ({error.get('kind')}) | {str(error.get('message', row))[:90]} | | | | |"
+            )
+    lines += [
+        "",
+        "Concurrent: 8 `kforge eval` processes at once, " + status_of(os.path.join(out, "concurrent.status")),
+        "",
+        "| # | exit | verdict | reference peak GiB | candidate peak GiB | problem |",
+        "|---|---|---|---|---|---|",
+    ]
     concurrent = []
     for index in range(1, 9):
         rows = load_lines(os.path.join(out, f"concurrent-{index}.json"))
         row = rows[0] if rows else {}
         concurrent.append({"status": status_of(os.path.join(out, f"concurrent-{index}.status")), "result": row})
-        lines.append(f"| {index} | {concurrent[-1]['status']} | {row.get('verdict', 'none')}"
-                     f"{' (MACHINE BLAMED)' if row and blames_machine(row) else ''} | {gib(peak(row, 'reference'))} | "
-                     f"{gib(peak(row, 'candidate'))} | {os.path.basename(str(row.get('problem', '')))} |")
+        lines.append(
+            f"| {index} | {concurrent[-1]['status']} | {row.get('verdict', 'none')}"
+            f"{' (MACHINE BLAMED)' if row and blames_machine(row) else ''} | {gib(peak(row, 'reference'))} | "
+            f"{gib(peak(row, 'candidate'))} | {os.path.basename(str(row.get('problem', '')))} |"
+        )
     blamed = [row for row in verdicts + [entry["result"] for entry in concurrent] if row and blames_machine(row)]
-    lines += ["", f"Verdicts that blame a candidate for the machine: {len(blamed)}; evaluations without a verdict: "
-                  f"{len(missing) + sum(1 for entry in concurrent if not entry['result'].get('verdict'))}"]
-    json.dump({"batch": batch, "concurrent": concurrent, "batch_wall_s": wall_s}, open(os.path.join(out, "result.json"), "w"))
+    lines += [
+        "",
+        f"Verdicts that blame a candidate for the machine: {len(blamed)}; evaluations without a verdict: "
+        f"{len(missing) + sum(1 for entry in concurrent if not entry['result'].get('verdict'))}",
+    ]
+    json.dump(
+        {"batch": batch, "concurrent": concurrent, "batch_wall_s": wall_s}, open(os.path.join(out, "result.json"), "w")
+    )
     print("\n".join(line for line in lines if line is not None))
 
 

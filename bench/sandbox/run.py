@@ -41,16 +41,25 @@ from sandbox_support import SandboxLauncher, stage_problem  # noqa: E402
 from verdicts import verdict  # noqa: E402
 from worker_process import WORKER_ROOT, evaluate  # noqa: E402
 
-SETTINGS = dict(correctness_seeds=(11, 12, 13, 14, 15), timing_seeds=(21, 22, 23), perf_trials=100,
-                warmup_trials=10, sample_calls=(7, 42, 91))
+SETTINGS = dict(
+    correctness_seeds=(11, 12, 13, 14, 15),
+    timing_seeds=(21, 22, 23),
+    perf_trials=100,
+    warmup_trials=10,
+    sample_calls=(7, 42, 91),
+)
 STAGES = ("build", "load", "correctness", "timing", "reference", "judge")
 
 
 def plain_launcher(role, cwd):
     """`python3 -m kforge_worker ROLE` with the environment the sandboxed run gets."""
     command, environment = SandboxLauncher()(role, cwd)
-    return [sys.executable, "-m", "kforge_worker", role], {**environment, "PYTHONPATH": str(WORKER_ROOT),
-                                                            "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return [sys.executable, "-m", "kforge_worker", role], {
+        **environment,
+        "PYTHONPATH": str(WORKER_ROOT),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
 
 
 def one_run(problem, candidate, work, staging, built, mode, backend, launcher_on):
@@ -72,8 +81,18 @@ def one_run(problem, candidate, work, staging, built, mode, backend, launcher_on
     device = "cuda:0" if backend == "cuda" else "cpu"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    result = evaluate(problem_copy, candidate_copy, work, staging, launcher=launcher, backend=backend, device=device,
-                      preset="gpu" if backend == "cuda" else "cpu", guard=None, **SETTINGS)
+    result = evaluate(
+        problem_copy,
+        candidate_copy,
+        work,
+        staging,
+        launcher=launcher,
+        backend=backend,
+        device=device,
+        preset="gpu" if backend == "cuda" else "cpu",
+        guard=None,
+        **SETTINGS,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     stages = {}
@@ -82,18 +101,36 @@ def one_run(problem, candidate, work, staging, built, mode, backend, launcher_on
             if message["status"] == "end":
                 stages[message["stage"]] = stages.get(message["stage"], 0.0) + message["duration_ms"] / 1000
     hello = result.message("candidate", "hello") or {}
-    return {"mode": mode, "verdict": list(verdict(result)), "wall_s": wall,
-            "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "stages_s": stages, "isolation": hello.get("environment", {}).get("isolation"),
-            "median_call_ms": statistics.median(result.timing["times_ms"])
-            if result.timing and result.timing.get("type") == "timing" else None}
+    return {
+        "mode": mode,
+        "verdict": list(verdict(result)),
+        "wall_s": wall,
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "stages_s": stages,
+        "isolation": hello.get("environment", {}).get("isolation"),
+        "median_call_ms": statistics.median(result.timing["times_ms"])
+        if result.timing and result.timing.get("type") == "timing"
+        else None,
+    }
 
 
 def probes(count):
     scratch = Path(tempfile.mkdtemp(prefix="kforge-probe-"))
     (scratch / "in").mkdir()
-    sandbox = [sys.executable, "-I", "-B", "-u", str(WORKER_ROOT / "kforge_bootstrap.py"), "--writable", str(scratch),
-               "--read-only", str(scratch / "in"), "--hide", str(Path.home()), "probe"]
+    sandbox = [
+        sys.executable,
+        "-I",
+        "-B",
+        "-u",
+        str(WORKER_ROOT / "kforge_bootstrap.py"),
+        "--writable",
+        str(scratch),
+        "--read-only",
+        str(scratch / "in"),
+        "--hide",
+        str(Path.home()),
+        "probe",
+    ]
     timings = {"sandbox_probe_s": [], "python_start_s": []}
     for _ in range(count):
         for key, command in (("sandbox_probe_s", sandbox), ("python_start_s", [sys.executable, "-I", "-c", "pass"])):
@@ -121,24 +158,52 @@ def main():
     staging_folder.mkdir(parents=True, exist_ok=True)
     hidden = [Path.home()]
     launcher_on = SandboxLauncher(hide=hidden, expose=[staging_folder])
-    record = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
-              "python": sys.version.split()[0], "backend": options.backend,
-              "load_before": os.getloadavg(), "examples": {}}
+    record = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "python": sys.version.split()[0],
+        "backend": options.backend,
+        "load_before": os.getloadavg(),
+        "examples": {},
+    }
     for example in options.examples:
         candidate = ROOT / example
         problem_name = candidate.parent.name.split("_", 2)
         problem = next((ROOT / "problems" / f"level{problem_name[0][-1]}").glob(f"{problem_name[1]}_*.py"))
         staging = staging_folder / candidate.parent.name
-        first = one_run(problem, candidate, work / f"{candidate.parent.name}-build", staging, None, "on", options.backend, launcher_on)
+        first = one_run(
+            problem,
+            candidate,
+            work / f"{candidate.parent.name}-build",
+            staging,
+            None,
+            "on",
+            options.backend,
+            launcher_on,
+        )
         built = work / f"{candidate.parent.name}-built"
         shutil.copytree(work / f"{candidate.parent.name}-build" / "scratch" / "build", built, symlinks=True)
         runs = []
         for index in range(options.repeats):
-            for mode in (("on", "off") if index % 2 == 0 else ("off", "on")):
-                runs.append(one_run(problem, candidate, work / f"{candidate.parent.name}-{index}-{mode}", staging, built, mode,
-                                    options.backend, launcher_on))
-                print(f"{example} {mode}: {runs[-1]['wall_s']:.2f} s wall, build {runs[-1]['stages_s'].get('build', 0):.2f} s, "
-                      f"{runs[-1]['verdict']}", file=sys.stderr)
+            for mode in ("on", "off") if index % 2 == 0 else ("off", "on"):
+                runs.append(
+                    one_run(
+                        problem,
+                        candidate,
+                        work / f"{candidate.parent.name}-{index}-{mode}",
+                        staging,
+                        built,
+                        mode,
+                        options.backend,
+                        launcher_on,
+                    )
+                )
+                print(
+                    f"{example} {mode}: {runs[-1]['wall_s']:.2f} s wall, "
+                    f"build {runs[-1]['stages_s'].get('build', 0):.2f} s, "
+                    f"{runs[-1]['verdict']}",
+                    file=sys.stderr,
+                )
         record["examples"][example] = {"first": first, "runs": runs}
     record["probes"] = probes(options.probes)
     record["load_after"] = os.getloadavg()
@@ -150,8 +215,10 @@ def main():
             median = lambda pick: statistics.median(pick(run) for run in runs)  # noqa: E731
             cells = [f"{median(lambda run: run['stages_s'].get(stage, 0.0)):.2f}" for stage in STAGES]
             call = median(lambda run: run["median_call_ms"] or 0.0)
-            print(f"| {example} | {mode} | {median(lambda run: run['wall_s']):.2f} | {median(lambda run: run['cpu_s']):.2f} | "
-                  + " | ".join(cells) + f" | {call:.4f} |")
+            print(
+                f"| {example} | {mode} | {median(lambda run: run['wall_s']):.2f} | "
+                f"{median(lambda run: run['cpu_s']):.2f} | " + " | ".join(cells) + f" | {call:.4f} |"
+            )
     for key, values in record["probes"].items():
         print(f"\n{key}: median {statistics.median(values) * 1000:.0f} ms over {len(values)}")
     if options.out:
