@@ -11,6 +11,7 @@ pytorch), and each traced call's attribution (device time) is checked.
 """
 
 import json
+import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import torch
 
 from kforge_worker.guard.kernel_trace import all_threads_config
 from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
-from verdicts import substituted_ops, verdict
+from verdicts import reported_figure, substituted_ops, verdict
 from worker_process import PERMISSIVE, evaluate
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
@@ -191,3 +192,21 @@ def test_a_kept_cublas_gemm_is_charged_to_the_references_operator(runs):
 
 def test_a_substituted_softmax_is_named_in_device_time(runs):
     assert substituted_ops(runs["cuda/c06f_substituted_op.py"]) == ["aten::_softmax"]
+
+
+FIGURE_CASES = [case for case in CUDA_CASES if case.get("figure") == "trusted"]
+
+
+@pytest.mark.parametrize("case", FIGURE_CASES, ids=[case["file"] for case in FIGURE_CASES])
+def test_forged_event_times_gain_nothing(runs, case):
+    """docs/timing.md, P1, on a GPU: c05h divides every CUDA event time of its process by 100 through
+    the GOT; the parent reports its own trusted figure, within a factor of the honest twin's (which
+    may itself be the trusted figure where the small relu is launch-bound)."""
+    result = runs[case["file"]]
+    assert "ATTACK c05h: patched 0 " not in result.candidate.stderr, "the attack could not take effect on this build"
+    reported, source = reported_figure(result)
+    in_process = statistics.median(result.timing["times_ms"])
+    honest, _ = reported_figure(runs[case["twin"]])
+    assert source == "trusted-batch", (in_process, result.batches)
+    assert reported > in_process * 100 / 4, "the forgery took effect in the candidate's process"
+    assert reported > honest / 4, f"{reported} ms reported against {honest} ms for the honest relu"
