@@ -35,6 +35,8 @@ wait_s="${2:-540}"
 # (the sandbox's and the guard's, which may share the machine), then the sizes record (the memory
 # work of 2026-12-04 is not yet seen on a GPU; its first step is one 6 GiB problem alone), the timing
 # record alone, the corpus, the isolation's cost.
+# After 2026-12-05 (no GPU either; the timing routine gained the hold, the reference worker a
+# persistent torch.compile cache, the corpus a CUDA event forgery c05h): the same order.
 default_phases="env test-guard+sandbox sizes timing corpus sandbox-cost cli-check"
 
 . scripts/gpu-node.sh
@@ -83,7 +85,8 @@ run_phase() {
       optimize) phase optimize 600 "node .gpu/bin/optimize.mjs --backend cuda --out $state/optimize" ;;
       throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 15 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
       reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
-      timing) phase timing 480 "python3 bench/gpu/timing_record.py $state/timing --corpus .gpu-corpus/ScalingIntelligence+good-kernels --deadline-s 300 --knobs; \
+      timing) phase timing 480 "bash scripts/test-gpu.sh tests/test_gpu.py -k hold -v -rs > $state/timing/test-hold.txt 2>&1; \
+        python3 bench/gpu/timing_record.py $state/timing --corpus .gpu-corpus/ScalingIntelligence+good-kernels --deadline-s 300 --knobs; \
         for i in 1 2 3; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       corpus) phase corpus 480 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 300 \
@@ -104,7 +107,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
