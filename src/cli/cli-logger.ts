@@ -1,9 +1,8 @@
 import pino, { type Logger } from 'pino';
 import type { CliIo } from './cli-io.js';
+import type { LogFormat } from './log-formats.js';
 
-/** How log records reach standard error: one sentence a line for a person, or pino's JSON lines for a machine. */
-export const LOG_FORMATS = ['text', 'json'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+export { LOG_FORMATS, type LogFormat } from './log-formats.js';
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
 

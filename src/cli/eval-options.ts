@@ -1,18 +1,14 @@
 import { DEFAULT_GUARD_POLICY, effectiveGuardPolicy, guardPolicyNameSchema } from '../core/guard-policy.js';
 import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
-import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
-import { LOG_FORMATS } from './cli-logger.js';
+import type { Backend } from '../core/verdict.js';
+import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
+import { parseDuration } from './size-flags.js';
+import { LOG_FORMATS } from './log-formats.js';
+import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
 import { UsageError } from './usage-error.js';
 
-/** The limits a `--timeout-<stage>` flag exists for, in the order the help lists them. */
-export const TIMEOUT_STAGES = Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS) as Array<keyof StageTimeoutsSeconds>;
-
-/** Commander's property name of a `--timeout-<stage>` flag. */
-export function timeoutOptionName(stage: keyof StageTimeoutsSeconds): string {
-  return `timeout${stage[0]!.toUpperCase()}${stage.slice(1)}`;
-}
+export { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
 
 const shown = (value: unknown): string => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
 
@@ -95,4 +91,39 @@ export function timeoutsFrom(options: EvalOptions): Partial<StageTimeoutsSeconds
     if (typeof value === 'number') timeouts[stage] = value;
   }
   return timeouts;
+}
+
+/**
+ * The request for one (problem, candidate) pair under `kforge eval`'s options, the same for a single
+ * candidate and for each candidate of a batch, so that no flag is honoured by one and dropped by
+ * the other.
+ */
+export function evaluationRequestOf(
+  pair: { problemPath: string; candidatePath: string },
+  backend: Backend,
+  options: EvalOptions,
+  overrides: Record<string, number | boolean>,
+): EvaluationRequest {
+  return {
+    ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),
+    problemPath: pair.problemPath,
+    candidatePath: pair.candidatePath,
+    backend,
+    precision: options.precision,
+    tolerance: options.tolerance,
+    preset: options.preset,
+    trials: options.trials,
+    perfTrials: options.perfTrials,
+    warmupTrials: options.warmup,
+    deviceIndex: options.device,
+    refreshBaselines: options.refreshBaselines,
+    skipTiming: !options.timing,
+    guardPolicy: options.guardPolicy,
+    shapes: options.shapes,
+    shapesGate: options.shapesGate,
+    crossCheck: options.crossCheck,
+    ...(options.timingBudget !== undefined ? { timingBudgetMs: options.timingBudget * 1000 } : {}),
+    timeoutsSeconds: timeoutsFrom(options),
+  };
 }

@@ -1,8 +1,9 @@
-import type { Command } from 'commander';
 import { z } from 'zod';
 import { readProblemList, selectProblems } from '../agent/run/problem-selection.js';
 import { resolveProblemFiles } from '../agent/run/suite.js';
 import { integerFlag } from './flag-schemas.js';
+
+export { addSuiteOptions } from './add-suite-options.js';
 
 /** The flags of every command that takes a suite, as zod fields (commander's names). */
 export const suiteFlagsShape = {
@@ -16,14 +17,6 @@ export interface SuiteFlags {
   filter?: string | undefined;
   limit?: number | undefined;
   problems?: string | undefined;
-}
-
-/** Adds `--filter`, `--limit` and `--problems` to a command that takes a suite. */
-export function addSuiteOptions(command: Command): Command {
-  return command
-    .option('--filter <pattern>', 'only problems whose name or path matches: a substring (relu) or a glob (level1/*conv*); several separated by commas')
-    .option('--limit <n>', 'only the first N problems (after --filter), in suite order')
-    .option('--problems <file>', 'add the problems listed in FILE: one file or folder a line, relative to FILE, # for comments');
 }
 
 /**

@@ -76,7 +76,7 @@ function workerPolicyNames(): { file: string; names: string[] } {
 
 test("GUARD_POLICIES is the worker's POLICY_NAMES, read from its source", () => {
   const { file, names } = workerPolicyNames();
-  assert.deepEqual([...GUARD_POLICIES], names, `GUARD_POLICIES (src/core/guard-policy.ts) and POLICY_NAMES (${file}) differ`);
+  assert.deepEqual([...GUARD_POLICIES], names, `GUARD_POLICIES (src/core/guard-policies.ts) and POLICY_NAMES (${file}) differ`);
 });
 
 test('an alias resolves to the policy it now means, an unknown name to nothing', () => {

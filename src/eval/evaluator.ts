@@ -41,7 +41,7 @@ export interface EvaluationRequest {
    * uses its own device. Ignored on the cpu backend.
    */
   deviceIndex?: number;
-  /** Guard policy: a shipped policy's name (src/core/guard-policy.ts: `kernelbench`, `own-kernels`, `strict`, `permissive`, `pytorch`; the alias `default` means `own-kernels`). Default `kernelbench`. */
+  /** Guard policy: a shipped policy's name (src/core/guard-policies.ts: `kernelbench`, `own-kernels`, `strict`, `permissive`, `pytorch`; the alias `default` means `own-kernels`). Default `kernelbench`. */
   guardPolicy?: string;
   /** Also check correctness at other problem sizes (`--shapes`): reported, and a gate with `shapesGate`. */
   shapes?: boolean;

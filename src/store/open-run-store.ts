@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { RunStore } from './run-store.js';
+import { DEFAULT_STORE_PATH } from './default-store-path.js';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
-/** Where the store lives when `--store` is not given, relative to the working directory. */
-export const DEFAULT_STORE_PATH = '.kforge/kforge.db';
+export { DEFAULT_STORE_PATH } from './default-store-path.js';
 
 export interface OpenRunStoreOptions {
   /** Database file; relative paths are taken from `cwd`. Default {@link DEFAULT_STORE_PATH}. */

@@ -6,6 +6,9 @@ import type { StrategyName } from '../search/attempt.js';
 import { optimizePlanSchema, type OptimizePlan } from './optimize-plan.js';
 import { OptimizeRequestError } from './optimize-request-error.js';
 import type { StallPolicy } from '../search/stall-detector.js';
+import { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from './optimize-defaults.js';
+
+export { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from './optimize-defaults.js';
 
 /** What a person asked for on the command line (or a form), already checked one by one. */
 export interface OptimizeRequest {
@@ -26,7 +29,7 @@ export interface OptimizeRequest {
   backend?: Backend;
   precision?: Precision;
   tolerance?: ToleranceProfile;
-  /** Guard policy of every evaluation (src/core/guard-policy.ts); else the config's `guard.policy`, else `kernelbench`. */
+  /** Guard policy of every evaluation (src/core/guard-policies.ts); else the config's `guard.policy`, else `kernelbench`. */
   guardPolicy?: string;
   trials?: number;
   perfTrials?: number;
@@ -44,11 +47,6 @@ export interface OptimizeRequest {
   /** Candidate files folder, absolute. */
   candidatesDir: string;
 }
-
-/** Candidates per problem when no limit at all is given, so a run always ends. */
-export const DEFAULT_MAX_CANDIDATES = 10;
-/** Candidates without a better one before a problem counts as stalled. */
-export const DEFAULT_STALL_AFTER = 5;
 
 function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;

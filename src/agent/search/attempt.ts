@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { EvaluationResult } from '../../core/verdict.js';
+import { STRATEGY_NAMES } from './strategy-names.js';
 
-/** The search strategies `kforge optimize --strategy` accepts. */
-export const STRATEGY_NAMES = ['refine', 'sample', 'ideas'] as const;
+export { STRATEGY_NAMES } from './strategy-names.js';
+
 export const strategyNameSchema = z.enum(STRATEGY_NAMES);
 export type StrategyName = z.infer<typeof strategyNameSchema>;
 

@@ -1,11 +1,8 @@
 import { z } from 'zod';
+import { STALL_POLICIES } from './stall-policies.js';
 
-/**
- * What a problem does once it stalls: `switch-strategy` hands the problem to another strategy,
- * `continue` records the stall and goes on, `pause` stops the problem for a person to step in
- * (it is resumed with `kforge optimize --resume RUN_ID`).
- */
-export const STALL_POLICIES = ['switch-strategy', 'continue', 'pause'] as const;
+export { STALL_POLICIES } from './stall-policies.js';
+
 export const stallPolicySchema = z.enum(STALL_POLICIES);
 export type StallPolicy = z.infer<typeof stallPolicySchema>;
 

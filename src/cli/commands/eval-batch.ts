@@ -6,7 +6,7 @@ import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend } from '../../core/verdict.js';
 import { deviceCapacityBytes } from '../../eval/pipeline/device-capacity.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
-import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { formatBytes } from '../../eval/pipeline/memory-budget.js';
 import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
@@ -14,11 +14,11 @@ import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error
 import { estimateEvaluationSize } from '../../eval/problem/size-estimate.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
-import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
+import { collectPairs } from '../eval-batch-inputs.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
-import { parseEvalOptions, timeoutsFrom, type EvalOptions } from '../eval-options.js';
+import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
 import { pythonExecutable } from '../python-executable.js';
-import { checkDeviceMemoryVariable, parseDuration, parseOverrides } from '../size-flags.js';
+import { checkDeviceMemoryVariable, parseOverrides } from '../size-flags.js';
 import { UsageError } from '../usage-error.js';
 import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 
@@ -93,28 +93,6 @@ export async function sizesToEvaluate(problemPath: string, backend: Backend, opt
   return { ...estimate.fit.overrides };
 }
 
-function batchRequest(pair: EvaluationPair, backend: Backend, options: EvalOptions, overrides: Record<string, number | boolean>): EvaluationRequest {
-  return {
-    problemPath: pair.problemPath,
-    candidatePath: pair.candidatePath,
-    backend,
-    precision: options.precision,
-    tolerance: options.tolerance,
-    preset: options.preset,
-    trials: options.trials,
-    perfTrials: options.perfTrials,
-    warmupTrials: options.warmup,
-    refreshBaselines: options.refreshBaselines,
-    skipTiming: !options.timing,
-    guardPolicy: options.guardPolicy,
-    shapes: options.shapes,
-    shapesGate: options.shapesGate,
-    timeoutsSeconds: timeoutsFrom(options),
-    ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
-    ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),
-  };
-}
-
 /**
  * `kforge eval` over several candidates (docs/batch.md): one pipeline for all of them (parallel
  * builds, one device lease at a time, the host-wide memory budget), one line per candidate on
@@ -146,7 +124,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     try {
       const summary = await runBatch({
         pairs,
-        requestOf: (pair) => batchRequest(pair, backend, options, sizes.get(pair.problemPath) ?? {}),
+        requestOf: (pair) => evaluationRequestOf(pair, backend, options, sizes.get(pair.problemPath) ?? {}),
         evaluator,
         json: options.json,
         stdout: io.stdout,

@@ -3,13 +3,10 @@ import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
 import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
-import { StoreDataError } from '../../store/errors/store-data-error.js';
-import { StoreNotFoundError } from '../../store/errors/store-not-found-error.js';
-import { StoreOpenError } from '../../store/errors/store-open-error.js';
-import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { resolveCliIo, type CliIo } from '../cli-io.js';
+import { storeCommandFailure } from '../store-command-errors.js';
 import { UsageError } from '../usage-error.js';
 import { writeCommandOutput } from '../command-output.js';
 import { unknownRunMessage } from '../unknown-run-message.js';
@@ -103,10 +100,7 @@ export function registerExportCommand(program: Command, dependencies: ExportComm
       try {
         io.setExitCode(await run(io, runId, rawOptions, dependencies));
       } catch (error) {
-        const usage = [UsageError, StoreNotFoundError, StoreOpenError, StoreSchemaError].some((kind) => error instanceof kind);
-        if (!usage && !(error instanceof StoreDataError)) throw error;
-        io.stderr.write(`kforge export: ${(error as Error).message}\n`);
-        io.setExitCode(usage ? EXIT.usage : 1);
+        io.setExitCode(storeCommandFailure('export', error, io.stderr));
       }
     });
 }

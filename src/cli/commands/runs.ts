@@ -5,11 +5,8 @@ import picocolors from 'picocolors';
 import { z } from 'zod';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStatus, RunStore, RunSummary } from '../../store/run-store.js';
-import { StoreDataError } from '../../store/errors/store-data-error.js';
-import { StoreNotFoundError } from '../../store/errors/store-not-found-error.js';
-import { StoreOpenError } from '../../store/errors/store-open-error.js';
-import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
 import { unknownRunMessage } from '../unknown-run-message.js';
+import { storeCommandFailure } from '../store-command-errors.js';
 
 /** What `kforge runs` needs from the outside world; tests replace any of it. */
 export interface RunsCommandDependencies {
@@ -136,11 +133,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
         await store.close();
       }
     } catch (error) {
-      const usage =
-        error instanceof RunsUsageError || error instanceof StoreNotFoundError || error instanceof StoreOpenError || error instanceof StoreSchemaError;
-      if (!usage && !(error instanceof StoreDataError)) throw error;
-      stderr.write(`kforge runs: ${(error as Error).message}\n`);
-      setExitCode(usage ? 2 : 1);
+      setExitCode(storeCommandFailure('runs', error, stderr, [RunsUsageError]));
     }
   };
 

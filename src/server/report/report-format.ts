@@ -3,8 +3,10 @@ import type { RunReportData } from '../api-schemas/report-schemas.js';
 import { renderCsvReport } from './csv-report.js';
 import { renderHtmlReport } from './html-report.js';
 import { renderMarkdownReport } from './markdown-report.js';
+import { REPORT_FORMATS } from './report-formats.js';
 
-export const REPORT_FORMATS = ['md', 'html', 'csv', 'json'] as const;
+export { REPORT_FORMATS } from './report-formats.js';
+
 export const reportFormatSchema = z.enum(REPORT_FORMATS);
 export type ReportFormat = z.infer<typeof reportFormatSchema>;
 

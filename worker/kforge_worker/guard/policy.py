@@ -5,7 +5,7 @@ A policy is a JSON-compatible dict, so the TypeScript side and configuration fil
 dict with every field below. A partial dict may name a ``base`` policy whose fields it overrides
 (``{"name": "mine", "base": "own-kernels", "vendor_libraries": ["cublas"]}``).
 
-The shipped policies (:data:`POLICY_NAMES`, the same list as `src/core/guard-policy.ts`, checked by
+The shipped policies (:data:`POLICY_NAMES`, the same list as `src/core/guard-policies.ts`, checked by
 a test on each side):
 
 - ``kernelbench`` (the default, :data:`DEFAULT_POLICY`): KernelBench's rule. A candidate may leave
@@ -333,7 +333,7 @@ def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, 
 
 
 #: The shipped policies' names, in the order they are listed to users (the same list as
-#: `GUARD_POLICIES` in src/core/guard-policy.ts).
+#: `GUARD_POLICIES` in src/core/guard-policies.ts).
 POLICY_NAMES = ("kernelbench", "own-kernels", "strict", "permissive", "pytorch")
 #: The policy a request without one is judged under.
 DEFAULT_POLICY = "kernelbench"

@@ -1,0 +1,161 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
+import picocolors from 'picocolors';
+import type { Logger } from 'pino';
+import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
+import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
+import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
+import { openEvaluator } from '../open-evaluator.js';
+import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
+import { renderEvaluation } from '../render-evaluation.js';
+import { stageProgressWriter } from '../stage-progress.js';
+import { UsageError } from '../usage-error.js';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
+import { checkDeviceMemoryVariable } from '../size-flags.js';
+import { deviceWaitWriter, isBatch, runEvalBatch, sizesToEvaluate } from './eval-batch.js';
+import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { createCliLogger } from '../cli-logger.js';
+
+/** What `kforge eval` needs beyond its io; tests replace any of it. */
+export interface EvalCommandDependencies extends Partial<CliIo> {
+  /**
+   * Default: a local PipelinedEvaluator configured from the environment (build cache, device
+   * leases) for one candidate. The command closes it (`close`, when it has one) before it ends.
+   */
+  createEvaluator?: (wiring: { logger: Logger; cacheDirectory?: string }) => Evaluator;
+  /** Default: nvidia-smi lists a GPU. */
+  gpuVisible?: () => Promise<boolean>;
+}
+
+/**
+ * What `kforge eval` does once its arguments are parsed (its registration is eval.ts, which loads
+ * this module only then): one candidate, or a batch (docs/batch.md); sets the exit status.
+ */
+export async function evalAction(problem: string, candidates: string[], rawOptions: unknown, dependencies: EvalCommandDependencies): Promise<void> {
+  const io = resolveCliIo(dependencies);
+  if (candidates.length === 1 && !(await isBatch([problem, ...candidates], io.cwd))) {
+    io.setExitCode(await runEval(problem, candidates[0]!, rawOptions, io, dependencies));
+  } else {
+    io.setExitCode(await runEvalBatch([problem, ...candidates], rawOptions, io, dependencies));
+  }
+}
+
+async function runEval(problem: string, candidate: string, rawOptions: unknown, io: CliIo, dependencies: EvalCommandDependencies): Promise<number> {
+  const colors = picocolors.createColors(io.color);
+  const errorColors = picocolors.createColors(io.color && process.stderr.isTTY === true);
+  let result: EvaluationResult;
+  try {
+    const options = parseEvalOptions(rawOptions);
+    checkDeviceMemoryVariable(io.environment);
+    const problemPath = await readableFile(problem, 'problem', io.cwd);
+    const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
+    const backend = options.backend ?? (await defaultBackend(io, dependencies));
+    if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
+    const overrides = await sizesToEvaluate(problemPath, backend, options, io);
+    const logger = createCliLogger(io, { format: options.logFormat });
+    const { createEvaluator } = dependencies;
+    const { evaluator, close } = await openEvaluator({
+      kind: 'local',
+      wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
+      // The pipeline's only device is the one asked for (`--device`).
+      pipeline: { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
+      ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
+    });
+    try {
+      result = await evaluateWithInterrupts(
+        evaluator,
+        evaluationRequestOf({ problemPath, candidatePath }, backend, options, overrides),
+        stageProgressWriter(io.stderr, errorColors),
+        deviceWaitWriter(io.stderr, 'kforge eval'),
+      );
+    } finally {
+      await close();
+    }
+    const valid = evaluationResultSchema.safeParse(result);
+    if (!valid.success) {
+      throw new Error(`the evaluation result does not match src/core/verdict.ts: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`);
+    }
+    io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : renderEvaluation(result, colors));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`kforge eval: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
+      io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof ProblemTooLargeError) {
+      io.stderr.write(`kforge eval: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof WorkerFaultError) {
+      io.stderr.write(`kforge eval: ${error.message}\n${error.stderr ? `${error.stderr.trimEnd()}\n` : ''}`);
+      return EXIT.internal;
+    }
+    if (error instanceof EvaluationCancelledError) {
+      io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
+      return EXIT.cancelled;
+    }
+    throw error;
+  }
+  return result.verdict === 'correct' ? EXIT.correct : EXIT.notCorrect;
+}
+
+/**
+ * Runs the evaluation; Ctrl-C or SIGTERM cancels it and kills the workers instead of orphaning
+ * them. A second Ctrl-C while they are being stopped is absorbed, so clean-up always finishes.
+ */
+async function evaluateWithInterrupts(
+  evaluator: Evaluator,
+  evaluationRequest: EvaluationRequest,
+  onProgress: ReturnType<typeof stageProgressWriter>,
+  onPipelineEvent: (event: PipelineEvent) => void,
+): Promise<EvaluationResult> {
+  const controller = new AbortController();
+  const cancel = (): void => controller.abort();
+  process.on('SIGINT', cancel);
+  process.on('SIGTERM', cancel);
+  try {
+    const evaluateOptions: EvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent };
+    return (await evaluator.evaluate(evaluationRequest, evaluateOptions)).result;
+  } finally {
+    process.off('SIGINT', cancel);
+    process.off('SIGTERM', cancel);
+  }
+}
+
+/** The absolute path of a readable file, or a {@link UsageError} saying what is wrong with it. */
+async function readableFile(given: string, what: 'problem' | 'candidate', cwd: string): Promise<string> {
+  const absolute = path.resolve(cwd, given);
+  const expected = what === 'problem' ? 'a KernelBench-style problem file' : 'a candidate file that defines ModelNew';
+  try {
+    const info = await stat(absolute);
+    if (info.isDirectory()) throw new UsageError(`the ${what} \`${given}\` is a directory; pass ${expected}`);
+    await access(absolute, constants.R_OK);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UsageError(`the ${what} file \`${given}\` does not exist; pass the path of ${expected}`);
+    throw new UsageError(`the ${what} file \`${given}\` cannot be read (${code}); check its permissions`);
+  }
+  return absolute;
+}
+
+function gpuVisible(io: CliIo, dependencies: EvalCommandDependencies): Promise<boolean> {
+  return (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))();
+}
+
+async function defaultBackend(io: CliIo, dependencies: EvalCommandDependencies): Promise<Backend> {
+  const visible = await gpuVisible(io, dependencies);
+  if (!visible) io.stderr.write('kforge eval: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
+  return visible ? 'cuda' : 'cpu';
+}
