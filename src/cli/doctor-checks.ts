@@ -5,6 +5,8 @@ import { z } from 'zod';
 import type { Backend } from '../core/verdict.js';
 import type { DoctorCheck, ToolRun, ToolRunner } from './doctor-check.js';
 import { isolationCheck } from './doctor-isolation.js';
+import { defaultBaselineCacheDirectory } from '../eval/cache/baseline-cache.js';
+import { sandboxPolicy } from '../eval/process/worker-sandbox.js';
 
 export type { DoctorCheck, ToolRun, ToolRunner } from './doctor-check.js';
 
@@ -100,7 +102,7 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
     fix: 'apt-get install -y python3, or set KFORGE_PYTHON to a Python 3.9+ executable',
     requiredFor: ['cpu', 'cuda', 'triton'],
   });
-  if (probe) checks.push(...(await torchChecks(probe, options.python, run)));
+  if (probe) checks.push(...(await torchChecks(probe, options.python, run, options.environment ?? process.env)));
   checks.push(
     {
       id: 'python-headers',
@@ -154,7 +156,17 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
   return { python: options.python, checks: checks.map(withoutFixWhenOk), backends };
 }
 
-async function torchChecks(probe: Probe, python: string, run: ToolRunner): Promise<DoctorCheck[]> {
+/** Where the reference worker keeps torch.compile's caches, or null (fresh per worker; or a `KFORGE_SANDBOX` value the isolation line reports). */
+function compileCacheOf(environment: NodeJS.ProcessEnv): string | null {
+  try {
+    return sandboxPolicy(environment, path.dirname(defaultBaselineCacheDirectory(environment))).compileCache ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function torchChecks(probe: Probe, python: string, run: ToolRunner, environment: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  const compileCache = compileCacheOf(environment);
   if (!probe.torch) {
     const fix = await alternativePython(python, run);
     return [
@@ -195,7 +207,9 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner): Promi
       id: 'torch-compile',
       label: 'torch.compile',
       ok: probe.torch_compile === true,
-      detail: probe.torch_compile ? 'available: the compile baseline is timed' : `torch ${probe.torch} has no torch.compile: only the eager baseline is timed`,
+      detail: probe.torch_compile
+        ? `available: the compile baseline is timed, ${compileCache ? `compiled once per machine (the reference worker's caches in ${compileCache})` : 'compiled afresh by every reference worker (KFORGE_COMPILE_CACHE=0 or KFORGE_SANDBOX=0)'}`
+        : `torch ${probe.torch} has no torch.compile: only the eager baseline is timed`,
       fix: 'PyTorch 2.x has torch.compile: pip install "torch>=2"',
       requiredFor: [],
     },

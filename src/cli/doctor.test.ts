@@ -32,13 +32,13 @@ function machine(tools: Record<string, ToolRun>): ToolRunner {
   };
 }
 
-async function doctor(run: ToolRunner, args: string[] = ['doctor', '--json']) {
+async function doctor(run: ToolRunner, args: string[] = ['doctor', '--json'], environment: Record<string, string> = {}) {
   let stdout = '';
   let code = -1;
   const status = await runProgram(args, [(program, io) => registerDoctorCommand(program, { ...io, run, setExitCode: (value) => void (code = value) })], {
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: () => true },
-    environment: { KFORGE_PYTHON: 'python3', KFORGE_WORKER_DIR: fixturePath('fake-worker') },
+    environment: { KFORGE_PYTHON: 'python3', KFORGE_WORKER_DIR: fixturePath('fake-worker'), ...environment },
     color: false,
   });
   return { stdout, code: status ?? code };
@@ -91,6 +91,17 @@ describe('kforge doctor', () => {
     assert.match(headers?.detail ?? '', /pybind11\/pybind11\.h is missing/);
     assert.match(headers?.fix ?? '', /apt-get install -y libtorch-dev pybind11-dev/);
     assert.equal(report.backends.cpu, false);
+  });
+
+  it("says where the reference worker keeps torch.compile's caches, and when each worker compiles afresh", async () => {
+    const torch2 = machine({ probe: ok(JSON.stringify({ ...JSON.parse(PROBE_OK), torch: '2.11.0', torch_compile: true })) });
+    const detail = async (environment: Record<string, string>) => {
+      const report = JSON.parse((await doctor(torch2, ['doctor', '--json'], environment)).stdout);
+      return report.checks.find((check: { id: string }) => check.id === 'torch-compile').detail as string;
+    };
+    assert.match(await detail({ KFORGE_CACHE_DIR: '/srv/kforge' }), /compiled once per machine \(the reference worker's caches in \/srv\/kforge\/compile\)/);
+    assert.match(await detail({ KFORGE_CACHE_DIR: '/srv/kforge', KFORGE_COMPILE_CACHE: '0' }), /compiled afresh by every reference worker/);
+    assert.match(await detail({ KFORGE_SANDBOX: '0' }), /compiled afresh by every reference worker/);
   });
 
   it('prints a readable table without --json', async () => {
