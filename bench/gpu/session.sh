@@ -36,8 +36,11 @@ wait_s="${2:-540}"
 # work of 2026-12-04 is not yet seen on a GPU; its first step is one 6 GiB problem alone), the timing
 # record alone, the corpus, the isolation's cost.
 # After 2026-12-05 (no GPU either; the timing routine gained the hold, the reference worker a
-# persistent torch.compile cache, the corpus a CUDA event forgery c05h): the same order.
-default_phases="env test-guard+sandbox sizes timing corpus sandbox-cost cli-check"
+# persistent torch.compile cache, the corpus a CUDA event forgery c05h): the isolation's cost moves
+# up beside the sandbox's tests, so that one lease of about 25 usable minutes (env, tests, cost,
+# sizes, timing: about 1,500 s of limits) can finish issue 19's and issue 17's records; the corpus
+# (issue 15) and the CLI check follow if time is left.
+default_phases="env test-guard+sandbox sandbox-cost sizes timing corpus cli-check"
 
 . scripts/gpu-node.sh
 export KFORGE_CACHE_DIR=/tmp/kforge-cache KFORGE_PYTHON="${KFORGE_PYTHON:-python3}" PYTHONUNBUFFERED=1
