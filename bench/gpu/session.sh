@@ -75,7 +75,8 @@ run_phase() {
     case "$name" in
       env) phase env 120 "nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv; \
         python3 -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name(0)); print(\"triton\", triton.__version__)'; \
-        nvcc --version; nproc; free -g; node --version; kforge doctor" ;;
+        nvcc --version; nproc; free -g; node --version; kforge doctor; \
+        bash scripts/test-gpu.sh tests/test_gpu.py -k hold -v -rs" ;;
       test-gpu) phase test-gpu 600 "bash scripts/test-gpu.sh -v -rs --durations=0 --junitxml=$state/test-gpu/junit.xml" ;;
       test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
