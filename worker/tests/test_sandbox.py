@@ -283,7 +283,7 @@ def run(request):
 def test_attack_leaves_the_verdict_honest(run, name):
     _world, results = run
     result = results[name]
-    assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
+    assert verdict(result) == ("correct", None), (result.violation, result.failures, result.candidate.stderr[-3000:])
     assert result.exit_codes == {"reference": 0, "candidate": 0}
     assert result.timed_judgement is not None and result.timed_judgement["passed"] is True
 
@@ -389,7 +389,7 @@ def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path,
         warmup_trials=3,
         sample_calls=(5, 19),
     )
-    assert verdict(result) == ("correct", None), (result.failures, result.candidate.stderr[-3000:])
+    assert verdict(result) == ("correct", None), (result.violation, result.failures, result.candidate.stderr[-3000:])
     isolation = result.message("candidate", "hello")["environment"]["isolation"]
     assert isolation["seccomp"] and {"pid", "mount", "network"} <= set(isolation["namespaces"]), isolation
     checks = {
