@@ -3,11 +3,11 @@
 
 cuda, per timed call: a device-wide synchronize (the refill before it is done), an event marking
 the hold's start, the **hold** (a spin kernel, `torch.cuda._sleep`, sized to the host's launch time
-of a call), an event marking the flush's start, the L2 flush (a buffer twice the L2's size
-written), the start event recorded right behind it on the same stream with no synchronize between
-(so the host launches the call while the device is still holding and flushing: its launch latency
-is hidden, not timed), the call, the end event; then the host waits for the end event alone and
-reads its clock, synchronizes the whole device and reads it again. Per call that gives
+of a call), the L2 flush (a buffer twice the L2's size written), the start event recorded right
+behind it on the same stream with no synchronize between (so the host launches the call while the
+device is still holding and flushing: its launch latency is hidden, not timed), the call, the end
+event; then the host waits for the end event alone and reads its clock, synchronizes the whole
+device and reads it again. Per call that gives
 
 - `times_ms`: the events' time, start to end: the device time of the call on the current stream;
 - `wall_ms`: host-inclusive time: from the host starting the call (or from the flush's end, when
@@ -213,19 +213,18 @@ def _timed_cuda_call(
     call: Callable[[], Any],
     device: torch.device,
     flush: Optional[torch.Tensor],
-    events: Tuple[Any, Any, Any, Any],
+    events: Tuple[Any, Any, Any],
     hold_cycles: int = 0,
 ) -> Tuple[Any, float, float, float, float, bool]:
     """One timed call on cuda: (output, event ms, wall ms, gap ms, launch ms, exposed). See the
     module's docstring; `launch ms` is the host's time from the call's start to its end event's
     record, `exposed` whether the host was still launching when the hold and flush had ended."""
-    hold_start, flush_start, start, end = events
+    hold_start, start, end = events
     _synchronize(device)
     hold_host_ns = _perf_counter_ns()
     _event_record(hold_start)
     if hold_cycles > 0:
         _sleep(hold_cycles)
-    _event_record(flush_start)
     if flush is not None:
         _zero(flush)
     _event_record(start)
@@ -321,7 +320,7 @@ def time_calls(
     if is_cuda:
         if options.flush:
             flush = _empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
-        events = tuple(_Event(enable_timing=True) for _ in range(4))
+        events = tuple(_Event(enable_timing=True) for _ in range(3))
         if options.hold:
             hold = _calibrated_hold(device, launch_ms)
     for index in range(perf_trials):
