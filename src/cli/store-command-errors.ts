@@ -15,13 +15,8 @@ const USAGE_ERRORS = [UsageError, StoreNotFoundError, StoreOpenError, StoreSchem
  *
  * @example catch (error) { io.setExitCode(storeCommandFailure('report', error, io.stderr)); }
  */
-export function storeCommandFailure(
-  command: string,
-  error: unknown,
-  stderr: { write: (text: string) => unknown },
-  usageErrors: ReadonlyArray<abstract new (...args: never[]) => Error> = [],
-): number {
-  const usage = [...USAGE_ERRORS, ...usageErrors].some((kind) => error instanceof kind);
+export function storeCommandFailure(command: string, error: unknown, stderr: { write: (text: string) => unknown }): number {
+  const usage = USAGE_ERRORS.some((kind) => error instanceof kind);
   if (!usage && !(error instanceof StoreDataError)) throw error;
   stderr.write(`kforge ${command}: ${(error as Error).message}\n`);
   return usage ? EXIT.usage : 1;

@@ -7,6 +7,7 @@ import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOp
 import type { RunStatus, RunStore, RunSummary } from '../../store/run-store.js';
 import { unknownRunMessage } from '../unknown-run-message.js';
 import { storeCommandFailure } from '../store-command-errors.js';
+import { UsageError } from '../usage-error.js';
 
 /** What `kforge runs` needs from the outside world; tests replace any of it. */
 export interface RunsCommandDependencies {
@@ -28,8 +29,6 @@ const optionsSchema = z.object({
 type RunsOptions = z.infer<typeof optionsSchema>;
 
 /** A misuse the user can fix: exit status 2 and one line saying how. */
-class RunsUsageError extends Error {}
-
 type Colors = ReturnType<typeof picocolors.createColors>;
 
 const STATUS_COLOR: Record<RunStatus, 'cyan' | 'yellow' | 'green' | 'red'> = {
@@ -125,7 +124,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
   const withStore = async (rawOptions: unknown, work: (store: RunStore, options: RunsOptions) => Promise<void>): Promise<void> => {
     try {
       const parsed = optionsSchema.safeParse(rawOptions);
-      if (!parsed.success) throw new RunsUsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+      if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
       const store = await openStore({ path: resolveStorePath({ path: parsed.data.store, cwd: deps.cwd }), mustExist: true });
       try {
         await work(store, parsed.data);
@@ -133,7 +132,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
         await store.close();
       }
     } catch (error) {
-      setExitCode(storeCommandFailure('runs', error, stderr, [RunsUsageError]));
+      setExitCode(storeCommandFailure('runs', error, stderr));
     }
   };
 
@@ -164,7 +163,7 @@ export function registerRunsCommand(program: Command, deps: RunsCommandDependenc
       withStore(rawOptions, async (store, options) => {
         const summary = await store.getRunSummary(runId);
         if (!summary) {
-          throw new RunsUsageError(unknownRunMessage(runId, store.location));
+          throw new UsageError(unknownRunMessage(runId, store.location));
         }
         stdout.write(options.json ? `${JSON.stringify({ store: store.location, run: summary })}\n` : showText(summary, colors));
       }),
