@@ -31,7 +31,7 @@ python3 bench/kernelbench-sizes/pairs.py --kernelbench "$kernelbench" --leaderbo
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.csv" 2>&1
 
 single="$(grep -m1 '19_ReLU' "$out/pairs/pairs.txt")"
-if [ -n "$single" ]; then
+if [ -n "$single" ] && [ "${SINGLE_LIMIT_S:-150}" -gt 0 ]; then  # SINGLE_LIMIT_S=0: skip it
   started=$(date +%s.%N)
   timeout -s INT "${SINGLE_LIMIT_S:-150}" kforge eval "${single%%:*}" "${single#*:}" --backend cuda --json \
     --perf-trials "$perf" --warmup 5 >"$out/single.json" 2>"$out/single.stderr"

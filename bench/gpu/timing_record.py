@@ -12,8 +12,10 @@ against its ref.py), in fresh processes:
   only, as "before", and `triton.testing.do_bench`, in the first three processes;
 - `ncu`'s gpu__time_duration.sum of the kernels of three calls (one process per kernel, when ncu
   is on PATH and `--no-ncu` is not given);
-- in every process, each label a second time without the hold (the flush alone: the routine of
-  2026-12-03 evening), with the hold's length and the calls whose launch outran it;
+- with `--bare`, in every process, each label a second time without the hold (the flush alone: the
+  routine of 2026-12-03 evening), with the hold's length and the calls whose launch outran it;
+- with `--only NAME,…`, only those kernels (names as in the table: `level1_02_gelu`,
+  `good-kernels/LayerNorm`);
 - with `--knobs`, three more processes per knob of `TimingOptions` (no flush, 0.5 s warm-up,
   blocked call order) for the shipped examples, as time allows.
 
@@ -135,7 +137,7 @@ def child_build(problem_path, candidate_path):
     return {"built": True}
 
 
-def child_time(entries, round_index, options):
+def child_time(entries, round_index, options, bare_too=False):
     import torch
     from kforge_worker.protocol.environment import l2_cache_bytes
     from kforge_worker.timing.timing import TimingOptions, time_calls
@@ -164,7 +166,7 @@ def child_time(entries, round_index, options):
                     record[f"{label}_wall_ms"] = median_of(timed.wall_ms)
                     record[f"{label}_hold_ms"] = timed.hold_ms
                     record[f"{label}_exposed"] = timed.exposed_calls
-                    if not options:
+                    if not options and bare_too:
                         bare = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=TimingOptions(hold=False))
                         record[f"{label}_nohold_ms"] = median_of(bare.times_ms)
                         record[f"{label}_nohold_exposed"] = bare.exposed_calls
@@ -348,7 +350,7 @@ def main():
         if task["kind"] == "build":
             print(json.dumps(child_build(task["problem"], task["candidate"])))
         elif task["kind"] == "time":
-            child_time(task["entries"], task["round"], task.get("options", {}))
+            child_time(task["entries"], task["round"], task.get("options", {}), task.get("bare", False))
         elif task["kind"] == "ncu":
             child_ncu(task["problem"], task["candidate"])
         return
@@ -363,6 +365,8 @@ def main():
     parser.add_argument("--deadline-s", type=float, default=450.0)
     parser.add_argument("--no-ncu", action="store_true")
     parser.add_argument("--knobs", action="store_true")
+    parser.add_argument("--bare", action="store_true", help="time each label without the hold too")
+    parser.add_argument("--only", default="", help="comma-separated kernel names to record (default: all)")
     args = parser.parse_args()
     if not args.out:
         parser.error("give the output folder (or set $OUT)")
@@ -371,6 +375,12 @@ def main():
     started = time.time()
     deadline = started + args.deadline_s
     found = pairs(args.corpus)
+    if args.only:
+        wanted = set(args.only.split(","))
+        found = [entry for entry in found if entry[0] in wanted]
+        missing = wanted - {entry[0] for entry in found}
+        if missing:
+            parser.error(f"no kernel named {', '.join(sorted(missing))}")
     skipped = []
     log = {"builds": {}}
     began = time.time()
@@ -400,7 +410,9 @@ def main():
             ]
             began = time.time()
             done = run_child(
-                out, {"kind": "time", "entries": entries, "round": index}, max(60.0, deadline - time.time() + 60)
+                out,
+                {"kind": "time", "entries": entries, "round": index, "bare": args.bare},
+                max(60.0, deadline - time.time() + 60),
             )
             round_seconds.append(round(time.time() - began, 1))
             rounds.extend(json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))

@@ -61,6 +61,11 @@ export interface EvaluationRequest {
   crossCheck?: boolean;
   /** Host time the timing stage may take, ms (default 30 000): slow candidates get fewer calls, never under 10. */
   timingBudgetMs?: number;
+  /**
+   * Saved output bytes the candidate may hold on the scratch disk before they are judged and
+   * deleted (default 1 GiB; docs/worker-protocol.md, `kept`).
+   */
+  outputAllowanceBytes?: number;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

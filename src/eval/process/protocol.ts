@@ -289,6 +289,28 @@ export const correctnessOutputsMessageSchema = z.object({
   generalisation: z.array(generalisationOutputSchema).optional(),
 });
 
+/**
+ * Saved outputs the candidate hands over before the message that lists them, once the bytes it has
+ * saved and not yet handed over reach the request's `output_allowance_bytes`; it waits for
+ * `outputs-judged` (docs/worker-protocol.md).
+ */
+export const keptMessageSchema = z.object({
+  v: version,
+  type: z.literal('kept'),
+  outputs: z
+    .array(
+      z.object({
+        seed,
+        path: z.string().min(1),
+        input_digest: z.string().nullable().optional(),
+        input_seed: seed.optional(),
+        variant: z.record(z.string(), z.number()).optional(),
+        call: z.number().int().nonnegative().optional(),
+      }),
+    )
+    .min(1),
+});
+
 export const timedSampleSchema = z.object({
   call: z.number().int().nonnegative(),
   seed,
@@ -387,6 +409,7 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   buildInfoMessageSchema,
   builtMessageSchema,
   correctnessOutputsMessageSchema,
+  keptMessageSchema,
   timingMessageSchema,
   calledMessageSchema,
   batchReadyMessageSchema,
@@ -415,6 +438,7 @@ export type BuildInfoMessage = MessageOfType<'build-info'>;
 export type BuiltMessage = MessageOfType<'built'>;
 export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
 export type TimingMessage = MessageOfType<'timing'>;
+export type KeptMessage = MessageOfType<'kept'>;
 export type TimedSample = z.infer<typeof timedSampleSchema>;
 export type CrossCheckMessage = z.infer<typeof crossCheckSchema>;
 export type GuardMessage = MessageOfType<'guard'>;

@@ -21,6 +21,8 @@ export interface ScratchDirectory {
   temporaryDirectory: string;
   /** Removes everything, unless the directory is kept. Safe to call twice. */
   remove(): Promise<void>;
+  /** The directory stays after the evaluation (`KFORGE_KEEP_SCRATCH=1`): its files are not deleted either. */
+  keep?: boolean;
 }
 
 export interface ScratchDirectoryOptions {
@@ -44,6 +46,7 @@ export async function createScratchDirectory(options: ScratchDirectoryOptions = 
   return {
     path: directory,
     ...folders,
+    keep: options.keep === true,
     remove: async () => {
       if (!options.keep) await rm(directory, { recursive: true, force: true, maxRetries: 3 });
     },

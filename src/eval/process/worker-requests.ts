@@ -74,6 +74,8 @@ export const candidateRequestSchema = z.object({
   memory_grant_bytes: memoryGrant.optional(),
   /** Time the candidate a second way after the timed calls (`--cross-check`). */
   cross_check: z.boolean().optional(),
+  /** Bytes of saved, not yet judged outputs at which the candidate hands them over (`kept`). */
+  output_allowance_bytes: z.number().int().positive().optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -98,6 +100,9 @@ export const judgeRequestSchema = z.object({
 export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
 export const stopRequestSchema = z.object({ v: version, type: z.literal('stop') });
+
+/** The outputs of a `kept` message are judged and their files gone: the candidate goes on. */
+export const outputsJudgedRequestSchema = z.object({ v: version, type: z.literal('outputs-judged') });
 
 /** Go on; the `continue` that starts the timing stage may fix the contents per timed model. */
 export const continueRequestSchema = z.object({
@@ -144,6 +149,7 @@ export const workerRequestSchema = z.discriminatedUnion('type', [
   candidateRequestSchema,
   judgeRequestSchema,
   stopRequestSchema,
+  outputsJudgedRequestSchema,
   continueRequestSchema,
   stepRequestSchema,
   goRequestSchema,

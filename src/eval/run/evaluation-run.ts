@@ -35,6 +35,7 @@ import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { stageCandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
+import { OutputHandover, type JudgedOutput, type JudgeStep } from './output-handover.js';
 import type { WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../process/worker-role.js';
 
@@ -96,6 +97,8 @@ export class EvaluationRun {
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
   readonly #guard = new GuardRecorder();
+  /** The candidate's saved outputs, judged as they are handed over and deleted once judged. */
+  readonly #outputs: OutputHandover;
 
   /** When the evaluation began: baselines measured before it count as cached (see `#requestReference`). */
   readonly #startedAtMs: number;
@@ -103,6 +106,11 @@ export class EvaluationRun {
   constructor(context: EvaluationRunContext) {
     this.#context = context;
     this.#startedAtMs = (context.startedAt ?? context.now()).getTime();
+    this.#outputs = new OutputHandover({
+      outputDirectory: context.scratch.outputDirectory,
+      judge: (outputs) => this.#judgeNow(outputs),
+      keepFiles: context.scratch.keep === true,
+    });
   }
 
   /** Runs the evaluation and returns its result; the workers are dead when it returns. */
@@ -294,6 +302,7 @@ export class EvaluationRun {
       ...this.#sizeFields(),
       ...(awaitDevice ? { await_device: true } : {}),
       ...(settings.crossCheck ? { cross_check: true } : {}),
+      output_allowance_bytes: Math.max(1, Math.floor(settings.outputAllowanceBytes)),
     });
     if (!awaitDevice) return { ok: true, value: null };
     let built = await this.#expect(candidate, 'build-info', 'built');
@@ -464,8 +473,14 @@ export class EvaluationRun {
   /** The next message, which must be of one of `types`; a failure or the worker's end stops the run. */
   async #expect<T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]): Promise<Step<MessageOfType<T>>> {
     let event = await worker.next();
-    while (event.type === 'message' && isGuardMessage(event.message) && !(types as string[]).includes(event.message.type)) {
-      this.#guard.record(event.message);
+    while (event.type === 'message' && !(types as string[]).includes(event.message.type)) {
+      if (isGuardMessage(event.message)) this.#guard.record(event.message);
+      else if (event.message.type === 'kept' && worker.role === 'candidate') {
+        // Outputs handed over early (docs/worker-protocol.md): judged and deleted before it goes on.
+        const failed = await this.#outputs.accept(event.message);
+        if (failed && !failed.ok) return failed;
+        worker.send({ v: 1, type: 'outputs-judged' });
+      } else break;
       event = await worker.next();
     }
     const expected = types.join('` or `');
@@ -492,7 +507,12 @@ export class EvaluationRun {
     return { ok: false, outcome: outcomeOfWorkerEnd(result, 'nothing more', true) };
   }
 
-  async #judge(outputs: Array<Omit<SavedOutput, 'input_digest'> & { input_digest?: string }>): Promise<Step<MessageOfType<'judgement'>>> {
+  /** The judgement of saved outputs in their order (those handed over earlier are not judged again). */
+  #judge(outputs: JudgedOutput[]): Promise<JudgeStep> {
+    return this.#outputs.judgement(outputs);
+  }
+
+  async #judgeNow(outputs: JudgedOutput[]): Promise<JudgeStep> {
     const reference = this.#workers.reference!;
     const { tolerance } = this.#context.settings;
     reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs });

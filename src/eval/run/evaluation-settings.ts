@@ -16,6 +16,12 @@ export const EVALUATION_DEFAULTS = {
   timingSeeds: 3,
   /** Timed calls whose outputs are judged (docs/hacks.md #9). */
   sampleCalls: 3,
+  /**
+   * Bytes of saved outputs the candidate may hold on the scratch disk before it hands them over to
+   * be judged and deleted (docs/worker-protocol.md, `kept`): below KernelBench's largest outputs
+   * (6 GiB), above what most problems save in a whole evaluation.
+   */
+  outputAllowanceBytes: 1024 ** 3,
 } as const;
 
 /** An {@link EvaluationRequest} with every default filled in and paths made absolute. */
@@ -52,6 +58,8 @@ export interface EvaluationSettings {
   crossCheck: boolean;
   /** Host time the candidate's timing stage (and each baseline) may take, ms; past it fewer calls, never under 10. */
   timingBudgetMs: number;
+  /** Saved, unjudged output bytes at which the candidate hands its outputs over (see EVALUATION_DEFAULTS). */
+  outputAllowanceBytes: number;
 }
 
 /** Fills in the defaults of a request. */
@@ -81,5 +89,6 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     memoryGrantBytes: null,
     crossCheck: request.crossCheck === true,
     timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
+    outputAllowanceBytes: request.outputAllowanceBytes ?? EVALUATION_DEFAULTS.outputAllowanceBytes,
   };
 }

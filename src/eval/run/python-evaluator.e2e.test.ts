@@ -115,6 +115,21 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
     assert.equal(cheat.reasons[0]?.check, 'timed-output');
   });
 
+  it('outputs handed over one at a time (an allowance of one byte) are judged as when listed together', async () => {
+    // At KernelBench's sizes each saved output exceeds the allowance: every one is handed over
+    // (`kept`), judged and deleted before the candidate goes on.
+    const honest = await evaluate('scale-add-correct', { outputAllowanceBytes: 1 });
+    assert.equal(honest.verdict, 'correct', reason(honest));
+    assert.equal(honest.correctness?.passed, 5);
+    assert.equal(honest.timing?.candidate_ms.n, 20);
+    const wrong = await evaluate('scale-add-incorrect', { outputAllowanceBytes: 1, skipTiming: true });
+    assert.equal(wrong.verdict, 'incorrect', reason(wrong));
+    assert.equal(wrong.reasons[0]?.check, 'mismatch');
+    const cheat = await evaluate('cheats-when-timed', { outputAllowanceBytes: 1 });
+    assert.equal(cheat.verdict, 'rejected', reason(cheat));
+    assert.equal(cheat.reasons[0]?.check, 'timed-output');
+  });
+
   for (const policy of ['kernelbench', 'own-kernels'] as const) {
     it(`rejected under ${policy}: no native code, and PyTorch did the work (decided from what ran, with attribution)`, async () => {
       const result = await evaluate('scale-add-correct', { guardPolicy: policy, skipTiming: true });

@@ -204,6 +204,8 @@ class CandidateRequest:
     guard: GuardSettings = None
     generalisation_seeds: List[int] = ()
     cross_check: bool = False
+    #: Bytes of saved outputs not yet judged at which the candidate hands them over (output_spool.py).
+    output_allowance_bytes: Optional[int] = None
 
 
 def parse_candidate_request(message: dict) -> CandidateRequest:
@@ -226,7 +228,15 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         guard=parse_guard(message),
         generalisation_seeds=_generalisation_seeds(message),
         cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
+        output_allowance_bytes=_allowance(message),
     )
+
+
+def _allowance(message: dict) -> Optional[int]:
+    value = _count(message, "output_allowance_bytes", optional=True)
+    if value == 0:
+        raise ProtocolError("expected `output_allowance_bytes` to be a positive number of bytes, got 0")
+    return value
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.errors import StageFailure
+from ..protocol.output_spool import HandOverStopped, OutputSpool
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
 from ..timing.timing import changed_timers, timer_identities
@@ -101,6 +102,13 @@ def wait_for_device(channel: Channel, message: dict) -> bool:
 
 
 def run_candidate(channel: Channel, message: dict) -> None:
+    try:
+        _run_candidate(channel, message)
+    except HandOverStopped:
+        return
+
+
+def _run_candidate(channel: Channel, message: dict) -> None:
     request = parse_candidate_request(message)
     run = request.run
     limit_resources()
@@ -110,6 +118,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     timers = Watched(channel)
     guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
     os.makedirs(request.output_dir, exist_ok=True)
+    spool = OutputSpool(channel, request.output_allowance_bytes)
     await_device = awaits_device(message)
     keep_unchanged_source_times()
     build_started_ns = time.time_ns()
@@ -137,12 +146,13 @@ def run_candidate(channel: Channel, message: dict) -> None:
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
         guard.check_state("constructing ModelNew")
     with stage(channel.send, "correctness"):
-        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard)
+        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard, spool)
         check_after(timers, guard, "the correctness trials")
         guard.record_call_checks()
         channel.send("guard-checks", stage="correctness", checks=guard.log.take())
     release_cached()  # the reference judges these outputs on the same device now
     channel.send("correctness-outputs", outputs=saved, generalisation=extra)
+    spool.listed()
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return
@@ -152,7 +162,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
     with stage(channel.send, "timing"):
         guard.check_state("the candidate's calls before timing")
         guard.reset_persisting_l2()
-        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, contents)
+        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, spool, contents)
         check_after(timers, guard, "the timed calls")
         channel.send("guard-checks", stage="timing", checks=guard.log.take())
     channel.send("timing", **result)

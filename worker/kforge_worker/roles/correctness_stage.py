@@ -8,8 +8,9 @@ correctness trial (a fresh model's first call, after the process's one-time set-
 call) runs under the dispatch trace and the profiler: the ATen operators its forward dispatches
 (`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
 checks; its output is saved and judged like the others.
-Outputs are copied on the device right after the call and saved (output_file.py); the reference
-outputs never exist in this process.
+Outputs are copied on the device right after the call and saved (output_file.py), and noted on the
+spool (output_spool.py), which hands them to the parent early when they reach the request's
+allowance; the reference outputs never exist in this process.
 """
 
 import os
@@ -23,6 +24,7 @@ from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
 from ..protocol import outputs
 from ..protocol.errors import StageFailure, failures_as
+from ..protocol.output_spool import OutputSpool
 
 CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
 FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
@@ -83,7 +85,7 @@ def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntim
 
 
 def run_trials(
-    problem, model_class, seeds: List[int], device, dtype, output_dir: str, guard: GuardRuntime
+    problem, model_class, seeds: List[int], device, dtype, output_dir: str, guard: GuardRuntime, spool: OutputSpool
 ) -> List[dict]:
     saved = []
     for index, seed in enumerate(seeds):
@@ -94,11 +96,19 @@ def run_trials(
         path = save_output(output, os.path.join(output_dir, f"correctness-{index}.out"))
         saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
         del model, inputs, output
+        spool.saved(saved[-1])
     return saved
 
 
 def run_generalisation(
-    problem, model_class, trials: List[Tuple[int, Dict[str, int]]], device, dtype, output_dir: str, guard: GuardRuntime
+    problem,
+    model_class,
+    trials: List[Tuple[int, Dict[str, int]]],
+    device,
+    dtype,
+    output_dir: str,
+    guard: GuardRuntime,
+    spool: OutputSpool,
 ) -> List[dict]:
     """Each trial's output file, or its error when the candidate raised at that size."""
     entries = []
@@ -111,6 +121,7 @@ def run_generalisation(
             entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.out"))
             entry["input_digest"] = input_digest(inputs)
             del model, inputs, output
+            spool.saved({key: entry[key] for key in ("seed", "variant", "path", "input_digest")})
         except StageFailure as failure:
             if failure.check not in TRIAL_CHECKS:
                 raise
@@ -119,14 +130,16 @@ def run_generalisation(
     return entries
 
 
-def run_correctness(problem, model_class, request, device, dtype, guard: GuardRuntime) -> Tuple[List[dict], List[dict]]:
+def run_correctness(
+    problem, model_class, request, device, dtype, guard: GuardRuntime, spool: OutputSpool
+) -> Tuple[List[dict], List[dict]]:
     """(saved correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
     run = request.run
     warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
-    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard)
+    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard, spool)
     seeds = generalisation.effective_seeds(
         request.generalisation_seeds, request.guard.gate_specialisation, run.correctness_seeds
     )
     trials = generalisation.plan(problem, seeds)
-    extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard)
+    extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard, spool)
     return saved, extra

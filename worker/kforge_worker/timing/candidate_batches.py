@@ -18,6 +18,7 @@ import torch
 from ..problem.inputs import cast_inputs, input_digest, make_inputs, seed_everything
 from ..problem.seeds import derived_seed
 from ..protocol.channel import Channel
+from ..protocol.output_spool import OutputSpool
 from ..roles.correctness_stage import copy_output, save_copied
 from .timing import time_batch
 from .timing_dialogue import receive_go, receive_kept
@@ -43,10 +44,11 @@ class CandidateBatches:
         output_dir: str,
         channel: Channel,
         check_output: Callable[[Any, str], None],
+        spool: OutputSpool,
     ):
         self.problem, self.models, self.contents = problem, models, contents
         self.device, self.dtype, self.output_dir = device, dtype, output_dir
-        self.channel, self.check_output = channel, check_output
+        self.channel, self.check_output, self.spool = channel, check_output, spool
         self.used = [0] * len(models)
         self.count = 0
 
@@ -90,6 +92,7 @@ class CandidateBatches:
                     "input_digest": input_digest(inputs),
                 }
             )
+            self.spool.saved(samples[-1])
         del outputs, bound, sets
         for model_index in range(len(self.models)):
             self.used[model_index] += calls_of_model(model_index, len(self.models), calls)

@@ -9,6 +9,7 @@ closing synchronize): the device's last error, the output's leaves (`deferred-wo
 worker writes `called` and waits for the parent's `step`: whether to keep this call's output (it
 is then copied and saved with the digest of its inputs), and what comes next (the next call, a
 trusted batch, or the end of the phase). No list of sampled calls ever exists in this process.
+A kept output is noted on the spool (output_spool.py), which may hand it to the parent at once.
 After the loop on cuda, `side-stream` (side_stream.py) on the calls' gaps.
 
 With the run-time checks off (guard_runtime.py, benchmarks only) each model keeps its one input set
@@ -27,6 +28,7 @@ from ..problem.inputs import input_digest, seed_everything
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.environment import l2_cache_bytes
 from ..protocol.errors import StageFailure, failures_as
+from ..protocol.output_spool import OutputSpool
 from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
 from .candidate_batches import CandidateBatches
 from .cross_check import cross_check
@@ -43,6 +45,7 @@ def run_timing(
     dtype,
     guard: GuardRuntime,
     channel: Channel,
+    spool: OutputSpool,
     contents_per_model: Optional[int] = None,
 ) -> Dict[str, Any]:
     """The fields of the `timing` message."""
@@ -72,6 +75,7 @@ def run_timing(
         request.output_dir,
         channel,
         lambda output, where: guard.after_call(output, where),
+        spool,
     )
 
     def slot(phase: str, index: int):
@@ -100,6 +104,7 @@ def run_timing(
                 "input_digest": input_digest(timed.live),
             }
         )
+        spool.saved(samples[-1])
 
     def proceed(phase: str, index: int, output: Any) -> bool:
         channel.send("called", phase=phase, index=index)
