@@ -69,6 +69,13 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
         ? styles.dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
         : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`),
     );
+    const kernels = check.kernels;
+    if (kernels?.unavailable) lines.push(styles.dim(`cross-check (${kernels.method}): not measured: ${kernels.unavailable}`));
+    else if (kernels?.median_ms !== undefined) {
+      const kernelRatio = kernels.ratio == null ? '—' : kernels.ratio.toFixed(3);
+      const said = `cross-check (${kernels.method}): ${formatMilliseconds(kernels.median_ms)} ms, ratio ${kernelRatio}`;
+      lines.push(kernels.agrees ? styles.dim(`${said}, within ${percent(check.bound)}`) : warn(`${said}: ${kernels.finding ?? 'the methods disagree'}`));
+    }
   }
   const anchor = timing.baseline_anchor;
   if (anchor?.used === 'anchor') {

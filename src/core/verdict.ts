@@ -156,6 +156,17 @@ export const timingSummarySchema = z.object({
       bound: z.number(),
       agrees: z.boolean(),
       finding: z.string().optional(),
+      /** cuda: the sum of the call's kernels' own durations (CUPTI, as ncu's gpu__time_duration.sum), or why not. */
+      kernels: z
+        .object({
+          method: z.string(),
+          median_ms: z.number().optional(),
+          ratio: z.number().nullable().optional(),
+          agrees: z.boolean().optional(),
+          finding: z.string().optional(),
+          unavailable: z.string().optional(),
+        })
+        .optional(),
     })
     .optional(),
   /** Eager re-timed beside the candidate, and whether the cached baselines still hold. */

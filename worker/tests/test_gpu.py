@@ -180,3 +180,33 @@ def test_the_hold_keeps_a_slow_launch_out_of_the_device_time():
     assert sorted(held.times_ms)[25] < kernel_ms + 0.05, (sorted(held.times_ms)[25], kernel_ms)
     assert sorted(bare.times_ms)[25] > kernel_ms + 0.15, (sorted(bare.times_ms)[25], kernel_ms)
     assert bare.exposed_calls >= 45 and all(wall >= 0.3 for wall in held.wall_ms)
+
+
+def test_the_cross_check_sums_the_kernels_own_durations():
+    """Two kernels per call with a host pause between their launches: back-to-back events see the
+    pause (the device waits for the second launch), the kernels' own durations do not, and they
+    agree with the per-call loop's figure for one kernel alone (docs/timing.md, cross-check)."""
+    import time
+
+    from kforge_worker.timing.cross_check import KERNEL_CALLS, cross_check
+    from kforge_worker.timing.timing import time_calls
+
+    device = torch.device("cuda", 0)
+    data = torch.randn(1 << 24, device=device)
+
+    def paused_pair():
+        first = data * 2
+        until = time.perf_counter() + 0.002
+        while time.perf_counter() < until:
+            pass
+        return first + 1
+
+    checked = cross_check([paused_pair], 30, device, None)
+    kernels = checked["kernels"]
+    assert kernels["method"] == "kernel-durations" and "unavailable" not in kernels, kernels
+    assert len(kernels["times_ms"]) == KERNEL_CALLS
+    one_kernel_ms = sorted(time_calls([lambda: data * 2], 10, 50, device).times_ms)[25]
+    summed = sorted(kernels["times_ms"])[KERNEL_CALLS // 2]
+    events = sorted(checked["times_ms"])[15]
+    assert one_kernel_ms < summed < 3 * one_kernel_ms, (summed, one_kernel_ms)
+    assert events > summed + 1.5, (events, summed)

@@ -323,6 +323,11 @@ export const timedSampleSchema = z.object({
 export const crossCheckSchema = z.object({
   method: z.string().min(1),
   times_ms: z.array(milliseconds).min(1),
+  /** cuda: the kernels' own durations per call (CUPTI), or why they could not be had. */
+  kernels: z
+    .object({ method: z.string().min(1), times_ms: z.array(milliseconds).min(1).optional(), unavailable: z.string().optional() })
+    .refine((kernels) => (kernels.times_ms === undefined) !== (kernels.unavailable === undefined), 'either times_ms or unavailable')
+    .optional(),
 });
 
 /**

@@ -200,3 +200,46 @@ describe('timed contents', () => {
     assert.deepEqual(second, { seed: 21, inputSeed: derivedSeed(21, 40) });
   });
 });
+
+describe('the cross-check (docs/timing.md)', () => {
+  const plain = { dim: (text: string) => text };
+  const summaryWith = (crossCheck: NonNullable<Parameters<typeof summarizeTiming>[0]['candidate']['cross_check']>) =>
+    summarizeTiming({
+      candidate: { v: 1, type: 'timing', times_ms: repeat(0.236, 100), samples: [], cross_check: crossCheck },
+      eager: { times_ms: repeat(0.32, 100) },
+      compile: null,
+      baselineCached: false,
+    });
+
+  it('compares the median with back-to-back events and with the kernels’ own durations', () => {
+    const summary = summaryWith({
+      method: 'back-to-back-events',
+      times_ms: repeat(0.239, 100),
+      kernels: { method: 'kernel-durations', times_ms: repeat(0.228, 20) },
+    });
+    const check = summary.cross_check!;
+    assert.equal(check.agrees, true);
+    assert.ok(Math.abs(check.ratio! - 0.236 / 0.239) < 1e-9);
+    assert.equal(check.kernels?.agrees, true);
+    assert.ok(Math.abs(check.kernels!.ratio! - 0.236 / 0.228) < 1e-9);
+    assert.equal(check.kernels?.finding, undefined);
+    const notes = timingNotes(summary, plain).filter((line) => line.trim().startsWith('cross-check'));
+    assert.equal(notes.length, 2);
+    assert.match(notes[1]!, /kernel-durations.*within 10\.0%/);
+  });
+
+  it('says which way the kernels’ durations disagree, and why they are missing', () => {
+    const gaps = summaryWith({ method: 'back-to-back-events', times_ms: repeat(0.24, 10), kernels: { method: 'kernel-durations', times_ms: repeat(0.1, 20) } });
+    assert.equal(gaps.cross_check?.kernels?.agrees, false);
+    assert.match(gaps.cross_check!.kernels!.finding!, /gaps between its kernels/);
+    const less = summaryWith({ method: 'back-to-back-events', times_ms: repeat(0.24, 10), kernels: { method: 'kernel-durations', times_ms: repeat(0.5, 20) } });
+    assert.match(less.cross_check!.kernels!.finding!, /less device time than its own kernels ran for/);
+    const missing = summaryWith({
+      method: 'back-to-back-events',
+      times_ms: repeat(0.24, 10),
+      kernels: { method: 'kernel-durations', unavailable: 'no CUPTI' },
+    });
+    assert.deepEqual(missing.cross_check?.kernels, { method: 'kernel-durations', unavailable: 'no CUPTI' });
+    assert.ok(timingNotes(missing, plain).some((line) => line.includes('not measured: no CUPTI')));
+  });
+});

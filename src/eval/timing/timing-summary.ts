@@ -61,7 +61,28 @@ function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSumma
       : {
           finding: `the timed calls' median and ${check.method}'s differ by more than ${CROSS_CHECK_BOUND * 100}% (ratio ${ratio === null ? 'undefined' : ratio.toFixed(3)})`,
         }),
+    ...(check.kernels ? { kernels: kernelCheck(candidate, check.kernels) } : {}),
   };
+}
+
+type KernelCheck = NonNullable<NonNullable<TimingSummary['cross_check']>['kernels']>;
+
+/**
+ * The timed calls' median against the sum of the kernels' own durations: the median is that or
+ * more (launch gaps between a call's kernels are in it), so the finding says which way it is off.
+ */
+function kernelCheck(candidate: TimingStats, kernels: NonNullable<NonNullable<TimingMessage['cross_check']>['kernels']>): KernelCheck {
+  if (!kernels.times_ms) return { method: kernels.method, unavailable: kernels.unavailable ?? 'no figures' };
+  const sum = summarizeTimes(kernels.times_ms).median;
+  const ratio = sum > 0 ? candidate.median / sum : null;
+  const agrees = ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND;
+  let finding: string | undefined;
+  if (ratio === null) finding = 'the kernels ran for no measurable time';
+  else if (ratio > 1 + CROSS_CHECK_BOUND)
+    finding = `the timed calls' median is ${ratio.toFixed(3)}x the sum of the call's kernel durations: gaps between its kernels (launches from the host) are in the device time`;
+  else if (ratio < 1 - CROSS_CHECK_BOUND)
+    finding = `the timed calls' median is ${ratio.toFixed(3)}x the sum of the call's kernel durations: less device time than its own kernels ran for (kernels overlapping on several streams, or a timing that does not hold)`;
+  return { method: kernels.method, median_ms: sum, ratio, agrees, ...(finding ? { finding } : {}) };
 }
 
 /**

@@ -127,7 +127,7 @@ def _marker(device: torch.device) -> None:
     torch.cuda.synchronize(device)
 
 
-def _is_marker(name: str) -> bool:
+def is_marker(name: str) -> bool:
     qualified = qualified_name(name)
     return qualified.startswith("at::") and qualified.endswith(MARKER_KERNEL)
 
@@ -178,7 +178,7 @@ def _on_device(event: Any) -> bool:
     return str(getattr(event, "device_type", "")).endswith("CUDA")
 
 
-def _is_device(event: Any) -> bool:
+def is_device(event: Any) -> bool:
     """A kernel or copy the device ran. Not a user annotation: torch 2.x emits, for every kernel
     inside a `record_function` range (the worker's own CALLER_MARKER among them), a device-side
     event of the range's name with that kernel's duration (`is_user_annotation`); counted as a
@@ -197,8 +197,8 @@ def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
             trace.other_threads, trace.threads_unavailable = None, "the profiler lost the caller's marker"
     if trace.kernels is None:
         return
-    names = Counter(event.name for event in events if _is_device(event))
-    markers = sum(count for name, count in names.items() if _is_marker(name))
+    names = Counter(event.name for event in events if is_device(event))
+    markers = sum(count for name, count in names.items() if is_marker(name))
     expected = MARKERS_PER_CALL if called else 1
     if markers < expected:
         trace.kernels = None
@@ -209,7 +209,7 @@ def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
         )
         return
     for name, count in names.items():
-        if _is_marker(name):
+        if is_marker(name):
             taken = min(count, expected)
             count, expected = count - taken, expected - taken
         if count <= 0:
@@ -221,7 +221,7 @@ def _read(profiler, trace: KernelTrace, glue: FrozenSet[str], called: bool) -> N
     _launches(events, trace)
 
 
-def _duration_us(event: Any) -> float:
+def duration_us(event: Any) -> float:
     try:
         return float(event.time_range.elapsed_us())
     except AttributeError:
@@ -244,8 +244,8 @@ def _launches(events: List[Any], trace: KernelTrace) -> None:
     `unlinked_us`."""
     device_us: Dict[str, float] = {}
     for event in events:
-        if _is_device(event) and not _is_marker(event.name):
-            device_us[event.name] = device_us.get(event.name, 0.0) + _duration_us(event)
+        if is_device(event) and not is_marker(event.name):
+            device_us[event.name] = device_us.get(event.name, 0.0) + duration_us(event)
     linked_us: Dict[str, float] = {}
     for event in events:
         kernels = getattr(event, "kernels", None) or []
@@ -253,7 +253,7 @@ def _launches(events: List[Any], trace: KernelTrace) -> None:
             continue
         operators = _launching_operators(event)
         for kernel in kernels:
-            if _is_marker(kernel.name) or kernel.name not in device_us:
+            if is_marker(kernel.name) or kernel.name not in device_us:
                 continue
             trace.launches.append(KernelLaunch(kernel.name, float(kernel.duration), operators))
             linked_us[kernel.name] = linked_us.get(kernel.name, 0.0) + float(kernel.duration)

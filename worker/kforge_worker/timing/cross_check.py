@@ -7,16 +7,28 @@ per call the L2 flush, a start event, the call, an end event; one device-wide sy
 end, each output dropped as it returns. cpu: groups of calls back to back, the host clock read
 only around each group (the per-call loop reads it around every call); each group's mean is one
 figure.
+
+cuda also: the kernels' own durations (`kernel-durations`), as `ncu`'s gpu__time_duration.sum
+gives them: KERNEL_CALLS calls under torch's profiler (CUPTI's activity records: the device's
+start and end of every kernel), each after the L2 flush and between two marker kernels of the
+worker's own, and per call the sum of the durations of the kernels and copies between its markers.
+No launch gap is in it, so the timed calls' median is that or more. Work a call leaves running
+past its closing marker is not counted here (the side-stream check is about that).
 """
+
+import os
 
 import time
 from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 
+from ..guard.kernel_trace import duration_us, is_device, is_marker, kernels_reason
 from .timing import DEFAULT_L2_BYTES, call_order
 
 CPU_GROUPS = 5
+#: Calls profiled for `kernel-durations`.
+KERNEL_CALLS = 20
 _perf_counter_ns = time.perf_counter_ns
 
 
@@ -48,9 +60,72 @@ def _host_groups(calls: Sequence[Callable[[], Any]], count: int) -> List[float]:
     return figures
 
 
+def _start_us(event: Any) -> float:
+    try:
+        return float(event.time_range.start)
+    except AttributeError:
+        return 0.0
+
+
+def _kernel_durations(calls: Sequence[Callable[[], Any]], count: int, device, l2_bytes: Optional[int]) -> dict:
+    """`{"method": "kernel-durations", "times_ms"}`, or `{"method", "unavailable"}` saying why not."""
+    method = "kernel-durations"
+    reason = kernels_reason(device)
+    if reason is None and torch.autograd._profiler_enabled():
+        reason = "a profiler was already running on the calling thread"
+    if reason is not None:
+        return {"method": method, "unavailable": reason}
+    from torch.profiler import ProfilerActivity, profile
+
+    flush = torch.empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
+    calls_made = max(1, min(count, KERNEL_CALLS))
+    os.environ["TEARDOWN_CUPTI"] = "1"
+    torch.cuda.synchronize(device)
+    raised = None
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+            for index in range(calls_made):
+                flush.zero_()
+                torch.cuda._sleep(1)
+                try:
+                    calls[call_order(index, len(calls), calls_made, "rotate")]()
+                except BaseException as error:  # the candidate's own: raised below, not a profiler failure
+                    raised = error
+                    break
+                torch.cuda._sleep(1)
+                torch.cuda.synchronize(device)
+        events = sorted((event for event in profiler.events() if is_device(event)), key=_start_us)
+    except Exception as error:  # the profiler's failure is reported, never the candidate's
+        if raised is None:
+            return {"method": method, "unavailable": f"the profiler failed ({type(error).__name__}: {error})"}
+    if raised is not None:
+        raise raised
+    times, inside, total_us, markers = [], False, 0.0, 0
+    for event in events:
+        if is_marker(event.name):
+            markers += 1
+            if inside:
+                times.append(total_us / 1000.0)
+            inside, total_us = not inside, 0.0
+        elif inside:
+            total_us += duration_us(event)
+    if markers != 2 * calls_made:
+        return {
+            "method": method,
+            "unavailable": f"the profiler recorded {markers} of the {2 * calls_made} marker kernels "
+            f"(CUPTI not recording every kernel)",
+        }
+    return {"method": method, "times_ms": times}
+
+
 def cross_check(calls: Sequence[Callable[[], Any]], count: int, device: torch.device, l2_bytes: Optional[int]) -> dict:
-    """`{"method", "times_ms"}`: the second method's per-call figures."""
+    """`{"method", "times_ms"}`: the second method's per-call figures; on cuda with `kernels`, the
+    kernels' own durations (or why they could not be had)."""
     count = max(1, count)
     if device.type == "cuda":
-        return {"method": "back-to-back-events", "times_ms": _events(calls, count, device, l2_bytes)}
+        return {
+            "method": "back-to-back-events",
+            "times_ms": _events(calls, count, device, l2_bytes),
+            "kernels": _kernel_durations(calls, count, device, l2_bytes),
+        }
     return {"method": "back-to-back-host-clock", "times_ms": _host_groups(calls, count)}
