@@ -14,6 +14,8 @@ PINGS = 3
 BATCH_TARGET_MS = 50.0
 BATCH_OVERHEAD_MULTIPLE = 25
 MAX_BATCH_CALLS = 5000
+#: Input and output bytes one batch may hold at once (candidate-timing-driver.ts, BATCH_POOL_BYTES).
+BATCH_POOL_BYTES = 512 * 1024**2
 
 
 @dataclass
@@ -48,6 +50,9 @@ class Stopped(Exception):
         self.message = message
 
 
+#: Messages that end the dialogue without a breach: the candidate's failure, a machine fault.
+ENDINGS = ("failure", "fault")
+
 #: Messages that may come between any two of the timing dialogue's (the parent records them).
 INFORMATIONAL = ("stage", "guard", "guard-checks", "build-info")
 
@@ -81,16 +86,24 @@ def _batch(candidate, calls: int, overhead: List[float], rng: random.Random) -> 
 
 
 def _batch_calls(
-    batches: List[Batch], spacing_ms: float, fixed: Optional[int], models: int, round_trip_ms: float
+    batches: List[Batch],
+    spacing_ms: float,
+    fixed: Optional[int],
+    models: int,
+    round_trip_ms: float,
+    call_bytes: Optional[int] = None,
 ) -> int:
     """The TypeScript driver's sizing: at least BATCH_TARGET_MS, and BATCH_OVERHEAD_MULTIPLE round
-    trips, of the slowest per-call figure known."""
+    trips, of the slowest per-call figure known, within BATCH_POOL_BYTES of fresh inputs and
+    outputs (`call_bytes` a call, the reference's roofline; at least one call)."""
     if fixed is not None:
         return fixed
     per_call = batches[-1].elapsed_ms / batches[-1].calls if batches else spacing_ms
     target = max(BATCH_TARGET_MS, BATCH_OVERHEAD_MULTIPLE * round_trip_ms)
     wanted = int(target / per_call + 0.999) if per_call > 0 else MAX_BATCH_CALLS
-    return max(models, min(MAX_BATCH_CALLS, wanted))
+    by_memory = BATCH_POOL_BYTES // call_bytes if call_bytes else MAX_BATCH_CALLS
+    limit = max(1, min(MAX_BATCH_CALLS, by_memory))
+    return max(1, min(limit, max(models, wanted)))
 
 
 def drive_timing(
@@ -104,9 +117,11 @@ def drive_timing(
     batch_calls: Optional[int] = None,
     contents_per_model: Optional[int] = None,
     seed: int = 0,
+    call_bytes: Optional[int] = None,
 ) -> DrivenTiming:
-    """Sends `continue` and answers the timing stage until `timing`, a `failure` or the end.
-    `batch_calls` fixes the batches' size (None: sized as the TypeScript driver does)."""
+    """Sends `continue` and answers the timing stage until `timing`, a `failure` (or a `fault`: the
+    machine's, as the parent takes it) or the end. `batch_calls` fixes the batches' size (None:
+    sized as the TypeScript driver does, within BATCH_POOL_BYTES by `call_bytes`)."""
     rng = random.Random(seed)
     message = {"type": "continue"}
     if contents_per_model is not None:
@@ -119,7 +134,7 @@ def drive_timing(
     last_called, spacing = None, float("inf")
     while expected is not None:
         message = next_message(candidate)
-        if message is None or message["type"] == "failure":
+        if message is None or message["type"] in ENDINGS:
             return DrivenTiming(timing=message, batches=batches, kept=kept)
         if message["type"] != "called" or (message["phase"], message["index"]) != expected:
             return DrivenTiming(
@@ -135,14 +150,14 @@ def drive_timing(
             kept.append(index)
         if (phase, index) in points and batch_calls != 0:
             overhead = [_ping(reference) for _ in range(PINGS)]
-            calls = _batch_calls(batches, spacing, batch_calls, models, max(overhead))
+            calls = _batch_calls(batches, spacing, batch_calls, models, max(overhead), call_bytes)
             candidate.send({"type": "step", "keep": keep, "next": "batch", "calls": calls})
             keep = False
             try:
                 batches.append(_batch(candidate, calls, overhead, rng))
             except Stopped as stopped:
                 message = stopped.message
-                wrong = message is not None and message["type"] != "failure"
+                wrong = message is not None and message["type"] not in ENDINGS
                 return DrivenTiming(
                     timing=message, batches=batches, kept=kept, violation=f"a batch got {message}" if wrong else None
                 )
@@ -150,6 +165,6 @@ def drive_timing(
         candidate.send({"type": "step", "keep": keep, "next": "end" if last else "call"})
         expected = (("timed", 0) if phase == "warmup" else None) if last else (phase, index + 1)
     timing = next_message(candidate)
-    if timing is not None and timing["type"] not in ("timing", "failure"):
+    if timing is not None and timing["type"] not in ("timing", *ENDINGS):
         return DrivenTiming(timing=timing, batches=batches, kept=kept, violation=f"expected `timing`, got {timing}")
     return DrivenTiming(timing=timing, batches=batches, kept=kept)

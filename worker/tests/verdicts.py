@@ -122,6 +122,9 @@ def verdict(result: Evaluation, *, gate_specialisation: bool = False) -> Tuple[s
     """(verdict, check of the first reason) as the parent decides them."""
     if result.violation is not None:
         return "rejected", "timing-tampered"
+    fault = result.timing if result.timing is not None and result.timing.get("type") == "fault" else None
+    if fault is not None:  # the machine's: no verdict (the parent exits 2)
+        return "machine-fault", fault.get("resource")
     substituted = substituted_ops(result) if _policy(result) in REJECTING_POLICIES else []
     for role in ("reference", "candidate"):
         failure = result.failures.get(role)

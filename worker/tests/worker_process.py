@@ -321,6 +321,7 @@ def evaluate(
                     sample_calls=sample_calls,
                     batch_calls=batch_calls,
                     models=len(settings.get("timing_seeds", (21, 22))),
+                    call_bytes=_call_bytes(reference),
                 )
                 result.timing, result.batches, result.kept_calls = driven.timing, driven.batches, driven.kept
                 result.violation = driven.violation
@@ -342,6 +343,15 @@ def evaluate(
         reference.kill()
         candidate.kill()
     return result
+
+
+def _call_bytes(reference: "Worker") -> Optional[int]:
+    """A call's input and output bytes from the reference's `roofline` (None when it has none)."""
+    for roofline in reference.of_type("roofline"):
+        inputs, outputs = roofline.get("input_bytes"), roofline.get("output_bytes")
+        if isinstance(inputs, int) and isinstance(outputs, int):
+            return inputs + outputs
+    return None
 
 
 def _is(message: Optional[dict], kind: str) -> bool:
