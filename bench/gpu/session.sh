@@ -100,7 +100,7 @@ run_phase() {
       throughput) phase throughput 1500 "node .gpu/bin/throughput.mjs --backend cuda --problems 15 --sequential-sample 3 --re-evaluations 2 --python python3 --out $state/throughput" ;;
       reward) phase reward 600 "node .gpu/bin/reward.mjs --backend cuda --cold 16 --warm 500 --concurrency 16 --python python3 --out $state/reward" ;;
       timing) phase timing 760 "bash scripts/test-gpu.sh tests/test_gpu.py -k 'hold or cross_check' -v -rs > $state/timing/test-hold.txt 2>&1; \
-        python3 bench/gpu/timing_record.py $state/timing --corpus .gpu-corpus/ScalingIntelligence+good-kernels --deadline-s 520 \
+        python3 bench/gpu/timing_record.py $state/timing --corpus .gpu-corpus/ScalingIntelligence+good-kernels --deadline-s 420 \
           --published-processes 10 --only $timing_kernels; \
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
