@@ -47,8 +47,9 @@ wait_s="${2:-540}"
 # After 2026-12-05 (outputs handed over and deleted as they are judged; the cross-check drops its
 # outputs): the timing record narrowed to seven kernels in ten processes without the flush-alone
 # repeat, ten `kforge eval --cross-check` of LayerNorm; the sizes record without its lone 19_ReLU
-# (the batch has it) and the guard's GPU tests beside it; then the sandbox's and the corpus.
-default_phases="timing sizes+test-guard sandbox corpus"
+# (the batch has it) with the guard's and the sandbox's GPU tests beside it (a lease holds about two
+# long phases: these share the machine, as the evaluations of issue 17 must); then the corpus.
+default_phases="timing sizes+test-guard+sandbox corpus"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
