@@ -174,6 +174,22 @@ def test_work_left_on_another_stream_shows_as_a_gap_not_as_event_time(monkeypatc
     assert all(0.15 < gap < 0.25 for gap in timed.gap_ms)  # hidden work ends ~0.19 ms after the stream
 
 
+def test_work_on_another_stream_inside_the_hold_still_shows_in_the_warmup_gaps(monkeypatch):
+    """A slow launch earns a long hold; hidden work shorter than the hold ends before the current
+    stream and leaves no gap in a timed call, but the warm-up calls (no hold) show it, and the
+    side-stream rule reads them (H200, 2026-12-05: c03 passed the timed calls' rule)."""
+    from kforge_worker.guard.side_stream import side_stream_problem
+
+    timed, _ = time_one(monkeypatch, flush_ms=0.01, host_ms=0.3, kernel_ms=0.02, hidden_ms=0.25, warmup=10)
+    assert timed.hold_ms > 0.5
+    assert all(gap < 0.01 for gap in timed.gap_ms), timed.gap_ms
+    assert side_stream_problem(timed.times_ms, timed.gap_ms) == ""
+    assert len(timed.warmup_gap_ms) == 10 and all(0.2 < gap < 0.26 for gap in timed.warmup_gap_ms)
+    assert "warm-up calls" in side_stream_problem(timed.times_ms, timed.warmup_gap_ms, calls="warm-up calls")
+    honest, _ = time_one(monkeypatch, flush_ms=0.01, host_ms=0.3, kernel_ms=0.02, warmup=10)
+    assert side_stream_problem(honest.times_ms, honest.warmup_gap_ms) == ""
+
+
 def test_proceed_ends_each_phase_and_counts_the_warmup(monkeypatch):
     device = FakeDevice(0.01)
     device.install(monkeypatch)

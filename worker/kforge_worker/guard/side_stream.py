@@ -29,8 +29,10 @@ def lower_quantile(values: List[float], quantile: float) -> float:
     return ordered[int(quantile * (len(ordered) - 1))]
 
 
-def side_stream_problem(times_ms: List[float], gap_ms: List[float]) -> str:
-    """The `side-stream` finding for cuda timings, or '' when no call left work on another stream."""
+def side_stream_problem(times_ms: List[float], gap_ms: List[float], calls: str = "calls") -> str:
+    """The `side-stream` finding for cuda timings (`gap_ms` of the timed calls, or of the warm-up
+    calls, which have no hold ahead of them: timing.py), or '' when no call left work on another
+    stream. `calls` names them in the finding."""
     if not times_ms or not gap_ms:
         return ""
     event = statistics.median(times_ms)
@@ -39,7 +41,7 @@ def side_stream_problem(times_ms: List[float], gap_ms: List[float]) -> str:
     if gap > threshold:
         return (
             f"after the current stream finished, the device stayed busy for at least {gap:.4f} ms in nine "
-            f"calls out of ten (lower decile; the call itself took {event:.4f} ms by its events, the rule allows "
+            f"{calls} out of ten (lower decile; the call itself took {event:.4f} ms by its events, the rule allows "
             f"{threshold:.4f} ms): work ran on a stream the events do not see; join side streams back to the "
             f"current stream before returning"
         )

@@ -16,6 +16,13 @@ device and reads it again. Per call that gives
 - `gap_ms`: from the end event's completion, seen by the host, to the device-wide synchronize's
   return: work still running on another stream after the current stream finished (`side-stream`).
 
+Warm-up calls on cuda have no hold and no flush: the call, an end event, the host's wait for it,
+the device-wide synchronize; `warmup_gap_ms` is that gap. The hold gives work a call launches on
+another stream a head start (that stream does not wait for the spin kernel), so a side stream
+shorter than the hold has finished before the current stream does and leaves no gap in a timed
+call (seen on the H200, 2026-12-05: tests/adversarial/cuda/c03 passed the timed calls' rule); in a
+warm-up call it starts with the call's own work, as it did before the hold existed.
+
 The hold is what the flush alone cannot do for a call whose launch takes the host longer than the
 flush takes the device (a torch.compile wrapper, a forward of many small operators, a loaded host):
 without it the device waits for the host between the start event and the call's first kernel, and
@@ -87,6 +94,8 @@ class TimedCalls:
     times_ms: List[float] = field(default_factory=list)
     wall_ms: List[float] = field(default_factory=list)
     gap_ms: List[float] = field(default_factory=list)
+    #: cuda: each warm-up call's gap, with no hold ahead of it (see the module docs).
+    warmup_gap_ms: List[float] = field(default_factory=list)
     warmup_calls: int = 0
     hold_ms: float = 0.0
     exposed_calls: int = 0
@@ -260,10 +269,12 @@ def _warmup(
     proceed: Hook,
     options: TimingOptions,
     launch_ms: Optional[List[float]] = None,
+    gap_ms: Optional[List[float]] = None,
 ) -> int:
     """Untimed calls; returns how many ran, and appends each call's host time (before its
-    synchronize: on cuda, its launch) to `launch_ms`. `proceed` may end them early (never before
-    one call)."""
+    synchronize: on cuda, its launch) to `launch_ms` and on cuda its gap (from its end event's
+    completion to the device-wide synchronize's return) to `gap_ms`. `proceed` may end them early
+    (never before one call)."""
     count, is_cuda = len(calls), device.type == "cuda"
     started_ns = _perf_counter_ns()
     index = 0
@@ -277,7 +288,13 @@ def _warmup(
         if launch_ms is not None:
             launch_ms.append((_perf_counter_ns() - call_ns) / 1e6)
         if is_cuda:
+            end = _Event(enable_timing=True)
+            _event_record(end)
+            _event_synchronize(end)
+            stream_done_ns = _perf_counter_ns()
             _synchronize(device)
+            if gap_ms is not None:
+                gap_ms.append((_perf_counter_ns() - stream_done_ns) / 1e6)
         if after is not None:
             after("warmup", index, output)
         go_on = proceed is None or proceed("warmup", index, output) is not False
@@ -315,7 +332,9 @@ def time_calls(
     is_cuda = device.type == "cuda"
     result = TimedCalls()
     launch_ms: List[float] = []
-    result.warmup_calls = _warmup(calls, warmup_trials, device, prepare, after, proceed, options, launch_ms)
+    result.warmup_calls = _warmup(
+        calls, warmup_trials, device, prepare, after, proceed, options, launch_ms, result.warmup_gap_ms
+    )
     flush, events, hold = None, None, _Hold(None)
     if is_cuda:
         if options.flush:

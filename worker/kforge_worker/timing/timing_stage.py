@@ -138,7 +138,9 @@ def run_timing(
             proceed=proceed,
         )
     if guard.enabled and device.type == "cuda":
-        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms)
+        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms) or side_stream_problem(
+            timed_calls.times_ms, timed_calls.warmup_gap_ms, calls="warm-up calls (no hold ahead of them)"
+        )
         if problem_text:
             raise StageFailure("rejected", "side-stream", problem_text)
         guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
