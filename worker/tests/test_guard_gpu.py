@@ -204,6 +204,11 @@ def test_forged_event_times_gain_nothing(runs, case):
     may itself be the trusted figure where the small relu is launch-bound)."""
     result = runs[case["file"]]
     assert "ATTACK c05h: patched 0 " not in result.candidate.stderr, "the attack could not take effect on this build"
+    if verdict(result) == ("rejected", "side-stream"):
+        # Its forged event times (a hundredth of the truth) set the side-stream threshold to the
+        # slack alone, which a loaded host's gaps passed on the H200 (2026-12-05): rejected, so no
+        # figure is reported and the forgery gains nothing either.
+        return
     reported, source = reported_figure(result)
     in_process = statistics.median(result.timing["times_ms"])
     honest, _ = reported_figure(runs[case["twin"]])
