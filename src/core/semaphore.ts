@@ -10,10 +10,17 @@ interface Waiter {
   grant: (release: Release) => void;
   signal: AbortSignal | undefined;
   onAbort: () => void;
+  priority: number;
+}
+
+export interface AcquireOptions {
+  /** Waiters of a higher priority go first; first come, first served within one. Default 0. */
+  priority?: number;
 }
 
 /**
- * At most `permits` holders at once; the others wait in the order they asked. An abort while
+ * At most `permits` holders at once; the others wait in the order they asked (by priority first,
+ * when some ask with one: a device's background work waits behind evaluations). An abort while
  * waiting rejects (with `abortError` of the signal's reason) and takes nothing. The one semaphore
  * of kforge (model calls per provider, builds and device slots); kept by hand because it is forty
  * lines and needs abort signals and first-come order, which the small libraries (p-limit) lack.
@@ -48,7 +55,8 @@ export class Semaphore {
   }
 
   /** Waits for a permit; the returned function gives it back. */
-  acquire(signal?: AbortSignal): Promise<Release> {
+  acquire(signal?: AbortSignal, options: AcquireOptions = {}): Promise<Release> {
+    const priority = options.priority ?? 0;
     if (signal?.aborted) return Promise.reject(this.#abortError(signal.reason));
     if (this.#held < this.permits && this.#waiters.length === 0) {
       this.#held += 1;
@@ -63,9 +71,12 @@ export class Semaphore {
           if (index >= 0) this.#waiters.splice(index, 1);
           reject(this.#abortError(signal?.reason));
         },
+        priority,
       };
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.#waiters.push(waiter);
+      const behind = this.#waiters.findIndex((other) => other.priority < priority);
+      if (behind < 0) this.#waiters.push(waiter);
+      else this.#waiters.splice(behind, 0, waiter);
     });
   }
 

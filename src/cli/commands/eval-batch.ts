@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import picocolors from 'picocolors';
 import type { Logger } from 'pino';
@@ -101,6 +102,9 @@ export async function sizesToEvaluate(problemPath: string, backend: Backend, opt
  */
 export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions: unknown, io: CliIo, dependencies: BatchDependencies): Promise<number> {
   const controller = new AbortController();
+  // Every candidate of the batch waits on this one signal (builds, the device, retries): 40 of them
+  // made node warn of a listener leak at the eleventh.
+  setMaxListeners(0, controller.signal);
   const cancel = (): void => controller.abort();
   process.on('SIGINT', cancel);
   process.on('SIGTERM', cancel);

@@ -67,6 +67,23 @@ describe('DevicePool', () => {
     assert.ok(usage.every((entry) => entry.assigned === 0 && entry.waiting === 0 && entry.busyMs > 0));
   });
 
+  it('lets an evaluation that asks later go before a waiting baseline prefetch', async () => {
+    const pool = new DevicePool({ devices: ['cuda:0'] });
+    const busy = await pool.acquire('cuda:0');
+    const order: string[] = [];
+    const prefetch = pool.acquire('cuda:0', undefined, -1).then((lease) => {
+      order.push('prefetch');
+      lease.release();
+    });
+    const evaluation = pool.acquire('cuda:0').then((lease) => {
+      order.push('evaluation');
+      lease.release();
+    });
+    busy.release();
+    await Promise.all([prefetch, evaluation]);
+    assert.deepEqual(order, ['evaluation', 'prefetch']);
+  });
+
   it('assigns to the device with the fewest unfinished evaluations', () => {
     const pool = new DevicePool({ devices: ['cuda:0', 'cuda:1'] });
     const first = pool.assign();

@@ -37,7 +37,8 @@ interface DeviceState {
 /**
  * One lease per device: the stages that run on a device (the reference, the candidate's load,
  * correctness and timing) hold it, so no two candidates ever use one device at once; different
- * devices run in parallel, and waiting evaluations get it in the order they asked.
+ * devices run in parallel, and waiting evaluations get it in the order they asked (baseline
+ * prefetches after every evaluation).
  * {@link assign} spreads evaluations over the devices before their build starts (a warm worker is
  * bound to its device), choosing the one with the fewest unfinished evaluations.
  */
@@ -80,12 +81,15 @@ export class DevicePool {
     };
   }
 
-  /** Waits until `device` is free, then holds it alone until the lease is released. */
-  async acquire(device: string, signal?: AbortSignal): Promise<DeviceLease> {
+  /**
+   * Waits until `device` is free, then holds it alone until the lease is released. A lower
+   * `priority` (a baseline prefetch: -1) waits behind every evaluation that asks meanwhile.
+   */
+  async acquire(device: string, signal?: AbortSignal, priority = 0): Promise<DeviceLease> {
     const state = this.#devices.find((candidate) => candidate.name === device);
     if (!state) throw new RangeError(`expected one of the devices ${this.devices.join(', ')}, got \`${device}\``);
     const askedAtMs = this.#now();
-    const release = await state.lock.acquire(signal);
+    const release = await state.lock.acquire(signal, { priority });
     const acquiredAtMs = this.#now();
     state.leases += 1;
     let released = false;

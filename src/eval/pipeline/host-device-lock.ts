@@ -111,9 +111,10 @@ export async function leaseDeviceHostWide(
   device: string,
   options: HostDeviceLockOptions = {},
   signal?: AbortSignal,
+  priority = 0,
 ): Promise<HostWideDeviceLease> {
   const askedAtMs = performance.now();
-  const lease = await pool.acquire(device, signal);
+  const lease = await pool.acquire(device, signal, priority);
   let lock: HeldLock | null;
   try {
     lock = await acquireHostDeviceLock(device, options, signal);

@@ -27,7 +27,7 @@ import type { PipelineSizing } from './pipeline-sizing.js';
 import { ProcessGroupPauser } from '../process/process-group-pauser.js';
 import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
 import type { RandomInteger } from '../run/seeds.js';
-import type { Release } from './semaphore.js';
+import { Semaphore, type Release } from './semaphore.js';
 import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { unreadableInput } from '../run/unreadable-input.js';
 import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../process/warm-worker-pool.js';
@@ -37,6 +37,14 @@ import { isolationOf } from '../process/isolation-report.js';
 
 /** How long a worker may take to exit once its evaluation is over, in ms. */
 const EXIT_WINDOW_MS = 5000;
+/**
+ * A baseline prefetch takes the device only when no evaluation is waiting for it: on the H200
+ * (2026-12-05) a batch of 40 KernelBench problems queued its 40 prefetches ahead of every built
+ * candidate, and no candidate was evaluated in nine minutes.
+ */
+const PREFETCH_PRIORITY = -1;
+/** Prefetches holding a reference worker at once (each waits for the device with it). */
+const PREFETCHES_AT_ONCE = 2;
 
 export interface PipelinedEvaluatorOptions {
   /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
@@ -146,6 +154,8 @@ export class PipelinedEvaluator implements Evaluator {
   /** Baseline prefetches started, by problem and timing settings (one each), and those running. */
   readonly #prefetched = new Set<string>();
   readonly #prefetching = new Set<Promise<void>>();
+  /** Prefetches holding a reference worker at once (see PREFETCHES_AT_ONCE). */
+  readonly #prefetchSlots = new Semaphore(PREFETCHES_AT_ONCE);
   readonly #closing = new AbortController();
   readonly #prefetchStats = { measured: 0, cached: 0, failed: 0, deviceMs: 0 };
   #bytecodePrefix: Promise<string | null> | undefined;
@@ -380,6 +390,16 @@ export class PipelinedEvaluator implements Evaluator {
     if (this.#prefetched.has(key)) return;
     this.#prefetched.add(key);
     const signal = this.#closing.signal;
+    // A few at a time: each holds a reference worker while it waits for the device.
+    const slot = await this.#prefetchSlots.acquire(signal);
+    try {
+      await this.#prefetchHeld(lane, base, problemSha256, signal);
+    } finally {
+      slot();
+    }
+  }
+
+  async #prefetchHeld(lane: PipelineLane, base: EvaluationSettings, problemSha256: string, signal: AbortSignal): Promise<void> {
     const assignment = lane.devices.assign();
     const device = assignment.device;
     const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
@@ -408,6 +428,7 @@ export class PipelinedEvaluator implements Evaluator {
                 if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
               },
               this.#sizes.prepare(settings, 'reference'),
+              PREFETCH_PRIORITY,
             ),
         },
         startWorker: (_role, progress) => {
@@ -464,6 +485,7 @@ export class PipelinedEvaluator implements Evaluator {
     signal: AbortSignal | undefined,
     emit: (event: PipelineEvent) => void,
     room: PreparedRoom,
+    priority = 0,
   ): Promise<HeldDevice> {
     const needed = await room.neededBytes(device);
     const askedAtMs = performance.now();
@@ -473,7 +495,7 @@ export class PipelinedEvaluator implements Evaluator {
       visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES,
       onWait: (holder: { pid: number | null; command: string | null }) => emit({ kind: 'device-waiting', device, reason: 'lock', holder }),
     };
-    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting), signal);
+    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting, priority), signal);
     let reservation: BudgetReservation | null;
     try {
       reservation = await room.reserve(device, needed, waiting, (holders, freeBytes, capacityBytes) =>

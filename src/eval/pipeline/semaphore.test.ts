@@ -27,6 +27,22 @@ describe('Semaphore', () => {
     assert.equal(semaphore.held, 0);
   });
 
+  it('serves a higher priority first, and first come first served within one', async () => {
+    const semaphore = new Semaphore(1);
+    const holder = await semaphore.acquire();
+    const order: string[] = [];
+    const waitFor = (name: string, priority?: number): Promise<void> =>
+      semaphore.acquire(undefined, priority === undefined ? {} : { priority }).then((release) => {
+        order.push(name);
+        release();
+      });
+    const waits = [waitFor('prefetch-a', -1), waitFor('prefetch-b', -1), waitFor('candidate-1'), waitFor('candidate-2', 0), waitFor('urgent', 1)];
+    assert.equal(semaphore.waiting, 5);
+    holder();
+    await Promise.all(waits);
+    assert.deepEqual(order, ['urgent', 'candidate-1', 'candidate-2', 'prefetch-a', 'prefetch-b']);
+  });
+
   it('rejects a waiter whose signal aborts, without taking a permit', async () => {
     const semaphore = new Semaphore(1);
     const release = await semaphore.acquire();
