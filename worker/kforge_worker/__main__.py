@@ -8,6 +8,7 @@ broke the protocol (message on stderr); 1 on a fault of the worker itself (trace
 The process ends with os._exit so that threads a candidate left behind cannot keep it alive.
 """
 
+import faulthandler
 import os
 import sys
 
@@ -69,6 +70,9 @@ def main(argv) -> None:
         )
         _exit(2)
     role = argv[1]
+    # A fatal signal (a candidate's SIGSEGV) prints the Python stack on stderr before the process
+    # dies of it as before: the verdict keeps its signal, the diagnostics gain where it happened.
+    faulthandler.enable(file=sys.stderr, all_threads=True)
     _harden_import_path()
     from .device.memory_usage import steady_host_allocator
     from .protocol.channel import ProtocolError, open_channel
