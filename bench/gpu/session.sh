@@ -49,7 +49,13 @@ wait_s="${2:-540}"
 # repeat, ten `kforge eval --cross-check` of LayerNorm; the sizes record without its lone 19_ReLU
 # (the batch has it) with the guard's and the sandbox's GPU tests beside it (a lease holds about two
 # long phases: these share the machine, as the evaluations of issue 17 must); then the corpus.
-default_phases="timing sizes+test-guard+sandbox corpus"
+# The second lease of 2026-12-05 finished the timing record (ten processes, ncu, ten kforge eval
+# cross-checks) and the sandbox's tests (35/35); the sizes phase, sharing the machine with the
+# guard's and the sandbox's tests, made no record (prefetches ahead of built candidates, since
+# fixed), and the guard's tests found c03 missed under the hold (fixed) and c07c dying of SIGSEGV.
+# Next: sizes alone, then the guard's tests (c03, c07c with its stack now printed), the
+# require-mode eval, the corpus.
+default_phases="sizes test-guard sandbox-require corpus"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
@@ -109,6 +115,8 @@ run_phase() {
         --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
+      sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
+        --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
       sizes) phase sizes 760 "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=540 CONCURRENT_LIMIT_S=150 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
