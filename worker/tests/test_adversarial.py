@@ -172,6 +172,7 @@ def test_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     expected = case["policies"][policy]
     assert verdict(result) == (expected["verdict"], expected["check"]), (
         result.failures,
+        result.message("candidate", "attribution"),
         result.candidate.stderr[-2000:],
     )
     assert result.message("candidate", "guard")["policy"] == policy
