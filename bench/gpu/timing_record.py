@@ -11,7 +11,8 @@ against its ref.py), in fresh processes:
 - the routine of commit 3cc42c8 (a synchronize between the flush and the start event), kept here
   only, as "before", and `triton.testing.do_bench`, in the first three processes;
 - `ncu`'s gpu__time_duration.sum of the kernels of three calls (one process per kernel, when ncu
-  is on PATH and `--no-ncu` is not given);
+  is on PATH and `--no-ncu` is not given), with ncu's default clock control (clocks locked to
+  base) and again with `--clock-control none`;
 - with `--bare`, in every process, each label a second time without the hold (the flush alone: the
   routine of 2026-12-03 evening), with the hold's length and the calls whose launch outran it;
 - with `--only NAME,…`, only those kernels (names as in the table: `level1_02_gelu`,
@@ -218,8 +219,10 @@ def run_child(out, args, timeout):
     return subprocess.run(command, env=environment(out), capture_output=True, text=True, timeout=timeout)
 
 
-def ncu_ms(out, problem_path, candidate_path, timeout):
-    """Mean per-call sum of gpu__time_duration over the three profiled calls, ms (None if ncu failed)."""
+def ncu_ms(out, problem_path, candidate_path, timeout, clock_control="base"):
+    """Mean per-call sum of gpu__time_duration over the three profiled calls, ms (None if ncu failed).
+    `clock_control`: ncu's `--clock-control` (its default, `base`, locks the clocks to their base
+    values while it profiles; `none` leaves them as the application runs)."""
     child = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -227,7 +230,18 @@ def ncu_ms(out, problem_path, candidate_path, timeout):
         json.dumps({"kind": "ncu", "problem": problem_path, "candidate": candidate_path}),
         str(out),
     ]
-    command = ["ncu", "--csv", "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include", "kforge/", *child]
+    command = [
+        "ncu",
+        "--csv",
+        "--clock-control",
+        clock_control,
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--nvtx",
+        "--nvtx-include",
+        "kforge/",
+        *child,
+    ]
     done = subprocess.run(command, env=environment(out), capture_output=True, text=True, timeout=timeout)
     lines = done.stdout[done.stdout.find('"ID"') :] if '"ID"' in done.stdout else ""
     total_ns = 0.0
@@ -274,7 +288,8 @@ def summarize(found, rounds, ncu, knobs):
             entry[label]["exposed"] = sum(r.get(f"{label}_exposed") or 0 for r in records)
         entry["do_bench_ms"] = median_of([r["do_bench_ms"] for r in records if "do_bench_ms" in r])
         entry["ncu_ms"] = ncu.get(name)
-        for other in ("do_bench_ms", "ncu_ms"):
+        entry["ncu_free_ms"] = ncu.get(f"{name} (clocks free)")
+        for other in ("do_bench_ms", "ncu_ms", "ncu_free_ms"):
             if entry[other] and entry["candidate"]["median_ms"]:
                 entry[f"ratio_to_{other[:-3]}"] = entry["candidate"]["median_ms"] / entry[other]
         entry["knobs"] = {
@@ -297,8 +312,9 @@ def markdown(summary, skipped, started):
         f"`python3 bench/gpu/timing_record.py OUT --corpus …/ScalingIntelligence+good-kernels`.",
         "",
         "| kernel | processes | candidate ms (new) | old | do_bench | ncu | new/do_bench | new/ncu | "
+        "ncu, clocks free | new/ncu, clocks free | "
         "spread cand. | eager ms | spread eager | compile ms | spread compile | cand. wall ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, entry in summary.items():
         c, e, k = entry["candidate"], entry["eager"], entry["compile"]
@@ -306,6 +322,7 @@ def markdown(summary, skipped, started):
             f"| {name} | {entry['processes']} | {ms(c['median_ms'])} | {ms(c['old_ms'])} | "
             f"{ms(entry['do_bench_ms'])} | "
             f"{ms(entry['ncu_ms'])} | {ms(entry.get('ratio_to_do_bench'))} | {ms(entry.get('ratio_to_ncu'))} | "
+            f"{ms(entry.get('ncu_free_ms'))} | {ms(entry.get('ratio_to_ncu_free'))} | "
             f"{pct(c['spread'])} | {ms(e['median_ms'])} | {pct(e['spread'])} | {ms(k['median_ms'])} | "
             f"{pct(k['spread'])} | {ms(c['wall_ms'])} |"
         )
@@ -427,6 +444,7 @@ def main():
                 continue
             try:
                 ncu[name] = ncu_ms(out, p, c, 120)
+                ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
             except subprocess.TimeoutExpired:
                 ncu[name] = None
     elif not args.no_ncu:
