@@ -358,7 +358,14 @@ export class EvaluationRun {
     const inputBytes = roofline?.input_bytes;
     const contents = contentCount(seeds.timing.length, settings.warmupTrials, settings.perfTrials, typeof inputBytes === 'number' ? inputBytes : 0);
     const clock = this.#context.clockMs ?? (() => performance.now());
-    const budget = new TimingBudget({ budgetMs: settings.timingBudgetMs, perfTrials: settings.perfTrials, warmupTrials: settings.warmupTrials, now: clock });
+    // Judging outputs handed over during the timed calls (`kept`) is not the candidate's time.
+    const budgetClock = (): number => clock() - this.#outputs.earlyJudgingMs;
+    const budget = new TimingBudget({
+      budgetMs: settings.timingBudgetMs,
+      perfTrials: settings.perfTrials,
+      warmupTrials: settings.warmupTrials,
+      now: budgetClock,
+    });
     candidate.send({ v: 1, type: 'continue', contents_per_model: contents });
     const callBytes = typeof inputBytes === 'number' && typeof roofline?.output_bytes === 'number' ? inputBytes + roofline.output_bytes : null;
     const driver = new CandidateTimingDriver({

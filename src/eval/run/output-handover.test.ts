@@ -46,7 +46,9 @@ describe('OutputHandover', () => {
     const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge(requests) });
     const first = saved(folder, 'correctness-0.out', 2);
     const second = saved(folder, 'correctness-1.out', 4);
+    assert.equal(handover.earlyJudgingMs, 0);
     assert.equal(await handover.accept({ v: 1, type: 'kept', outputs: [first] }), null);
+    assert.ok(handover.earlyJudgingMs > 0, 'the time spent judging early is counted');
     assert.equal(existsSync(first.path), false, 'a judged file is deleted');
     assert.equal(existsSync(second.path), true);
     const third = saved(folder, 'correctness-2.out', 5);

@@ -32,9 +32,15 @@ export interface OutputHandoverOptions {
 export class OutputHandover {
   readonly #options: OutputHandoverOptions;
   readonly #early = new Map<string, { trial: JudgedTrial; degenerate: boolean }>();
+  #earlyMs = 0;
 
   constructor(options: OutputHandoverOptions) {
     this.#options = options;
+  }
+
+  /** Milliseconds spent judging handed-over outputs (the timing budget does not count them). */
+  get earlyJudgingMs(): number {
+    return this.#earlyMs;
   }
 
   /** Outputs judged before they were listed. */
@@ -44,7 +50,10 @@ export class OutputHandover {
 
   /** Judges the outputs of a `kept` message now and deletes their files. */
   async accept(message: KeptMessage): Promise<JudgeStep | null> {
-    const judged = await this.#judgeAndDelete(message.outputs);
+    const startedMs = performance.now();
+    const judged = await this.#judgeAndDelete(message.outputs).finally(() => {
+      this.#earlyMs += performance.now() - startedMs;
+    });
     if (!judged.ok) return judged;
     message.outputs.forEach((output, index) => {
       this.#early.set(keyOf(output), { trial: judged.value.trials[index]!, degenerate: judged.value.degenerate ?? false });
