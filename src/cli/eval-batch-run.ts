@@ -83,10 +83,30 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
   const missing: UnevaluatedLine[] = [];
   const retries = options.retries ?? 2;
   let deviceMs = 0;
+  let builds = 0;
+  const total = options.pairs.length;
   const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const evaluateOptions: EvaluateOptions = { ...options.evaluateOptions, ...(options.signal ? { signal: options.signal } : {}) };
+        const shared = options.evaluateOptions?.onPipelineEvent;
+        // A line per finished build on stderr: a batch at KernelBench's sizes builds for minutes
+        // before its first verdict, and should say it is alive.
+        const onPipelineEvent: EvaluateOptions['onPipelineEvent'] = (event) => {
+          shared?.(event);
+          if (event.kind !== 'build-finished' || attempt > 1) return;
+          builds += 1;
+          const how = !event.built
+            ? 'did not build'
+            : event.cacheHit
+              ? 'built (cached)'
+              : `built${event.durationMs !== null ? ` in ${formatDuration(event.durationMs)}` : ''}`;
+          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)} ${how} (${builds} of ${total} builds done)\n`);
+        };
+        const evaluateOptions: EvaluateOptions = {
+          ...options.evaluateOptions,
+          onPipelineEvent,
+          ...(options.signal ? { signal: options.signal } : {}),
+        };
         const { result, usage } = await options.evaluator.evaluate(options.requestOf(pair), evaluateOptions);
         results.push(result);
         deviceMs += usage.heldMs;

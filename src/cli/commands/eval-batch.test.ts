@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
 import { evaluationResultSchema } from '../../core/verdict.js';
-import type { EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
@@ -66,6 +66,26 @@ describe('kforge eval with several candidates', () => {
         evaluator.calls.map((call) => call.request.overrides),
         [{ batch_size: 8 }, { batch_size: 8 }, { batch_size: 8 }],
       );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('says on stderr as each candidate finishes building, before any verdict', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.1') });
+    class BuildingEvaluator extends FakeEvaluator {
+      override async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}) {
+        const cached = path.basename(request.candidatePath) === 'b.py';
+        options.onPipelineEvent?.({ kind: 'build-finished', device: 'cpu', buildKey: null, built: true, cacheHit: cached, durationMs: cached ? 0 : 61_900 });
+        return super.evaluate(request, options);
+      }
+    }
+    try {
+      const seen = await runEval(new BuildingEvaluator(), folder, PROBLEM, 'a.py', 'b.py', '--json');
+      assert.equal(seen.exitCode, 0, seen.stderr);
+      assert.match(seen.stderr, /a\.py built in 61\.9 s \([12] of 2 builds done\)/);
+      assert.match(seen.stderr, /b\.py built \(cached\) \([12] of 2 builds done\)/);
+      assert.equal(lines(seen.stdout).length, 2, 'stdout keeps one JSON line per candidate');
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
