@@ -484,6 +484,8 @@ export class EvaluationRun {
       if (isGuardMessage(event.message)) this.#guard.record(event.message);
       else if (event.message.type === 'kept' && worker.role === 'candidate') {
         // Outputs handed over early (docs/worker-protocol.md): judged and deleted before it goes on.
+        // Only once there is a reference to judge them: a `kept` written during the build is forged.
+        if (!this.#workers.reference) return this.#breach(worker, 'sent `kept` before any output could have been saved');
         const failed = await this.#outputs.accept(event.message);
         if (failed && !failed.ok) return failed;
         worker.send({ v: 1, type: 'outputs-judged' });
