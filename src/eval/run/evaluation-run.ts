@@ -487,7 +487,7 @@ export class EvaluationRun {
         // Only once there is a reference to judge them: a `kept` written during the build is forged.
         if (!this.#workers.reference) return this.#breach(worker, 'sent `kept` before any output could have been saved');
         const failed = await this.#outputs.accept(event.message);
-        if (failed && !failed.ok) return failed;
+        if (failed) return failed;
         worker.send({ v: 1, type: 'outputs-judged' });
       } else break;
       event = await worker.next();

@@ -43,13 +43,8 @@ export class OutputHandover {
     return this.#earlyMs;
   }
 
-  /** Outputs judged before they were listed. */
-  get earlyCount(): number {
-    return this.#early.size;
-  }
-
-  /** Judges the outputs of a `kept` message now and deletes their files. */
-  async accept(message: KeptMessage): Promise<JudgeStep | null> {
+  /** Judges the outputs of a `kept` message now and deletes their files; the failed step when the judge failed, else null. */
+  async accept(message: KeptMessage): Promise<Extract<JudgeStep, { ok: false }> | null> {
     const startedMs = performance.now();
     const judged = await this.#judgeAndDelete(message.outputs).finally(() => {
       this.#earlyMs += performance.now() - startedMs;

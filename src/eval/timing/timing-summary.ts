@@ -44,12 +44,17 @@ function holdOf(entry: { times_ms: number[]; hold_ms?: number | undefined; expos
   return { hold_ms: entry.hold_ms, exposed_calls: entry.exposed_calls, calls: entry.times_ms.length };
 }
 
+/** The timed calls' median against a second method's per-call figures: its median, the ratio, and whether they agree. */
+function compared(candidate: TimingStats, timesMs: readonly number[]): { median: number; ratio: number | null; agrees: boolean } {
+  const median = summarizeTimes(timesMs).median;
+  const ratio = median > 0 ? candidate.median / median : null;
+  return { median, ratio, agrees: ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND };
+}
+
 function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSummary['cross_check'] {
   const check = message.cross_check;
   if (!check) return undefined;
-  const other = summarizeTimes(check.times_ms).median;
-  const ratio = other > 0 ? candidate.median / other : null;
-  const agrees = ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND;
+  const { median: other, ratio, agrees } = compared(candidate, check.times_ms);
   return {
     method: check.method,
     median_ms: other,
@@ -73,9 +78,7 @@ type KernelCheck = NonNullable<NonNullable<TimingSummary['cross_check']>['kernel
  */
 function kernelCheck(candidate: TimingStats, kernels: NonNullable<NonNullable<TimingMessage['cross_check']>['kernels']>): KernelCheck {
   if (!kernels.times_ms) return { method: kernels.method, unavailable: kernels.unavailable ?? 'no figures' };
-  const sum = summarizeTimes(kernels.times_ms).median;
-  const ratio = sum > 0 ? candidate.median / sum : null;
-  const agrees = ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND;
+  const { median: sum, ratio, agrees } = compared(candidate, kernels.times_ms);
   let finding: string | undefined;
   if (ratio === null) finding = 'the kernels ran for no measurable time';
   else if (ratio > 1 + CROSS_CHECK_BOUND)

@@ -32,8 +32,7 @@ KERNEL_CALLS = 20
 _perf_counter_ns = time.perf_counter_ns
 
 
-def _events(calls: Sequence[Callable[[], Any]], count: int, device, l2_bytes: Optional[int]) -> List[float]:
-    flush = torch.empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
+def _events(calls: Sequence[Callable[[], Any]], count: int, device, flush: torch.Tensor) -> List[float]:
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
     torch.cuda.synchronize(device)
     for index, (start, end) in enumerate(pairs):
@@ -67,7 +66,7 @@ def _start_us(event: Any) -> float:
         return 0.0
 
 
-def _kernel_durations(calls: Sequence[Callable[[], Any]], count: int, device, l2_bytes: Optional[int]) -> dict:
+def _kernel_durations(calls: Sequence[Callable[[], Any]], count: int, device, flush: torch.Tensor) -> dict:
     """`{"method": "kernel-durations", "times_ms"}`, or `{"method", "unavailable"}` saying why not."""
     method = "kernel-durations"
     reason = kernels_reason(device)
@@ -77,7 +76,6 @@ def _kernel_durations(calls: Sequence[Callable[[], Any]], count: int, device, l2
         return {"method": method, "unavailable": reason}
     from torch.profiler import ProfilerActivity, profile
 
-    flush = torch.empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
     calls_made = max(1, min(count, KERNEL_CALLS))
     os.environ["TEARDOWN_CUPTI"] = "1"
     torch.cuda.synchronize(device)
@@ -123,9 +121,10 @@ def cross_check(calls: Sequence[Callable[[], Any]], count: int, device: torch.de
     kernels' own durations (or why they could not be had)."""
     count = max(1, count)
     if device.type == "cuda":
+        flush = torch.empty(2 * (l2_bytes or DEFAULT_L2_BYTES), dtype=torch.uint8, device=device)
         return {
             "method": "back-to-back-events",
-            "times_ms": _events(calls, count, device, l2_bytes),
-            "kernels": _kernel_durations(calls, count, device, l2_bytes),
+            "times_ms": _events(calls, count, device, flush),
+            "kernels": _kernel_durations(calls, count, device, flush),
         }
     return {"method": "back-to-back-host-clock", "times_ms": _host_groups(calls, count)}
