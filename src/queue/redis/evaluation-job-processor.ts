@@ -35,8 +35,11 @@ export interface EvaluationJobProcessorOptions {
   scratchRoot?: string;
   /** Called once a start is recorded, before evaluating (the test hook that kills the worker lives here). */
   onAttemptStarted?: (started: { jobId: string; payload: EvaluationJobPayload; attempt: StartedAttempt }) => void;
-  /** Called when a job ends here, with its verdict (null when it failed or went back to the queue). */
-  onJobEnded?: (jobId: string, verdict: EvaluationResult['verdict'] | null) => void;
+  /**
+   * Called when a job ends here, with its verdict (null when it failed or went back to the queue);
+   * awaited before the job's outcome reaches the queue, so what it records is visible by then.
+   */
+  onJobEnded?: (jobId: string, verdict: EvaluationResult['verdict'] | null) => void | Promise<void>;
   now?: () => Date;
 }
 
@@ -75,7 +78,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     const jobId = job.id ?? '';
     const parsed = evaluationJobPayloadSchema.safeParse(job.data);
     if (!parsed.success) {
-      options.onJobEnded?.(jobId, null);
+      await options.onJobEnded?.(jobId, null);
       throw new UnrecoverableError(
         encodeJobFailure({
           kind: 'invalid-payload',
@@ -85,7 +88,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     }
     const payload = parsed.data;
     if ((await redis.exists(keys.cancel(jobId))) === 1) {
-      options.onJobEnded?.(jobId, null);
+      await options.onJobEnded?.(jobId, null);
       throw new UnrecoverableError(encodeJobFailure({ kind: 'cancelled', message: 'the job was cancelled before it started' }));
     }
     const startedAt = now();
@@ -97,7 +100,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     });
     if (!started) {
       logger.warn({ jobId, attempts: previous.length }, 'job reached its attempts bound: it ends crashed');
-      options.onJobEnded?.(jobId, 'crashed');
+      await options.onJobEnded?.(jobId, 'crashed');
       return { v: 1, result: workerLostResult(payload, previous), workerId: identity.workerId, host: identity.host, attempts: previous, durationMs: 0 };
     }
     const tracked = active.add({
@@ -110,7 +113,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     try {
       options.onAttemptStarted?.({ jobId, payload, attempt: started });
       const result = await evaluate(job, payload, tracked.job, signal);
-      options.onJobEnded?.(jobId, result.verdict);
+      await options.onJobEnded?.(jobId, result.verdict);
       return {
         v: 1,
         result,
@@ -152,7 +155,7 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
   /** The error the processor ends with: back to the queue, cancelled, a setup fault, or kforge's own. */
   async function failure(job: Job, token: string | undefined, tracked: ActiveJob, started: StartedAttempt, error: unknown): Promise<Error> {
     const jobId = job.id ?? '';
-    options.onJobEnded?.(jobId, null);
+    await options.onJobEnded?.(jobId, null);
     if (tracked.returnController.signal.aborted && !tracked.cancelController.signal.aborted) {
       await forgetJobAttempt(redis, keys.attempts(jobId), started);
       await job.moveToWait(token);

@@ -16,8 +16,8 @@ import { removeWorkerHeartbeat, writeWorkerHeartbeat, type WorkerHeartbeat } fro
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 /** Default interval between two heartbeats (and device lock renewals), in ms. */
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 5000;
-/** How long a stopping worker waits for Redis to free its locks and heartbeat, in ms. */
-const SHUTDOWN_REDIS_WAIT_MS = 3000;
+/** How long a worker waits on Redis for its bookkeeping (locks, heartbeat) at a job's end or at shutdown, in ms. */
+const REDIS_WAIT_MS = 3000;
 
 /** What a worker reports while it runs (the CLI prints these on stderr). */
 export type QueueWorkerEvent =
@@ -174,10 +174,12 @@ export class QueueWorker {
         this.#emit({ kind: 'job-started', jobId: started.jobId, candidate: started.payload.candidate.name, attempt: started.attempt.attempt.attempt });
         options.onAttemptStarted?.(started);
       },
-      onJobEnded: (jobId, verdict) => {
+      onJobEnded: async (jobId, verdict) => {
         if (verdict === null) this.#heartbeat.jobsFailed += 1;
         else this.#heartbeat.jobsDone += 1;
         this.#emit({ kind: 'job-ended', jobId, verdict });
+        // The counts reach the heartbeat before the job's outcome reaches its coordinator.
+        await settleWithin(this.#beatAfresh(), REDIS_WAIT_MS);
       },
     });
     this.#bullmq = new Worker(this.#heartbeat.bullmqQueue, processor, {
@@ -215,6 +217,12 @@ export class QueueWorker {
     return this.#beating;
   }
 
+  /** A heartbeat written after this call: waits out one in flight (it may predate a change), then beats. */
+  async #beatAfresh(): Promise<void> {
+    await this.#beating;
+    await this.#beat();
+  }
+
   async #beatOnce(): Promise<void> {
     try {
       const lost = await this.#locks.renew();
@@ -240,10 +248,10 @@ export class QueueWorker {
     } finally {
       clearInterval(this.#timer);
       this.#finished = true;
-      await settleWithin(this.#beating ?? Promise.resolve(), SHUTDOWN_REDIS_WAIT_MS);
+      await settleWithin(this.#beating ?? Promise.resolve(), REDIS_WAIT_MS);
       // Redis may be down: the locks and the heartbeat then expire by themselves.
-      await settleWithin(this.#locks.release(), SHUTDOWN_REDIS_WAIT_MS);
-      await settleWithin(removeWorkerHeartbeat(this.#redis, this.#heartbeat.queue, this.id), SHUTDOWN_REDIS_WAIT_MS);
+      await settleWithin(this.#locks.release(), REDIS_WAIT_MS);
+      await settleWithin(removeWorkerHeartbeat(this.#redis, this.#heartbeat.queue, this.id), REDIS_WAIT_MS);
       await this.#options.evaluator.close?.();
       await quitRedis(this.#redis);
       this.#resolveStopped();
