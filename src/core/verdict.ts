@@ -203,6 +203,8 @@ export const attributedOperatorSchema = z
     ms: z.number().nonnegative(),
     /** Whether the reference's own forward runs this operator (null where the reference was not traced). */
     in_reference: z.boolean().nullable(),
+    /** Whether the guard counts it as PyTorch doing the work: false for glue that launched a kernel (a copy, a fill) and scalar bookkeeping. */
+    compute: z.boolean().optional(),
   })
   .catchall(z.unknown());
 
@@ -217,7 +219,7 @@ export const attributionSchema = z
     own_share: z.number().min(0).max(1).nullable(),
     by_origin_ms: z.object({ own: z.number(), library: z.number(), torch: z.number() }).nullable(),
     torch_ops: z.array(attributedOperatorSchema),
-    /** PyTorch operators the reference never runs that did at least 10% of the call's time. */
+    /** PyTorch operators the reference never runs that did work (`compute`), whatever their share of the time. */
     substituted_ops: z.array(z.string()),
     /** `device` (kernel durations from the profiler) or `host` (the cpu backend's operator times). */
     measured: z.enum(['device', 'host']).optional(),

@@ -8,8 +8,6 @@ from worker_process import Evaluation
 
 REJECTED_TRIAL_CHECKS = ("input-mutation", "degenerate-output")
 FASTER_THAN_LIGHT_RATIO = 0.5
-#: A PyTorch operator the reference never runs is substituted from this share of the call's time.
-SUBSTITUTED_SHARE = 0.1
 #: Policies under which PyTorch compute (and so a substituted operator) is a rejection.
 REJECTING_POLICIES = ("own-kernels", "strict")
 #: Operators that count as the same computation when the reference runs any of them.
@@ -52,18 +50,17 @@ def operator_family(name: str) -> str:
 
 
 def substituted_ops(result: Evaluation) -> list:
-    """The candidate's PyTorch operators that the reference never runs, each at least
-    SUBSTITUTED_SHARE of the call's attributed time (the parent's rule, src/eval/run/attribution-report.ts)."""
+    """The candidate's PyTorch operators that did work (`compute`) and that the reference never runs
+    (the parent's rule, src/eval/run/attribution-report.ts)."""
     attribution = result.message("candidate", "attribution")
     reference = result.message("reference", "reference-ops")
     if attribution is None or reference is None or reference["unavailable"] or attribution["unavailable"]:
         return []
-    total = sum(attribution["by_origin_ms"].values())
     families = {operator_family(entry["op"]) for entry in reference["ops"]}
     return [
         entry["op"]
         for entry in attribution["torch_ops"]
-        if operator_family(entry["op"]) not in families and total > 0 and entry["ms"] >= SUBSTITUTED_SHARE * total
+        if operator_family(entry["op"]) not in families and entry.get("compute", True)
     ]
 
 

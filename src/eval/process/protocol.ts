@@ -240,7 +240,8 @@ export const attributionMessageSchema = z
     measured: z.enum(['device', 'host']),
     own_share: z.number().min(0).max(1).nullable(),
     by_origin_ms: z.object({ own: z.number().nonnegative(), library: z.number().nonnegative(), torch: z.number().nonnegative() }),
-    torch_ops: z.array(z.object({ op: z.string(), ms: z.number().nonnegative() }).catchall(z.unknown())),
+    /** `compute`: the guard counts it as PyTorch doing the work (not glue, not scalar bookkeeping). */
+    torch_ops: z.array(z.object({ op: z.string(), ms: z.number().nonnegative(), compute: z.boolean().optional() }).catchall(z.unknown())),
     notes: z.array(z.string()).optional(),
     unavailable: z.string().nullable(),
   })

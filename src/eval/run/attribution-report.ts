@@ -3,9 +3,6 @@ import type { Attribution, Reason } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
 import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
 
-/** A PyTorch operator the reference never runs is substituted from this share of the call's attributed time. */
-export const SUBSTITUTED_SHARE = 0.1;
-
 /**
  * Operators that count as the same computation when the reference runs any of them: a candidate
  * that keeps the reference's `nn.Linear` as `F.linear` without bias runs `aten::mm` where the
@@ -44,18 +41,18 @@ export function operatorFamily(name: string): string {
 
 /**
  * The result's `attribution` from the candidate's `attribution` message and the reference's
- * `reference-ops` (either may be missing): `in_reference` per operator, `substituted_ops`.
- * Without a measurement, `own_share` is null and `unavailable` says why (`missingReason`).
+ * `reference-ops` (either may be missing): `in_reference` per operator, `substituted_ops`: the
+ * operators the reference never runs that did work (the worker's `compute` flag: neither glue that
+ * launched a kernel nor scalar bookkeeping), whatever their share of the time, so that the name
+ * does not move with a noisy clock. Without a measurement, `own_share` is null and `unavailable`
+ * says why (`missingReason`).
  */
 export function buildAttribution(measured: AttributionMessage | undefined, reference: ReferenceOpsMessage | undefined, missingReason: string): Attribution {
   if (!measured) return { own_share: null, by_origin_ms: null, torch_ops: [], substituted_ops: [], unavailable: missingReason };
   const known = reference && reference.unavailable === null ? new Set(reference.ops.map((entry) => operatorFamily(entry.op))) : null;
   const origin = measured.by_origin_ms;
-  const totalMs = origin.own + origin.library + origin.torch;
   const torchOps = measured.torch_ops.map(({ op, ms, ...rest }) => ({ op, ms, in_reference: known ? known.has(operatorFamily(op)) : null, ...rest }));
-  const substituted = torchOps
-    .filter((entry) => entry.in_reference === false && totalMs > 0 && entry.ms >= SUBSTITUTED_SHARE * totalMs)
-    .map((entry) => entry.op);
+  const substituted = torchOps.filter((entry) => entry.in_reference === false && entry.compute !== false).map((entry) => entry.op);
   const notes = [...(measured.notes ?? [])];
   if (reference && reference.unavailable !== null) notes.push(`the reference's operators are unknown (${reference.unavailable}): in_reference is null`);
   return {

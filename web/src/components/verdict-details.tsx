@@ -42,7 +42,7 @@ function AttributionSection({ attribution }: { attribution: Attribution }) {
         </dl>
       )}
       {attribution.substituted_ops.length > 0 ? (
-        <p className="notice">Substituted: {attribution.substituted_ops.join(', ')} — PyTorch operators the reference never runs did this share of the work.</p>
+        <p className="notice">Substituted: {attribution.substituted_ops.join(', ')} — PyTorch operators the reference never runs did part of the work.</p>
       ) : null}
     </>
   );

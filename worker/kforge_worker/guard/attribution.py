@@ -17,6 +17,11 @@ reference also runs (`in_reference`) and which it never runs (`substituted_ops`)
   custom operators; a candidate with no native code at all has no own time (its Python between
   the operators is noted, not counted as a kernel of its own). `library` is 0 (a library the
   extension calls runs inside its functions and counts as its own).
+
+Each listed operator says whether the guard counts it as PyTorch doing the work (`compute`: a
+compute operator beyond bookkeeping, torch_fallback.work) or not (glue that launched a kernel, such
+as a `copy_` or a `fill_`, or scalar bookkeeping): the parent names only `compute` operators the
+reference never runs as substituted, so that name never rests on how long an operator took.
 """
 
 from dataclasses import dataclass, field
@@ -68,9 +73,15 @@ def unavailable(measured: str, reason: str) -> Attribution:
 
 
 def cpu(
-    operators: Sequence[Any], extensions: Any, wall_ns: int, dispatch_ns: int, extension_dispatch_ns: int
+    operators: Sequence[Any],
+    extensions: Any,
+    wall_ns: int,
+    dispatch_ns: int,
+    extension_dispatch_ns: int,
+    working: FrozenSet[str] = frozenset(),
 ) -> Attribution:
-    """Host-time attribution of one traced cpu call (see the module docs)."""
+    """Host-time attribution of one traced cpu call (see the module docs); `working`: the names of
+    the operators that did work (torch_fallback.work)."""
     compute = [entry for entry in operators if entry.kind == COMPUTE and entry.elapsed_ns > 0]
     custom = [entry for entry in operators if entry.kind == OWN]
     torch_ns = sum(entry.elapsed_ns for entry in compute)
@@ -98,15 +109,23 @@ def cpu(
                 "ms": _ms(entry.elapsed_ns / 1e6),
                 "calls": entry.count,
                 "inside_extension": entry.inside_extension,
+                "compute": entry.name in working,
             }
             for entry in ops
         ],
     )
 
 
-def device(launches: Sequence[Any], owns: Any, traced: FrozenSet[str], unlinked_us: float) -> Attribution:
+def device(
+    launches: Sequence[Any],
+    owns: Any,
+    traced: FrozenSet[str],
+    unlinked_us: float,
+    working: FrozenSet[str] = frozenset(),
+) -> Attribution:
     """Device-time attribution of one traced cuda call (see the module docs); `owns(name)` tells a
-    kernel of the candidate's own, `traced` are the dispatch trace's operator names."""
+    kernel of the candidate's own, `traced` are the dispatch trace's operator names (without their
+    overloads), `working` those of them that did work (torch_fallback.work)."""
     own_us = library_us = 0.0
     per_operator: Dict[str, List[float]] = {}
     for launch in launches:
@@ -131,5 +150,8 @@ def device(launches: Sequence[Any], owns: Any, traced: FrozenSet[str], unlinked_
         library_ms=library_us / 1e3,
         torch_ms=sum(sum(times) for times in per_operator.values()) / 1e3,
         notes=notes,
-        torch_ops=[{"op": name, "ms": _ms(sum(times) / 1e3), "calls": len(times)} for name, times in ops],
+        torch_ops=[
+            {"op": name, "ms": _ms(sum(times) / 1e3), "calls": len(times), "compute": name in working}
+            for name, times in ops
+        ],
     )

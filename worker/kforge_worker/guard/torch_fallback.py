@@ -57,29 +57,40 @@ def bookkeeping_budget(output_elements: int) -> int:
     return max(SMALL_OP_ELEMENTS, output_elements // SMALL_OP_SHARE)
 
 
+def bookkeeping(operators: Sequence[Any], output_elements: int) -> List[Any]:
+    """The compute operators taken as scalar bookkeeping (see the module docs): none of their calls
+    touched a tensor of more than SMALL_OP_ELEMENTS elements, and their results add up to at most
+    the budget (past it, none is bookkeeping)."""
+    small = [entry for entry in operators if entry.kind == COMPUTE and entry.largest <= SMALL_OP_ELEMENTS]
+    return small if sum(entry.result_elements for entry in small) <= bookkeeping_budget(output_elements) else []
+
+
+def work(operators: Sequence[Any], output_elements: int) -> List[Any]:
+    """The compute operators beyond bookkeeping: what `judge` calls PyTorch doing the work."""
+    small = bookkeeping(operators, output_elements)
+    return [entry for entry in operators if entry.kind == COMPUTE and entry not in small]
+
+
 def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: int, where: str) -> Finding:
     """The finding for one traced call; `operators` as DispatchRecorder.counts() returns them."""
-    compute = [entry for entry in operators if entry.kind == COMPUTE]
-    small = [entry for entry in compute if entry.largest <= SMALL_OP_ELEMENTS]
+    small = bookkeeping(operators, output_elements)
     budget = bookkeeping_budget(output_elements)
-    if sum(entry.result_elements for entry in small) > budget:
-        small = []
-    work = [entry for entry in compute if entry not in small]
+    working = work(operators, output_elements)
     own = [entry for entry in operators if entry.kind == OWN]
     glue = [entry for entry in operators if entry.kind == GLUE]
     name = policy.get("name", "?")
-    if work:
+    if working:
         level = severity(policy)
         message = (
-            f"{where}: forward dispatched {listing(work)} to PyTorch while it ran: the policy `{name}` "
+            f"{where}: forward dispatched {listing(working)} to PyTorch while it ran: the policy `{name}` "
             f"allows only shape, view and allocation glue; move the work into the kernel"
         )
         if level == "note":
             message = (
-                f"{where}: forward dispatched {listing(work)} to PyTorch while it ran (allowed and "
+                f"{where}: forward dispatched {listing(working)} to PyTorch while it ran (allowed and "
                 f"reported: the policy `{name}` does not reject PyTorch compute)"
             )
-        return Finding(level, message, [entry.name for entry in work])
+        return Finding(level, message, [entry.name for entry in working])
     parts = [f"{where}: forward dispatched only glue to PyTorch ({listing(glue)})"]
     if small:
         used = sum(entry.result_elements for entry in small)

@@ -23,7 +23,7 @@ from .extension_calls import ExtensionCalls
 from .kernel_names import OwnKernels
 from .kernel_trace import KernelTrace, profiled_call
 from .provenance import Provenance
-from .torch_fallback import Finding, judge
+from .torch_fallback import Finding, judge, work
 
 OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
 
@@ -94,17 +94,21 @@ class TracedCallChecks:
         sources = self.own_sources
         return OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
 
-    def _attribution(self, trace: DispatchRecorder) -> attribution.Attribution:
+    def _attribution(self, trace: DispatchRecorder, elements: int) -> attribution.Attribution:
+        counts = trace.counts()
+        working = work(counts, elements)
         if not self.is_cuda:
+            names = frozenset(entry.name for entry in working)
             return attribution.cpu(
-                trace.counts(), self.extensions, self.wall_ns, trace.dispatch_ns, trace.extension_dispatch_ns
+                counts, self.extensions, self.wall_ns, trace.dispatch_ns, trace.extension_dispatch_ns, names
             )
         kernels = self.kernels
         if kernels is None or kernels.kernels is None:
             reason = kernels.kernels_unavailable if kernels is not None else "the profiler did not run"
             return attribution.unavailable("device", f"the profiler listed no kernels: {reason}")
-        traced = frozenset(entry.name.split(".")[0] for entry in trace.counts())
-        return attribution.device(kernels.launches, self._own_kernels().owns, traced, kernels.unlinked_us)
+        traced = frozenset(entry.name.split(".")[0] for entry in counts)
+        names = frozenset(entry.name.split(".")[0] for entry in working)
+        return attribution.device(kernels.launches, self._own_kernels().owns, traced, kernels.unlinked_us, names)
 
     def check_dispatch(self, output: Any, where: str) -> None:
         """After `after_call` on a traced call: sends the call's attribution, then rejects a fallback
@@ -138,7 +142,7 @@ class TracedCallChecks:
         self._custom_operators = [entry for entry in trace.counts() if entry.kind == OWN]
         with failures_as(**OUTPUT_CONTEXT):
             elements = sum(leaf.numel() for leaf in tensor_leaves(output))
-        self._send_attribution(self._attribution(trace), where)
+        self._send_attribution(self._attribution(trace, elements), where)
         findings = [judge(trace.counts(), self.policy, elements, where), self._other_threads(elements, where)]
         if trace.errors:
             findings[0].message += f" ({trace.errors} operator call(s) could not be measured)"
@@ -174,8 +178,8 @@ class TracedCallChecks:
             outcomes.append(own_work.pytorch_output(producers, self.policy, where, fallbacks, failed))
             native = (extensions is not None and bool(extensions.modules)) or bool(self._custom_operators)
             if not native:
-                work = [name for finding in findings for name in finding.compute]
-                outcomes.append(own_work.no_native_code(work, self.policy, where, fallbacks, failed))
+                computed = [name for finding in findings for name in finding.compute]
+                outcomes.append(own_work.no_native_code(computed, self.policy, where, fallbacks, failed))
         return [outcome for outcome in outcomes if outcome is not None]
 
     def _other_threads(self, elements: int, where: str) -> Finding:
