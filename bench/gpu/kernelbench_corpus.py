@@ -7,6 +7,9 @@ own prompt examples, Triton kernels. They stay in a folder outside the repositor
 
     level <TAB> label <TAB> problem <TAB> candidate <TAB> backend <TAB> claimed speedup (or -)
 
+Rows of level `attack` are cheats that others wrote (KernelBench's own adversarial test kernels):
+the summary counts them apart, as caught when they end rejected or incorrect.
+
 Each kernel is evaluated once per policy (`--policies`, default `kernelbench,own-kernels`), the
 policies one after the other so that the second finds the first's build in the shared build cache
 (`KFORGE_CACHE_DIR`, default `<out>/cache`); `--jobs` kernels at once (their builds run in
@@ -42,6 +45,8 @@ from typing import Any, Dict, List, Optional
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_LIST = ROOT / "bench" / "gpu" / "kernelbench-corpus.tsv"
 STDERR_TAIL_CHARS = 4000
+#: The level of rows that are cheats written by others: they must end rejected or incorrect.
+ATTACK = "attack"
 REASON_CHARS = 600
 
 
@@ -243,6 +248,14 @@ def verdict_cell(entry: Dict[str, Any]) -> str:
     return entry["verdict"] + (f" ({first})" if first else "")
 
 
+def verdict_counts(records: List[Dict[str, Any]], policy: str) -> str:
+    counts: Dict[str, int] = {}
+    for record in records:
+        key = record["policies"].get(policy, {}).get("verdict") or "no verdict"
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{name} {count}" for name, count in sorted(counts.items())) or "none"
+
+
 def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
     policies = args.policies
     lines = [
@@ -269,13 +282,18 @@ def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
             f"driver {environment.get('driver')}",
             "",
         ]
+    honest = [record for record in records if record["level"] != ATTACK]
+    attacks = [record for record in records if record["level"] == ATTACK]
     for policy in policies:
-        counts: Dict[str, int] = {}
-        for record in records:
-            entry = record["policies"].get(policy, {})
-            key = entry.get("verdict") or "no verdict"
-            counts[key] = counts.get(key, 0) + 1
-        lines.append(f"- `{policy}`: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items())))
+        lines.append(f"- `{policy}`: {verdict_counts(honest, policy)}")
+        if attacks:
+            caught = sum(
+                record["policies"].get(policy, {}).get("verdict") in ("rejected", "incorrect") for record in attacks
+            )
+            lines.append(
+                f"  - attacks ({ATTACK} rows, cheats written by others): {caught} of {len(attacks)} "
+                f"rejected or incorrect ({verdict_counts(attacks, policy)})"
+            )
     lines += [
         "",
         "| # | level | kernel | backend | claimed | "
