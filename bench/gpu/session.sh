@@ -53,8 +53,10 @@ wait_s="${2:-540}"
 # cross-checks) and the sandbox's tests (35/35); the sizes phase, sharing the machine with the
 # guard's and the sandbox's tests, made no record (prefetches ahead of built candidates, since
 # fixed), and the guard's tests found c03 missed under the hold (fixed) and c07c dying of SIGSEGV.
-# Next: sizes alone, then the guard's tests (c03, c07c with its stack now printed), the
-# require-mode eval, the corpus.
+# Next: sizes alone, then the guard's tests (c03, c07c with its stack now printed; the test-guard
+# phase first runs bench/gpu/crash_probe.py on c07c: plain, under a dispatch mode, under the
+# profiler, under both, to tell a crash of the candidate's from one of the harness's), the
+# require-mode eval, the corpus (now with KernelBench's own adversarial test kernels).
 default_phases="sizes test-guard sandbox-require corpus"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
@@ -99,7 +101,9 @@ run_phase() {
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
       profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
-      test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
+      test-guard) phase test-guard 600 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
+          --timeout 150 --out $state/test-guard/crash-probe-c07c.json > $state/test-guard/crash-probe-c07c.txt 2>&1; \
+        bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
       guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
@@ -131,7 +135,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
