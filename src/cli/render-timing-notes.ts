@@ -24,7 +24,7 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
     ['eager', timing.eager_wall_ms],
     ['torch.compile', timing.compile_wall_ms],
   ].filter((entry): entry is [string, NonNullable<TimingSummary['candidate_wall_ms']>] => entry[1] !== undefined);
-  if (walls.length > 0) {
+  if (walls.length > 0 && timing.clock !== 'host') {
     lines.push(styles.dim(`host-inclusive per call: ${walls.map(([name, stats]) => `${name} ${formatMilliseconds(stats.median)} ms`).join(', ')}`));
   }
   const bound = timing.launch_bound;

@@ -97,6 +97,8 @@ export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;
 export const holdFigureSchema = z.object({ hold_ms: z.number(), exposed_calls: z.number().int(), calls: z.number().int() });
 
 export const timingSummarySchema = z.object({
+  /** What the per-call times measure: `device` (CUDA events) or `host` (the cpu backend's clock). Absent in results stored before 2026-12-05. */
+  clock: z.enum(['device', 'host']).optional(),
   candidate_ms: timingStatsSchema,
   eager_ms: timingStatsSchema.nullable(),
   compile_ms: timingStatsSchema.nullable(),
@@ -134,7 +136,7 @@ export const timingSummarySchema = z.object({
    * figure measured without these fields (a baseline cached before them).
    */
   hold: z.object({ candidate: holdFigureSchema.nullable(), eager: holdFigureSchema.nullable(), compile: holdFigureSchema.nullable() }).optional(),
-  /** Which figures are launch-bound: host-inclusive time well above device time. */
+  /** Which figures are launch-bound: host-inclusive time well above device time (device clock only). */
   launch_bound: z.object({ candidate: z.boolean(), eager: z.boolean(), compile: z.boolean() }).optional(),
   /** The timing stage's time budget: calls asked for and made, and why fewer. */
   budget: z

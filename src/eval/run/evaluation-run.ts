@@ -393,6 +393,7 @@ export class EvaluationRun {
     const judged = await this.#judgeKept(driven.value);
     if (judged) return judged;
     this.#timing = summarizeTiming({
+      clock: this.#context.settings.backend === 'cpu' ? 'host' : 'device',
       candidate: driven.value.timing,
       batches: driven.value.batches,
       eager: baselines.eager,

@@ -105,6 +105,7 @@ describe('re-anchoring cached baselines', () => {
 
   it('re-anchors the speedups in the summary', () => {
     const summary = summarizeTiming({
+      clock: 'device',
       candidate: { v: 1, type: 'timing', times_ms: repeat(1, 20), samples: [] },
       eager: { times_ms: repeat(2, 20) },
       compile: { times_ms: repeat(1.5, 20) },
@@ -122,6 +123,7 @@ describe('the hold ahead of the flush (docs/timing.md)', () => {
 
   it("carries each series' hold and exposed calls, and says when launches outran the hold", () => {
     const summary = summarizeTiming({
+      clock: 'device',
       candidate: { v: 1, type: 'timing', times_ms: repeat(0.5, 100), samples: [], hold_ms: 0.04, exposed_calls: 1 },
       eager: { times_ms: repeat(0.6, 100), hold_ms: 0.03, exposed_calls: 0 },
       compile: { times_ms: repeat(0.55, 100), hold_ms: 5, exposed_calls: 40 },
@@ -140,6 +142,7 @@ describe('the hold ahead of the flush (docs/timing.md)', () => {
 
   it('leaves the hold out where no series has one (cpu, or baselines cached before it)', () => {
     const summary = summarizeTiming({
+      clock: 'host',
       candidate: { v: 1, type: 'timing', times_ms: repeat(0.5, 20), samples: [] },
       eager: { times_ms: repeat(0.6, 20) },
       compile: null,
@@ -147,6 +150,37 @@ describe('the hold ahead of the flush (docs/timing.md)', () => {
     });
     assert.equal(summary.hold, undefined);
     assert.equal(timingNotes(summary, plain).filter((line) => line.includes('still launching')).length, 0);
+  });
+});
+
+describe('launch-bound figures (docs/timing.md)', () => {
+  const plain = { dim: (text: string) => text };
+  // Eager's single calls at 4.5 ms, its back-to-back batches at 5.2 ms a call, its host-inclusive time 4.5 ms.
+  const input = (clock: 'device' | 'host') =>
+    summarizeTiming({
+      clock,
+      candidate: { v: 1, type: 'timing', times_ms: repeat(17.6, 20), wall_ms: repeat(17.6, 20), samples: [] },
+      eager: { times_ms: repeat(4.5, 20), wall_ms: repeat(4.5, 20), batch_ms: [5.2, 5.3, 5.2] },
+      compile: null,
+      baselineCached: false,
+    });
+
+  it('on a device clock, a baseline whose batches are slower than its events is launch-bound and says so', () => {
+    const summary = input('device');
+    assert.deepEqual(summary.launch_bound, { candidate: false, eager: true, compile: false });
+    assert.equal(summary.eager_ms?.median, 5.2);
+    const notes = timingNotes(summary, plain);
+    assert.ok(notes.some((line) => line.trim().startsWith('launch-bound (eager)')));
+    assert.ok(notes.some((line) => line.trim().startsWith('host-inclusive per call')));
+  });
+
+  it('on the host clock (cpu) nothing is launch-bound, and the host-inclusive line repeats nothing', () => {
+    const summary = input('host');
+    assert.equal(summary.clock, 'host');
+    assert.equal(summary.launch_bound, undefined);
+    assert.equal(summary.eager_ms?.median, 5.2, 'the baseline still takes its own batches, as the candidate takes the parent’s');
+    const notes = timingNotes(summary, plain);
+    assert.ok(!notes.some((line) => line.trim().startsWith('launch-bound') || line.trim().startsWith('host-inclusive')), notes.join('\n'));
   });
 });
 
@@ -205,6 +239,7 @@ describe('the cross-check (docs/timing.md)', () => {
   const plain = { dim: (text: string) => text };
   const summaryWith = (crossCheck: NonNullable<Parameters<typeof summarizeTiming>[0]['candidate']['cross_check']>) =>
     summarizeTiming({
+      clock: 'device',
       candidate: { v: 1, type: 'timing', times_ms: repeat(0.236, 100), samples: [], cross_check: crossCheck },
       eager: { times_ms: repeat(0.32, 100) },
       compile: null,

@@ -16,6 +16,12 @@ export const EXPOSED_SHARE = 0.1;
 export const CROSS_CHECK_BOUND = 0.1;
 
 export interface TimingSummaryInput {
+  /**
+   * What the per-call times measure: `device` (CUDA events on cuda and triton) or `host` (the cpu
+   * backend's monotonic clock, where host-inclusive and per-call time are one figure and nothing is
+   * launch-bound: a baseline's batches slower than its single calls there are the machine's load).
+   */
+  clock: 'device' | 'host';
   candidate: TimingMessage;
   /** The parent's trusted batches of the candidate (docs/timing.md); empty when none ran. */
   batches?: readonly TimedBatch[];
@@ -115,6 +121,7 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const compile = compileFigure?.stats ?? null;
   const speedups = computeSpeedups(bounded.candidate.median, eager?.median ?? null, compile?.median ?? null);
   const summary: TimingSummary = {
+    clock: input.clock,
     candidate_ms: bounded.candidate,
     eager_ms: eager,
     compile_ms: compile,
@@ -138,7 +145,7 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
     compile:
       compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
   };
-  if (launchBound.candidate || launchBound.eager || launchBound.compile) summary.launch_bound = launchBound;
+  if (input.clock === 'device' && (launchBound.candidate || launchBound.eager || launchBound.compile)) summary.launch_bound = launchBound;
   const hold = { candidate: holdOf(input.candidate), eager: holdOf(eagerEntry), compile: holdOf(compileEntry) };
   if (hold.candidate || hold.eager || hold.compile) summary.hold = hold;
   if (input.budget) summary.budget = input.budget;
