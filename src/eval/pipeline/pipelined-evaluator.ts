@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../../core/verdict.js';
 import { adoptWarmWorker, helloWithin } from '../process/adopt-warm-worker.js';
+import { BaselinePrefetcher, type PrefetchStats } from './baseline-prefetcher.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { BuildCache, BuildReservation } from '../cache/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../cache/build-key.js';
@@ -27,7 +27,7 @@ import type { PipelineSizing } from './pipeline-sizing.js';
 import { ProcessGroupPauser } from '../process/process-group-pauser.js';
 import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
 import type { RandomInteger } from '../run/seeds.js';
-import { Semaphore, type Release } from './semaphore.js';
+import type { Release } from './semaphore.js';
 import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { unreadableInput } from '../run/unreadable-input.js';
 import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../process/warm-worker-pool.js';
@@ -37,15 +37,6 @@ import { isolationOf } from '../process/isolation-report.js';
 
 /** How long a worker may take to exit once its evaluation is over, in ms. */
 const EXIT_WINDOW_MS = 5000;
-/**
- * A baseline prefetch takes the device only when no evaluation is waiting for it: on the H200
- * (2026-12-05) a batch of 40 KernelBench problems queued its 40 prefetches ahead of every built
- * candidate, and no candidate was evaluated in nine minutes.
- */
-const PREFETCH_PRIORITY = -1;
-/** Prefetches holding a reference worker at once (each waits for the device with it). */
-const PREFETCHES_AT_ONCE = 2;
-
 export interface PipelinedEvaluatorOptions {
   /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
   workerDirectory: string;
@@ -115,7 +106,7 @@ export interface PipelineUsage {
   /** Pauses of background work while the CPU timed (count and total ms). */
   cpuQuiet: { pauses: number; pausedMs: number };
   /** Baseline prefetches by outcome, and the device time they held (ms). */
-  prefetches: { measured: number; cached: number; failed: number; deviceMs: number };
+  prefetches: PrefetchStats;
 }
 
 /**
@@ -151,15 +142,9 @@ export class PipelinedEvaluator implements Evaluator {
   /** Host-wide locks being removed; {@link close} waits for them. */
   readonly #releasing = new Set<Promise<void>>();
   #compiler: Promise<string | null> | undefined;
-  /** Baseline prefetches started, by problem and timing settings (one each), and those running. */
-  readonly #prefetched = new Set<string>();
-  readonly #prefetching = new Set<Promise<void>>();
-  /** Prefetches holding a reference worker at once (see PREFETCHES_AT_ONCE). */
-  readonly #prefetchSlots = new Semaphore(PREFETCHES_AT_ONCE);
-  readonly #closing = new AbortController();
-  readonly #prefetchStats = { measured: 0, cached: 0, failed: 0, deviceMs: 0 };
   #bytecodePrefix: Promise<string | null> | undefined;
   readonly #sizes: DeviceMemoryGate;
+  readonly #prefetcher: BaselinePrefetcher;
 
   constructor(options: PipelinedEvaluatorOptions) {
     this.#options = options;
@@ -175,8 +160,6 @@ export class PipelinedEvaluator implements Evaluator {
       directory: options.deviceLockDirectory ?? defaultDeviceLockDirectory(),
       logger: this.#logger,
     });
-    // Every baseline prefetch (one per problem) listens to it while it runs: no leak warning at 11.
-    setMaxListeners(0, this.#closing.signal);
     const spawner = new WarmWorkerSpawner({
       sandbox: options.sandbox ?? sandboxPolicy(this.#environment, path.dirname(options.buildCache.directory)),
       python: options.python ?? 'python3',
@@ -197,6 +180,18 @@ export class PipelinedEvaluator implements Evaluator {
         return role === 'candidate' ? sizing.warmCandidatesPerDevice : sizing.warmReferencesPerDevice;
       },
       logger: this.#logger,
+    });
+    this.#prefetcher = new BaselinePrefetcher({
+      enabled: (lane) => options.prefetchBaselines ?? lane.kind === 'gpu',
+      pool: this.#pool,
+      baselines: this.#baselines,
+      acquireDevice: (lane, device, signal, emit, room, priority) => this.#acquireDevice(lane, device, signal, emit, room, priority),
+      prepareRoom: (settings) => this.#sizes.prepare(settings, 'reference'),
+      timedStagePauses: (lane) => this.#timedStagePauses(lane),
+      randomInteger: options.randomInteger,
+      terminationGraceMs: options.terminationGraceMs,
+      logger: this.#logger,
+      now: this.#now,
     });
   }
 
@@ -219,7 +214,7 @@ export class PipelinedEvaluator implements Evaluator {
         },
       );
     }
-    this.#prefetchBaselines(lane, request);
+    this.#prefetcher.start(lane, request);
     const releaseInFlight = await lane.inFlight.acquire(options.signal);
     const assignment = lane.devices.assign(wanted);
     // The lease: from `device-acquired` to `device-released` (a candidate that did not build takes none).
@@ -252,7 +247,7 @@ export class PipelinedEvaluator implements Evaluator {
       devices: lanes.flatMap((lane) => lane?.devices.usage() ?? []),
       pool: this.#pool.stats(),
       cpuQuiet: { pauses, pausedMs },
-      prefetches: { ...this.#prefetchStats },
+      prefetches: this.#prefetcher.stats(),
     };
   }
 
@@ -261,8 +256,7 @@ export class PipelinedEvaluator implements Evaluator {
    * still running finish first only if awaited by the caller.
    */
   async close(): Promise<void> {
-    this.#closing.abort(new EvaluationCancelledError('the evaluator was closed'));
-    await Promise.all([...this.#prefetching]);
+    await this.#prefetcher.close();
     await this.#pool.close();
     await Promise.all([...this.#releasing]);
   }
@@ -363,96 +357,6 @@ export class PipelinedEvaluator implements Evaluator {
           await warm.scratch.remove();
         }),
       );
-    }
-  }
-
-  /**
-   * Starts measuring the request's baselines ahead of its candidate (see `prefetchBaselines`), once
-   * per problem and timing settings; a failure is logged and leaves the measuring to the first
-   * candidate, as without a prefetch. `close()` stops a prefetch still running (nobody is left to
-   * use its figures; a `kforge eval` of a candidate that did not build does not wait for them).
-   */
-  #prefetchBaselines(lane: PipelineLane, request: EvaluationRequest): void {
-    const base = resolveEvaluationSettings(request);
-    if (!(this.#options.prefetchBaselines ?? lane.kind === 'gpu') || !base.timing || this.#closing.signal.aborted) return;
-    const prefetch = this.#prefetch(lane, base).catch((error: unknown) => {
-      if (this.#closing.signal.aborted) return;
-      this.#logger.warn({ err: error, problem: base.problemPath }, 'baseline prefetch failed; the first candidate measures them');
-    });
-    this.#prefetching.add(prefetch);
-    void prefetch.finally(() => this.#prefetching.delete(prefetch));
-  }
-
-  async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
-    const problem = await readFile(base.problemPath);
-    const problemSha256 = problemIdentity(problem, base.overrides);
-    const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
-    if (this.#prefetched.has(key)) return;
-    this.#prefetched.add(key);
-    const signal = this.#closing.signal;
-    // A few at a time: each holds a reference worker while it waits for the device.
-    const slot = await this.#prefetchSlots.acquire(signal);
-    try {
-      await this.#prefetchHeld(lane, base, problemSha256, signal);
-    } finally {
-      slot();
-    }
-  }
-
-  async #prefetchHeld(lane: PipelineLane, base: EvaluationSettings, problemSha256: string, signal: AbortSignal): Promise<void> {
-    const assignment = lane.devices.assign();
-    const device = assignment.device;
-    const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
-    const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
-    const startedAtMs = performance.now();
-    let reference: WarmWorker | undefined;
-    const pauses = this.#timedStagePauses(lane);
-    try {
-      reference = await this.#pool.take('reference', device);
-      const warm = reference;
-      const run = new EvaluationRun({
-        settings,
-        seeds: drawEvaluationSeeds(settings, this.#options.randomInteger),
-        scratch: warm.scratch,
-        problemSha256,
-        baselineCache: baselines,
-        pipeline: {
-          buildDirectory: warm.scratch.buildDirectory,
-          buildFinished: () => undefined,
-          acquireDevice: () =>
-            this.#acquireDevice(
-              lane,
-              device,
-              signal,
-              (event) => {
-                if (event.kind === 'device-released') this.#prefetchStats.deviceMs += event.heldMs;
-              },
-              this.#sizes.prepare(settings, 'reference'),
-              PREFETCH_PRIORITY,
-            ),
-        },
-        startWorker: (_role, progress) => {
-          adoptWarmWorker(warm, settings, { signal, terminationGraceMs: this.#options.terminationGraceMs, onProgress: progress });
-          return warm.worker;
-        },
-        onProgress: pauses.onProgress,
-        logger: this.#logger,
-        now: this.#now,
-      });
-      const outcome = await run.prefetchBaselines().catch((error: unknown) => {
-        this.#prefetchStats.failed += 1;
-        throw error;
-      });
-      this.#prefetchStats[outcome] += 1;
-      this.#logger.info({ problem: base.problemPath, device, outcome, ms: Math.round(performance.now() - startedAtMs) }, 'baseline prefetch');
-    } finally {
-      pauses.resume();
-      baselines.release();
-      assignment.release();
-      if (reference) {
-        await reference.worker.finish(EXIT_WINDOW_MS);
-        await reference.scratch.remove();
-      }
     }
   }
 
