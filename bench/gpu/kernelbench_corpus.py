@@ -162,13 +162,17 @@ def evaluate(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
             *shlex.split(args.eval_args),
             *shlex.split(args.policy_args.get(policy, "")),
         ]
-        ran = run(command, args.timeout, env)
+        limit = min(args.timeout, args.deadline - time.monotonic()) if args.deadline else args.timeout
+        if limit <= 0:
+            record["policies"][policy] = {"error": "not run: the corpus run's --deadline-s had passed"}
+            continue
+        ran = run(command, limit, env)
         entry: Dict[str, Any] = {"command": ran["command"], "exit_code": ran["exit_code"], "wall_s": ran["wall_s"]}
         try:
             entry.update(summary(json.loads(ran["stdout"])))
         except (json.JSONDecodeError, TypeError, KeyError) as error:
             entry["error"] = (
-                "timed out after %ss" % args.timeout
+                "timed out after %.0f s" % limit
                 if ran["exit_code"] is None
                 else f"no JSON result ({type(error).__name__}); exit status {ran['exit_code']}"
             )
@@ -244,6 +248,8 @@ def speed(value: Optional[float]) -> str:
 def verdict_cell(entry: Dict[str, Any]) -> str:
     if "error" in entry:
         return f"no verdict ({entry['error']})"
+    if not entry.get("verdict"):
+        return f"no verdict (exit status {entry.get('exit_code')}, a JSON result without one)"
     first = entry["reasons"][0]["check"] if entry.get("reasons") else None
     return entry["verdict"] + (f" ({first})" if first else "")
 
@@ -256,14 +262,16 @@ def verdict_counts(records: List[Dict[str, Any]], policy: str) -> str:
     return ", ".join(f"{name} {count}" for name, count in sorted(counts.items())) or "none"
 
 
-def markdown(records: List[Dict[str, Any]], args, started: str) -> str:
+def markdown(records: List[Dict[str, Any]], args, started: str, listed: int) -> str:
     policies = args.policies
     lines = [
         "# KernelBench corpus under kforge's guard policies",
         "",
         f"- started {started}, finished {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
         f"- command: `{' '.join(shlex.quote(part) for part in sys.argv)}`",
-        f"- kernels: {len(records)}; policies: {', '.join(policies)}",
+        f"- kernels: {len(records)} of the {listed} selected"
+        + (" (the rest not started before --deadline-s)" if len(records) < listed else "")
+        + f"; policies: {', '.join(policies)}",
         "",
     ]
     environment = next(
@@ -372,6 +380,13 @@ def main() -> int:
         help='more flags for one policy\'s evaluations, e.g. "own-kernels=--no-timing" (its verdict '
         "and attribution come from the correctness trials; repeatable)",
     )
+    parser.add_argument(
+        "--deadline-s",
+        type=float,
+        default=0,
+        help="stop starting evaluations this many seconds in, and cut those running there, so that the "
+        "record of what finished is written before an outer limit (default: none)",
+    )
     parser.add_argument("--only", default="", help="evaluate only pairs whose label or candidate contains this text")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N pairs")
     parser.add_argument("--copy-to", type=Path, help="copy the listed files into this folder and exit")
@@ -384,6 +399,7 @@ def main() -> int:
         parser.error(f"expected --policy-args POLICY=FLAGS with POLICY one of {', '.join(args.policies)}")
     args.policy_args = dict(pairs_of_args)
     args.corpus = args.corpus.resolve()
+    args.deadline = time.monotonic() + args.deadline_s if args.deadline_s > 0 else None
     pairs = [pair for pair in read_list(args.list) if args.only in pair.label or args.only in pair.candidate]
     if args.limit:
         pairs = pairs[: args.limit]
@@ -405,6 +421,8 @@ def main() -> int:
     records: Dict[int, Dict[str, Any]] = {}
 
     def one(pair: Pair) -> None:
+        if args.deadline and time.monotonic() >= args.deadline:
+            return
         record = task(pair, args, env)
         (args.out / "records" / f"{pair.slug}.json").write_text(json.dumps(record, indent=2))
         with lock:
@@ -421,12 +439,24 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, pairs))
     ordered = [records[index] for index in sorted(records)]
+    not_started = [pair.label for pair in pairs if pair.index not in records]
+    if not_started:
+        print(f"not started before the deadline: {len(not_started)} of {len(pairs)} pairs", file=sys.stderr)
     name = "check-cpu" if args.check_cpu else "result"
     (args.out / f"{name}.json").write_text(
-        json.dumps({"started": started, "command": sys.argv, "policies": args.policies, "kernels": ordered}, indent=2)
+        json.dumps(
+            {
+                "started": started,
+                "command": sys.argv,
+                "policies": args.policies,
+                "kernels": ordered,
+                "not_started": not_started,
+            },
+            indent=2,
+        )
     )
     if not args.check_cpu:
-        (args.out / "result.md").write_text(markdown(ordered, args, started))
+        (args.out / "result.md").write_text(markdown(ordered, args, started, len(pairs)))
     print(f"wrote {args.out}/{name}.json" + ("" if args.check_cpu else f" and {args.out}/result.md"), file=sys.stderr)
     return 0
 

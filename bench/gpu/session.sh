@@ -57,8 +57,14 @@ wait_s="${2:-540}"
 # phase first runs bench/gpu/crash_probe.py on c07c: plain, under a dispatch mode, under the
 # profiler, under both, to tell a crash of the candidate's from one of the harness's), the
 # require-mode eval, the corpus (now with KernelBench's own adversarial test kernels).
-default_phases="sizes test-guard sandbox-require corpus"
+# After the third session of 2026-12-05 (no GPU): the corpus (issue 15: 10 of 52 evaluated so far,
+# never a lease of its own) runs beside the guard's tests and the require-mode eval (small
+# problems, little memory), then timing-small (issue 16), then sizes alone (issue 17) as time allows.
+default_phases="test-guard+sandbox-require+corpus timing-small sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
+# Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
+# the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
+timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_layer_norm@small,level2_01_gemm_bias_gelu,good-kernels/LayerNorm2,good-kernels/Softmax"
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
 . scripts/gpu-node.sh
@@ -115,8 +121,10 @@ run_phase() {
           --published-processes 10 --only $timing_kernels; \
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
-      corpus) phase corpus 480 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 300 \
-        --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
+      timing-small) phase timing-small 420 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
+          --deadline-s 330 --published-processes 1 --only $timing_small_kernels" ;;
+      corpus) phase corpus 600 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 300 \
+        --deadline-s 560 --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
@@ -135,7 +143,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
