@@ -182,6 +182,25 @@ describe('launch-bound figures (docs/timing.md)', () => {
     const notes = timingNotes(summary, plain);
     assert.ok(!notes.some((line) => line.trim().startsWith('launch-bound') || line.trim().startsWith('host-inclusive')), notes.join('\n'));
   });
+
+  it("on the host clock, a busy host's slow batches do not swap a baseline's figure for three batches", () => {
+    // As measured on a loaded 2-core host (KernelBench 26_GELU_ at batch_size=16): eager's batches
+    // lost time slices, the re-timing beside the candidate showed by how much (load 5.16 / 4.5).
+    const busy = (clock: 'device' | 'host') =>
+      summarizeTiming({
+        clock,
+        candidate: { v: 1, type: 'timing', times_ms: repeat(17.6, 30), samples: [] },
+        eager: { times_ms: repeat(4.4, 30), batch_ms: [5.0, 5.1, 5.0] },
+        compile: null,
+        baselineCached: false,
+        anchor: { times_ms: repeat(4.5, 30), batch_ms: [5.05, 5.16, 77.2] },
+      });
+    const host = busy('host');
+    assert.equal(host.eager_ms?.median, 4.4, "eager's own 30 calls, not its 3 batches");
+    assert.equal(host.eager_ms?.n, 30);
+    const device = busy('device');
+    assert.equal(device.eager_ms?.median, 5.0, 'on a device the slow batches are launch-bound: its figure');
+  });
 });
 
 describe('the timing budget', () => {

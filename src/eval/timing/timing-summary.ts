@@ -106,13 +106,16 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const anchorEntry = timesOf(input.anchor);
   const load = loadFactor(anchorEntry?.times_ms, anchorEntry?.batch_ms);
   const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
-  const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms) : null;
-  const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms) : null;
+  // On the host clock the baselines' batches are judged with the load the candidate's bound was (a
+  // device's launch-bound baseline keeps its batches' figure whatever the host's load).
+  const baselineLoad = input.clock === 'host' ? load : 1;
+  const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms, baselineLoad) : null;
+  const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms, baselineLoad) : null;
   const anchor =
     anchorEntry && eagerFigure
       ? anchorBaselines({
           earlier: eagerFigure.stats,
-          anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms).stats,
+          anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms, baselineLoad).stats,
           cached: input.baselineCached,
           candidate: bounded.candidate,
         })
