@@ -110,11 +110,7 @@ export function boundedFigures(
  * backend's host clock: there batches lose time slices on a busy host, and a baseline taking its
  * batches' figure for that would flatter every candidate).
  */
-export function baselineFigure(
-  events: TimingStats,
-  batchMs: readonly number[] | undefined,
-  load = 1,
-): { stats: TimingStats; launchBound: boolean } {
+export function baselineFigure(events: TimingStats, batchMs: readonly number[] | undefined, load = 1): { stats: TimingStats; launchBound: boolean } {
   if (!batchMs || batchMs.length === 0) return { stats: events, launchBound: false };
   const batches = summarizeTimes(batchMs);
   const launchBound = events.median < (batches.min * (1 - TRUSTED_RELATIVE_SLACK)) / Math.max(1, load);
