@@ -109,6 +109,8 @@ run_phase() {
       profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
       test-guard) phase test-guard 600 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
           --timeout 150 --out $state/test-guard/crash-probe-c07c.json > $state/test-guard/crash-probe-c07c.txt 2>&1; \
+        python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cpu/c07c_fallback_runs.py --device cpu \
+          --timeout 150 --out $state/test-guard/crash-probe-c07c-cpu.json > $state/test-guard/crash-probe-c07c-cpu.txt 2>&1; \
         bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
       guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
@@ -143,7 +145,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/test-guard/crash-probe-c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
