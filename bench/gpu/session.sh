@@ -53,14 +53,15 @@ wait_s="${2:-540}"
 # cross-checks) and the sandbox's tests (35/35); the sizes phase, sharing the machine with the
 # guard's and the sandbox's tests, made no record (prefetches ahead of built candidates, since
 # fixed), and the guard's tests found c03 missed under the hold (fixed) and c07c dying of SIGSEGV.
-# Next: sizes alone, then the guard's tests (c03, c07c with its stack now printed; the test-guard
-# phase first runs bench/gpu/crash_probe.py on c07c: plain, under a dispatch mode, under the
-# profiler, under both, to tell a crash of the candidate's from one of the harness's), the
-# require-mode eval, the corpus (now with KernelBench's own adversarial test kernels).
-# After the third session of 2026-12-05 (no GPU): the corpus (issue 15: 10 of 52 evaluated so far,
-# never a lease of its own) runs beside the guard's tests and the require-mode eval (small
-# problems, little memory), then timing-small (issue 16), then sizes alone (issue 17) as time allows.
-default_phases="test-guard+sandbox-require+corpus timing-small sizes"
+# Next: the guard's tests (c03; c07c with its stack now printed, and the crash-probe phase:
+# bench/gpu/crash_probe.py runs c07c plain, under a dispatch mode, under the profiler and its
+# all-threads mode, under both, on cuda and on torch 2.11's cpu, to tell a crash of the candidate's
+# from one of the harness's), the require-mode eval, the corpus (now with KernelBench's own
+# adversarial test kernels), sizes.
+# After the third session of 2026-12-05 (no GPU): the guard's tests, the require-mode eval and the
+# crash probe of c07c together (small problems), then the corpus alone (issue 15: 10 of 52 evaluated
+# so far, never a lease of its own), then timing-small (issue 16), then sizes (issue 17) as time allows.
+default_phases="test-guard+sandbox-require+crash-probe corpus timing-small sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -107,11 +108,11 @@ run_phase() {
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
       profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
-      test-guard) phase test-guard 600 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
-          --timeout 150 --out $state/test-guard/crash-probe-c07c.json > $state/test-guard/crash-probe-c07c.txt 2>&1; \
+      test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
+      crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
+          --timeout 120 --out $state/crash-probe/c07c-cuda.json > $state/crash-probe/c07c-cuda.txt 2>&1; \
         python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cpu/c07c_fallback_runs.py --device cpu \
-          --timeout 150 --out $state/test-guard/crash-probe-c07c-cpu.json > $state/test-guard/crash-probe-c07c-cpu.txt 2>&1; \
-        bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
+          --timeout 90 --out $state/crash-probe/c07c-cpu.json > $state/crash-probe/c07c-cpu.txt 2>&1" ;;
       host-costs) phase host-costs 300 "python3 bench/gpu/host_costs.py --repeats 2" ;;
       guard) phase guard 500 "python3 bench/guard/run.py --backend cuda --repeats 2 --work /tmp/kforge-guard-work --out $state/guard/runs.json \
         examples/level1_02_gelu/cuda_fast.py examples/level1_08_rms_norm/cuda_fast.py examples/level2_01_gemm_bias_gelu/cuda_fast.py" ;;
@@ -145,7 +146,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/test-guard/crash-probe-c07c.txt "$state"/test-guard/crash-probe-c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
