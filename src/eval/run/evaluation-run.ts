@@ -6,31 +6,17 @@ import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipe
 import type { EvaluationProgress } from '../evaluator.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import { outcomeOfFailure } from './failure-outcome.js';
-import { outcomeOfJudgement, outcomeOfTimedJudgement, summarizeCorrectness } from './judgement-outcome.js';
-import { outcome, type Outcome } from './outcome.js';
-import type {
-  BaselineEntry,
-  BuildInfoMessage,
-  HelloMessage,
-  MessageOfType,
-  SavedOutput,
-  WorkerEnvironment,
-  WorkerMessage,
-  WorkerMessageType,
-} from '../process/protocol.js';
+import { outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
+import { outcome, type Outcome, type Step } from './outcome.js';
+import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
+import type { BuildInfoMessage, HelloMessage, MessageOfType, SavedOutput, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
 import { lookUpBaselines, peekBaselines, storeBaselines } from '../timing/run-baselines.js';
 import type { ScratchDirectory } from '../process/scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
-import { summarizeTiming } from '../timing/timing-summary.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
-import { median } from '../timing/statistics.js';
-import { randomInt } from 'node:crypto';
-import { CandidateTimingDriver, type DrivenTiming } from '../timing/candidate-timing-driver.js';
-import { contentCount } from '../timing/timed-contents.js';
-import { TimingBudget } from '../timing/timing-budget.js';
 import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { stageCandidateInputs } from './candidate-inputs.js';
@@ -61,20 +47,6 @@ export interface EvaluationRunContext {
   random?: RandomInteger;
   /** The parent's monotonic clock in ms for timing the trusted batches (default `performance.now`). */
   clockMs?: () => number;
-}
-
-/** Eager re-timed beside the candidate: calls, warm-up calls and share of the timing budget. */
-const ANCHOR_CALLS = 30;
-const ANCHOR_WARMUP = 3;
-const ANCHOR_BUDGET_SHARE = 0.1;
-
-type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
-
-/** The baselines' raw times (an entry is null when not measured) and where they came from. */
-interface Baselines {
-  eager: BaselineEntry | null;
-  compile: BaselineEntry | null;
-  cached: boolean;
 }
 
 /**
@@ -346,120 +318,28 @@ export class EvaluationRun {
     return { ok: true, value: this.#guard.generalisation(generalisation, variants, settings.shapesGate) ?? verdict };
   }
 
-  /**
-   * Candidate role's timing stage (docs/timing.md): `continue` with the contents per model, the
-   * parent-driven calls and trusted batches, eager re-timed beside it, and the judge on the kept
-   * outputs. A message out of order or a kept output from the wrong inputs is `timing-tampered`.
-   */
+  /** The candidate's timing stage (candidate-timing-stage.ts); its summary is the result's `timing`. */
   async #timeCandidate(baselines: Baselines): Promise<Outcome> {
-    const { settings, seeds } = this.#context;
     const candidate = this.#workers.candidate!;
-    const roofline = this.#guard.roofline;
-    const inputBytes = roofline?.input_bytes;
-    const contents = contentCount(seeds.timing.length, settings.warmupTrials, settings.perfTrials, typeof inputBytes === 'number' ? inputBytes : 0);
-    const clock = this.#context.clockMs ?? (() => performance.now());
-    // Judging outputs handed over during the timed calls (`kept`) is not the candidate's time.
-    const budgetClock = (): number => clock() - this.#outputs.earlyJudgingMs;
-    const budget = new TimingBudget({
-      budgetMs: settings.timingBudgetMs,
-      perfTrials: settings.perfTrials,
-      warmupTrials: settings.warmupTrials,
-      now: budgetClock,
-    });
-    candidate.send({ v: 1, type: 'continue', contents_per_model: contents });
-    const callBytes = typeof inputBytes === 'number' && typeof roofline?.output_bytes === 'number' ? inputBytes + roofline.output_bytes : null;
-    const driver = new CandidateTimingDriver({
+    const timed = await runCandidateTimingStage({
+      settings: this.#context.settings,
+      seeds: this.#context.seeds,
       candidate,
       reference: this.#workers.reference!,
+      baselines,
+      roofline: this.#guard.roofline,
       expect: (worker, ...types) => this.#expect(worker, ...types),
       tampered: (reason) => this.#tampered(candidate, reason),
-      timingSeeds: seeds.timing,
-      warmupTrials: settings.warmupTrials,
-      perfTrials: settings.perfTrials,
-      sampleCalls: seeds.sampleCalls,
-      contentsPerModel: contents,
-      callBytes,
-      reseed: false,
-      budget,
-      random: this.#context.random ?? randomInt,
-      now: clock,
+      judge: (outputs) => this.#judge(outputs),
+      blamesCandidate: () => this.#blame === 'candidate',
+      earlyJudgingMs: () => this.#outputs.earlyJudgingMs,
+      isGuardMessage,
+      ...(this.#context.clockMs ? { clockMs: this.#context.clockMs } : {}),
+      ...(this.#context.random ? { random: this.#context.random } : {}),
     });
-    const driven = await driver.run();
-    if (!driven.ok) return this.#asTampering(driven.outcome);
-    const extra = await this.#nothingMoreFrom(candidate);
-    if (extra) return extra;
-    const anchor = await this.#anchor(budget.budgetMs, baselines.eager);
-    if (!anchor.ok) return anchor.outcome;
-    const judged = await this.#judgeKept(driven.value);
-    if (judged) return judged;
-    this.#timing = summarizeTiming({
-      clock: this.#context.settings.backend === 'cpu' ? 'host' : 'device',
-      candidate: driven.value.timing,
-      batches: driven.value.batches,
-      eager: baselines.eager,
-      compile: baselines.compile,
-      baselineCached: baselines.cached,
-      anchor: anchor.value,
-      budget: budget.report(),
-    });
-    return this.#guard.speedOfLight(this.#timing.candidate_ms.median) ?? { verdict: 'correct', reasons: [] };
-  }
-
-  /** The kept outputs of the timed calls and the batches, judged; an outcome when one fails. */
-  async #judgeKept(driven: DrivenTiming): Promise<Outcome | null> {
-    const samples = driven.kept.map(({ sample }) => sample);
-    if (samples.length === 0) return null;
-    const sampled = await this.#judge(samples);
-    if (!sampled.ok) return sampled.outcome;
-    return outcomeOfTimedJudgement(
-      sampled.value,
-      samples.map((sample) => sample.call),
-      this.#context.settings.tolerance,
-    );
-  }
-
-  /**
-   * Eager re-timed in the reference worker beside the candidate: null when there is no eager figure
-   * to anchor, or when its calls are too slow for a re-timing within a tenth of the budget (the
-   * reference answers outside any stage, under the idle limit).
-   */
-  async #anchor(budgetMs: number, eager: BaselineEntry | null): Promise<Step<BaselineEntry | null>> {
-    const { settings } = this.#context;
-    const reference = this.#workers.reference!;
-    if (!eager || !('times_ms' in eager)) return { ok: true, value: null };
-    const calls = Math.min(ANCHOR_CALLS, settings.perfTrials) + Math.min(ANCHOR_WARMUP, settings.warmupTrials);
-    if (median(eager.times_ms) * calls > ANCHOR_BUDGET_SHARE * budgetMs) return { ok: true, value: null };
-    reference.send({
-      v: 1,
-      type: 'anchor',
-      perf_trials: Math.min(ANCHOR_CALLS, settings.perfTrials),
-      warmup_trials: Math.min(ANCHOR_WARMUP, settings.warmupTrials),
-      budget_ms: ANCHOR_BUDGET_SHARE * budgetMs,
-    });
-    const anchored = await this.#expect(reference, 'anchor');
-    if (!anchored.ok) return anchored;
-    return { ok: true, value: anchored.value.eager };
-  }
-
-  /** After `timing` the candidate must end without another message (a forged duplicate, P3). */
-  async #nothingMoreFrom(candidate: WorkerProcess): Promise<Outcome | null> {
-    await candidate.finish(EXIT_WINDOW_MS);
-    const event = await candidate.next();
-    if (event.type === 'message' && !isGuardMessage(event.message)) {
-      return outcome(
-        'rejected',
-        'timing-tampered',
-        `the candidate's process wrote \`${event.message.type}\` after its timing message: a message it was not asked for (docs/timing.md)`,
-      );
-    }
-    return null;
-  }
-
-  /** A protocol failure of the candidate in its timing stage is tampering with the timing. */
-  #asTampering(ended: Outcome): Outcome {
-    const reason = ended.reasons[0];
-    if (this.#blame !== 'candidate' || ended.verdict !== 'crashed' || reason?.check !== 'protocol') return ended;
-    return outcome('rejected', 'timing-tampered', `the candidate's process broke the timing protocol: ${reason.message}`);
+    if (!timed.ok) return timed.outcome;
+    this.#timing = timed.value;
+    return this.#guard.speedOfLight(timed.value.candidate_ms.median) ?? { verdict: 'correct', reasons: [] };
   }
 
   async #tampered(candidate: WorkerProcess, reason: string): Promise<Outcome> {

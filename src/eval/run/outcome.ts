@@ -8,6 +8,9 @@ export interface Outcome {
   diagnostics?: Omit<Partial<EvaluationResult['diagnostics']>, 'stdout' | 'stderr'>;
 }
 
+/** A step of an evaluation: its value, or the outcome the evaluation ends with. */
+export type Step<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
+
 /** An outcome with one reason. */
 export function outcome(verdict: Verdict, check: string, message: string): Outcome {
   return { verdict, reasons: [{ check, message }] };

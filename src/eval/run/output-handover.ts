@@ -1,12 +1,12 @@
 import { lstat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { JudgedTrial, JudgementMessage, KeptMessage } from '../process/protocol.js';
-import type { Outcome } from './outcome.js';
+import type { Step } from './outcome.js';
 
 /** An output the judge is asked about: a saved file and the seeds (and sizes) it was computed from. */
 export type JudgedOutput = KeptMessage['outputs'][number];
 
-export type JudgeStep = { ok: true; value: JudgementMessage } | { ok: false; outcome: Outcome };
+export type JudgeStep = Step<JudgementMessage>;
 
 export interface OutputHandoverOptions {
   /** The candidate's output folder: only files directly in it are deleted once judged. */

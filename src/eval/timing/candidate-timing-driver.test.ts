@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CandidateTimingDriver, type DriverStep } from './candidate-timing-driver.js';
+import { CandidateTimingDriver } from './candidate-timing-driver.js';
+import type { Step } from '../run/outcome.js';
 import { outcome } from '../run/outcome.js';
 import type { WorkerMessage } from '../process/protocol.js';
 import { BatchContents, timedCallContents } from './timed-contents.js';
@@ -92,7 +93,7 @@ function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: nu
       if (!message || !(types as string[]).includes(message.type)) {
         return { ok: false, outcome: outcome('crashed', 'protocol', `expected ${types.join('/')}, got ${message?.type}`) };
       }
-      return { ok: true, value: message } as DriverStep<never>;
+      return { ok: true, value: message } as Step<never>;
     },
     tampered: async (reason) => outcome('rejected', 'timing-tampered', reason),
     timingSeeds: SEEDS,

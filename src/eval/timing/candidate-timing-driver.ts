@@ -1,4 +1,4 @@
-import type { Outcome } from '../run/outcome.js';
+import type { Outcome, Step } from '../run/outcome.js';
 import type { MessageOfType, TimedSample, WorkerMessageType } from '../process/protocol.js';
 import type { RandomInteger } from '../run/seeds.js';
 import { BatchContents, timedCallContents, type ExpectedContents } from './timed-contents.js';
@@ -19,15 +19,12 @@ export const BATCH_POOL_BYTES = 512 * 1024 ** 2;
 /** Round trips to the reference worker measured before each batch. */
 export const PINGS_PER_BATCH = 3;
 
-/** A step of the evaluation: a value, or how the evaluation ended. */
-export type DriverStep<T> = { ok: true; value: T } | { ok: false; outcome: Outcome };
-
 /** What the driver needs from the evaluation around it. */
 export interface CandidateTimingDriverOptions {
   candidate: WorkerProcess;
   reference: WorkerProcess;
   /** The next message of `worker`, which must be of one of `types` (guard messages are recorded on the way). */
-  expect: <T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]) => Promise<DriverStep<MessageOfType<T>>>;
+  expect: <T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]) => Promise<Step<MessageOfType<T>>>;
   /** Stops the candidate for breaking the timing protocol: `rejected`, `timing-tampered`. */
   tampered: (reason: string) => Promise<Outcome>;
   timingSeeds: readonly number[];
@@ -82,7 +79,7 @@ export class CandidateTimingDriver {
     this.#contents = new BatchContents(options.timingSeeds, options.contentsPerModel);
   }
 
-  async run(): Promise<DriverStep<DrivenTiming>> {
+  async run(): Promise<Step<DrivenTiming>> {
     const { candidate, expect, perfTrials, warmupTrials } = this.#options;
     let phase: 'warmup' | 'timed' = warmupTrials > 0 ? 'warmup' : 'timed';
     let index = 0;
@@ -119,7 +116,7 @@ export class CandidateTimingDriver {
   }
 
   /** The batches after a call; the first batch step carries this call's `keep`. */
-  async #step(keep: boolean, batches: number): Promise<DriverStep<null>> {
+  async #step(keep: boolean, batches: number): Promise<Step<null>> {
     for (let round = 0; round < batches; round += 1) {
       const overheadMs = await this.#pings();
       if (!overheadMs.ok) return overheadMs;
@@ -132,7 +129,7 @@ export class CandidateTimingDriver {
   }
 
   /** Round trips of `ping` to the reference worker, which the candidate cannot reach, in ms. */
-  async #pings(): Promise<DriverStep<number[]>> {
+  async #pings(): Promise<Step<number[]>> {
     const { reference, expect, now } = this.#options;
     const overheadMs: number[] = [];
     for (let ping = 0; ping < PINGS_PER_BATCH; ping += 1) {
@@ -161,7 +158,7 @@ export class CandidateTimingDriver {
     return Math.min(limit, Math.max(wanted, timingSeeds.length));
   }
 
-  async #batch(calls: number, overheadMs: number[]): Promise<DriverStep<null>> {
+  async #batch(calls: number, overheadMs: number[]): Promise<Step<null>> {
     const { candidate, expect, now, random } = this.#options;
     const number = this.#batches.length;
     const ready = await expect(candidate, 'batch-ready');
@@ -195,7 +192,7 @@ export class CandidateTimingDriver {
     this.#lastCalledMs = nowMs;
   }
 
-  async #finish(timing: MessageOfType<'timing'>, perfTrials: number): Promise<DriverStep<DrivenTiming>> {
+  async #finish(timing: MessageOfType<'timing'>, perfTrials: number): Promise<Step<DrivenTiming>> {
     const { timingSeeds, warmupTrials, contentsPerModel } = this.#options;
     const timedCalls = this.#options.budget.report().timed_calls;
     if (timing.times_ms.length !== timedCalls || (timing.wall_ms && timing.wall_ms.length !== timedCalls)) {
@@ -216,7 +213,7 @@ export class CandidateTimingDriver {
     return { ok: true, value: { timing, batches: this.#batches, kept } };
   }
 
-  async #fail(reason: string): Promise<DriverStep<never>> {
+  async #fail(reason: string): Promise<Step<never>> {
     return { ok: false, outcome: await this.#options.tampered(reason) };
   }
 }
