@@ -25,3 +25,24 @@ export async function stageCandidateInputs(scratch: ScratchDirectory, problemPat
   await Promise.all([copyFile(problemPath, inputs.problemPath), copyFile(candidatePath, inputs.candidatePath)]);
   return inputs;
 }
+
+/** Every string in `value` (objects and arrays walked) with each `from` path replaced by its `to`. */
+function replaced<T>(value: T, pairs: ReadonlyArray<readonly [string, string]>): T {
+  if (typeof value === 'string') return pairs.reduce((text, [from, to]) => text.split(from).join(to), value as string) as T;
+  if (Array.isArray(value)) return value.map((item) => replaced(item, pairs)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaced(item, pairs)])) as T;
+  return value;
+}
+
+/**
+ * A result whose reasons and diagnostics name the files the user gave rather than their staged
+ * copies (which are gone once the evaluation ends): a traceback or a loader's message from the
+ * candidate's worker points at `in/problem/<name>` in a scratch folder.
+ */
+export function namingOriginals<T extends { reasons: unknown; diagnostics: unknown }>(result: T, staged: CandidateInputs, originals: CandidateInputs): T {
+  const pairs = [
+    [staged.problemPath, originals.problemPath],
+    [staged.candidatePath, originals.candidatePath],
+  ] as const;
+  return { ...result, reasons: replaced(result.reasons, pairs), diagnostics: replaced(result.diagnostics, pairs) };
+}

@@ -19,7 +19,7 @@ import type { SeedPlan } from './seeds.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
 import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
-import { stageCandidateInputs } from './candidate-inputs.js';
+import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
 import { OutputHandover, type JudgedOutput, type JudgeStep } from './output-handover.js';
 import type { WorkerProcess } from '../process/worker-process.js';
@@ -69,6 +69,8 @@ export class EvaluationRun {
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
   readonly #guard = new GuardRecorder();
+  /** Where the candidate worker reads the problem and the candidate (copies in its scratch). */
+  #staged: CandidateInputs | undefined;
   /** The candidate's saved outputs, judged as they are handed over and deleted once judged. */
   readonly #outputs: OutputHandover;
 
@@ -254,6 +256,7 @@ export class EvaluationRun {
     this.#environment ??= this.#environmentOf(hello.value);
     this.#isolation = isolationOf(hello.value.environment);
     const inputs = await stageCandidateInputs(scratch, settings.problemPath, settings.candidatePath);
+    this.#staged = inputs;
     candidate.send({
       v: 1,
       type: 'candidate',
@@ -423,7 +426,7 @@ export class EvaluationRun {
     const note = this.#isolation ? isolationNote(this.#isolation) : null;
     if (note) this.#guard.note(note);
     const { outcome: ended, attribution } = this.#guard.attributed(finished, this.#context.settings.guardPolicy);
-    return assembleResult({
+    const result = assembleResult({
       settings: this.#context.settings,
       outcome: ended,
       attribution,
@@ -436,6 +439,8 @@ export class EvaluationRun {
       buildInfo: this.#buildInfo,
       guard: this.#guard.report(),
     });
+    const { problemPath, candidatePath } = this.#context.settings;
+    return this.#staged ? namingOriginals(result, this.#staged, { problemPath, candidatePath }) : result;
   }
 }
 
