@@ -194,7 +194,14 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     const { result } = await kforgeEval(path.join(CORPUS, 'cpu', 'h18_scratch_file.py'));
     assert.equal(result.verdict, 'correct');
     assert.equal(result.timing?.baseline_cached, true);
-    assert.equal(result.timing?.eager_ms?.median, honest.timing?.eager_ms?.median, 'the same cached eager baseline, not one inflated 20x');
+    const anchor = result.timing?.baseline_anchor;
+    if (anchor?.used === 'anchor') {
+      // A host too busy for eager re-timed beside the candidate to agree with the cache: the speedups
+      // use the re-timing, and the cached figure it was compared with must still be the honest one.
+      assert.ok(anchor.drift > -0.9, `the cached eager figure is not inflated 20x: re-timing drift ${anchor.drift}`);
+    } else {
+      assert.equal(result.timing?.eager_ms?.median, honest.timing?.eager_ms?.median, 'the same cached eager baseline, not one inflated 20x');
+    }
     const cache = new BuildCache({ directory: path.join(cacheRoot, 'builds') });
     const material = buildKeyMaterialOf({
       sourceSha256: 'e'.repeat(64),

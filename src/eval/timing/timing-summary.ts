@@ -106,16 +106,18 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const anchorEntry = timesOf(input.anchor);
   const load = loadFactor(anchorEntry?.times_ms, anchorEntry?.batch_ms);
   const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
-  // On the host clock the baselines' batches are judged with the load the candidate's bound was (a
-  // device's launch-bound baseline keeps its batches' figure whatever the host's load).
-  const baselineLoad = input.clock === 'host' ? load : 1;
-  const eagerFigure = eagerEntry ? baselineFigure(summarizeTimes(eagerEntry.times_ms), eagerEntry.batch_ms, baselineLoad) : null;
-  const compileFigure = compileEntry ? baselineFigure(summarizeTimes(compileEntry.times_ms), compileEntry.batch_ms, baselineLoad) : null;
+  // On the host clock a baseline reports its calls as the trusted reference process measured them:
+  // nothing there is launch-bound, and batches slower than single calls are the host's load at the
+  // moment they ran (a cached baseline must give the same figure under any later load).
+  const figureOf = (entry: { times_ms: number[]; batch_ms?: number[] | undefined }) =>
+    input.clock === 'host' ? { stats: summarizeTimes(entry.times_ms), launchBound: false } : baselineFigure(summarizeTimes(entry.times_ms), entry.batch_ms);
+  const eagerFigure = eagerEntry ? figureOf(eagerEntry) : null;
+  const compileFigure = compileEntry ? figureOf(compileEntry) : null;
   const anchor =
     anchorEntry && eagerFigure
       ? anchorBaselines({
           earlier: eagerFigure.stats,
-          anchor: baselineFigure(summarizeTimes(anchorEntry.times_ms), anchorEntry.batch_ms, baselineLoad).stats,
+          anchor: figureOf(anchorEntry).stats,
           cached: input.baselineCached,
           candidate: bounded.candidate,
         })

@@ -103,16 +103,15 @@ export function boundedFigures(
 }
 
 /**
- * A baseline's reported figure: its event statistics, or its own batches' statistics when the
- * events' median is below them by more than the slack (launch-bound: the host, not the device,
- * sets the pace). The reference is trusted; this keeps candidate and baselines under one rule,
- * the host's `load` factor included where the candidate's bound is divided by it (the cpu
- * backend's host clock: there batches lose time slices on a busy host, and a baseline taking its
- * batches' figure for that would flatter every candidate).
+ * A baseline's reported figure on a device clock: its event statistics, or its own batches'
+ * statistics when the events' median is below them by more than the slack (launch-bound: the
+ * host, not the device, sets the pace). The reference is trusted; this keeps candidate and
+ * baselines under one rule. (On the cpu backend's host clock a baseline reports its calls as
+ * measured: see summarizeTiming.)
  */
-export function baselineFigure(events: TimingStats, batchMs: readonly number[] | undefined, load = 1): { stats: TimingStats; launchBound: boolean } {
+export function baselineFigure(events: TimingStats, batchMs: readonly number[] | undefined): { stats: TimingStats; launchBound: boolean } {
   if (!batchMs || batchMs.length === 0) return { stats: events, launchBound: false };
   const batches = summarizeTimes(batchMs);
-  const launchBound = events.median < (batches.min * (1 - TRUSTED_RELATIVE_SLACK)) / Math.max(1, load);
+  const launchBound = events.median < batches.min * (1 - TRUSTED_RELATIVE_SLACK);
   return { stats: launchBound ? batches : events, launchBound };
 }
