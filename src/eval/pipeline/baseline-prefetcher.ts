@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { EXIT_WINDOW_MS } from '../process/worker-process.js';
 import { adoptWarmWorker } from '../process/adopt-warm-worker.js';
 import type { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
@@ -17,8 +18,6 @@ import { problemIdentity } from '../problem/problem-identity.js';
 import { Semaphore } from './semaphore.js';
 import type { WarmWorker, WarmWorkerPool } from '../process/warm-worker-pool.js';
 
-/** How long a reference worker may take to exit once its prefetch is over, in ms. */
-const EXIT_WINDOW_MS = 5000;
 /**
  * A baseline prefetch takes the device only when no evaluation is waiting for it: on the H200
  * (2026-12-05) a batch of 40 KernelBench problems queued its 40 prefetches ahead of every built

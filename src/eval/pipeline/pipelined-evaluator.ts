@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../../core/verdict.js';
+import { EXIT_WINDOW_MS } from '../process/worker-process.js';
 import { adoptWarmWorker, helloWithin } from '../process/adopt-warm-worker.js';
 import { BaselinePrefetcher, type PrefetchStats } from './baseline-prefetcher.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
@@ -35,8 +36,6 @@ import { WarmWorkerSpawner } from '../process/warm-worker-spawner.js';
 import { sandboxPolicy, type SandboxPolicy } from '../process/worker-sandbox.js';
 import { isolationOf } from '../process/isolation-report.js';
 
-/** How long a worker may take to exit once its evaluation is over, in ms. */
-const EXIT_WINDOW_MS = 5000;
 export interface PipelinedEvaluatorOptions {
   /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
   workerDirectory: string;

@@ -13,6 +13,8 @@ import type { WorkerAssignment, WorkerEvent, WorkerProcessOptions, WorkerProcess
 
 /** How long a worker gets between SIGTERM and SIGKILL, in milliseconds. */
 export const DEFAULT_TERMINATION_GRACE_MS = 2000;
+/** How long a worker may take to exit once kforge has what it needs from it (`finish`), in milliseconds. */
+export const EXIT_WINDOW_MS = 5000;
 
 type WorkerSubprocess = ResultPromise<{
   cwd: string;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { TimingSummary } from '../../core/verdict.js';
 import type { BaselineEntry, MessageOfType, RooflineMessage, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
-import type { WorkerProcess } from '../process/worker-process.js';
+import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
 import { CandidateTimingDriver, type DrivenTiming } from '../timing/candidate-timing-driver.js';
 import { median } from '../timing/statistics.js';
 import { contentCount } from '../timing/timed-contents.js';
@@ -13,8 +13,6 @@ import { outcome, type Outcome, type Step } from './outcome.js';
 import type { JudgedOutput, JudgeStep } from './output-handover.js';
 import type { RandomInteger, SeedPlan } from './seeds.js';
 
-/** How long the candidate's worker may take to exit after its timing message, in ms. */
-const EXIT_WINDOW_MS = 5000;
 /** Eager re-timed beside the candidate: calls, warm-up calls and share of the timing budget. */
 const ANCHOR_CALLS = 30;
 const ANCHOR_WARMUP = 3;

@@ -22,11 +22,8 @@ import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
 import { OutputHandover, type JudgedOutput, type JudgeStep } from './output-handover.js';
-import type { WorkerProcess } from '../process/worker-process.js';
+import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../process/worker-role.js';
-
-/** How long a worker may take to exit once kforge has what it needs from it, in ms. */
-const EXIT_WINDOW_MS = 5000;
 
 export interface EvaluationRunContext {
   settings: EvaluationSettings;

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CandidateTimingDriver } from './candidate-timing-driver.js';
-import type { Step } from '../run/outcome.js';
-import { outcome } from '../run/outcome.js';
+import { outcome, type Step } from '../run/outcome.js';
 import type { WorkerMessage } from '../process/protocol.js';
 import { BatchContents, timedCallContents } from './timed-contents.js';
 import { TimingBudget } from './timing-budget.js';

@@ -73,8 +73,6 @@ def work(operators: Sequence[Any], output_elements: int) -> List[Any]:
 
 def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: int, where: str) -> Finding:
     """The finding for one traced call; `operators` as DispatchRecorder.counts() returns them."""
-    small = bookkeeping(operators, output_elements)
-    budget = bookkeeping_budget(output_elements)
     working = work(operators, output_elements)
     own = [entry for entry in operators if entry.kind == OWN]
     glue = [entry for entry in operators if entry.kind == GLUE]
@@ -92,11 +90,13 @@ def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: 
             )
         return Finding(level, message, [entry.name for entry in working])
     parts = [f"{where}: forward dispatched only glue to PyTorch ({listing(glue)})"]
+    small = [entry for entry in operators if entry.kind == COMPUTE]  # none did work: all bookkeeping
     if small:
         used = sum(entry.result_elements for entry in small)
         parts.append(
             f"small compute taken as bookkeeping ({listing(small)}: no tensor above "
-            f"{SMALL_OP_ELEMENTS} elements, results {used} of the {budget} elements allowed)"
+            f"{SMALL_OP_ELEMENTS} elements, results {used} of the {bookkeeping_budget(output_elements)} "
+            f"elements allowed)"
         )
     if own:
         parts.append(f"its own operator(s) {listing(own)} (what their kernels call is not traced)")

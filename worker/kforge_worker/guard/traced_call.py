@@ -23,7 +23,7 @@ from .extension_calls import ExtensionCalls
 from .kernel_names import OwnKernels
 from .kernel_trace import KernelTrace, profiled_call
 from .provenance import Provenance
-from .torch_fallback import Finding, judge, work
+from .torch_fallback import Finding, judge
 
 OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
 
@@ -94,11 +94,11 @@ class TracedCallChecks:
         sources = self.own_sources
         return OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
 
-    def _attribution(self, trace: DispatchRecorder, elements: int) -> attribution.Attribution:
+    def _attribution(self, trace: DispatchRecorder, working: List[str]) -> attribution.Attribution:
+        """`working`: the operators that did work (the dispatch finding's `compute`)."""
         counts = trace.counts()
-        working = work(counts, elements)
         if not self.is_cuda:
-            names = frozenset(entry.name for entry in working)
+            names = frozenset(working)
             return attribution.cpu(
                 counts, self.extensions, self.wall_ns, trace.dispatch_ns, trace.extension_dispatch_ns, names
             )
@@ -107,7 +107,7 @@ class TracedCallChecks:
             reason = kernels.kernels_unavailable if kernels is not None else "the profiler did not run"
             return attribution.unavailable("device", f"the profiler listed no kernels: {reason}")
         traced = frozenset(entry.name.split(".")[0] for entry in counts)
-        names = frozenset(entry.name.split(".")[0] for entry in working)
+        names = frozenset(name.split(".")[0] for name in working)
         return attribution.device(kernels.launches, self._own_kernels().owns, traced, kernels.unlinked_us, names)
 
     def check_dispatch(self, output: Any, where: str) -> None:
@@ -142,8 +142,8 @@ class TracedCallChecks:
         self._custom_operators = [entry for entry in trace.counts() if entry.kind == OWN]
         with failures_as(**OUTPUT_CONTEXT):
             elements = sum(leaf.numel() for leaf in tensor_leaves(output))
-        self._send_attribution(self._attribution(trace, elements), where)
         findings = [judge(trace.counts(), self.policy, elements, where), self._other_threads(elements, where)]
+        self._send_attribution(self._attribution(trace, findings[0].compute), where)
         if trace.errors:
             findings[0].message += f" ({trace.errors} operator call(s) could not be measured)"
         noted = []  # own-work notes of `torch-fallback`, kept in its one entry (a policy such as `pytorch`)
