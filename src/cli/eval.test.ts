@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,6 +79,37 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     assert.equal(result.stdout, '');
     assert.match(String(result.stderr), /No module named kforge_worker.*kforge doctor/);
     assert.equal(String(result.stderr).trim().split('\n').length, 1, 'one sentence, no log records or stack');
+  });
+});
+
+/** The real worker on the cpu backend, for what only it decides (KFORGE_PYTHON, else /usr/bin/python3). */
+const REAL_PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
+const noTorch = spawnSync(REAL_PYTHON, ['-c', 'import torch'], { timeout: 120_000 }).status !== 0;
+
+describe('kforge eval --set: a constant the problem lacks is misuse, not a verdict', { skip: noTorch && `${REAL_PYTHON} cannot import torch` }, () => {
+  it("exits 2 with the worker's one line naming the constants the problem has, alone and in a batch", async () => {
+    const problem = fixturePath('problems', 'scale-add.py');
+    const honest = fixturePath('candidates', 'scale-add-correct.py');
+    const real = { KFORGE_PYTHON: REAL_PYTHON, KFORGE_WORKER_DIR: path.join(REPOSITORY_ROOT, 'worker') };
+    const single = await kforge(['eval', problem, honest, '--backend', 'cpu', '--set', 'batchsize=2', '--json'], real);
+    assert.equal(single.exitCode, 2, String(single.stderr));
+    assert.equal(single.stdout, '', 'no verdict is printed for a misused command');
+    assert.match(
+      String(single.stderr),
+      /^kforge eval: --set batchsize: the problem \S*scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features\)$/m,
+    );
+    const batch = await kforge(
+      ['eval', problem, honest, fixturePath('candidates', 'scale-add-incorrect.py'), '--backend', 'cpu', '--set', 'batchsize=2'],
+      real,
+    );
+    assert.equal(batch.exitCode, 2, String(batch.stderr));
+    assert.match(String(batch.stderr), /kforge eval: --set batchsize: .*no module-level constant `batchsize`/);
+    const known = await kforge(
+      ['eval', problem, honest, '--backend', 'cpu', '--set', 'batch_size=2', '--perf-trials', '10', '--guard-policy', 'pytorch', '--json'],
+      real,
+    );
+    assert.equal(known.exitCode, 0, String(known.stderr));
+    assert.deepEqual(JSON.parse(String(known.stdout)).problem_overrides, { batch_size: 2 });
   });
 });
 

@@ -1,3 +1,4 @@
+import type { EvaluationResult } from '../core/verdict.js';
 import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../eval/pipeline/device-capacity.js';
 import { UsageError } from './usage-error.js';
 
@@ -20,6 +21,18 @@ export function parseOverrides(values: readonly string[]): Record<string, number
     overrides[name] = value;
   }
   return overrides;
+}
+
+/** The worker's check for a `--set` naming a constant the problem never assigns (worker/kforge_worker/problem/overrides.py). */
+export const OVERRIDE_CHECK = 'problem-override';
+
+/**
+ * The worker's message when `--set` named a constant the problem lacks, else null: the command was
+ * misused (exit 2, like an unknown flag), so the `invalid_input` result is no verdict to report.
+ */
+export function overrideMisuse(result: EvaluationResult): string | null {
+  if (result.verdict !== 'invalid_input') return null;
+  return result.reasons.find((reason) => reason.check === OVERRIDE_CHECK)?.message ?? null;
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { '': 1000, s: 1000, m: 60_000, h: 3_600_000 };

@@ -178,5 +178,5 @@ def test_an_override_of_a_constant_the_problem_lacks_is_invalid_input(tmp_path):
     problem.write_text(PROBLEM)
     with pytest.raises(StageFailure) as raised:
         load_problem(str(problem), None, {"batchsize": 2})
-    assert raised.value.check == "problem-load"
+    assert (raised.value.kind, raised.value.check) == ("invalid_input", "problem-override")
     assert "no module-level constant `batchsize`" in raised.value.message and "batch_size" in raised.value.message

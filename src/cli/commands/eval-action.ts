@@ -19,7 +19,7 @@ import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
-import { checkDeviceMemoryVariable } from '../size-flags.js';
+import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { deviceWaitWriter, isBatch, runEvalBatch, sizesToEvaluate } from './eval-batch.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../cli-logger.js';
@@ -83,6 +83,8 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     if (!valid.success) {
       throw new Error(`the evaluation result does not match src/core/verdict.ts: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`);
     }
+    const misuse = overrideMisuse(result);
+    if (misuse) throw new UsageError(misuse);
     io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : renderEvaluation(result, colors));
   } catch (error) {
     if (error instanceof UsageError) {

@@ -19,7 +19,7 @@ import { collectPairs } from '../eval-batch-inputs.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
 import { pythonExecutable } from '../python-executable.js';
-import { checkDeviceMemoryVariable, parseOverrides } from '../size-flags.js';
+import { checkDeviceMemoryVariable, overrideMisuse, parseOverrides } from '../size-flags.js';
 import { UsageError } from '../usage-error.js';
 import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 
@@ -138,6 +138,12 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
         evaluateOptions: { onPipelineEvent: deviceWaitWriter(io.stderr, 'kforge eval') },
       });
       io.stderr.write(formatBatchSummary(summary));
+      const misuse = summary.results.map(overrideMisuse).find((message) => message !== null);
+      if (misuse) {
+        // Every candidate of that problem got the same `invalid_input`: the command's fault, not theirs.
+        io.stderr.write(`kforge eval: ${misuse}\n`);
+        return EXIT.usage;
+      }
       return batchExitCode(summary);
     } finally {
       await close();

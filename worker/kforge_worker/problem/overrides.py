@@ -5,8 +5,8 @@ The problem's source is parsed, and after every top-level statement that assigns
 name (`batch_size = 4096`, `height = width = 128`, `dim: int = 393216`) an assignment of the new
 value is inserted. Constants computed from it further down the file (`bias_shape = (out_channels,
 1, 1)`) therefore follow, as they would had the file been edited. A name the file never assigns at
-its top level is `invalid_input` (`problem-load`), naming the constants it has. Values are numbers
-or booleans.
+its top level is `invalid_input` with its own check, `problem-override` (the command was misused:
+`kforge eval` exits 2 on it), naming the constants the file has. Values are numbers or booleans.
 """
 
 import ast
@@ -17,6 +17,8 @@ from ..protocol.errors import StageFailure
 
 Value = Union[int, float, bool]
 NAME_PATTERN_HINT = "a Python identifier"
+# The check of an override naming a constant the problem lacks: the caller's misuse, not the file's.
+OVERRIDE_CHECK = "problem-override"
 
 
 def parse_overrides(raw) -> Optional[Dict[str, Value]]:
@@ -61,7 +63,7 @@ def _assignment(name: str, value: Value, like: ast.stmt) -> ast.stmt:
 
 def compile_with_overrides(source: bytes, path: str, overrides: Dict[str, Value]):
     """The problem's code object with each override assigned right after the file's own assignments
-    (StageFailure `invalid_input`/`problem-load` for a name it never assigns at its top level)."""
+    (StageFailure `invalid_input`/`problem-override` for a name it never assigns at its top level)."""
     tree = ast.parse(source, filename=path)
     known = module_constants(tree)
     missing = [name for name in overrides if name not in known]
@@ -69,7 +71,7 @@ def compile_with_overrides(source: bytes, path: str, overrides: Dict[str, Value]
         constants = [name for name in known if not name.startswith("_") and name[0].islower()]
         raise StageFailure(
             "invalid_input",
-            "problem-load",
+            OVERRIDE_CHECK,
             f"--set {missing[0]}: the problem {path} has no module-level constant `{missing[0]}` "
             f"(its constants: {', '.join(constants) or 'none'})",
         )
