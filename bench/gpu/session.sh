@@ -61,7 +61,7 @@ wait_s="${2:-540}"
 # After the third session of 2026-12-05 (no GPU): the guard's tests, the require-mode eval and the
 # crash probe of c07c together (small problems), then the corpus alone (issue 15: 10 of 52 evaluated
 # so far, never a lease of its own), then timing-small (issue 16), then sizes (issue 17) as time allows.
-default_phases="test-guard+sandbox-require+crash-probe corpus timing-small sizes"
+default_phases="test-guard+sandbox-require+crash-probe+corpus timing-small sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -133,7 +133,7 @@ run_phase() {
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
         --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
-      sizes) phase sizes 760 "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=540 CONCURRENT_LIMIT_S=150 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      sizes) phase sizes 560 "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=330 CONCURRENT_LIMIT_S=120 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
         kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;
