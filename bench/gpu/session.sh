@@ -8,6 +8,8 @@
 #            bash bench/gpu/session.sh collect [WAIT_S]   (later calls on the same warm machine)
 #
 # WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
+# CORPUS_DEADLINE_S (default 560): when the corpus stops starting evaluations and writes its record
+# (lower it when the lease may hold one call only, so that the record is packed by that call).
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
 # progress.log.
@@ -127,7 +129,7 @@ run_phase() {
       timing-small) phase timing-small 420 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 330 --published-processes 1 --only $timing_small_kernels" ;;
       corpus) phase corpus 600 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 300 \
-        --deadline-s 560 --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
+        --deadline-s ${CORPUS_DEADLINE_S:-560} --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
