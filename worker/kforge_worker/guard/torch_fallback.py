@@ -90,7 +90,7 @@ def judge(operators: Sequence[Any], policy: Mapping[str, Any], output_elements: 
             )
         return Finding(level, message, [entry.name for entry in working])
     parts = [f"{where}: forward dispatched only glue to PyTorch ({listing(glue)})"]
-    small = [entry for entry in operators if entry.kind == COMPUTE]  # none did work: all bookkeeping
+    small = bookkeeping(operators, output_elements)
     if small:
         used = sum(entry.result_elements for entry in small)
         parts.append(
