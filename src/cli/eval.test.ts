@@ -94,6 +94,7 @@ describe('kforge eval --set: a constant the problem lacks is misuse, not a verdi
     const single = await kforge(['eval', problem, honest, '--backend', 'cpu', '--set', 'batchsize=2', '--json'], real);
     assert.equal(single.exitCode, 2, String(single.stderr));
     assert.equal(single.stdout, '', 'no verdict is printed for a misused command');
+    assert.doesNotMatch(String(single.stderr), /could not be sized/, 'the size estimate failed for the same reason: no warning of its own');
     assert.match(
       String(single.stderr),
       /^kforge eval: --set batchsize: the problem \S*scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features\)$/m,

@@ -75,8 +75,8 @@ export class DeviceMemoryGate {
         const outcome = await estimate;
         if (!outcome.ok) {
           // Once per evaluation: room is asked for at the reference's start and again with the candidate's.
-          // A problem that cannot be sized is worth a warning; an estimate that did not run at all is the
-          // worker environment's fault, which the evaluation itself then reports in one sentence.
+          // A problem that cannot be sized is worth a warning; an unusable problem file or override, and
+          // an estimate that did not run at all, are reported by the evaluation itself in one sentence.
           const level = outcome.cause === 'problem' ? 'warn' : 'debug';
           if (!warned)
             this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');

@@ -41,11 +41,24 @@ export interface SizeEstimateOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The estimate's failures that the evaluation will end in itself, as `invalid_input`: the problem file
+ * cannot be loaded, or an override names a constant it lacks (worker/kforge_worker/problem/). A
+ * problem whose inputs only cannot be sized without allocating (`problem-inputs`) still evaluates.
+ */
+const UNUSABLE_INPUT_CHECKS = new Set(['problem-load', 'problem-override']);
+
 /** The estimate, or why there is none (the problem cannot be loaded or sized without allocating). */
 export type SizeEstimateOutcome =
   | { ok: true; estimate: SizeEstimate }
-  /** `problem`: the estimate ran and the problem could not be sized; `command`: the estimate itself did not run (a worker environment that cannot start, which the evaluation then reports). */
-  | { ok: false; message: string; cause: 'problem' | 'command' };
+  /**
+   * `problem`: the estimate ran and the problem could not be sized; `input`: the problem file (or an
+   * override of its constants) is unusable, which the evaluation reports as `invalid_input`
+   * ({@link UNUSABLE_INPUT_CHECKS});
+   * `command`: the estimate itself did not run (a worker environment that cannot start, which the
+   * evaluation then reports).
+   */
+  | { ok: false; message: string; cause: 'problem' | 'input' | 'command' };
 
 /**
  * An evaluation's peak memory estimated before it runs, from the problem's shapes and without
@@ -69,8 +82,11 @@ export async function estimateEvaluationSize(options: SizeEstimateOptions): Prom
       const said = String(result.stderr).trim().split('\n').at(-1) ?? '';
       return { ok: false, cause: 'command', message: `the size estimate printed no result (exit status ${result.exitCode ?? result.signal}): ${said}` };
     }
-    const failure = z.object({ error: z.object({ message: z.string() }) }).safeParse(parsed);
-    if (failure.success) return { ok: false, cause: 'problem', message: failure.data.error.message };
+    const failure = z.object({ error: z.object({ message: z.string(), check: z.string().optional() }) }).safeParse(parsed);
+    if (failure.success) {
+      const { check, message } = failure.data.error;
+      return { ok: false, cause: check !== undefined && UNUSABLE_INPUT_CHECKS.has(check) ? 'input' : 'problem', message };
+    }
     const estimate = sizeEstimateSchema.safeParse(parsed);
     if (!estimate.success) return { ok: false, cause: 'command', message: `the size estimate is malformed: ${estimate.error.issues[0]?.message}` };
     return { ok: true, estimate: estimate.data };
