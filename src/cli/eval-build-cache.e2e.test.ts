@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,17 +7,15 @@ import { execa } from 'execa';
 import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
 import { BuildCache } from '../eval/cache/build-cache.js';
 import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
+import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 
 /**
  * `kforge eval` twice on one C++ candidate in one KFORGE_CACHE_DIR, through the real worker on the
  * cpu backend (KFORGE_PYTHON, else /usr/bin/python3): the second run reuses the first one's build.
  * One extension is built (about 45 s on a 2-core machine).
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 });
-const compiler = spawnSync('c++', ['--version']);
-const skip =
-  probe.status !== 0 ? `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch` : compiler.status !== 0 ? 'no C++ compiler (c++)' : false;
+const PYTHON = TORCH_PYTHON;
+const skip = torchUnavailable() || compilerUnavailable();
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-eval-build-cache-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.j
 import { BuildCache } from '../eval/cache/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../eval/cache/build-key.js';
 import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 
 /**
  * `kforge eval` of attack candidates (tests/adversarial/isolation) through the real parent and
@@ -21,9 +22,8 @@ import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
  * must say so in the verdict. Pure-Python candidates (no extension is built), judged under the
  * `pytorch` guard policy, which does not require a kernel of their own.
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 });
-const skip = probe.status !== 0 ? `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch` : false;
+const PYTHON = TORCH_PYTHON;
+const skip = torchUnavailable();
 
 const CORPUS = path.join(REPOSITORY_ROOT, 'tests', 'adversarial');
 const PROBLEM = path.join(CORPUS, 'problems', 'relu.py');

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { evaluationResultSchema } from '../core/verdict.js';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 
 /** `kforge eval` as a user runs it: bin/kforge.js in a child process, against the fake worker. */
 const cacheRoot = mkdtempSync(path.join(os.tmpdir(), 'kforge-cli-test-'));
@@ -83,10 +83,9 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
 });
 
 /** The real worker on the cpu backend, for what only it decides (KFORGE_PYTHON, else /usr/bin/python3). */
-const REAL_PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const noTorch = spawnSync(REAL_PYTHON, ['-c', 'import torch'], { timeout: 120_000 }).status !== 0;
+const REAL_PYTHON = TORCH_PYTHON;
 
-describe('kforge eval --set: a constant the problem lacks is misuse, not a verdict', { skip: noTorch && `${REAL_PYTHON} cannot import torch` }, () => {
+describe('kforge eval --set: a constant the problem lacks is misuse, not a verdict', { skip: torchUnavailable() }, () => {
   it("exits 2 with the worker's one line naming the constants the problem has, alone and in a batch", async () => {
     const problem = fixturePath('problems', 'scale-add.py');
     const honest = fixturePath('candidates', 'scale-add-correct.py');

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,17 +12,16 @@ import { FileBaselineCache } from '../eval/cache/file-baseline-cache.js';
 import { InProcessJobQueue } from './in-process-job-queue.js';
 import type { PipelineEvent } from '../eval/pipeline/pipeline-events.js';
 import { PipelinedEvaluator } from '../eval/pipeline/pipelined-evaluator.js';
+import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 
 /**
  * The job queue over the pipelined evaluator, end to end through the real worker on the cpu
  * backend (KFORGE_PYTHON, else /usr/bin/python3; KFORGE_WORKER_DIR, else <repo>/worker). The C++
  * case builds one extension (about 45 s on a 2-core machine).
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 120_000 });
-const compiler = spawnSync('c++', ['--version'], { encoding: 'utf8' });
-const skip = probe.status === 0 ? false : `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch to run these tests`;
-const skipBuild = skip || (compiler.status === 0 ? false : 'no C++ compiler (c++) to build the extension with');
+const PYTHON = TORCH_PYTHON;
+const skip = torchUnavailable();
+const skipBuild = skip || compilerUnavailable();
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-queue-e2e-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,15 +8,15 @@ import { fixturePath } from '../../test-support/fixture-paths.js';
 import { REPOSITORY_ROOT } from '../core/repository-paths.js';
 import { sha256Hex } from '../store/content-hash.js';
 import { rewardRunId } from './reward/reward-ledger.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 
 /**
  * `kforge serve --reward` as a real process on the cpu backend, with the real Python worker,
  * driven by the Python client (`clients/python/kforge_reward.py`) under /usr/bin/python3 (or
  * KFORGE_PYTHON). The candidates are plain PyTorch, so nothing is compiled.
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8', timeout: 120_000 });
-const skip = probe.status === 0 ? false : `${PYTHON} cannot import torch; set KFORGE_PYTHON to a Python with PyTorch to run this test`;
+const PYTHON = TORCH_PYTHON;
+const skip = torchUnavailable();
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-reward-e2e-'));
 let server: ChildProcess | undefined;

@@ -5,7 +5,7 @@
  * `python3`); skipped with the reason when it is missing.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,10 +19,9 @@ import { REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-path
 import { startOpenAiCompatibleServer } from '../../../test-support/openai-compatible-server.js';
 import { waitForDeath } from '../../../test-support/process-liveness.js';
 import { startOptimizeRun } from './optimize-run.js';
+import { torchUnavailable } from '../../../test-support/torch-python.js';
 
-const torchCheck = spawnSync(TEST_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
-const skip =
-  torchCheck.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torchCheck.stderr?.trim().split('\n').at(-1) ?? 'not found'}`;
+const skip = torchUnavailable(TEST_PYTHON);
 
 const fence = (source: string): string => `Here is the kernel.\n\n\`\`\`python\n${source}\`\`\`\n`;
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,15 +8,15 @@ import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-path
 import { startKforgeWorker, type KforgeWorkerProcess } from '../../../test-support/kforge-worker-process.js';
 import { redisUnavailable, startTestRedis, type TestRedis } from '../../../test-support/redis-server.js';
 import { connectedWorkersBackend } from './optimize.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * `kforge serve --reward --redis URL` as a real process with a real `kforge worker` on the cpu
  * backend: reward requests are evaluated on the worker, not in the server's process, and an
  * identical request is answered from the store.
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const torchMissing = spawnSync(PYTHON, ['-c', 'import torch'], { timeout: 120_000 }).status === 0 ? false : `${PYTHON} cannot import torch (set KFORGE_PYTHON)`;
-const skip = redisUnavailable() || torchMissing;
+const PYTHON = TORCH_PYTHON;
+const skip = redisUnavailable() || torchUnavailable();
 const TOKEN = 'reward-over-redis-token-0123456789';
 
 let folder = '';

@@ -20,11 +20,9 @@ import { seedPlan } from '../../server/fixtures/seed-dashboard-store.js';
 import { correct } from '../../server/fixtures/seed-results.js';
 import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { torchUnavailable } from '../../../test-support/torch-python.js';
 
-const torch = spawnSync(TEST_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
-const skip =
-  browserUnavailable() ??
-  (torch.status === 0 ? false : `needs ${TEST_PYTHON} with PyTorch (set KFORGE_PYTHON): ${torch.stderr?.trim().split('\n').at(-1) ?? 'not found'}`);
+const skip = browserUnavailable() ?? torchUnavailable(TEST_PYTHON);
 
 const shotsFolder = process.env.KFORGE_SCREENSHOTS ? path.resolve(REPOSITORY_ROOT, process.env.KFORGE_SCREENSHOTS) : null;
 const WEB_DIST = path.join(REPOSITORY_ROOT, 'web', 'dist', 'index.html');

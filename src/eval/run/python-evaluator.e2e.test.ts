@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,18 +9,15 @@ import { fixturePath } from '../../../test-support/fixture-paths.js';
 import type { EvaluationRequest } from '../evaluator.js';
 import { FileBaselineCache } from '../cache/file-baseline-cache.js';
 import { PythonEvaluator } from './python-evaluator.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * End to end through the real worker (worker/kforge_worker) with pure-PyTorch problems and
  * candidates from test-support/fixtures. Needs a Python with torch: KFORGE_PYTHON, else
  * /usr/bin/python3.
  */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 120_000 });
-const skip =
-  probe.status === 0
-    ? false
-    : `${PYTHON} cannot import torch (${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}); set KFORGE_PYTHON to a Python with PyTorch to run these tests`;
+const PYTHON = TORCH_PYTHON;
+const skip = torchUnavailable();
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-e2e-'));
 after(() => rmSync(root, { recursive: true, force: true }));

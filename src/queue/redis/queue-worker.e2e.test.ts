@@ -26,11 +26,10 @@ import { openRedisJobQueue, type BullmqJobQueue, type FinishedEvaluationJob } fr
 import { createJobPayload, evaluationJobId, type EvaluationJobPayload } from '../evaluation-job-payload.js';
 import { bullmqQueueName } from './redis-keys.js';
 import { WORKER_LOST_CHECK } from './lost-job-result.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
-/** KFORGE_PYTHON, else Debian's Python (which has the Debian PyTorch), as the in-process queue's e2e test. */
-const PYTHON = process.env.KFORGE_PYTHON ?? '/usr/bin/python3';
-const torch = spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8', timeout: 120_000 });
-const skip = redisUnavailable() || (torch.status === 0 ? false : `needs ${PYTHON} with PyTorch (set KFORGE_PYTHON)`);
+const PYTHON = TORCH_PYTHON;
+const skip = redisUnavailable() || torchUnavailable();
 
 let root = '';
 let redis: TestRedis;
