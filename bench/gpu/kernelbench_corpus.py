@@ -172,13 +172,26 @@ def evaluate(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
             entry.update(summary(json.loads(ran["stdout"])))
         except (json.JSONDecodeError, TypeError, KeyError) as error:
             entry["error"] = (
-                "timed out after %.0f s" % limit
+                stopped(limit, args.timeout, ran["stderr"])
                 if ran["exit_code"] is None
                 else f"no JSON result ({type(error).__name__}); exit status {ran['exit_code']}"
             )
             entry["stderr_tail"] = ran["stderr"][-STDERR_TAIL_CHARS:]
         record["policies"][policy] = entry
     return record
+
+
+def stopped(limit: float, timeout: float, stderr: str) -> str:
+    """Why a command that printed no result was stopped: its own limit, or the run's deadline (which
+    shortens the limit of the evaluations started last), and whether it was still waiting for the
+    device then (kforge says so on stderr: the wait is other evaluations' work, not this one's)."""
+    why = (
+        "timed out after %.0f s" % limit
+        if limit >= timeout
+        else "stopped at the run's --deadline-s after %.0f s" % limit
+    )
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    return why + (", still waiting for the device" if "waiting for cuda" in last else "")
 
 
 def check_cpu(pair: Pair, args, env: Dict[str, str]) -> Dict[str, Any]:
