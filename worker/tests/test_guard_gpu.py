@@ -20,6 +20,7 @@ import torch
 
 from kforge_worker.guard.kernel_trace import all_threads_config
 from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
+from native_exceptions import platform_crash
 from verdicts import reported_figure, substituted_ops, verdict
 from worker_process import PERMISSIVE, evaluate
 
@@ -78,6 +79,8 @@ def permissive_l2(runs, tmp_path_factory, build_dir):
 @pytest.mark.parametrize("case", CUDA_CASES, ids=[case["file"] for case in CUDA_CASES])
 def test_cuda_case_ends_with_its_verdict(runs, case):
     result = runs[case["file"]]
+    if platform_crash(case, result):
+        pytest.skip(platform_crash(case, result))
     accepted = {
         (
             case.get("default_verdict", case["expected_verdict"]),
@@ -153,6 +156,8 @@ def test_other_threads_are_profiled_where_torch_can(runs):
 @pytest.mark.parametrize("case, policy", POLICY_RUNS, ids=[f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
 def test_cuda_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     result = runs[f"{case['file']}#{policy}"]
+    if platform_crash(case, result):
+        pytest.skip(platform_crash(case, result))
     expected = case["policies"][policy]
     assert verdict(result) == (expected["verdict"], expected["check"]), (
         result.failures,
@@ -162,6 +167,9 @@ def test_cuda_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
 
 @pytest.mark.parametrize("file", [case["file"] for case in CUDA_CASES if "policies" in case])
 def test_cuda_attribution_is_measured_in_device_time(runs, file):
+    case = next(case for case in CUDA_CASES if case["file"] == file)
+    if platform_crash(case, runs[file]):
+        pytest.skip(platform_crash(case, runs[file]))
     attribution = runs[file].message("candidate", "attribution")
     assert attribution is not None and attribution["measured"] == "device", runs[file].candidate.messages
     assert attribution["unavailable"] is None, attribution

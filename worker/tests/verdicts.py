@@ -129,6 +129,8 @@ def verdict(result: Evaluation, *, gate_specialisation: bool = False) -> Tuple[s
             if role == "candidate" and failure["check"] == "torch-fallback" and substituted:
                 return "rejected", "substituted-op"
             return failure["kind"], failure["check"]
+    if result.exit_codes.get("candidate", 0) < 0:  # died of a signal without a word (worker-end-outcome.ts)
+        return "crashed", "crash"
     failed = _strongest(_failed(result.judgement))
     if failed is not None:
         if failed["check"] in REJECTED_TRIAL_CHECKS:
