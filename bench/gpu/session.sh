@@ -132,8 +132,8 @@ run_phase() {
           --published-processes 10 --only $timing_kernels; \
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
-      timing-small) phase timing-small 420 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
-          --deadline-s 330 --published-processes 1 --only $timing_small_kernels" ;;
+      timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
+          --deadline-s 400 --published-processes 1 --only $timing_small_kernels" ;;
       corpus) phase corpus 600 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 4 --timeout 600 \
         --deadline-s ${CORPUS_DEADLINE_S:-560} --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
