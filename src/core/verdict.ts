@@ -230,9 +230,14 @@ export const attributionSchema = z
   })
   .catchall(z.unknown());
 export type Attribution = z.infer<typeof attributionSchema>;
-/** A process's memory peaks in bytes (device: the CUDA allocator's reserved bytes; host: the resident set's high-water mark). */
+/**
+ * A process's memory peaks in bytes (device: the CUDA allocator's reserved bytes, what other
+ * processes cannot use, and its allocated bytes, the tensors' own; host: the resident set's
+ * high-water mark).
+ */
 export const memoryPeaksSchema = z.object({
   device_peak_bytes: z.number().nullable(),
+  device_allocated_peak_bytes: z.number().nullable().optional(),
   host_peak_bytes: z.number().nullable(),
 });
 

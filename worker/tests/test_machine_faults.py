@@ -89,6 +89,7 @@ def test_stage_end_messages_carry_the_memory_peaks(tmp_path):
     [end] = [message for message in worker.of_type("stage") if message["status"] == "end"][:1]
     assert end["memory"]["host_peak_bytes"] > 0
     assert end["memory"]["device_peak_bytes"] is None
+    assert end["memory"]["device_allocated_peak_bytes"] is None
 
 
 def test_a_candidate_asking_for_more_than_its_grant_is_crashed_oom_and_told_so(tmp_path, build_dir):

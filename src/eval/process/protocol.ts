@@ -51,6 +51,8 @@ export const helloMessageSchema = z.object({
 /** A process's memory peaks during a stage, in bytes (null where the worker cannot read them). */
 export const stageMemorySchema = z.object({
   device_peak_bytes: z.number().int().nonnegative().nullable(),
+  /** The tensors' own peak (the allocator's allocated bytes; `device_peak_bytes` adds its cache). */
+  device_allocated_peak_bytes: z.number().int().nonnegative().nullable().optional(),
   host_peak_bytes: z.number().int().nonnegative().nullable(),
 });
 export type StageMemory = z.infer<typeof stageMemorySchema>;

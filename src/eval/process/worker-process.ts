@@ -348,6 +348,7 @@ function largerPeaks(previous: StageMemory | undefined, next: StageMemory): Stag
   const larger = (a: number | null | undefined, b: number | null): number | null => (a == null ? b : b == null ? a : Math.max(a, b));
   return {
     device_peak_bytes: larger(previous?.device_peak_bytes, next.device_peak_bytes),
+    device_allocated_peak_bytes: larger(previous?.device_allocated_peak_bytes, next.device_allocated_peak_bytes ?? null),
     host_peak_bytes: larger(previous?.host_peak_bytes, next.host_peak_bytes),
   };
 }

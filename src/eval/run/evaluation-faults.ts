@@ -30,11 +30,16 @@ function roleMemory(result: WorkerProcessResult): RoleMemory | null {
   const stages = result.stageMemory ?? {};
   const entries = Object.entries(stages);
   if (entries.length === 0) return null;
-  const largest = (field: 'device_peak_bytes' | 'host_peak_bytes'): number | null => {
+  const largest = (field: 'device_peak_bytes' | 'device_allocated_peak_bytes' | 'host_peak_bytes'): number | null => {
     const known = entries.map(([, memory]) => memory?.[field]).filter((value): value is number => typeof value === 'number');
     return known.length > 0 ? Math.max(...known) : null;
   };
-  return { device_peak_bytes: largest('device_peak_bytes'), host_peak_bytes: largest('host_peak_bytes'), stages: { ...stages } as RoleMemory['stages'] };
+  return {
+    device_peak_bytes: largest('device_peak_bytes'),
+    device_allocated_peak_bytes: largest('device_allocated_peak_bytes'),
+    host_peak_bytes: largest('host_peak_bytes'),
+    stages: { ...stages } as RoleMemory['stages'],
+  };
 }
 
 /** The result's `memory`: each role's peaks, from the `memory` of its stages' `end` messages. */

@@ -154,10 +154,15 @@ class StagePeaks:
             pass
 
     def end(self) -> dict:
-        device_peak = None
+        device_peak = allocated_peak = None
         if _cuda_ready():
             try:
                 device_peak = int(torch.cuda.max_memory_reserved())
+                allocated_peak = int(torch.cuda.max_memory_allocated())
             except Exception:
-                device_peak = None
-        return {"device_peak_bytes": device_peak, "host_peak_bytes": _status_kib("VmHWM")}
+                device_peak = allocated_peak = None
+        return {
+            "device_peak_bytes": device_peak,
+            "device_allocated_peak_bytes": allocated_peak,
+            "host_peak_bytes": _status_kib("VmHWM"),
+        }
