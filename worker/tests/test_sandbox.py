@@ -28,7 +28,9 @@ from pathlib import Path
 import pytest
 
 from kforge_sandbox import seccomp
-from kforge_sandbox.launch import parse
+from kforge_sandbox import launch
+from kforge_sandbox.launch import MISSING_LAYER_STATUS, Options, parse
+from kforge_sandbox.report import IsolationReport
 from kforge_sandbox.syscalls import NUMBERS
 from sandbox_support import (
     SandboxLauncher,
@@ -351,6 +353,30 @@ def test_launcher_rejects_a_bad_option_with_status_2(capfd):
         parse(["--sandbox", "sometimes", "candidate"])
     assert exited.value.code == 2
     assert "expected --sandbox to be on, off or require, got `sometimes`" in capfd.readouterr().err
+
+
+def test_require_stops_a_worker_whose_isolation_lacks_a_layer():
+    """`--sandbox require` (KFORGE_SANDBOX=require): a worker whose report lacks a layer exits with
+    MISSING_LAYER_STATUS before its role runs, naming the layer and why. The layer is withheld by
+    the test, so this holds on any machine, whatever it can isolate."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: stderr into the pipe, then the launcher's last steps before the role
+        try:
+            os.close(read_end)
+            os.dup2(write_end, 2)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)  # the launcher's stderr (not pytest's capture)
+            report = IsolationReport(role="reference")
+            report.lack("network", "withheld by the test")
+            launch._worker(Options(role="reference", sandbox="require"), report, os.getppid())
+        finally:
+            os._exit(99)  # reached only if the worker went on to its role
+    os.close(write_end)
+    with os.fdopen(read_end, errors="replace") as pipe:
+        said = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == MISSING_LAYER_STATUS, (status, said)
+    assert "isolation was required (KFORGE_SANDBOX=require)" in said and "network: withheld by the test" in said, said
 
 
 def _cuda_available() -> bool:
