@@ -82,8 +82,8 @@ def test_case_ends_with_its_verdict(runs, case):
     if _missing(case) is not None:
         pytest.skip(f"{case['file']} needs {case['needs']}: {_missing(case)}")
     result = runs[case["file"]]
-    if platform_crash(case, result):
-        pytest.skip(platform_crash(case, result))
+    if why := platform_crash(case, result):
+        pytest.skip(why)
     expected = _expected(case)
     assert verdict(result) == expected, (
         result.failures,
@@ -172,8 +172,8 @@ def test_value_keyed_cache_never_sees_the_same_contents_twice(runs):
 @pytest.mark.parametrize("case, policy", POLICY_RUNS, ids=[f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
 def test_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     result = runs[f"{case['file']}#{policy}"]
-    if platform_crash(case, result):
-        pytest.skip(platform_crash(case, result))
+    if why := platform_crash(case, result):
+        pytest.skip(why)
     expected = case["policies"][policy]
     assert verdict(result) == (expected["verdict"], expected["check"]), (
         result.failures,
@@ -210,8 +210,8 @@ def _attribution(result) -> dict:
 )
 def test_every_traced_call_sends_its_attribution(runs, key):
     case = next(case for case in POLICY_CASES if case["file"] == key.split("#")[0])
-    if platform_crash(case, runs[key]):
-        pytest.skip(platform_crash(case, runs[key]))
+    if why := platform_crash(case, runs[key]):
+        pytest.skip(why)
     attribution = _attribution(runs[key])
     assert attribution["measured"] == "host" and attribution["unavailable"] is None
     origin = attribution["by_origin_ms"]

@@ -79,8 +79,8 @@ def permissive_l2(runs, tmp_path_factory, build_dir):
 @pytest.mark.parametrize("case", CUDA_CASES, ids=[case["file"] for case in CUDA_CASES])
 def test_cuda_case_ends_with_its_verdict(runs, case):
     result = runs[case["file"]]
-    if platform_crash(case, result):
-        pytest.skip(platform_crash(case, result))
+    if why := platform_crash(case, result):
+        pytest.skip(why)
     accepted = {
         (
             case.get("default_verdict", case["expected_verdict"]),
@@ -156,8 +156,8 @@ def test_other_threads_are_profiled_where_torch_can(runs):
 @pytest.mark.parametrize("case, policy", POLICY_RUNS, ids=[f"{case['file']}#{policy}" for case, policy in POLICY_RUNS])
 def test_cuda_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
     result = runs[f"{case['file']}#{policy}"]
-    if platform_crash(case, result):
-        pytest.skip(platform_crash(case, result))
+    if why := platform_crash(case, result):
+        pytest.skip(why)
     expected = case["policies"][policy]
     assert verdict(result) == (expected["verdict"], expected["check"]), (
         result.failures,
@@ -168,8 +168,8 @@ def test_cuda_case_ends_with_its_verdict_under_each_policy(runs, case, policy):
 @pytest.mark.parametrize("file", [case["file"] for case in CUDA_CASES if "policies" in case])
 def test_cuda_attribution_is_measured_in_device_time(runs, file):
     case = next(case for case in CUDA_CASES if case["file"] == file)
-    if platform_crash(case, runs[file]):
-        pytest.skip(platform_crash(case, runs[file]))
+    if why := platform_crash(case, runs[file]):
+        pytest.skip(why)
     attribution = runs[file].message("candidate", "attribution")
     assert attribution is not None and attribution["measured"] == "device", runs[file].candidate.messages
     assert attribution["unavailable"] is None, attribution
