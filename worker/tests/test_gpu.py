@@ -63,13 +63,13 @@ def test_cuda_extension_is_correct_timed_and_described(runs):
     assert ".entry" in info["ptx"] and "kforge_add_kernel" in info["ptx"], info["ptx"][:2000]
     baseline = result.baseline
     assert len(baseline["eager"]["times_ms"]) == 20
+    assert len(baseline["compile"]["times_ms"]) == 20, baseline["compile"]
     for worker in (result.candidate, result.reference):
         for end in [message for message in worker.of_type("stage") if message["status"] == "end"]:
             memory = end["memory"]
             assert 0 <= memory["device_allocated_peak_bytes"] <= memory["device_peak_bytes"], (end["stage"], memory)
             if end["stage"] in ("correctness", "reference"):  # the inputs and outputs are tensors on the device
                 assert memory["device_allocated_peak_bytes"] > 0, (end["stage"], memory)
-    assert len(baseline["compile"]["times_ms"]) == 20, baseline["compile"]
 
 
 def test_cuda_compile_error_carries_nvcc_output(runs):
