@@ -6,6 +6,9 @@
 # also runs it with the cache off); then `import torch` timed with and without the cache.
 #
 #   OUT=DIR bash bench/gpu/profile-worker.sh        (on the GPU machine, after scripts/bundle-gpu.sh)
+#
+# PROFILE_SETS: `--set` flags for the problem's constants, e.g. "batch_size=4096 dim=393216" (KernelBench's
+# 19_ReLU: 6 GiB inputs and outputs), to see where an evaluation at KernelBench's sizes spends its time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/gpu-node.sh
@@ -19,10 +22,12 @@ cached = importlib.util.cache_from_source(source)
 print("torch source:", source)
 print("bytecode beside it:", cached, "exists" if os.path.exists(cached) else "MISSING")
 PY
+sets=()
+for assignment in ${PROFILE_SETS:-}; do sets+=(--set "$assignment"); done
 profile() {  # profile NAME BYTECODE_CACHE
   local name="$1" cache="$2" started=$SECONDS
   KFORGE_BYTECODE_CACHE="$cache" KFORGE_WORKER_PROFILE="$out/$name" kforge eval problems/level1/01_relu.py \
-    examples/level1_01_relu/triton_fast.py --backend triton --preset gpu --json > "$out/$name.json" 2> "$out/$name.stderr"
+    examples/level1_01_relu/triton_fast.py --backend triton --preset gpu "${sets[@]}" --json > "$out/$name.json" 2> "$out/$name.stderr"
   echo "$name: rc=$? in $((SECONDS - started)) s" >> "$out/runs.txt"
 }
 [ "${PROFILE_OFF:-0}" = 1 ] && profile relu-triton-bytecode-off 0

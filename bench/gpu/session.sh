@@ -8,7 +8,7 @@
 #            bash bench/gpu/session.sh collect [WAIT_S]   (later calls on the same warm machine)
 #
 # WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
-# CORPUS_DEADLINE_S (default 560): when the corpus stops starting evaluations and writes its record
+# CORPUS_DEADLINE_S (default 1000): when the corpus stops its evaluations and writes its record
 # (lower it when the lease may hold one call only, so that the record is packed by that call).
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
@@ -69,11 +69,18 @@ wait_s="${2:-540}"
 # the require-mode eval and 11 of the corpus's first 25 waited behind twelve corpus jobs on the one
 # device until their limits. Next: the require-mode eval alone (short), the corpus alone with four
 # jobs and a limit that leaves room for the queue, then sizes alone.
-default_phases="sandbox-require corpus sizes timing-small"
+# After the fifth session of 2026-12-05 (no GPU): the corpus (issue 15) needs a lease of its own
+# with a limit that does not count the queue; timing-small (issue 16) needs its tenth process and a
+# measure of what the events add at the smallest sizes (the floor: nothing, and a single-element
+# kernel, with ncu); the sizes record (issue 17) needs to know where a 6 GiB evaluation's minute goes
+# before it can fit a lease. So: timing-small holds kforge's device lock from its start while the
+# corpus's twelve evaluations build beside it and then take the device in turn, and the profile of
+# one 19_ReLU-sized evaluation (KFORGE_WORKER_PROFILE) takes its turn among them.
+default_phases="timing-small+corpus+profile sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
-timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_layer_norm@small,level2_01_gemm_bias_gelu,good-kernels/LayerNorm2,good-kernels/Softmax"
+timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_layer_norm@small"
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
 . scripts/gpu-node.sh
@@ -115,7 +122,7 @@ run_phase() {
       test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
-      profile) phase profile 400 "OUT=$state/profile bash bench/gpu/profile-worker.sh" ;;
+      profile) phase profile 900 "OUT=$state/profile PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
       test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
           --timeout 120 --out $state/crash-probe/c07c-cuda.json > $state/crash-probe/c07c-cuda.txt 2>&1; \
@@ -133,9 +140,9 @@ run_phase() {
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
-          --deadline-s 400 --published-processes 1 --only $timing_small_kernels" ;;
-      corpus) phase corpus 600 "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 4 --timeout 600 \
-        --deadline-s ${CORPUS_DEADLINE_S:-560} --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
+          --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
+      corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 1200 \
+        --deadline-s ${CORPUS_DEADLINE_S:-1000} --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \

@@ -34,15 +34,21 @@ docs/benchmarks/timing-h200.md).
 
 import argparse
 import concurrent.futures
+import contextlib
 import csv
+import datetime
 import importlib.util
 import io
 import json
 import os
+import re
+import secrets
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +56,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "worker"))
 SEEDS = (21, 22, 23)
 CALLS, WARMUP = 100, 10
+#: The record of `child_floor` (the routine with nothing, or one single-element kernel, to time).
+FLOOR = "floor"
 KNOBS = {"no-flush": {"flush": False}, "warmup-500ms": {"warmup_min_ms": 500.0}, "blocked": {"order": "blocked"}}
 # (Every process also times each label with the flush alone, `hold=False`: the routine before the hold.)
 
@@ -163,7 +171,7 @@ def child_build(problem_path, candidate_path):
     return {"built": True}
 
 
-def child_time(entries, round_index, options, bare_too=False):
+def child_time(entries, round_index, options, bare_too=False, noflush_too=False, floor=False):
     import torch
     from kforge_worker.protocol.environment import l2_cache_bytes
     from kforge_worker.timing.timing import TimingOptions, time_calls
@@ -192,6 +200,9 @@ def child_time(entries, round_index, options, bare_too=False):
                     record[f"{label}_wall_ms"] = median_of(timed.wall_ms)
                     record[f"{label}_hold_ms"] = timed.hold_ms
                     record[f"{label}_exposed"] = timed.exposed_calls
+                    if not options and label == "candidate" and noflush_too:
+                        plain = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=TimingOptions(flush=False))
+                        record["candidate_noflush_ms"] = median_of(plain.times_ms)
                     if not options and bare_too:
                         bare = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=TimingOptions(hold=False))
                         record[f"{label}_nohold_ms"] = median_of(bare.times_ms)
@@ -209,7 +220,46 @@ def child_time(entries, round_index, options, bare_too=False):
             record["error"] = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
         results.append(record)
         print(json.dumps(record), flush=True)
+    if not options and floor:
+        record = child_floor(device, l2_bytes, round_index)
+        results.append(record)
+        print(json.dumps(record), flush=True)
     return results
+
+
+def child_floor(device, l2_bytes, round_index):
+    """What the routine reads where there is (almost) nothing to time, in this process: no work
+    between the events ("empty") and one single-element kernel ("kernel"), each with the flush and
+    without it. ncu's duration of the same kernel (`child_ncu_floor`) against "kernel" is the
+    routine's own overhead at the smallest sizes (the events around the work, the first kernel's
+    start behind the flush)."""
+    import torch
+    from kforge_worker.timing.timing import TimingOptions, time_calls
+
+    record = {"name": FLOOR, "round": round_index}
+    one = torch.zeros(1, device=device)
+    with torch.no_grad():
+        for label, call in (("empty", lambda: None), ("kernel", lambda: one.add_(1))):
+            for suffix, options in (("", TimingOptions()), ("_noflush", TimingOptions(flush=False))):
+                timed = time_calls([call], WARMUP, CALLS, device, l2_bytes, options=options)
+                record[f"{label}{suffix}_ms"] = median_of(timed.times_ms)
+                record[f"{label}{suffix}_exposed"] = timed.exposed_calls
+    return record
+
+
+def child_ncu_floor():
+    """The single-element kernel of `child_floor`, three times in the range ncu profiles."""
+    import torch
+
+    one = torch.zeros(1, device=torch.device("cuda", 0))
+    for _ in range(3):
+        one.add_(1)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push("kforge")
+    for _ in range(3):
+        one.add_(1)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
 
 
 def child_ncu(problem_path, candidate_path):
@@ -229,6 +279,47 @@ def child_ncu(problem_path, candidate_path):
 
 
 # --- the parent ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def kforge_device_lock(enabled):
+    """Holds kforge's host-wide lock of cuda:0 (src/eval/pipeline/host-device-lock.ts: the file
+    `<tmpdir>/kforge-device-locks/gpu<N>.lock`, created exclusively, naming this process), so that
+    `kforge eval` processes started beside the record build meanwhile and wait for the device, saying
+    so, instead of timing on it at the same time."""
+    if not enabled:
+        yield
+        return
+    visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
+    name = f"gpu{int(visible)}" if visible.isdigit() else (visible or "gpu0")
+    directory = Path(tempfile.gettempdir()) / "kforge-device-locks"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / (re.sub(r"[^\w.-]", "_", name) + ".lock")
+    stat = Path("/proc/self/stat").read_text()
+    owner = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "start": stat[stat.rindex(")") + 2 :].split(" ")[19],
+        "token": secrets.token_hex(8),
+        "acquired_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z",
+    }
+    while True:
+        try:
+            handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            time.sleep(0.2)
+            continue
+        with os.fdopen(handle, "w") as file:
+            file.write(json.dumps(owner))
+        break
+    try:
+        yield
+    finally:
+        try:
+            if json.loads(path.read_text()).get("token") == owner["token"]:
+                path.unlink()
+        except (OSError, ValueError):
+            pass
 
 
 def environment(out):
@@ -252,7 +343,11 @@ def ncu_ms(out, problem_path, candidate_path, timeout, clock_control="base"):
         sys.executable,
         str(Path(__file__).resolve()),
         "--child",
-        json.dumps({"kind": "ncu", "problem": problem_path, "candidate": candidate_path}),
+        json.dumps(
+            {"kind": "ncu-floor"}
+            if problem_path is None
+            else {"kind": "ncu", "problem": problem_path, "candidate": candidate_path}
+        ),
         str(out),
     ]
     command = [
@@ -311,6 +406,8 @@ def summarize(found, rounds, ncu, knobs):
             }
             entry[label]["hold_ms"] = median_of([r[f"{label}_hold_ms"] for r in records if r.get(f"{label}_hold_ms")])
             entry[label]["exposed"] = sum(r.get(f"{label}_exposed") or 0 for r in records)
+        plain = [r.get("candidate_noflush_ms") for r in records if r.get("candidate_noflush_ms")]
+        entry["candidate"]["noflush"] = {"median_ms": median_of(plain), "spread": spread(plain)}
         entry["do_bench_ms"] = median_of([r["do_bench_ms"] for r in records if "do_bench_ms" in r])
         entry["ncu_ms"] = ncu.get(name)
         entry["ncu_free_ms"] = ncu.get(f"{name} (clocks free)")
@@ -322,6 +419,21 @@ def summarize(found, rounds, ncu, knobs):
             for knob, records_of in ((knob, [r for r in knobs.get(knob, []) if r["name"] == name]) for knob in KNOBS)
         }
         summary[name] = entry
+    floors = [record for record in rounds if record["name"] == FLOOR]
+    if floors:
+        summary[FLOOR] = {
+            "processes": len(floors),
+            "ncu_ms": ncu.get(FLOOR),
+            "ncu_free_ms": ncu.get(f"{FLOOR} (clocks free)"),
+            **{
+                field: {
+                    "median_ms": median_of([r[f"{field}_ms"] for r in floors if r.get(f"{field}_ms") is not None]),
+                    "spread": spread([r.get(f"{field}_ms") for r in floors]),
+                    "exposed": sum(r.get(f"{field}_exposed") or 0 for r in floors),
+                }
+                for field in ("empty", "empty_noflush", "kernel", "kernel_noflush")
+            },
+        }
     return summary
 
 
@@ -341,6 +453,7 @@ def markdown(summary, skipped, started):
         "spread cand. | eager ms | spread eager | compile ms | spread compile | cand. wall ms |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    floor = summary.pop(FLOOR, None)
     for name, entry in summary.items():
         c, e, k = entry["candidate"], entry["eager"], entry["compile"]
         lines.append(
@@ -380,6 +493,39 @@ def markdown(summary, skipped, started):
             "|---|" + "---|" * len(KNOBS),
         ]
         lines += [f"| {name} | " + " | ".join(pct(knobs[knob]) for knob in KNOBS) + " |" for name, knobs in knob_rows]
+    plain = [(name, entry) for name, entry in summary.items() if entry["candidate"]["noflush"]["median_ms"]]
+    if plain:
+        lines += [
+            "",
+            "The candidate without the flush, same processes (the flush's cost on its first kernel: the "
+            "L2 lines the flush left dirty are written back while it runs; without the flush some of its "
+            "data may also be in L2 already).",
+            "",
+            "| kernel | with flush ms | without ms | spread without | difference µs |",
+            "|---|---|---|---|---|",
+        ]
+        for name, entry in plain:
+            with_flush, without = entry["candidate"]["median_ms"], entry["candidate"]["noflush"]["median_ms"]
+            lines.append(
+                f"| {name} | {ms(with_flush)} | {ms(without)} | {pct(entry['candidate']['noflush']['spread'])} | "
+                f"{(with_flush - without) * 1000:.2f} |"
+            )
+    if floor:
+        lines += [
+            "",
+            f"The routine with nothing to time, in the same {floor['processes']} processes (medians of the "
+            "per-process medians of 100 calls; ncu: the kernel's gpu__time_duration):",
+            "",
+            "| timed | with flush ms | spread | exposed | without flush ms | spread | ncu ms | ncu ms, clocks free |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for field, what in (("empty", "no work between the events"), ("kernel", "one single-element kernel")):
+            timed, plain_floor = floor[field], floor[f"{field}_noflush"]
+            lines.append(
+                f"| {what} | {ms(timed['median_ms'])} | {pct(timed['spread'])} | {timed['exposed']} | "
+                f"{ms(plain_floor['median_ms'])} | {pct(plain_floor['spread'])} | "
+                + (f"{ms(floor['ncu_ms'])} | {ms(floor['ncu_free_ms'])} |" if field == "kernel" else "— | — |")
+            )
     errors = [(name, entry["errors"]) for name, entry in summary.items() if entry["errors"]]
     lines += ["", "Errors: " + ("; ".join(f"{name}: {', '.join(e)}" for name, e in errors) if errors else "none")]
     lines += ["Skipped (deadline): " + (", ".join(skipped) if skipped else "nothing")]
@@ -392,9 +538,18 @@ def main():
         if task["kind"] == "build":
             print(json.dumps(child_build(task["problem"], task["candidate"])))
         elif task["kind"] == "time":
-            child_time(task["entries"], task["round"], task.get("options", {}), task.get("bare", False))
+            child_time(
+                task["entries"],
+                task["round"],
+                task.get("options", {}),
+                task.get("bare", False),
+                task.get("noflush", False),
+                task.get("floor", False),
+            )
         elif task["kind"] == "ncu":
             child_ncu(task["problem"], task["candidate"])
+        elif task["kind"] == "ncu-floor":
+            child_ncu_floor()
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", default=os.environ.get("OUT"))
@@ -409,6 +564,18 @@ def main():
     parser.add_argument("--knobs", action="store_true")
     parser.add_argument("--bare", action="store_true", help="time each label without the hold too")
     parser.add_argument("--only", default="", help="comma-separated kernel names to record (default: all)")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="in every process, time nothing and a single-element kernel (with and without the flush), and "
+        "ncu that kernel: the routine's own overhead at the smallest sizes",
+    )
+    parser.add_argument("--noflush", action="store_true", help="time each candidate without the flush too")
+    parser.add_argument(
+        "--hold-device-lock",
+        action="store_true",
+        help="hold kforge's host-wide device lock while timing and profiling (kforge runs beside it wait)",
+    )
     args = parser.parse_args()
     if not args.out:
         parser.error("give the output folder (or set $OUT)")
@@ -425,6 +592,12 @@ def main():
             parser.error(f"no kernel named {', '.join(sorted(missing))}")
     skipped = []
     log = {"builds": {}}
+    # Taken before the builds (which run each kernel once), so that `kforge eval` runs started
+    # beside the record find the device held from the start and build while it times.
+    waited = time.time()
+    lock = contextlib.ExitStack()
+    lock.enter_context(kforge_device_lock(args.hold_device_lock))
+    waited = time.time() - waited
     began = time.time()
     with concurrent.futures.ThreadPoolExecutor(args.builders or max(1, len(found))) as pool:
         jobs = {
@@ -453,7 +626,14 @@ def main():
             began = time.time()
             done = run_child(
                 out,
-                {"kind": "time", "entries": entries, "round": index, "bare": args.bare},
+                {
+                    "kind": "time",
+                    "entries": entries,
+                    "round": index,
+                    "bare": args.bare,
+                    "noflush": args.noflush,
+                    "floor": args.floor,
+                },
                 max(60.0, deadline - time.time() + 60),
             )
             round_seconds.append(round(time.time() - began, 1))
@@ -472,6 +652,12 @@ def main():
                 ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
             except subprocess.TimeoutExpired:
                 ncu[name] = None
+        if args.floor and time.time() <= deadline:
+            try:
+                ncu[FLOOR] = ncu_ms(out, None, None, 120)
+                ncu[f"{FLOOR} (clocks free)"] = ncu_ms(out, None, None, 120, clock_control="none")
+            except subprocess.TimeoutExpired:
+                ncu[FLOOR] = None
     elif not args.no_ncu:
         skipped.append("ncu (not on PATH)")
     time_rounds(range(3, args.processes))
@@ -489,6 +675,7 @@ def main():
                 knobs.setdefault(knob, []).extend(
                     json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
                 )
+    lock.close()
     summary = summarize(found, rounds, ncu, knobs)
     record = {
         "started": started,
@@ -496,6 +683,7 @@ def main():
         "builds": log["builds"],
         "build_seconds": log["build_seconds"],
         "round_seconds": round_seconds,
+        "device_lock_wait_s": round(waited, 1) if args.hold_device_lock else None,
         "rounds": rounds,
         "ncu_ms": ncu,
         "knobs": knobs,
