@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -99,7 +99,7 @@ describe('host-wide device locks', () => {
     assert.ok(next.waitedMs >= 300, `waitedMs (${next.waitedMs}) counts the wait for the lock file`);
     await next.release();
     await next.release();
-    assert.deepEqual(readdirSync(directory), [], 'no lock file is left');
+    assert.deepEqual(readdirSync(directory), [], 'no lock file and no place in the line are left');
   });
 
   it('free the in-process lease when the wait for the lock file is cancelled', async () => {
@@ -128,6 +128,86 @@ describe('host-wide device locks', () => {
     const lease = await waiting;
     assert.ok(lease.waitedMs >= 500);
     await lease.release();
+  });
+
+  it('give the GPU to the waiting processes in the order they asked, not to whoever polls first', { timeout: 20_000 }, async () => {
+    const directory = lockDirectory('line');
+    const holder = await acquireHostDeviceLock('cuda:0', { directory, ...POLL });
+    const order: number[] = [];
+    const waiters: Promise<{ release(): Promise<void> } | null>[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      waiters.push(
+        acquireHostDeviceLock('cuda:0', { directory, ...POLL }).then((lock) => {
+          order.push(index);
+          return lock;
+        }),
+      );
+      await sleep(30); // each asks in a later millisecond than the one before
+    }
+    await holder!.release();
+    for (let turn = 0; turn < 5; turn += 1) {
+      const lock = await waiters[order[turn] ?? turn];
+      assert.equal(order.length, turn + 1, `more than one waiter held cuda:0 at once (${order.join(', ')})`);
+      await sleep(60); // the others poll meanwhile: none of them may take it
+      assert.equal(order.length, turn + 1, `a waiter took the lock while another held it (${order.join(', ')})`);
+      await lock!.release();
+    }
+    assert.deepEqual(order, [0, 1, 2, 3, 4], 'the lock went to a later waiter first');
+  });
+
+  it('let an evaluation go before background work that asked for the GPU first', { timeout: 20_000 }, async () => {
+    const directory = lockDirectory('background');
+    const holder = await acquireHostDeviceLock('cuda:0', { directory, ...POLL });
+    const got: string[] = [];
+    const prefetch = leaseDeviceHostWide(new DevicePool({ devices: ['cuda:0'] }), 'cuda:0', { directory, ...POLL }, undefined, -1).then((lease) => {
+      got.push('prefetch');
+      return lease;
+    });
+    await sleep(100);
+    const evaluation = leaseDeviceHostWide(new DevicePool({ devices: ['cuda:0'] }), 'cuda:0', { directory, ...POLL }).then((lease) => {
+      got.push('evaluation');
+      return lease;
+    });
+    await sleep(100);
+    await holder!.release();
+    const first = await evaluation;
+    await sleep(150);
+    assert.deepEqual(got, ['evaluation'], 'the background work took the GPU ahead of a waiting evaluation');
+    await first.release();
+    await (await prefetch).release();
+    assert.deepEqual(got, ['evaluation', 'prefetch']);
+  });
+
+  it("keep an evaluation's wait visible when its own baseline prefetch waits for another process", { timeout: 20_000 }, async () => {
+    const directory = lockDirectory('prefetch');
+    const other = await acquireHostDeviceLock('cuda:0', { directory, ...POLL });
+    const pool = new DevicePool({ devices: ['cuda:0'] });
+    const prefetchWaits: unknown[] = [];
+    const evaluationWaits: { pid: number | null }[] = [];
+    const prefetch = leaseDeviceHostWide(pool, 'cuda:0', { directory, ...POLL, onWait: (holder) => prefetchWaits.push(holder) }, undefined, -1);
+    await sleep(100);
+    const evaluation = leaseDeviceHostWide(pool, 'cuda:0', { directory, ...POLL, onWait: (holder) => evaluationWaits.push(holder) });
+    await sleep(200);
+    assert.equal(prefetchWaits.length, 1, 'the prefetch did not say once that it waits');
+    assert.equal(evaluationWaits.length, 1, "the evaluation waited in this process's pool behind its prefetch, silently");
+    assert.equal(evaluationWaits[0]!.pid, process.pid, 'the wait names the holder of the lock file');
+    await other!.release();
+    const lease = await evaluation;
+    assert.equal(await settlesWithin(prefetch, 150), false, 'the prefetch took the GPU while the evaluation held it');
+    await lease.release();
+    await (await prefetch).release();
+  });
+
+  it('skip the place in line of a waiter that died', { timeout: 20_000 }, async () => {
+    const directory = lockDirectory('dead-waiter');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    mkdirSync(path.join(directory, 'gpu0.queue'), { recursive: true });
+    const ticket = path.join(directory, 'gpu0.queue', `0-000000000000001-${gone}-dead`);
+    writeFileSync(ticket, JSON.stringify({ pid: gone, host: os.hostname(), start: null, token: 'dead', acquired_at: new Date(1).toISOString() }));
+    const lock = acquireHostDeviceLock('cuda:0', { directory, ...POLL });
+    assert.equal(await settlesWithin(lock, 1000), true, "a dead waiter's ticket kept the free GPU from this one");
+    assert.equal(existsSync(ticket), false, "the dead waiter's ticket was left in line");
+    await (await lock)!.release();
   });
 
   it('take over the lock of a process that died holding it', { timeout: 60_000 }, async () => {

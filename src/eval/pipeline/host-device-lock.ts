@@ -1,10 +1,12 @@
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, rmdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
-import { acquireFileLock, tryAcquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
+import { isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
 import { hostGpuName } from './host-device-names.js';
 
 /**
@@ -40,6 +42,90 @@ export interface HostDeviceLockOptions extends FileLockOptions {
   visibleDevices?: string | undefined;
   /** Called once when another process holds the lock, with its pid and command line (where /proc shows them). */
   onWait?: ((holder: { pid: number | null; command: string | null }) => void) | undefined;
+  /**
+   * Background work (a baseline prefetch): it takes its place in the line behind every evaluation
+   * of the host that waits for the GPU, whenever that one asked. Default false.
+   */
+  background?: boolean | undefined;
+}
+
+/**
+ * The line of processes waiting for a GPU's lock: `<lock>.queue/`, one ticket file per waiter (a
+ * lock file of its own, so a dead waiter's ticket is recognised and skipped), named so that sorting
+ * the names gives the order: evaluations (`0-`) before background work (`1-`), then first come
+ * (the time asked, in ms, zero-padded). Without it every waiter polled the lock file and whoever
+ * polled first after a release took it: on the H200 (2026-12-05) twelve `kforge eval` processes
+ * and their baseline prefetches shared one GPU that way, and one evaluation waited 1,000 s while
+ * later ones went ahead of it.
+ */
+function queueDirectory(lockPath: string): string {
+  return `${lockPath.replace(/\.lock$/, '')}.queue`;
+}
+
+function ticketName(background: boolean): string {
+  return `${background ? 1 : 0}-${String(Date.now()).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Whether no live ticket is ahead of `mine` (null: of anyone) in the line; dead waiters' tickets are removed. */
+async function firstInLine(queue: string, mine: string | null, background: boolean, lockOptions: FileLockOptions): Promise<boolean> {
+  const names = (await readdir(queue).catch(() => [] as string[])).filter((name) => /^[01]-\d+-/.test(name)).sort();
+  for (const name of names) {
+    if (mine !== null && name >= mine) return true;
+    // Without a ticket of its own yet: an evaluation yields to the evaluations in line only (the
+    // names sort them first), background work to everyone in line.
+    if (mine === null && !background && name.startsWith('1-')) return true;
+    const ticket = path.join(queue, name);
+    if (await isFileLockHeld(ticket, lockOptions)) return false;
+    await unlink(ticket).catch(() => undefined);
+  }
+  return true;
+}
+
+/** Waits `ms`; an abort rejects with {@link EvaluationCancelledError}. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, signal ? { signal } : {});
+  } catch {
+    throw new EvaluationCancelledError(signal?.reason);
+  }
+}
+
+/** The lock now, if it is free and nobody waits ahead in the line (for background work: no evaluation). */
+async function tryAcquireInTurn(lockPath: string, background: boolean, lockOptions: FileLockOptions): Promise<HeldLock | null> {
+  if (!(await firstInLine(queueDirectory(lockPath), null, background, lockOptions))) return null;
+  return tryAcquireFileLock(lockPath, lockOptions);
+}
+
+/** Waits in the line (a ticket in {@link queueDirectory}) until it is this one's turn and the lock is free. */
+async function acquireInLine(lockPath: string, background: boolean, lockOptions: FileLockOptions, signal: AbortSignal | undefined): Promise<HeldLock> {
+  const queue = queueDirectory(lockPath);
+  const name = ticketName(background);
+  let ticket: HeldLock | null = null;
+  // The last waiter to leave removes the empty folder; one removed between our mkdir and our
+  // ticket is made again.
+  for (let attempt = 0; !ticket; attempt += 1) {
+    await ensureSharedDirectory(queue);
+    try {
+      ticket = await tryAcquireFileLock(path.join(queue, name), lockOptions);
+      if (!ticket) throw new Error(`could not take a place in the line at ${queue}: ${name} exists`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
+    }
+  }
+  const pollMs = lockOptions.pollMs ?? 100;
+  try {
+    for (;;) {
+      if (signal?.aborted) throw new EvaluationCancelledError(signal.reason);
+      if (await firstInLine(queue, name, background, lockOptions)) {
+        const held = await tryAcquireFileLock(lockPath, lockOptions);
+        if (held) return held;
+      }
+      await pause(pollMs, signal);
+    }
+  } finally {
+    await ticket.release();
+    await rmdir(queue).catch(() => undefined);
+  }
 }
 
 /** The pid and command line of a lock file's owner, as far as they can be read. */
@@ -61,17 +147,22 @@ async function lockHolder(lockPath: string): Promise<{ pid: number | null; comma
  * host-wide (`cpu`). An abort rejects with `EvaluationCancelledError`; a folder that cannot hold
  * the lock (not writable) with `EvaluatorSetupError`.
  */
-export async function acquireHostDeviceLock(device: string, options: HostDeviceLockOptions = {}, signal?: AbortSignal): Promise<HeldLock | null> {
+export async function acquireHostDeviceLock(
+  device: string,
+  options: HostDeviceLockOptions = {},
+  signal?: AbortSignal,
+  { wait = true }: { wait?: boolean } = {},
+): Promise<HeldLock | null> {
   if (!isHostLockedDevice(device)) return null;
   const directory = options.directory ?? defaultDeviceLockDirectory();
-  const { directory: _directory, visibleDevices, onWait, ...lockOptions } = options;
+  const { directory: _directory, visibleDevices, onWait, background = false, ...lockOptions } = options;
   const lockPath = deviceLockPath(directory, device, visibleDevices);
   try {
     await ensureSharedDirectory(directory);
-    const first = await tryAcquireFileLock(lockPath, lockOptions);
-    if (first) return first;
+    const first = await tryAcquireInTurn(lockPath, background, lockOptions);
+    if (first || !wait) return first;
     onWait?.(await lockHolder(lockPath));
-    return await acquireFileLock(lockPath, lockOptions, signal);
+    return await acquireInLine(lockPath, background, lockOptions, signal);
   } catch (error) {
     if (error instanceof EvaluationCancelledError) throw error;
     throw new EvaluatorSetupError(`cannot lock ${device} for this host at ${lockPath}: ${(error as Error).message}`, {
@@ -105,6 +196,13 @@ export interface HostWideDeviceLease {
  * Takes `device` from the in-process pool, then its host-wide lock ({@link acquireHostDeviceLock}),
  * so that neither another evaluation of this process nor another kforge process of the host holds
  * it at the same time. A failed or cancelled wait for the lock frees the in-process lease.
+ *
+ * Background work (`priority` below 0, a baseline prefetch) never waits for the lock while holding
+ * the in-process lease: it takes the lock only when it is free and no evaluation of the host waits
+ * for it, and otherwise gives the in-process lease back and asks again after `pollMs`. On the H200
+ * (2026-12-05) a prefetch that held the lease while another process timed kept its own
+ * evaluation waiting behind it for 800 s, and that evaluation said nothing (its wait was in this
+ * process's pool, not for the lock).
  */
 export async function leaseDeviceHostWide(
   pool: DevicePool,
@@ -114,10 +212,25 @@ export async function leaseDeviceHostWide(
   priority = 0,
 ): Promise<HostWideDeviceLease> {
   const askedAtMs = performance.now();
-  const lease = await pool.acquire(device, signal, priority);
+  let lease = await pool.acquire(device, signal, priority);
   let lock: HeldLock | null;
   try {
-    lock = await acquireHostDeviceLock(device, options, signal);
+    if (priority < 0 && isHostLockedDevice(device)) {
+      let told = false;
+      for (;;) {
+        lock = await acquireHostDeviceLock(device, { ...options, background: true, onWait: undefined }, signal, { wait: false });
+        if (lock) break;
+        if (!told) {
+          told = true;
+          options.onWait?.(await lockHolder(deviceLockPath(options.directory ?? defaultDeviceLockDirectory(), device, options.visibleDevices)));
+        }
+        lease.release();
+        await pause(options.pollMs ?? 100, signal);
+        lease = await pool.acquire(device, signal, priority);
+      }
+    } else {
+      lock = await acquireHostDeviceLock(device, options, signal);
+    }
   } catch (error) {
     lease.release();
     throw error;
