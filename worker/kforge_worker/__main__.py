@@ -14,6 +14,7 @@ import sys
 
 ROLES = ("reference", "candidate")
 PROFILE_VARIABLE = "KFORGE_WORKER_PROFILE"
+PROFILE_MEMORY_VARIABLE = "KFORGE_WORKER_PROFILE_MEMORY"
 #: The sandbox launcher's report (kforge_sandbox/launch.py), JSON; it goes into `hello`.
 ISOLATION_VARIABLE = "KFORGE_ISOLATION"
 
@@ -100,15 +101,27 @@ def main(argv) -> None:
 def _profiled(role: str, channel) -> None:
     """Serves the role; with `KFORGE_WORKER_PROFILE=DIR`, under the sampling profiler
     (sampling_profile.py), its stacks and summary written to DIR at the end (a diagnostic for people
-    timing the worker, off by default; the variable is removed before any problem or candidate code
-    runs)."""
+    timing the worker, off by default; the variables are removed before any problem or candidate
+    code runs). With `KFORGE_WORKER_PROFILE_MEMORY=1` as well, on a GPU, the CUDA allocator's history
+    is recorded and a snapshot written at the end of every stage. Where DIR cannot be written (the
+    candidate's sandbox shows the host read-only), the files go to `kforge-profile` in the worker's
+    own temporary folder, which is in the evaluation's scratch folder (kept with
+    KFORGE_KEEP_SCRATCH=1), and a line on stderr says so."""
     directory = os.environ.pop(PROFILE_VARIABLE, None)
+    memory = os.environ.pop(PROFILE_MEMORY_VARIABLE, "") not in ("", "0")
     if not directory:
         _serve(role, channel)
         return
     from .roles import sampling_profile
 
-    sampler = sampling_profile.start(directory, role)
+    usable = sampling_profile.writable_directory(directory)
+    if usable != directory:
+        print(
+            f"kforge_worker: {PROFILE_VARIABLE}={directory} cannot be written from this {role} worker; "
+            f"its profile goes to {usable}",
+            file=sys.stderr,
+        )
+    sampler = sampling_profile.start(usable, role, memory=memory)
     try:
         _serve(role, channel)
     finally:

@@ -216,3 +216,21 @@ def test_the_cross_check_sums_the_kernels_own_durations():
     events = sorted(checked["times_ms"])[15]
     assert one_kernel_ms < summed < 3 * one_kernel_ms, (summed, one_kernel_ms)
     assert events > summed + 1.5, (events, summed)
+
+
+def test_the_memory_profile_writes_a_snapshot_per_stage_naming_what_was_allocated(tmp_path):
+    import pickle
+
+    from kforge_worker.roles import sampling_profile
+
+    sampler = sampling_profile.Sampler(directory=str(tmp_path), role="candidate", memory=True)
+    sampler.enter("correctness")
+    held = torch.empty(64 * 1024**2, dtype=torch.uint8, device="cuda")
+    sampler.leave()
+    del held
+    torch.cuda.memory._record_memory_history(enabled=None)
+    snapshots = sorted(tmp_path.glob("candidate-*-01-correctness.pickle"))
+    assert len(snapshots) == 1
+    snapshot = pickle.loads(snapshots[0].read_bytes())
+    sizes = [block["size"] for segment in snapshot["segments"] for block in segment["blocks"]]
+    assert any(size >= 64 * 1024**2 for size in sizes), "the 64 MiB tensor alive at the stage's end is not in it"

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -30,6 +30,35 @@ export interface ScratchDirectoryOptions {
   root?: string;
   /** Leave the directory in place after the evaluation (`KFORGE_KEEP_SCRATCH=1`). */
   keep?: boolean;
+  /**
+   * `KFORGE_WORKER_PROFILE`: where the workers' profiles go. A sandboxed worker cannot write it and
+   * writes {@link PROFILE_FALLBACK} in its temporary folder instead; those files are copied here
+   * before the directory is removed.
+   */
+  profileDirectory?: string | undefined;
+}
+
+/** The folder of the worker's `TMPDIR` that holds its profile when it cannot write `KFORGE_WORKER_PROFILE` (sampling_profile.py). */
+export const PROFILE_FALLBACK = 'kforge-profile';
+/** Larger files there are not copied: they were not written by the profiler. */
+const PROFILE_FILE_MAX_BYTES = 512 * 1024 * 1024;
+
+/**
+ * Copies the regular files of `<temporary>/kforge-profile` (a sandboxed worker's profile) into
+ * `destination`. They were written by a worker that ran candidate code, so links and anything that
+ * is not a plain file of a profile's size are left behind. Best effort: a diagnostic.
+ */
+async function collectProfiles(temporaryDirectory: string, destination: string): Promise<void> {
+  const source = path.join(temporaryDirectory, PROFILE_FALLBACK);
+  const names = await readdir(source).catch(() => [] as string[]);
+  if (names.length === 0) return;
+  await mkdir(destination, { recursive: true }).catch(() => undefined);
+  for (const name of names) {
+    const file = path.join(source, name);
+    const info = await lstat(file).catch(() => null);
+    if (!info?.isFile() || info.size > PROFILE_FILE_MAX_BYTES || !/^[\w.-]+$/.test(name)) continue;
+    await copyFile(file, path.join(destination, name)).catch(() => undefined);
+  }
 }
 
 /** Creates a fresh `kforge-XXXXXX` directory with its `in`, `out`, `build`, `home` and `tmp` folders. */
@@ -48,6 +77,7 @@ export async function createScratchDirectory(options: ScratchDirectoryOptions = 
     ...folders,
     keep: options.keep === true,
     remove: async () => {
+      if (options.profileDirectory) await collectProfiles(folders.temporaryDirectory, options.profileDirectory);
       if (!options.keep) await rm(directory, { recursive: true, force: true, maxRetries: 3 });
     },
   };

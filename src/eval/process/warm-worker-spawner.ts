@@ -43,7 +43,11 @@ export class WarmWorkerSpawner {
 
   async spawn(role: WorkerRole, device: string): Promise<WarmWorker> {
     const { scratchRoot, keepScratch } = this.#options;
-    const scratch = await createScratchDirectory({ ...(scratchRoot ? { root: scratchRoot } : {}), keep: keepScratch === true });
+    const scratch = await createScratchDirectory({
+      ...(scratchRoot ? { root: scratchRoot } : {}),
+      keep: keepScratch === true,
+      profileDirectory: this.#options.environment.KFORGE_WORKER_PROFILE,
+    });
     const environment = buildWorkerEnvironment(this.#options.environment, {
       homeDirectory: scratch.homeDirectory,
       temporaryDirectory: scratch.temporaryDirectory,

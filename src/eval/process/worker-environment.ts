@@ -17,6 +17,8 @@ const ALLOWED_NAMES = new Set([
   // A directory for the worker's own sampling profile (a diagnostic; the worker removes it from
   // its environment before any problem or candidate code runs).
   'KFORGE_WORKER_PROFILE',
+  // With it, the CUDA allocator's history and a snapshot per stage (sampling_profile.py).
+  'KFORGE_WORKER_PROFILE_MEMORY',
 ]);
 
 /** Prefixes passed through unchanged (locale settings, NCCL tuning). */

@@ -94,7 +94,11 @@ export class PythonEvaluator implements Evaluator {
     const problemSha256 = problemIdentity(await readFile(settings.problemPath), settings.overrides);
     const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
     await prepareSandboxFolders(this.#sandbox);
-    const scratch = await createScratchDirectory({ root: this.#options.scratchRoot, keep: this.#options.keepScratch });
+    const scratch = await createScratchDirectory({
+      root: this.#options.scratchRoot,
+      keep: this.#options.keepScratch,
+      profileDirectory: (this.#options.environment ?? process.env).KFORGE_WORKER_PROFILE,
+    });
     if (this.#options.keepScratch) this.#logger.warn({ scratch: scratch.path }, 'keeping the scratch directory');
     try {
       const run = new EvaluationRun({

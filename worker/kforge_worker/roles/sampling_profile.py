@@ -14,11 +14,18 @@ take over). Each sample is counted under the stage running at that moment (`stag
 Both are rewritten at the end of every stage as well as at the end of the role, because the parent
 may end the worker's process group soon after its last message.
 
+With `memory` (KFORGE_WORKER_PROFILE_MEMORY=1) on a GPU with torch 2.x, the CUDA caching allocator
+records its history (every allocation and free with its Python stack) from the first stage on, and
+`<role>-<pid>-<NN>-<stage>.pickle` is written at the end of each stage: a snapshot that
+https://pytorch.org/memory_viz shows as the tensors alive over time, which names whatever holds the
+device memory a stage's peak counts.
+
 Off by default: nothing runs unless the variable names a directory.
 """
 
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -33,10 +40,15 @@ def _frame_name(code, line: int) -> str:
 
 
 class Sampler:
-    def __init__(self, interval: float = 0.005, directory: Optional[str] = None, role: str = "worker"):
+    def __init__(
+        self, interval: float = 0.005, directory: Optional[str] = None, role: str = "worker", memory: bool = False
+    ):
         self.interval = interval
         self.directory = directory
         self.role = role
+        self.memory = memory
+        self.memory_recording = False
+        self.snapshots = 0
         self.main = threading.main_thread().ident
         self.stage = OUTSIDE
         self.samples: Counter = Counter()
@@ -62,9 +74,17 @@ class Sampler:
     def enter(self, name: str) -> None:
         self.stage = name
         self._stage_started = time.perf_counter()
+        if self.memory and not self.memory_recording:
+            # At the first stage, not at start: by then the role has set up its device.
+            self.memory_recording = _record_memory_history()
 
     def leave(self) -> None:
         self.stage_walls.append((self.stage, time.perf_counter() - self._stage_started))
+        if self.memory_recording and self.directory is not None:
+            self.snapshots += 1
+            _dump_memory_snapshot(
+                os.path.join(self.directory, f"{self.role}-{os.getpid()}-{self.snapshots:02d}-{self.stage}.pickle")
+            )
         self.stage = OUTSIDE
         # Written at every stage's end too: the parent may end the process group soon after the
         # role's last message, before the role returns.
@@ -105,9 +125,49 @@ class Sampler:
         return "\n".join(lines) + "\n"
 
 
-def start(directory: Optional[str] = None, role: str = "worker", interval: float = 0.005) -> Sampler:
+def _record_memory_history() -> bool:
+    """Starts the CUDA allocator's history where torch and the device have it; whether it started."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available() or not hasattr(torch.cuda.memory, "_record_memory_history"):
+            return False
+        torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+        return True
+    except Exception as error:  # a diagnostic: never a fault of the evaluation
+        print(f"kforge_worker: the CUDA memory history could not be recorded: {error}", file=sys.stderr)
+        return False
+
+
+def _dump_memory_snapshot(path: str) -> None:
+    try:
+        import torch
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        torch.cuda.memory._dump_snapshot(path)
+    except Exception as error:  # a diagnostic: never a fault of the evaluation
+        print(f"kforge_worker: the CUDA memory snapshot {path} could not be written: {error}", file=sys.stderr)
+
+
+def writable_directory(directory: str) -> str:
+    """`directory` when a file can be made in it, else `kforge-profile` in this process's temporary
+    folder (inside the sandbox: the evaluation's scratch folder)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".kforge-probe-"):
+            pass
+        return directory
+    except OSError:
+        fallback = os.path.join(tempfile.gettempdir(), "kforge-profile")
+        os.makedirs(fallback, exist_ok=True)
+        return fallback
+
+
+def start(
+    directory: Optional[str] = None, role: str = "worker", interval: float = 0.005, memory: bool = False
+) -> Sampler:
     global _active
-    _active = Sampler(interval, directory, role)
+    _active = Sampler(interval, directory, role, memory)
     _active.start()
     return _active
 
