@@ -134,6 +134,8 @@ def summary(result: Dict[str, Any]) -> Dict[str, Any]:
         ],
         "first_error": (result.get("diagnostics") or {}).get("first_error"),
         "environment": result.get("environment"),
+        # Each stage's time (ms): what the evaluation held the device for, apart from its wait.
+        "stages": result.get("stages"),
     }
 
 

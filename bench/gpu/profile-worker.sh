@@ -9,6 +9,8 @@
 #
 # PROFILE_SETS: `--set` flags for the problem's constants, e.g. "batch_size=4096 dim=393216" (KernelBench's
 # 19_ReLU: 6 GiB inputs and outputs), to see where an evaluation at KernelBench's sizes spends its time.
+# PROFILE_MEMORY=1: the workers also record the CUDA allocator's history, a snapshot per stage
+# (KFORGE_WORKER_PROFILE_MEMORY; docs/worker-protocol.md), to name what holds each stage's peak.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/gpu-node.sh
@@ -26,7 +28,7 @@ sets=()
 for assignment in ${PROFILE_SETS:-}; do sets+=(--set "$assignment"); done
 profile() {  # profile NAME BYTECODE_CACHE
   local name="$1" cache="$2" started=$SECONDS
-  KFORGE_BYTECODE_CACHE="$cache" KFORGE_WORKER_PROFILE="$out/$name" kforge eval problems/level1/01_relu.py \
+  KFORGE_BYTECODE_CACHE="$cache" KFORGE_WORKER_PROFILE="$out/$name" KFORGE_WORKER_PROFILE_MEMORY="${PROFILE_MEMORY:-0}" kforge eval problems/level1/01_relu.py \
     examples/level1_01_relu/triton_fast.py --backend triton --preset gpu "${sets[@]}" --json > "$out/$name.json" 2> "$out/$name.stderr"
   echo "$name: rc=$? in $((SECONDS - started)) s" >> "$out/runs.txt"
 }

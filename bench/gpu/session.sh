@@ -76,7 +76,15 @@ wait_s="${2:-540}"
 # before it can fit a lease. So: timing-small holds kforge's device lock from its start while the
 # corpus's twelve evaluations build beside it and then take the device in turn, and the profile of
 # one 19_ReLU-sized evaluation (KFORGE_WORKER_PROFILE) takes its turn among them.
-default_phases="timing-small+corpus+profile sizes"
+# The fourth lease of 2026-12-05 (45a411a) ran that: timing-small in ten processes with its floor
+# (issue 16's spreads met; events read 4-6 us above ncu at 37-51 us, 2-3 us of it not yet measured
+# apart), the profile (a 6 GiB output costs 2.1 s to judge, 70% of it reading the file), the sizes
+# batch's first 7 and 4 of 8 concurrent, and only 16 corpus pairs: the device lock's waiters took
+# it in no order and a prefetch held its evaluation back (fixed: first come, first served). Next:
+# the flush's cost (issue 16's last figure) holding the lock while the corpus builds, the corpus
+# with the lock fixed, the profile again with the CUDA allocator's history (issue 17's extra
+# 7.5 GiB in the candidate role), then sizes.
+default_phases="flush-cost+corpus+profile sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -122,7 +130,8 @@ run_phase() {
       test-gpu-cli) phase test-gpu-cli 600 "bash scripts/test-gpu.sh tests/test_gpu.py -v -rs --durations=0 --junitxml=$state/test-gpu-cli/junit.xml" ;;
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
-      profile) phase profile 900 "OUT=$state/profile PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
+      profile) phase profile 900 "OUT=$state/profile PROFILE_MEMORY=1 PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
+      flush-cost) phase flush-cost 300 "python3 bench/gpu/flush_cost.py $state/flush-cost --ncu --processes 3 --hold-device-lock" ;;
       test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
           --timeout 120 --out $state/crash-probe/c07c-cuda.json > $state/crash-probe/c07c-cuda.txt 2>&1; \
@@ -161,7 +170,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/flush-cost/flush_cost.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
