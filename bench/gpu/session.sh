@@ -83,7 +83,9 @@ wait_s="${2:-540}"
 # it in no order and a prefetch held its evaluation back (fixed: first come, first served). Next:
 # the flush's cost (issue 16's last figure) holding the lock while the corpus builds, the corpus
 # with the lock fixed, the profile again with the CUDA allocator's history (issue 17's extra
-# 7.5 GiB in the candidate role), then sizes.
+# 7.5 GiB in the candidate role), then sizes. The corpus's `own-kernels` runs take one correctness
+# trial: that policy's verdict rests on what ran in the traced first trial, and the five trials'
+# correctness is the `kernelbench` run's (a kernel costs one full evaluation and a short one).
 default_phases="flush-cost+corpus+profile sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
@@ -151,7 +153,7 @@ run_phase() {
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
       corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 1200 \
-        --deadline-s ${CORPUS_DEADLINE_S:-1000} --eval-args '--perf-trials 20' --policy-args own-kernels=--no-timing" ;;
+        --deadline-s ${CORPUS_DEADLINE_S:-1000} --eval-args '--perf-trials 20' --policy-args 'own-kernels=--no-timing --trials 1'" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
