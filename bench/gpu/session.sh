@@ -86,7 +86,9 @@ wait_s="${2:-540}"
 # 7.5 GiB in the candidate role), then sizes. The corpus's `own-kernels` runs take one correctness
 # trial: that policy's verdict rests on what ran in the traced first trial, and the five trials'
 # correctness is the `kernelbench` run's (a kernel costs one full evaluation and a short one).
-default_phases="flush-cost+corpus+profile sizes"
+# output-io first, alone (about a minute): a 6 GiB output saved and loaded with the reader on one
+# thread and on four (docs/benchmarks/output-io.md).
+default_phases="output-io flush-cost+corpus+profile sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -133,6 +135,7 @@ run_phase() {
       eval) phase eval 1200 "OUT=$state/eval bash bench/gpu/eval-h200.sh all" ;;
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
       profile) phase profile 900 "OUT=$state/profile PROFILE_MEMORY=1 PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
+      output-io) phase output-io 240 "for threads in 1 4 1 4; do python3 bench/output-io/run.py --device cuda --mib 6144 --threads \$threads --repeats 3 --host-side --hold-device-lock; done > $state/output-io/runs.jsonl" ;;
       flush-cost) phase flush-cost 300 "python3 bench/gpu/flush_cost.py $state/flush-cost --ncu --processes 3 --hold-device-lock" ;;
       test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
@@ -172,7 +175,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/flush-cost/flush_cost.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done

@@ -86,6 +86,48 @@ def test_round_trip_through_an_output_file(tmp_path):
     assert loaded.leaves[8].shape == (0, 3)
 
 
+def test_tensors_of_many_chunks_round_trip_on_several_threads(tmp_path, monkeypatch):
+    """Chunks of 4 KiB read on four threads, each its own chunks at their offsets: the bytes come
+    back where they were written, for tensors of whole and partial last chunks, after another
+    tensor and a value; a file cut short is refused."""
+    monkeypatch.setattr(output_file, "STAGING_BYTES", 4096)
+    monkeypatch.setattr(output_file, "IO_THREADS", 4)
+    value = (
+        torch.arange(50_000, dtype=torch.int32),
+        1.5,
+        torch.randn(257, 129, dtype=torch.float64),
+        torch.randint(0, 2, (8192,), dtype=torch.bool),
+    )
+    flat = outputs.flatten(value)
+    path = tmp_path / "many.out"
+    outputs.save(flat, str(path))
+    loaded = outputs.load(str(path))
+    assert torch.equal(loaded.leaves[0], value[0]) and loaded.leaves[1] == 1.5
+    assert torch.equal(loaded.leaves[2], value[2]) and torch.equal(loaded.leaves[3], value[3])
+    with open(path, "r+b") as handle:
+        handle.truncate(path.stat().st_size - 10)
+    with pytest.raises(outputs.OutputFileError):
+        outputs.load(str(path))
+
+
+def test_the_chunks_of_a_tensor_are_dealt_to_threads_each_once_in_order(monkeypatch):
+    monkeypatch.setattr(output_file, "STAGING_BYTES", 10)
+    moved = []
+    output_file.in_chunks(95, lambda worker, start, count: moved.append((worker, start, count)), threads=3)
+    assert sorted((start, count) for _, start, count in moved) == [
+        (start, min(10, 95 - start)) for start in range(0, 95, 10)
+    ]
+    for worker in range(3):
+        assert [start for who, start, _ in moved if who == worker] == list(range(10 * worker, 95, 30))
+
+    def failing(worker, start, count):
+        if start == 40:
+            raise output_file.OutputFileFormatError("it ends inside a tensor")
+
+    with pytest.raises(output_file.OutputFileFormatError, match="ends inside"):
+        output_file.in_chunks(95, failing, threads=3)
+
+
 def test_a_device_copy_is_not_the_output_itself():
     output = torch.ones(4)
     flat = outputs.flatten(output, keep_device=True, copy=True)
