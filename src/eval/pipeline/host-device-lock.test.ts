@@ -21,6 +21,15 @@ after(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
+/** Waits until `count` waiters have their place in the line of `directory`'s cuda:0. */
+async function placesInLine(directory: string, count: number): Promise<void> {
+  const queue = path.join(directory, 'gpu0.queue');
+  for (let waited = 0; (existsSync(queue) ? readdirSync(queue).length : 0) < count; waited += 10) {
+    if (waited > 10_000) throw new Error(`fewer than ${count} waiters took a place in line`);
+    await sleep(10);
+  }
+}
+
 /** Whether a promise has settled within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   return Promise.race([
@@ -142,7 +151,9 @@ describe('host-wide device locks', () => {
           return lock;
         }),
       );
-      await sleep(30); // each asks in a later millisecond than the one before
+      // The next one asks once this one has its place in line (and in a later millisecond).
+      await placesInLine(directory, index + 1);
+      await sleep(5);
     }
     await holder!.release();
     for (let turn = 0; turn < 5; turn += 1) {
@@ -168,7 +179,7 @@ describe('host-wide device locks', () => {
       got.push('evaluation');
       return lease;
     });
-    await sleep(100);
+    await placesInLine(directory, 1);
     await holder!.release();
     const first = await evaluation;
     await sleep(150);
@@ -187,7 +198,7 @@ describe('host-wide device locks', () => {
     const prefetch = leaseDeviceHostWide(pool, 'cuda:0', { directory, ...POLL, onWait: (holder) => prefetchWaits.push(holder) }, undefined, -1);
     await sleep(100);
     const evaluation = leaseDeviceHostWide(pool, 'cuda:0', { directory, ...POLL, onWait: (holder) => evaluationWaits.push(holder) });
-    await sleep(200);
+    await placesInLine(directory, 1);
     assert.equal(prefetchWaits.length, 1, 'the prefetch did not say once that it waits');
     assert.equal(evaluationWaits.length, 1, "the evaluation waited in this process's pool behind its prefetch, silently");
     assert.equal(evaluationWaits[0]!.pid, process.pid, 'the wait names the holder of the lock file');
