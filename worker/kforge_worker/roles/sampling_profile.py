@@ -132,7 +132,9 @@ def _record_memory_history() -> bool:
 
         if not torch.cuda.is_available() or not hasattr(torch.cuda.memory, "_record_memory_history"):
             return False
-        torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+        # Python stacks only: they name the code that allocated; C++ frames would be symbolised at
+        # every snapshot, inside the stage.
+        torch.cuda.memory._record_memory_history(stacks="python", max_entries=1_000_000)
         return True
     except Exception as error:  # a diagnostic: never a fault of the evaluation
         print(f"kforge_worker: the CUDA memory history could not be recorded: {error}", file=sys.stderr)
