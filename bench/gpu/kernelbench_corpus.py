@@ -260,6 +260,17 @@ def speed(value: Optional[float]) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
+#: The stages that hold the device (the rest: the build, and loading the built module).
+DEVICE_STAGES = ("reference", "baseline", "correctness", "judge", "timing")
+
+
+def device_seconds(entry: Dict[str, Any]) -> str:
+    """Seconds of the evaluation's device-holding stages (its wait for the device not counted)."""
+    stages = entry.get("stages") or {}
+    held = [stages[name] for name in DEVICE_STAGES if isinstance(stages.get(name), (int, float))]
+    return f"{sum(held) / 1000:.1f}" if held else "–"
+
+
 def verdict_cell(entry: Dict[str, Any]) -> str:
     if "error" in entry:
         return f"no verdict ({entry['error']})"
@@ -321,8 +332,8 @@ def markdown(records: List[Dict[str, Any]], args, started: str, listed: int) -> 
         "",
         "| # | level | kernel | backend | claimed | "
         + " | ".join(f"{policy}" for policy in policies)
-        + " | own share | vs eager | vs compile |",
-        "|" + " --- |" * (7 + len(policies)),
+        + " | own share | vs eager | vs compile | device s |",
+        "|" + " --- |" * (9 + len(policies)),
     ]
     for record in records:
         first = record["policies"].get(policies[0], {})
@@ -340,6 +351,7 @@ def markdown(records: List[Dict[str, Any]], args, started: str, listed: int) -> 
                     share(first.get("own_share")),
                     speed(first.get("speedup_vs_eager")),
                     speed(first.get("speedup_vs_compile")),
+                    " / ".join(device_seconds(record["policies"].get(policy, {})) for policy in policies),
                 ]
             )
             + " |"
