@@ -213,7 +213,7 @@ describe('host-wide device locks', () => {
     const directory = lockDirectory('dead-waiter');
     const gone = spawnSync(process.execPath, ['-e', '']).pid!;
     mkdirSync(path.join(directory, 'gpu0.queue'), { recursive: true });
-    const ticket = path.join(directory, 'gpu0.queue', `0-000000000000001-${gone}-dead`);
+    const ticket = path.join(directory, 'gpu0.queue', `000000000000001-${gone}-dead`);
     writeFileSync(ticket, JSON.stringify({ pid: gone, host: os.hostname(), start: null, token: 'dead', acquired_at: new Date(1).toISOString() }));
     const lock = acquireHostDeviceLock('cuda:0', { directory, ...POLL });
     assert.equal(await settlesWithin(lock, 1000), true, "a dead waiter's ticket kept the free GPU from this one");

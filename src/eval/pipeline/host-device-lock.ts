@@ -43,17 +43,18 @@ export interface HostDeviceLockOptions extends FileLockOptions {
   /** Called once when another process holds the lock, with its pid and command line (where /proc shows them). */
   onWait?: ((holder: { pid: number | null; command: string | null }) => void) | undefined;
   /**
-   * Background work (a baseline prefetch): it takes its place in the line behind every evaluation
-   * of the host that waits for the GPU, whenever that one asked. Default false.
+   * Background work (a baseline prefetch): it never takes a place in the line. It gets the lock
+   * only when the lock is free and nobody waits for it, else null at once (after `onWait`), and
+   * asks again later. Default false.
    */
   background?: boolean | undefined;
 }
 
 /**
- * The line of processes waiting for a GPU's lock: `<lock>.queue/`, one ticket file per waiter (a
- * lock file of its own, so a dead waiter's ticket is recognised and skipped), named so that sorting
- * the names gives the order: evaluations (`0-`) before background work (`1-`), then first come
- * (the time asked, in ms, zero-padded). Without it every waiter polled the lock file and whoever
+ * The line of processes waiting for a GPU's lock: `<lock>.queue/`, one ticket file per waiting
+ * evaluation (a lock file of its own, so a dead waiter's ticket is recognised and skipped), named
+ * so that sorting the names gives the order, first come first (the time asked, in ms,
+ * zero-padded). Background work takes no ticket, so every evaluation in line goes before it. Without it every waiter polled the lock file and whoever
  * polled first after a release took it: on the H200 (2026-12-05) twelve `kforge eval` processes
  * and their baseline prefetches shared one GPU that way, and one evaluation waited 1,000 s while
  * later ones went ahead of it.
@@ -62,18 +63,15 @@ function queueDirectory(lockPath: string): string {
   return `${lockPath.replace(/\.lock$/, '')}.queue`;
 }
 
-function ticketName(background: boolean): string {
-  return `${background ? 1 : 0}-${String(Date.now()).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}`;
+function ticketName(): string {
+  return `${String(Date.now()).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 /** Whether no live ticket is ahead of `mine` (null: of anyone) in the line; dead waiters' tickets are removed. */
-async function firstInLine(queue: string, mine: string | null, background: boolean, lockOptions: FileLockOptions): Promise<boolean> {
-  const names = (await readdir(queue).catch(() => [] as string[])).filter((name) => /^[01]-\d+-/.test(name)).sort();
+async function firstInLine(queue: string, mine: string | null, lockOptions: FileLockOptions): Promise<boolean> {
+  const names = (await readdir(queue).catch(() => [] as string[])).filter((name) => /^\d{15}-/.test(name)).sort();
   for (const name of names) {
     if (mine !== null && name >= mine) return true;
-    // Without a ticket of its own yet: an evaluation yields to the evaluations in line only (the
-    // names sort them first), background work to everyone in line.
-    if (mine === null && !background && name.startsWith('1-')) return true;
     const ticket = path.join(queue, name);
     if (await isFileLockHeld(ticket, lockOptions)) return false;
     await unlink(ticket).catch(() => undefined);
@@ -90,16 +88,16 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   }
 }
 
-/** The lock now, if it is free and nobody waits ahead in the line (for background work: no evaluation). */
-async function tryAcquireInTurn(lockPath: string, background: boolean, lockOptions: FileLockOptions): Promise<HeldLock | null> {
-  if (!(await firstInLine(queueDirectory(lockPath), null, background, lockOptions))) return null;
+/** The lock now, if it is free and nobody waits in the line. */
+async function tryAcquireInTurn(lockPath: string, lockOptions: FileLockOptions): Promise<HeldLock | null> {
+  if (!(await firstInLine(queueDirectory(lockPath), null, lockOptions))) return null;
   return tryAcquireFileLock(lockPath, lockOptions);
 }
 
 /** Waits in the line (a ticket in {@link queueDirectory}) until it is this one's turn and the lock is free. */
-async function acquireInLine(lockPath: string, background: boolean, lockOptions: FileLockOptions, signal: AbortSignal | undefined): Promise<HeldLock> {
+async function acquireInLine(lockPath: string, lockOptions: FileLockOptions, signal: AbortSignal | undefined): Promise<HeldLock> {
   const queue = queueDirectory(lockPath);
-  const name = ticketName(background);
+  const name = ticketName();
   let ticket: HeldLock | null = null;
   // The last waiter to leave removes the empty folder; one removed between our mkdir and our
   // ticket is made again.
@@ -116,7 +114,7 @@ async function acquireInLine(lockPath: string, background: boolean, lockOptions:
   try {
     for (;;) {
       if (signal?.aborted) throw new EvaluationCancelledError(signal.reason);
-      if (await firstInLine(queue, name, background, lockOptions)) {
+      if (await firstInLine(queue, name, lockOptions)) {
         const held = await tryAcquireFileLock(lockPath, lockOptions);
         if (held) return held;
       }
@@ -147,22 +145,17 @@ async function lockHolder(lockPath: string): Promise<{ pid: number | null; comma
  * host-wide (`cpu`). An abort rejects with `EvaluationCancelledError`; a folder that cannot hold
  * the lock (not writable) with `EvaluatorSetupError`.
  */
-export async function acquireHostDeviceLock(
-  device: string,
-  options: HostDeviceLockOptions = {},
-  signal?: AbortSignal,
-  { wait = true }: { wait?: boolean } = {},
-): Promise<HeldLock | null> {
+export async function acquireHostDeviceLock(device: string, options: HostDeviceLockOptions = {}, signal?: AbortSignal): Promise<HeldLock | null> {
   if (!isHostLockedDevice(device)) return null;
   const directory = options.directory ?? defaultDeviceLockDirectory();
   const { directory: _directory, visibleDevices, onWait, background = false, ...lockOptions } = options;
   const lockPath = deviceLockPath(directory, device, visibleDevices);
   try {
     await ensureSharedDirectory(directory);
-    const first = await tryAcquireInTurn(lockPath, background, lockOptions);
-    if (first || !wait) return first;
+    const first = await tryAcquireInTurn(lockPath, lockOptions);
+    if (first) return first;
     onWait?.(await lockHolder(lockPath));
-    return await acquireInLine(lockPath, background, lockOptions, signal);
+    return background ? null : await acquireInLine(lockPath, lockOptions, signal);
   } catch (error) {
     if (error instanceof EvaluationCancelledError) throw error;
     throw new EvaluatorSetupError(`cannot lock ${device} for this host at ${lockPath}: ${(error as Error).message}`, {
@@ -216,14 +209,10 @@ export async function leaseDeviceHostWide(
   let lock: HeldLock | null;
   try {
     if (priority < 0 && isHostLockedDevice(device)) {
-      let told = false;
-      for (;;) {
-        lock = await acquireHostDeviceLock(device, { ...options, background: true, onWait: undefined }, signal, { wait: false });
+      // Said once: the first refusal calls onWait, the later ones do not.
+      for (let asked = 0; ; asked += 1) {
+        lock = await acquireHostDeviceLock(device, { ...options, background: true, onWait: asked === 0 ? options.onWait : undefined }, signal);
         if (lock) break;
-        if (!told) {
-          told = true;
-          options.onWait?.(await lockHolder(deviceLockPath(options.directory ?? defaultDeviceLockDirectory(), device, options.visibleDevices)));
-        }
         lease.release();
         await pause(options.pollMs ?? 100, signal);
         lease = await pool.acquire(device, signal, priority);
