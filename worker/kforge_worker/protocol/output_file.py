@@ -113,12 +113,10 @@ def _write_tensor(fd: int, tensor: torch.Tensor, offset: int) -> None:
         _pwrite_all(fd, memoryview(data.numpy()), offset)
         return
     staging = _staging_buffers(1)[0]
-
-    def move(_: int, start: int, count: int) -> None:
+    for start in range(0, data.numel(), STAGING_BYTES):
+        count = min(STAGING_BYTES, data.numel() - start)
         staging[:count].copy_(data[start : start + count])
         _pwrite_all(fd, memoryview(staging[:count].numpy()), offset + start)
-
-    in_chunks(data.numel(), move, threads=1)
 
 
 def _tensor_entry(tensor: torch.Tensor, offset: int) -> dict:
