@@ -105,8 +105,8 @@ def _profiled(role: str, channel) -> None:
     code runs). With `KFORGE_WORKER_PROFILE_MEMORY=1` as well, on a GPU, the CUDA allocator's history
     is recorded and a snapshot written at the end of every stage. Where DIR cannot be written (the
     candidate's sandbox shows the host read-only), the files go to `kforge-profile` in the worker's
-    own temporary folder, which is in the evaluation's scratch folder (kept with
-    KFORGE_KEEP_SCRATCH=1), and a line on stderr says so."""
+    own temporary folder, inside the evaluation's scratch folder, from which the parent copies them
+    into DIR; a line on stderr says so."""
     directory = os.environ.pop(PROFILE_VARIABLE, None)
     memory = os.environ.pop(PROFILE_MEMORY_VARIABLE, "") not in ("", "0")
     if not directory:

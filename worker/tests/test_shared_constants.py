@@ -1,12 +1,14 @@
-"""Numbers the parent (TypeScript) owns and the worker's memory estimate repeats: if one side
-changes, the estimate would size an evaluation the parent no longer runs. Read from the parent's
-sources, so a change on either side fails here."""
+"""Values the parent (TypeScript) owns and the worker repeats: the numbers its memory estimate
+uses (if one side changes, the estimate would size an evaluation the parent no longer runs) and the
+folder a sandboxed worker's profile goes to. Read from the parent's sources, so a change on either
+side fails here."""
 
 import ast
 import re
 from pathlib import Path
 
 from kforge_worker.problem import size_estimate
+from kforge_worker.roles import sampling_profile
 from kforge_worker.timing import timing_inputs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -52,3 +54,10 @@ def test_the_estimate_counts_the_parents_default_calls():
     seeds, warmup, timed = _default("timingSeeds"), _default("warmupTrials"), _default("perfTrials")
     expected = timing_inputs.calls_of_model(0, seeds, warmup) + timing_inputs.calls_of_model(0, seeds, timed)
     assert size_estimate.CONTENTS_NEEDED == expected
+
+
+def test_the_profile_fallback_folder_is_the_one_the_parent_copies_out():
+    text = (SRC / "eval/process/scratch-directory.ts").read_text()
+    found = re.search(r"export const PROFILE_FALLBACK = '([^']+)';", text)
+    assert found, "scratch-directory.ts no longer exports PROFILE_FALLBACK"
+    assert sampling_profile.PROFILE_FALLBACK == found.group(1)

@@ -33,6 +33,9 @@ from typing import Dict, List, Optional, Tuple
 
 OUTSIDE = "(outside a stage)"
 _active: Optional["Sampler"] = None
+#: The folder of the worker's temporary folder that takes the profile when the one asked for cannot
+#: be written; the parent copies it out (PROFILE_FALLBACK, src/eval/process/scratch-directory.ts).
+PROFILE_FALLBACK = "kforge-profile"
 
 
 def _frame_name(code, line: int) -> str:
@@ -152,15 +155,15 @@ def _dump_memory_snapshot(path: str) -> None:
 
 
 def writable_directory(directory: str) -> str:
-    """`directory` when a file can be made in it, else `kforge-profile` in this process's temporary
-    folder (inside the sandbox: the evaluation's scratch folder)."""
+    """`directory` when a file can be made in it, else PROFILE_FALLBACK in this process's temporary
+    folder (inside the sandbox: the evaluation's scratch folder, whose parent copies it out)."""
     try:
         os.makedirs(directory, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".kforge-probe-"):
             pass
         return directory
     except OSError:
-        fallback = os.path.join(tempfile.gettempdir(), "kforge-profile")
+        fallback = os.path.join(tempfile.gettempdir(), PROFILE_FALLBACK)
         os.makedirs(fallback, exist_ok=True)
         return fallback
 
