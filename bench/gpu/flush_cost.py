@@ -153,7 +153,7 @@ def main():
     )
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from timing_record import kforge_device_lock
+    from device_lock import kforge_device_lock
 
     with kforge_device_lock(args.hold_device_lock):
         record(args)

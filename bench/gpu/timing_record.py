@@ -36,24 +36,21 @@ import argparse
 import concurrent.futures
 import contextlib
 import csv
-import datetime
 import importlib.util
 import io
 import json
 import os
-import re
-import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "worker"))
+from device_lock import kforge_device_lock  # noqa: E402 (bench/gpu, beside this file)
+
 SEEDS = (21, 22, 23)
 CALLS, WARMUP = 100, 10
 #: The record of `child_floor` (the routine with nothing, or one single-element kernel, to time).
@@ -279,47 +276,6 @@ def child_ncu(problem_path, candidate_path):
 
 
 # --- the parent ------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def kforge_device_lock(enabled):
-    """Holds kforge's host-wide lock of cuda:0 (src/eval/pipeline/host-device-lock.ts: the file
-    `<tmpdir>/kforge-device-locks/gpu<N>.lock`, created exclusively, naming this process), so that
-    `kforge eval` processes started beside the record build meanwhile and wait for the device, saying
-    so, instead of timing on it at the same time."""
-    if not enabled:
-        yield
-        return
-    visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
-    name = f"gpu{int(visible)}" if visible.isdigit() else (visible or "gpu0")
-    directory = Path(tempfile.gettempdir()) / "kforge-device-locks"
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / (re.sub(r"[^\w.-]", "_", name) + ".lock")
-    stat = Path("/proc/self/stat").read_text()
-    owner = {
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "start": stat[stat.rindex(")") + 2 :].split(" ")[19],
-        "token": secrets.token_hex(8),
-        "acquired_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z",
-    }
-    while True:
-        try:
-            handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            time.sleep(0.2)
-            continue
-        with os.fdopen(handle, "w") as file:
-            file.write(json.dumps(owner))
-        break
-    try:
-        yield
-    finally:
-        try:
-            if json.loads(path.read_text()).get("token") == owner["token"]:
-                path.unlink()
-        except (OSError, ValueError):
-            pass
 
 
 def environment(out):

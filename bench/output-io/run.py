@@ -41,7 +41,7 @@ def main():
     parser.add_argument("--host-side", action="store_true")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
-    from timing_record import kforge_device_lock
+    from device_lock import kforge_device_lock
 
     with kforge_device_lock(args.hold_device_lock):
         measure(args)
