@@ -211,3 +211,31 @@ def test_the_roles_allocator_keeps_blocks_of_a_few_mib_in_the_heap():
     defaults it is mapped anew and unmapped when freed, so each call faults its pages in again."""
     assert _heap_block("steady") == (True, True)
     assert _heap_block("default") == (False, False)
+
+
+def test_the_estimate_counts_a_timed_output_judged_beside_the_candidates_timing_state():
+    """KernelBench's 19_ReLU at its own size (6 GiB in, 6 GiB out, no weights): a timed call's output
+    is handed over while the candidate keeps its timing state (a live input set and a trusted
+    batch), and the reference recomputes that call's reference in float64 to judge it (6 GiB out,
+    12 GiB float64 input, 12 GiB float64 output). On an H100 the two together ran a 6 GiB
+    evaluation out of memory when only the larger of them was counted."""
+    gib = 1024**3
+    figures = {
+        "input_bytes": 6 * gib,
+        "parameter_bytes": 0,
+        "output_bytes": 6 * gib,
+        "forward_peak_bytes": 6 * gib,
+        "input_bytes_fp64": 12 * gib,
+        "parameter_bytes_fp64": 0,
+    }
+    timed = roles(figures, "fp32", "cuda", timing=True)
+    untimed = roles(figures, "fp32", "cuda", timing=False)
+    twin = 6 * gib + 12 * gib + 12 * gib  # the run's output beside the float64 input and output
+    timing_state = 6 * gib + (6 * gib + 6 * gib)  # one live input set, then a trusted batch's call
+    assert timed["evaluation_bytes"] >= twin + timing_state + timed["fixed_bytes"]
+    assert timed["evaluation_bytes"] > timed["reference_bytes"] + timed["fixed_bytes"]
+    # Untimed, the candidate gives its cached blocks back before each hand-over: the larger role counts.
+    assert (
+        untimed["evaluation_bytes"]
+        == max(untimed["reference_bytes"], untimed["candidate_bytes"]) + untimed["fixed_bytes"]
+    )

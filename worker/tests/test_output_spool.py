@@ -40,6 +40,27 @@ def test_outputs_are_handed_over_when_they_reach_the_allowance(tmp_path):
     assert spool.handed_over == 3 and spool.pending == []
 
 
+def test_the_cached_memory_is_given_back_before_each_hand_over_and_only_then(tmp_path):
+    events = []
+
+    class Recording(ScriptedChannel):
+        def send(self, message_type, **fields):
+            events.append(message_type)
+            super().send(message_type, **fields)
+
+    spool = OutputSpool(
+        Recording([{"type": "outputs-judged"}]), allowance_bytes=100, release=lambda: events.append("release")
+    )
+    spool.saved(saved(tmp_path, "a.out", 60, 1))
+    assert events == [], "nothing is released while the candidate goes on"
+    spool.saved(saved(tmp_path, "b.out", 60, 2))
+    assert events == ["release", "kept"], "released before the reference is asked to judge"
+    spool.release = None
+    spool.channel.replies.append({"type": "outputs-judged"})
+    spool.saved(saved(tmp_path, "c.out", 200, 3))
+    assert events == ["release", "kept", "kept"], "without a release hook (timing) the hand-over releases nothing"
+
+
 def test_without_an_allowance_nothing_is_handed_over(tmp_path):
     channel = ScriptedChannel([])
     spool = OutputSpool(channel, allowance_bytes=None)

@@ -25,9 +25,11 @@ seeds; R = O + O64 one reference record.
   (within 1 GiB) + the larger of one set drawn again and run (I + F) and a trusted batch (its calls'
   fresh inputs and outputs within the parent's 512 MiB, at least one call, beside the output of the
   timed call it follows and a kept output's copy: 2 O);
-- the evaluation: the larger role, plus the other role's resting share (its kept references or
-  nothing), plus the two processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch
-  on the host).
+- the evaluation: the larger of the reference role's peak, the candidate role's beside the
+  reference's kept records, and the reference judging a timed call's output beside the candidate's
+  timing state (large outputs are handed over during the timed calls, output_spool.py; the
+  correctness trials' are judged after the candidate gave its cached blocks back), plus the two
+  processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch on the host).
 
 It is an estimate (a forward's workspace inside a cuDNN or cuBLAS call is not seen, nor
 torch.compile's), meant to refuse what cannot fit and to size what can, not to promise a byte count.
@@ -203,21 +205,27 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     twin = output + max(drawn + inputs64, inputs64 + weights64 + forward64)
     judging = output + output64 + output + chunks
     reference = kept + max(compute, twin, judging)
+    reference_judging = reference
     if timing:
         batch = max(1, _whole(BASELINE_BATCH_POOL_BYTES, output, BASELINE_MAX_BATCH_CALLS)) * output
         reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward + batch)
     poison_cap = MAX_POISON_BYTES if cuda else (2 * output if output <= CPU_MAX_POISON_BLOCK_BYTES else 0)
     correctness = weights + inputs + forward + output + min(2 * output, poison_cap)
     candidate = correctness
+    # Outputs saved during the timed calls are judged while the candidate waits with its timing
+    # state held (its allocator stays warm for the calls); those of the correctness trials after it
+    # gave its cached blocks back (output_spool.py), so only the timing state adds to the judging.
+    judged_beside = 0
     if timing:
         sets = TIMING_SEEDS * inputs
         held = _whole(CONTENT_POOL_BYTES, sets, CONTENTS_NEEDED) * sets
         live = sets if held else inputs  # no content set held: the timing models share one live set
         calls = max(1, _whole(CANDIDATE_BATCH_POOL_BYTES, inputs + output, CANDIDATE_MAX_BATCH_CALLS))
         trusted_batch = calls * (inputs + output) + 2 * output
-        candidate = max(correctness, TIMING_SEEDS * weights + live + held + max(inputs + forward, trusted_batch))
+        judged_beside = TIMING_SEEDS * weights + live + held + max(inputs + forward, trusted_batch)
+        candidate = max(correctness, judged_beside)
     fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if cuda else "cpu"]
-    evaluation = max(reference, candidate + kept) + fixed
+    evaluation = max(reference, candidate + kept, reference_judging + judged_beside) + fixed
     return {
         "reference_bytes": int(reference),
         "reference_kept_bytes": int(kept),

@@ -11,7 +11,7 @@ does not judge an output twice. Without an allowance, nothing is handed over ear
 """
 
 import os
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from .channel import Channel, ProtocolError
 
@@ -21,9 +21,14 @@ class HandOverStopped(Exception):
 
 
 class OutputSpool:
-    def __init__(self, channel: Channel, allowance_bytes: Optional[int]):
+    def __init__(self, channel: Channel, allowance_bytes: Optional[int], release: Optional[Callable[[], None]] = None):
         self.channel = channel
         self.allowance_bytes = allowance_bytes
+        #: Called before each hand-over, while the candidate waits for the judging: in the
+        #: correctness trials it gives the allocator's cached blocks back (the trial's tensors are
+        #: gone by then), so that the reference, which judges on the same device meanwhile, has
+        #: the room. None in the timing stage, whose calls must not meet a cold allocator.
+        self.release = release
         self.pending: List[dict] = []
         self.pending_bytes = 0
         self.handed_over = 0
@@ -45,6 +50,8 @@ class OutputSpool:
     def hand_over(self) -> None:
         if not self.pending:
             return
+        if self.release is not None:
+            self.release()
         self.channel.send("kept", outputs=self.pending)
         reply = self.channel.receive()
         if reply is None or reply.get("type") == "stop":
