@@ -88,7 +88,12 @@ wait_s="${2:-540}"
 # correctness is the `kernelbench` run's (a kernel costs one full evaluation and a short one).
 # output-io first, alone (about a minute): a 6 GiB output saved and loaded with the reader on one
 # thread and on four (docs/benchmarks/output-io.md).
-default_phases="output-io flush-cost+corpus+profile sizes"
+# The lease of the seventh session of 2026-12-05 came on an H100 (80 GB): the flush-cost run failed
+# at once (torch.sum without dim; fixed), the profile and the corpus's first RMSNorm ran out of
+# memory in the reference's judge stage beside twelve waiting kforge processes, and the machine
+# stopped answering after 9 minutes (15 corpus pairs were packed). With about 440 s left: the
+# flush's cost, and what a worker holds on the device before its turn (context-probe).
+default_phases="flush-cost context-probe output-io"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -136,6 +141,7 @@ run_phase() {
       cross) phase cross 400 "OUT=$state/cross bash bench/gpu/eval-h200.sh cross" ;;
       profile) phase profile 900 "OUT=$state/profile PROFILE_MEMORY=1 PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
       output-io) phase output-io 240 "for threads in 1 4 1 4; do python3 bench/output-io/run.py --device cuda --mib 6144 --threads \$threads --repeats 3 --host-side --hold-device-lock; done > $state/output-io/runs.jsonl" ;;
+      context-probe) phase context-probe 120 "python3 bench/gpu/context_probe.py $state/context-probe" ;;
       flush-cost) phase flush-cost 300 "python3 bench/gpu/flush_cost.py $state/flush-cost --ncu --processes 3 --hold-device-lock" ;;
       test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \
@@ -175,7 +181,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/context-probe/context_probe.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
