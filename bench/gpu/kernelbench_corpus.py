@@ -288,12 +288,15 @@ def verdict_counts(records: List[Dict[str, Any]], policy: str) -> str:
     return ", ".join(f"{name} {count}" for name, count in sorted(counts.items())) or "none"
 
 
-def markdown(records: List[Dict[str, Any]], args, started: str, listed: int) -> str:
+def markdown(records: List[Dict[str, Any]], args, started: str, listed: int, final: bool = True) -> str:
+    """The run's table; `final` False while it runs (rewritten after each kernel, so that a run cut
+    off with its machine still leaves its table)."""
     policies = args.policies
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     lines = [
         "# KernelBench corpus under kforge's guard policies",
         "",
-        f"- started {started}, finished {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
+        f"- started {started}, " + (f"finished {now}" if final else f"last kernel done {now} (the run had not ended)"),
         f"- command: `{' '.join(shlex.quote(part) for part in sys.argv)}`",
         f"- kernels: {len(records)} of the {listed} selected"
         + (" (the rest not started before --deadline-s)" if len(records) < listed else "")
@@ -456,6 +459,8 @@ def main() -> int:
             records[pair.index] = record
             done = [records[index] for index in sorted(records)]
             (args.out / "partial.json").write_text(json.dumps(done, indent=2))
+            if not args.check_cpu:
+                (args.out / "result.md").write_text(markdown(done, args, started, len(pairs), final=False))
             status = (
                 {policy: record.get("policies", {}).get(policy, {}).get("verdict") for policy in args.policies}
                 if not args.check_cpu

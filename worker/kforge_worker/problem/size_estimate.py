@@ -26,9 +26,11 @@ seeds; R = O + O64 one reference record.
   fresh inputs and outputs within the parent's 512 MiB, at least one call, beside the output of the
   timed call it follows and a kept output's copy: 2 O);
 - the evaluation: the larger of the reference role's peak, the candidate role's beside the
-  reference's kept records, and the reference judging a timed call's output beside the candidate's
-  timing state (large outputs are handed over during the timed calls, output_spool.py; the
-  correctness trials' are judged after the candidate gave its cached blocks back), plus the two
+  reference's kept records, and the reference judging a timed call's output (its reference
+  recomputed without the float64 twin: W + the larger of D + I and I + F, then O + the candidate's
+  O + the chunks) beside the candidate's timing state (large outputs are handed over during the
+  timed calls, output_spool.py; the correctness trials' are judged after the candidate gave its
+  cached blocks back), plus the two
   processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch on the host).
 
 It is an estimate (a forward's workspace inside a cuDNN or cuBLAS call is not seen, nor
@@ -205,7 +207,8 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     twin = output + max(drawn + inputs64, inputs64 + weights64 + forward64)
     judging = output + output64 + output + chunks
     reference = kept + max(compute, twin, judging)
-    reference_judging = reference
+    # A timed call's output is judged against a reference recomputed without its float64 twin.
+    timed_judging = kept + max(compute, output + output + chunks)
     if timing:
         batch = max(1, _whole(BASELINE_BATCH_POOL_BYTES, output, BASELINE_MAX_BATCH_CALLS)) * output
         reference = max(reference, kept + TIMING_SEEDS * (weights + inputs) + forward + batch)
@@ -225,7 +228,7 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
         judged_beside = TIMING_SEEDS * weights + live + held + max(inputs + forward, trusted_batch)
         candidate = max(correctness, judged_beside)
     fixed = 2 * DEVICE_PROCESS_BYTES["cuda" if cuda else "cpu"]
-    evaluation = max(reference, candidate + kept, reference_judging + judged_beside) + fixed
+    evaluation = max(reference, candidate + kept, timed_judging + judged_beside) + fixed
     return {
         "reference_bytes": int(reference),
         "reference_kept_bytes": int(kept),

@@ -43,8 +43,8 @@ def run_reference(channel: Channel, message: dict) -> None:
     dtype = run_dtype(run.precision)
     with stage(channel.send, "reference"):
         problem = load_problem(run.problem, run.preset, run.overrides)
-        store = ReferenceStore(problem, device, dtype)
         correctness_seeds = _unique(run.correctness_seeds)
+        store = ReferenceStore(problem, device, dtype, profile_seeds=correctness_seeds)
         audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
         tolerance = request.tolerance
         audit_trial = (

@@ -2,7 +2,11 @@
 
 A record for (seed s, input seed u, variant v): with the variant's constants set (generalisation.py),
 inputs from `get_inputs()` seeded with u, the model built seeded with s, the forward reseeded with
-u; the same in the run's precision and (for the error profile) in float64. The correctness and
+u; the same in the run's precision and, for the records of the error profile (the correctness
+trials' and the generalisation trials'), in float64. A timed call's output is judged against the
+run's precision only (the verdict's error profile is the correctness trials'), so its record has no
+float64 twin: at KernelBench's sizes the twin took twice the run's memory (inputs, weights and
+output in float64) and a float64 forward for every timed output judged. The correctness and
 timing seeds' records (u = s, no variant) are computed in stage `reference`; the records of timed
 calls (u != s) and generalisation trials are computed when a `judge` request first names them.
 
@@ -14,7 +18,7 @@ would take more memory than the device has; recomputing one trial at a time need
 """
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 
 from ..device.memory_usage import trim_host
@@ -60,11 +64,14 @@ def reference_trial(problem, seed: int, input_seed: int, device, dtype, context:
 
 
 class ReferenceStore:
-    def __init__(self, problem, device, dtype, keep_bytes: int = KEEP_BYTES):
+    def __init__(self, problem, device, dtype, keep_bytes: int = KEEP_BYTES, profile_seeds: Iterable[int] = ()):
+        """`profile_seeds`: the correctness seeds, whose records (input seed = seed) and the variants'
+        carry the float64 twin; empty: every record does."""
         self.problem = problem
         self.device = device
         self.dtype = dtype
         self.keep_bytes = keep_bytes
+        self.profile_seeds = frozenset(profile_seeds)
         self.kept_bytes = 0
         self.records: Dict[Key, ReferenceRecord] = {}
         self.digests: Dict[Key, str] = {}
@@ -116,7 +123,8 @@ class ReferenceStore:
             if with_inputs is not None:
                 with_inputs(flat, inputs)
             del inputs
-            fp64 = self._fp64_output(seed, input_seed)
+            profiled = not self.profile_seeds or variant or (input_seed == seed and seed in self.profile_seeds)
+            fp64 = self._fp64_output(seed, input_seed) if profiled else None
             trim_host()
         known = self.digests.get(key)
         if known is not None and known != digest:
