@@ -91,9 +91,12 @@ wait_s="${2:-540}"
 # The lease of the seventh session of 2026-12-05 came on an H100 (80 GB): the flush-cost run failed
 # at once (torch.sum without dim; fixed), the profile and the corpus's first RMSNorm ran out of
 # memory in the reference's judge stage beside twelve waiting kforge processes, and the machine
-# stopped answering after 9 minutes (15 corpus pairs were packed). With about 440 s left: the
-# flush's cost, and what a worker holds on the device before its turn (context-probe).
-default_phases="flush-cost context-probe output-io"
+# stopped answering after 9 minutes (15 corpus pairs were packed); the next start failed and the
+# session's device time ran out. Next: what a worker holds on the device before its turn
+# (context-probe, half a minute), then the flush's cost (issue 16's last figure) holding the lock
+# while the corpus builds, the corpus to its deadline (issue 15: 40 pairs under both policies in
+# one run), then sizes with what is left.
+default_phases="context-probe flush-cost+corpus sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
