@@ -146,17 +146,19 @@ def _isolation_report():
 
 def _serve(role: str, channel) -> None:
     from .protocol.channel import ProtocolError
-    from .protocol.environment import WARM_DEVICE_VARIABLE, collect_environment, warm_up
+    from .protocol.environment import WARM_CONTEXT_VARIABLE, WARM_DEVICE_VARIABLE, collect_environment, warm_up
     from .protocol.errors import StageFailure
 
     isolation = _isolation_report()
     warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
+    make_context = os.environ.pop(WARM_CONTEXT_VARIABLE, "1") != "0"
     if warm_device:
         try:
-            warm_up(warm_device, role)
+            warm_up(warm_device, role, make_context)
         except ValueError as error:
             raise ProtocolError(str(error)) from error
-    environment = collect_environment()
+    warm_index = int(warm_device.split(":")[1]) if warm_device and warm_device.startswith("cuda:") else None
+    environment = collect_environment(warm_index)
     if isolation is not None:
         environment["isolation"] = isolation
     channel.send("hello", role=role, pid=os.getpid(), environment=environment)

@@ -171,7 +171,7 @@ export class PipelinedEvaluator implements Evaluator {
       bytecodePrefix: () => this.#bytecodeCache(),
     });
     this.#pool = new WarmWorkerPool({
-      spawn: (role, device) => spawner.spawn(role, device),
+      spawn: (role, device, makeContext) => spawner.spawn(role, device, makeContext),
       discard: (warm) => spawner.discard(warm),
       idleTarget: (role, device) => {
         const sizing = this.#sizingOfDevice.get(device);

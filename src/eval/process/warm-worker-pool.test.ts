@@ -46,6 +46,35 @@ async function discard(warm: WarmWorker): Promise<void> {
 }
 
 describe('WarmWorkerPool', () => {
+  it("starts a reference worker taken on demand without its device's context, and every worker started ahead with it", async () => {
+    const asked: Array<[WorkerRole, boolean]> = [];
+    const pool = new WarmWorkerPool({
+      spawn: (role, device, makeContext) => {
+        asked.push([role, makeContext]);
+        return spawnFake(role, device);
+      },
+      discard,
+      idleTarget: (role) => (role === 'candidate' ? 1 : 0),
+    });
+    try {
+      const reference = await pool.take('reference', 'cuda:0');
+      const candidate = await pool.take('candidate', 'cuda:0');
+      await discard(reference);
+      await discard(candidate);
+      assert.deepEqual(
+        asked,
+        [
+          ['reference', false],
+          ['candidate', true],
+          ['candidate', true],
+        ],
+        'on demand: the reference without a context (it may wait for the device), the candidate with one (its build needs the device); then the idle candidate started ahead, with one',
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('starts workers ahead and hands each one out exactly once', async () => {
     const pool = new WarmWorkerPool({ spawn: (role, device) => spawnFake(role, device), discard, idleTarget: () => 2 });
     pool.prewarm('candidate', 'cpu');

@@ -6,15 +6,15 @@ import type { WorkerRole } from './worker-role.js';
 /** A worker started ahead of its evaluation, in its own scratch directory. */
 export interface WarmWorker {
   role: WorkerRole;
-  /** `cpu` or `cuda:N`: on cuda the worker already made this device's context current. */
+  /** `cpu` or `cuda:N`: on cuda the worker made this device's context current, unless started without one (a reference worker taken on demand). */
   device: string;
   worker: WorkerProcess;
   scratch: ScratchDirectory;
 }
 
 export interface WarmWorkerPoolOptions {
-  /** Starts one worker; it is ready once it said hello. */
-  spawn: (role: WorkerRole, device: string) => Promise<WarmWorker>;
+  /** Starts one worker; it is ready once it said hello. `makeContext`: whether a `cuda:N` worker makes its context before hello. */
+  spawn: (role: WorkerRole, device: string, makeContext: boolean) => Promise<WarmWorker>;
   /** Workers kept started and not handed out, per role and device. */
   idleTarget: (role: WorkerRole, device: string) => number;
   /** Ends a worker that is not handed out (pool closed, or it died while idle). */
@@ -72,7 +72,7 @@ export class WarmWorkerPool {
     if (this.#closed) return;
     const queue = this.#queue(role, device);
     const target = Math.max(0, this.#options.idleTarget(role, device));
-    while (queue.length < target) queue.push(this.#spawn(role, device));
+    while (queue.length < target) queue.push(this.#spawn(role, device, true));
   }
 
   /**
@@ -84,7 +84,11 @@ export class WarmWorkerPool {
     for (let attempt = 1; ; attempt += 1) {
       if (this.#closed) throw new WarmWorkerPoolClosedError();
       const queue = this.#queue(role, device);
-      if (queue.length === 0) queue.push(this.#spawn(role, device));
+      // Started for a caller that may wait for the device with it (a baseline prefetch waits
+      // behind every evaluation of the host): a reference worker makes its context only with its
+      // request, so that it holds no device memory meanwhile. A candidate worker needs the device
+      // in its build (the guard's snapshot before the candidate's module runs), so it makes it now.
+      if (queue.length === 0) queue.push(this.#spawn(role, device, role !== 'reference'));
       const next = queue.shift()!;
       this.prewarm(role, device);
       const warm = await next;
@@ -126,9 +130,9 @@ export class WarmWorkerPool {
     return queue;
   }
 
-  #spawn(role: WorkerRole, device: string): Promise<WarmWorker> {
+  #spawn(role: WorkerRole, device: string, makeContext: boolean): Promise<WarmWorker> {
     this.#spawned += 1;
-    const started = this.#options.spawn(role, device);
+    const started = this.#options.spawn(role, device, makeContext);
     // A spawn that fails while nobody waits for it must not be an unhandled rejection.
     started.catch((error: unknown) => this.#logger.warn({ err: error, role, device }, 'could not start a warm worker'));
     return started;

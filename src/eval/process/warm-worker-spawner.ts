@@ -9,6 +9,8 @@ import { prepareSandboxFolders, roleEnvironment, workerLaunch, type SandboxPolic
 
 /** The variable that asks a worker to make a CUDA device's context before `hello` (docs/worker-protocol.md). */
 export const WARM_DEVICE_VARIABLE = 'KFORGE_WARM_DEVICE';
+/** `0`: the worker does the warm start's imports but makes no context (it will wait for the device). */
+export const WARM_CONTEXT_VARIABLE = 'KFORGE_WARM_CONTEXT';
 
 /** How long a discarded worker may take to exit after its stdin closed, in ms. */
 const DISCARD_WINDOW_MS = 2000;
@@ -41,7 +43,12 @@ export class WarmWorkerSpawner {
     this.#options = options;
   }
 
-  async spawn(role: WorkerRole, device: string): Promise<WarmWorker> {
+  /**
+   * Starts a worker for `device`; with `makeContext` false a `cuda:N` worker makes no context
+   * before `hello` (it makes it with its first request), so it holds no device memory while it
+   * waits for its evaluation's turn.
+   */
+  async spawn(role: WorkerRole, device: string, makeContext = true): Promise<WarmWorker> {
     const { scratchRoot, keepScratch } = this.#options;
     const scratch = await createScratchDirectory({
       ...(scratchRoot ? { root: scratchRoot } : {}),
@@ -55,6 +62,7 @@ export class WarmWorkerSpawner {
     });
     Object.assign(environment, roleEnvironment(role, this.#options.sandbox));
     environment[WARM_DEVICE_VARIABLE] = device;
+    if (!makeContext && device !== 'cpu') environment[WARM_CONTEXT_VARIABLE] = '0';
     const prefix = await this.#options.bytecodePrefix?.();
     await prepareSandboxFolders(this.#options.sandbox);
     const limits = stageLimitsMs();

@@ -122,13 +122,18 @@ def gpu_driver_and_clocks(properties) -> tuple:
 
 
 WARM_DEVICE_VARIABLE = "KFORGE_WARM_DEVICE"
+#: `0`: the warm start makes no CUDA context (the worker will wait for the device; see `warm_up`).
+WARM_CONTEXT_VARIABLE = "KFORGE_WARM_CONTEXT"
 
 
-def warm_up(device: str, role: str) -> None:
+def warm_up(device: str, role: str, make_context: bool = True) -> None:
     """The warm start (docs/worker-protocol.md, Start-up), before `hello`: a candidate worker
     imports torch's extension builder (it pulls in setuptools, about a second); on `cuda:N` the
     worker makes that device current and creates its context. So the evaluation that later takes
-    this worker waits for neither. ValueError when `device` is not `cpu` or an existing `cuda:N`."""
+    this worker waits for neither. Without `make_context` (a worker that will wait for the device
+    behind other evaluations) it touches no device: only the imports are done, and the context
+    is made once its evaluation holds the device, so that a waiting worker holds no device memory.
+    ValueError when `device` is not `cpu` or an existing `cuda:N`."""
     match = re.fullmatch(r"cuda:(\d+)", device)
     if device != "cpu" and match is None:
         raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cpu` or `cuda:N`, got {device!r}")
@@ -141,10 +146,32 @@ def warm_up(device: str, role: str) -> None:
     if not torch.cuda.is_available() or index >= torch.cuda.device_count():
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         raise ValueError(f"{WARM_DEVICE_VARIABLE}={device} names no device: torch sees {count} CUDA devices")
+    if not make_context:
+        _warm_imports(role)
+        return
     torch.cuda.set_device(index)
     torch.empty(1, device=torch.device("cuda", index))
     torch.cuda.synchronize(index)
     _warm_lazy_paths(torch.device("cuda", index), role)
+
+
+def _warm_imports(role: str) -> None:
+    """The warm start's imports that need no device: torch._dynamo (torch 2.x imports it on first
+    use of the profiler's trace and of module hooks) and, in the reference role, the FLOP counter's
+    module (a large part of torch._decomp). A failure is said and left for the evaluation."""
+    names = ["torch._dynamo"] + (["torch.utils.flop_counter"] if role == "reference" else [])
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError:
+            pass  # torch 1.x has neither
+        except Exception as error:  # noqa: BLE001 - a warm-up, never a verdict; said, since a failed
+            # first import leaves torch._dynamo half registered and every later import of it fails too
+            print(
+                f"kforge worker: warm-up could not import {name}: {type(error).__name__}: {error}",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _warm_lazy_paths(device: torch.device, role: str) -> None:
@@ -157,17 +184,7 @@ def _warm_lazy_paths(device: torch.device, role: str) -> None:
     bench/gpu/profile-worker.sh). A failure here only leaves that for the evaluation to do."""
     from ..device.device_digest import word_digest
 
-    try:
-        importlib.import_module("torch._dynamo")
-    except ModuleNotFoundError:
-        pass  # torch 1.x has none
-    except Exception as error:  # noqa: BLE001 - a warm-up, never a verdict; said, since a failed
-        # first import leaves torch._dynamo half registered and every later import of it fails too
-        print(
-            f"kforge worker: warm-up could not import torch._dynamo: {type(error).__name__}: {error}",
-            file=sys.stderr,
-            flush=True,
-        )
+    _warm_imports(role)
     try:
         with torch.random.fork_rng(devices=[device]):
             with device:
@@ -181,8 +198,10 @@ def _warm_lazy_paths(device: torch.device, role: str) -> None:
         pass
 
 
-def collect_environment() -> dict:
-    """The `hello` message's `environment` (docs/worker-protocol.md, Start-up)."""
+def collect_environment(index: Optional[int] = None) -> dict:
+    """The `hello` message's `environment` (docs/worker-protocol.md, Start-up): of CUDA device
+    `index` (default: the current one; a worker started without its context has not made its
+    device current yet)."""
     environment = {
         "device": "cpu",
         "torch": torch.__version__,
@@ -199,7 +218,7 @@ def collect_environment() -> dict:
         "nvcc": nvcc_version(),
     }
     if torch.cuda.is_available():
-        device = torch.device("cuda", torch.cuda.current_device())
+        device = torch.device("cuda", torch.cuda.current_device() if index is None else index)
         properties = torch.cuda.get_device_properties(device)
         driver, clocks = gpu_driver_and_clocks(properties)
         environment.update(
