@@ -95,7 +95,10 @@ wait_s="${2:-540}"
 # session's device time ran out. Next: what a worker holds on the device before its turn
 # (context-probe, half a minute), then the flush's cost (issue 16's last figure) holding the lock
 # while the corpus builds, the corpus to its deadline (issue 15: 40 pairs under both policies in
-# one run), then sizes with what is left.
+# one run), then sizes with what is left. The corpus runs 8 jobs, not 12: on the H100 machine
+# twelve kforge processes (each with its workers, about 1-3 GB resident apiece) beside a 6 GiB
+# evaluation may have run the 128 GB host out of memory when it stopped answering; the GPU, not
+# the builds, sets the corpus's pace.
 default_phases="context-probe flush-cost+corpus sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
@@ -164,7 +167,7 @@ run_phase() {
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
-      corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 12 --timeout 1200 \
+      corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 8 --timeout 1200 \
         --deadline-s ${CORPUS_DEADLINE_S:-1000} --eval-args '--perf-trials 20' --policy-args 'own-kernels=--no-timing --trials 1'" ;;
       sandbox) phase sandbox 480 "cd worker && python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py -rs > $state/sandbox/test_sandbox.txt 2>&1; cd ..; \
         KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py --backend cuda --json > $state/sandbox/eval-require.json 2> $state/sandbox/eval-require.stderr" ;;
