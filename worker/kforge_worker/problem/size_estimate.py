@@ -30,8 +30,8 @@ seeds; R = O + O64 one reference record.
   recomputed without the float64 twin: W + the larger of D + I and I + F, then O + the candidate's
   O + the chunks) beside the candidate's timing state (large outputs are handed over during the
   timed calls, output_spool.py; the correctness trials' are judged after the candidate gave its
-  cached blocks back), plus the two
-  processes' fixed cost (CUDA contexts on a GPU, the interpreter and torch on the host).
+  cached blocks back), plus the two processes' fixed cost (CUDA contexts on a GPU, the
+  interpreter and torch on the host).
 
 It is an estimate (a forward's workspace inside a cuDNN or cuBLAS call is not seen, nor
 torch.compile's), meant to refuse what cannot fit and to size what can, not to promise a byte count.
