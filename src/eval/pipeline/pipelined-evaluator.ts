@@ -401,7 +401,9 @@ export class PipelinedEvaluator implements Evaluator {
     const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting, priority), signal);
     let reservation: BudgetReservation | null;
     try {
-      reservation = await room.reserve(device, needed, waiting, (holders, freeBytes, capacityBytes) =>
+      // The caller's own signal: the budget applies the wait limit itself, so that running past it
+      // is a machine fault naming who holds the memory, not a cancellation.
+      reservation = await room.reserve(device, needed, signal, (holders, freeBytes, capacityBytes) =>
         emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
       );
     } catch (error) {
