@@ -152,12 +152,12 @@ def _serve(role: str, channel) -> None:
     isolation = _isolation_report()
     warm_device = os.environ.pop(WARM_DEVICE_VARIABLE, None)
     make_context = os.environ.pop(WARM_CONTEXT_VARIABLE, "1") != "0"
+    warm_index = None
     if warm_device:
         try:
-            warm_up(warm_device, role, make_context)
+            warm_index = warm_up(warm_device, role, make_context)
         except ValueError as error:
             raise ProtocolError(str(error)) from error
-    warm_index = int(warm_device.split(":")[1]) if warm_device and warm_device.startswith("cuda:") else None
     environment = collect_environment(warm_index)
     if isolation is not None:
         environment["isolation"] = isolation

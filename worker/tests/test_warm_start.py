@@ -24,7 +24,7 @@ def _pretend_one_gpu(monkeypatch, touched):
 def test_a_worker_started_without_a_context_touches_no_device(monkeypatch):
     touched = []
     _pretend_one_gpu(monkeypatch, touched)
-    environment.warm_up("cuda:0", "reference", make_context=False)
+    assert environment.warm_up("cuda:0", "reference", make_context=False) == 0, "the index hello describes"
     assert touched == [], "no device call before its request"
     assert "kforge_worker.roles.reference_role" in sys.modules, "the imports are done all the same"
 

@@ -54,10 +54,10 @@ export interface HostDeviceLockOptions extends FileLockOptions {
  * The line of processes waiting for a GPU's lock: `<lock>.queue/`, one ticket file per waiting
  * evaluation (a lock file of its own, so a dead waiter's ticket is recognised and skipped), named
  * so that sorting the names gives the order, first come first (the time asked, in ms,
- * zero-padded). Background work takes no ticket, so every evaluation in line goes before it. Without it every waiter polled the lock file and whoever
- * polled first after a release took it: on the H200 (2026-12-05) twelve `kforge eval` processes
- * and their baseline prefetches shared one GPU that way, and one evaluation waited 1,000 s while
- * later ones went ahead of it.
+ * zero-padded). Background work takes no ticket, so every evaluation in line goes before it.
+ * Without the line every waiter polled the lock file and whoever polled first after a release
+ * took it: on the H200 (2026-12-05) twelve `kforge eval` processes and their baseline prefetches
+ * shared one GPU that way, and one evaluation waited 1,000 s while later ones went ahead of it.
  */
 function queueDirectory(lockPath: string): string {
   return `${lockPath.replace(/\.lock$/, '')}.queue`;

@@ -34,7 +34,8 @@ export interface WarmWorkerSpawnerOptions {
 /**
  * Starts the workers of a {@link WarmWorkerPool} the way {@link PythonEvaluator} starts its own
  * (in the sandbox, a fresh scratch directory as cwd, HOME and TMPDIR; the allow-listed environment), plus
- * `KFORGE_WARM_DEVICE=cuda:N` on a GPU so that the worker creates that device's context first.
+ * `KFORGE_WARM_DEVICE=cuda:N` on a GPU so that the worker creates that device's context first
+ * (with `KFORGE_WARM_CONTEXT=0`, only its imports: see `spawn`).
  */
 export class WarmWorkerSpawner {
   readonly #options: WarmWorkerSpawnerOptions;

@@ -126,14 +126,15 @@ WARM_DEVICE_VARIABLE = "KFORGE_WARM_DEVICE"
 WARM_CONTEXT_VARIABLE = "KFORGE_WARM_CONTEXT"
 
 
-def warm_up(device: str, role: str, make_context: bool = True) -> None:
+def warm_up(device: str, role: str, make_context: bool = True) -> Optional[int]:
     """The warm start (docs/worker-protocol.md, Start-up), before `hello`: a candidate worker
     imports torch's extension builder (it pulls in setuptools, about a second); on `cuda:N` the
     worker makes that device current and creates its context. So the evaluation that later takes
     this worker waits for neither. Without `make_context` (a worker that will wait for the device
     behind other evaluations) it touches no device: only the imports are done, and the context
     is made once its evaluation holds the device, so that a waiting worker holds no device memory.
-    ValueError when `device` is not `cpu` or an existing `cuda:N`."""
+    Returns the CUDA device's index (None for `cpu`), which `hello` describes. ValueError when
+    `device` is not `cpu` or an existing `cuda:N`."""
     match = re.fullmatch(r"cuda:(\d+)", device)
     if device != "cpu" and match is None:
         raise ValueError(f"expected {WARM_DEVICE_VARIABLE} to be `cpu` or `cuda:N`, got {device!r}")
@@ -141,18 +142,19 @@ def warm_up(device: str, role: str, make_context: bool = True) -> None:
         importlib.import_module("torch.utils.cpp_extension")
     importlib.import_module(f"kforge_worker.roles.{role}_role")
     if match is None:
-        return
+        return None
     index = int(match.group(1))
     if not torch.cuda.is_available() or index >= torch.cuda.device_count():
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         raise ValueError(f"{WARM_DEVICE_VARIABLE}={device} names no device: torch sees {count} CUDA devices")
     if not make_context:
         _warm_imports(role)
-        return
+        return index
     torch.cuda.set_device(index)
     torch.empty(1, device=torch.device("cuda", index))
     torch.cuda.synchronize(index)
     _warm_lazy_paths(torch.device("cuda", index), role)
+    return index
 
 
 def _warm_imports(role: str) -> None:
