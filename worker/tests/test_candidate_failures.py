@@ -88,3 +88,43 @@ def test_bad_request_exits_with_status_2(tmp_path, build_dir, problem):
         assert [message["type"] for message in worker.messages] == ["hello"]
     finally:
         worker.kill()
+
+
+# No imports and no constants of its own but one: it reads the problem's `torch`, `batch_size` (as
+# the cpu preset set it) and `features`, as KernelBench's harness lets a candidate do (it executes
+# the reference and then the candidate in one namespace); its own `scale` replaces the problem's.
+READS_PROBLEM_NAMES = """
+scale = 1.0
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.linear = torch.nn.Linear(width, features)
+
+    def forward(self, x):
+        if x.shape != (batch_size, features) or batch_size != 8 or scale != 1.0:
+            raise RuntimeError(f"saw batch_size={batch_size} features={features} scale={scale}")
+        return torch.relu(self.linear(x)) * scale
+"""
+
+
+def test_candidate_starts_from_the_problem_names(tmp_path, build_dir, problem_with_scale):
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(READS_PROBLEM_NAMES)
+    worker = Worker("candidate", tmp_path / "scratch")
+    try:
+        worker.send(candidate_request(problem_with_scale, candidate, tmp_path / "scratch", build_dir))
+        reply = worker.read_until("correctness-outputs")
+        assert reply["type"] == "correctness-outputs", reply
+        assert len(reply["outputs"]) == 2
+        worker.send({"type": "stop"})
+        assert worker.finish() == 0, worker.stderr
+    finally:
+        worker.kill()
+
+
+@pytest.fixture(scope="module")
+def problem_with_scale(tmp_path_factory):
+    path = tmp_path_factory.mktemp("problem") / "linear_relu_scaled.py"
+    path.write_text(sources.LINEAR_RELU_PROBLEM + "\nscale = 3.0\n")
+    return path

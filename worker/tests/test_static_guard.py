@@ -687,3 +687,55 @@ def test_unparseable_python_is_a_single_syntax_finding():
     findings = analyze("class ModelNew(:\n    pass\n")
     assert len(findings) == 1 and findings[0]["check"] == "syntax" and findings[0]["line"] == 1
     assert rejections(findings) == []
+
+
+_PROBLEM_WITH_IMPORTS = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(8)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    "source, check, text",
+    [
+        (  # a precision switch through the problem's `torch`, never imported by the candidate
+            "torch.backends.cuda.matmul.allow_tf32 = True\n"
+            "class ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x\n",
+            "precision",
+            "allow_tf32",
+        ),
+        (  # the problem's reference, taken from the shared namespace
+            "class ModelNew(Model):\n    pass\n",
+            "silent-fallback",
+            "inherits forward from the reference Model",
+        ),
+    ],
+    ids=["tf32-switch-via-problem-torch", "subclass-of-problem-model"],
+)
+def test_names_taken_from_the_problem_are_checked_as_imported(source, check, text):
+    def found(problem_source):
+        reasons = rejections(analyze(source, "kernelbench", problem_source=problem_source))
+        return any(reason["check"] == check and text in reason["message"] for reason in reasons)
+
+    assert not found(None)
+    assert found(_PROBLEM_WITH_IMPORTS)
+
+
+def test_a_name_the_candidate_binds_itself_is_not_the_problems():
+    source = (
+        "nn = object()\nclass Model:\n    pass\nclass ModelNew(Model):\n    def forward(self, x):\n        return x\n"
+    )
+    findings = analyze(source, "kernelbench", problem_source=_PROBLEM_WITH_IMPORTS)
+    assert "silent-fallback" not in {finding["check"] for finding in rejections(findings)}

@@ -17,7 +17,7 @@ import inspect
 import os
 import re
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Optional
 
 import torch
 
@@ -142,8 +142,11 @@ def without_build_folders(line: str) -> str:
 def _compile_failure(exc: BaseException, compiler_output: str, what: str) -> StageFailure:
     output = compiler_output[:COMPILER_OUTPUT_LIMIT_CHARS]
     return StageFailure(
-        "compile_error", "build", shorten(f"{what} did not build: {without_build_folders(first_error_line(output))}"),
-        traceback_text=format_traceback(exc), compiler_output=output,
+        "compile_error",
+        "build",
+        shorten(f"{what} did not build: {without_build_folders(first_error_line(output))}"),
+        traceback_text=format_traceback(exc),
+        compiler_output=output,
     )
 
 
@@ -160,8 +163,11 @@ def classify_build_exception(exc: BaseException) -> StageFailure:
     return classify(exc, "runtime_error", "import", "the candidate raised while importing")
 
 
-def build_candidate(path: str, build_dir: str, device: torch.device) -> BuiltCandidate:
-    """Executes the candidate file as a fresh module; its ModelNew class and built objects."""
+def build_candidate(
+    path: str, build_dir: str, device: torch.device, inherited: Optional[dict] = None
+) -> BuiltCandidate:
+    """Executes the candidate file as a fresh module whose namespace starts with `inherited` (the
+    problem's names: problem_loader.problem_names); its ModelNew class and built objects."""
     path = os.path.abspath(path)
     configure_build_environment(build_dir, device)
     shared_objects: List[str] = []
@@ -169,15 +175,15 @@ def build_candidate(path: str, build_dir: str, device: torch.device) -> BuiltCan
     install_extension_hooks(shared_objects, extensions)
     code = read_source(path, "candidate-load", "candidate")
     try:
-        module = execute_source(code, CANDIDATE_MODULE_NAME, path)
+        module = execute_source(code, CANDIDATE_MODULE_NAME, path, inherited)
     except (Exception, SystemExit) as exc:
         raise classify_build_exception(exc) from exc
     model_class = module.__dict__.get("ModelNew")
     if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
         found = "no ModelNew" if model_class is None else f"ModelNew as a {type(model_class).__name__}"
         raise StageFailure(
-            "invalid_input", "candidate-load",
+            "invalid_input",
+            "candidate-load",
             f"the candidate file {path} defines {found}; it must define class ModelNew(torch.nn.Module)",
         )
-    return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects,
-                          extensions=extensions)
+    return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects, extensions=extensions)

@@ -6,16 +6,18 @@ there is one. An unreadable file is left to the build, which reports it as `cand
 fault of the analyser itself is a `guard-error` rejection (a candidate must not pass unchecked).
 """
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from ..protocol.errors import StageFailure, describe_exception
 from .guard_settings import GuardSettings
 from .static import analyze_file, rejections
 
 
-def analyse(path: str, guard: GuardSettings, precision: str) -> List[Dict[str, Any]]:
+def analyse(
+    path: str, guard: GuardSettings, precision: str, problem_path: Optional[str] = None
+) -> List[Dict[str, Any]]:
     try:
-        return analyze_file(path, guard.policy, precision=precision)
+        return analyze_file(path, guard.policy, precision=precision, problem_path=problem_path)
     except OSError:
         return []
     except Exception as error:  # a fault of the analyser: reject rather than let the candidate pass
@@ -29,9 +31,12 @@ def analyse(path: str, guard: GuardSettings, precision: str) -> List[Dict[str, A
         ]
 
 
-def run_static_guard(send: Callable[..., None], path: str, guard: GuardSettings, precision: str) -> List[dict]:
-    """Analyses the candidate file, writes the `guard` message, raises on a rejection."""
-    findings = analyse(path, guard, precision)
+def run_static_guard(
+    send: Callable[..., None], path: str, guard: GuardSettings, precision: str, problem_path: Optional[str] = None
+) -> List[dict]:
+    """Analyses the candidate file (beside its problem's, whose names it may use), writes the `guard`
+    message, raises on a rejection."""
+    findings = analyse(path, guard, precision, problem_path)
     send("guard", policy=guard.policy_name, findings=findings)
     rejected = rejections(findings)
     if rejected:

@@ -36,13 +36,25 @@ def read_source(path: str, check: str, what: str, overrides: Optional[dict] = No
         raise StageFailure("invalid_input", check, f"the {what} file {path} is not Python source: {error}") from error
 
 
-def execute_source(code, module_name: str, path: str) -> types.ModuleType:
-    """Runs a compiled file as a fresh module registered in sys.modules under `module_name`."""
+def execute_source(code, module_name: str, path: str, inherited: Optional[dict] = None) -> types.ModuleType:
+    """Runs a compiled file as a fresh module registered in sys.modules under `module_name`, its
+    namespace first filled with `inherited` (names the file's own assignments then replace)."""
     module = types.ModuleType(module_name)
+    module.__dict__.update(inherited or {})
     module.__file__ = path
     sys.modules[module_name] = module
     exec(code, module.__dict__)
     return module
+
+
+def problem_names(module: types.ModuleType) -> dict:
+    """The problem module's globals but its dunder names: the namespace a candidate starts from.
+
+    KernelBench's harness executes the reference and then the candidate in one namespace, so a
+    published candidate may read the problem's constants (`batch_size`), imports and `Model`
+    without defining them; the candidate module starts with these names to run as it did there.
+    The values are the problem's after its preset and overrides."""
+    return {name: value for name, value in vars(module).items() if not (name.startswith("__") and name.endswith("__"))}
 
 
 def apply_preset(module: types.ModuleType, preset: str) -> None:

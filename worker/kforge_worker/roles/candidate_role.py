@@ -24,7 +24,7 @@ from ..guard.guard_settings import runtime_checks_enabled
 from ..guard.static_stage import run_static_guard
 from ..problem.inputs import make_model
 from ..problem.precision import run_dtype
-from ..problem.problem_loader import load_problem
+from ..problem.problem_loader import load_problem, problem_names
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.errors import StageFailure
 from ..protocol.output_spool import HandOverStopped, OutputSpool
@@ -126,10 +126,10 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         problem = load_problem(run.problem, run.preset, run.overrides)
         gc.collect()
         os.chdir(scratch_dir)
-        findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision)
+        findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision, run.problem)
         guard.snapshot_state()
         guard.send = channel.send
-        built = build_candidate(request.candidate, request.build_dir, device)
+        built = build_candidate(request.candidate, request.build_dir, device, problem_names(problem))
         guard.watch_extensions(built.extensions, findings)
         build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
         if build_info is not None:

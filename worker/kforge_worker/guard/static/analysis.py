@@ -14,7 +14,7 @@ from .inference import _ClassInfo, _build_module, _class_info
 from .module_checker import _ModuleChecker
 from .native import _NativeScanner, _native_sources
 from .report import _Report, _at, _line
-from .symbols import _Module
+from .symbols import _import_aliases, _Module
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,13 +107,17 @@ def analyze(
     *,
     precision: str = "fp32",
     backend: str | None = None,
+    problem_source: str | None = None,
 ) -> list[dict[str, Any]]:
     """Check a candidate's source; return findings ``{check, severity, message, line}``.
 
     ``policy`` is a policy name, JSON text or dict (see :mod:`kforge_worker.guard.policy`).
     ``precision`` is the run precision (``fp32``/``fp16``/``bf16``), which decides what counts as a
     downgrade. ``backend`` (``cuda``/``triton``/``cpu``) is recorded for callers and does not change
-    the checks: every source is checked the same way. Nothing in the candidate is executed.
+    the checks: every source is checked the same way. ``problem_source``: the problem file's text,
+    whose imports and ``Model`` the candidate may use without importing them (it runs in a namespace
+    that starts with the problem's names, as under KernelBench's harness). Nothing in the candidate
+    is executed.
     """
     del backend
     resolved = load_policy(policy)
@@ -134,7 +138,7 @@ def analyze(
         report.add("guard-error", "the candidate is nested too deeply to parse: simplify the code", None)
         return report.finish()
     try:
-        module = _build_module(tree)
+        module = _build_module(tree, _problem_imports(problem_source))
         sources, flags = _native_sources(module)
         scanner = _NativeScanner(report, resolved, precision)
         for source in sources:
@@ -165,17 +169,40 @@ def analyze(
     return report.finish()
 
 
+def _problem_imports(problem_source: str | None) -> dict[str, str] | None:
+    """The problem's import aliases (``{"nn": "torch.nn"}``); {} when it does not parse (its load
+    reports that), None without a problem."""
+    if problem_source is None:
+        return None
+    try:
+        return _import_aliases(ast.parse(problem_source))
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+
+
 def rejections(findings: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The ``reject`` findings as verdict reasons (docs/spec.md section 3) ``{check, message}``."""
     return [{"check": item["check"], "message": item["message"]} for item in findings if item["severity"] == "reject"]
 
 
 def analyze_file(
-    path: str, policy: str | Mapping[str, Any] | None = None, *, precision: str = "fp32"
+    path: str,
+    policy: str | Mapping[str, Any] | None = None,
+    *,
+    precision: str = "fp32",
+    problem_path: str | None = None,
 ) -> list[dict[str, Any]]:
-    """:func:`analyze` on a file read as UTF-8 (undecodable bytes become a ``syntax`` finding)."""
+    """:func:`analyze` on a file read as UTF-8 (undecodable bytes become a ``syntax`` finding), with
+    the problem file at ``problem_path`` (when given and readable) as its ``problem_source``."""
     with open(path, "rb") as handle:
         raw = handle.read()
+    problem_source = None
+    if problem_path is not None:
+        try:
+            with open(problem_path, "rb") as handle:
+                problem_source = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            problem_source = ""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -187,7 +214,7 @@ def analyze_file(
                 "message": f"the candidate is not UTF-8 text (byte {error.start}): save it as UTF-8",
             }
         ]
-    return analyze(text, policy, precision=precision)
+    return analyze(text, policy, precision=precision, problem_source=problem_source)
 
 
 def main(argv: list[str] | None = None) -> int:

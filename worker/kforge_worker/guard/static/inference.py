@@ -28,6 +28,7 @@ from .symbols import (
     _collect_strings,
     _decorator_names,
     _import_aliases,
+    _inherit_aliases,
     _is_extension_expr,
     _parents,
     _qualname,
@@ -464,10 +465,14 @@ def _label(node: ast.AST, qual: str | None) -> str:
     return written
 
 
-def _build_module(tree: ast.Module) -> _Module:
+def _build_module(tree: ast.Module, inherited: Mapping[str, str] | None = None) -> _Module:
+    """The candidate's symbol table; `inherited`: the problem's import aliases, which a candidate
+    may use without importing (symbols._inherit_aliases)."""
     module = _Module(
         tree=tree, parents=_parents(tree), aliases=_import_aliases(tree), string_defs={}, functions={}, classes={}
     )
+    if inherited is not None and _inherit_aliases(module.aliases, tree, inherited):
+        module.reference_names.add("Model")
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             module.functions[node.name] = node

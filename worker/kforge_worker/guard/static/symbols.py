@@ -51,6 +51,38 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
+def _module_bound_names(tree: ast.Module) -> set[str]:
+    """Names the module binds at its top level: imports, definitions and assignments (also inside
+    its top-level if/for/while/with/try blocks), not those local to functions and classes."""
+    bound: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        if isinstance(node, ast.Lambda):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return bound
+
+
+def _inherit_aliases(aliases: dict[str, str], tree: ast.Module, inherited: Mapping[str, str]) -> bool:
+    """Adds the problem's import aliases that the candidate does not bind itself (KernelBench runs a
+    candidate in the namespace of its problem, so `torch` or `nn` may come from there); True when
+    the candidate leaves `Model` to the problem too."""
+    bound = _module_bound_names(tree)
+    for name, qual in inherited.items():
+        if name not in bound:
+            aliases.setdefault(name, qual)
+    return "Model" not in bound
+
+
 def _qualname(
     node: ast.AST | None,
     aliases: Mapping[str, str],
