@@ -26,6 +26,15 @@ test('operators of one family are the same computation', () => {
   assert.equal(operatorFamily('aten::convolution'), operatorFamily('aten::cudnn_convolution'));
   assert.equal(operatorFamily('aten::add.Tensor'), 'add');
   assert.notEqual(operatorFamily('aten::mean.dim'), operatorFamily('aten::sum.dim_IntList'));
+  assert.equal(operatorFamily('aten::relu_'), operatorFamily('aten::relu'));
+  assert.equal(operatorFamily('aten::add_.Tensor'), 'add');
+});
+
+test('an out-of-place operator where the reference runs it in place is not substituted', () => {
+  // thekernelcompany's Triton AlexNet: F.relu where KernelBench's reference has nn.ReLU(inplace=True).
+  const attribution = buildAttribution(measured([{ op: 'aten::relu', ms: 0.015 }], 0.33), reference('aten::convolution', 'aten::relu_'), 'unused');
+  assert.deepEqual(attribution.substituted_ops, []);
+  assert.equal(attribution.torch_ops[0]?.in_reference, true);
 });
 
 test('a kept operator of the reference is in_reference, a different one is substituted', () => {

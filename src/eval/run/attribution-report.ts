@@ -33,9 +33,13 @@ export const OPERATOR_FAMILIES: Readonly<Record<string, readonly string[]>> = {
 
 const FAMILY_OF = new Map(Object.entries(OPERATOR_FAMILIES).flatMap(([family, members]) => members.map((member) => [member, family] as const)));
 
-/** `aten::_softmax` → `softmax`; `aten::addmm` → `matrix-product`; `aten::add.Tensor` → `add`. */
+/**
+ * `aten::_softmax` → `softmax`; `aten::addmm` → `matrix-product`; `aten::add.Tensor` → `add`; an
+ * in-place variant is its operator (`aten::relu_` → `relu`'s family: `nn.ReLU(inplace=True)` in the
+ * reference and `F.relu` in the candidate are one computation).
+ */
 export function operatorFamily(name: string): string {
-  const base = (name.includes('::') ? name.slice(name.indexOf('::') + 2) : name).split('.')[0]!.replace(/^_+/, '');
+  const base = (name.includes('::') ? name.slice(name.indexOf('::') + 2) : name).split('.')[0]!.replace(/^_+|_+$/g, '');
   return FAMILY_OF.get(base) ?? base;
 }
 
