@@ -82,7 +82,9 @@ out = {"problems": [p["name"] for p in kr.RewardClient().problems()]}
 first = kr.evaluate(problem, correct, shaping="binary", **options)
 out["first"] = {k: first[k] for k in ("reward", "verdict", "cached", "source", "requestHash", "candidateId")}
 out["first"]["trials"] = first["result"]["correctness"]["trials"]
-out["first"]["timed_calls"] = first["result"]["timing"]["candidate_ms"]["n"]
+# The calls made, from the timing budget: candidate_ms.n counts the parent's trusted batches instead
+# when the in-process median fell below their bound (a loaded machine), so it is not the call count.
+out["first"]["timed_calls"] = first["result"]["timing"]["budget"]["requested_calls"]
 batch = kr.evaluate_batch(problem, [correct, read("candidates", "scale-add-incorrect.py"), read("candidates", "syntax-error.py"), read("candidates", "cheats-when-timed.py")], shaping=shaping, **options)
 out["batch"] = [{k: entry[k] for k in ("reward", "verdict", "source", "requestHash")} | {"checks": [r["check"] for r in entry["result"]["reasons"]], "speedup": entry["shaping"]["speedup"]} for entry in batch]
 default_policy = kr.evaluate(problem, correct, shaping=shaping, **{**options, "guard_policy": None})
