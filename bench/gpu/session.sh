@@ -10,6 +10,7 @@
 # WAIT_S (default 540): how long the call waits for the phases before it packs and returns.
 # CORPUS_DEADLINE_S (default 1000): when the corpus stops its evaluations and writes its record
 # (lower it when the lease may hold one call only, so that the record is packed by that call).
+# SIZES_BATCH_LIMIT_S (default 330): how long the sizes phase's batch of 40 may run.
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
 # progress.log.
@@ -99,7 +100,14 @@ wait_s="${2:-540}"
 # twelve kforge processes (each with its workers, about 1-3 GB resident apiece) beside a 6 GiB
 # evaluation may have run the 128 GB host out of memory when it stopped answering; the GPU, not
 # the builds, sets the corpus's pace.
-default_phases="context-probe flush-cost+corpus sizes"
+# The sixth session's lease (an H100 again, 057b78e) ran that plan: the context probe (hello makes no
+# context; a warm worker holds 612 MiB), the flush's cost (3.5-6 us of write-back behind the zeroing
+# flush), the corpus to its deadline (65 pairs started, 57 under both policies, no machine fault in
+# 122 evaluations of eight processes at once), then timing-small on the same card by hand. What is
+# left is issue 17's batch of 40 at their own sizes in one run, about 25 minutes of device time at
+# the fourth lease's rate: the next lease is that alone, SIZES_BATCH_LIMIT_S=1350 (the phase's
+# limit follows it), issued as the first call so that later calls only collect.
+default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -174,7 +182,7 @@ run_phase() {
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
         --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
-      sizes) phase sizes 560 "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=330 CONCURRENT_LIMIT_S=120 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      sizes) phase sizes $(( ${SIZES_BATCH_LIMIT_S:-330} + 230 )) "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=${SIZES_BATCH_LIMIT_S:-330} CONCURRENT_LIMIT_S=120 PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
         kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;
