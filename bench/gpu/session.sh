@@ -11,6 +11,7 @@
 # CORPUS_DEADLINE_S (default 1000): when the corpus stops its evaluations and writes its record
 # (lower it when the lease may hold one call only, so that the record is packed by that call).
 # SIZES_BATCH_LIMIT_S (default 330): how long the sizes phase's batch of 40 may run.
+# TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes.
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
 # progress.log.
@@ -106,7 +107,11 @@ wait_s="${2:-540}"
 # 122 evaluations of eight processes at once), then timing-small on the same card by hand. What is
 # left is issue 17's batch of 40 at their own sizes in one run, about 25 minutes of device time at
 # the fourth lease's rate: the next lease is that alone, SIZES_BATCH_LIMIT_S=1350 (the phase's
-# limit follows it), issued as the first call so that later calls only collect.
+# limit follows it), issued as the first call so that later calls only collect. Issue 16's record
+# also lacks the ten-process spreads and ncu of eleven shipped examples and of five published
+# kernels beyond good-kernels' three (item 7): `timing-full` (every shipped example and eight
+# published kernels, bench/gpu/timing-published.tsv, in ten processes with ncu, about 1,250 s) is a
+# lease of its own too. One per session: sizes first, timing-full in the session after.
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
@@ -173,6 +178,8 @@ run_phase() {
           --published-processes 10 --only $timing_kernels; \
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
+      timing-full) phase timing-full $(( ${TIMING_DEADLINE_S:-1250} + 150 )) "python3 bench/gpu/timing_record.py $state/timing-full --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
+          --published bench/gpu/timing-published.tsv --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
       corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 8 --timeout 1200 \
@@ -195,7 +202,7 @@ pack() {
   mkdir -p "${OUT:-/tmp/kforge-out}"
   tar -czf "${OUT:-/tmp/kforge-out}/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' . 2>/dev/null
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/context-probe/context_probe.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/context-probe/context_probe.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing-full/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done

@@ -15,6 +15,9 @@ against its ref.py), in fresh processes:
   base) and again with `--clock-control none`;
 - with `--bare`, in every process, each label a second time without the hold (the flush alone: the
   routine of 2026-12-03 evening), with the hold's length and the calls whose launch outran it;
+- with `--published FILE`, more published kernels, each against its own problem file (FILE: one
+  `NAME<TAB>PROBLEM<TAB>CANDIDATE` a line; bench/gpu/timing-published.tsv lists five from the
+  corpus of issue 15, CUDA and Triton, 44 µs to 1.7 ms a call on an H100);
 - with `--only NAME,…`, only those kernels (names as in the table: `level1_02_gelu`,
   `good-kernels/LayerNorm`);
 - three shipped examples again at a sixteenth of their `gpu` size (SMALL: names ending `@small`,
@@ -78,21 +81,43 @@ def unsized(spec):
     return path, {name: int(value) for name, value in (part.split("=") for part in sizes.split(",") if part)}
 
 
-def pairs(corpus):
-    """[(name, problem, candidate, published)] to record."""
+def published_pairs(listing):
+    """[(name, problem, candidate, True)] from a `--published` file: one `NAME<TAB>PROBLEM<TAB>CANDIDATE`
+    a line (paths relative to the repository's root, or absolute; `#` starts a comment)."""
+    found = []
+    for number, line in enumerate(Path(listing).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise SystemExit(f"{listing}:{number}: expected NAME<TAB>PROBLEM<TAB>CANDIDATE, got {line!r}")
+        name, problem, candidate = fields
+        paths = [path if Path(path).is_absolute() else str(ROOT / path) for path in (problem, candidate)]
+        missing = [path for path in paths if not Path(path).exists()]
+        if missing:
+            raise SystemExit(f"{listing}:{number}: no such file: {', '.join(missing)}")
+        found.append((name, paths[0], paths[1], True))
+    return found
+
+
+def pairs(corpus, listing=None, small=True):
+    """[(name, problem, candidate, published)] to record (the `@small` sizes unless `small` is off)."""
     found = []
     for candidate in sorted(ROOT.glob("examples/level*_*/cuda_fast.py")):
         level, number, stem = candidate.parent.name.split("_", 2)
         problem = ROOT / "problems" / level / f"{number}_{stem}.py"
         if problem.exists():
             found.append((candidate.parent.name, str(problem), str(candidate), False))
-            if candidate.parent.name in SMALL:
+            if small and candidate.parent.name in SMALL:
                 small = sized(str(problem), SMALL[candidate.parent.name])
                 found.append((candidate.parent.name + "@small", small, str(candidate), False))
     if corpus:
         for folder in sorted(Path(corpus).iterdir()):
             if (folder / "ref.py").exists() and (folder / "src.py").exists():
                 found.append((f"good-kernels/{folder.name}", str(folder / "ref.py"), str(folder / "src.py"), True))
+    if listing:
+        found.extend(published_pairs(listing))
     return found
 
 
@@ -510,6 +535,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", default=os.environ.get("OUT"))
     parser.add_argument("--corpus", help="path of a ScalingIntelligence/good-kernels checkout")
+    parser.add_argument(
+        "--published",
+        help="a file of more published kernels, NAME<TAB>PROBLEM<TAB>CANDIDATE a line (bench/gpu/timing-published.tsv)",
+    )
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--published-processes", type=int, default=5)
     # Every build at once by default: a build is mostly one nvcc process, so on the H200 host's 16
@@ -527,6 +556,7 @@ def main():
         "ncu that kernel: the routine's own overhead at the smallest sizes",
     )
     parser.add_argument("--noflush", action="store_true", help="time each candidate without the flush too")
+    parser.add_argument("--no-small", action="store_true", help="leave out the shipped examples' `@small` sizes")
     parser.add_argument(
         "--hold-device-lock",
         action="store_true",
@@ -539,7 +569,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     deadline = started + args.deadline_s
-    found = pairs(args.corpus)
+    found = pairs(args.corpus, args.published, small=not args.no_small)
     if args.only:
         wanted = set(args.only.split(","))
         found = [entry for entry in found if entry[0] in wanted]
