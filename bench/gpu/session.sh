@@ -110,13 +110,18 @@ wait_s="${2:-540}"
 # limit follows it), issued as the first call so that later calls only collect. Issue 16's record
 # also lacks the ten-process spreads and ncu of eleven shipped examples and of five published
 # kernels beyond good-kernels' three (item 7): `timing-full` (every shipped example and eight
-# published kernels, bench/gpu/timing-published.tsv, in ten processes with ncu, about 1,250 s) is a
+# published kernels, $timing_corpus_rows below, in ten processes with ncu, about 1,250 s) is a
 # lease of its own too. One per session: sizes first, timing-full in the session after.
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
 timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_layer_norm@small"
+# timing-full's published kernels beyond good-kernels: rows of bench/gpu/kernelbench-corpus.tsv that
+# kforge judged correct in the sixth corpus lease and that build with CUDA 13 (LLMKernel's
+# 74_conv_transposed_1D, tritonLLM's 40_LayerNorm and thekernelcompany's ReLU in Triton; the
+# leaderboard's 26_GELU_ and 36_RMSNorm_ in CUDA; 44 us to 1.7 ms a call on an H100).
+timing_corpus_rows="13,37,40,45,52"
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
 . scripts/gpu-node.sh
@@ -179,7 +184,7 @@ run_phase() {
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       timing-full) phase timing-full $(( ${TIMING_DEADLINE_S:-1250} + 150 )) "python3 bench/gpu/timing_record.py $state/timing-full --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
-          --published bench/gpu/timing-published.tsv --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock" ;;
+          --corpus-rows $timing_corpus_rows --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
       corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 8 --timeout 1200 \

@@ -15,9 +15,9 @@ against its ref.py), in fresh processes:
   base) and again with `--clock-control none`;
 - with `--bare`, in every process, each label a second time without the hold (the flush alone: the
   routine of 2026-12-03 evening), with the hold's length and the calls whose launch outran it;
-- with `--published FILE`, more published kernels, each against its own problem file (FILE: one
-  `NAME<TAB>PROBLEM<TAB>CANDIDATE` a line; bench/gpu/timing-published.tsv lists five from the
-  corpus of issue 15, CUDA and Triton, 44 µs to 1.7 ms a call on an H100);
+- with `--corpus-rows N,…`, more published kernels: those rows of bench/gpu/kernelbench-corpus.tsv
+  (issue 15's corpus, numbered as in its record), each against its own problem file, from
+  `--corpus-root` (`.gpu-corpus/selected`);
 - with `--only NAME,…`, only those kernels (names as in the table: `level1_02_gelu`,
   `good-kernels/LayerNorm`);
 - three shipped examples again at a sixteenth of their `gpu` size (SMALL: names ending `@small`,
@@ -53,6 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "worker"))
 from device_lock import kforge_device_lock  # noqa: E402 (bench/gpu, beside this file)
+from kernelbench_corpus import DEFAULT_LIST as CORPUS_LIST, read_list  # noqa: E402
 
 SEEDS = (21, 22, 23)
 CALLS, WARMUP = 100, 10
@@ -81,27 +82,24 @@ def unsized(spec):
     return path, {name: int(value) for name, value in (part.split("=") for part in sizes.split(",") if part)}
 
 
-def published_pairs(listing):
-    """[(name, problem, candidate, True)] from a `--published` file: one `NAME<TAB>PROBLEM<TAB>CANDIDATE`
-    a line (paths relative to the repository's root, or absolute; `#` starts a comment)."""
+def corpus_rows(rows, root):
+    """[(name, problem, candidate, True)] of the corpus list's rows numbered `rows` (the `#` of
+    docs/benchmarks/kernelbench-corpus-h200.md), paths under `root` (the corpus folder)."""
+    listed = {pair.index: pair for pair in read_list(CORPUS_LIST)}
     found = []
-    for number, line in enumerate(Path(listing).read_text().splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise SystemExit(f"{listing}:{number}: expected NAME<TAB>PROBLEM<TAB>CANDIDATE, got {line!r}")
-        name, problem, candidate = fields
-        paths = [path if Path(path).is_absolute() else str(ROOT / path) for path in (problem, candidate)]
+    for row in rows:
+        pair = listed.get(row)
+        if pair is None:
+            raise SystemExit(f"{CORPUS_LIST} has no row {row} (it has {len(listed)})")
+        paths = [str(Path(root) / path) for path in (pair.problem, pair.candidate)]
         missing = [path for path in paths if not Path(path).exists()]
         if missing:
-            raise SystemExit(f"{listing}:{number}: no such file: {', '.join(missing)}")
-        found.append((name, paths[0], paths[1], True))
+            raise SystemExit(f"corpus row {row}: no such file: {', '.join(missing)}")
+        found.append((f"corpus/{row:02d}-{Path(pair.problem).stem}", paths[0], paths[1], True))
     return found
 
 
-def pairs(corpus, listing=None, small=True):
+def pairs(corpus, rows=(), rows_root=None, small=True):
     """[(name, problem, candidate, published)] to record (the `@small` sizes unless `small` is off)."""
     found = []
     for candidate in sorted(ROOT.glob("examples/level*_*/cuda_fast.py")):
@@ -116,8 +114,8 @@ def pairs(corpus, listing=None, small=True):
         for folder in sorted(Path(corpus).iterdir()):
             if (folder / "ref.py").exists() and (folder / "src.py").exists():
                 found.append((f"good-kernels/{folder.name}", str(folder / "ref.py"), str(folder / "src.py"), True))
-    if listing:
-        found.extend(published_pairs(listing))
+    if rows:
+        found.extend(corpus_rows(rows, rows_root))
     return found
 
 
@@ -536,9 +534,11 @@ def main():
     parser.add_argument("out", nargs="?", default=os.environ.get("OUT"))
     parser.add_argument("--corpus", help="path of a ScalingIntelligence/good-kernels checkout")
     parser.add_argument(
-        "--published",
-        help="a file of more published kernels, NAME<TAB>PROBLEM<TAB>CANDIDATE a line (bench/gpu/timing-published.tsv)",
+        "--corpus-rows",
+        default="",
+        help="comma-separated rows of bench/gpu/kernelbench-corpus.tsv to record as published kernels too",
     )
+    parser.add_argument("--corpus-root", default=str(ROOT / ".gpu-corpus" / "selected"), help="their folder")
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--published-processes", type=int, default=5)
     # Every build at once by default: a build is mostly one nvcc process, so on the H200 host's 16
@@ -569,7 +569,8 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     deadline = started + args.deadline_s
-    found = pairs(args.corpus, args.published, small=not args.no_small)
+    rows = [int(row) for row in args.corpus_rows.split(",") if row.strip()]
+    found = pairs(args.corpus, rows, args.corpus_root, small=not args.no_small)
     if args.only:
         wanted = set(args.only.split(","))
         found = [entry for entry in found if entry[0] in wanted]
