@@ -12,9 +12,10 @@
 # `kforge eval DIR --json` evaluates them all (parallel builds, one device lease at a time, the
 # host-wide memory budget), PERF_TRIALS (default 30) timed calls each, within BATCH_LIMIT_S (default
 # 330). Phase 2 (`concurrent`): the eight largest pairs again, as 8 separate `kforge eval` processes
-# started at once (--wait 10m), their builds now cache hits. Phase 3: report.py writes result.md and
-# result.json (verdicts, peak memory per role, estimate, wall time, candidates per GPU-hour; any
-# evaluation without a verdict, and any verdict that blames a candidate for the machine).
+# started at once (--wait 10m), their builds now cache hits (CONCURRENT_LIMIT_S=0 skips it).
+# Phase 3: report.py writes result.md and result.json (verdicts, peak memory per role, estimate,
+# wall time, candidates per GPU-hour; any evaluation without a verdict, and any verdict that blames
+# a candidate for the machine).
 # Everything lands in $OUT (pairs/, batch.jsonl, batch.stderr, concurrent-<i>.json/.stderr/.status).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,6 +62,7 @@ print("\n".join(pairs[:8]))
 PY
 i=0
 started=$(date +%s.%N)
+[ "${CONCURRENT_LIMIT_S:-180}" -gt 0 ] || : >"$out/concurrent-pairs.txt"  # CONCURRENT_LIMIT_S=0: skip it
 while IFS=: read -r problem candidate; do
   i=$((i + 1))
   ( timeout -s INT "${CONCURRENT_LIMIT_S:-180}" kforge eval "$problem" "$candidate" --backend cuda --json \
