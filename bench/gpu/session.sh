@@ -167,6 +167,7 @@ run_phase() {
       profile) phase profile 900 "OUT=$state/profile PROFILE_MEMORY=1 PROFILE_SETS='batch_size=4096 dim=393216' bash bench/gpu/profile-worker.sh" ;;
       output-io) phase output-io 240 "for threads in 1 4 1 4; do python3 bench/output-io/run.py --device cuda --mib 6144 --threads \$threads --repeats 3 --host-side --hold-device-lock; done > $state/output-io/runs.jsonl" ;;
       context-probe) phase context-probe 120 "python3 bench/gpu/context_probe.py $state/context-probe" ;;
+      context-cap) phase context-cap 330 "OUT=$state/context-cap bash bench/gpu/context_cap.sh" ;;
       flush-cost) phase flush-cost 300 "python3 bench/gpu/flush_cost.py $state/flush-cost --ncu --processes 3 --hold-device-lock" ;;
       test-guard) phase test-guard 600 "bash scripts/test-gpu.sh tests/test_guard_gpu.py -v -rs --durations=0 --junitxml=$state/test-guard/junit.xml" ;;
       crash-probe) phase crash-probe 300 "python3 bench/gpu/crash_probe.py tests/adversarial/problems/relu.py tests/adversarial/cuda/c07c_fallback_runs.py \

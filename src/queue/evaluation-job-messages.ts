@@ -60,7 +60,10 @@ const pipelineEventSchema: z.ZodType<PipelineEvent> = z.discriminatedUnion('kind
       neededBytes: z.number(),
       freeBytes: z.number(),
       capacityBytes: z.number(),
-      holders: z.array(z.object({ pid: z.number(), label: z.string(), bytes: z.number(), since: z.string() })),
+      holders: z.array(
+        z.object({ pid: z.number(), label: z.string(), bytes: z.number(), since: z.string(), kind: z.enum(['evaluation', 'context']).default('evaluation') }),
+      ),
+      contextCapBytes: z.number().optional(),
     }),
   ]),
 ]);

@@ -10,6 +10,7 @@ import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
 import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { deviceWaitWriter } from './eval-batch.js';
 import { registerEvalCommand } from './eval.js';
 
 const PROBLEM = fixturePath('fake-scenarios', 'problem.py');
@@ -219,5 +220,53 @@ describe('kforge eval with several candidates', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the line a waiting evaluation writes on stderr', () => {
+  const since = '2026-12-05T00:00:00Z';
+  const write = (event: Parameters<ReturnType<typeof deviceWaitWriter>>[0]): string => {
+    let text = '';
+    deviceWaitWriter({ write: (line: string) => void (text += line) }, 'kforge eval')(event);
+    return text;
+  };
+
+  it('names who holds the memory it waits for', () => {
+    const line = write({
+      kind: 'device-waiting',
+      device: 'cuda:0',
+      reason: 'memory',
+      neededBytes: 40 * 1024 ** 3,
+      freeBytes: 30 * 1024 ** 3,
+      capacityBytes: 80 * 1024 ** 3,
+      holders: [{ pid: 41, label: 'pid 41: 19_ReLU.py relu.py', bytes: 50 * 1024 ** 3, since, kind: 'evaluation' }],
+    });
+    assert.equal(
+      line,
+      "kforge eval: waiting for 40.00 GiB of cuda:0's memory: 30.00 GiB of 80.00 GiB free, held by pid 41 (pid 41: 19_ReLU.py relu.py, 50.00 GiB)\n",
+    );
+  });
+
+  it("says when a worker waits for room for its CUDA context under the contexts' cap, and whose contexts hold it", () => {
+    const context = 768 * 1024 ** 2;
+    const line = write({
+      kind: 'device-waiting',
+      device: 'cuda:0',
+      reason: 'memory',
+      neededBytes: context,
+      freeBytes: 60 * 1024 ** 3,
+      capacityBytes: 80 * 1024 ** 3,
+      holders: [
+        { pid: 41, label: "pid 41: candidate worker's context", bytes: context, since, kind: 'context' },
+        { pid: 42, label: "pid 42: candidate worker's context", bytes: context, since, kind: 'context' },
+        { pid: 41, label: 'pid 41: 19_ReLU.py relu.py', bytes: 18 * 1024 ** 3, since, kind: 'evaluation' },
+      ],
+      contextCapBytes: 2 * context,
+    });
+    assert.match(
+      line,
+      /^kforge eval: waiting for room for a worker's CUDA context on cuda:0: contexts outside a lease hold 1\.50 GiB of their 1\.50 GiB \(KFORGE_CONTEXT_BUDGET_BYTES\)/,
+    );
+    assert.match(line, /held by pid 41 \(pid 41: candidate worker's context, 0\.75 GiB\), pid 42 /);
   });
 });

@@ -6,6 +6,7 @@ import { createCliLogger } from '../cli-logger.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend } from '../../core/verdict.js';
 import { deviceCapacityBytes } from '../../eval/pipeline/device-capacity.js';
+import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
@@ -53,6 +54,13 @@ export function deviceWaitWriter(stderr: TextSink, prefix: string): (event: Pipe
       return;
     }
     const holders = event.holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
+    if (event.contextCapBytes !== undefined) {
+      const contexts = event.holders.filter((holder) => holder.kind === 'context').reduce((sum, holder) => sum + holder.bytes, 0);
+      stderr.write(
+        `${prefix}: waiting for room for a worker's CUDA context on ${event.device}: contexts outside a lease hold ${formatBytes(contexts)} of their ${formatBytes(event.contextCapBytes)} (${CONTEXT_BUDGET_VARIABLE}), and ${formatBytes(event.freeBytes)} of ${formatBytes(event.capacityBytes)} is free; held by ${holders || 'nobody now'}\n`,
+      );
+      return;
+    }
     stderr.write(
       `${prefix}: waiting for ${formatBytes(event.neededBytes)} of ${event.device}'s memory: ${formatBytes(event.freeBytes)} of ${formatBytes(event.capacityBytes)} free, held by ${holders || 'nobody now'}\n`,
     );

@@ -8,14 +8,14 @@ export const DEVICE_MEMORY_VARIABLE = 'KFORGE_DEVICE_MEMORY_BYTES';
 const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
 /**
- * Bytes from `KFORGE_DEVICE_MEMORY_BYTES`: an integer, optionally with a binary unit (`12G`, `512MiB`).
+ * Bytes from `KFORGE_DEVICE_MEMORY_BYTES` (or `variable`): an integer, optionally with a binary unit (`12G`, `512MiB`).
  * Throws RangeError naming the bad value.
  */
-export function parseByteSize(text: string): number {
+export function parseByteSize(text: string, variable = DEVICE_MEMORY_VARIABLE): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(text);
-  if (!match) throw new RangeError(`expected ${DEVICE_MEMORY_VARIABLE} to be a number of bytes (e.g. 12G or 12884901888), got \`${text}\``);
+  if (!match) throw new RangeError(`expected ${variable} to be a number of bytes (e.g. 12G or 12884901888), got \`${text}\``);
   const bytes = Number(match[1]) * UNITS[match[2]!.toLowerCase()]!;
-  if (!(bytes > 0)) throw new RangeError(`expected ${DEVICE_MEMORY_VARIABLE} to be positive, got \`${text}\``);
+  if (!(bytes > 0)) throw new RangeError(`expected ${variable} to be positive, got \`${text}\``);
   return Math.floor(bytes);
 }
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { deviceCapacityBytes } from './device-capacity.js';
+import { deviceCapacityBytes, parseByteSize } from './device-capacity.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
 import { hostGpuName } from './host-device-names.js';
@@ -11,6 +11,19 @@ import { estimateEvaluationSize, type SizeEstimateOutcome } from '../problem/siz
 
 /** Reserved for an evaluation whose problem could not be sized (its two processes' fixed cost and some room). */
 const UNSIZED_BYTES = 1024 ** 3;
+
+/**
+ * A CUDA worker's fixed cost on its device: the context and the warm start's lazy paths (612 MiB
+ * measured on an H100 by bench/gpu/context_probe.py), as the size estimate counts a process
+ * (DEVICE_PROCESS_BYTES of worker/kforge_worker/problem/size_estimate.py).
+ */
+export const WORKER_CONTEXT_BYTES = 768 * 1024 ** 2;
+
+/** The variable that caps the device memory workers' contexts may hold outside any lease. */
+export const CONTEXT_BUDGET_VARIABLE = 'KFORGE_CONTEXT_BUDGET_BYTES';
+
+/** The share of a device's budget that contexts outside a lease may hold when the variable is not set. */
+const CONTEXT_BUDGET_SHARE = 0.1;
 
 export interface DeviceMemoryGateOptions {
   /** Off: no estimate, no budget (the device lock alone). */
@@ -39,6 +52,8 @@ export interface PreparedRoom {
     bytes: number,
     signal: AbortSignal | undefined,
     onWait: (holders: BudgetHolder[], freeBytes: number, capacityBytes: number) => void,
+    /** Bytes of `bytes` that the evaluation's workers hold already in context reservations. */
+    heldBytes?: number,
   ): Promise<BudgetReservation | null>;
 }
 
@@ -113,7 +128,7 @@ export class DeviceMemoryGate {
           throw error;
         }
       },
-      reserve: async (device, bytes, signal, onWait) => {
+      reserve: async (device, bytes, signal, onWait, heldBytes) => {
         if (!this.#options.enabled || bytes <= 0) return null;
         const budget = await this.#budget(device);
         if (!budget) return null;
@@ -122,9 +137,42 @@ export class DeviceMemoryGate {
           signal,
           waitMs: remainingMs(),
           onWait: (holders, freeBytes) => onWait(holders, freeBytes, budget.capacityBytes),
+          heldBytes,
         });
       },
     };
+  }
+
+  /**
+   * Room for one worker's CUDA context on `device`, made before its evaluation holds the device
+   * and kept while it waits (null: no budget; `no-room` with `onWait` null when it would wait). Waits while the
+   * device's contexts would pass their cap (`KFORGE_CONTEXT_BUDGET_BYTES`, default a tenth of the
+   * budget, never below two contexts) or the budget has no room, so that workers waiting for the
+   * device cannot crowd out the one using it. Release it when the worker has exited.
+   */
+  async reserveContext(
+    device: string,
+    label: string,
+    signal: AbortSignal,
+    /** Called once if it waits; null: no wait, null at once when there is no room. */
+    onWait: ((holders: BudgetHolder[], freeBytes: number, capacityBytes: number, capBytes: number) => void) | null,
+  ): Promise<BudgetReservation | 'no-room' | null> {
+    if (!this.#options.enabled || device === 'cpu') return null;
+    const budget = await this.#budget(device);
+    if (!budget) return null;
+    const configured = this.#options.environment[CONTEXT_BUDGET_VARIABLE];
+    const capBytes =
+      configured !== undefined && configured.trim() !== ''
+        ? parseByteSize(configured, CONTEXT_BUDGET_VARIABLE)
+        : Math.max(2 * WORKER_CONTEXT_BYTES, Math.floor(CONTEXT_BUDGET_SHARE * budget.capacityBytes));
+    const room = await budget.reserveContext(WORKER_CONTEXT_BYTES, {
+      label,
+      signal,
+      capBytes,
+      wait: onWait !== null,
+      onWait: (holders, freeBytes) => onWait?.(holders, freeBytes, budget.capacityBytes, capBytes),
+    });
+    return room ?? 'no-room';
   }
 
   #estimate(settings: EvaluationSettings): Promise<SizeEstimateOutcome> {

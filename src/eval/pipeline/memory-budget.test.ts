@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { REPOSITORY_ROOT } from '../../core/repository-paths.js';
+import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { MemoryBudget } from './memory-budget.js';
 
 const HOLDER = path.join(REPOSITORY_ROOT, 'test-support/fixtures/budget/hold-budget.ts');
@@ -131,6 +132,74 @@ describe('the host-wide memory budget, with several real processes', () => {
     try {
       const budget = new MemoryBudget({ directory, capacityBytes: 1024 ** 3 });
       await assert.rejects(budget.reserve(2 * 1024 ** 3, { label: 'too big' }), /needs about 2\.00 GiB, more than the 1\.00 GiB of the device budget/);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('contexts held outside a lease, in the host-wide memory budget', () => {
+  const settle = (promise: Promise<unknown>): Promise<boolean> =>
+    Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 150))]);
+
+  it('caps what the contexts hold together: a context past the cap waits until another is released', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+      const first = await budget.reserveContext(10, { label: 'first', capBytes: 20 });
+      await budget.reserveContext(10, { label: 'second', capBytes: 20 });
+      const waits: Array<{ kind: string; bytes: number }> = [];
+      const third = budget.reserveContext(10, { label: 'third', capBytes: 20, onWait: (holders) => waits.push(...holders) });
+      assert.equal(await settle(third), false, 'a third context of 10 passed a cap of 20');
+      assert.deepEqual(
+        waits.map((holder) => [holder.kind, holder.bytes]),
+        [
+          ['context', 10],
+          ['context', 10],
+        ],
+      );
+      await first.release();
+      assert.equal(await settle(third), true, 'the third context got room once the first was released');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('counts contexts against an evaluation, and not its own twice', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+      await budget.reserveContext(10, { label: 'a waiting worker', capBytes: 30 });
+      const own = await budget.reserveContext(10, { label: 'its candidate worker', capBytes: 30 });
+      const evaluation = await budget.reserve(60, { label: 'evaluation', heldBytes: own.bytes });
+      assert.equal(evaluation.bytes, 50, 'its own context is not reserved twice');
+      assert.equal(evaluation.grantBytes, 90, "granted all but the other worker's context");
+      const later = budget.reserve(40, { label: 'later' });
+      assert.equal(await settle(later), false, '40 more fit beside 10 + 10 + 50 of 100');
+      await evaluation.release();
+      assert.equal(await settle(later), true);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('never waits on contexts alone: an evaluation too large to fit beside them runs once no other evaluation holds room', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
+    try {
+      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+      for (const label of ['one', 'two', 'three']) await budget.reserveContext(10, { label, capBytes: 30 });
+      const small = await budget.reserve(20, { label: 'small' });
+      const large = budget.reserve(90, { label: 'large' });
+      assert.equal(await settle(large), false, 'waits while another evaluation holds 20');
+      await small.release();
+      const placed = await Promise.race([large, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000))]);
+      assert.ok(placed, 'the contexts of waiting workers alone did not hold it back');
+      assert.equal(placed.grantBytes, 100, "its grant leaves the contexts out: running out of memory beside them is the machine's");
+      const stop = new AbortController();
+      const context = budget.reserveContext(10, { label: 'four', capBytes: 40, signal: stop.signal });
+      assert.equal(await settle(context), false, 'a new context waits while the budget has no room');
+      stop.abort();
+      await assert.rejects(context, EvaluationCancelledError);
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

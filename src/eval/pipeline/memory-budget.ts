@@ -17,6 +17,8 @@ const entrySchema = z.object({
   acquired_at: z.string(),
   bytes: z.number().int().nonnegative(),
   label: z.string(),
+  /** `context`: a worker's CUDA context, held outside any lease (`reserveContext`); absent in older files. */
+  kind: z.enum(['evaluation', 'context']).default('evaluation'),
 });
 export type BudgetEntry = z.infer<typeof entrySchema>;
 
@@ -26,6 +28,7 @@ export interface BudgetHolder {
   label: string;
   bytes: number;
   since: string;
+  kind: 'evaluation' | 'context';
 }
 
 export interface MemoryBudgetOptions {
@@ -45,6 +48,21 @@ export interface ReserveOptions {
   waitMs?: number | null | undefined;
   /** Called once when the reservation has to wait, with those holding the budget then. */
   onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
+  /**
+   * Bytes of `bytes` this evaluation holds already, in its workers' context reservations: not
+   * reserved twice, and part of its grant.
+   */
+  heldBytes?: number | undefined;
+}
+
+export interface ReserveContextOptions {
+  label: string;
+  signal?: AbortSignal | undefined;
+  /** The most bytes all contexts of the device may hold at once. */
+  capBytes: number;
+  /** False: no wait; null at once when there is no room. Default true. */
+  wait?: boolean | undefined;
+  onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
 }
 
 /** A reservation held until `release` (idempotent). */
@@ -62,6 +80,10 @@ const GIB = 1024 ** 3;
 /** Bytes as a person reads them: `6.00 GiB`, `512.0 MiB`. */
 export function formatBytes(bytes: number): string {
   return bytes >= 0.1 * GIB ? `${(bytes / GIB).toFixed(2)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+}
+
+function holderOf(entry: BudgetEntry): BudgetHolder {
+  return { pid: entry.pid, label: entry.label, bytes: entry.bytes, since: entry.acquired_at, kind: entry.kind };
 }
 
 function processStart(pid: number): string | null {
@@ -100,15 +122,23 @@ export class MemoryBudget {
 
   /** Live reservations of the budget now (those of dead processes are left out and removed). */
   async holders(): Promise<BudgetHolder[]> {
-    return (await this.#liveEntries()).map(({ entry }) => ({ pid: entry.pid, label: entry.label, bytes: entry.bytes, since: entry.acquired_at }));
+    return (await this.#liveEntries()).map(({ entry }) => holderOf(entry));
   }
 
   /**
-   * Reserves `bytes`, waiting for room. Throws MachineFaultError when `bytes` exceeds the whole
-   * capacity (it can never fit) or the wait runs past `waitMs`; EvaluationCancelledError on abort.
+   * Reserves `bytes` for an evaluation, waiting for room. Throws MachineFaultError when `bytes`
+   * exceeds the whole capacity (it can never fit) or the wait runs past `waitMs`;
+   * EvaluationCancelledError on abort.
+   *
+   * Contexts held outside any lease (workers of processes waiting for the device) count against
+   * the room, but an evaluation never waits on them alone: when `bytes` cannot fit beside them
+   * even with no other evaluation on the device, it is placed once the other evaluations' room
+   * allows, and its grant leaves those contexts out (running out of memory there is the machine's).
+   * Contexts are capped (`reserveContext`), so this happens only for the largest problems.
    */
   async reserve(bytes: number, options: ReserveOptions): Promise<BudgetReservation> {
     const wanted = Math.max(0, Math.ceil(bytes));
+    const held = Math.min(wanted, Math.max(0, options.heldBytes ?? 0));
     const { capacityBytes } = this.#options;
     if (wanted > capacityBytes) {
       throw new MachineFaultError(`the evaluation needs about ${formatBytes(wanted)}, more than the ${formatBytes(capacityBytes)} of the device budget`, {
@@ -116,51 +146,100 @@ export class MemoryBudget {
         hint: 'evaluate at smaller sizes (--set NAME=VALUE), or raise the budget (KFORGE_DEVICE_MEMORY_BYTES) if the device has more',
       });
     }
+    return this.#waitFor(
+      (usage) => {
+        const othersContexts = usage.contexts - held;
+        if (wanted + othersContexts <= capacityBytes) return wanted - held <= usage.free ? usage.free + held : null;
+        const room = capacityBytes - usage.evaluations;
+        return wanted <= room ? room : null;
+      },
+      { bytes: wanted - held, kind: 'evaluation', label: options.label, signal: options.signal, onWait: options.onWait },
+      (waitedMs, holders, freeBytes) => {
+        if (options.waitMs == null || waitedMs < options.waitMs) return null;
+        const named = holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
+        return new MachineFaultError(
+          `waited ${(waitedMs / 1000).toFixed(0)} s for ${formatBytes(wanted)} of device memory; ${formatBytes(freeBytes)} of ${formatBytes(capacityBytes)} stayed free, held by ${named || 'processes that have ended'}`,
+          { resource: 'device-wait', hint: 'wait longer (--wait DURATION), or stop the evaluations that hold the device', retryAfterSeconds: 60 },
+        );
+      },
+    );
+  }
+
+  /**
+   * Reserves `bytes` for a worker's CUDA context, made before its evaluation holds the device and
+   * kept while it waits: waits while the device's contexts would pass `capBytes` or the budget
+   * has no room (with `wait: false`, null at once instead). Released when the worker ends.
+   * EvaluationCancelledError on abort.
+   */
+  async reserveContext(bytes: number, options: ReserveContextOptions & { wait: false }): Promise<BudgetReservation | null>;
+  async reserveContext(bytes: number, options: ReserveContextOptions): Promise<BudgetReservation>;
+  async reserveContext(bytes: number, options: ReserveContextOptions): Promise<BudgetReservation | null> {
+    const wanted = Math.max(0, Math.ceil(bytes));
+    const cap = Math.max(wanted, options.capBytes);
+    const noRoom = new Error('no room');
+    try {
+      return await this.#waitFor(
+        (usage) => (usage.contexts + wanted <= cap && wanted <= usage.free ? usage.free : null),
+        { bytes: wanted, kind: 'context', label: options.label, signal: options.signal, onWait: options.onWait },
+        () => (options.wait === false ? noRoom : null),
+      );
+    } catch (error) {
+      if (error === noRoom) return null;
+      throw error;
+    }
+  }
+
+  async #waitFor(
+    grantOf: (usage: { free: number; contexts: number; evaluations: number }) => number | null,
+    placing: { bytes: number; kind: BudgetEntry['kind']; label: string; signal?: AbortSignal | undefined; onWait?: ReserveOptions['onWait'] },
+    giveUp: (waitedMs: number, holders: BudgetHolder[], freeBytes: number) => Error | null,
+  ): Promise<BudgetReservation> {
     await this.#ensureDirectory();
     const askedAtMs = performance.now();
     let told = false;
     for (;;) {
-      if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
-      const placed = await this.#tryPlace(wanted, options.label);
+      if (placing.signal?.aborted) throw new EvaluationCancelledError(placing.signal.reason);
+      const placed = await this.#tryPlace(grantOf, placing);
       if (placed.reservation) return { ...placed.reservation, waitedMs: performance.now() - askedAtMs };
-      const waitedMs = performance.now() - askedAtMs;
-      if (options.waitMs != null && waitedMs >= options.waitMs) {
-        const holders = placed.holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
-        throw new MachineFaultError(
-          `waited ${(waitedMs / 1000).toFixed(0)} s for ${formatBytes(wanted)} of device memory; ${formatBytes(placed.freeBytes)} of ${formatBytes(capacityBytes)} stayed free, held by ${holders || 'processes that have ended'}`,
-          { resource: 'device-wait', hint: 'wait longer (--wait DURATION), or stop the evaluations that hold the device', retryAfterSeconds: 60 },
-        );
-      }
+      const failure = giveUp(performance.now() - askedAtMs, placed.holders, placed.freeBytes);
+      if (failure) throw failure;
       if (!told) {
         told = true;
-        options.onWait?.(placed.holders, placed.freeBytes);
+        placing.onWait?.(placed.holders, placed.freeBytes);
       }
       await new Promise((resolve) => setTimeout(resolve, this.#options.pollMs));
     }
   }
 
-  async #tryPlace(bytes: number, label: string): Promise<{ reservation?: Omit<BudgetReservation, 'waitedMs'>; holders: BudgetHolder[]; freeBytes: number }> {
+  async #tryPlace(
+    grantOf: (usage: { free: number; contexts: number; evaluations: number }) => number | null,
+    placing: { bytes: number; kind: BudgetEntry['kind']; label: string },
+  ): Promise<{ reservation?: Omit<BudgetReservation, 'waitedMs'>; holders: BudgetHolder[]; freeBytes: number }> {
     const mutex = await acquireFileLock(path.join(this.#options.directory, '.mutex'), { pollMs: 20, unreadableStaleMs: 5000 });
     try {
       const live = await this.#liveEntries();
-      const used = live.reduce((sum, { entry }) => sum + entry.bytes, 0);
-      const freeBytes = Math.max(0, this.#options.capacityBytes - used);
-      const holders = live.map(({ entry }) => ({ pid: entry.pid, label: entry.label, bytes: entry.bytes, since: entry.acquired_at }));
-      if (bytes > freeBytes) return { holders, freeBytes };
+      const sum = (kind: BudgetEntry['kind']): number => live.reduce((total, { entry }) => total + (entry.kind === kind ? entry.bytes : 0), 0);
+      const contexts = sum('context');
+      const evaluations = sum('evaluation');
+      const freeBytes = Math.max(0, this.#options.capacityBytes - contexts - evaluations);
+      const holders = live.map(({ entry }) => holderOf(entry));
+      const grantBytes = grantOf({ free: freeBytes, contexts, evaluations });
+      if (grantBytes === null) return { holders, freeBytes };
       const entry: BudgetEntry = {
         pid: process.pid,
         host: os.hostname(),
         start: processStart(process.pid),
         token: randomBytes(8).toString('hex'),
         acquired_at: new Date().toISOString(),
-        bytes,
-        label,
+        bytes: placing.bytes,
+        label: placing.label,
+        kind: placing.kind,
       };
       const file = path.join(this.#options.directory, `${process.pid}-${entry.token}.json`);
       await writeFile(file, JSON.stringify(entry), { flag: 'wx' });
       let released: Promise<void> | undefined;
       return {
-        reservation: { bytes, grantBytes: freeBytes, release: () => (released ??= unlink(file).catch(() => undefined)) },
+        reservation: { bytes: placing.bytes, grantBytes, release: () => (released ??= unlink(file).catch(() => undefined)) },
         holders,
         freeBytes,
       };

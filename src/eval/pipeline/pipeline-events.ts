@@ -9,6 +9,16 @@ export type PipelineEvent =
   | { kind: 'build-started'; device: string; buildKey: string | null; previouslyBuilt: boolean; waitedMs: number }
   | { kind: 'build-finished'; device: string; buildKey: string | null; built: boolean; cacheHit: boolean | null; durationMs: number | null }
   | { kind: 'device-waiting'; device: string; reason: 'lock'; holder: { pid: number | null; command: string | null } }
-  | { kind: 'device-waiting'; device: string; reason: 'memory'; neededBytes: number; freeBytes: number; capacityBytes: number; holders: BudgetHolder[] }
+  | {
+      kind: 'device-waiting';
+      device: string;
+      reason: 'memory';
+      neededBytes: number;
+      freeBytes: number;
+      capacityBytes: number;
+      holders: BudgetHolder[];
+      /** Set when a worker's context waits: the cap on what contexts outside a lease may hold. */
+      contextCapBytes?: number | undefined;
+    }
   | { kind: 'device-acquired'; device: string; waitedMs: number }
   | { kind: 'device-released'; device: string; heldMs: number };

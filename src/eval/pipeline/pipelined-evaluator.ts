@@ -18,7 +18,7 @@ import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-p
 import { EvaluationRun } from '../run/evaluation-run.js';
 import { problemIdentity } from '../problem/problem-identity.js';
 import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
-import { DeviceMemoryGate, type PreparedRoom } from './device-memory-gate.js';
+import { DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
 import type { BudgetReservation } from './memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
@@ -144,6 +144,7 @@ export class PipelinedEvaluator implements Evaluator {
   #bytecodePrefix: Promise<string | null> | undefined;
   readonly #sizes: DeviceMemoryGate;
   readonly #prefetcher: BaselinePrefetcher;
+  readonly #spawner: WarmWorkerSpawner;
 
   constructor(options: PipelinedEvaluatorOptions) {
     this.#options = options;
@@ -169,7 +170,9 @@ export class PipelinedEvaluator implements Evaluator {
       terminationGraceMs: options.terminationGraceMs,
       pauser: this.#pauser,
       bytecodePrefix: () => this.#bytecodeCache(),
+      reserveContext: (device, label, signal, onWait) => this.#sizes.reserveContext(device, `pid ${process.pid}: ${label}`, signal, onWait),
     });
+    this.#spawner = spawner;
     this.#pool = new WarmWorkerPool({
       spawn: (role, device, makeContext) => spawner.spawn(role, device, makeContext),
       discard: (warm) => spawner.discard(warm),
@@ -256,6 +259,7 @@ export class PipelinedEvaluator implements Evaluator {
    */
   async close(): Promise<void> {
     await this.#prefetcher.close();
+    this.#spawner.close();
     await this.#pool.close();
     await Promise.all([...this.#releasing]);
   }
@@ -279,6 +283,11 @@ export class PipelinedEvaluator implements Evaluator {
     try {
       const candidate = await this.#pool.take('candidate', device);
       taken.push(candidate);
+      // Its context, if it was started without one (the device's contexts were at their cap): made
+      // with the build, so reserved before it, waiting for room (docs/sizes.md).
+      await this.#spawner.reserveContextFor(candidate, options.signal, (holders, freeBytes, capacityBytes, contextCapBytes) =>
+        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
+      );
       const adoption = { signal: options.signal, terminationGraceMs: this.#options.terminationGraceMs };
       adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
       // A worker that never says hello is left to the run, which times it out as a setup error.
@@ -316,7 +325,7 @@ export class PipelinedEvaluator implements Evaluator {
           finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
           emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
         },
-        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room),
+        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room, 0, candidate.contextBytes),
       };
       const onProgress = (event: EvaluationProgress): void => {
         pauses.onProgress(event);
@@ -389,6 +398,8 @@ export class PipelinedEvaluator implements Evaluator {
     emit: (event: PipelineEvent) => void,
     room: PreparedRoom,
     priority = 0,
+    /** Bytes of the evaluation's estimate already reserved for its workers' contexts. */
+    heldBytes = 0,
   ): Promise<HeldDevice> {
     const needed = await room.neededBytes(device);
     const askedAtMs = performance.now();
@@ -403,8 +414,13 @@ export class PipelinedEvaluator implements Evaluator {
     try {
       // The caller's own signal: the budget applies the wait limit itself, so that running past it
       // is a machine fault naming who holds the memory, not a cancellation.
-      reservation = await room.reserve(device, needed, signal, (holders, freeBytes, capacityBytes) =>
-        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
+      reservation = await room.reserve(
+        device,
+        needed,
+        signal,
+        (holders, freeBytes, capacityBytes) =>
+          emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
+        heldBytes,
       );
     } catch (error) {
       await lease.release();

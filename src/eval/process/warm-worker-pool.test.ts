@@ -32,7 +32,7 @@ async function spawnFake(role: WorkerRole, device: string, python = TEST_PYTHON)
     idleLimitMs: 30_000,
     terminationGraceMs: 200,
   });
-  return { role, device, worker, scratch };
+  return { role, device, worker, scratch, contextBytes: 0 };
 }
 
 async function until(check: () => boolean): Promise<void> {

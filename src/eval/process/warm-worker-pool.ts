@@ -10,6 +10,8 @@ export interface WarmWorker {
   device: string;
   worker: WorkerProcess;
   scratch: ScratchDirectory;
+  /** Device memory reserved for its context in the device's budget until it exits (0: none). */
+  contextBytes: number;
 }
 
 export interface WarmWorkerPoolOptions {

@@ -1,3 +1,4 @@
+import type { BudgetHolder } from '../pipeline/memory-budget.js';
 import type { ProcessGroupPauser } from './process-group-pauser.js';
 import { createScratchDirectory } from './scratch-directory.js';
 import { stageLimitsMs } from '../run/stage-limits.js';
@@ -29,6 +30,20 @@ export interface WarmWorkerSpawnerOptions {
   bytecodePrefix?: (() => Promise<string | null>) | undefined;
   /** How the workers are isolated (worker-sandbox.ts). */
   sandbox: SandboxPolicy;
+  /**
+   * Room for a worker's CUDA context (DeviceMemoryGate.reserveContext), released when the worker
+   * has exited. `onWait` null: `no-room` at once rather than waiting. null: nothing to reserve.
+   */
+  reserveContext?: ((device: string, label: string, signal: AbortSignal, onWait: ContextWait | null) => Promise<ContextRoom | 'no-room' | null>) | undefined;
+}
+
+/** Told once when a context waits for room: who holds the budget, what is free, the contexts' cap. */
+export type ContextWait = (holders: BudgetHolder[], freeBytes: number, capacityBytes: number, capBytes: number) => void;
+
+/** A context's room in the device's budget. */
+export interface ContextRoom {
+  readonly bytes: number;
+  release(): Promise<void>;
 }
 
 /**
@@ -39,6 +54,7 @@ export interface WarmWorkerSpawnerOptions {
  */
 export class WarmWorkerSpawner {
   readonly #options: WarmWorkerSpawnerOptions;
+  readonly #closing = new AbortController();
 
   constructor(options: WarmWorkerSpawnerOptions) {
     this.#options = options;
@@ -50,6 +66,42 @@ export class WarmWorkerSpawner {
    * waits for its evaluation's turn.
    */
   async spawn(role: WorkerRole, device: string, makeContext = true): Promise<WarmWorker> {
+    // Started ahead of any evaluation: a context only where the device's budget has room for it
+    // now (waiting here could hold an evaluation back behind workers that wait for the device).
+    // Without one, the worker makes it with its first request; `reserveContextFor` reserves it then.
+    const outcome =
+      makeContext && device !== 'cpu' ? await this.#options.reserveContext?.(device, `${role} worker's context`, this.#closing.signal, null) : null;
+    const context = outcome === 'no-room' ? null : (outcome ?? null);
+    try {
+      const warm = await this.#start(role, device, makeContext && outcome !== 'no-room');
+      if (context) void warm.worker.result.finally(() => context.release());
+      return { ...warm, contextBytes: context?.bytes ?? 0 };
+    } catch (error) {
+      await context?.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Reserves the context a worker started without one will make with its first request, waiting
+   * for room (EvaluationCancelledError when `signal` ends or the spawner closes); sets its
+   * `contextBytes`. Nothing to do on the cpu, for a worker that has its room, or without a budget.
+   */
+  async reserveContextFor(warm: WarmWorker, signal: AbortSignal | undefined, onWait: ContextWait): Promise<void> {
+    if (warm.device === 'cpu' || warm.contextBytes > 0 || !this.#options.reserveContext) return;
+    const waiting = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
+    const context = await this.#options.reserveContext(warm.device, `${warm.role} worker's context`, waiting, onWait);
+    if (context === null || context === 'no-room') return;
+    warm.contextBytes = context.bytes;
+    void warm.worker.result.finally(() => context.release());
+  }
+
+  /** Stops the reservations still waiting for room for a context (they reject with EvaluationCancelledError). */
+  close(): void {
+    this.#closing.abort(new Error('the evaluator is closing'));
+  }
+
+  async #start(role: WorkerRole, device: string, makeContext: boolean): Promise<Omit<WarmWorker, 'contextBytes'>> {
     const { scratchRoot, keepScratch } = this.#options;
     const scratch = await createScratchDirectory({
       ...(scratchRoot ? { root: scratchRoot } : {}),
