@@ -12,7 +12,8 @@
 # (lower it when the lease may hold one call only, so that the record is packed by that call).
 # SIZES_BATCH_LIMIT_S (default 330): how long the sizes phase's batch of 40 may run;
 # SIZES_CONCURRENT_LIMIT_S (default 120, 0 skips it): its eight concurrent evaluations.
-# TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes.
+# TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes; TIMING_ONLY
+# (comma-separated kernel names of timing_record.py): only those.
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
 # progress.log.
@@ -186,7 +187,8 @@ run_phase() {
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       timing-full) phase timing-full $(( ${TIMING_DEADLINE_S:-1250} + 150 )) "python3 bench/gpu/timing_record.py $state/timing-full --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
-          --corpus-rows $timing_corpus_rows --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock" ;;
+          --corpus-rows $timing_corpus_rows --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock \
+          ${TIMING_ONLY:+--only $TIMING_ONLY}" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;
       corpus) phase corpus $(( ${CORPUS_DEADLINE_S:-1000} + 90 )) "python3 bench/gpu/kernelbench_corpus.py --corpus .gpu-corpus/selected --out $state/corpus --jobs 8 --timeout 1200 \

@@ -75,6 +75,29 @@ describe('WarmWorkerPool', () => {
     }
   });
 
+  it('hands out an idle worker that holds a context before one started without it (which would wait for room)', async () => {
+    let spawned = 0;
+    const pool = new WarmWorkerPool({
+      // The first worker started ahead found the contexts at their cap; the second had room.
+      spawn: async (role, device) => ({ ...(await spawnFake(role, device)), contextBytes: spawned++ === 0 ? 0 : 768 }),
+      discard,
+      idleTarget: () => 2,
+    });
+    try {
+      pool.prewarm('candidate', 'cuda:0');
+      await until(() => spawned === 2);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const first = await pool.take('candidate', 'cuda:0');
+      assert.equal(first.contextBytes, 768, 'the one holding a context went first');
+      const second = await pool.take('candidate', 'cuda:0');
+      assert.equal(second.contextBytes, 0, 'then the other, still handed out once');
+      assert.notEqual(first.worker.pid, second.worker.pid);
+      await Promise.all([first, second].map(discard));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('starts workers ahead and hands each one out exactly once', async () => {
     const pool = new WarmWorkerPool({ spawn: (role, device) => spawnFake(role, device), discard, idleTarget: () => 2 });
     pool.prewarm('candidate', 'cpu');

@@ -59,6 +59,8 @@ export class WarmWorkerPool {
   readonly #options: WarmWorkerPoolOptions;
   readonly #logger: Logger;
   readonly #idle = new Map<string, Array<Promise<WarmWorker>>>();
+  /** Idle workers that have started, by their promise in a queue. */
+  readonly #started = new WeakMap<Promise<WarmWorker>, WarmWorker>();
   #closed = false;
   #spawned = 0;
   #handedOut = 0;
@@ -93,7 +95,16 @@ export class WarmWorkerPool {
       if (queue.length === 0) queue.push(this.#spawn(role, device, role !== 'reference'));
       const next = queue.shift()!;
       this.prewarm(role, device);
-      const warm = await next;
+      let warm = await next;
+      // One started without a context (the device's contexts were at their cap) would wait for
+      // room before its build: an idle one that holds a context goes first, so that this process's
+      // own idle workers never hold the room its evaluation waits for.
+      const withContext =
+        warm.device !== 'cpu' && warm.contextBytes === 0 ? queue.findIndex((started) => (this.#started.get(started)?.contextBytes ?? 0) > 0) : -1;
+      if (withContext >= 0) {
+        const [swapped] = queue.splice(withContext, 1, next);
+        warm = this.#started.get(swapped!)!;
+      }
       if (this.#closed) {
         await this.#discard(warm);
         throw new WarmWorkerPoolClosedError();
@@ -136,7 +147,10 @@ export class WarmWorkerPool {
     this.#spawned += 1;
     const started = this.#options.spawn(role, device, makeContext);
     // A spawn that fails while nobody waits for it must not be an unhandled rejection.
-    started.catch((error: unknown) => this.#logger.warn({ err: error, role, device }, 'could not start a warm worker'));
+    started.then(
+      (warm) => this.#started.set(started, warm),
+      (error: unknown) => this.#logger.warn({ err: error, role, device }, 'could not start a warm worker'),
+    );
     return started;
   }
 
