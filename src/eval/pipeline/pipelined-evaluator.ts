@@ -18,7 +18,7 @@ import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-p
 import { EvaluationRun } from '../run/evaluation-run.js';
 import { problemIdentity } from '../problem/problem-identity.js';
 import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
-import { DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
+import { CONTEXT_BUDGET_VARIABLE, DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
 import type { BudgetReservation } from './memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
@@ -283,17 +283,22 @@ export class PipelinedEvaluator implements Evaluator {
     try {
       const candidate = await this.#pool.take('candidate', device);
       taken.push(candidate);
-      // Its context, if it was started without one (the device's contexts were at their cap): made
-      // with the build, so reserved before it, waiting for room (docs/sizes.md).
-      await this.#spawner.reserveContextFor(candidate, options.signal, (holders, freeBytes, capacityBytes, contextCapBytes) =>
-        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
-      );
       const adoption = { signal: options.signal, terminationGraceMs: this.#options.terminationGraceMs };
       adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
       // A worker that never says hello is left to the run, which times it out as a setup error.
       const hello = await helloWithin(candidate, settings.idleLimitMs);
       // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
       await room.neededBytes(device);
+      // Its context, if it was started without one (the device's contexts were at their cap): made
+      // with the build, so reserved before it, waiting for room within `--wait` (docs/sizes.md).
+      await room.waited(
+        () =>
+          this.#spawner.reserveContextFor(candidate, room.waitSignal(options.signal), (holders, freeBytes, capacityBytes, contextCapBytes) =>
+            emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
+          ),
+        options.signal,
+        `room for the candidate worker's CUDA context on ${device}, which the contexts of other workers waiting for it fill (${CONTEXT_BUDGET_VARIABLE})`,
+      );
       const askedAtMs = performance.now();
       let key: string | null = null;
       if (hello) {
