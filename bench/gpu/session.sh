@@ -114,6 +114,12 @@ wait_s="${2:-540}"
 # kernels beyond good-kernels' three (item 7): `timing-full` (every shipped example and eight
 # published kernels, $timing_corpus_rows below, in ten processes with ncu, about 1,250 s) is a
 # lease of its own too. One per session: sizes first, timing-full in the session after.
+# The ninth session (2026-12-05/06) got a machine at its seventeenth call, an hour in, with 629 s
+# left: context-cap (six kforge eval at a cap of two contexts, all correct, 116 s) and a memory
+# profile with the sandbox off (the candidate's 12 GiB in the stale-output check). Next: the sizes
+# batch as a session's first call (about 25 minutes), `profile` to measure the check's fix (the
+# sandboxed candidate's profile now comes back), then timing-full's remaining kernels (TIMING_ONLY,
+# TIMING_DEADLINE_S to fit).
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and

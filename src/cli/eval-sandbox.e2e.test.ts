@@ -218,6 +218,20 @@ describe('kforge eval: attacks on the orchestrator, the caches and the store', {
     await reservation.abandon();
   });
 
+  it("brings a sandboxed candidate's profile back into KFORGE_WORKER_PROFILE (its own /tmp is private)", { timeout: 600_000 }, async () => {
+    const profiles = path.join(root, 'profiles');
+    const { result } = await kforgeEval(path.join(CORPUS, 'cpu', 'h18_scratch_file.py'), { KFORGE_WORKER_PROFILE: profiles });
+    assert.equal(result.verdict, 'correct');
+    assert.equal((result.environment?.isolation as { enabled: boolean } | undefined)?.enabled, true);
+    const written = readdirSync(profiles);
+    for (const role of ['candidate', 'reference']) {
+      assert.ok(
+        written.some((name) => name.startsWith(`${role}-`) && name.endsWith('.summary.txt')),
+        `the ${role} worker's summary is in ${JSON.stringify(written)}`,
+      );
+    }
+  });
+
   it('with KFORGE_SANDBOX=0 every verdict says the candidate ran without isolation', { timeout: 600_000 }, async () => {
     const { result } = await kforgeEval(path.join(CORPUS, 'cpu', 'h18_scratch_file.py'), { KFORGE_SANDBOX: '0' });
     assert.equal(result.verdict, 'correct');

@@ -103,10 +103,10 @@ def _profiled(role: str, channel) -> None:
     (sampling_profile.py), its stacks and summary written to DIR at the end (a diagnostic for people
     timing the worker, off by default; the variables are removed before any problem or candidate
     code runs). With `KFORGE_WORKER_PROFILE_MEMORY=1` as well, on a GPU, the CUDA allocator's history
-    is recorded and a snapshot written at the end of every stage. Where DIR cannot be written (the
-    candidate's sandbox shows the host read-only), the files go to `kforge-profile` in the worker's
-    own temporary folder, inside the evaluation's scratch folder, from which the parent copies them
-    into DIR; a line on stderr says so."""
+    is recorded and a snapshot written at the end of every stage. Where DIR cannot be written, the
+    files go to `kforge-profile` in the worker's own temporary folder, inside the evaluation's
+    scratch folder, from which the parent copies them into DIR; a line on stderr says so (a
+    sandboxed candidate is given that folder as DIR: its private /tmp would take and lose them)."""
     directory = os.environ.pop(PROFILE_VARIABLE, None)
     memory = os.environ.pop(PROFILE_MEMORY_VARIABLE, "") not in ("", "0")
     if not directory:

@@ -15,6 +15,7 @@ from kforge_worker.device.cudart import CudaRuntime, mapped_cudart_paths
 from kforge_worker.guard.deferred_work import ThreadWatch, output_problems
 from kforge_worker.guard.guard_settings import parse_guard
 from kforge_worker.protocol.outputs import flatten
+from kforge_worker.guard import poison
 from kforge_worker.guard.poison import POISON_WORD, is_stale, poison_allocator, poison_sizes, poisoned_fraction
 from kforge_worker.tolerance.scale_aware_judge import judge_scale_aware
 from kforge_worker.problem.seeds import derived_seed
@@ -56,6 +57,20 @@ def test_the_pattern_is_found_through_views_and_not_in_tiny_tensors():
     half = as_float.clone()
     half.view(-1)[: 64 * 40] = 1.0
     assert is_stale(half) is None and poisoned_fraction(half) == pytest.approx(24 / 64)
+
+
+def test_the_pattern_is_counted_in_chunks_across_their_boundaries(monkeypatch):
+    """The check counts a chunk of words at a time (its temporaries stay a chunk's size); the count
+    is the same as one pass, also for a view that starts off a word boundary."""
+    monkeypatch.setattr(poison, "CHECK_CHUNK_WORDS", 7)
+    block = torch.zeros(100, dtype=torch.int32)
+    block[3:40] = POISON_WORD
+    block[90:] = POISON_WORD
+    assert poisoned_fraction(block) == pytest.approx(47 / 100)
+    raw = torch.zeros(4 * 100 + 1, dtype=torch.uint8)
+    raw[:400].view(torch.int32)[5:26] = POISON_WORD  # words at aligned addresses, as the allocator's
+    odd = raw[1:]  # one byte into the buffer: its aligned words start three bytes in
+    assert poisoned_fraction(odd) == pytest.approx(21 / 99)
 
 
 def test_poison_sizes_skip_blocks_glibc_does_not_reuse():

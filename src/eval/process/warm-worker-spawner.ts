@@ -113,7 +113,7 @@ export class WarmWorkerSpawner {
       temporaryDirectory: scratch.temporaryDirectory,
       workerDirectory: this.#options.workerDirectory,
     });
-    Object.assign(environment, roleEnvironment(role, this.#options.sandbox));
+    Object.assign(environment, roleEnvironment(role, this.#options.sandbox, scratch, this.#options.environment));
     environment[WARM_DEVICE_VARIABLE] = device;
     if (!makeContext && device !== 'cpu') environment[WARM_CONTEXT_VARIABLE] = '0';
     const prefix = await this.#options.bytecodePrefix?.();

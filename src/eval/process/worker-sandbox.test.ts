@@ -38,6 +38,15 @@ describe("the reference worker's torch.compile caches", () => {
     assert.deepEqual(roleEnvironment('candidate', policy), {});
   });
 
+  it("send a sandboxed candidate's profile to its scratch (its /tmp is private), and leave the others' where asked", () => {
+    const scratch = { temporaryDirectory: '/s/tmp' };
+    const asked = { KFORGE_WORKER_PROFILE: '/tmp/profiles' };
+    assert.deepEqual(roleEnvironment('candidate', sandboxPolicy({}, ROOT), scratch, asked), { KFORGE_WORKER_PROFILE: '/s/tmp/kforge-profile' });
+    assert.deepEqual(roleEnvironment('candidate', sandboxPolicy({ KFORGE_SANDBOX: 'off' }, ROOT), scratch, asked), {});
+    assert.deepEqual(roleEnvironment('candidate', sandboxPolicy({}, ROOT), scratch, {}), {});
+    assert.equal(roleEnvironment('reference', sandboxPolicy({}, ROOT), scratch, asked).KFORGE_WORKER_PROFILE, undefined);
+  });
+
   it('are fresh per worker with the sandbox off (a candidate could write them) or KFORGE_COMPILE_CACHE=0', () => {
     for (const environment of [{ KFORGE_SANDBOX: '0' }, { KFORGE_COMPILE_CACHE: '0' }]) {
       const policy = sandboxPolicy(environment, ROOT);

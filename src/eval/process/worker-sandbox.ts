@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import type { ScratchDirectory } from './scratch-directory.js';
+import { PROFILE_FALLBACK, type ScratchDirectory } from './scratch-directory.js';
 import type { WorkerRole } from './worker-role.js';
 
 /** `KFORGE_SANDBOX`: `1`/`on` (default) isolate as far as the machine allows, `0`/`off` not at all, `require` refuse to evaluate without every layer. */
@@ -83,8 +83,19 @@ export function sandboxPolicy(
  * persistent torch.compile caches (docs/timing.md, "The torch.compile baseline"), so that every
  * evaluation on this machine times the same compiled code with the same autotuned configurations
  * and compiles a reference once; nothing for the candidate, whose caches stay in its scratch.
+ * With a profile asked for (`KFORGE_WORKER_PROFILE` in `parent`), a sandboxed candidate writes
+ * it into its scratch's temporary folder, which the parent copies out: its own /tmp is private
+ * to its sandbox, so a profile folder there would be written and lost.
  */
-export function roleEnvironment(role: WorkerRole, policy: SandboxPolicy): Record<string, string> {
+export function roleEnvironment(
+  role: WorkerRole,
+  policy: SandboxPolicy,
+  scratch?: Pick<ScratchDirectory, 'temporaryDirectory'>,
+  parent?: NodeJS.ProcessEnv,
+): Record<string, string> {
+  if (role === 'candidate' && policy.mode !== 'off' && scratch && parent?.KFORGE_WORKER_PROFILE) {
+    return { KFORGE_WORKER_PROFILE: path.join(scratch.temporaryDirectory, PROFILE_FALLBACK) };
+  }
   if (role !== 'reference' || !policy.compileCache) return {};
   return {
     TORCHINDUCTOR_CACHE_DIR: path.join(policy.compileCache, 'inductor'),

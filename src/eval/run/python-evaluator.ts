@@ -143,7 +143,7 @@ export class PythonEvaluator implements Evaluator {
           temporaryDirectory: scratch.temporaryDirectory,
           workerDirectory: this.#options.workerDirectory,
         }),
-        ...roleEnvironment(role, this.#sandbox),
+        ...roleEnvironment(role, this.#sandbox, scratch, this.#options.environment ?? process.env),
       },
       stageLimitsMs: settings.stageLimitsMs,
       idleLimitMs: settings.idleLimitMs,

@@ -28,6 +28,8 @@ BLOCKS_PER_SIZE = 2
 MAX_SIZES = 16
 MAX_POISON_BYTES = 4 * 1024**3
 CPU_MAX_POISON_BLOCK_BYTES = 32 * 1024**2
+# Words of an output checked for the poison at once (256 MiB of it): bounds the check's temporaries.
+CHECK_CHUNK_WORDS = 64 * 1024**2
 
 
 def poison_sizes(values: Iterable, device: torch.device) -> List[int]:
@@ -98,16 +100,23 @@ def poisoned_fraction(tensor: torch.Tensor) -> Optional[float]:
     if words <= 0:
         return None
     body = raw[start : start + 4 * words]
-    # Counted with count_nonzero: a boolean mask's .sum() on the cpu first copies the mask to int64
-    # (eight bytes a word: twice the output's own size, on top of the mask).
-    try:  # one pass over the words as int32 (the blocks were filled as int32 words, in this byte order)
-        return float(torch.count_nonzero(body.view(torch.int32) == POISON_WORD).item()) / words
+    try:  # the words as int32 (the blocks were filled as int32 words, in this byte order)
+        as_words = body.view(torch.int32)
+        count = _count_chunks(as_words, lambda chunk: chunk == POISON_WORD)
     except RuntimeError:  # a byte view whose offset does not allow an int32 view: compare byte groups
-        pass
-    grouped = body.reshape(words, 4)
-    pattern = torch.tensor(POISON_BYTES, dtype=torch.uint8, device=grouped.device)
-    matches = (grouped == pattern).all(dim=1)
-    return float(torch.count_nonzero(matches).item()) / words
+        pattern = torch.tensor(POISON_BYTES, dtype=torch.uint8, device=body.device)
+        count = _count_chunks(body.reshape(words, 4), lambda chunk: (chunk == pattern).all(dim=1))
+    return float(count) / words
+
+
+def _count_chunks(rows: torch.Tensor, matching) -> int:
+    """How many rows of `rows` `matching` marks, CHECK_CHUNK_WORDS rows at a time: the mask of a
+    whole 6 GiB output is 1.5 GiB, and count_nonzero on cuda made an int64 copy of it (12 GiB, on
+    the H100 on 2026-12-06), beside the candidate's inputs and output."""
+    total = torch.zeros((), dtype=torch.int64, device=rows.device)
+    for first in range(0, rows.shape[0], CHECK_CHUNK_WORDS):
+        total += torch.count_nonzero(matching(rows[first : first + CHECK_CHUNK_WORDS]))
+    return int(total.item())
 
 
 def is_stale(tensor: torch.Tensor) -> Optional[float]:
