@@ -114,15 +114,16 @@ def main(out):
                 f"| {name} | NO VERDICT ({error.get('kind')}) | {str(error.get('message', row))[:90]} | | | | |"
             )
     ran = [index for index in range(1, 9) if os.path.exists(os.path.join(out, f"concurrent-{index}.status"))]
-    lines += [
-        "",
-        "Concurrent: 8 `kforge eval` processes at once, " + status_of(os.path.join(out, "concurrent.status")),
-        "",
-        "| # | exit | verdict | reference peak GiB | candidate peak GiB | problem |",
-        "|---|---|---|---|---|---|",
-    ]
-    if not ran:  # CONCURRENT_LIMIT_S=0: the batch alone
-        lines[-5:] = ["", "Concurrent: not run (CONCURRENT_LIMIT_S=0)."]
+    if ran:
+        lines += [
+            "",
+            "Concurrent: 8 `kforge eval` processes at once, " + status_of(os.path.join(out, "concurrent.status")),
+            "",
+            "| # | exit | verdict | reference peak GiB | candidate peak GiB | problem |",
+            "|---|---|---|---|---|---|",
+        ]
+    else:  # CONCURRENT_LIMIT_S=0: the batch alone
+        lines += ["", "Concurrent: not run (CONCURRENT_LIMIT_S=0)."]
     concurrent = []
     for index in ran:
         rows = load_lines(os.path.join(out, f"concurrent-{index}.json"))

@@ -141,11 +141,18 @@ describe('the host-wide memory budget, with several real processes', () => {
 describe('contexts held outside a lease, in the host-wide memory budget', () => {
   const settle = (promise: Promise<unknown>): Promise<boolean> =>
     Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 150))]);
-
-  it('caps what the contexts hold together: a context past the cap waits until another is released', async () => {
+  /** A budget of 100 bytes in a folder of its own, removed after `use`. */
+  const withBudget = async (use: (budget: MemoryBudget) => Promise<void>): Promise<void> => {
     const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
     try {
-      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+      await use(new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 }));
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  };
+
+  it('caps what the contexts hold together: a context past the cap waits until another is released', () =>
+    withBudget(async (budget) => {
       const first = await budget.reserveContext(10, { label: 'first', capBytes: 20 });
       await budget.reserveContext(10, { label: 'second', capBytes: 20 });
       const waits: Array<{ kind: string; bytes: number }> = [];
@@ -160,33 +167,23 @@ describe('contexts held outside a lease, in the host-wide memory budget', () => 
       );
       await first.release();
       assert.equal(await settle(third), true, 'the third context got room once the first was released');
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('counts contexts against an evaluation, and not its own twice', async () => {
-    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
-    try {
-      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+  it('counts contexts against an evaluation, and not its own twice', () =>
+    withBudget(async (budget) => {
       await budget.reserveContext(10, { label: 'a waiting worker', capBytes: 30 });
       const own = await budget.reserveContext(10, { label: 'its candidate worker', capBytes: 30 });
       const evaluation = await budget.reserve(60, { label: 'evaluation', heldBytes: own.bytes });
       assert.equal(evaluation.bytes, 50, 'its own context is not reserved twice');
       assert.equal(evaluation.grantBytes, 90, "granted all but the other worker's context");
       const later = budget.reserve(40, { label: 'later' });
-      assert.equal(await settle(later), false, '40 more fit beside 10 + 10 + 50 of 100');
+      assert.equal(await settle(later), false, '40 more do not fit beside 10 + 10 + 50 of 100');
       await evaluation.release();
       assert.equal(await settle(later), true);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('never waits on contexts alone: an evaluation too large to fit beside them runs once no other evaluation holds room', async () => {
-    const directory = await mkdtemp(path.join(os.tmpdir(), 'kforge-budget-'));
-    try {
-      const budget = new MemoryBudget({ directory, capacityBytes: 100, pollMs: 10 });
+  it('never waits on contexts alone: an evaluation too large to fit beside them runs once no other evaluation holds room', () =>
+    withBudget(async (budget) => {
       for (const label of ['one', 'two', 'three']) await budget.reserveContext(10, { label, capBytes: 30 });
       const small = await budget.reserve(20, { label: 'small' });
       const large = budget.reserve(90, { label: 'large' });
@@ -200,8 +197,5 @@ describe('contexts held outside a lease, in the host-wide memory budget', () => 
       assert.equal(await settle(context), false, 'a new context waits while the budget has no room');
       stop.abort();
       await assert.rejects(context, EvaluationCancelledError);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
+    }));
 });

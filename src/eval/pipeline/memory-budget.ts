@@ -65,6 +65,25 @@ export interface ReserveContextOptions {
   onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
 }
 
+/** What the budget holds now, as a reservation's rule sees it: free bytes, and bytes held by each kind. */
+interface BudgetUsage {
+  free: number;
+  contexts: number;
+  evaluations: number;
+}
+
+/** A reservation's rule: the grant it would get with the budget as it is, or null (no room). */
+type GrantRule = (usage: BudgetUsage) => number | null;
+
+/** The entry a reservation writes, and who is told when it waits. */
+interface Placing {
+  bytes: number;
+  kind: BudgetEntry['kind'];
+  label: string;
+  signal?: AbortSignal | undefined;
+  onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
+}
+
 /** A reservation held until `release` (idempotent). */
 export interface BudgetReservation {
   readonly bytes: number;
@@ -176,22 +195,18 @@ export class MemoryBudget {
   async reserveContext(bytes: number, options: ReserveContextOptions): Promise<BudgetReservation | null> {
     const wanted = Math.max(0, Math.ceil(bytes));
     const cap = Math.max(wanted, options.capBytes);
-    const noRoom = new Error('no room');
-    try {
-      return await this.#waitFor(
-        (usage) => (usage.contexts + wanted <= cap && wanted <= usage.free ? usage.free : null),
-        { bytes: wanted, kind: 'context', label: options.label, signal: options.signal, onWait: options.onWait },
-        () => (options.wait === false ? noRoom : null),
-      );
-    } catch (error) {
-      if (error === noRoom) return null;
-      throw error;
-    }
+    const grantOf: GrantRule = (usage) => (usage.contexts + wanted <= cap && wanted <= usage.free ? usage.free : null);
+    const placing: Placing = { bytes: wanted, kind: 'context', label: options.label, signal: options.signal, onWait: options.onWait };
+    if (options.wait !== false) return this.#waitFor(grantOf, placing, () => null);
+    if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
+    await this.#ensureDirectory();
+    const { reservation } = await this.#tryPlace(grantOf, placing);
+    return reservation ? { ...reservation, waitedMs: 0 } : null;
   }
 
   async #waitFor(
-    grantOf: (usage: { free: number; contexts: number; evaluations: number }) => number | null,
-    placing: { bytes: number; kind: BudgetEntry['kind']; label: string; signal?: AbortSignal | undefined; onWait?: ReserveOptions['onWait'] },
+    grantOf: GrantRule,
+    placing: Placing,
     giveUp: (waitedMs: number, holders: BudgetHolder[], freeBytes: number) => Error | null,
   ): Promise<BudgetReservation> {
     await this.#ensureDirectory();
@@ -212,8 +227,8 @@ export class MemoryBudget {
   }
 
   async #tryPlace(
-    grantOf: (usage: { free: number; contexts: number; evaluations: number }) => number | null,
-    placing: { bytes: number; kind: BudgetEntry['kind']; label: string },
+    grantOf: GrantRule,
+    placing: Placing,
   ): Promise<{ reservation?: Omit<BudgetReservation, 'waitedMs'>; holders: BudgetHolder[]; freeBytes: number }> {
     const mutex = await acquireFileLock(path.join(this.#options.directory, '.mutex'), { pollMs: 20, unreadableStaleMs: 5000 });
     try {
