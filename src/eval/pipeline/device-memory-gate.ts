@@ -175,6 +175,13 @@ export class DeviceMemoryGate {
     return room ?? 'no-room';
   }
 
+  /** Context reservations waiting for room on `device` now, in any process of the host (0: no budget). */
+  async wantedContexts(device: string): Promise<number> {
+    if (!this.#options.enabled || device === 'cpu') return 0;
+    const budget = await this.#budget(device);
+    return budget ? budget.wantedContexts() : 0;
+  }
+
   #estimate(settings: EvaluationSettings): Promise<SizeEstimateOutcome> {
     const key = JSON.stringify([settings.problemPath, settings.overrides, settings.precision, settings.preset, settings.device, settings.timing]);
     let estimate = this.#estimates.get(key);

@@ -182,6 +182,30 @@ describe('contexts held outside a lease, in the host-wide memory budget', () => 
       assert.equal(await settle(later), true);
     }));
 
+  it('says a context waits for room, so that no worker started ahead takes it first; the mark goes once placed or given up', () =>
+    withBudget(async (budget) => {
+      const first = await budget.reserveContext(10, { label: 'first', capBytes: 20 });
+      await budget.reserveContext(10, { label: 'second', capBytes: 20 });
+      assert.equal(await budget.wantedContexts(), 0);
+      const waiting = budget.reserveContext(10, { label: 'waiting', capBytes: 20 });
+      assert.equal(await settle(waiting), false);
+      assert.equal(await budget.wantedContexts(), 1, 'the waiting context is in the folder');
+      assert.deepEqual((await budget.holders()).map((holder) => holder.label).sort(), ['first', 'second'], 'a mark is not a holder: it holds nothing');
+      await first.release();
+      const ahead = await budget.reserveContext(10, { label: 'started ahead', capBytes: 30, wait: false });
+      assert.equal(ahead, null, 'a worker started ahead does not take the room while a context waits for it');
+      assert.equal(await settle(waiting), true);
+      assert.equal(await budget.wantedContexts(), 0, 'placed: the mark is gone');
+      const stop = new AbortController();
+      const cancelled = budget.reserveContext(10, { label: 'cancelled', capBytes: 20, signal: stop.signal });
+      assert.equal(await settle(cancelled), false);
+      assert.equal(await budget.wantedContexts(), 1);
+      stop.abort();
+      await assert.rejects(cancelled, EvaluationCancelledError);
+      assert.equal(await budget.wantedContexts(), 0, 'given up: the mark is gone');
+      assert.ok(await budget.reserveContext(10, { label: 'no one waits', capBytes: 40, wait: false }), 'with room and no one waiting, it is placed');
+    }));
+
   it('never waits on contexts alone: an evaluation too large to fit beside them runs once no other evaluation holds room', () =>
     withBudget(async (budget) => {
       for (const label of ['one', 'two', 'three']) await budget.reserveContext(10, { label, capBytes: 30 });

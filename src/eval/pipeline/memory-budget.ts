@@ -17,10 +17,15 @@ const entrySchema = z.object({
   acquired_at: z.string(),
   bytes: z.number().int().nonnegative(),
   label: z.string(),
-  /** `context`: a worker's CUDA context, held outside any lease (`reserveContext`); absent in older files. */
-  kind: z.enum(['evaluation', 'context']).default('evaluation'),
+  /**
+   * `context`: a worker's CUDA context, held outside any lease (`reserveContext`); absent in older
+   * files. `wanted`: holds nothing; a context reservation that waits for room says so, so that idle
+   * workers give theirs back (`wantedContexts`) and no worker started ahead takes the room first.
+   */
+  kind: z.enum(['evaluation', 'context', 'wanted']).default('evaluation'),
 });
 export type BudgetEntry = z.infer<typeof entrySchema>;
+type HeldKind = Exclude<BudgetEntry['kind'], 'wanted'>;
 
 /** Who holds part of a budget, for a waiting process's message. */
 export interface BudgetHolder {
@@ -28,7 +33,7 @@ export interface BudgetHolder {
   label: string;
   bytes: number;
   since: string;
-  kind: 'evaluation' | 'context';
+  kind: HeldKind;
 }
 
 export interface MemoryBudgetOptions {
@@ -60,7 +65,10 @@ export interface ReserveContextOptions {
   signal?: AbortSignal | undefined;
   /** The most bytes all contexts of the device may hold at once. */
   capBytes: number;
-  /** False: no wait; null at once when there is no room. Default true. */
+  /**
+   * False: no wait; null at once when there is no room, or when another reservation waits for a
+   * context (a worker started ahead must not take the room a waiting evaluation is owed). Default true.
+   */
   wait?: boolean | undefined;
   onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
 }
@@ -70,6 +78,8 @@ interface BudgetUsage {
   free: number;
   contexts: number;
   evaluations: number;
+  /** Context reservations waiting for room. */
+  wanted: number;
 }
 
 /** A reservation's rule: the grant it would get with the budget as it is, or null (no room). */
@@ -78,7 +88,7 @@ type GrantRule = (usage: BudgetUsage) => number | null;
 /** The entry a reservation writes, and who is told when it waits. */
 interface Placing {
   bytes: number;
-  kind: BudgetEntry['kind'];
+  kind: HeldKind;
   label: string;
   signal?: AbortSignal | undefined;
   onWait?: ((holders: BudgetHolder[], freeBytes: number) => void) | undefined;
@@ -101,8 +111,12 @@ export function formatBytes(bytes: number): string {
   return bytes >= 0.1 * GIB ? `${(bytes / GIB).toFixed(2)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }
 
-function holderOf(entry: BudgetEntry): BudgetHolder {
+function holderOf(entry: BudgetEntry & { kind: HeldKind }): BudgetHolder {
   return { pid: entry.pid, label: entry.label, bytes: entry.bytes, since: entry.acquired_at, kind: entry.kind };
+}
+
+function holds(entry: BudgetEntry): entry is BudgetEntry & { kind: HeldKind } {
+  return entry.kind !== 'wanted';
 }
 
 function processStart(pid: number): string | null {
@@ -141,7 +155,16 @@ export class MemoryBudget {
 
   /** Live reservations of the budget now (those of dead processes are left out and removed). */
   async holders(): Promise<BudgetHolder[]> {
-    return (await this.#liveEntries()).map(({ entry }) => holderOf(entry));
+    return (await this.#liveEntries()).flatMap(({ entry }) => (holds(entry) ? [holderOf(entry)] : []));
+  }
+
+  /**
+   * Context reservations of live processes waiting for room now. A process whose idle workers hold
+   * contexts ends them while this is above zero (WarmWorkerPool), so that a context is never kept
+   * idle while an evaluation waits for one.
+   */
+  async wantedContexts(): Promise<number> {
+    return (await this.#liveEntries()).filter(({ entry }) => entry.kind === 'wanted').length;
   }
 
   /**
@@ -200,7 +223,7 @@ export class MemoryBudget {
     if (options.wait !== false) return this.#waitFor(grantOf, placing, () => null);
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     await this.#ensureDirectory();
-    const { reservation } = await this.#tryPlace(grantOf, placing);
+    const { reservation } = await this.#tryPlace((usage) => (usage.wanted === 0 ? grantOf(usage) : null), placing);
     return reservation ? { ...reservation, waitedMs: 0 } : null;
   }
 
@@ -212,17 +235,24 @@ export class MemoryBudget {
     await this.#ensureDirectory();
     const askedAtMs = performance.now();
     let told = false;
-    for (;;) {
-      if (placing.signal?.aborted) throw new EvaluationCancelledError(placing.signal.reason);
-      const placed = await this.#tryPlace(grantOf, placing);
-      if (placed.reservation) return { ...placed.reservation, waitedMs: performance.now() - askedAtMs };
-      const failure = giveUp(performance.now() - askedAtMs, placed.holders, placed.freeBytes);
-      if (failure) throw failure;
-      if (!told) {
-        told = true;
-        placing.onWait?.(placed.holders, placed.freeBytes);
+    // A context that waits says so in the folder until it is placed or given up (see `wantedContexts`).
+    let wantedFile: string | null = null;
+    try {
+      for (;;) {
+        if (placing.signal?.aborted) throw new EvaluationCancelledError(placing.signal.reason);
+        const placed = await this.#tryPlace(grantOf, placing);
+        if (placed.reservation) return { ...placed.reservation, waitedMs: performance.now() - askedAtMs };
+        const failure = giveUp(performance.now() - askedAtMs, placed.holders, placed.freeBytes);
+        if (failure) throw failure;
+        if (placing.kind === 'context' && wantedFile === null) wantedFile = await this.#write({ bytes: 0, kind: 'wanted', label: placing.label });
+        if (!told) {
+          told = true;
+          placing.onWait?.(placed.holders, placed.freeBytes);
+        }
+        await new Promise((resolve) => setTimeout(resolve, this.#options.pollMs));
       }
-      await new Promise((resolve) => setTimeout(resolve, this.#options.pollMs));
+    } finally {
+      if (wantedFile !== null) await unlink(wantedFile).catch(() => undefined);
     }
   }
 
@@ -233,25 +263,15 @@ export class MemoryBudget {
     const mutex = await acquireFileLock(path.join(this.#options.directory, '.mutex'), { pollMs: 20, unreadableStaleMs: 5000 });
     try {
       const live = await this.#liveEntries();
-      const sum = (kind: BudgetEntry['kind']): number => live.reduce((total, { entry }) => total + (entry.kind === kind ? entry.bytes : 0), 0);
+      const sum = (kind: HeldKind): number => live.reduce((total, { entry }) => total + (entry.kind === kind ? entry.bytes : 0), 0);
       const contexts = sum('context');
       const evaluations = sum('evaluation');
+      const wanted = live.filter(({ entry }) => entry.kind === 'wanted').length;
       const freeBytes = Math.max(0, this.#options.capacityBytes - contexts - evaluations);
-      const holders = live.map(({ entry }) => holderOf(entry));
-      const grantBytes = grantOf({ free: freeBytes, contexts, evaluations });
+      const holders = live.flatMap(({ entry }) => (holds(entry) ? [holderOf(entry)] : []));
+      const grantBytes = grantOf({ free: freeBytes, contexts, evaluations, wanted });
       if (grantBytes === null) return { holders, freeBytes };
-      const entry: BudgetEntry = {
-        pid: process.pid,
-        host: os.hostname(),
-        start: processStart(process.pid),
-        token: randomBytes(8).toString('hex'),
-        acquired_at: new Date().toISOString(),
-        bytes: placing.bytes,
-        label: placing.label,
-        kind: placing.kind,
-      };
-      const file = path.join(this.#options.directory, `${process.pid}-${entry.token}.json`);
-      await writeFile(file, JSON.stringify(entry), { flag: 'wx' });
+      const file = await this.#write(placing);
       let released: Promise<void> | undefined;
       return {
         reservation: { bytes: placing.bytes, grantBytes, release: () => (released ??= unlink(file).catch(() => undefined)) },
@@ -261,6 +281,23 @@ export class MemoryBudget {
     } finally {
       await mutex.release();
     }
+  }
+
+  /** Writes an entry of this process into the folder; its file's path. */
+  async #write(placing: Pick<BudgetEntry, 'bytes' | 'kind' | 'label'>): Promise<string> {
+    const entry: BudgetEntry = {
+      pid: process.pid,
+      host: os.hostname(),
+      start: processStart(process.pid),
+      token: randomBytes(8).toString('hex'),
+      acquired_at: new Date().toISOString(),
+      bytes: placing.bytes,
+      label: placing.label,
+      kind: placing.kind,
+    };
+    const file = path.join(this.#options.directory, `${process.pid}-${entry.token}.json`);
+    await writeFile(file, JSON.stringify(entry), { flag: 'wx' });
+    return file;
   }
 
   async #liveEntries(): Promise<Array<{ file: string; entry: BudgetEntry }>> {

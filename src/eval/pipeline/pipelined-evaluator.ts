@@ -176,6 +176,7 @@ export class PipelinedEvaluator implements Evaluator {
     this.#pool = new WarmWorkerPool({
       spawn: (role, device, makeContext) => spawner.spawn(role, device, makeContext),
       discard: (warm) => spawner.discard(warm),
+      wantedContexts: (device) => this.#sizes.wantedContexts(device),
       idleTarget: (role, device) => {
         const sizing = this.#sizingOfDevice.get(device);
         if (!sizing) return 0;

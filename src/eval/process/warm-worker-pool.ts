@@ -21,6 +21,14 @@ export interface WarmWorkerPoolOptions {
   idleTarget: (role: WorkerRole, device: string) => number;
   /** Ends a worker that is not handed out (pool closed, or it died while idle). */
   discard: (warm: WarmWorker) => Promise<void>;
+  /**
+   * Context reservations waiting for room on a device now, in any process of the host
+   * (DeviceMemoryGate.wantedContexts). While it is above zero, idle workers that hold a context on
+   * that device are ended, as many as wait, and replaced by workers started without one.
+   */
+  wantedContexts?: ((device: string) => Promise<number>) | undefined;
+  /** How often the pool asks `wantedContexts` while it has idle workers holding a context, ms. Default 1000. */
+  pressurePollMs?: number | undefined;
   logger?: Logger;
 }
 
@@ -29,6 +37,8 @@ export interface WarmWorkerPoolStats {
   spawned: number;
   handedOut: number;
   discarded: number;
+  /** Idle workers ended because an evaluation waited for room for a context. */
+  contextsGivenBack: number;
   /** Started and not handed out now (some may still be importing torch). */
   idle: number;
 }
@@ -41,6 +51,12 @@ export class WarmWorkerPoolClosedError extends Error {
     super('the warm worker pool is closed');
   }
 }
+
+/**
+ * How long a context given back is taken to be on its way to a waiter after its worker ended (the
+ * waiter places itself within its budget's poll, 200 ms by default).
+ */
+const CONTEXT_SETTLE_MS = 2000;
 
 /** Attempts to find a live idle worker before a dead one is handed out as it is. */
 const MAX_TAKE_ATTEMPTS = 4;
@@ -65,10 +81,15 @@ export class WarmWorkerPool {
   #spawned = 0;
   #handedOut = 0;
   #discarded = 0;
+  #contextsGivenBack = 0;
+  /** Per device, the contexts given back lately: when each worker ended (null: still ending). */
+  readonly #givenBack = new Map<string, Array<number | null>>();
+  #pressureTimer: NodeJS.Timeout | undefined;
 
   constructor(options: WarmWorkerPoolOptions) {
     this.#options = options;
     this.#logger = options.logger ?? pino({ level: 'silent' });
+    if (options.wantedContexts) this.#watchPressure(options.wantedContexts);
   }
 
   /** Starts workers of a role and device up to the idle target, without taking one. */
@@ -122,15 +143,78 @@ export class WarmWorkerPool {
 
   stats(): WarmWorkerPoolStats {
     const idle = [...this.#idle.values()].reduce((sum, queue) => sum + queue.length, 0);
-    return { spawned: this.#spawned, handedOut: this.#handedOut, discarded: this.#discarded, idle };
+    return { spawned: this.#spawned, handedOut: this.#handedOut, discarded: this.#discarded, contextsGivenBack: this.#contextsGivenBack, idle };
   }
 
   /** Ends every worker not handed out; later `take`s throw {@link WarmWorkerPoolClosedError}. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#pressureTimer);
     const pending = [...this.#idle.values()].flat();
     this.#idle.clear();
     await Promise.all(pending.map((started) => started.then((warm) => this.#discard(warm)).catch(() => undefined)));
+  }
+
+  /**
+   * Every `pressurePollMs`, while some idle worker holds a context: on each such device, ends as
+   * many of them as there are context reservations waiting there (any process's, this one's too),
+   * and starts their replacements, which find the room owed to the waiters and start without one.
+   * Without this, a process whose pool sat idle (`kforge serve`, `kforge worker`) would keep its
+   * contexts while the evaluations of others waited for the cap.
+   */
+  #watchPressure(wantedContexts: (device: string) => Promise<number>): void {
+    const look = async (): Promise<void> => {
+      const holding = new Set<string>();
+      for (const queue of this.#idle.values())
+        for (const started of queue) {
+          const warm = this.#started.get(started);
+          if (warm && warm.contextBytes > 0) holding.add(warm.device);
+        }
+      for (const device of holding) {
+        const wanted = await wantedContexts(device).catch((error: unknown) => {
+          this.#logger.warn({ err: error, device }, 'could not read the device budget for waiting contexts');
+          return 0;
+        });
+        if (wanted > 0 && !this.#closed) await this.#giveBackContexts(device, wanted);
+      }
+    };
+    const schedule = (): void => {
+      if (this.#closed) return;
+      this.#pressureTimer = setTimeout(() => void look().finally(schedule), this.#options.pressurePollMs ?? 1000);
+      this.#pressureTimer.unref();
+    };
+    schedule();
+  }
+
+  async #giveBackContexts(device: string, wanted: number): Promise<void> {
+    // A context given back reaches its waiter only once the worker has exited and the waiter's next
+    // poll has placed it; until then (CONTEXT_SETTLE_MS after the worker ended) the waiter still
+    // counts as waiting, and is owed nothing more.
+    const nowMs = performance.now();
+    const owed = (this.#givenBack.get(device) ?? []).filter((endedAtMs) => endedAtMs === null || nowMs - endedAtMs < CONTEXT_SETTLE_MS);
+    const count = wanted - owed.length;
+    const ended: WarmWorker[] = [];
+    for (const queue of this.#idle.values()) {
+      for (let index = queue.length - 1; index >= 0 && ended.length < count; index -= 1) {
+        const warm = this.#started.get(queue[index]!);
+        if (!warm || warm.device !== device || warm.contextBytes === 0) continue;
+        queue.splice(index, 1);
+        ended.push(warm);
+      }
+    }
+    this.#contextsGivenBack += ended.length;
+    const marks: Array<number | null> = [...owed, ...ended.map(() => null)];
+    this.#givenBack.set(device, marks);
+    for (const warm of ended) {
+      this.#logger.info({ role: warm.role, device, pid: warm.worker.pid }, 'ended an idle worker: an evaluation waits for room for its CUDA context');
+      this.prewarm(warm.role, device);
+    }
+    await Promise.all(
+      ended.map(async (warm, index) => {
+        await this.#discard(warm);
+        marks[owed.length + index] = performance.now();
+      }),
+    );
   }
 
   #queue(role: WorkerRole, device: string): Array<Promise<WarmWorker>> {

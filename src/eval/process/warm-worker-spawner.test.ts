@@ -8,6 +8,7 @@ import { fixturePath, TEST_PYTHON } from '../../../test-support/fixture-paths.js
 import { DeviceMemoryGate, WORKER_CONTEXT_BYTES } from '../pipeline/device-memory-gate.js';
 import { MemoryBudget } from '../pipeline/memory-budget.js';
 import { ProcessGroupPauser } from './process-group-pauser.js';
+import { WarmWorkerPool, type WarmWorker } from './warm-worker-pool.js';
 import { WarmWorkerSpawner } from './warm-worker-spawner.js';
 import { sandboxPolicy } from './worker-sandbox.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
@@ -19,7 +20,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const settle = (promise: Promise<unknown>, ms = 400): Promise<boolean> =>
   Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 
-function spawnerOnBudget(name: string): { spawner: WarmWorkerSpawner; budget: MemoryBudget } {
+function spawnerOnBudget(name: string): { spawner: WarmWorkerSpawner; budget: MemoryBudget; gate: DeviceMemoryGate } {
   const directory = path.join(root, name);
   const environment = {
     ...process.env,
@@ -45,7 +46,7 @@ function spawnerOnBudget(name: string): { spawner: WarmWorkerSpawner; budget: Me
     sandbox: sandboxPolicy(environment, path.join(root, `${name}-cache`)),
     reserveContext: (device, label, signal, onWait) => gate.reserveContext(device, label, signal, onWait),
   });
-  return { spawner, budget: new MemoryBudget({ directory: path.join(directory, 'gpu0.budget'), capacityBytes: 16 * 1024 ** 3 }) };
+  return { spawner, gate, budget: new MemoryBudget({ directory: path.join(directory, 'gpu0.budget'), capacityBytes: 16 * 1024 ** 3 }) };
 }
 
 describe('warm workers and the room for their CUDA contexts', () => {
@@ -75,6 +76,52 @@ describe('warm workers and the room for their CUDA contexts', () => {
     await Promise.all([second, third].map((warm) => spawner.discard(warm)));
     for (let attempt = 0; attempt < 50 && (await budget.holders()).length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(await budget.holders(), [], 'every context was released with its worker');
+  });
+
+  it("ends a pool's idle workers that hold contexts while another evaluation waits for one, and starts their replacements without", async () => {
+    const { spawner, budget, gate } = spawnerOnBudget('pressure');
+    const pool = new WarmWorkerPool({
+      spawn: (role, device, makeContext) => spawner.spawn(role, device, makeContext),
+      discard: (warm) => spawner.discard(warm),
+      idleTarget: () => 2,
+      wantedContexts: (device) => gate.wantedContexts(device),
+      pressurePollMs: 50,
+    });
+    const other = spawnerOnBudget('pressure').spawner;
+    let waiting: WarmWorker | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      pool.prewarm('candidate', 'cuda:0');
+      for (let attempt = 0; attempt < 200 && (await budget.holders()).length < 2; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal((await budget.holders()).length, 2, 'the idle pool holds the cap of two contexts');
+      waiting = await other.spawn('candidate', 'cuda:0');
+      assert.equal(waiting.contextBytes, 0);
+      const told: number[] = [];
+      await Promise.race([
+        other.reserveContextFor(waiting, undefined, (holders) => told.push(holders.length)),
+        new Promise((_resolve, reject) => (timer = setTimeout(() => reject(new Error('the idle pool kept its contexts')), 10_000))),
+      ]);
+      assert.deepEqual(told, [2], 'it waited, told of the two idle contexts');
+      assert.equal(waiting.contextBytes, WORKER_CONTEXT_BYTES);
+      assert.equal(pool.stats().contextsGivenBack, 1, 'one idle worker was ended for the one waiting context');
+      for (let attempt = 0; attempt < 200 && pool.stats().spawned < 3; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(pool.stats().spawned, 3, 'the ended worker was replaced');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(
+        (await budget.holders()).length,
+        2,
+        "its replacement started without a context: the pool's other one and the waiter's are all the budget holds",
+      );
+      assert.equal(await budget.wantedContexts(), 0);
+      assert.equal(pool.stats().contextsGivenBack, 1, 'and no more were ended while the waiter placed itself');
+    } finally {
+      clearTimeout(timer);
+      other.close();
+      if (waiting) await other.discard(waiting);
+      await pool.close();
+    }
+    for (let attempt = 0; attempt < 50 && (await budget.holders()).length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(await budget.holders(), []);
   });
 
   it('gives up the reservations still waiting for room when it closes or the evaluation ends', async () => {
