@@ -39,11 +39,31 @@ if [ -n "$single" ] && [ "${SINGLE_LIMIT_S:-150}" -gt 0 ]; then  # SINGLE_LIMIT_
   echo "status=$? wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))") pair=$single" >"$out/single.status"
 fi
 
+# The batch keeps its results in batch.kept.jsonl (`--resume`): a batch cut short by its limit is
+# finished by a later lease run with RESUME_FROM=<the earlier run's folder> (its batch.kept.jsonl and
+# batch.parts are copied here first); batch.parts gets one line per run: its wall time and the
+# candidates it evaluated, for report.py's candidates per GPU-hour over all the runs.
+if [ -n "${RESUME_FROM:-}" ]; then
+  cp "$RESUME_FROM/batch.kept.jsonl" "$out/batch.kept.jsonl"
+  cp "$RESUME_FROM/batch.parts" "$out/batch.parts" 2>/dev/null || :
+fi
+verdicts() {
+  python3 -c 'import json, os, sys
+def verdict(line):
+    try:
+        return "verdict" in json.loads(line)
+    except ValueError:
+        return False
+print(sum(map(verdict, open(sys.argv[1]))) if os.path.exists(sys.argv[1]) else 0)' "$out/batch.kept.jsonl"
+}
+before=$(verdicts)
 started=$(date +%s.%N)
 timeout -s INT "${BATCH_LIMIT_S:-330}" kforge eval "$out/pairs" --backend cuda --json --perf-trials "$perf" \
-  --warmup 5 --wait 10m >"$out/batch.jsonl" 2>"$out/batch.stderr"
+  --warmup 5 --wait 10m --resume "$out/batch.kept.jsonl" >"$out/batch.jsonl" 2>"$out/batch.stderr"
 status=$?
-echo "status=$status wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))")" >"$out/batch.status"
+wall_s=$(python3 -c "print(round($(date +%s.%N) - $started, 1))")
+echo "status=$status wall_s=$wall_s" >"$out/batch.status"
+echo "wall_s=$wall_s evaluated=$(( $(verdicts) - before )) status=$status date=$(date -u +%FT%TZ)" >>"$out/batch.parts"
 
 # The eight pairs with the largest problems (by the batch's estimates), as eight processes at once.
 python3 - "$out" <<'PY' >"$out/concurrent-pairs.txt"

@@ -12,6 +12,8 @@
 # (lower it when the lease may hold one call only, so that the record is packed by that call).
 # SIZES_BATCH_LIMIT_S (default 330): how long the sizes phase's batch of 40 may run;
 # SIZES_CONCURRENT_LIMIT_S (default 120, 0 skips it): its eight concurrent evaluations.
+# SIZES_RESUME_FROM: a folder (relative to the tree) with an earlier sizes run's batch.kept.jsonl and
+# batch.parts: the batch goes on from there (kforge eval --resume) rather than starting again.
 # TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes; TIMING_ONLY
 # (comma-separated kernel names of timing_record.py): only those.
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
@@ -204,7 +206,7 @@ run_phase() {
       sandbox-require) phase sandbox-require 300 "KFORGE_SANDBOX=require kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_fast.py \
         --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
-      sizes) phase sizes $(( ${SIZES_BATCH_LIMIT_S:-330} + ${SIZES_CONCURRENT_LIMIT_S:-120} + 110 )) "OUT=$state/sizes SINGLE_LIMIT_S=0 BATCH_LIMIT_S=${SIZES_BATCH_LIMIT_S:-330} CONCURRENT_LIMIT_S=${SIZES_CONCURRENT_LIMIT_S:-120} PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      sizes) phase sizes $(( ${SIZES_BATCH_LIMIT_S:-330} + ${SIZES_CONCURRENT_LIMIT_S:-120} + 110 )) "OUT=$state/sizes RESUME_FROM=${SIZES_RESUME_FROM:-} SINGLE_LIMIT_S=0 BATCH_LIMIT_S=${SIZES_BATCH_LIMIT_S:-330} CONCURRENT_LIMIT_S=${SIZES_CONCURRENT_LIMIT_S:-120} PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
         kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;

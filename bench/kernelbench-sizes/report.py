@@ -87,6 +87,17 @@ def main(out):
     missing = [row for row in batch if "error" in row]
     wall = status_of(os.path.join(out, "batch.status"))
     wall_s = float(wall.split("wall_s=")[1]) if "wall_s=" in wall else None
+    evaluated = len(verdicts)
+    parts = (
+        [line.split() for line in open(os.path.join(out, "batch.parts"))]
+        if os.path.exists(os.path.join(out, "batch.parts"))
+        else []
+    )
+    if len(parts) > 1:  # a batch finished over several runs (--resume): its wall time and candidates are theirs, summed
+        fields = [dict(item.split("=", 1) for item in part) for part in parts]
+        wall_s = sum(float(field["wall_s"]) for field in fields)
+        evaluated = sum(int(field["evaluated"]) for field in fields)
+        wall = f"{len(parts)} runs (--resume): " + "; ".join(" ".join(part) for part in parts)
     lines = [
         "# KernelBench at its own sizes on the H200",
         "",
@@ -94,7 +105,7 @@ def main(out):
         "",
         *single_lines(out),
         f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
-        f"candidates per GPU-hour: {len(verdicts) / wall_s * 3600:.0f}" if wall_s else "",
+        f"candidates per GPU-hour: {evaluated / wall_s * 3600:.0f}" if wall_s else "",
         "",
         "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides |",
         "|---|---|---|---|---|---|---|",

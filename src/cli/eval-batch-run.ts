@@ -7,6 +7,7 @@ import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js
 import { WorkerFaultError } from '../eval/process/worker-fault-error.js';
 import { EXIT, type TextSink } from './cli-io.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
+import { resumeKey, type ResumeJournal } from './eval-batch-resume.js';
 import { formatDuration, formatSpeedup } from './format.js';
 
 /** A batch line for a candidate the machine (or kforge) could not evaluate: no verdict. */
@@ -29,6 +30,8 @@ export interface BatchRunOptions {
   signal?: AbortSignal;
   /** Options of each evaluation (progress, pipeline events). */
   evaluateOptions?: EvaluateOptions;
+  /** `--resume FILE`: verdicts taken from it, and every finished line appended to it. */
+  journal?: ResumeJournal;
 }
 
 /** What a batch did: the verdicts and the candidates left without one. */
@@ -38,6 +41,8 @@ export interface BatchSummary {
   wallMs: number;
   /** The time the evaluations held their devices, summed (their usage), in ms. */
   deviceMs: number;
+  /** Results taken from the `--resume` file rather than evaluated in this run (in `results`). */
+  resumed: number;
 }
 
 function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): UnevaluatedLine | null {
@@ -64,10 +69,10 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 }
 
 /** One line of the human listing: the verdict, the speed-up, the two files. */
-function humanLine(result: EvaluationResult): string {
+function humanLine(result: EvaluationResult, note = ''): string {
   const speedup = result.timing ? ` ${formatSpeedup(result.timing.speedup_vs_best)} vs best` : '';
   const reason = result.verdict === 'correct' ? '' : ` — ${result.reasons[0]?.message ?? ''}`;
-  return `${result.verdict.padEnd(13)}${speedup}  ${path.basename(result.problem)}  ${path.basename(result.candidate)}${reason}\n`;
+  return `${result.verdict.padEnd(13)}${speedup}  ${path.basename(result.problem)}  ${path.basename(result.candidate)}${note}${reason}\n`;
 }
 
 /**
@@ -84,8 +89,35 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
   const retries = options.retries ?? 2;
   let deviceMs = 0;
   let builds = 0;
-  const total = options.pairs.length;
+  const { journal } = options;
+  // With `--resume`, the candidates its file holds a verdict for are printed as kept and not evaluated.
+  const keys = new Map<EvaluationPair, string>();
+  const toEvaluate: EvaluationPair[] = [];
+  for (const pair of options.pairs) {
+    const key = journal ? await resumeKey(pair, options.requestOf(pair)) : null;
+    const kept = key === null ? null : journal!.taken(key);
+    if (key !== null) keys.set(pair, key);
+    if (!kept) {
+      toEvaluate.push(pair);
+      continue;
+    }
+    results.push(kept);
+    options.stdout.write(options.json ? `${JSON.stringify(kept)}\n` : humanLine(kept, ` (kept in ${path.basename(journal!.path)})`));
+  }
+  const resumed = results.length;
+  const total = toEvaluate.length;
+  const keep = async (key: string | null, line: object, candidatePath: string): Promise<void> => {
+    if (!journal || key === null) return;
+    await journal
+      .record(key, line)
+      .catch((error: unknown) =>
+        options.stderr.write(
+          `kforge eval: ${path.basename(candidatePath)}: could not keep its result in ${journal.path} (${(error as Error).message}); a later --resume run evaluates it again\n`,
+        ),
+      );
+  };
   const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
+    const key = keys.get(pair) ?? null;
     for (let attempt = 1; ; attempt += 1) {
       try {
         const shared = options.evaluateOptions?.onPipelineEvent;
@@ -111,6 +143,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         results.push(result);
         deviceMs += usage.heldMs;
         options.stdout.write(options.json ? `${JSON.stringify(result)}\n` : humanLine(result));
+        await keep(key, result, pair.candidatePath);
         return;
       } catch (error) {
         if (error instanceof EvaluationCancelledError) throw error;
@@ -128,12 +161,13 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
             ? `${JSON.stringify(line)}\n`
             : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${line.error.message}\n`,
         );
+        await keep(key, line, pair.candidatePath);
         return;
       }
     }
   };
-  await Promise.all(options.pairs.map((pair) => evaluateOne(pair)));
-  return { results, unevaluated: missing, wallMs: performance.now() - startedAt, deviceMs };
+  await Promise.all(toEvaluate.map((pair) => evaluateOne(pair)));
+  return { results, unevaluated: missing, wallMs: performance.now() - startedAt, deviceMs, resumed };
 }
 
 /**
@@ -153,8 +187,10 @@ export function formatBatchSummary(summary: BatchSummary): string {
   for (const result of summary.results) counts.set(result.verdict, (counts.get(result.verdict) ?? 0) + 1);
   const verdicts = [...counts.entries()].map(([verdict, count]) => `${count} ${verdict}`).join(', ') || 'no verdicts';
   const total = summary.results.length + summary.unevaluated.length;
-  const perHour = summary.wallMs > 0 ? (summary.results.length / summary.wallMs) * 3_600_000 : 0;
+  const evaluated = summary.results.length - summary.resumed;
+  const perHour = summary.wallMs > 0 ? (evaluated / summary.wallMs) * 3_600_000 : 0;
   const device = `, the device held ${formatDuration(summary.deviceMs)}`;
   const missing = summary.unevaluated.length > 0 ? `; ${summary.unevaluated.length} not evaluated (no verdict: the machine or kforge failed)` : '';
-  return `kforge eval: ${total} candidates: ${verdicts}${missing}; ${formatDuration(summary.wallMs)} in all${device}, ${perHour.toFixed(0)} candidates per hour\n`;
+  const kept = summary.resumed > 0 ? `; ${summary.resumed} kept from an earlier run (--resume), ${evaluated} evaluated in this one` : '';
+  return `kforge eval: ${total} candidates: ${verdicts}${missing}${kept}; ${formatDuration(summary.wallMs)} in all${device}, ${perHour.toFixed(0)} candidates per hour\n`;
 }

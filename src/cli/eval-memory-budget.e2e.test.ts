@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { evaluationResultSchema } from '../core/verdict.js';
-import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
+import { fixturePath } from '../../test-support/fixture-paths.js';
+import { kforgeWithFakeWorker } from '../../test-support/kforge-cli.js';
 
 /**
  * Two `kforge eval` processes on the cpu backend of one host, with an artificial device budget
@@ -24,19 +25,9 @@ const SLOW = fixturePath('fake-scenarios', 'candidate-slow-correctness.py');
 const QUICK = fixturePath('fake-scenarios', 'candidate-correct.py');
 
 function kforgeEval(name: string, candidate: string, flags: string[] = []): ResultPromise<{ reject: false }> {
-  return execa(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', PROBLEM, candidate, '--backend', 'cpu', '--json', ...flags], {
-    reject: false,
-    cwd: root,
-    timeout: 120_000,
-    env: {
-      KFORGE_WORKER_DIR: fixturePath('fake-worker'),
-      KFORGE_PYTHON: TEST_PYTHON,
-      KFORGE_DEVICE_MEMORY_BYTES: '12M',
-      KFORGE_CACHE_DIR: path.join(root, `cache-${name}`),
-      // One host: the budget's folder is under the shared temporary directory.
-      TMPDIR: root,
-      NO_COLOR: '1',
-    },
+  return kforgeWithFakeWorker(root, ['eval', PROBLEM, candidate, '--backend', 'cpu', '--json', ...flags], {
+    KFORGE_DEVICE_MEMORY_BYTES: '12M',
+    KFORGE_CACHE_DIR: path.join(root, `cache-${name}`),
   });
 }
 

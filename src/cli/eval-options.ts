@@ -70,6 +70,8 @@ export const evalOptionsSchema = z.object({
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */
   retries: integer('--retries', 0).optional(),
+  /** `--resume FILE`: a batch's results kept as they finish; those it holds are not evaluated again (eval-batch-resume.ts). */
+  resume: z.string().min(1, 'expected `--resume` to name a file').optional(),
   logFormat: choice('--log-format', LOG_FORMATS).optional(),
   ...timeoutShape,
 });

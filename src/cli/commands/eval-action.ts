@@ -41,7 +41,9 @@ export interface EvalCommandDependencies extends Partial<CliIo> {
  */
 export async function evalAction(problem: string, candidates: string[], rawOptions: unknown, dependencies: EvalCommandDependencies): Promise<void> {
   const io = resolveCliIo(dependencies);
-  if (candidates.length === 1 && !(await isBatch([problem, ...candidates], io.cwd))) {
+  // `--resume` keeps results in a file as a batch does: a single candidate with it is a batch of one.
+  const resuming = typeof (rawOptions as { resume?: unknown } | null)?.resume === 'string';
+  if (candidates.length === 1 && !resuming && !(await isBatch([problem, ...candidates], io.cwd))) {
     io.setExitCode(await runEval(problem, candidates[0]!, rawOptions, io, dependencies));
   } else {
     io.setExitCode(await runEvalBatch([problem, ...candidates], rawOptions, io, dependencies));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -201,6 +201,98 @@ describe('kforge eval with several candidates', () => {
       for (const call of batch.calls) {
         assert.deepEqual({ ...call.request, candidatePath: request.candidatePath }, request, 'a batch drops no flag');
       }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('with --resume, keeps each result in a file and evaluates again only what it holds no verdict for', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3'), 'c.py': candidate('incorrect') });
+    try {
+      let machineDown = true;
+      const judge = (source: string, request: EvaluationRequest) => {
+        if (machineDown && request.candidatePath.endsWith('b.py'))
+          throw new MachineFaultError('the reference process ran out of device memory; no verdict', {
+            resource: 'device-memory',
+            role: 'reference',
+            hint: 'wait',
+          });
+        return judgeByMarker(source, request);
+      };
+      const first = new FakeEvaluator({ judge });
+      const before = await runEval(first, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--retries', '0', '--resume', 'results.jsonl');
+      assert.equal(before.exitCode, 2, before.stderr);
+      const kept = (await readFile(path.join(folder, 'results.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.equal(kept.length, 3, 'every finished candidate has its line, the one without a verdict too');
+      assert.ok(kept.every((line) => typeof line.resume_key === 'string' && (line.resume_key as string).length === 64));
+
+      machineDown = false;
+      const second = new FakeEvaluator({ judge });
+      const after = await runEval(second, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--retries', '0', '--resume', 'results.jsonl');
+      assert.equal(after.exitCode, 1, after.stderr);
+      assert.deepEqual(
+        second.calls.map((call) => path.basename(call.request.candidatePath)),
+        ['b.py'],
+        'only the candidate without a verdict is evaluated again',
+      );
+      assert.deepEqual(
+        lines(after.stdout)
+          .map((line) => [path.basename(String(line.candidate)), line.verdict])
+          .sort(),
+        [
+          ['a.py', 'correct'],
+          ['b.py', 'correct'],
+          ['c.py', 'incorrect'],
+        ],
+      );
+      assert.match(after.stderr, /3 candidates: 2 correct, 1 incorrect; 2 kept from an earlier run \(--resume\), 1 evaluated in this one/);
+
+      // What was evaluated changed: the candidate's bytes, or a setting that can change its figures.
+      await writeFile(path.join(folder, 'a.py'), candidate('correct 0.25'));
+      const edited = new FakeEvaluator({ judge });
+      await runEval(edited, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--resume', 'results.jsonl');
+      assert.deepEqual(
+        edited.calls.map((call) => path.basename(call.request.candidatePath)),
+        ['a.py'],
+      );
+      const otherSettings = new FakeEvaluator({ judge });
+      await runEval(otherSettings, folder, PROBLEM, 'a.py', 'b.py', '--json', '--perf-trials', '7', '--resume', 'results.jsonl');
+      assert.equal(otherSettings.calls.length, 2, 'other timing settings: nothing is taken');
+      const longerWait = new FakeEvaluator({ judge });
+      await runEval(longerWait, folder, PROBLEM, 'a.py', 'b.py', '--json', '--wait', '1h', '--resume', 'results.jsonl');
+      assert.equal(longerWait.calls.length, 0, 'how long to wait for the device changes no verdict');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('with --resume, reads past a line cut short by a killed run, and takes a single candidate as a batch of one', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3') });
+    try {
+      const first = await runEval(new FakeEvaluator(), folder, PROBLEM, 'a.py', '--json', '--resume', 'results.jsonl');
+      assert.equal(first.exitCode, 0, first.stderr);
+      assert.equal(lines(first.stdout).length, 1, 'one JSON line, as the single form prints one object');
+      await appendFile(path.join(folder, 'results.jsonl'), '{"resume_key":"abc","verdict":"corr');
+      const evaluator = new FakeEvaluator();
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--json', '--resume', 'results.jsonl');
+      assert.equal(seen.exitCode, 0, seen.stderr);
+      assert.match(seen.stderr, /1 line\(s\) of results\.jsonl could not be read/);
+      assert.deepEqual(
+        evaluator.calls.map((call) => path.basename(call.request.candidatePath)),
+        ['b.py'],
+      );
+      const text = await readFile(path.join(folder, 'results.jsonl'), 'utf8');
+      const whole = text
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('{"resume_key":"') && line.endsWith('}'));
+      assert.equal(whole.length, 2, 'the new line starts on a line of its own, after the cut one');
+      const folderAsFile = await runEval(new FakeEvaluator(), folder, PROBLEM, 'a.py', 'b.py', '--resume', '.');
+      assert.equal(folderAsFile.exitCode, 2);
+      assert.match(folderAsFile.stderr, /--resume: `.*` is a folder/);
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

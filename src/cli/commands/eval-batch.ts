@@ -18,6 +18,7 @@ import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { collectPairs } from '../eval-batch-inputs.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
+import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';
 import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
 import { pythonExecutable } from '../python-executable.js';
 import { checkDeviceMemoryVariable, overrideMisuse, parseOverrides } from '../size-flags.js';
@@ -116,6 +117,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
   const cancel = (): void => controller.abort();
   process.on('SIGINT', cancel);
   process.on('SIGTERM', cancel);
+  let journal: ResumeJournal | undefined;
   try {
     const options = parseEvalOptions(rawOptions);
     checkDeviceMemoryVariable(io.environment);
@@ -123,6 +125,11 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
     const sizes = new Map<string, Record<string, number | boolean>>();
     for (const problem of new Set(pairs.map((pair) => pair.problemPath))) sizes.set(problem, await sizesToEvaluate(problem, backend, options, io));
+    journal = options.resume ? await openResumeJournal(path.resolve(io.cwd, options.resume)) : undefined;
+    if (journal && journal.unreadableLines > 0)
+      io.stderr.write(
+        `kforge eval: ${journal.unreadableLines} line(s) of ${options.resume} could not be read (a run stopped while writing?); their candidates are evaluated again\n`,
+      );
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({
@@ -144,6 +151,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
         ...(options.retries !== undefined ? { retries: options.retries } : {}),
         signal: controller.signal,
         evaluateOptions: { onPipelineEvent: deviceWaitWriter(io.stderr, 'kforge eval') },
+        ...(journal ? { journal } : {}),
       });
       io.stderr.write(formatBatchSummary(summary));
       const misuse = summary.results.map(overrideMisuse).find((message) => message !== null);
@@ -166,7 +174,9 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
       return EXIT.usage;
     }
     if (error instanceof EvaluationCancelledError) {
-      io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
+      io.stderr.write(
+        `kforge eval: cancelled; the workers were stopped${journal ? `; the finished results are in ${journal.path}: run the same command to go on` : ''}\n`,
+      );
       return EXIT.cancelled;
     }
     throw error;

@@ -43,7 +43,11 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
     .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')
-    .option('--retries <n>', 'batch: further attempts of a candidate the machine could not evaluate (default: 2)');
+    .option('--retries <n>', 'batch: further attempts of a candidate the machine could not evaluate (default: 2)')
+    .option(
+      '--resume <file>',
+      'keep each finished result in FILE (JSON lines, appended); run the same command again to evaluate only the candidates FILE holds no verdict for',
+    );
   for (const stage of TIMEOUT_STAGES) {
     const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
     command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
