@@ -99,7 +99,7 @@ def main(out):
         evaluated = sum(int(field["evaluated"]) for field in fields)
         wall = f"{len(parts)} runs (--resume): " + "; ".join(" ".join(part) for part in parts)
     lines = [
-        "# KernelBench at its own sizes on the H200",
+        "# KernelBench at its own sizes, one GPU",
         "",
         f"GPU: {status_of(os.path.join(out, 'gpu.csv')).splitlines()[-1]}",
         "",
@@ -107,8 +107,8 @@ def main(out):
         f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
         f"candidates per GPU-hour: {evaluated / wall_s * 3600:.0f}" if wall_s else "",
         "",
-        "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides |",
-        "|---|---|---|---|---|---|---|",
+        "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides | GPU |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in batch:
         name = os.path.basename(str(row.get("problem", "?")))
@@ -117,12 +117,13 @@ def main(out):
             lines.append(
                 f"| {name} | {row['verdict']}{' (MACHINE BLAMED)' if blames_machine(row) else ''} | {reason} | "
                 f"{gib((row.get('memory') or {}).get('estimate_bytes'))} | {gib(peak(row, 'reference'))} | "
-                f"{gib(peak(row, 'candidate'))} | {row.get('problem_overrides') or ''} |"
+                f"{gib(peak(row, 'candidate'))} | {row.get('problem_overrides') or ''} | "
+                f"{(row.get('environment') or {}).get('device', '')} |"
             )
         else:
             error = row.get("error", {})
             lines.append(
-                f"| {name} | NO VERDICT ({error.get('kind')}) | {str(error.get('message', row))[:90]} | | | | |"
+                f"| {name} | NO VERDICT ({error.get('kind')}) | {str(error.get('message', row))[:90]} | | | | | |"
             )
     ran = [index for index in range(1, 9) if os.path.exists(os.path.join(out, f"concurrent-{index}.status"))]
     if ran:
