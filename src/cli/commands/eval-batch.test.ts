@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { evaluationResultSchema } from '../../core/verdict.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import type { BudgetHolder } from '../../eval/pipeline/memory-budget.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
 import { fixturePath } from '../../../test-support/fixture-paths.js';
@@ -322,6 +323,19 @@ describe('the line a waiting evaluation writes on stderr', () => {
     deviceWaitWriter({ write: (line: string) => void (text += line) }, 'kforge eval')(event);
     return text;
   };
+  const CONTEXT = 768 * 1024 ** 2;
+  /** The line of a wait for a context's room under a cap of `cap` contexts, with 60 of 80 GiB free. */
+  const contextWaitLine = (holders: BudgetHolder[], cap: number): string =>
+    write({
+      kind: 'device-waiting',
+      device: 'cuda:0',
+      reason: 'memory',
+      neededBytes: CONTEXT,
+      freeBytes: 60 * 1024 ** 3,
+      capacityBytes: 80 * 1024 ** 3,
+      holders,
+      contextCapBytes: cap * CONTEXT,
+    });
 
   it('names who holds the memory it waits for', () => {
     const line = write({
@@ -339,22 +353,30 @@ describe('the line a waiting evaluation writes on stderr', () => {
     );
   });
 
+  it("names a process's many contexts once, with their count and bytes (a batch's waiting workers hold a dozen or more)", () => {
+    const line = contextWaitLine(
+      [
+        ...Array.from({ length: 17 }, () => ({ pid: 619, label: "pid 619: candidate worker's context", bytes: CONTEXT, since, kind: 'context' as const })),
+        { pid: 619, label: 'pid 619: 19_ReLU.py relu.py', bytes: 43.75 * 1024 ** 3, since, kind: 'evaluation' },
+        { pid: 700, label: "pid 700: reference worker's context", bytes: CONTEXT, since, kind: 'context' },
+      ],
+      18,
+    );
+    assert.match(
+      line,
+      /held by pid 619 \(17 workers' contexts, 12\.75 GiB\), pid 619 \(pid 619: 19_ReLU\.py relu\.py, 43\.75 GiB\), pid 700 \(pid 700: reference worker's context, 0\.75 GiB\)\n$/,
+    );
+  });
+
   it("says when a worker waits for room for its CUDA context under the contexts' cap, and whose contexts hold it", () => {
-    const context = 768 * 1024 ** 2;
-    const line = write({
-      kind: 'device-waiting',
-      device: 'cuda:0',
-      reason: 'memory',
-      neededBytes: context,
-      freeBytes: 60 * 1024 ** 3,
-      capacityBytes: 80 * 1024 ** 3,
-      holders: [
-        { pid: 41, label: "pid 41: candidate worker's context", bytes: context, since, kind: 'context' },
-        { pid: 42, label: "pid 42: candidate worker's context", bytes: context, since, kind: 'context' },
+    const line = contextWaitLine(
+      [
+        { pid: 41, label: "pid 41: candidate worker's context", bytes: CONTEXT, since, kind: 'context' },
+        { pid: 42, label: "pid 42: candidate worker's context", bytes: CONTEXT, since, kind: 'context' },
         { pid: 41, label: 'pid 41: 19_ReLU.py relu.py', bytes: 18 * 1024 ** 3, since, kind: 'evaluation' },
       ],
-      contextCapBytes: 2 * context,
-    });
+      2,
+    );
     assert.match(
       line,
       /^kforge eval: waiting for room for a worker's CUDA context on cuda:0: contexts outside a lease hold 1\.50 GiB of their 1\.50 GiB \(KFORGE_CONTEXT_BUDGET_BYTES\)/,

@@ -10,7 +10,7 @@ import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { formatBytes } from '../../eval/pipeline/memory-budget.js';
+import { describeHolders, formatBytes } from '../../eval/pipeline/memory-budget.js';
 import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { estimateEvaluationSize } from '../../eval/problem/size-estimate.js';
@@ -54,7 +54,7 @@ export function deviceWaitWriter(stderr: TextSink, prefix: string): (event: Pipe
       stderr.write(`${prefix}: waiting for ${event.device}, held by ${holder}\n`);
       return;
     }
-    const holders = event.holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
+    const holders = describeHolders(event.holders);
     if (event.contextCapBytes !== undefined) {
       const contexts = event.holders.filter((holder) => holder.kind === 'context').reduce((sum, holder) => sum + holder.bytes, 0);
       stderr.write(

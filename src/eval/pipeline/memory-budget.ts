@@ -111,6 +111,28 @@ export function formatBytes(bytes: number): string {
   return bytes >= 0.1 * GIB ? `${(bytes / GIB).toFixed(2)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }
 
+/**
+ * Who holds a budget, for a person: each evaluation by its label, and each process's contexts in one
+ * item when it holds several (a batch's workers waiting for the device hold a dozen or more).
+ *
+ * @example describeHolders(holders) // 'pid 619 (17 workers' contexts, 12.75 GiB), pid 619 (pid 619: 19_ReLU.py relu.py, 43.75 GiB)'
+ */
+export function describeHolders(holders: readonly BudgetHolder[]): string {
+  const contexts = new Map<number, BudgetHolder[]>();
+  for (const holder of holders) if (holder.kind === 'context') contexts.set(holder.pid, [...(contexts.get(holder.pid) ?? []), holder]);
+  const items: string[] = [];
+  for (const holder of holders) {
+    const own = holder.kind === 'context' ? contexts.get(holder.pid)! : null;
+    if (own && own.length > 1) {
+      if (own[0] !== holder) continue;
+      items.push(`pid ${holder.pid} (${own.length} workers' contexts, ${formatBytes(own.reduce((sum, context) => sum + context.bytes, 0))})`);
+      continue;
+    }
+    items.push(`pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`);
+  }
+  return items.join(', ');
+}
+
 function holderOf(entry: BudgetEntry & { kind: HeldKind }): BudgetHolder {
   return { pid: entry.pid, label: entry.label, bytes: entry.bytes, since: entry.acquired_at, kind: entry.kind };
 }
@@ -198,7 +220,7 @@ export class MemoryBudget {
       { bytes: wanted - held, kind: 'evaluation', label: options.label, signal: options.signal, onWait: options.onWait },
       (waitedMs, holders, freeBytes) => {
         if (options.waitMs == null || waitedMs < options.waitMs) return null;
-        const named = holders.map((holder) => `pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`).join(', ');
+        const named = describeHolders(holders);
         return new MachineFaultError(
           `waited ${(waitedMs / 1000).toFixed(0)} s for ${formatBytes(wanted)} of device memory; ${formatBytes(freeBytes)} of ${formatBytes(capacityBytes)} stayed free, held by ${named || 'processes that have ended'}`,
           { resource: 'device-wait', hint: 'wait longer (--wait DURATION), or stop the evaluations that hold the device', retryAfterSeconds: 60 },
