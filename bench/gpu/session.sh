@@ -122,6 +122,14 @@ wait_s="${2:-540}"
 # batch as a session's first call (about 25 minutes), `profile` to measure the check's fix (the
 # sandboxed candidate's profile now comes back), then timing-full's remaining kernels (TIMING_ONLY,
 # TIMING_DEADLINE_S to fit).
+# The tenth session (2026-12-06) lost 811 s to six machines that did not start; its one lease (an
+# H200, a4ab604) ran the batch for 650 s with --resume (19 of 40 evaluated, all correct, kept in
+# bench/gpu/results/sizes-h200-2026-12-06/batch.kept.jsonl) and the profile (the check's fix: 18.03
+# and 30.15 GiB). Next: the batch's other 21 from there, as the first call:
+#   SIZES_RESUME_FROM=bench/gpu/results/sizes-h200-2026-12-06 SIZES_BATCH_LIMIT_S=900 \
+#     SIZES_CONCURRENT_LIMIT_S=0 PHASES=sizes bash bench/gpu/session.sh start 540
+# (the keys cover the problem and candidate paths, so the frozen tree and the session folder must
+# stay where they are: /tmp/kforge-frozen, /tmp/kforge-session), then timing-full's kernels.
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the 3% bound from 20 us up) and

@@ -192,5 +192,6 @@ export function formatBatchSummary(summary: BatchSummary): string {
   const device = `, the device held ${formatDuration(summary.deviceMs)}`;
   const missing = summary.unevaluated.length > 0 ? `; ${summary.unevaluated.length} not evaluated (no verdict: the machine or kforge failed)` : '';
   const kept = summary.resumed > 0 ? `; ${summary.resumed} kept from an earlier run (--resume), ${evaluated} evaluated in this one` : '';
-  return `kforge eval: ${total} candidates: ${verdicts}${missing}${kept}; ${formatDuration(summary.wallMs)} in all${device}, ${perHour.toFixed(0)} candidates per hour\n`;
+  const rate = evaluated > 0 || summary.resumed === 0 ? `, ${perHour.toFixed(0)} candidates per hour` : '';
+  return `kforge eval: ${total} candidates: ${verdicts}${missing}${kept}; ${formatDuration(summary.wallMs)} in all${device}${rate}\n`;
 }

@@ -250,6 +250,15 @@ describe('kforge eval with several candidates', () => {
         ],
       );
       assert.match(after.stderr, /3 candidates: 2 correct, 1 incorrect; 2 kept from an earlier run \(--resume\), 1 evaluated in this one/);
+      const again = new FakeEvaluator({ judge });
+      const nothingLeft = await runEval(again, folder, PROBLEM, 'a.py', 'b.py', 'c.py', '--json', '--resume', 'results.jsonl');
+      assert.equal(again.calls.length, 0);
+      assert.equal(lines(nothingLeft.stdout).length, 3);
+      assert.match(
+        nothingLeft.stderr,
+        /3 kept from an earlier run \(--resume\), 0 evaluated in this one; [^\n]*held [^,\n]*\n$/,
+        'no rate of candidates per hour for none evaluated',
+      );
 
       // What was evaluated changed: the candidate's bytes, or a setting that can change its figures.
       await writeFile(path.join(folder, 'a.py'), candidate('correct 0.25'));
