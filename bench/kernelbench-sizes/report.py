@@ -107,7 +107,8 @@ def main(out):
         f"Batch: {len(batch)} candidates ({len(verdicts)} verdicts, {len(missing)} without), {wall}",
         f"candidates per GPU-hour: {evaluated / wall_s * 3600:.0f}" if wall_s else "",
         "",
-        "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB | overrides | GPU |",
+        "| problem | verdict | first reason | estimate GiB | reference peak GiB | candidate peak GiB"
+        " | overrides | GPU |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in batch:
