@@ -12,7 +12,7 @@ import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
  */
 
 /** Who holds a lock file: written into it as JSON. */
-const lockOwnerSchema = z.object({
+export const lockOwnerSchema = z.object({
   pid: z.number().int().positive(),
   host: z.string(),
   /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), to tell a reused pid. */
@@ -20,7 +20,7 @@ const lockOwnerSchema = z.object({
   token: z.string(),
   acquired_at: z.string(),
 });
-type LockOwner = z.infer<typeof lockOwnerSchema>;
+export type LockOwner = z.infer<typeof lockOwnerSchema>;
 
 export interface FileLockOptions {
   /** Milliseconds between attempts while the lock is held by a live process. Default 100. */
@@ -79,18 +79,26 @@ async function readOwner(path: string): Promise<LockOwner | 'missing' | 'unreada
 }
 
 /**
- * Creates the lock file exclusively (`O_EXCL`) with this process as owner; null when it exists.
- * A lock whose owner has died (the pid is gone, or reused by another process) is removed first.
+ * This process as the owner of a file that other processes check for liveness (a lock, or an entry
+ * of a memory budget), with a fresh token.
  */
-export async function tryAcquireFileLock(path: string, options: FileLockOptions = {}): Promise<HeldLock | null> {
-  const resolved = resolveOptions(options);
-  const owner: LockOwner = {
+export function currentLockOwner(): LockOwner {
+  return {
     pid: process.pid,
     host: os.hostname(),
     start: processStart(process.pid),
     token: randomBytes(8).toString('hex'),
     acquired_at: new Date().toISOString(),
   };
+}
+
+/**
+ * Creates the lock file exclusively (`O_EXCL`) with this process as owner; null when it exists.
+ * A lock whose owner has died (the pid is gone, or reused by another process) is removed first.
+ */
+export async function tryAcquireFileLock(path: string, options: FileLockOptions = {}): Promise<HeldLock | null> {
+  const resolved = resolveOptions(options);
+  const owner = currentLockOwner();
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       const handle = await open(path, 'wx');

@@ -1,20 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
-import { acquireFileLock, isFileLockHeld } from './file-lock.js';
+import { acquireFileLock, currentLockOwner, isFileLockHeld, lockOwnerSchema } from './file-lock.js';
 import { MachineFaultError } from '../machine-fault-error.js';
 
 /** One reservation of the budget, as its file holds it (the lock-owner fields of file-lock.ts, plus what it holds). */
-const entrySchema = z.object({
-  pid: z.number().int().positive(),
-  host: z.string(),
-  start: z.string().nullable(),
-  token: z.string(),
-  acquired_at: z.string(),
+const entrySchema = lockOwnerSchema.extend({
   bytes: z.number().int().nonnegative(),
   label: z.string(),
   /**
@@ -139,15 +131,6 @@ function holderOf(entry: BudgetEntry & { kind: HeldKind }): BudgetHolder {
 
 function holds(entry: BudgetEntry): entry is BudgetEntry & { kind: HeldKind } {
   return entry.kind !== 'wanted';
-}
-
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -307,16 +290,7 @@ export class MemoryBudget {
 
   /** Writes an entry of this process into the folder; its file's path. */
   async #write(placing: Pick<BudgetEntry, 'bytes' | 'kind' | 'label'>): Promise<string> {
-    const entry: BudgetEntry = {
-      pid: process.pid,
-      host: os.hostname(),
-      start: processStart(process.pid),
-      token: randomBytes(8).toString('hex'),
-      acquired_at: new Date().toISOString(),
-      bytes: placing.bytes,
-      label: placing.label,
-      kind: placing.kind,
-    };
+    const entry: BudgetEntry = { ...currentLockOwner(), bytes: placing.bytes, label: placing.label, kind: placing.kind };
     const file = path.join(this.#options.directory, `${process.pid}-${entry.token}.json`);
     await writeFile(file, JSON.stringify(entry), { flag: 'wx' });
     return file;
