@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -10,19 +10,21 @@ import { kforgeWithFakeWorker } from '../../test-support/kforge-cli.js';
  * A batch stopped part-way and finished by the same command (`--resume FILE`), as a user whose
  * batch at KernelBench's sizes ran out of time would do: the real CLI and its pipeline on the cpu
  * backend, with the fake worker (test-support/fixtures/fake-worker) acting both roles, so no torch
- * is needed. The slow candidate's correctness trials take 8 s: the run is interrupted (SIGINT)
- * once the first result is in the file (the quick one's, unless the slow one took the device first).
+ * is needed. Both candidates are copies of one whose correctness trials hold the device 8 s, so
+ * whichever takes the device first, the other's result comes 8 s after the first one's: the run is
+ * interrupted (SIGINT) once the first result is in the file.
  */
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-eval-resume-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const PROBLEM = fixturePath('fake-scenarios', 'problem.py');
-const SLOW = fixturePath('fake-scenarios', 'candidate-slow-correctness.py');
-const QUICK = fixturePath('fake-scenarios', 'candidate-correct.py');
+const FIRST = path.join(root, 'candidate-a.py');
+const SECOND = path.join(root, 'candidate-b.py');
+for (const copy of [FIRST, SECOND]) copyFileSync(fixturePath('fake-scenarios', 'candidate-slow-correctness.py'), copy);
 const RESULTS = path.join(root, 'results.jsonl');
 
 function kforgeEval() {
-  return kforgeWithFakeWorker(root, ['eval', `${PROBLEM}:${QUICK}`, `${PROBLEM}:${SLOW}`, '--backend', 'cpu', '--json', '--resume', RESULTS], {
+  return kforgeWithFakeWorker(root, ['eval', `${PROBLEM}:${FIRST}`, `${PROBLEM}:${SECOND}`, '--backend', 'cpu', '--json', '--resume', RESULTS], {
     KFORGE_CACHE_DIR: path.join(root, 'cache'),
   });
 }
@@ -54,7 +56,7 @@ describe('kforge eval --resume: a batch interrupted and finished by the same com
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(printed.map((line) => path.basename(String(line.candidate))).sort(), ['candidate-correct.py', 'candidate-slow-correctness.py']);
+    assert.deepEqual(printed.map((line) => path.basename(String(line.candidate))).sort(), ['candidate-a.py', 'candidate-b.py']);
     assert.match(String(resumed.stderr), /2 candidates: 2 correct; 1 kept from an earlier run \(--resume\), 1 evaluated in this one/);
     assert.ok(!String(resumed.stderr).includes(`${keptName} built`), 'the kept candidate was not built or evaluated again');
     assert.match(String(resumed.stderr), /built.*\(1 of 1 builds done\)/, 'the other was');
