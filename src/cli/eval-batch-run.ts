@@ -54,6 +54,11 @@ function unevaluated(pair: EvaluationPair, error: unknown, attempts: number): Un
   return null;
 }
 
+/** A fault's message and what to do about it, as `kforge eval` prints one for a single candidate. */
+function withHint(error: UnevaluatedLine['error']): string {
+  return error.hint ? `${error.message}; ${error.hint}` : error.message;
+}
+
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -151,7 +156,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         if (!line) throw error;
         const retryable = !(error instanceof ProblemTooLargeError) && attempt <= retries && !options.signal?.aborted;
         if (retryable) {
-          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${line.error.message}; trying again (${attempt} of ${retries})\n`);
+          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${withHint(line.error)}; trying again (${attempt} of ${retries})\n`);
           await pause(options.retryDelayMs ?? 5000, options.signal);
           continue;
         }
@@ -159,7 +164,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         options.stdout.write(
           options.json
             ? `${JSON.stringify(line)}\n`
-            : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${line.error.message}\n`,
+            : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${withHint(line.error)}\n`,
         );
         await keep(key, line, pair.candidatePath);
         return;

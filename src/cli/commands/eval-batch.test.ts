@@ -113,7 +113,7 @@ describe('kforge eval with several candidates', () => {
             throw new MachineFaultError('the reference process ran out of device memory; no verdict', {
               resource: 'device-memory',
               role: 'reference',
-              hint: 'wait',
+              hint: 'evaluate fewer candidates at once',
               retryAfterSeconds: 0,
             });
           }
@@ -130,12 +130,18 @@ describe('kforge eval with several candidates', () => {
         kind: 'machine_fault',
         resource: 'device-memory',
         message: 'the reference process ran out of device memory; no verdict',
-        hint: 'wait',
+        hint: 'evaluate fewer candidates at once',
         attempts: 2,
       });
       assert.equal(evaluator.calls.filter((call) => call.request.candidatePath.endsWith('b.py')).length, 2);
-      assert.match(seen.stderr, /trying again \(1 of 1\)/);
+      assert.match(
+        seen.stderr,
+        /b\.py: the reference process ran out of device memory; no verdict; evaluate fewer candidates at once; trying again \(1 of 1\)/,
+      );
       assert.match(seen.stderr, /1 not evaluated \(no verdict/);
+      const human = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--retries', '0');
+      assert.equal(human.exitCode, 2, human.stderr);
+      assert.match(human.stdout, /not evaluated +\S+ +b\.py — the reference process ran out of device memory; no verdict; evaluate fewer candidates at once\n/);
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
