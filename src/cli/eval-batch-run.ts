@@ -154,7 +154,10 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         if (error instanceof EvaluationCancelledError) throw error;
         const line = unevaluated(pair, error, attempt);
         if (!line) throw error;
-        const retryable = !(error instanceof ProblemTooLargeError) && attempt <= retries && !options.signal?.aborted;
+        // Too large, or too slow for the reference stage's limit (a pace the worker measured): the
+        // same sizes would only fail again, and the message says which sizes would not.
+        const repeats = error instanceof ProblemTooLargeError || (error instanceof MachineFaultError && error.resource === 'time');
+        const retryable = !repeats && attempt <= retries && !options.signal?.aborted;
         if (retryable) {
           options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${withHint(line.error)}; trying again (${attempt} of ${retries})\n`);
           await pause(options.retryDelayMs ?? 5000, options.signal);

@@ -147,6 +147,40 @@ describe('kforge eval with several candidates', () => {
     }
   });
 
+  it('does not try again a reference too slow for its stage at these sizes: the pace was measured, and only other sizes help', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3') });
+    try {
+      const evaluator = new FakeEvaluator({
+        judge: (source, request: EvaluationRequest) => {
+          if (!request.candidatePath.endsWith('a.py')) return judgeByMarker(source, request);
+          throw new MachineFaultError('the reference stage computes 5 trials: about 1276 s, more than its limit of 300 s; at --set batch_size=2 …', {
+            resource: 'time',
+            role: 'reference',
+            hint: 'evaluate at smaller sizes',
+          });
+        },
+      });
+      const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--json');
+      assert.equal(seen.exitCode, 2, seen.stderr);
+      assert.equal(
+        evaluator.calls.filter((call) => call.request.candidatePath.endsWith('a.py')).length,
+        1,
+        'tried once, despite the default of two more tries',
+      );
+      assert.doesNotMatch(seen.stderr, /trying again/);
+      const failed = lines(seen.stdout).find((line) => String(line.candidate).endsWith('a.py'))!;
+      assert.deepEqual(failed.error, {
+        kind: 'machine_fault',
+        resource: 'time',
+        message: 'the reference stage computes 5 trials: about 1276 s, more than its limit of 300 s; at --set batch_size=2 …',
+        hint: 'evaluate at smaller sizes',
+        attempts: 1,
+      });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('exits 3 when kforge itself failed on a candidate', async () => {
     const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.3') });
     try {

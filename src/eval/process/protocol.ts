@@ -97,7 +97,7 @@ export const failureMessageSchema = z.object({
 });
 
 /** What ran out when the machine, not the candidate, ended the evaluation (docs/worker-protocol.md, "Faults"). */
-export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device'] as const;
+export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device', 'time'] as const;
 export type FaultResource = (typeof FAULT_RESOURCES)[number];
 
 /** The machine could not evaluate: never a verdict (docs/spec.md section 3). */

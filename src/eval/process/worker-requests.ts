@@ -38,6 +38,8 @@ export const referenceRequestSchema = z.object({
   generalisation_seeds: z.array(seed).optional(),
   overrides: problemOverridesSchema.optional(),
   memory_grant_bytes: memoryGrant.optional(),
+  /** The reference stage's limit, ms: a problem too slow for it at these sizes is a \`fault\` (resource \`time\`) after its first trial. */
+  stage_limit_ms: z.number().positive().optional(),
   baselines: z
     .object({
       eager: z.boolean(),

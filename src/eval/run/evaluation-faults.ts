@@ -11,6 +11,7 @@ const FAULT_HINTS: Record<FaultMessage['resource'], string> = {
   'host-memory': 'the host ran out of memory: evaluate fewer candidates at once or at smaller sizes (--set NAME=VALUE)',
   disk: 'free space in the scratch folder (TMPDIR) and in KFORGE_CACHE_DIR, then try again',
   device: "the device reported an error outside the candidate's code: check it (`nvidia-smi`, `kforge doctor`) and try again",
+  time: 'the reference is too slow at these sizes for its stage on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with --timeout-reference SECONDS',
 };
 
 /** The {@link MachineFaultError} of a worker's `fault` message (no verdict). */

@@ -193,6 +193,7 @@ export class EvaluationRun {
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       ...this.#sizeFields(),
+      stage_limit_ms: settings.stageLimitsMs.reference,
       baselines:
         settings.timing && !cached
           ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials, budget_ms: settings.timingBudgetMs }

@@ -79,33 +79,38 @@ describe("a reference worker's end is never the candidate's verdict", () => {
   });
 });
 
+/** `kforge eval PROBLEM relu-candidate.py --backend cpu --json --no-timing --guard-policy pytorch ARGS…` in this process, with real workers. */
+async function evalReluCandidate(problem: string, ...args: string[]): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
+  const seen = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
+  const program = new Command().exitOverride();
+  registerEvalCommand(program, {
+    stdout: { write: (text: string) => void (seen.stdout += text) },
+    stderr: { write: (text: string) => void (seen.stderr += text) },
+    setExitCode: (code) => void (seen.exitCode = code),
+    environment: process.env,
+    cwd: process.cwd(),
+    color: false,
+  });
+  await program.parseAsync([
+    'node',
+    'kforge',
+    'eval',
+    fixturePath('machine-faults', problem),
+    fixturePath('machine-faults', 'relu-candidate.py'),
+    '--backend',
+    'cpu',
+    '--json',
+    '--no-timing',
+    '--guard-policy',
+    'pytorch',
+    ...args,
+  ]);
+  return seen;
+}
+
 describe('kforge eval when the reference runs out of memory (real workers)', () => {
   it('exits 2 without a verdict, saying what ran out', async () => {
-    const seen = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
-    const program = new Command().exitOverride();
-    registerEvalCommand(program, {
-      stdout: { write: (text: string) => void (seen.stdout += text) },
-      stderr: { write: (text: string) => void (seen.stderr += text) },
-      setExitCode: (code) => void (seen.exitCode = code),
-      environment: process.env,
-      cwd: process.cwd(),
-      color: false,
-    });
-    await program.parseAsync([
-      'node',
-      'kforge',
-      'eval',
-      fixturePath('machine-faults', 'reference-out-of-memory.py'),
-      fixturePath('machine-faults', 'relu-candidate.py'),
-      '--backend',
-      'cpu',
-      '--json',
-      '--no-timing',
-      '--trials',
-      '1',
-      '--guard-policy',
-      'pytorch',
-    ]);
+    const seen = await evalReluCandidate('reference-out-of-memory.py', '--trials', '1');
     assert.equal(seen.exitCode, 2, seen.stderr);
     assert.equal(seen.stdout, '', 'no verdict is printed');
     assert.match(
@@ -113,5 +118,21 @@ describe('kforge eval when the reference runs out of memory (real workers)', () 
       /the machine could not evaluate: the reference process \(which never imports the candidate\) ran out of host memory|reference's forward raised out of memory/,
     );
     assert.match(seen.stderr, /no verdict/);
+  });
+});
+
+describe('kforge eval when the reference is too slow at these sizes for its stage (real workers)', () => {
+  it('exits 2 without a verdict after the first trial, with the pace, a batch size that fits and the flag', async () => {
+    const seen = await evalReluCandidate('reference-too-slow.py', '--trials', '5', '--timeout-reference', '2');
+    assert.equal(seen.exitCode, 2, seen.stderr);
+    assert.equal(seen.stdout, '', 'no verdict is printed');
+    assert.match(
+      seen.stderr,
+      /the machine could not evaluate: the reference's first trial took \d+(\.\d)? s at these sizes on this machine, and the reference stage computes 5 trials and 0 timing input sets: about \d+(\.\d)? s, more than its limit of 2\.0 s; at --set batch_size=(1|2|4|8) it would take about 1\.0 s or less \(reference process, reference stage\); no verdict/,
+    );
+    // Without the pace, the five trials of two 0.6 s forwards would have run into the 2 s limit
+    // and been killed there ("ran past its limit"), with no size to try.
+    assert.match(seen.stderr, /raise the limit with --timeout-reference SECONDS/);
+    assert.doesNotMatch(seen.stderr, /ran past its limit/);
   });
 });

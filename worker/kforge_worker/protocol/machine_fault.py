@@ -8,8 +8,9 @@ message instead of a `failure` and exits with status 0:
     {"v":1,"type":"fault","stage":"reference","resource":"device-memory",
      "message":"…","traceback":"…","memory":{"process_bytes":…,"grant_bytes":…}}
 
-`resource` is `device-memory`, `host-memory`, `disk` or `device` (the device reported an error in
-the reference, which runs no candidate code).
+`resource` is `device-memory`, `host-memory`, `disk`, `device` (the device reported an error in
+the reference, which runs no candidate code) or `time` (the reference is too slow at these sizes for
+its stage's limit: roles/reference_pace.py).
 
 In the candidate role an out-of-memory error is the machine's only when the machine can show it:
 the device (or host) really has less free than the failed allocation asked for (1 GiB where its size
@@ -35,7 +36,7 @@ from .errors import (
 )
 from ..device.memory_usage import available_bytes, process_bytes, total_bytes
 
-RESOURCES = ("device-memory", "host-memory", "disk", "device")
+RESOURCES = ("device-memory", "host-memory", "disk", "device", "time")
 GIB = 1024**3
 _TRIED = re.compile(r"tried to allocate ([0-9.]+) ?([kmgt]i?b)", re.IGNORECASE)
 _TRIED_BYTES = re.compile(r"allocate ([0-9]+) bytes", re.IGNORECASE)

@@ -116,6 +116,9 @@ class ReferenceRequest:
     tolerance: Optional[Tolerance] = None
     ceilings: Optional[Ceilings] = None
     generalisation_seeds: List[int] = ()
+    #: The parent's limit on the reference stage, ms (None: not said): a problem too slow at these
+    #: sizes for it is a `fault` after its first trial (reference_pace.py), not a kill at the limit.
+    stage_limit_ms: Optional[float] = None
 
 
 def _tolerance(message: dict) -> Optional[Tolerance]:
@@ -148,10 +151,10 @@ def _generalisation_seeds(message: dict) -> List[int]:
     return _seeds(message, "generalisation_seeds", allow_empty=True)
 
 
-def _budget(raw: dict) -> Optional[float]:
-    value = _field(raw, "budget_ms", (int, float), "a positive number of milliseconds or null", optional=True)
+def _budget(raw: dict, name: str = "budget_ms") -> Optional[float]:
+    value = _field(raw, name, (int, float), "a positive number of milliseconds or null", optional=True)
     if value is not None and value <= 0:
-        raise ProtocolError(f"expected `budget_ms` to be a positive number of milliseconds, got {value!r}")
+        raise ProtocolError(f"expected `{name}` to be a positive number of milliseconds, got {value!r}")
     return None if value is None else float(value)
 
 
@@ -175,6 +178,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
         tolerance=_tolerance(message),
         ceilings=_ceilings(message),
         generalisation_seeds=_generalisation_seeds(message),
+        stage_limit_ms=_budget(message, "stage_limit_ms"),
     )
 
 

@@ -22,6 +22,7 @@ from ..timing.roofline_report import roofline_fields
 from ..tolerance.judge import judge
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
 from .reference_operators import reference_operators
+from .reference_pace import ReferencePace
 from .reference_store import ReferenceStore, reference_trial
 
 MODEL_CONTEXT = "the reference Model(*get_init_inputs()) raised"
@@ -42,6 +43,7 @@ def run_reference(channel: Channel, message: dict) -> None:
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
     with stage(channel.send, "reference"):
+        pace = ReferencePace(request.stage_limit_ms)
         problem = load_problem(run.problem, run.preset, run.overrides)
         correctness_seeds = _unique(run.correctness_seeds)
         store = ReferenceStore(problem, device, dtype, profile_seeds=correctness_seeds)
@@ -52,10 +54,14 @@ def run_reference(channel: Channel, message: dict) -> None:
             if tolerance is None
             else (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
         )
-        trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in correctness_seeds]
-        trials += [
-            _ready(store.compute(seed)) for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds
-        ]
+        timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
+        pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
+        trials = []
+        for seed in correctness_seeds:
+            trials.append(_ready(store.compute(seed, with_inputs=audit_trial)))
+            if len(trials) == 1:
+                pace.first_done()
+        trials += [_ready(store.compute(seed)) for seed in timing_only]
         audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
         model, inputs = reference_trial(
             problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT

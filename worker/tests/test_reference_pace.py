@@ -1,0 +1,68 @@
+"""A reference too slow at these sizes for its stage's limit is a `fault` (resource `time`) after its
+first trial, with the pace and, where the problem has a batch size, one that would fit
+(roles/reference_pace.py): never a kill at the limit, never a verdict. The pace on a clock of the
+test's; test_machine_faults.py runs a real reference worker into it."""
+
+import types
+
+import pytest
+
+from kforge_worker.protocol.machine_fault import MachineFault
+from kforge_worker.roles.reference_pace import MARGIN, ReferencePace, smaller_batch
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def problem_with(**constants):
+    return types.SimpleNamespace(**constants)
+
+
+def paced(limit_ms, trials, light, load_s, first_s, **constants):
+    clock = Clock()
+    pace = ReferencePace(limit_ms, clock=clock)
+    clock.now += load_s
+    pace.trials_begin(problem_with(**constants), trials, light)
+    clock.now += first_s
+    return pace
+
+
+def test_a_stage_that_fits_its_limit_goes_on():
+    # 2 s of loading, then 5 trials of 40 s and 3 input sets at a third of that: 242 s of 300.
+    paced(300_000, 5, 3, load_s=2, first_s=40, batch_size=128).first_done()
+
+
+def test_a_stage_just_past_its_limit_goes_on_within_the_margin():
+    # 5 trials of 70 s: 350 s, past 300 s but within MARGIN (the first trial is the slowest).
+    assert 350 <= MARGIN * 300
+    paced(300_000, 5, 0, load_s=0, first_s=70, batch_size=128).first_done()
+
+
+def test_a_stage_far_past_its_limit_is_a_time_fault_with_a_batch_size_that_fits():
+    pace = paced(300_000, 5, 3, load_s=5, first_s=100, batch_size=128)
+    with pytest.raises(MachineFault) as raised:
+        pace.first_done()
+    fault = raised.value
+    assert (fault.resource, fault.stage) == ("time", "reference")
+    # 5 s of loading and the first trial's 100 s, then 100 s x (4 + 3/3) more: 605 s; half the
+    # limit at batch_size 128 x 150/605 = 31.7, so the power of two 16.
+    assert "first trial took 100 s" in fault.message
+    assert "computes 5 trials and 3 timing input sets: about 605 s, more than its limit of 300 s" in fault.message
+    assert "at --set batch_size=16 it would take about 150 s or less" in fault.message
+
+
+def test_no_suggestion_without_a_batch_size_or_below_one():
+    with pytest.raises(MachineFault) as raised:
+        paced(300_000, 5, 0, load_s=0, first_s=100, dim=4096).first_done()
+    assert "--set" not in raised.value.message
+    assert smaller_batch(problem_with(batch_size=2), projected_ms=10_000_000, limit_ms=300_000) is None
+    assert smaller_batch(problem_with(batch=64), projected_ms=600_000, limit_ms=300_000) == "--set batch=16"
+
+
+def test_no_limit_said_means_no_projection():
+    paced(None, 5, 3, load_s=0, first_s=10_000, batch_size=128).first_done()
