@@ -66,3 +66,19 @@ def test_no_suggestion_without_a_batch_size_or_below_one():
 
 def test_no_limit_said_means_no_projection():
     paced(None, 5, 3, load_s=0, first_s=10_000, batch_size=128).first_done()
+
+
+def test_time_the_limit_counted_before_the_pace_was_made_is_part_of_the_projection():
+    # The audit's limit counts from its process's start: 3 s of imports, then 5 trials of 1.3 s is
+    # 9.5 s against 8 s (within the margin of 10 s), 4 s of imports 10.5 s (past it; "about 10 s").
+    def pace(spent_ms):
+        clock = Clock()
+        made = ReferencePace(8000, clock=clock, what="audit", spent_ms=spent_ms)
+        made.trials_begin(problem_with(batch_size=64), 5, 0)
+        clock.now += 1.3
+        return made
+
+    pace(3000).first_done()
+    with pytest.raises(MachineFault) as raised:
+        pace(4000).first_done()
+    assert "the audit computes 5 trials: about 10 s, more than its limit of 8.0 s" in raised.value.message

@@ -193,4 +193,19 @@ describe('kforge problems audit', () => {
     assert.equal(json.problems[0]?.findings[0]?.check, 'audit-timeout');
     assert.match(json.problems[0]?.findings[0]?.message ?? '', /did not finish within its limit \(0\.5 s\)/);
   });
+
+  it('a reference too slow for the limit is reported after its first trial, with a batch size that fits', { timeout: 120_000 }, async () => {
+    // Five seeds of a 3 s trial (two 1.5 s forwards) after Python's start: 15 s and more against a
+    // limit of 8 s. Without the pace the audit would run into the limit and say only `audit-timeout`.
+    const slow = path.join(REPOSITORY_ROOT, 'test-support', 'fixtures', 'machine-faults', 'reference-too-slow.py');
+    const outcome = await problems(['audit', slow, '--timeout', '8', '--json']);
+    assert.equal(outcome.exitCode, 1, outcome.stderr);
+    const json = JSON.parse(outcome.stdout) as AuditJson;
+    const finding = json.problems[0]?.findings[0];
+    assert.equal(finding?.check, 'audit-too-slow', JSON.stringify(finding));
+    assert.match(
+      finding?.message ?? '',
+      /^the reference's first trial took \d+(\.\d)? s at these sizes on this machine, and the audit computes 5 trials: about \d+(\.\d)? s, more than its limit of 8\.0 s; at --set batch_size=(1|2|4|8|16) it would take about 4\.0 s or less$/,
+    );
+  });
 });

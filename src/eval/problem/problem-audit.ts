@@ -53,7 +53,7 @@ export type FindingLevel = (typeof FINDING_LEVELS)[number];
 
 export interface AuditFinding {
   level: FindingLevel;
-  /** Stable id: the worker's check (`problem-load`, `problem-inputs`, `reference-forward`), `degenerate`, `exact-trivial`, `audit-crashed`, `audit-timeout`. */
+  /** Stable id: the worker's check (`problem-load`, `problem-inputs`, `reference-forward`), `degenerate`, `exact-trivial`, `audit-crashed`, `audit-timeout`, `audit-too-slow`. */
   check: string;
   message: string;
 }

@@ -99,7 +99,7 @@ function runProcess(
   });
 }
 
-function auditArguments(problemPath: string, options: ProblemAuditorOptions): string[] {
+function auditArguments(problemPath: string, options: ProblemAuditorOptions, limitMs: number): string[] {
   const tolerance = options.tolerance ?? { atol: 0.01, rtol: 0.01 };
   return [
     '-m',
@@ -114,6 +114,11 @@ function auditArguments(problemPath: string, options: ProblemAuditorOptions): st
     '--rtol',
     String(tolerance.rtol),
     ...Object.entries(options.overrides ?? {}).flatMap(([name, value]) => ['--set', `${name}=${String(value)}`]),
+    // A reference too slow for the limit says so after its first trial (`audit-too-slow`), with a size that fits.
+    '--limit-ms',
+    String(limitMs),
+    '--started-at-ms',
+    String(Date.now()),
   ];
 }
 
@@ -208,7 +213,7 @@ export async function auditProblemFile(problemPath: string, options: ProblemAudi
     await mkdir(temporaryDirectory);
     const env = buildWorkerEnvironment(options.environment, { homeDirectory: scratch, temporaryDirectory, workerDirectory: options.workerDirectory });
     const limitMs = options.timeoutMs ?? 300_000;
-    const result = await runProcess(options.python, auditArguments(path.resolve(problemPath), options), {
+    const result = await runProcess(options.python, auditArguments(path.resolve(problemPath), options, limitMs), {
       cwd: scratch,
       env,
       timeoutMs: limitMs,

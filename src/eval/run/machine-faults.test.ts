@@ -123,14 +123,14 @@ describe('kforge eval when the reference runs out of memory (real workers)', () 
 
 describe('kforge eval when the reference is too slow at these sizes for its stage (real workers)', () => {
   it('exits 2 without a verdict after the first trial, with the pace, a batch size that fits and the flag', async () => {
-    const seen = await evalReluCandidate('reference-too-slow.py', '--trials', '5', '--timeout-reference', '2');
+    const seen = await evalReluCandidate('reference-too-slow.py', '--trials', '5', '--timeout-reference', '8');
     assert.equal(seen.exitCode, 2, seen.stderr);
     assert.equal(seen.stdout, '', 'no verdict is printed');
     assert.match(
       seen.stderr,
-      /the machine could not evaluate: the reference's first trial took \d+(\.\d)? s at these sizes on this machine, and the reference stage computes 5 trials and 0 timing input sets: about \d+(\.\d)? s, more than its limit of 2\.0 s; at --set batch_size=(1|2|4|8) it would take about 1\.0 s or less \(reference process, reference stage\); no verdict/,
+      /the machine could not evaluate: the reference's first trial took \d+(\.\d)? s at these sizes on this machine, and the reference stage computes 5 trials: about \d+(\.\d)? s, more than its limit of 8\.0 s; at --set batch_size=(1|2|4|8|16) it would take about 4\.0 s or less \(reference process, reference stage\); no verdict/,
     );
-    // Without the pace, the five trials of two 0.6 s forwards would have run into the 2 s limit
+    // Without the pace, the five trials of two 1.5 s forwards would have run into the 8 s limit
     // and been killed there ("ran past its limit"), with no size to try.
     assert.match(seen.stderr, /raise the limit with --timeout-reference SECONDS/);
     assert.doesNotMatch(seen.stderr, /ran past its limit/);

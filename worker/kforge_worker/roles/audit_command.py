@@ -11,6 +11,7 @@ after printing the audit; 1 when the problem cannot be audited (the object then 
 import argparse
 import json
 import sys
+import time
 from typing import Dict, List, Optional, Tuple
 
 from ..device.device import resolve_device
@@ -20,7 +21,9 @@ from ..problem.problem_loader import load_problem
 from ..problem.tensor_sizes import describe_tensors
 from ..protocol.channel import ProtocolError
 from ..protocol.errors import StageFailure
+from ..protocol.machine_fault import MachineFault
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
+from .reference_pace import ReferencePace
 from .reference_store import ReferenceStore
 
 DEFAULT_SEEDS = (11, 12, 13, 14, 15)
@@ -92,6 +95,18 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="replace a module constant of the problem (repeatable)",
     )
+    command.add_argument(
+        "--limit-ms",
+        type=float,
+        default=None,
+        help="the caller's time limit: stop after the first trial (check audit-too-slow) when the others would not fit",
+    )
+    command.add_argument(
+        "--started-at-ms",
+        type=float,
+        default=None,
+        help="when the caller started this process (ms since the epoch), from which --limit-ms counts",
+    )
     return command
 
 
@@ -104,8 +119,13 @@ def audit_problem(
     device_name: str,
     seeds: List[int],
     overrides: Optional[Dict[str, Value]] = None,
+    limit_ms: Optional[float] = None,
+    started_at_ms: Optional[float] = None,
 ) -> dict:
-    """The audit object printed by the command (raises StageFailure or ProtocolError)."""
+    """The audit object printed by the command (raises StageFailure, ProtocolError, or MachineFault
+    `time` when `limit_ms` is given and the trials at the first one's pace would not fit it)."""
+    spent_ms = 0.0 if started_at_ms is None else max(0.0, time.time() * 1000 - started_at_ms)
+    pace = ReferencePace(limit_ms, what="audit", spent_ms=spent_ms)
     backend = "cpu" if device_name == "cpu" else "cuda"
     device = resolve_device(backend, device_name)
     dtype = run_dtype(precision)
@@ -119,8 +139,12 @@ def audit_problem(
             shapes.update(inputs=describe_tensors(inputs), outputs=describe_tensors(flat.leaves))
         audits.add_trial(flat.leaves, inputs, atol, rtol)
 
-    for seed in dict.fromkeys(seeds):
+    unique = list(dict.fromkeys(seeds))
+    pace.trials_begin(problem, len(unique), 0)
+    for index, seed in enumerate(unique):
         store.compute(seed, with_inputs=trial)
+        if index == 0:
+            pace.first_done()
     result = audits.finish(atol, rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
@@ -149,6 +173,8 @@ def main(argv: List[str]) -> int:
             arguments.device,
             arguments.seeds,
             dict(arguments.overrides),
+            arguments.limit_ms,
+            arguments.started_at_ms,
         )
     except ProtocolError as error:
         print(f"kforge_worker audit: {error}", file=sys.stderr)
@@ -159,6 +185,16 @@ def main(argv: List[str]) -> int:
                 {
                     "problem": arguments.problem,
                     "error": {"kind": failure.kind, "check": failure.check, "message": failure.message},
+                }
+            )
+        )
+        return 1
+    except MachineFault as fault:  # only `time`: the machine's, so not an `invalid_input` of the problem
+        print(
+            json.dumps(
+                {
+                    "problem": arguments.problem,
+                    "error": {"kind": "machine", "check": "audit-too-slow", "message": fault.message},
                 }
             )
         )

@@ -1,5 +1,6 @@
-"""The reference stage's pace: a problem too slow at these sizes for the stage's limit is said after
-its first trial, not found out at the limit (docs/sizes.md, "Too slow at these sizes").
+"""The reference's pace: a problem too slow at these sizes for the reference stage's limit (or the
+audit command's) is said after its first trial, not found out at the limit (docs/sizes.md, "Too
+slow at these sizes").
 
 At KernelBench's own sizes on a small cpu host one reference trial (the forward in the run's
 precision and in float64) can take a minute, and the stage computes one per correctness trial and
@@ -51,11 +52,18 @@ def smaller_batch(problem, projected_ms: float, limit_ms: float) -> Optional[str
 
 
 class ReferencePace:
-    """Made as the stage starts; `trials_begin()` before its first trial, `first_done()` after it."""
+    """Made as the stage starts; `trials_begin()` before its first trial, `first_done()` after it.
+    `what` names the limited work in the message: the reference stage, or the audit command;
+    `spent_ms`, the time its limit had already counted when the pace was made (the audit's process
+    start and imports)."""
 
-    def __init__(self, limit_ms: Optional[float], clock=time.monotonic):
+    def __init__(
+        self, limit_ms: Optional[float], clock=time.monotonic, what: str = "reference stage", spent_ms: float = 0.0
+    ):
         self.limit_ms = limit_ms
         self.clock = clock
+        self.what = what
+        self.spent_ms = spent_ms
         self.stage_started = clock()
         self.problem = None
         self.trials = 0
@@ -76,14 +84,17 @@ class ReferencePace:
             return
         now = self.clock()
         first_ms = (now - self.first_started) * 1000
-        projected_ms = (now - self.stage_started) * 1000 + first_ms * (self.trials - 1 + LIGHT_SHARE * self.light)
+        projected_ms = (
+            self.spent_ms + (now - self.stage_started) * 1000 + first_ms * (self.trials - 1 + LIGHT_SHARE * self.light)
+        )
         if projected_ms <= MARGIN * self.limit_ms:
             return
         suggestion = smaller_batch(self.problem, projected_ms, self.limit_ms)
+        sets = f" and {self.light} timing input sets" if self.light else ""
         raise MachineFault(
             "time",
             f"the reference's first trial took {_seconds(first_ms)} at these sizes on this machine, and the "
-            f"reference stage computes {self.trials} trials and {self.light} timing input sets: about "
+            f"{self.what} computes {self.trials} trials{sets}: about "
             f"{_seconds(projected_ms)}, more than its limit of {_seconds(self.limit_ms)}"
             + (
                 f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * self.limit_ms)} or less"
