@@ -13,6 +13,7 @@ import { createServer } from './create-server.js';
 import { rewardRunId } from './reward/reward-ledger.js';
 import type { RewardServerOptions } from './reward/reward-server-options.js';
 import type { ZodApp } from './server-context.js';
+import { tooSlowFault } from '../../test-support/too-slow-fault.js';
 
 const TOKEN = 'reward-token-'.padEnd(40, 'x');
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -286,6 +287,22 @@ describe('POST /api/reward', () => {
     assert.ok(Number(failed.headers['retry-after']) >= 1);
     const retried = (await post(app, '/api/reward', body)).json<RewardBody>();
     assert.deepEqual([retried.verdict, retried.cached], ['correct', false]);
+  });
+});
+
+describe('a problem too slow at these sizes for the reference stage', () => {
+  it('answers 422 problem-too-slow, not 503: a retry would only fail again, and nothing is scored', async () => {
+    const evaluator = new FakeEvaluator({
+      judge: () => {
+        throw tooSlowFault();
+      },
+    });
+    const { app } = await rewardServer(evaluator);
+    const refused = await post(app, '/api/reward', { problem: 'level1/01_relu', candidateSource: candidate('correct'), backend: 'cpu' });
+    assert.equal(refused.statusCode, 422);
+    assert.equal(errorOf(refused).code, 'problem-too-slow');
+    assert.match(errorOf(refused).message, /whatever the candidate: .*--set batch_size=2 …; evaluate at smaller sizes$/);
+    assert.equal(refused.headers['retry-after'], undefined);
   });
 });
 

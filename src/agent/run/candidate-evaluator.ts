@@ -114,7 +114,10 @@ export class CandidateEvaluator {
         if (signal.aborted) throw new SearchStoppedError('evaluation', { cause: error });
         if (!(error instanceof MachineFaultError || error instanceof WorkerFaultError)) throw error;
         const retries = this.options.machineRetries ?? 2;
-        const willRetry = attempt <= retries;
+        // A reference too slow for its stage at these sizes (a pace the worker measured) would only
+        // fail again: the run stops at once, its message naming sizes that fit (docs/sizes.md).
+        const repeats = error instanceof MachineFaultError && error.resource === 'time';
+        const willRetry = !repeats && attempt <= retries;
         this.options.onMachineFault?.({ attempt, willRetry, message: error.message });
         if (!willRetry) throw new CandidateUnevaluatedError(candidate.id, attempt, error);
         await sleep(this.options.machineRetryDelayMs ?? error.retryAfterSeconds * 1000, undefined, { signal }).catch(() => undefined);

@@ -1,3 +1,5 @@
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+
 /**
  * The machine could not evaluate a candidate after every attempt (docs/spec.md section 3): the
  * candidate stays in the store without an evaluation — pending, so `kforge optimize --resume`
@@ -9,8 +11,14 @@ export class CandidateUnevaluatedError extends Error {
   readonly attempts: number;
 
   constructor(candidateId: number, attempts: number, cause: Error) {
+    // A reference too slow for its stage at these sizes fails again under the same settings, which
+    // a resume keeps: the way on is a longer limit or smaller sizes (docs/sizes.md).
+    const next =
+      cause instanceof MachineFaultError && cause.resource === 'time'
+        ? 'it stays unevaluated; a resume keeps the settings that cannot fit, so start the run again with a longer --timeout-reference or the problem at smaller sizes'
+        : 'it stays unevaluated and `kforge optimize --resume` evaluates it again';
     super(
-      `candidate ${candidateId} could not be evaluated in ${attempts} attempts, for a reason that is not the candidate's: ${cause.message}; it stays unevaluated and \`kforge optimize --resume\` evaluates it again`,
+      `candidate ${candidateId} could not be evaluated in ${attempts} attempt${attempts === 1 ? '' : 's'}, for a reason that is not the candidate's: ${cause.message}; ${next}`,
       { cause },
     );
     this.candidateId = candidateId;

@@ -12,6 +12,7 @@ import { CandidateUnevaluatedError } from './candidate-unevaluated-error.js';
 import { OptimizeRunError } from './optimize-run-error.js';
 import type { OptimizePlanInput } from './optimize-plan.js';
 import { resumeOptimizeRun, startOptimizeRun } from './optimize-run.js';
+import { tooSlowFault } from '../../../test-support/too-slow-fault.js';
 
 let folder: string;
 let store: SqliteRunStore;
@@ -110,4 +111,29 @@ test('past its retries a candidate stays unevaluated with the cause, and a resum
   assert.equal(resumed.status, 'finished');
   const evaluated = await store.listCandidates(failed.runId);
   assert.equal(evaluated[0]!.evaluation?.result.verdict, 'correct');
+});
+
+test('a reference too slow for its stage at these sizes stops the run at its first try, naming sizes that fit', async () => {
+  const tooSlow = new FakeEvaluator({
+    judge: () => {
+      throw tooSlowFault();
+    },
+  });
+  const model = new FakeKernelModel({ replies: [kernel('correct 0.5', 'a'), kernel('correct 0.4', 'b')] });
+  const failed = await startOptimizeRun(plan(), { store, model, evaluator: tooSlow }).then(
+    () => assert.fail('the run should stop'),
+    (error: unknown) => error,
+  );
+  assert.ok(failed instanceof OptimizeRunError);
+  assert.ok(failed.cause instanceof CandidateUnevaluatedError, String(failed.cause));
+  assert.match(
+    String((failed.cause as Error).message),
+    /could not be evaluated in 1 attempt, .*--set batch_size=2 …; it stays unevaluated; a resume keeps the settings that cannot fit, so start the run again with a longer --timeout-reference/,
+  );
+  assert.equal(tooSlow.calls.length, 1, 'no retry: the same sizes would only fail again');
+  const faults = await store.listEvents(failed.runId, { types: ['evaluation-machine-fault'] });
+  assert.deepEqual(
+    faults.map((event) => (event.payload as { willRetry: boolean }).willRetry),
+    [false],
+  );
 });

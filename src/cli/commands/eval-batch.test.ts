@@ -13,6 +13,7 @@ import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluat
 import { fixturePath } from '../../../test-support/fixture-paths.js';
 import { deviceWaitWriter } from './eval-batch.js';
 import { registerEvalCommand } from './eval.js';
+import { TOO_SLOW_HINT, TOO_SLOW_MESSAGE, tooSlowFault } from '../../../test-support/too-slow-fault.js';
 
 const PROBLEM = fixturePath('fake-scenarios', 'problem.py');
 
@@ -153,11 +154,7 @@ describe('kforge eval with several candidates', () => {
       const evaluator = new FakeEvaluator({
         judge: (source, request: EvaluationRequest) => {
           if (!request.candidatePath.endsWith('a.py')) return judgeByMarker(source, request);
-          throw new MachineFaultError('the reference stage computes 5 trials: about 1276 s, more than its limit of 300 s; at --set batch_size=2 …', {
-            resource: 'time',
-            role: 'reference',
-            hint: 'evaluate at smaller sizes',
-          });
+          throw tooSlowFault();
         },
       });
       const seen = await runEval(evaluator, folder, PROBLEM, 'a.py', 'b.py', '--json');
@@ -172,8 +169,8 @@ describe('kforge eval with several candidates', () => {
       assert.deepEqual(failed.error, {
         kind: 'machine_fault',
         resource: 'time',
-        message: 'the reference stage computes 5 trials: about 1276 s, more than its limit of 300 s; at --set batch_size=2 …',
-        hint: 'evaluate at smaller sizes',
+        message: TOO_SLOW_MESSAGE,
+        hint: TOO_SLOW_HINT,
         attempts: 1,
       });
     } finally {

@@ -169,7 +169,9 @@ export const shippedProblemsResponseSchema = z.object({
 export const rewardErrorResponses = {
   ...errorResponses,
   413: apiErrorSchema,
-  422: apiErrorSchema.describe('the problem file cannot be evaluated (no `Model`, `get_inputs()` raised): nothing is scored'),
+  422: apiErrorSchema.describe(
+    'the problem file cannot be evaluated (no `Model`, `get_inputs()` raised: `problem-invalid`; its reference too slow at these sizes for this server: `problem-too-slow`): nothing is scored',
+  ),
   429: apiErrorSchema.describe('too many requests wait for an evaluation: retry after `Retry-After` seconds'),
   503: apiErrorSchema.describe('the evaluator failed or the server is stopping: retry after `Retry-After` seconds'),
 } as const;

@@ -252,6 +252,18 @@ export class RewardService {
       });
     }
     const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof MachineFaultError && error.resource === 'time') {
+      // The reference is too slow at these sizes for its stage here: a retry would only fail again,
+      // so this is the caller's problem to resize (docs/sizes.md), not a 503 to wait out.
+      return new ApiError(
+        422,
+        'problem-too-slow',
+        `the problem cannot be evaluated at these sizes on this server, whatever the candidate: ${message}; ${error.hint}`,
+        {
+          cause: error,
+        },
+      );
+    }
     this.#options.logger.error({ err: error }, 'a reward evaluation failed in the evaluator');
     const retryAfterSeconds = error instanceof MachineFaultError || error instanceof WorkerFaultError ? error.retryAfterSeconds : 5;
     return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, {
