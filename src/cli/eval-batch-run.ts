@@ -156,7 +156,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         if (!line) throw error;
         // Too large, or too slow for the reference stage's limit (a pace the worker measured): the
         // same sizes would only fail again, and the message says which sizes would not.
-        const repeats = error instanceof ProblemTooLargeError || (error instanceof MachineFaultError && error.resource === 'time');
+        const repeats = error instanceof ProblemTooLargeError || (error instanceof MachineFaultError && !error.isRetryable);
         const retryable = !repeats && attempt <= retries && !options.signal?.aborted;
         if (retryable) {
           options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${withHint(line.error)}; trying again (${attempt} of ${retries})\n`);

@@ -23,7 +23,9 @@ export interface MachineFaultContext {
  * The machine could not evaluate the candidate — the reference ran out of memory, a worker could
  * not start, the device was held past the wait limit, the disk is full — so there is no verdict
  * (docs/spec.md section 3): `kforge eval` exits 2, a search keeps the candidate unevaluated and tries
- * again, the reward API answers 503 with `Retry-After`. Retry logic reads only `isRetryable`.
+ * again, the reward API answers 503 with `Retry-After`. Retry logic reads only `isRetryable`: false
+ * for a `time` fault (the reference too slow for its stage at these sizes, a pace the worker
+ * measured), which the same settings can only meet again (docs/sizes.md).
  */
 export class MachineFaultError extends Error {
   override readonly name = 'MachineFaultError';
@@ -33,7 +35,7 @@ export class MachineFaultError extends Error {
   readonly hint: string;
   readonly retryAfterSeconds: number;
   readonly detail: string | undefined;
-  readonly isRetryable = true;
+  readonly isRetryable: boolean;
 
   constructor(message: string, context: MachineFaultContext) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
@@ -43,5 +45,6 @@ export class MachineFaultError extends Error {
     this.hint = context.hint;
     this.retryAfterSeconds = context.retryAfterSeconds ?? 30;
     this.detail = context.detail;
+    this.isRetryable = context.resource !== 'time';
   }
 }

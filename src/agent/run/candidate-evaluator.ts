@@ -116,8 +116,7 @@ export class CandidateEvaluator {
         const retries = this.options.machineRetries ?? 2;
         // A reference too slow for its stage at these sizes (a pace the worker measured) would only
         // fail again: the run stops at once, its message naming sizes that fit (docs/sizes.md).
-        const repeats = error instanceof MachineFaultError && error.resource === 'time';
-        const willRetry = !repeats && attempt <= retries;
+        const willRetry = !(error instanceof MachineFaultError && !error.isRetryable) && attempt <= retries;
         this.options.onMachineFault?.({ attempt, willRetry, message: error.message });
         if (!willRetry) throw new CandidateUnevaluatedError(candidate.id, attempt, error);
         await sleep(this.options.machineRetryDelayMs ?? error.retryAfterSeconds * 1000, undefined, { signal }).catch(() => undefined);

@@ -141,10 +141,8 @@ def audit_problem(
 
     unique = list(dict.fromkeys(seeds))
     pace.trials_begin(problem, len(unique), 0)
-    for index, seed in enumerate(unique):
+    for seed in pace.paced(unique):
         store.compute(seed, with_inputs=trial)
-        if index == 0:
-            pace.first_done()
     result = audits.finish(atol, rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")

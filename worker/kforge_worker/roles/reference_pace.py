@@ -12,7 +12,7 @@ problem has a batch size, one that would fit.
 """
 
 import time
-from typing import Optional
+from typing import Iterable, Iterator, Optional
 
 from ..problem.size_estimate import shrink_order, size_constants
 from ..protocol.machine_fault import MachineFault
@@ -52,7 +52,8 @@ def smaller_batch(problem, projected_ms: float, limit_ms: float) -> Optional[str
 
 
 class ReferencePace:
-    """Made as the stage starts; `trials_begin()` before its first trial, `first_done()` after it.
+    """Made as the stage starts; `trials_begin()` before its first trial, then its correctness trials
+    computed over `paced(seeds)`, which calls `first_done()` once the first is.
     `what` names the limited work in the message: the reference stage, or the audit command;
     `spent_ms`, the time its limit had already counted when the pace was made (the audit's process
     start and imports)."""
@@ -76,6 +77,13 @@ class ReferencePace:
         self.trials = trials
         self.light = light
         self.first_started = self.clock()
+
+    def paced(self, seeds: Iterable[int]) -> Iterator[int]:
+        """`seeds` in order, checking the pace once the caller has computed the first one's trial."""
+        for index, seed in enumerate(seeds):
+            yield seed
+            if index == 0:
+                self.first_done()
 
     def first_done(self) -> None:
         """Raises MachineFault('time') when the stage so far plus its other trials at the first

@@ -56,11 +56,7 @@ def run_reference(channel: Channel, message: dict) -> None:
         )
         timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
         pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
-        trials = []
-        for seed in correctness_seeds:
-            trials.append(_ready(store.compute(seed, with_inputs=audit_trial)))
-            if len(trials) == 1:
-                pace.first_done()
+        trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in pace.paced(correctness_seeds)]
         trials += [_ready(store.compute(seed)) for seed in timing_only]
         audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
         model, inputs = reference_trial(
