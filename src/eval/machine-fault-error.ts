@@ -1,8 +1,9 @@
-import type { FaultResource } from './process/protocol.js';
+import { FAULT_RESOURCES } from './process/protocol.js';
 import type { WorkerRole } from './process/worker-role.js';
 
 /** What ran out or failed: a worker's `fault` resources, or the time and processes around them. */
-export type MachineFaultResource = FaultResource | 'worker-start' | 'reference-process' | 'device-wait';
+export const MACHINE_FAULT_RESOURCES = [...FAULT_RESOURCES, 'worker-start', 'reference-process', 'device-wait'] as const;
+export type MachineFaultResource = (typeof MACHINE_FAULT_RESOURCES)[number];
 
 export interface MachineFaultContext {
   resource: MachineFaultResource;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { evaluationResultSchema } from '../core/verdict.js';
 import type { EvaluationProgress } from '../eval/evaluator.js';
+import { MACHINE_FAULT_RESOURCES } from '../eval/machine-fault-error.js';
+import { workerRoleSchema } from '../eval/process/worker-role.js';
 import type { PipelineEvent } from '../eval/pipeline/pipeline-events.js';
 
 /** One start of a job on a worker (recorded in Redis when the worker takes the job). */
@@ -75,12 +77,24 @@ export const jobProgressSchema = z.discriminatedUnion('kind', [
 ]);
 export type JobProgress = z.infer<typeof jobProgressSchema>;
 
-/** Why a job ended in BullMQ's `failed` state (a kforge fault or a cancellation, never a candidate's failure). */
+/**
+ * Why a job ended in BullMQ's `failed` state (a kforge fault, the machine's, or a cancellation, never
+ * a candidate's failure). A `machine` failure carries what the coordinator needs to rebuild the
+ * worker's MachineFaultError: what ran out, where, and when to try again.
+ */
 export const jobFailureSchema = z.object({
   kforge: z.literal(1),
-  kind: z.enum(['setup', 'cancelled', 'invalid-payload', 'internal']),
+  kind: z.enum(['setup', 'machine', 'cancelled', 'invalid-payload', 'internal']),
   message: z.string(),
   hint: z.string().optional(),
+  machine: z
+    .object({
+      resource: z.enum(MACHINE_FAULT_RESOURCES),
+      role: workerRoleSchema.optional(),
+      stage: z.string().nullable(),
+      retryAfterSeconds: z.number().nonnegative(),
+    })
+    .optional(),
 });
 export type JobFailure = z.infer<typeof jobFailureSchema>;
 

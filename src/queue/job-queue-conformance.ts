@@ -6,12 +6,14 @@ import { correctResult } from '../../test-support/fake-evaluator.js';
 import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
 import type { EvaluateOptions, Evaluation, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
 import { EvaluatorSetupError } from '../eval/evaluator-setup-error.js';
+import { MachineFaultError, type MachineFaultResource } from '../eval/machine-fault-error.js';
 import { JobQueueClosedError } from './job-queue-closed-error.js';
 import type { JobQueue } from './job-queue.js';
 
 /**
  * The evaluator behind a queue under test: it records its calls; a candidate holding `HOLD:<tag>`
- * waits until `release(tag)` (or its abort), one holding `SETUP-FAULT` throws an EvaluatorSetupError.
+ * waits until `release(tag)` (or its abort), one holding `SETUP-FAULT` throws an EvaluatorSetupError,
+ * one holding `MACHINE-FAULT:<resource>` a MachineFaultError of that resource.
  */
 export class ScriptedEvaluator implements Evaluator {
   readonly calls: Array<{ source: string; aborted: boolean }> = [];
@@ -23,6 +25,17 @@ export class ScriptedEvaluator implements Evaluator {
     const call = { source, aborted: false };
     this.calls.push(call);
     if (source.includes('SETUP-FAULT')) throw new EvaluatorSetupError('python3 cannot import torch', { hint: 'run `kforge doctor`' });
+    const machine = /MACHINE-FAULT:([\w-]+)/.exec(source)?.[1];
+    if (machine) {
+      throw new MachineFaultError(`the reference ran out of ${machine}`, {
+        resource: machine as MachineFaultResource,
+        role: 'reference',
+        stage: 'correctness',
+        hint: 'free some memory and try again',
+        retryAfterSeconds: 45,
+        detail: 'Traceback: torch.OutOfMemoryError',
+      });
+    }
     options.onProgress?.({ kind: 'stage-started', role: 'candidate', stage: 'build' });
     options.onPipelineEvent?.({ kind: 'device-acquired', device: 'cpu', waitedMs: 0 });
     const tag = /HOLD:(\w+)/.exec(source)?.[1];
@@ -188,6 +201,23 @@ export function describeJobQueueConformance(backend: string, open: () => Promise
       await assert.rejects(subject.queue.submit(asked), EvaluatorSetupError);
       assert.equal(subject.evaluator.calls.length - before, 2);
     });
+
+    for (const resource of ['device-memory', 'time'] as const) {
+      it(`rejects a machine fault (${resource}) as the worker met it: resource, role, stage, hint, when to retry`, async () => {
+        const asked = await request(`MACHINE-FAULT:${resource} ${Date.now()}\n`);
+        await assert.rejects(subject.queue.submit(asked), (error: unknown) => {
+          assert.ok(error instanceof MachineFaultError, `a MachineFaultError, not ${String(error)}`);
+          assert.match(error.message, new RegExp(`the reference ran out of ${resource}`));
+          assert.equal(error.resource, resource);
+          assert.equal(error.role, 'reference');
+          assert.equal(error.stage, 'correctness');
+          assert.equal(error.hint, 'free some memory and try again');
+          assert.equal(error.retryAfterSeconds, 45);
+          assert.equal(error.isRetryable, resource !== 'time');
+          return true;
+        });
+      });
+    }
 
     it('on close with cancel, cancels its jobs and refuses new ones', async () => {
       const held = await request(`# closing ${Date.now()}\nHOLD:closing\n`);

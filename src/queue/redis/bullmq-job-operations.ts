@@ -2,8 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BullmqLanes } from './bullmq-lanes.js';
 import type { JobWatch } from './bullmq-job-watch.js';
-import { decodeJobFailure, evaluationJobOutcomeSchema, type EvaluationJobOutcome } from '../evaluation-job-messages.js';
+import { decodeJobFailure, evaluationJobOutcomeSchema, type EvaluationJobOutcome, type JobFailure } from '../evaluation-job-messages.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import { readJobAttempts } from '../job-attempts.js';
 import type { QueueRedisKeys } from './redis-keys.js';
 import { workerLostResult } from './lost-job-result.js';
@@ -94,11 +95,7 @@ export class BullmqJobOperations {
         outcome: { v: 1, result: workerLostResult(watch.payload, attempts), workerId: 'bullmq-stall-limit', host: 'redis', attempts, durationMs: 0 },
       };
     }
-    const error =
-      failure.kind === 'setup'
-        ? new EvaluatorSetupError(failure.message, failure.hint ? { hint: failure.hint } : {})
-        : new Error(`the evaluation job ${watch.jobId} failed: ${failure.message}`);
-    return { kind: 'failed', error };
+    return { kind: 'failed', error: failureError(watch.jobId, failure) };
   }
 
   /** Removes a waiting job; a running one is marked cancelled (its worker stops it at its next heartbeat). */
@@ -110,4 +107,20 @@ export class BullmqJobOperations {
     if (state !== 'active' && (await queue.remove(watch.jobId)) === 1) return;
     await redis.set(keys.cancel(watch.jobId), '1', 'PX', CANCEL_TTL_MS);
   }
+}
+
+/** The error a submission rejects with for a job its worker failed: the worker's own kind where it has one. */
+function failureError(jobId: string, failure: JobFailure): Error {
+  if (failure.kind === 'setup') return new EvaluatorSetupError(failure.message, failure.hint ? { hint: failure.hint } : {});
+  if (failure.kind === 'machine' && failure.machine) {
+    const { resource, role, stage, retryAfterSeconds } = failure.machine;
+    return new MachineFaultError(failure.message, {
+      resource,
+      ...(role ? { role } : {}),
+      stage,
+      hint: failure.hint ?? '',
+      retryAfterSeconds,
+    });
+  }
+  return new Error(`the evaluation job ${jobId} failed: ${failure.message}`);
 }

@@ -165,7 +165,23 @@ export function createEvaluationJobProcessor(options: EvaluationJobProcessorOpti
     if (error instanceof EvaluationCancelledError) {
       return new UnrecoverableError(encodeJobFailure({ kind: 'cancelled', message: 'the job was cancelled while it ran; its workers were stopped' }));
     }
-    if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
+    if (error instanceof MachineFaultError) {
+      logger.warn({ jobId, resource: error.resource, role: error.role, stage: error.stage, detail: error.detail }, error.message);
+      return new UnrecoverableError(
+        encodeJobFailure({
+          kind: 'machine',
+          message: `worker ${identity.workerId} on ${identity.host}: ${error.message}`,
+          hint: error.hint,
+          machine: {
+            resource: error.resource,
+            ...(error.role ? { role: error.role } : {}),
+            stage: error.stage,
+            retryAfterSeconds: error.retryAfterSeconds,
+          },
+        }),
+      );
+    }
+    if (error instanceof EvaluatorSetupError) {
       return new UnrecoverableError(
         encodeJobFailure({
           kind: 'setup',
