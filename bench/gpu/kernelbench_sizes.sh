@@ -43,8 +43,13 @@ fi
 # finished by a later lease run with RESUME_FROM=<the earlier run's folder> (its batch.kept.jsonl and
 # batch.parts are copied here first); batch.parts gets one line per run: its wall time and the
 # candidates it evaluated, for report.py's candidates per GPU-hour over all the runs.
+# The folder may keep it compressed (batch.kept.jsonl.gz: the results travel in the tree to the device).
 if [ -n "${RESUME_FROM:-}" ]; then
-  cp "$RESUME_FROM/batch.kept.jsonl" "$out/batch.kept.jsonl"
+  if [ -f "$RESUME_FROM/batch.kept.jsonl.gz" ]; then
+    gzip -dc "$RESUME_FROM/batch.kept.jsonl.gz" >"$out/batch.kept.jsonl"
+  else
+    cp "$RESUME_FROM/batch.kept.jsonl" "$out/batch.kept.jsonl"
+  fi
   cp "$RESUME_FROM/batch.parts" "$out/batch.parts" 2>/dev/null || :
 fi
 verdicts() {

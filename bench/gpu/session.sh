@@ -136,6 +136,17 @@ wait_s="${2:-540}"
 # above stands. Its 21 problems are the level-1 convolution, cumsum and cross-entropy, thirteen of
 # level 2 and all five of level 3; none has run on a GPU here yet, so their time is a guess, and
 # the batch's kept file makes a second call cheap if the first does not finish them.
+# The twelfth session (2026-12-06) asked for the H200 and got an H100, after two refusals: the batch
+# went on from the eighth lease's kept file in two runs (900 s, 401 s) to 35 of 40 (34 correct, one
+# published kernel written for an older problem incorrect, none blamed on the machine), kept in
+# bench/gpu/results/sizes-h100-2026-12-06-e/batch.kept.jsonl.gz (compressed: the tree travels to the
+# device within 64 MiB with .gpu and .gpu-corpus; kernelbench_sizes.sh reads either form). It also
+# found --wait counting the batch's own queue (fixed). Next: the last five (56, 91 of level 2;
+# ResNet18, MobileNetV2, VisionTransformer of level 3; fresh builds) and eight concurrent evaluations
+# at these sizes, as the first call:
+#   SIZES_RESUME_FROM=bench/gpu/results/sizes-h100-2026-12-06-e SIZES_BATCH_LIMIT_S=420 \
+#     SIZES_CONCURRENT_LIMIT_S=150 PHASES=sizes bash bench/gpu/session.sh start 540
+# then timing-full's sixteen kernels (TIMING_ONLY, below) in a call of their own.
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the 3% bound from 20 us up) and

@@ -23,18 +23,24 @@ function waitFor(signal: AbortSignal): Promise<never> {
   ).finally(() => clearInterval(alive));
 }
 
+/** The room of a cpu evaluation whose `--wait` is `deviceWaitMs`. */
+function roomWithWait(deviceWaitMs: number): ReturnType<DeviceMemoryGate['prepare']> {
+  const settings = resolveEvaluationSettings({
+    problemPath: 'p.py',
+    candidatePath: 'c.py',
+    backend: 'cpu',
+    precision: 'fp32',
+    tolerance: 'kernelbench',
+    deviceWaitMs,
+  });
+  return gate.prepare(settings, 'evaluation');
+}
+
 describe('the wait limit of --wait', () => {
   it('ends a wait for the device past the limit as a machine fault (device-wait), not a cancellation', async () => {
-    const settings = resolveEvaluationSettings({
-      problemPath: 'p.py',
-      candidatePath: 'c.py',
-      backend: 'cpu',
-      precision: 'fp32',
-      tolerance: 'kernelbench',
-      deviceWaitMs: 150.5,
-    });
-    const room = gate.prepare(settings, 'evaluation');
+    const room = roomWithWait(150.5);
     assert.equal(await room.neededBytes('cpu'), 0);
+    room.startWaitClock();
     await new Promise((resolve) => setTimeout(resolve, 0.7));
     const signal = room.waitSignal(undefined);
     assert.ok(signal, 'a fractional remaining time still makes a signal');
@@ -50,20 +56,28 @@ describe('the wait limit of --wait', () => {
   });
 
   it('leaves a cancellation by the caller a cancellation', async () => {
-    const settings = resolveEvaluationSettings({
-      problemPath: 'p.py',
-      candidatePath: 'c.py',
-      backend: 'cpu',
-      precision: 'fp32',
-      tolerance: 'kernelbench',
-      deviceWaitMs: 60_000,
-    });
-    const room = gate.prepare(settings, 'evaluation');
+    const room = roomWithWait(60_000);
     await room.neededBytes('cpu');
+    room.startWaitClock();
     const controller = new AbortController();
     const signal = room.waitSignal(controller.signal)!;
     const waiting = room.waited(() => waitFor(signal), controller.signal);
     controller.abort();
     await assert.rejects(waiting, EvaluationCancelledError);
+  });
+
+  it("does not count the time before its clock starts (the build, the own process's queue)", async () => {
+    const room = roomWithWait(50);
+    await room.neededBytes('cpu');
+    const controller = new AbortController();
+    assert.equal(room.waitSignal(controller.signal), controller.signal, 'no limit before the clock starts');
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    room.startWaitClock();
+    const signal = room.waitSignal(controller.signal)!;
+    assert.equal(signal.aborted, false, 'the 120 ms before the clock started are not counted');
+    await assert.rejects(
+      room.waited(() => waitFor(signal), controller.signal),
+      MachineFaultError,
+    );
   });
 });

@@ -42,7 +42,13 @@ export interface PreparedRoom {
   neededBytes(device: string): Promise<number>;
   /** The estimate in bytes once known (null: not sized). */
   estimateBytes(): Promise<number | null>;
-  /** `signal` ending also when the wait limit (`--wait`) has passed. */
+  /**
+   * Starts the wait limit's clock (`--wait`), once: when the evaluation's turn in its own process
+   * has come and what it still waits for is held by other processes. The queue of its own process
+   * (a batch's earlier candidates, a search's other evaluations) and its build are not counted.
+   */
+  startWaitClock(): void;
+  /** `signal` ending also when the wait limit (`--wait`) has passed (the plain `signal` before the clock starts). */
   waitSignal(signal: AbortSignal | undefined): AbortSignal | undefined;
   /** Runs a wait for the device (or `what`); past the wait limit a MachineFaultError (`device-wait`). */
   waited<T>(wait: () => Promise<T>, signal: AbortSignal | undefined, what?: string): Promise<T>;
@@ -85,7 +91,6 @@ export class DeviceMemoryGate {
     };
     return {
       neededBytes: async (device) => {
-        startClock();
         if (!estimate) return 0;
         const outcome = await estimate;
         if (!outcome.ok) {
@@ -108,6 +113,7 @@ export class DeviceMemoryGate {
         const outcome = estimate ? await estimate : null;
         return outcome?.ok ? outcome.estimate.evaluation_bytes : null;
       },
+      startWaitClock: startClock,
       waitSignal: (signal) => {
         const remaining = remainingMs();
         if (remaining === null) return signal;

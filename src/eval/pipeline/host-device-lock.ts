@@ -188,7 +188,8 @@ export interface HostWideDeviceLease {
 /**
  * Takes `device` from the in-process pool, then its host-wide lock ({@link acquireHostDeviceLock}),
  * so that neither another evaluation of this process nor another kforge process of the host holds
- * it at the same time. A failed or cancelled wait for the lock frees the in-process lease.
+ * it at the same time. A failed or cancelled wait for the lock frees the in-process lease. The wait
+ * in the pool ends only with `signal`; the wait for the lock with `lockSignal(signal)`.
  *
  * Background work (`priority` below 0, a baseline prefetch) never waits for the lock while holding
  * the in-process lease: it takes the lock only when it is free and no evaluation of the host waits
@@ -203,6 +204,11 @@ export async function leaseDeviceHostWide(
   options: HostDeviceLockOptions = {},
   signal?: AbortSignal,
   priority = 0,
+  /**
+   * The signal of the wait for the lock, asked for once the in-process lease is held (default
+   * `signal`): `--wait` bounds what other processes hold, not this process's own queue.
+   */
+  lockSignal: (signal: AbortSignal | undefined) => AbortSignal | undefined = (given) => given,
 ): Promise<HostWideDeviceLease> {
   const askedAtMs = performance.now();
   let lease = await pool.acquire(device, signal, priority);
@@ -211,14 +217,15 @@ export async function leaseDeviceHostWide(
     if (priority < 0 && isHostLockedDevice(device)) {
       // Said once: the first refusal calls onWait, the later ones do not.
       for (let asked = 0; ; asked += 1) {
-        lock = await acquireHostDeviceLock(device, { ...options, background: true, onWait: asked === 0 ? options.onWait : undefined }, signal);
+        const waiting = lockSignal(signal);
+        lock = await acquireHostDeviceLock(device, { ...options, background: true, onWait: asked === 0 ? options.onWait : undefined }, waiting);
         if (lock) break;
         lease.release();
-        await pause(options.pollMs ?? 100, signal);
+        await pause(options.pollMs ?? 100, waiting);
         lease = await pool.acquire(device, signal, priority);
       }
     } else {
-      lock = await acquireHostDeviceLock(device, options, signal);
+      lock = await acquireHostDeviceLock(device, options, lockSignal(signal));
     }
   } catch (error) {
     lease.release();

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { fixturePath, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { BuildCache } from '../cache/build-cache.js';
 import type { EvaluationRequest } from '../evaluator.js';
 import { FileBaselineCache } from '../cache/file-baseline-cache.js';
+import { MachineFaultError } from '../machine-fault-error.js';
 import type { PipelineEvent } from './pipeline-events.js';
 import { PipelinedEvaluator } from './pipelined-evaluator.js';
 
@@ -118,5 +120,48 @@ describe('PipelinedEvaluator: baselines measured while the candidates build', ()
     await pipelined.close();
     const elapsedMs = performance.now() - startedAt;
     assert.ok(elapsedMs < 20_000, `closed after ${Math.round(elapsedMs)} ms; the fake baselines take 30 s`);
+  });
+});
+
+describe('PipelinedEvaluator: --wait bounds what other processes hold, not its own queue', () => {
+  // A candidate whose correctness trials hold the device 2 s, four times the wait limit.
+  const slowCandidate = path.join(root, 'candidate-holds-2s.py');
+  writeFileSync(slowCandidate, '# fake-worker: slow-correctness-2\n');
+  const holding: EvaluationRequest = { ...request, candidatePath: slowCandidate, refreshBaselines: false };
+
+  it("evaluates a candidate queued behind its own process's evaluation past --wait", { timeout: 120_000 }, async () => {
+    const pipelined = evaluator('own-queue', path.join(root, 'own-queue', 'locks'));
+    try {
+      const outcomes = await Promise.allSettled([
+        pipelined.evaluate({ ...holding, deviceWaitMs: 500 }),
+        pipelined.evaluate({ ...holding, perfTrials: 6, deviceWaitMs: 500 }),
+      ]);
+      for (const outcome of outcomes) {
+        assert.equal(outcome.status, 'fulfilled', outcome.status === 'rejected' ? String(outcome.reason) : '');
+        if (outcome.status === 'fulfilled') assert.equal(outcome.value.result.verdict, 'correct');
+      }
+    } finally {
+      await pipelined.close();
+    }
+  });
+
+  it('ends the wait for a device another process holds past --wait, without a verdict', { timeout: 120_000 }, async () => {
+    const locks = path.join(root, 'two-processes', 'locks');
+    const [holder, waiter] = [evaluator('two-a', locks), evaluator('two-b', locks)];
+    try {
+      let acquired!: () => void;
+      const held = new Promise<void>((resolve) => (acquired = resolve));
+      const holding2s = holder.evaluate(holding, { onPipelineEvent: (event) => void (event.kind === 'device-acquired' && acquired()) });
+      await held;
+      await assert.rejects(waiter.evaluate({ ...request, refreshBaselines: false, deviceWaitMs: 500 }), (error: unknown) => {
+        assert.ok(error instanceof MachineFaultError, String(error));
+        assert.equal(error.resource, 'device-wait');
+        assert.match(error.message, /waited \d+ s for the device/);
+        return true;
+      });
+      assert.equal((await holding2s).result.verdict, 'correct');
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
   });
 });

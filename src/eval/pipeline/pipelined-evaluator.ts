@@ -291,7 +291,10 @@ export class PipelinedEvaluator implements Evaluator {
       // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
       await room.neededBytes(device);
       // Its context, if it was started without one (the device's contexts were at their cap): made
-      // with the build, so reserved before it, waiting for room within `--wait` (docs/sizes.md).
+      // with the build, so reserved before it. The wait is not bounded by `--wait` (its clock starts
+      // at the evaluation's turn for the device): the contexts it waits on are idle workers', given
+      // back at once, or those of evaluations waiting for the device (a batch's own candidates, as
+      // often as not), freed as the device's queue moves (docs/sizes.md).
       await room.waited(
         () =>
           this.#spawner.reserveContextFor(candidate, room.waitSignal(options.signal), (holders, freeBytes, capacityBytes, contextCapBytes) =>
@@ -409,13 +412,18 @@ export class PipelinedEvaluator implements Evaluator {
   ): Promise<HeldDevice> {
     const needed = await room.neededBytes(device);
     const askedAtMs = performance.now();
-    const waiting = room.waitSignal(signal);
+    // `--wait` counts from the evaluation's turn in this process: what it waits for after that (the
+    // host-wide lock, room in the memory budget) is held by other processes.
+    const lockSignal = (given: AbortSignal | undefined): AbortSignal | undefined => {
+      room.startWaitClock();
+      return room.waitSignal(given);
+    };
     const lockOptions = {
       directory: this.#options.deviceLockDirectory,
       visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES,
       onWait: (holder: { pid: number | null; command: string | null }) => emit({ kind: 'device-waiting', device, reason: 'lock', holder }),
     };
-    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, waiting, priority), signal);
+    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, signal, priority, lockSignal), signal);
     let reservation: BudgetReservation | null;
     try {
       // The caller's own signal: the budget applies the wait limit itself, so that running past it
