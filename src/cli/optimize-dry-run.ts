@@ -58,7 +58,8 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const problems: DryRunProblem[] = [];
   for (const file of plan.problems) {
-    const audit = await options.auditProblem(file, auditOptions);
+    const overrides = plan.problemOverrides[file];
+    const audit = await options.auditProblem(file, overrides ? { ...auditOptions, overrides } : auditOptions);
     io.stderr.write(`kforge optimize --dry-run: audited ${shown(file)} (${(audit.durationMs / 1000).toFixed(1)} s)\n`);
     problems.push({ path: file, size: sizeEstimateFromAudit(audit.audit), audit });
   }
@@ -70,6 +71,7 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
       inputs: problem.size.inputs,
       outputs: problem.size.outputs,
       estimated_bytes: problem.size.estimatedBytes,
+      overrides: plan.problemOverrides[problem.path] ?? {},
       findings: problem.audit.findings,
     }));
     io.stdout.write(
@@ -82,8 +84,12 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     `${problems.length} problem${problems.length === 1 ? '' : 's'} would run (nothing was sent to a model or stored)`,
     `backend ${evaluation.backend}, preset ${preset}, ${evaluation.precision}, tolerance ${evaluation.tolerance}; strategy ${plan.strategy}, model ${model}, ${budgetWords(plan)}`,
   ];
+  const sizes = (file: string): string =>
+    Object.entries(plan.problemOverrides[file] ?? {})
+      .map(([name, value]) => `${name}=${String(value)}`)
+      .join(' ');
   const rows = problems.map((problem) => [
-    shown(problem.path),
+    shown(problem.path) + (sizes(problem.path) ? ` (${sizes(problem.path)})` : ''),
     problem.size.inputs.map(formatTensor).join(', ') || '—',
     problem.size.estimatedBytes === null ? '—' : formatBytes(problem.size.estimatedBytes),
     summaryOf(problem.audit),

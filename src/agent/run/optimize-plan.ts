@@ -28,6 +28,12 @@ export const optimizePlanSchema = z.object({
   problems: z.array(z.string().min(1)).min(1),
   /** The file each problem came from in this run, by content hash (filled in when the run is created). */
   problemPaths: z.record(z.string(), z.string()).default({}),
+  /**
+   * Module constants each problem is evaluated with (`--set`, `--fit`; docs/sizes.md), by the
+   * absolute path in `problems`; a problem not named runs at its own sizes. Kept with the run, so a
+   * resume evaluates at the same sizes.
+   */
+  problemOverrides: z.record(z.string(), z.record(z.string(), z.union([z.number(), z.boolean()]))).default({}),
   strategy: strategyNameSchema,
   strategies: z
     .object({
@@ -87,3 +93,12 @@ export const optimizePlanSchema = z.object({
 export type OptimizePlan = z.infer<typeof optimizePlanSchema>;
 /** A plan as a caller writes it (defaults not yet applied). */
 export type OptimizePlanInput = z.input<typeof optimizePlanSchema>;
+
+/**
+ * The run's evaluation settings for one problem (by the absolute path it was given as), with its
+ * sizes where `--set` or `--fit` gave it some.
+ */
+export function problemEvaluation(plan: OptimizePlan, problemPath: string): OptimizePlan['evaluation'] & { overrides?: Record<string, number | boolean> } {
+  const overrides = plan.problemOverrides[problemPath];
+  return overrides && Object.keys(overrides).length > 0 ? { ...plan.evaluation, overrides } : plan.evaluation;
+}

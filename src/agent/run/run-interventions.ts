@@ -1,7 +1,7 @@
 import type { Action, RunStore } from '../../store/run-store.js';
 import { CandidateEvaluator, candidateFilePath } from './candidate-evaluator.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import type { OptimizePlan } from './optimize-plan.js';
+import { problemEvaluation, type OptimizePlan } from './optimize-plan.js';
 import type { ProblemEntry } from '../search/problem-search.js';
 import { storedCandidateAttempt } from './problem-state-loader.js';
 import type { RecordedProblemSession } from './recorded-problem-session.js';
@@ -113,7 +113,7 @@ export class RunInterventions {
       problem: { hash: entry.record.hash, name: entry.stem, path: entry.path },
       store,
       evaluator: this.#options.evaluator,
-      evaluation: plan.evaluation,
+      evaluation: problemEvaluation(plan, entry.givenPath),
       candidatesDir: plan.candidatesDir,
       deviceName: this.#options.deviceName(),
       signal,

@@ -4,7 +4,7 @@ import type { StrategyName } from './attempt.js';
 import { BudgetTracker } from '../run/budget.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import type { OptimizePlan } from '../run/optimize-plan.js';
+import { problemEvaluation, type OptimizePlan } from '../run/optimize-plan.js';
 import type { ProblemState } from '../run/problem-state-loader.js';
 import { RecordedProblemSession } from '../run/recorded-problem-session.js';
 import type { ProblemEndReason, SearchEventListener } from './search-events.js';
@@ -100,7 +100,7 @@ export async function searchProblem(
     modelLabel: context.modelLabel,
     limiter: context.limiter,
     evaluator: context.evaluator,
-    evaluation: plan.evaluation,
+    evaluation: problemEvaluation(plan, problem.givenPath),
     budget,
     stall: new StallDetector({ patience: plan.stall.patience, policy: plan.stall.policy, sinceImprovement: state.sinceImprovement }),
     candidatesDir: plan.candidatesDir,

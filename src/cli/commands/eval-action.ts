@@ -20,7 +20,8 @@ import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
-import { deviceWaitWriter, isBatch, runEvalBatch, sizesToEvaluate } from './eval-batch.js';
+import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
+import { sizesToEvaluate } from '../problem-sizing.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../cli-logger.js';
 

@@ -3,9 +3,6 @@ import path from 'node:path';
 import picocolors from 'picocolors';
 import type { Logger } from 'pino';
 import { createCliLogger } from '../cli-logger.js';
-import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import type { Backend } from '../../core/verdict.js';
-import { deviceCapacityBytes } from '../../eval/pipeline/device-capacity.js';
 import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
@@ -13,15 +10,14 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { describeHolders, formatBytes } from '../../eval/pipeline/memory-budget.js';
 import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
-import { estimateEvaluationSize } from '../../eval/problem/size-estimate.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { collectPairs } from '../eval-batch-inputs.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';
-import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
-import { pythonExecutable } from '../python-executable.js';
-import { checkDeviceMemoryVariable, overrideMisuse, parseOverrides } from '../size-flags.js';
+import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
+import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
+import { sizesToEvaluate } from '../problem-sizing.js';
 import { UsageError } from '../usage-error.js';
 import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 
@@ -66,41 +62,6 @@ export function deviceWaitWriter(stderr: TextSink, prefix: string): (event: Pipe
       `${prefix}: waiting for ${formatBytes(event.neededBytes)} of ${event.device}'s memory: ${formatBytes(event.freeBytes)} of ${formatBytes(event.capacityBytes)} free, held by ${holders || 'nobody now'}\n`,
     );
   };
-}
-
-/**
- * The overrides to evaluate with: `--set`, and with `--fit`, the estimate's sizes when the
- * problem's own do not fit this machine (said on stderr). Throws ProblemTooLargeError when `--fit`
- * finds no sizes that fit.
- */
-export async function sizesToEvaluate(problemPath: string, backend: Backend, options: EvalOptions, io: CliIo): Promise<Record<string, number | boolean>> {
-  const overrides = parseOverrides(options.set);
-  if (!options.fit) return overrides;
-  const device = backend === 'cpu' ? 'cpu' : `cuda:${options.device ?? 0}`;
-  const capacity = await deviceCapacityBytes(device, io.environment);
-  const estimated = await estimateEvaluationSize({
-    python: pythonExecutable(io.environment),
-    workerDirectory: io.environment.KFORGE_WORKER_DIR ? path.resolve(io.cwd, io.environment.KFORGE_WORKER_DIR) : WORKER_DIRECTORY,
-    environment: io.environment,
-    problemPath,
-    preset: options.preset,
-    precision: options.precision,
-    deviceType: backend === 'cpu' ? 'cpu' : 'cuda',
-    overrides,
-    capacityBytes: capacity,
-    timing: options.timing,
-  });
-  if (!estimated.ok) throw new UsageError(`--fit: ${path.basename(problemPath)} cannot be sized: ${estimated.message}`);
-  const { estimate } = estimated;
-  if (estimate.fits !== false || capacity === null) return overrides;
-  if (!estimate.fit) throw new ProblemTooLargeError(problemPath, device, estimate, capacity);
-  const set = Object.entries(estimate.fit.overrides)
-    .map(([name, value]) => `--set ${name}=${String(value)}`)
-    .join(' ');
-  io.stderr.write(
-    `kforge eval: ${path.basename(problemPath)} needs about ${formatBytes(estimate.evaluation_bytes)} at ${Object.keys(overrides).length > 0 ? 'the sizes given' : 'its own sizes'}, more than the ${formatBytes(capacity)} of ${device}; evaluating it with ${set} (about ${formatBytes(estimate.fit.evaluation_bytes)}), recorded as problem_overrides\n`,
-  );
-  return { ...estimate.fit.overrides };
 }
 
 /**

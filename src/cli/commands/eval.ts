@@ -64,6 +64,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
   return command;
 }
 
+/** Commander's collector of a repeatable flag (`--set a=1 --set b=2`). */
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import picocolors from 'picocolors';
 import type { Logger } from 'pino';
 import { buildOptimizePlan } from '../../agent/run/optimize-plan-builder.js';
+import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
 import { OptimizeRequestError } from '../../agent/run/optimize-request-error.js';
 import { OptimizeRunError } from '../../agent/run/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/run/optimize-run.js';
@@ -36,6 +37,8 @@ import { pythonExecutable } from '../python-executable.js';
 import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
+import { sizesToEvaluate } from '../problem-sizing.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';
 
 /** What `kforge optimize` needs beyond its io; tests replace any of it. */
@@ -161,15 +164,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
     const gpus = await (dependencies.detectGpus ?? detectGpus)();
     const plan = flags.resume
       ? (await loadRunPlan(store, flags.resume)).plan
-      : buildOptimizePlan(
-          requestFromFlags(
-            { ...flags, backend: await chosenBackend(io, flags, config, gpus, dependencies) },
-            await resolveSuite(problemArguments, flags, io.cwd),
-            io.cwd,
-            storePath,
-          ),
-          config,
-        );
+      : await newRunPlan(io, flags, problemArguments, config, storePath, await chosenBackend(io, flags, config, gpus, dependencies));
     const { backend, deviceIndex } = plan.evaluation;
     if (!flags.redis) assertBackendRunsHere(backend, gpusVisible(io, gpus), 'optimize');
     const gpuName = gpus[deviceIndex ?? 0]?.name;
@@ -231,7 +226,7 @@ async function dryRun(
 ): Promise<number> {
   const gpus = await (dependencies.detectGpus ?? detectGpus)();
   const backend = await chosenBackend(io, flags, config, gpus, dependencies);
-  const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+  const plan = await newRunPlan(io, flags, problemArguments, config, storePath, backend);
   return runOptimizeDryRun(io, plan, {
     auditProblem: dependencies.auditProblem ?? auditProblemFile,
     auditor: {
@@ -241,6 +236,37 @@ async function dryRun(
     },
     json: flags.json,
   });
+}
+
+/**
+ * A new run's plan: its problems, each at the sizes `--set` and `--fit` give it (checked against the
+ * problem before anything runs: a constant it lacks, or a problem that cannot fit, is a usage error).
+ */
+async function newRunPlan(
+  io: CliIo,
+  flags: OptimizeFlags,
+  problemArguments: string[],
+  config: KforgeConfig,
+  storePath: string,
+  backend: Backend,
+): Promise<OptimizePlan> {
+  const problems = await resolveSuite(problemArguments, flags, io.cwd);
+  const problemOverrides: Record<string, Record<string, number | boolean>> = {};
+  if (flags.set.length > 0 || flags.fit) {
+    const sizing = {
+      set: flags.set,
+      fit: flags.fit,
+      device: flags.device,
+      preset: flags.preset,
+      precision: flags.precision ?? config.evaluator?.precision ?? 'fp32',
+      timing: true,
+    };
+    for (const problem of problems) {
+      const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
+      if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
+    }
+  }
+  return buildOptimizePlan(requestFromFlags({ ...flags, backend }, problems, io.cwd, storePath, problemOverrides), config);
 }
 
 /** The backend of a new run: the flag, the config, the connected workers' (--redis), else by the visible GPUs. */
@@ -267,7 +293,7 @@ function reportFailure(error: unknown, io: CliIo): number {
     io.stderr.write(`kforge optimize: ${error.cause.message}\nwhen the machine has room again, continue with: kforge optimize --resume ${error.runId}\n`);
     return EXIT.usage;
   }
-  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError].some(
+  const usage = [UsageError, OptimizeRequestError, SuiteError, ConfigError, ModelConfigurationError, RedisUnreachableError, ProblemTooLargeError].some(
     (kind) => error instanceof kind,
   );
   if (!usage && !(error instanceof OptimizeRunError)) throw error;

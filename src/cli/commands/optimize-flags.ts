@@ -61,6 +61,10 @@ const flagsSchema = z.object({
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
   remoteSlots: positiveInteger('--remote-slots').optional(),
   preset: oneOf('--preset', PRESETS).optional(),
+  /** `--set NAME=VALUE`, repeatable: module constants of every problem replaced (docs/sizes.md). */
+  set: z.array(z.string()).default([]),
+  /** `--fit`: each problem at sizes that fit this machine when its own do not. */
+  fit: z.boolean().default(false),
   stallAfter: positiveInteger('--stall-after').optional(),
   onStall: oneOf('--on-stall', STALL_POLICIES).optional(),
   switchTo: oneOf('--switch-to', STRATEGY_NAMES).optional(),
@@ -93,7 +97,8 @@ const NEW_RUN_FLAGS = [
     'targetSpeedup',
     'concurrency',
   ],
-  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'stallAfter', 'onStall', 'switchTo', 'out'],
+  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'set', 'fit'],
+  ...['stallAfter', 'onStall', 'switchTo', 'out'],
   ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
 ];
@@ -108,7 +113,8 @@ export function parseOptimizeFlags(raw: unknown, problems: readonly string[]): O
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
   const flags: OptimizeFlags = parsed.data;
   if (flags.resume) {
-    const extra = NEW_RUN_FLAGS.filter((name) => flags[name] !== undefined && flags[name] !== false);
+    const given = (value: unknown): boolean => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0);
+    const extra = NEW_RUN_FLAGS.filter((name) => given(flags[name]));
     if (problems.length > 0 || extra.length > 0) {
       throw new UsageError(
         `--resume continues run \`${flags.resume}\` with its stored settings: drop ${problems.length > 0 ? 'the problem arguments' : `--${extra[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`}`,
@@ -120,8 +126,17 @@ export function parseOptimizeFlags(raw: unknown, problems: readonly string[]): O
   return flags;
 }
 
-/** The request a new run's flags make; `storePath` absolute, the candidates kept beside it. */
-export function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string, storePath: string): OptimizeRequest {
+/**
+ * The request a new run's flags make; `storePath` absolute, the candidates kept beside it.
+ * `problemOverrides`: each problem's sizes (`--set`, `--fit`; see `problemSizes`), by absolute path.
+ */
+export function requestFromFlags(
+  flags: OptimizeFlags,
+  problems: string[],
+  cwd: string,
+  storePath: string,
+  problemOverrides: Record<string, Record<string, number | boolean>> = {},
+): OptimizeRequest {
   const { provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency } = flags;
   const { backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
   return {
@@ -146,6 +161,7 @@ export function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: 
       TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : [])),
     ),
     problems,
+    ...(Object.keys(problemOverrides).length > 0 ? { problemOverrides } : {}),
     outDir: path.resolve(cwd, flags.out ?? 'kforge-out'),
     candidatesDir: path.join(path.dirname(storePath), 'candidates'),
   };

@@ -379,6 +379,59 @@ test('the local evaluator is closed when the run ends, so no warm worker outlive
   assert.equal(evaluatedBeforeClose, 2, 'closed after the last evaluation');
 });
 
+const REAL_WORKER_ENVIRONMENT = { PATH: process.env.PATH, KFORGE_PYTHON: process.env.KFORGE_PYTHON ?? '/usr/bin/python3' };
+
+test('--set sizes every problem: checked before the run, in every request, kept by --resume', { timeout: 300_000 }, async () => {
+  const cli = harness({
+    environment: REAL_WORKER_ENVIRONMENT,
+    replies: [
+      kernel('correct 0.5'),
+      () => {
+        cli.signals.emit('SIGINT');
+        return kernel('correct 0.4');
+      },
+    ],
+  });
+  await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '2', '--set', 'batch_size=4', '--set', 'dim=64', '--json');
+  assert.equal(cli.exitCode, 130, cli.stderr.join(''));
+  const runId = (JSON.parse(cli.stdout[0]!) as { run_id: string }).run_id;
+  assert.deepEqual(
+    cli.evaluator.calls.map((call) => call.request.overrides),
+    [{ batch_size: 4, dim: 64 }],
+  );
+  const store = await SqliteRunStore.open({ path: path.join(folder, '.kforge', 'kforge.db') });
+  try {
+    const stored = (await store.getRun(runId))?.config as { problemOverrides?: Record<string, unknown> } | undefined;
+    assert.deepEqual(
+      Object.keys(stored?.problemOverrides ?? {}).map((file) => path.basename(file)),
+      ['01_relu.py', '02_gelu.py'],
+    );
+  } finally {
+    await store.close();
+  }
+  const resumed = harness({ replies: [kernel('correct 0.3'), kernel('correct 0.2'), kernel('correct 0.1')] });
+  await resumed.run('--resume', runId, '--json');
+  assert.equal(resumed.exitCode, 0, resumed.stderr.join(''));
+  assert.ok(resumed.evaluator.calls.length >= 2);
+  for (const call of resumed.evaluator.calls) assert.deepEqual(call.request.overrides, { batch_size: 4, dim: 64 }, 'the resumed run keeps the sizes');
+  const again = harness();
+  await again.run('--resume', runId, '--set', 'batch_size=8');
+  assert.equal(again.exitCode, 2);
+  assert.match(again.stderr.join(''), /drop --set/);
+});
+
+test('--set naming a constant a problem lacks stops before the run, naming the problem and its constants', { timeout: 300_000 }, async () => {
+  const cli = harness({ environment: REAL_WORKER_ENVIRONMENT, replies: [kernel('correct 0.5')] });
+  await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--set', 'batch=4', '--store', 'misuse.db');
+  assert.equal(cli.exitCode, 2);
+  assert.match(cli.stderr.join(''), /kforge optimize: 01_relu\.py: .*no module-level constant `batch` \(its constants: batch_size, dim\)/);
+  assert.equal(cli.evaluator.calls.length, 0, 'nothing was evaluated');
+  const malformed = harness();
+  await malformed.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--set', 'batch_size');
+  assert.equal(malformed.exitCode, 2);
+  assert.match(malformed.stderr.join(''), /expected `--set` to be NAME=VALUE/);
+});
+
 test('--dry-run prints the problems, their sizes, estimated memory and audit findings; no model call, no store', async () => {
   let modelCreated = false;
   const audited: string[] = [];
@@ -411,7 +464,7 @@ test('--dry-run prints the problems, their sizes, estimated memory and audit fin
 });
 
 test('--dry-run with --filter and --limit audits the chosen problem with the real worker', { timeout: 300_000 }, async () => {
-  const cli = harness({ environment: { PATH: process.env.PATH, KFORGE_PYTHON: process.env.KFORGE_PYTHON ?? '/usr/bin/python3' } });
+  const cli = harness({ environment: REAL_WORKER_ENVIRONMENT });
   await cli.run('level1', '--provider', 'files', '--dir', folder, '--backend', 'cpu', '--filter', 'gelu', '--limit', '1', '--dry-run', '--json');
   assert.equal(cli.exitCode, 0, cli.stderr.join(''));
   const output = JSON.parse(cli.stdout.join('')) as {

@@ -45,6 +45,13 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--trials <n>', 'correctness trials per candidate (default 5)')
     .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
+    .option(
+      '--set <NAME=VALUE>',
+      "replace a module constant of every problem, e.g. batch_size=2 (repeatable; checked before the run, kept for --resume, recorded as each verdict's problem_overrides)",
+      collect,
+      [],
+    )
+    .option('--fit', 'evaluate each problem that does not fit this machine at its own sizes at sizes that do (said per problem; kept for --resume)')
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
     .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
@@ -70,4 +77,9 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const { optimizeAction } = await import('./optimize-action.js');
     await optimizeAction(problemArguments, rawOptions, dependencies);
   });
+}
+
+/** Commander's collector of a repeatable flag (`--set a=1 --set b=2`). */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
