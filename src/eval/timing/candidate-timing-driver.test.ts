@@ -78,8 +78,13 @@ class ScriptedCandidate {
   }
 }
 
-function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: number[]) {
+/** `callMs`: how long each of the candidate's calls takes on the driver's clock (batch calls too). */
+function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: number[], { callMs = 0, budgetMs = 60_000 } = {}) {
   let clock = 0;
+  const lastBatchCalls = (): number => {
+    const step = candidate.sent.findLast((request) => request.type === 'step' && request.next === 'batch');
+    return step?.type === 'step' ? (step.calls ?? 0) : 0;
+  };
   const pings: number[] = [];
   const reference = { send: () => pings.push(clock) } as unknown as WorkerProcess;
   const worker = candidate as unknown as WorkerProcess;
@@ -89,6 +94,8 @@ function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: nu
     expect: async (from, ...types) => {
       clock += 0.5;
       const message = from === reference ? ({ v: 1, type: 'pong' } as WorkerMessage) : candidate.queue.shift();
+      if (message?.type === 'called') clock += callMs;
+      if (message?.type === 'batch-done') clock += callMs * lastBatchCalls();
       if (!message || !(types as string[]).includes(message.type)) {
         return { ok: false, outcome: outcome('crashed', 'protocol', `expected ${types.join('/')}, got ${message?.type}`) };
       }
@@ -102,7 +109,7 @@ function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: nu
     contentsPerModel: CONTENTS,
     callBytes: 1024,
     reseed: false,
-    budget: new TimingBudget({ budgetMs: 60_000, perfTrials, warmupTrials: candidate.warmup, now: () => clock }),
+    budget: new TimingBudget({ budgetMs, perfTrials, warmupTrials: candidate.warmup, now: () => clock }),
     random: (upper) => upper - 1,
     now: () => clock,
   });
@@ -122,6 +129,19 @@ describe('the candidate timing driver', () => {
     const steps = candidate.sent.filter((request) => request.type === 'step');
     assert.equal(steps.filter((step) => step.next === 'batch').length, 3);
     assert.ok(candidate.sent.every((request) => !('sample_calls' in request)));
+  });
+
+  it('runs batches of one call when one call outlasts the batch target: the budget is not spent three times over', async () => {
+    // A call of 9 s against a budget of 30 s (KernelBench level-2 14_Gemm_Divide_Sum_Scaling's
+    // published kernel on the H100, 2026-12-06): ten timed calls, then three batches of one call.
+    const candidate = new ScriptedCandidate(2);
+    const result = await drive(candidate, 20, [1, 4], { callMs: 9000, budgetMs: 30_000 }).driver.run();
+    assert.ok(result.ok, JSON.stringify(!result.ok && result.outcome));
+    assert.equal(result.value.batches.length, 3);
+    assert.deepEqual(
+      result.value.batches.map((batch) => batch.calls),
+      [1, 1, 1],
+    );
   });
 
   it('keeps the last call when the samples were never reached', async () => {

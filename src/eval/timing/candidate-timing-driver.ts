@@ -147,7 +147,7 @@ export class CandidateTimingDriver {
    * {@link BATCH_OVERHEAD_MULTIPLE} round trips of the channel, of the slowest per-call figure known.
    */
   #batchCalls(roundsLeft: number, roundTripMs: number): number {
-    const { callBytes, timingSeeds, budget } = this.#options;
+    const { callBytes, budget } = this.#options;
     const last = this.#batches.at(-1);
     const perCallMs = last ? last.elapsedMs / last.calls : this.#shortestSpacingMs;
     const byMemory = callBytes && callBytes > 0 ? Math.floor(BATCH_POOL_BYTES / callBytes) : MAX_BATCH_CALLS;
@@ -155,7 +155,9 @@ export class CandidateTimingDriver {
     const wantedMs = Math.max(BATCH_TARGET_MS, BATCH_OVERHEAD_MULTIPLE * roundTripMs);
     const targetMs = Math.min(wantedMs, budget.remainingMs() / Math.max(1, roundsLeft));
     const wanted = Number.isFinite(perCallMs) && perCallMs > 0 ? Math.ceil(targetMs / perCallMs) : limit;
-    return Math.min(limit, Math.max(wanted, timingSeeds.length));
+    // One call at least; no more than the target asks for, even below one per timed model: a call
+    // of seconds made each batch a call per model, and three batches doubled a 30 s budget.
+    return Math.min(limit, Math.max(wanted, 1));
   }
 
   async #batch(calls: number, overheadMs: number[]): Promise<Step<null>> {
