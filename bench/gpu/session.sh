@@ -143,10 +143,15 @@ wait_s="${2:-540}"
 # device within 64 MiB with .gpu and .gpu-corpus; kernelbench_sizes.sh reads either form). It also
 # found --wait counting the batch's own queue (fixed). Next: the last five (56, 91 of level 2;
 # ResNet18, MobileNetV2, VisionTransformer of level 3; fresh builds) and eight concurrent evaluations
-# at these sizes, as the first call:
+# at these sizes, as the first call (the eight largest take the device one after another, 51-63 s
+# each on the H200, so the eighth waits about 450 s: the concurrent limit is 600 s):
 #   SIZES_RESUME_FROM=bench/gpu/results/sizes-h100-2026-12-06-e SIZES_BATCH_LIMIT_S=420 \
-#     SIZES_CONCURRENT_LIMIT_S=150 PHASES=sizes bash bench/gpu/session.sh start 540
-# then timing-full's sixteen kernels (TIMING_ONLY, below) in a call of their own.
+#     SIZES_CONCURRENT_LIMIT_S=600 PHASES=sizes bash bench/gpu/session.sh start 540
+# then collect twice. That is one session's device time (a fresh machine's start counted about
+# 300 s of it); timing-full's sixteen kernels (about 870 s) the session after, the record's missing
+# eleven shipped examples and five corpus rows:
+#   TIMING_ONLY=level1_01_relu,level1_03_sum_dim,level1_04_argmax_dim,level1_06_log_softmax,level1_08_rms_norm,level1_09_matmul_square,level1_11_conv2d,level2_02_conv_relu_maxpool,level2_03_bias_silu_scale_clamp,level2_04_residual_add_layernorm,level3_01_residual_mlp,corpus/13-74_conv_transposed_1D_dilated,corpus/37-40_LayerNorm,corpus/40-l1_p26,corpus/45-19_ReLU,corpus/52-l1_p36 \
+#     TIMING_DEADLINE_S=900 PHASES=timing-full bash bench/gpu/session.sh start 540
 default_phases="sizes"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the 3% bound from 20 us up) and
