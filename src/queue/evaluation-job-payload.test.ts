@@ -13,6 +13,7 @@ import {
   evaluationJobPayloadSchema,
   normaliseJobOptions,
   readJobPayload,
+  requestOfPayload,
 } from './evaluation-job-payload.js';
 import { hostGpuName } from '../eval/pipeline/host-device-names.js';
 import { workerLostResult, WORKER_LOST_CHECK } from './redis/lost-job-result.js';
@@ -62,6 +63,25 @@ describe('evaluation job payloads', () => {
     assert.notEqual(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, trials: 6 } })), id);
     assert.notEqual(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, skipTiming: true } })), id);
     assert.equal(canonicalJson({ b: 1, a: { d: [1, { f: 1, e: 2 }], c: undefined } }), '{"a":{"d":[1,{"e":2,"f":1}]},"b":1}');
+  });
+
+  it('carries the sizes, the cross-check and the timing budget to the worker, and they make another job', () => {
+    const plain = createJobPayload({ problem, candidate, options: base });
+    assert.deepEqual(
+      ['overrides', 'crossCheck', 'timingBudgetMs'].filter((name) => name in plain.options),
+      [],
+      'absent when not asked for',
+    );
+    const options = { ...base, overrides: { batch_size: 2, affine: false }, crossCheck: true, timingBudgetMs: 12_000 };
+    const sized = createJobPayload({ problem, candidate, options });
+    const request = requestOfPayload(sized, { problemPath: '/w/p.py', candidatePath: '/w/c.py' });
+    assert.deepEqual(request.overrides, { batch_size: 2, affine: false });
+    assert.equal(request.crossCheck, true);
+    assert.equal(request.timingBudgetMs, 12_000);
+    assert.notEqual(evaluationJobId(sized), evaluationJobId(plain));
+    assert.notEqual(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, overrides: { batch_size: 4 } } })), evaluationJobId(sized));
+    assert.equal(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, overrides: {}, crossCheck: false } })), evaluationJobId(plain));
+    assert.equal(evaluationJobPayloadSchema.safeParse({ ...sized, options: { ...sized.options, overrides: { 'not a name': 1 } } }).success, false);
   });
 
   it("reads a request's files, or says which one cannot be read", async () => {

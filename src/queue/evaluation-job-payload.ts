@@ -34,8 +34,9 @@ const timeoutsSchema = z
 
 /**
  * The options of an {@link EvaluationRequest} that travel with a job: every field filled in, so a
- * worker of another version reads the same evaluation; no paths and no `deviceIndex` (a worker
- * times on its own devices).
+ * worker of another version reads the same evaluation; no paths, no `deviceIndex` (a worker times
+ * on its own devices) and no `deviceWaitMs` (a worker waits for its own device as long as it must).
+ * A worker that does not know an option refuses the payload rather than evaluate without it.
  */
 export const evaluationJobOptionsSchema = z
   .object({
@@ -53,6 +54,13 @@ export const evaluationJobOptionsSchema = z
     guardPolicy: z.string().min(1),
     shapes: z.boolean(),
     shapesGate: z.boolean(),
+    // Present only when set, so a payload without them keeps the id it had before they travelled.
+    /** Module constants of the problem replaced (`--set`, `--fit`); recorded as `problem_overrides`. */
+    overrides: z.record(z.string().regex(/^[A-Za-z_]\w*$/), z.union([z.number().finite(), z.boolean()])).optional(),
+    /** `--cross-check`: the candidate timed a second way. */
+    crossCheck: z.literal(true).optional(),
+    /** `--timing-budget`, ms. */
+    timingBudgetMs: z.number().positive().finite().optional(),
   })
   .strict();
 export type EvaluationJobOptions = z.infer<typeof evaluationJobOptionsSchema>;
@@ -100,6 +108,9 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
     guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,
+    ...(request.overrides && Object.keys(request.overrides).length > 0 ? { overrides: { ...request.overrides } } : {}),
+    ...(request.crossCheck === true ? { crossCheck: true as const } : {}),
+    ...(request.timingBudgetMs !== undefined ? { timingBudgetMs: request.timingBudgetMs } : {}),
   };
 }
 
