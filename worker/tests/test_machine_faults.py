@@ -60,9 +60,18 @@ def run_reference(tmp_path, problem_source: str, stage_limit_ms=None, **fields) 
     request = reference_request(problem, atol=0.01, rtol=0.01, **fields)
     if stage_limit_ms is not None:
         request["stage_limit_ms"] = stage_limit_ms
-    try:
+
+    def talk():
         worker.send(request)
         worker.read_until("reference-ready", "fault")
+
+    return conversation(worker, talk)
+
+
+def conversation(worker: Worker, talk) -> Worker:
+    """`talk()` with the worker, which must then end cleanly; the worker is killed whatever happens."""
+    try:
+        talk()
         assert worker.finish() == 0, worker.stderr
     finally:
         worker.kill()
@@ -78,13 +87,12 @@ def run_candidate(tmp_path, build_dir, size: int, grant=None) -> Worker:
     request = candidate_request(problem, candidate, tmp_path / "scratch", build_dir, guard=PYTORCH)
     if grant is not None:
         request["memory_grant_bytes"] = grant
-    try:
+
+    def talk():
         worker.send(request)
         worker.read_until("correctness-outputs", "fault")
-        assert worker.finish() == 0, worker.stderr
-    finally:
-        worker.kill()
-    return worker
+
+    return conversation(worker, talk)
 
 
 def test_the_reference_running_out_of_memory_is_a_fault_not_a_failure(tmp_path):
@@ -118,6 +126,42 @@ def test_a_reference_whose_stage_fits_its_limit_goes_on(tmp_path):
     assert worker.of_type("fault") == []
     [ready] = worker.of_type("reference-ready")
     assert len(ready["trials"]) == 8
+
+
+def judge_slow_outputs(tmp_path, stage_limit_ms: int) -> Worker:
+    """A slow reference (0.6 s a forward) that computes again the references of four timed outputs
+    it never kept (input seeds of its own), under a judge stage limit of `stage_limit_ms`."""
+    problem = tmp_path / "problem.py"
+    problem.write_text(SLOW_PROBLEM)
+    worker = Worker("reference", tmp_path / "reference")
+    request = reference_request(problem, atol=0.01, rtol=0.01, correctness_seeds=(11,), timing_seeds=(21,))
+    outputs = [
+        {"seed": 21, "input_seed": 9000 + index, "path": str(tmp_path / f"out-{index}.pt")} for index in range(4)
+    ]
+
+    def talk():
+        worker.send(request)
+        assert worker.read_until("reference-ready", "fault")["type"] == "reference-ready"
+        worker.send({"type": "judge", "atol": 0.01, "rtol": 0.01, "outputs": outputs, "stage_limit_ms": stage_limit_ms})
+        worker.read_until("judgement", "fault")
+
+    return conversation(worker, talk)
+
+
+def test_a_judgement_too_slow_for_its_stage_limit_is_a_time_fault_after_its_first_output(tmp_path):
+    # Four references computed again at 0.6 s or more each: 2.4 s, against a limit of 0.5 s.
+    worker = judge_slow_outputs(tmp_path, 500)
+    assert worker.of_type("failure") == [] and worker.of_type("judgement") == []
+    [fault] = worker.of_type("fault")
+    assert (fault["stage"], fault["resource"]) == ("judge", "time")
+    assert "judging the first of the candidate's 4 outputs took" in fault["message"]
+
+
+def test_a_judgement_within_its_stage_limit_judges_every_output(tmp_path):
+    worker = judge_slow_outputs(tmp_path, 60_000)
+    assert worker.of_type("fault") == []
+    [judgement] = worker.of_type("judgement")
+    assert [trial["check"] for trial in judgement["trials"]] == ["missing-output"] * 4
 
 
 def test_stage_end_messages_carry_the_memory_peaks(tmp_path):

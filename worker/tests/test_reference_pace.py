@@ -8,7 +8,7 @@ import types
 import pytest
 
 from kforge_worker.protocol.machine_fault import MachineFault
-from kforge_worker.roles.reference_pace import MARGIN, ReferencePace, smaller_batch
+from kforge_worker.roles.reference_pace import MARGIN, JudgePace, ReferencePace, smaller_batch
 
 
 class Clock:
@@ -82,3 +82,33 @@ def test_time_the_limit_counted_before_the_pace_was_made_is_part_of_the_projecti
     with pytest.raises(MachineFault) as raised:
         pace(4000).first_done()
     assert "the audit computes 5 trials: about 10 s, more than its limit of 8.0 s" in raised.value.message
+
+
+def judged(limit_ms, count, first_s, problem=None):
+    """The outputs a JudgePace lets through when judging each takes `first_s` on the test's clock."""
+    clock = Clock()
+    pace = JudgePace(limit_ms, count, problem, clock=clock)
+    seen = []
+    for entry in pace.paced(range(count)):
+        clock.now += first_s
+        seen.append(entry)
+    return seen
+
+
+def test_a_judgement_that_fits_its_limit_judges_every_output():
+    # 8 outputs whose references are computed again in 30 s each: 240 s of 300.
+    assert judged(300_000, 8, 30) == list(range(8))
+    # No limit, or one output: nothing to project.
+    assert judged(None, 8, 300) == list(range(8))
+    assert judged(1_000, 1, 300) == [0]
+
+
+def test_a_judgement_far_past_its_limit_is_a_time_fault_of_the_judge_stage_after_its_first_output():
+    with pytest.raises(MachineFault) as raised:
+        judged(300_000, 8, 80, problem_with(batch_size=32))
+    fault = raised.value
+    assert (fault.resource, fault.stage) == ("time", "judge")
+    # 8 outputs of 80 s: 640 s; half the limit at batch_size 32 x 150/640 = 7.5, so 4.
+    assert "judging the first of the candidate's 8 outputs took 80 s" in fault.message
+    assert "about 640 s for all of them, more than the judge stage's limit of 300 s" in fault.message
+    assert "at --set batch_size=4 it would take about 150 s or less" in fault.message

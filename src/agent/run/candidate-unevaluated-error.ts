@@ -15,7 +15,7 @@ export class CandidateUnevaluatedError extends Error {
     // a resume keeps: the way on is a longer limit or smaller sizes (docs/sizes.md).
     const next =
       cause instanceof MachineFaultError && cause.resource === 'time'
-        ? 'it stays unevaluated; a resume keeps the settings that cannot fit, so start the run again with a longer --timeout-reference or the problem at smaller sizes (kforge optimize … --set NAME=VALUE)'
+        ? `it stays unevaluated; a resume keeps the settings that cannot fit, so start the run again with a longer --timeout-${cause.stage === 'judge' ? 'judge' : 'reference'} or the problem at smaller sizes (kforge optimize … --set NAME=VALUE)`
         : 'it stays unevaluated and `kforge optimize --resume` evaluates it again';
     super(
       `candidate ${candidateId} could not be evaluated in ${attempts} attempt${attempts === 1 ? '' : 's'}, for a reason that is not the candidate's: ${cause.message}; ${next}`,

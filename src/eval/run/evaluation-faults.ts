@@ -14,6 +14,10 @@ const FAULT_HINTS: Record<FaultMessage['resource'], string> = {
   time: 'the reference is too slow at these sizes for its stage on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with --timeout-reference SECONDS',
 };
 
+/** A `time` fault of the judge stage: its limit is `--timeout-judge`. */
+const JUDGE_TIME_HINT =
+  "judging the candidate's outputs computes the reference again for each, and that is too slow at these sizes on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with --timeout-judge SECONDS";
+
 /** The {@link MachineFaultError} of a worker's `fault` message (no verdict). */
 export function machineFault(role: WorkerRole, message: FaultMessage): MachineFaultError {
   const where = message.stage ? ` (${role} process, ${message.stage} stage)` : ` (${role} process)`;
@@ -21,7 +25,7 @@ export function machineFault(role: WorkerRole, message: FaultMessage): MachineFa
     resource: message.resource,
     role,
     stage: message.stage,
-    hint: FAULT_HINTS[message.resource],
+    hint: message.resource === 'time' && message.stage === 'judge' ? JUDGE_TIME_HINT : FAULT_HINTS[message.resource],
     ...(message.traceback ? { detail: message.traceback } : {}),
   });
 }

@@ -405,8 +405,8 @@ export class EvaluationRun {
 
   async #judgeNow(outputs: JudgedOutput[]): Promise<JudgeStep> {
     const reference = this.#workers.reference!;
-    const { tolerance } = this.#context.settings;
-    reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs });
+    const { tolerance, stageLimitsMs } = this.#context.settings;
+    reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs, stage_limit_ms: stageLimitsMs.judge });
     const judged = await this.#expect(reference, 'judgement');
     if (judged.ok && judged.value.trials.length !== outputs.length) {
       return this.#breach(reference, `judged ${judged.value.trials.length} outputs, ${outputs.length} were sent`);

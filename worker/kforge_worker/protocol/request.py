@@ -275,6 +275,8 @@ class JudgeRequest:
     atol: float
     rtol: float
     outputs: List[JudgedOutput]
+    #: The judge stage's limit, ms (None: no pace; judge_pace.py).
+    stage_limit_ms: Optional[float] = None
 
 
 def parse_judge_request(message: dict) -> JudgeRequest:
@@ -297,4 +299,6 @@ def parse_judge_request(message: dict) -> JudgeRequest:
                 variant=_variant(entry),
             )
         )
-    return JudgeRequest(atol=float(atol), rtol=float(rtol), outputs=outputs)
+    return JudgeRequest(
+        atol=float(atol), rtol=float(rtol), outputs=outputs, stage_limit_ms=_budget(message, "stage_limit_ms")
+    )

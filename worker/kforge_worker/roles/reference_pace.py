@@ -111,3 +111,48 @@ class ReferencePace:
             ),
             stage="reference",
         )
+
+
+class JudgePace:
+    """The judge stage's pace. A judgement computes the reference again for each output whose
+    reference was not kept (at KernelBench's sizes, every output past the store's budget), so it
+    costs about what the reference stage did, under a limit of its own. Made as the stage starts;
+    the outputs judged over `paced(entries)`: after the first, when all of them at its pace would
+    take more than MARGIN times the limit, a `time` fault (stage `judge`). A first output whose
+    reference was kept is judged in moments, so the projection then errs towards going on."""
+
+    def __init__(self, limit_ms: Optional[float], count: int, problem=None, clock=time.monotonic):
+        self.limit_ms = limit_ms
+        self.count = count
+        self.problem = problem
+        self.clock = clock
+        self.started = clock()
+
+    def paced(self, entries: Iterable) -> Iterator:
+        """`entries` in order, checking the pace once the caller has judged the first."""
+        for index, entry in enumerate(entries):
+            yield entry
+            if index == 0:
+                self.first_done()
+
+    def first_done(self) -> None:
+        if self.limit_ms is None or self.count <= 1:
+            return
+        first_ms = (self.clock() - self.started) * 1000
+        projected_ms = first_ms * self.count
+        if projected_ms <= MARGIN * self.limit_ms:
+            return
+        suggestion = smaller_batch(self.problem, projected_ms, self.limit_ms) if self.problem is not None else None
+        raise MachineFault(
+            "time",
+            f"judging the first of the candidate's {self.count} outputs took {_seconds(first_ms)} at these sizes "
+            f"on this machine (its reference is computed again: outputs this large are not kept): about "
+            f"{_seconds(projected_ms)} for all of them, more than the judge stage's limit of "
+            f"{_seconds(self.limit_ms)}"
+            + (
+                f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * self.limit_ms)} or less"
+                if suggestion
+                else ""
+            ),
+            stage="judge",
+        )

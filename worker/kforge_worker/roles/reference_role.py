@@ -22,7 +22,7 @@ from ..timing.roofline_report import roofline_fields
 from ..tolerance.judge import judge
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
 from .reference_operators import reference_operators
-from .reference_pace import ReferencePace
+from .reference_pace import JudgePace, ReferencePace
 from .reference_store import ReferenceStore, reference_trial
 
 MODEL_CONTEXT = "the reference Model(*get_init_inputs()) raised"
@@ -100,6 +100,7 @@ def run_reference(channel: Channel, message: dict) -> None:
             continue
         judge_request = parse_judge_request(message)
         with stage(channel.send, "judge"):
-            judgement = judge(store.lookup, judge_request, audits.audit)
+            pace = JudgePace(judge_request.stage_limit_ms, len(judge_request.outputs), problem)
+            judgement = judge(store.lookup, judge_request, audits.audit, pace.paced)
             release_cached()
             channel.send("judgement", **judgement)

@@ -1,7 +1,7 @@
 """Judging a candidate's saved outputs against the reference outputs held in this process."""
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Callable, Iterable, Optional, Tuple
 
 import torch
 
@@ -92,11 +92,17 @@ def judge_trial(
     return trial
 
 
-def judge(lookup: Lookup, request: JudgeRequest, audit_for: Optional[AuditFor] = None) -> dict:
-    """The fields of the `judgement` message."""
+def judge(
+    lookup: Lookup,
+    request: JudgeRequest,
+    audit_for: Optional[AuditFor] = None,
+    paced: Callable[[Iterable[JudgedOutput]], Iterable[JudgedOutput]] = iter,
+) -> dict:
+    """The fields of the `judgement` message. `paced` walks the outputs (the judge stage's pace,
+    roles/reference_pace.py, which may stop the stage after the first)."""
     audit = audit_for(request.atol, request.rtol) if audit_for is not None else None
     trials = []
-    for entry in request.outputs:
+    for entry in paced(request.outputs):
         record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
         trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
         del record  # a recomputed reference is dropped before the next one is computed
