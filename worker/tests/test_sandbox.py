@@ -11,15 +11,18 @@ the attacks aim at is made world-writable in the root run (only the sandbox's re
 it intact) and owned by the worker's own uid in the unprivileged run.
 """
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import site
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -237,6 +240,19 @@ def _printed(result) -> str:
     return result.candidate.stdout + result.candidate.stderr + json.dumps(result.candidate.messages)
 
 
+@contextlib.contextmanager
+def _shared_root(prefix: str):
+    """A folder that any uid can reach, outside pytest's private base: another pytest run on the
+    host makes that base private again while this module runs (its candidates then cannot read
+    their problem files), and a world here must not depend on who else runs tests."""
+    root = Path(tempfile.mkdtemp(prefix=f"kforge-{prefix}-"))
+    try:
+        _open_to_others(root)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _open_to_others(root: Path) -> None:
     """Lets any uid reach `root` (pytest's folders are private), so that only the sandbox stands
     between the candidate and the world."""
@@ -247,33 +263,31 @@ def _open_to_others(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def as_root(tmp_path_factory):
+def as_root():
     if os.geteuid() != 0:
         pytest.skip("this run is kforge as root (the GPU host, CI containers); the unprivileged run covers the rest")
-    root = tmp_path_factory.mktemp("sandbox-root")
-    _open_to_others(root)
-    world = World(root / "world", owner_uid=None)
-    try:
-        # As the parent does: the cache root and the parent's home are hidden.
-        launcher = SandboxLauncher(hide=[world.cache, world.home, Path.home()], expose=[world.staging])
-        yield world, _run_all(world, root / "runs", launcher)
-    finally:
-        world.close()
+    with _shared_root("sandbox-root") as root:
+        world = World(root / "world", owner_uid=None)
+        try:
+            # As the parent does: the cache root and the parent's home are hidden.
+            launcher = SandboxLauncher(hide=[world.cache, world.home, Path.home()], expose=[world.staging])
+            yield world, _run_all(world, root / "runs", launcher)
+        finally:
+            world.close()
 
 
 @pytest.fixture(scope="module")
-def as_user_uid(tmp_path_factory):
+def as_user_uid():
     refusal = setpriv_refusal() or user_namespace_refusal(UNPRIVILEGED_UID)
     if refusal:
         pytest.skip(refusal)
-    root = tmp_path_factory.mktemp("sandbox-user")
-    _open_to_others(root)
-    world = World(root / "world", owner_uid=UNPRIVILEGED_UID)
-    try:
-        launcher = SandboxLauncher(hide=[world.cache, world.home], expose=[world.staging], as_uid=UNPRIVILEGED_UID)
-        yield world, _run_all(world, root / "runs", launcher)
-    finally:
-        world.close()
+    with _shared_root("sandbox-user") as root:
+        world = World(root / "world", owner_uid=UNPRIVILEGED_UID)
+        try:
+            launcher = SandboxLauncher(hide=[world.cache, world.home], expose=[world.staging], as_uid=UNPRIVILEGED_UID)
+            yield world, _run_all(world, root / "runs", launcher)
+        finally:
+            world.close()
 
 
 @pytest.fixture(params=["root", "unprivileged"])
