@@ -129,13 +129,14 @@ def test_a_reference_whose_stage_fits_its_limit_goes_on(tmp_path):
 
 
 def judge_slow_outputs(tmp_path, stage_limit_ms: int) -> Worker:
-    """A slow reference (0.6 s a forward) that computes again the references of four timed outputs
-    it never kept (input seeds of its own), under a judge stage limit of `stage_limit_ms`."""
+    """A slow reference (0.6 s a forward) judging the output of its correctness trial (whose
+    reference it kept), then four timed outputs whose references it computes again (input seeds it
+    never saw), under a judge stage limit of `stage_limit_ms`."""
     problem = tmp_path / "problem.py"
     problem.write_text(SLOW_PROBLEM)
     worker = Worker("reference", tmp_path / "reference")
     request = reference_request(problem, atol=0.01, rtol=0.01, correctness_seeds=(11,), timing_seeds=(21,))
-    outputs = [
+    outputs = [{"seed": 11, "path": str(tmp_path / "correctness.pt")}] + [
         {"seed": 21, "input_seed": 9000 + index, "path": str(tmp_path / f"out-{index}.pt")} for index in range(4)
     ]
 
@@ -148,20 +149,21 @@ def judge_slow_outputs(tmp_path, stage_limit_ms: int) -> Worker:
     return conversation(worker, talk)
 
 
-def test_a_judgement_too_slow_for_its_stage_limit_is_a_time_fault_after_its_first_output(tmp_path):
-    # Four references computed again at 0.6 s or more each: 2.4 s, against a limit of 0.5 s.
+def test_a_judgement_too_slow_for_its_stage_limit_is_a_time_fault_after_its_first_recomputed_output(tmp_path):
+    # The kept one first (judged at once), then four computed again at 0.6 s or more each: 2.4 s,
+    # against a limit of 0.5 s. The pace counts from the first computed one.
     worker = judge_slow_outputs(tmp_path, 500)
     assert worker.of_type("failure") == [] and worker.of_type("judgement") == []
     [fault] = worker.of_type("fault")
     assert (fault["stage"], fault["resource"]) == ("judge", "time")
-    assert "judging the first of the candidate's 4 outputs took" in fault["message"]
+    assert "judging the candidate's 5 outputs computes the reference again for 4 of them" in fault["message"]
 
 
 def test_a_judgement_within_its_stage_limit_judges_every_output(tmp_path):
     worker = judge_slow_outputs(tmp_path, 60_000)
     assert worker.of_type("fault") == []
     [judgement] = worker.of_type("judgement")
-    assert [trial["check"] for trial in judgement["trials"]] == ["missing-output"] * 4
+    assert [trial["check"] for trial in judgement["trials"]] == ["missing-output"] * 5
 
 
 def test_stage_end_messages_carry_the_memory_peaks(tmp_path):

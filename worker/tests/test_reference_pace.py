@@ -84,31 +84,36 @@ def test_time_the_limit_counted_before_the_pace_was_made_is_part_of_the_projecti
     assert "the audit computes 5 trials: about 10 s, more than its limit of 8.0 s" in raised.value.message
 
 
-def judged(limit_ms, count, first_s, problem=None):
-    """The outputs a JudgePace lets through when judging each takes `first_s` on the test's clock."""
+def judged(limit_ms, kept, compute_s, problem=None):
+    """The outputs a JudgePace lets through: `kept[i]` says whether output i's reference is held
+    (judged at once), else it is computed again in `compute_s` on the test's clock."""
     clock = Clock()
-    pace = JudgePace(limit_ms, count, problem, clock=clock)
+    pace = JudgePace(limit_ms, problem, clock=clock)
     seen = []
-    for entry in pace.paced(range(count)):
-        clock.now += first_s
+    for entry in pace.paced(range(len(kept)), lambda index: kept[index]):
+        clock.now += 0 if kept[entry] else compute_s
         seen.append(entry)
     return seen
 
 
 def test_a_judgement_that_fits_its_limit_judges_every_output():
     # 8 outputs whose references are computed again in 30 s each: 240 s of 300.
-    assert judged(300_000, 8, 30) == list(range(8))
-    # No limit, or one output: nothing to project.
-    assert judged(None, 8, 300) == list(range(8))
-    assert judged(1_000, 1, 300) == [0]
+    assert judged(300_000, [False] * 8, 30) == list(range(8))
+    # No limit, or one output to compute: nothing to project.
+    assert judged(None, [False] * 8, 300) == list(range(8))
+    assert judged(1_000, [True, False, True], 300) == [0, 1, 2]
 
 
-def test_a_judgement_far_past_its_limit_is_a_time_fault_of_the_judge_stage_after_its_first_output():
+def test_a_judgement_far_past_its_limit_is_a_time_fault_after_its_first_recomputed_output():
+    # The first output's reference was kept (judged at once); four of the other five are computed
+    # again at 80 s each: 320 s, past 1.25 x 200 s. Counted from the first recomputed one.
+    kept = [True, False, True, False, False, False]
     with pytest.raises(MachineFault) as raised:
-        judged(300_000, 8, 80, problem_with(batch_size=32))
+        judged(200_000, kept, 80, problem_with(batch_size=32))
     fault = raised.value
     assert (fault.resource, fault.stage) == ("time", "judge")
-    # 8 outputs of 80 s: 640 s; half the limit at batch_size 32 x 150/640 = 7.5, so 4.
-    assert "judging the first of the candidate's 8 outputs took 80 s" in fault.message
-    assert "about 640 s for all of them, more than the judge stage's limit of 300 s" in fault.message
-    assert "at --set batch_size=4 it would take about 150 s or less" in fault.message
+    assert "judging the candidate's 6 outputs computes the reference again for 4 of them" in fault.message
+    assert "the first took 80 s" in fault.message
+    # Half the limit at batch_size 32 x 100/320 = 10, so the power of two 8.
+    assert "about 320 s for the stage, more than its limit of 200 s" in fault.message
+    assert "at --set batch_size=8 it would take about 100 s or less" in fault.message

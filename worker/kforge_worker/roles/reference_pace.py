@@ -12,7 +12,7 @@ problem has a batch size, one that would fit.
 """
 
 import time
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from ..problem.size_estimate import shrink_order, size_constants
 from ..protocol.machine_fault import MachineFault
@@ -115,39 +115,46 @@ class ReferencePace:
 
 class JudgePace:
     """The judge stage's pace. A judgement computes the reference again for each output whose
-    reference was not kept (at KernelBench's sizes, every output past the store's budget), so it
+    reference was not kept (at KernelBench's sizes, most of them: the store keeps 512 MiB), so it
     costs about what the reference stage did, under a limit of its own. Made as the stage starts;
-    the outputs judged over `paced(entries)`: after the first, when all of them at its pace would
-    take more than MARGIN times the limit, a `time` fault (stage `judge`). A first output whose
-    reference was kept is judged in moments, so the projection then errs towards going on."""
+    the outputs judged over `paced(entries, kept)`: once the first output whose reference had to be
+    computed again is judged, when the stage at that pace (its time so far, plus the other
+    recomputed ones at that output's time) would take more than MARGIN times the limit, a `time`
+    fault (stage `judge`). Outputs whose reference was kept are judged in moments and not counted."""
 
-    def __init__(self, limit_ms: Optional[float], count: int, problem=None, clock=time.monotonic):
+    def __init__(self, limit_ms: Optional[float], problem=None, clock=time.monotonic):
         self.limit_ms = limit_ms
-        self.count = count
         self.problem = problem
         self.clock = clock
         self.started = clock()
 
-    def paced(self, entries: Iterable) -> Iterator:
-        """`entries` in order, checking the pace once the caller has judged the first."""
-        for index, entry in enumerate(entries):
+    def paced(self, entries: Iterable, kept: Callable[[object], bool]) -> Iterator:
+        """`entries` in order; `kept(entry)`: whether its reference is held (asked before it is judged)."""
+        entries = list(entries)
+        computed = [entry for entry in entries if not kept(entry)]
+        first = True
+        for entry in entries:
+            if kept(entry):
+                yield entry
+                continue
+            entry_started = self.clock()
             yield entry
-            if index == 0:
-                self.first_done()
+            if first:
+                first = False
+                self.first_done(len(entries), len(computed), (self.clock() - entry_started) * 1000)
 
-    def first_done(self) -> None:
-        if self.limit_ms is None or self.count <= 1:
+    def first_done(self, count: int, computed: int, first_ms: float) -> None:
+        if self.limit_ms is None or computed <= 1:
             return
-        first_ms = (self.clock() - self.started) * 1000
-        projected_ms = first_ms * self.count
+        projected_ms = (self.clock() - self.started) * 1000 + first_ms * (computed - 1)
         if projected_ms <= MARGIN * self.limit_ms:
             return
         suggestion = smaller_batch(self.problem, projected_ms, self.limit_ms) if self.problem is not None else None
         raise MachineFault(
             "time",
-            f"judging the first of the candidate's {self.count} outputs took {_seconds(first_ms)} at these sizes "
-            f"on this machine (its reference is computed again: outputs this large are not kept): about "
-            f"{_seconds(projected_ms)} for all of them, more than the judge stage's limit of "
+            f"judging the candidate's {count} outputs computes the reference again for {computed} of them "
+            f"(outputs this large are not kept); the first took {_seconds(first_ms)} at these sizes on this "
+            f"machine: about {_seconds(projected_ms)} for the stage, more than its limit of "
             f"{_seconds(self.limit_ms)}"
             + (
                 f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * self.limit_ms)} or less"

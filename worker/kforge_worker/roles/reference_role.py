@@ -100,7 +100,11 @@ def run_reference(channel: Channel, message: dict) -> None:
             continue
         judge_request = parse_judge_request(message)
         with stage(channel.send, "judge"):
-            pace = JudgePace(judge_request.stage_limit_ms, len(judge_request.outputs), problem)
-            judgement = judge(store.lookup, judge_request, audits.audit, pace.paced)
+            pace = JudgePace(judge_request.stage_limit_ms, problem)
+
+            def paced(entries):
+                return pace.paced(entries, lambda entry: store.holds(entry.seed, entry.input_seed, entry.variant))
+
+            judgement = judge(store.lookup, judge_request, audits.audit, paced)
             release_cached()
             channel.send("judgement", **judgement)

@@ -143,6 +143,10 @@ class ReferenceStore:
             self.kept_bytes += size
         return record
 
+    def holds(self, seed: int, input_seed: Optional[int], variant: Optional[dict]) -> bool:
+        """Whether the record of (seed, input seed, variant) is kept (a lookup needs no computing)."""
+        return (seed, seed if input_seed is None else input_seed, variant_key(variant)) in self.records
+
     def lookup(
         self, seed: int, input_seed: Optional[int], variant: Optional[dict]
     ) -> Tuple[Optional[ReferenceRecord], str]:
