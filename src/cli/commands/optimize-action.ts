@@ -250,6 +250,10 @@ async function newRunPlan(
   storePath: string,
   backend: Backend,
 ): Promise<OptimizePlan> {
+  if (flags.fit && flags.redis)
+    throw new UsageError(
+      "`--fit` sizes each problem for this machine's device, but with `--redis` the workers' devices evaluate: give the sizes with `--set NAME=VALUE`",
+    );
   const problems = await resolveSuite(problemArguments, flags, io.cwd);
   const problemOverrides: Record<string, Record<string, number | boolean>> = {};
   if (flags.set.length > 0 || flags.fit) {

@@ -128,7 +128,7 @@ export function parseOptimizeFlags(raw: unknown, problems: readonly string[]): O
 
 /**
  * The request a new run's flags make; `storePath` absolute, the candidates kept beside it.
- * `problemOverrides`: each problem's sizes (`--set`, `--fit`; see `problemSizes`), by absolute path.
+ * `problemOverrides`: each problem's sizes (`--set`, `--fit`; src/cli/problem-sizing.ts), by absolute path.
  */
 export function requestFromFlags(
   flags: OptimizeFlags,

@@ -430,6 +430,10 @@ test('--set naming a constant a problem lacks stops before the run, naming the p
   await malformed.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--set', 'batch_size');
   assert.equal(malformed.exitCode, 2);
   assert.match(malformed.stderr.join(''), /expected `--set` to be NAME=VALUE/);
+  const remote = harness();
+  await remote.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--fit', '--redis', 'redis://127.0.0.1:1');
+  assert.equal(remote.exitCode, 2);
+  assert.match(remote.stderr.join(''), /`--fit` sizes each problem for this machine's device, but with `--redis`/);
 });
 
 test('--dry-run prints the problems, their sizes, estimated memory and audit findings; no model call, no store', async () => {
