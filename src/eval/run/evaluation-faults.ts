@@ -3,20 +3,21 @@ import { MachineFaultError } from '../machine-fault-error.js';
 import type { FaultMessage } from '../process/protocol.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
 import type { WorkerRole } from '../process/worker-role.js';
+import { limitFlag } from './stage-limits.js';
 
-/** What to do about each resource a worker's `fault` names. */
-const FAULT_HINTS: Record<FaultMessage['resource'], string> = {
+/** What to do about each resource a worker's `fault` names (`time`: {@link timeHint}). */
+const FAULT_HINTS: Record<Exclude<FaultMessage['resource'], 'time'>, string> = {
   'device-memory':
     'another process holds the device memory, or the problem does not fit at these sizes: wait and try again (kforge waits for room with --wait), evaluate fewer candidates at once, or evaluate at smaller sizes (--set NAME=VALUE)',
   'host-memory': 'the host ran out of memory: evaluate fewer candidates at once or at smaller sizes (--set NAME=VALUE)',
   disk: 'free space in the scratch folder (TMPDIR) and in KFORGE_CACHE_DIR, then try again',
   device: "the device reported an error outside the candidate's code: check it (`nvidia-smi`, `kforge doctor`) and try again",
-  time: 'the reference is too slow at these sizes for its stage on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with --timeout-reference SECONDS',
 };
 
-/** A `time` fault of the judge stage: its limit is `--timeout-judge`. */
-const JUDGE_TIME_HINT =
-  "judging the candidate's outputs computes the reference again for each, and that is too slow at these sizes on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with --timeout-judge SECONDS";
+/** A stage of the reference role too slow at these sizes (its reference or judge stage): that stage's limit. */
+function timeHint(stage: string | null): string {
+  return `the reference is too slow at these sizes for its stage on this machine: evaluate at smaller sizes (--set NAME=VALUE, as the message suggests where the problem has a batch size), or raise the limit with ${limitFlag(stage ?? 'reference')} SECONDS`;
+}
 
 /** The {@link MachineFaultError} of a worker's `fault` message (no verdict). */
 export function machineFault(role: WorkerRole, message: FaultMessage): MachineFaultError {
@@ -25,7 +26,7 @@ export function machineFault(role: WorkerRole, message: FaultMessage): MachineFa
     resource: message.resource,
     role,
     stage: message.stage,
-    hint: message.resource === 'time' && message.stage === 'judge' ? JUDGE_TIME_HINT : FAULT_HINTS[message.resource],
+    hint: message.resource === 'time' ? timeHint(message.stage) : FAULT_HINTS[message.resource],
     ...(message.traceback ? { detail: message.traceback } : {}),
   });
 }

@@ -17,6 +17,24 @@ export const DEFAULT_STAGE_TIMEOUTS_SECONDS: StageTimeoutsSeconds = {
   judge: 300,
 };
 
+/** The command-line flag that raises each limit, for messages. */
+const LIMIT_FLAGS: Record<string, string> = {
+  startup: '--timeout-startup',
+  idle: '--timeout-startup',
+  build: '--timeout-build',
+  load: '--timeout-load',
+  correctness: '--timeout-correctness',
+  timing: '--timeout-timing',
+  reference: '--timeout-reference',
+  baseline: '--timeout-baseline',
+  judge: '--timeout-judge',
+};
+
+/** The flag that raises the limit of `stage` (a stage, or `idle`); `--timeout-startup` for any other. */
+export function limitFlag(stage: string | null | undefined): string {
+  return (stage && LIMIT_FLAGS[stage]) || '--timeout-startup';
+}
+
 /** The stage limits in milliseconds, defaults filled in. */
 export function stageLimitsMs(overrides: Partial<StageTimeoutsSeconds> = {}): {
   stages: Record<Stage, number>;

@@ -4,21 +4,9 @@ import { MachineFaultError } from '../machine-fault-error.js';
 import { meaningfulStderrLine, saysOutOfMemory } from '../process/stderr-summary.js';
 import { WorkerFaultError } from '../process/worker-fault-error.js';
 import { outcome, type Outcome } from './outcome.js';
+import { limitFlag } from './stage-limits.js';
 import { describeSignal } from '../process/signal-description.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
-
-/** The command-line flag that raises each limit, for messages. */
-const LIMIT_FLAGS: Record<string, string> = {
-  startup: '--timeout-startup',
-  idle: '--timeout-startup',
-  build: '--timeout-build',
-  load: '--timeout-load',
-  correctness: '--timeout-correctness',
-  timing: '--timeout-timing',
-  reference: '--timeout-reference',
-  baseline: '--timeout-baseline',
-  judge: '--timeout-judge',
-};
 
 /**
  * Turns the end of a candidate worker that stopped before sending `expected` into an outcome: a
@@ -41,7 +29,7 @@ export function outcomeOfWorkerEnd(result: WorkerProcessResult, expected: string
   if (result.role === 'reference') throw referenceEnd(result, expected);
   if (result.timedOut) {
     const seconds = formatSeconds(result.timeLimitMs ?? 0);
-    const flag = LIMIT_FLAGS[result.timedOut] ?? '--timeout-startup';
+    const flag = limitFlag(result.timedOut);
     if (result.timedOut === 'idle') {
       return outcome(
         'timeout',
@@ -97,7 +85,7 @@ function referenceEnd(result: WorkerProcessResult, expected: string): MachineFau
   const said = meaningfulStderrLine(result.stderr);
   const context = { role: result.role, stage: result.stage, detail: result.stderr };
   if (result.timedOut) {
-    const flag = LIMIT_FLAGS[result.timedOut] ?? '--timeout-startup';
+    const flag = limitFlag(result.timedOut);
     return new MachineFaultError(
       `the reference process (which never imports the candidate) ran past its limit of ${formatSeconds(result.timeLimitMs ?? 0)}${during} and was killed; no verdict`,
       {
