@@ -51,6 +51,13 @@ def smaller_batch(problem, projected_ms: float, limit_ms: float) -> Optional[str
     return f"--set {name}={value}"
 
 
+def _fitting_clause(problem, projected_ms: float, limit_ms: float) -> str:
+    """`; at --set NAME=VALUE it would take about … or less` where the problem has a batch size that
+    fits (smaller_batch), else nothing."""
+    suggestion = smaller_batch(problem, projected_ms, limit_ms) if problem is not None else None
+    return f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * limit_ms)} or less" if suggestion else ""
+
+
 class ReferencePace:
     """Made as the stage starts; `trials_begin()` before its first trial, then its correctness trials
     computed over `paced(seeds)`, which calls `first_done()` once the first is.
@@ -97,18 +104,13 @@ class ReferencePace:
         )
         if projected_ms <= MARGIN * self.limit_ms:
             return
-        suggestion = smaller_batch(self.problem, projected_ms, self.limit_ms)
         sets = f" and {self.light} timing input sets" if self.light else ""
         raise MachineFault(
             "time",
             f"the reference's first trial took {_seconds(first_ms)} at these sizes on this machine, and the "
             f"{self.what} computes {self.trials} trials{sets}: about "
             f"{_seconds(projected_ms)}, more than its limit of {_seconds(self.limit_ms)}"
-            + (
-                f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * self.limit_ms)} or less"
-                if suggestion
-                else ""
-            ),
+            + _fitting_clause(self.problem, projected_ms, self.limit_ms),
             stage="reference",
         )
 
@@ -130,18 +132,15 @@ class JudgePace:
 
     def paced(self, entries: Iterable, kept: Callable[[object], bool]) -> Iterator:
         """`entries` in order; `kept(entry)`: whether its reference is held (asked before it is judged)."""
-        entries = list(entries)
-        computed = [entry for entry in entries if not kept(entry)]
+        held = [(entry, kept(entry)) for entry in entries]
+        computed = sum(not is_kept for _, is_kept in held)
         first = True
-        for entry in entries:
-            if kept(entry):
-                yield entry
-                continue
+        for entry, is_kept in held:
             entry_started = self.clock()
             yield entry
-            if first:
+            if first and not is_kept:
                 first = False
-                self.first_done(len(entries), len(computed), (self.clock() - entry_started) * 1000)
+                self.first_done(len(held), computed, (self.clock() - entry_started) * 1000)
 
     def first_done(self, count: int, computed: int, first_ms: float) -> None:
         if self.limit_ms is None or computed <= 1:
@@ -149,17 +148,11 @@ class JudgePace:
         projected_ms = (self.clock() - self.started) * 1000 + first_ms * (computed - 1)
         if projected_ms <= MARGIN * self.limit_ms:
             return
-        suggestion = smaller_batch(self.problem, projected_ms, self.limit_ms) if self.problem is not None else None
         raise MachineFault(
             "time",
             f"judging the candidate's {count} outputs computes the reference again for {computed} of them "
             f"(outputs this large are not kept); the first took {_seconds(first_ms)} at these sizes on this "
             f"machine: about {_seconds(projected_ms)} for the stage, more than its limit of "
-            f"{_seconds(self.limit_ms)}"
-            + (
-                f"; at {suggestion} it would take about {_seconds(TARGET_SHARE * self.limit_ms)} or less"
-                if suggestion
-                else ""
-            ),
+            f"{_seconds(self.limit_ms)}" + _fitting_clause(self.problem, projected_ms, self.limit_ms),
             stage="judge",
         )

@@ -41,6 +41,11 @@ def variant_key(variant: Optional[dict]) -> str:
     return json.dumps(variant or {}, sort_keys=True)
 
 
+def record_key(seed: int, input_seed: Optional[int], variant: Optional[dict]) -> tuple:
+    """The key of a record: (seed, input seed — the seed when None —, variant)."""
+    return (seed, seed if input_seed is None else input_seed, variant_key(variant))
+
+
 def output_bytes(flat: Optional[outputs.FlatOutput]) -> int:
     if flat is None:
         return 0
@@ -103,7 +108,7 @@ class ReferenceStore:
         earlier call when they fit KEEP_BYTES, else computed (again). `with_inputs`, when given, is
         called with the output and the inputs (on that device) before the inputs are dropped."""
         input_seed = seed if input_seed is None else input_seed
-        key = (seed, input_seed, variant_key(variant))
+        key = record_key(seed, input_seed, variant)
         if key in self.records:
             return self.records[key]
         with generalisation.overridden(self.problem, variant):
@@ -145,7 +150,7 @@ class ReferenceStore:
 
     def holds(self, seed: int, input_seed: Optional[int], variant: Optional[dict]) -> bool:
         """Whether the record of (seed, input seed, variant) is kept (a lookup needs no computing)."""
-        return (seed, seed if input_seed is None else input_seed, variant_key(variant)) in self.records
+        return record_key(seed, input_seed, variant) in self.records
 
     def lookup(
         self, seed: int, input_seed: Optional[int], variant: Optional[dict]
