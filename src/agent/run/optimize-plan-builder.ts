@@ -39,8 +39,6 @@ export interface OptimizeRequest {
   /** Per-stage limits of the evaluator, seconds. */
   timeoutsSeconds?: Record<string, number>;
   preset?: Preset;
-  /** Module constants replaced per problem (`--set`, `--fit`), by absolute path; recorded in each verdict as `problem_overrides`. */
-  problemOverrides?: Record<string, Record<string, number | boolean>>;
   stallAfter?: number;
   onStall?: StallPolicy;
   switchTo?: StrategyName;
@@ -102,7 +100,6 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
   const parsed = optimizePlanSchema.safeParse({
     version: 1,
     problems: request.problems,
-    problemOverrides: request.problemOverrides ?? {},
     strategy,
     strategies: { refine: {}, sample: {}, ideas: {}, [strategy]: strategyOptions },
     perProblem,

@@ -254,23 +254,17 @@ async function newRunPlan(
     throw new UsageError(
       "`--fit` sizes each problem for this machine's device, but with `--redis` the workers' devices evaluate: give the sizes with `--set NAME=VALUE`",
     );
-  const problems = await resolveSuite(problemArguments, flags, io.cwd);
-  const problemOverrides: Record<string, Record<string, number | boolean>> = {};
-  if (flags.set.length > 0 || flags.fit) {
-    const sizing = {
-      set: flags.set,
-      fit: flags.fit,
-      device: flags.device,
-      preset: flags.preset,
-      precision: flags.precision ?? config.evaluator?.precision ?? 'fp32',
-      timing: true,
-    };
-    for (const problem of problems) {
-      const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
-      if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
-    }
+  const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+  if (flags.set.length === 0 && !flags.fit) return plan;
+  // Sized with the plan's own settings (its precision, preset and device, defaults filled in).
+  const { evaluation } = plan;
+  const sizing = { set: flags.set, fit: flags.fit, device: evaluation.deviceIndex, preset: evaluation.preset, precision: evaluation.precision, timing: true };
+  const problemOverrides: OptimizePlan['problemOverrides'] = {};
+  for (const problem of plan.problems) {
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
+    if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
-  return buildOptimizePlan(requestFromFlags({ ...flags, backend }, problems, io.cwd, storePath, problemOverrides), config);
+  return { ...plan, problemOverrides };
 }
 
 /** The backend of a new run: the flag, the config, the connected workers' (--redis), else by the visible GPUs. */

@@ -126,17 +126,8 @@ export function parseOptimizeFlags(raw: unknown, problems: readonly string[]): O
   return flags;
 }
 
-/**
- * The request a new run's flags make; `storePath` absolute, the candidates kept beside it.
- * `problemOverrides`: each problem's sizes (`--set`, `--fit`; src/cli/problem-sizing.ts), by absolute path.
- */
-export function requestFromFlags(
-  flags: OptimizeFlags,
-  problems: string[],
-  cwd: string,
-  storePath: string,
-  problemOverrides: Record<string, Record<string, number | boolean>> = {},
-): OptimizeRequest {
+/** The request a new run's flags make; `storePath` absolute, the candidates kept beside it. */
+export function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: string, storePath: string): OptimizeRequest {
   const { provider, model, baseUrl, dir, strategy, maxCandidates, maxMinutes, maxTokens, maxGpuSeconds, targetSpeedup, concurrency } = flags;
   const { backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo } = flags;
   return {
@@ -161,7 +152,6 @@ export function requestFromFlags(
       TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : [])),
     ),
     problems,
-    ...(Object.keys(problemOverrides).length > 0 ? { problemOverrides } : {}),
     outDir: path.resolve(cwd, flags.out ?? 'kforge-out'),
     candidatesDir: path.join(path.dirname(storePath), 'candidates'),
   };
