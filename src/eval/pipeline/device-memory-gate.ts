@@ -50,8 +50,8 @@ export interface PreparedRoom {
   startWaitClock(): void;
   /** `signal` ending also when the wait limit (`--wait`) has passed (the plain `signal` before the clock starts). */
   waitSignal(signal: AbortSignal | undefined): AbortSignal | undefined;
-  /** Runs a wait for the device (or `what`); past the wait limit a MachineFaultError (`device-wait`). */
-  waited<T>(wait: () => Promise<T>, signal: AbortSignal | undefined, what?: string): Promise<T>;
+  /** Runs a wait for the device; past the wait limit a MachineFaultError (`device-wait`). */
+  waited<T>(wait: () => Promise<T>, signal: AbortSignal | undefined): Promise<T>;
   /** Reserves the bytes in the device's host-wide budget (null: no budget). */
   reserve(
     device: string,
@@ -120,12 +120,12 @@ export class DeviceMemoryGate {
         const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(remaining)));
         return signal ? AbortSignal.any([signal, timeout]) : timeout;
       },
-      waited: async (wait, signal, what = 'the device, which another evaluation still holds') => {
+      waited: async (wait, signal) => {
         try {
           return await wait();
         } catch (error) {
           if (error instanceof EvaluationCancelledError && !signal?.aborted && remainingMs() === 0) {
-            throw new MachineFaultError(`waited ${((settings.deviceWaitMs ?? 0) / 1000).toFixed(0)} s for ${what}`, {
+            throw new MachineFaultError(`waited ${((settings.deviceWaitMs ?? 0) / 1000).toFixed(0)} s for the device, which another evaluation still holds`, {
               resource: 'device-wait',
               hint: 'wait longer (--wait DURATION), or stop the evaluation that holds it',
               retryAfterSeconds: 60,

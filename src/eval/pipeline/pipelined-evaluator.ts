@@ -18,7 +18,7 @@ import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-p
 import { EvaluationRun } from '../run/evaluation-run.js';
 import { problemIdentity } from '../problem/problem-identity.js';
 import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
-import { CONTEXT_BUDGET_VARIABLE, DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
+import { DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
 import type { BudgetReservation } from './memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
@@ -295,13 +295,8 @@ export class PipelinedEvaluator implements Evaluator {
       // at the evaluation's turn for the device): the contexts it waits on are idle workers', given
       // back at once, or those of evaluations waiting for the device (a batch's own candidates, as
       // often as not), freed as the device's queue moves (docs/sizes.md).
-      await room.waited(
-        () =>
-          this.#spawner.reserveContextFor(candidate, room.waitSignal(options.signal), (holders, freeBytes, capacityBytes, contextCapBytes) =>
-            emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
-          ),
-        options.signal,
-        `room for the candidate worker's CUDA context on ${device}, which the contexts of other workers waiting for it fill (${CONTEXT_BUDGET_VARIABLE})`,
+      await this.#spawner.reserveContextFor(candidate, options.signal, (holders, freeBytes, capacityBytes, contextCapBytes) =>
+        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
       );
       const askedAtMs = performance.now();
       let key: string | null = null;
