@@ -104,13 +104,16 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   const eagerEntry = timesOf(input.eager);
   const compileEntry = timesOf(input.compile);
   const anchorEntry = timesOf(input.anchor);
-  const load = loadFactor(anchorEntry?.times_ms, anchorEntry?.batch_ms);
+  // Single calls' host-inclusive times where the re-timing has them (loadFactor says why).
+  const load = loadFactor(anchorEntry?.wall_ms ?? anchorEntry?.times_ms, anchorEntry?.batch_ms);
   const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
   // On the host clock a baseline reports its calls as the trusted reference process measured them:
   // nothing there is launch-bound, and batches slower than single calls are the host's load at the
   // moment they ran (a cached baseline must give the same figure under any later load).
   const figureOf = (entry: { times_ms: number[]; batch_ms?: number[] | undefined }) =>
-    input.clock === 'host' ? { stats: summarizeTimes(entry.times_ms), launchBound: false } : baselineFigure(summarizeTimes(entry.times_ms), entry.batch_ms);
+    input.clock === 'host'
+      ? { stats: summarizeTimes(entry.times_ms), launchBound: false }
+      : baselineFigure(summarizeTimes(entry.times_ms), entry.batch_ms, load);
   const eagerFigure = eagerEntry ? figureOf(eagerEntry) : null;
   const compileFigure = compileEntry ? figureOf(compileEntry) : null;
   const anchor =
@@ -120,6 +123,7 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
           anchor: figureOf(anchorEntry).stats,
           cached: input.baselineCached,
           candidate: bounded.candidate,
+          clock: input.clock,
         })
       : null;
   const eager = anchor?.used === 'anchor' ? anchor.eager_ms : (eagerFigure?.stats ?? null);
