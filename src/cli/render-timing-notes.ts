@@ -81,7 +81,7 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
   if (anchor?.used === 'anchor') {
     lines.push(
       warn(
-        `baselines re-anchored: eager re-timed beside the candidate moved ${percent(anchor.drift)} from its earlier figure; speedups use the re-timing${anchor.compile_unconfirmed ? ", and torch.compile's cached figure is unconfirmed" : ''}`,
+        `baselines re-anchored: eager re-timed beside the candidate moved ${percent(anchor.drift)} from its earlier figure; speedups use the re-timing${anchor.compile_unconfirmed ? ", and torch.compile's earlier figure is unconfirmed" : ''}`,
       ),
     );
   }

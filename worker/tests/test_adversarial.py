@@ -157,7 +157,10 @@ def test_a_forged_clock_gains_nothing_and_an_honest_one_keeps_its_figure(runs, c
     honest, honest_source = reported_figure(runs[case["twin"]])
     assert honest_source == "in-process"
     assert source == "trusted-batch", (in_process, result.batches)
-    assert in_process * FORGED_SHRINK / 4 < reported, "the forgery took effect in the candidate's process"
+    # A batch's calls legitimately run faster than single timed calls (no per-call synchronize or
+    # flush): 4.4 times in a full-suite run of 2026-12-06 (7.2 us against 32 us), so the reported
+    # figure is held to a tenth of the real time, still ten times the forged figure.
+    assert in_process * FORGED_SHRINK / 10 < reported, "the forgery took effect in the candidate's process"
     assert reported > honest / 4, f"{reported} ms reported against {honest} ms for the honest relu"
 
 

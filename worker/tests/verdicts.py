@@ -93,13 +93,15 @@ OVERHEAD_FACTOR = 1.5
 
 def reported_figure(result: Evaluation) -> Tuple[float, str]:
     """(median ms, source) the parent reports for the candidate: its in-process median unless that
-    is below the trusted batches' bound divided by the load factor eager showed beside it
-    (src/eval/timing/trusted-bound.ts), else the batches' median."""
+    is below the trusted batches' bound divided by the load factor eager showed beside it (its
+    batches over its single calls' host-inclusive times: src/eval/timing/trusted-bound.ts), else
+    the batches' median."""
     in_process = statistics.median(result.timing["times_ms"])
     eager = (result.anchor or {}).get("eager") or {}
+    single = eager.get("wall_ms") or eager.get("times_ms")
     load = 1.0
-    if eager.get("times_ms") and eager.get("batch_ms") and statistics.median(eager["times_ms"]) > 0:
-        load = max(1.0, statistics.median(eager["batch_ms"]) / statistics.median(eager["times_ms"]))
+    if single and eager.get("batch_ms") and statistics.median(single) > 0:
+        load = max(1.0, statistics.median(eager["batch_ms"]) / statistics.median(single))
     if not result.batches:
         return in_process, "in-process"
     per_call = [max(0.0, batch.elapsed_ms - min(batch.overhead_ms)) / batch.calls for batch in result.batches]

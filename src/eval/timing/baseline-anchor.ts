@@ -67,6 +67,8 @@ export function anchorBaselines(input: {
     }
   }
   const earlierUsed = cached ? 'cached' : 'measured';
-  const used = agreed ? earlierUsed : clock === 'device' ? (anchor.median < earlier.median ? 'anchor' : earlierUsed) : cached ? 'anchor' : 'measured';
+  let used: BaselineAnchor['used'] = earlierUsed;
+  if (!agreed && clock === 'device') used = anchor.median < earlier.median ? 'anchor' : earlierUsed;
+  else if (!agreed && cached) used = 'anchor';
   return { eager_ms: anchor, agreed, drift, used, compile_unconfirmed: used === 'anchor', too_busy: reasons.length > 0, reasons };
 }
