@@ -20,8 +20,8 @@ out="${OUT:?set OUT}"
 mkdir -p "$out/pairs"
 pair() {  # pair LEVEL2_NAME LEADERBOARD_HASH_PREFIX
   local problem candidate
-  problem="$(ls "$kernelbench"/KernelBench/level2/"$1".py)"
-  candidate="$(ls "$leaderboard"/docs/assets/solutions/"$2"*.py | head -1)"
+  problem="$(realpath "$kernelbench"/KernelBench/level2/"$1".py)"
+  candidate="$(realpath "$(ls "$leaderboard"/docs/assets/solutions/"$2"*.py | head -1)")"
   echo "$problem:$candidate"
 }
 {
