@@ -61,7 +61,7 @@ def main():
     print(f"  first: {timed(model, inputs, args.calls):.3f} ms", flush=True)
     double = problem.Model(*problem.get_init_inputs()).cuda().double()
     with torch.no_grad():
-        double(*[value.double() if torch.is_tensor(value) else value for value in inputs])
+        double(*[value.double() if torch.is_tensor(value) and value.is_floating_point() else value for value in inputs])
     del double
     print(f"  after a float64 forward: {timed(model, inputs, args.calls):.3f} ms", flush=True)
     judge = torch.empty(4 * output.numel(), dtype=torch.float64, device="cuda")

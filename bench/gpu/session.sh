@@ -157,8 +157,8 @@ wait_s="${2:-540}"
 # verdicts showed two faults of the speedups, fixed since in the timing summary: a launch-bound
 # eager read as host load (ResNet18 and ViT at 3.0x for eager's own operators), and eager's re-timing
 # beside three convolution candidates read twice its cached figure and was used. Next lease:
-# anchor-probe (about 5 minutes: two of those convolution pairs, baselines afresh then cached, and
-# a plain-process probe of eager) to find what slowed the re-timing, then timing-full's sixteen
+# anchor-probe (up to 10 minutes: seven pairs of the batch, three of them those whose re-timing
+# doubled, baselines afresh then cached, and a plain-process probe of eager) to find what slowed the re-timing, then timing-full's sixteen
 # kernels (issue 16), as the first call:
 #   TIMING_ONLY=level1_01_relu,level1_03_sum_dim,level1_04_argmax_dim,level1_06_log_softmax,level1_08_rms_norm,level1_09_matmul_square,level1_11_conv2d,level2_02_conv_relu_maxpool,level2_03_bias_silu_scale_clamp,level2_04_residual_add_layernorm,level3_01_residual_mlp,corpus/13-74_conv_transposed_1D_dilated,corpus/37-40_LayerNorm,corpus/40-l1_p26,corpus/45-19_ReLU,corpus/52-l1_p36 \
 #     TIMING_DEADLINE_S=900 bash bench/gpu/session.sh start 540
@@ -247,7 +247,7 @@ run_phase() {
         --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
       sizes) phase sizes $(( ${SIZES_BATCH_LIMIT_S:-330} + ${SIZES_CONCURRENT_LIMIT_S:-120} + 110 )) "OUT=$state/sizes RESUME_FROM=${SIZES_RESUME_FROM:-} SINGLE_LIMIT_S=0 BATCH_LIMIT_S=${SIZES_BATCH_LIMIT_S:-330} CONCURRENT_LIMIT_S=${SIZES_CONCURRENT_LIMIT_S:-120} PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
-      anchor-probe) phase anchor-probe 420 "OUT=$state/anchor-probe bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      anchor-probe) phase anchor-probe 600 "OUT=$state/anchor-probe bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
         kforge eval problems/level1/02_gelu.py examples/level1_02_gelu/cuda_compile_error.py --backend cuda > $state/cli-check/compile_error.txt 2>&1" ;;
