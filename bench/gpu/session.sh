@@ -156,13 +156,15 @@ wait_s="${2:-540}"
 # (bench/gpu/results/sizes-h100-2026-12-06-f/) and eight concurrent evaluations, all correct. Its
 # verdicts showed two faults of the speedups, fixed since in the timing summary: a launch-bound
 # eager read as host load (ResNet18 and ViT at 3.0x for eager's own operators), and eager's re-timing
-# beside three convolution candidates read twice its cached figure and was used. Next lease:
+# beside three convolution candidates read twice its cached figure and was used. Next lease, as
+# the first call: timing-full's sixteen kernels (issue 16's record, about 15 minutes, alone), then
 # anchor-probe (up to 10 minutes: seven pairs of the batch, three of them those whose re-timing
-# doubled, baselines afresh then cached, and a plain-process probe of eager) to find what slowed the re-timing, then timing-full's sixteen
-# kernels (issue 16), as the first call:
+# doubled, baselines afresh then cached, and a plain-process probe of eager) to find what slowed
+# the re-timing:
 #   TIMING_ONLY=level1_01_relu,level1_03_sum_dim,level1_04_argmax_dim,level1_06_log_softmax,level1_08_rms_norm,level1_09_matmul_square,level1_11_conv2d,level2_02_conv_relu_maxpool,level2_03_bias_silu_scale_clamp,level2_04_residual_add_layernorm,level3_01_residual_mlp,corpus/13-74_conv_transposed_1D_dilated,corpus/37-40_LayerNorm,corpus/40-l1_p26,corpus/45-19_ReLU,corpus/52-l1_p36 \
 #     TIMING_DEADLINE_S=900 bash bench/gpu/session.sh start 540
-default_phases="anchor-probe timing-full"
+# then collect until both are packed.
+default_phases="timing-full anchor-probe"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
