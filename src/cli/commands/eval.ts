@@ -3,6 +3,7 @@ import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/run/stage-limits.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { LOG_FORMATS } from '../log-formats.js';
+import { collectRepeated } from '../repeated-option.js';
 import { TIMEOUT_STAGES } from '../timeout-stages.js';
 import type { EvalCommandDependencies } from './eval-action.js';
 
@@ -39,7 +40,12 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr); a batch prints one per line')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
-    .option('--set <NAME=VALUE>', 'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)', collect, [])
+    .option(
+      '--set <NAME=VALUE>',
+      'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)',
+      collectRepeated,
+      [],
+    )
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
     .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')
@@ -62,9 +68,4 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     await evalAction(problem, candidates, rawOptions, dependencies);
   });
   return command;
-}
-
-/** Commander's collector of a repeatable flag (`--set a=1 --set b=2`). */
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }

@@ -8,6 +8,7 @@ import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
 import { addSuiteOptions } from '../add-suite-options.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { LOG_FORMATS } from '../log-formats.js';
+import { collectRepeated } from '../repeated-option.js';
 import { TIMEOUT_STAGES } from '../timeout-stages.js';
 import type { OptimizeCommandDependencies } from './optimize-action.js';
 
@@ -48,7 +49,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option(
       '--set <NAME=VALUE>',
       "replace a module constant of every problem, e.g. batch_size=2 (repeatable; checked before the run, kept for --resume, recorded as each verdict's problem_overrides)",
-      collect,
+      collectRepeated,
       [],
     )
     .option('--fit', 'evaluate each problem that does not fit this machine at its own sizes at sizes that do (said per problem; kept for --resume)')
@@ -77,9 +78,4 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     const { optimizeAction } = await import('./optimize-action.js');
     await optimizeAction(problemArguments, rawOptions, dependencies);
   });
-}
-
-/** Commander's collector of a repeatable flag (`--set a=1 --set b=2`). */
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }

@@ -11,6 +11,7 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
 import { parseOverrides } from '../size-flags.js';
+import { collectRepeated } from '../repeated-option.js';
 import { toleranceFor } from '../../eval/run/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
@@ -181,12 +182,7 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--timeout <seconds>', "limit on one problem's audit (default 300)")
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
-    .option(
-      '--set <NAME=VALUE>',
-      'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
+    .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', collectRepeated, [] as string[])
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
   addSuiteOptions(audit);
   return problems;

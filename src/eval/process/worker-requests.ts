@@ -86,7 +86,7 @@ export const judgeRequestSchema = z.object({
   type: z.literal('judge'),
   atol: z.number().nonnegative(),
   rtol: z.number().nonnegative(),
-  /** The judge stage's limit, ms: the worker stops with a `time` fault when its pace would pass it (judge_pace.py). */
+  /** The judge stage's limit, ms: the worker stops with a `time` fault when its pace would pass it (JudgePace, worker/kforge_worker/roles/reference_pace.py). */
   stage_limit_ms: z.number().positive().optional(),
   /** `input_digest` is left out for timed outputs, whose inputs are not hashed after the call. */
   outputs: z

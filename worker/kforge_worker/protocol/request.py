@@ -275,7 +275,7 @@ class JudgeRequest:
     atol: float
     rtol: float
     outputs: List[JudgedOutput]
-    #: The judge stage's limit, ms (None: no pace; judge_pace.py).
+    #: The judge stage's limit, ms (None: no pace; JudgePace in roles/reference_pace.py).
     stage_limit_ms: Optional[float] = None
 
 
