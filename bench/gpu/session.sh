@@ -15,7 +15,9 @@
 # SIZES_RESUME_FROM: a folder (relative to the tree) with an earlier sizes run's batch.kept.jsonl and
 # batch.parts: the batch goes on from there (kforge eval --resume) rather than starting again.
 # TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes; TIMING_ONLY
-# (comma-separated kernel names of timing_record.py): only those.
+# (comma-separated kernel names of timing_record.py): only those; TIMING_CORPUS_ROWS (default
+# 13,37,40,45,52): its published kernels from issue 15's corpus; TIMING_NCU_CLOCKS (both, base or
+# free; default both): ncu's clock control.
 # PHASES (default below) picks and orders them; `a+b+c` runs phases a, b and c at once (for those
 # whose figures do not need the machine to themselves). Results: /tmp/kforge-session/<phase>/,
 # progress.log.
@@ -173,7 +175,7 @@ timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_lay
 # kforge judged correct in the sixth corpus lease and that build with CUDA 13 (LLMKernel's
 # 74_conv_transposed_1D, tritonLLM's 40_LayerNorm and thekernelcompany's ReLU in Triton; the
 # leaderboard's 26_GELU_ and 36_RMSNorm_ in CUDA; 44 us to 1.7 ms a call on an H100).
-timing_corpus_rows="13,37,40,45,52"
+timing_corpus_rows="${TIMING_CORPUS_ROWS:-13,37,40,45,52}"
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
 . scripts/gpu-node.sh
@@ -237,7 +239,7 @@ run_phase() {
         for i in 1 2 3 4 5 6 7 8 9 10; do kforge eval .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/ref.py .gpu-corpus/ScalingIntelligence+good-kernels/LayerNorm/src.py \
           --backend cuda --cross-check --refresh-baselines --json > $state/timing/eval-layernorm-\$i.json 2> $state/timing/eval-layernorm-\$i.stderr; done" ;;
       timing-full) phase timing-full $(( ${TIMING_DEADLINE_S:-1250} + 150 )) "python3 bench/gpu/timing_record.py $state/timing-full --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
-          --corpus-rows $timing_corpus_rows --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock \
+          --corpus-rows $timing_corpus_rows --published-processes 10 --no-small --deadline-s ${TIMING_DEADLINE_S:-1250} --hold-device-lock --ncu-clocks ${TIMING_NCU_CLOCKS:-both} \
           ${TIMING_ONLY:+--only $TIMING_ONLY}" ;;
       timing-small) phase timing-small 480 "python3 bench/gpu/timing_record.py $state/timing-small --corpus .gpu-corpus/ScalingIntelligence+good-kernels \
           --deadline-s 400 --published-processes 1 --only $timing_small_kernels --floor --noflush --hold-device-lock" ;;

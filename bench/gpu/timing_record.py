@@ -12,7 +12,8 @@ against its ref.py), in fresh processes:
   only, as "before", and `triton.testing.do_bench`, in the first three processes;
 - `ncu`'s gpu__time_duration.sum of the kernels of three calls (one process per kernel, when ncu
   is on PATH and `--no-ncu` is not given), with ncu's default clock control (clocks locked to
-  base) and again with `--clock-control none`;
+  base) and again with `--clock-control none` (`--ncu-clocks base|free` takes one of the two:
+  kforge times with the clocks free, so `free` is the like-for-like one when a lease is short);
 - with `--bare`, in every process, each label a second time without the hold (the flush alone: the
   routine of 2026-12-03 evening), with the hold's length and the calls whose launch outran it;
 - with `--corpus-rows N,…`, more published kernels: those rows of bench/gpu/kernelbench-corpus.tsv
@@ -546,6 +547,12 @@ def main():
     parser.add_argument("--builders", type=int, default=0, help="builds at once (default: all of them)")
     parser.add_argument("--deadline-s", type=float, default=450.0)
     parser.add_argument("--no-ncu", action="store_true")
+    parser.add_argument(
+        "--ncu-clocks",
+        choices=("both", "base", "free"),
+        default="both",
+        help="ncu's clocks: locked to base (its default), left free (as kforge times), or both",
+    )
     parser.add_argument("--knobs", action="store_true")
     parser.add_argument("--bare", action="store_true", help="time each label without the hold too")
     parser.add_argument("--only", default="", help="comma-separated kernel names to record (default: all)")
@@ -635,8 +642,10 @@ def main():
                 skipped.append(f"ncu for {name}")
                 continue
             try:
-                ncu[name] = ncu_ms(out, p, c, 120)
-                ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
+                if args.ncu_clocks in ("both", "base"):
+                    ncu[name] = ncu_ms(out, p, c, 120)
+                if args.ncu_clocks in ("both", "free"):
+                    ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
             except subprocess.TimeoutExpired:
                 ncu[name] = None
         if args.floor and time.time() <= deadline:
