@@ -15,7 +15,9 @@
 # Each run's verdicts keep the first figure and the re-timing (`timing.baseline_anchor`). Then
 # bench/gpu/anchor_probe.py times eager for the first three problems, each in one plain process before and after
 # what the reference role does between its baselines and its re-timing (the float64 outputs, a
-# judge-sized allocation and release), with torch's flags printed.
+# judge-sized allocation and release), with torch's flags printed, and again with the device
+# filled but for 1 GiB during its first forwards (whether a cuDNN algorithm chosen on a full device
+# stays for the process: the suspected cause, docs/benchmarks/timing-h200.md, last section).
 set -uo pipefail
 kernelbench="$1"
 leaderboard="$2"
@@ -60,4 +62,5 @@ for run in (1, 2, 3):
 PY
 head -n 3 "$out/pairs/pairs.txt" | while IFS=: read -r problem _; do
   python3 bench/gpu/anchor_probe.py "$problem"
+  python3 bench/gpu/anchor_probe.py "$problem" --free-gib 1
 done

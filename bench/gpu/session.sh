@@ -166,6 +166,18 @@ wait_s="${2:-540}"
 #   TIMING_ONLY=level1_01_relu,level1_03_sum_dim,level1_04_argmax_dim,level1_06_log_softmax,level1_08_rms_norm,level1_09_matmul_square,level1_11_conv2d,level2_02_conv_relu_maxpool,level2_03_bias_silu_scale_clamp,level2_04_residual_add_layernorm,level3_01_residual_mlp,corpus/13-74_conv_transposed_1D_dilated,corpus/37-40_LayerNorm,corpus/40-l1_p26,corpus/45-19_ReLU,corpus/52-l1_p36 \
 #     TIMING_DEADLINE_S=900 bash bench/gpu/session.sh start 540
 # then collect until both are packed.
+# The fourteenth session (2026-12-06) got no machine: six calls, each refused or taken back before it
+# ran, spent its 1,800 s. A lease may be short, so timing-full now writes its record after every
+# process (a call that packs mid-phase brings back what was measured) and takes ncu once per kernel
+# with the clocks free (TIMING_NCU_CLOCKS=free, as kforge times). Next, in chunks that each finish
+# inside one call (about 500 s: builds 100-160 s, ten processes of 8 s plus about 4 s a kernel, ncu),
+# each a `start` of its own on the same warm machine once the call before has returned its files:
+#   A: TIMING_NCU_CLOCKS=free TIMING_DEADLINE_S=470 PHASES=timing-full TIMING_ONLY=level1_01_relu,level1_03_sum_dim,level1_04_argmax_dim,level1_06_log_softmax,level1_08_rms_norm,level1_09_matmul_square bash bench/gpu/session.sh start 570
+#   B: the same with TIMING_ONLY=level1_11_conv2d,level2_02_conv_relu_maxpool,level2_03_bias_silu_scale_clamp,level2_04_residual_add_layernorm,level3_01_residual_mlp
+#   C: the same with TIMING_ONLY=corpus/13-74_conv_transposed_1D_dilated,corpus/37-40_LayerNorm,corpus/40-l1_p26,corpus/45-19_ReLU,corpus/52-l1_p36
+# then PHASES=anchor-probe (its plain-process probe now also takes the first forwards on a device
+# filled but for 1 GiB: the suspected cause of the doubled re-timings is a cuDNN algorithm chosen on
+# a full device and kept for the process).
 default_phases="timing-full anchor-probe"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the 3% bound from 20 us up) and

@@ -606,8 +606,36 @@ def main():
                 log["builds"][name] = "build timed out"
     log["build_seconds"] = round(time.time() - began, 1)
     usable = [(name, p, c, published) for name, p, c, published in found if log["builds"][name] == "ok"]
-    rounds, ncu = [], {}
+    rounds, ncu, knobs = [], {}, {}
     round_seconds = []
+
+    def save(final=False):
+        """Writes the record as it stands: after every process and every ncu run, so that a lease
+        taken back mid-phase still brings back what was measured (`in_progress` says it is partial)."""
+        summary = summarize(found, rounds, ncu, knobs)
+        record = {
+            "started": started,
+            "seconds": time.time() - started,
+            "in_progress": not final,
+            "builds": log["builds"],
+            "build_seconds": log["build_seconds"],
+            "round_seconds": round_seconds,
+            "device_lock_wait_s": round(waited, 1) if args.hold_device_lock else None,
+            "rounds": rounds,
+            "ncu_ms": ncu,
+            "knobs": knobs,
+            "summary": summary,
+            "skipped": skipped,
+        }
+        text = markdown(summary, skipped, started)
+        if not final:
+            text += (
+                f"\nIn progress: written after {len(round_seconds)} timing processes; the record was still running.\n"
+            )
+        for name, content in (("timing_record.json", json.dumps(record, indent=1)), ("timing_record.md", text)):
+            partial = out / f"{name}.part"
+            partial.write_text(content)
+            partial.replace(out / name)
 
     def time_rounds(indices):
         for index in indices:
@@ -632,6 +660,7 @@ def main():
             )
             round_seconds.append(round(time.time() - began, 1))
             rounds.extend(json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))
+            save()
 
     # The first three processes (with do_bench and the old routine), then ncu, then the other
     # processes: a lease that runs out of time still has each kernel against do_bench and ncu.
@@ -648,6 +677,7 @@ def main():
                     ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
             except subprocess.TimeoutExpired:
                 ncu[name] = None
+            save()
         if args.floor and time.time() <= deadline:
             try:
                 ncu[FLOOR] = ncu_ms(out, None, None, 120)
@@ -657,7 +687,6 @@ def main():
     elif not args.no_ncu:
         skipped.append("ncu (not on PATH)")
     time_rounds(range(3, args.processes))
-    knobs = {}
     if args.knobs:
         shipped = [(name, p, c) for name, p, c, published in usable if not published]
         for knob, options in KNOBS.items():
@@ -672,22 +701,7 @@ def main():
                     json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
                 )
     lock.close()
-    summary = summarize(found, rounds, ncu, knobs)
-    record = {
-        "started": started,
-        "seconds": time.time() - started,
-        "builds": log["builds"],
-        "build_seconds": log["build_seconds"],
-        "round_seconds": round_seconds,
-        "device_lock_wait_s": round(waited, 1) if args.hold_device_lock else None,
-        "rounds": rounds,
-        "ncu_ms": ncu,
-        "knobs": knobs,
-        "summary": summary,
-        "skipped": skipped,
-    }
-    (out / "timing_record.json").write_text(json.dumps(record, indent=1))
-    (out / "timing_record.md").write_text(markdown(summary, skipped, started))
+    save(final=True)
     print((out / "timing_record.md").read_text())
 
 
