@@ -60,6 +60,8 @@ SEEDS = (21, 22, 23)
 CALLS, WARMUP = 100, 10
 #: The record of `child_floor` (the routine with nothing, or one single-element kernel, to time).
 FLOOR = "floor"
+#: ncu's runs per kernel: the record's key, ncu's --clock-control, and the --ncu-clocks that take it.
+NCU_RUNS = (("{name}", "base", ("both", "base")), ("{name} (clocks free)", "none", ("both", "free")))
 KNOBS = {"no-flush": {"flush": False}, "warmup-500ms": {"warmup_min_ms": 500.0}, "blocked": {"order": "blocked"}}
 # (Every process also times each label with the flush alone, `hold=False`: the routine before the hold.)
 
@@ -670,13 +672,13 @@ def main():
             if time.time() > deadline:
                 skipped.append(f"ncu for {name}")
                 continue
-            try:
-                if args.ncu_clocks in ("both", "base"):
-                    ncu[name] = ncu_ms(out, p, c, 120)
-                if args.ncu_clocks in ("both", "free"):
-                    ncu[f"{name} (clocks free)"] = ncu_ms(out, p, c, 120, clock_control="none")
-            except subprocess.TimeoutExpired:
-                ncu[name] = None
+            runs = [(key, control) for key, control, taken in NCU_RUNS if args.ncu_clocks in taken]
+            for key, control in runs:
+                try:
+                    ncu[key.format(name=name)] = ncu_ms(out, p, c, 120, clock_control=control)
+                except subprocess.TimeoutExpired:
+                    ncu[key.format(name=name)] = None
+                    break
             save()
         if args.floor and time.time() <= deadline:
             try:
