@@ -39,14 +39,17 @@ pair() {  # pair LEVEL NAME LEADERBOARD_HASH_PREFIX
   pair 1 88_MinGPTNewGelu 870d29e1
 } >"$out/pairs/pairs.txt"
 cat "$out/pairs/pairs.txt"
-for run in 1 2 3; do
+# PROBE_ONLY=1: only the plain processes of anchor_probe.py below (a few minutes, not the three batches).
+runs="1 2 3"
+[ "${PROBE_ONLY:-0}" = 1 ] && runs=""
+for run in $runs; do
   flags=()
   [ "$run" = 1 ] && flags=(--refresh-baselines)
   kforge eval "$out/pairs" --backend cuda --json --perf-trials 20 --warmup 5 "${flags[@]}" \
     >"$out/run-$run.jsonl" 2>"$out/run-$run.stderr"
   echo "run $run: exit $?"
 done
-python3 - "$out" <<'PY'
+[ -n "$runs" ] && python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
 for run in (1, 2, 3):

@@ -188,6 +188,10 @@ timing_small_kernels="level1_02_gelu@small,level1_05_softmax@small,level1_07_lay
 # 74_conv_transposed_1D, tritonLLM's 40_LayerNorm and thekernelcompany's ReLU in Triton; the
 # leaderboard's 26_GELU_ and 36_RMSNorm_ in CUDA; 44 us to 1.7 ms a call on an H100).
 timing_corpus_rows="${TIMING_CORPUS_ROWS:-13,37,40,45,52}"
+# clock-probe's kernels: the compute-bound ones of the 2026-12-06 timing-full record (an H100) whose
+# medians moved 0.8-1.65% between processes, timed in ten processes beside a log of the SM clock,
+# then in ten more with every label warmed up for a second first.
+clock_kernels="level3_01_residual_mlp,level2_02_conv_relu_maxpool,level1_09_matmul_square,level1_11_conv2d"
 timing_kernels="good-kernels/LayerNorm,good-kernels/LayerNorm2,good-kernels/Softmax,level1_02_gelu,level1_05_softmax,level1_07_layer_norm,level2_01_gemm_bias_gelu"
 
 . scripts/gpu-node.sh
@@ -263,6 +267,10 @@ run_phase() {
         --backend cuda --json > $state/sandbox-require/eval-require.json 2> $state/sandbox-require/eval-require.stderr" ;;
       sandbox-cost) phase sandbox-cost 200 "python3 bench/sandbox/run.py --backend cuda --repeats 2 --probes 10 --out $state/sandbox-cost/sandbox-h200.json examples/level1_02_gelu/cuda_fast.py > $state/sandbox-cost/sandbox-h200.md 2>&1" ;;
       sizes) phase sizes $(( ${SIZES_BATCH_LIMIT_S:-330} + ${SIZES_CONCURRENT_LIMIT_S:-120} + 110 )) "OUT=$state/sizes RESUME_FROM=${SIZES_RESUME_FROM:-} SINGLE_LIMIT_S=0 BATCH_LIMIT_S=${SIZES_BATCH_LIMIT_S:-330} CONCURRENT_LIMIT_S=${SIZES_CONCURRENT_LIMIT_S:-120} PERF_TRIALS=20 bash bench/gpu/kernelbench_sizes.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      anchor-direct) phase anchor-direct 300 "OUT=$state/anchor-direct PROBE_ONLY=1 bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
+      clock-probe) phase clock-probe 760 "for variant in plain warm; do warm=0; [ \$variant = warm ] && warm=1000; \
+          python3 bench/gpu/timing_record.py $state/clock-probe/\$variant --corpus .gpu-corpus/ScalingIntelligence+good-kernels --only $clock_kernels \
+          --processes 10 --no-ncu --no-small --deadline-s 360 --clock-log --warmup-ms \$warm --hold-device-lock; done" ;;
       anchor-probe) phase anchor-probe 600 "OUT=$state/anchor-probe bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
@@ -285,11 +293,12 @@ pack() {
   tar -czf "$out/session.tar.gz" -C "$state" --exclude='*.so' --exclude='*.o' --exclude='build' --exclude='./sizes/pairs' . 2>/dev/null
   ls -l "$out"
   echo "--- progress"; cat "$state/progress.log"
-  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/context-probe/context_probe.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing-full/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
+  for file in "$state"/output-io/runs.jsonl "$state"/flush-cost/flush_cost.md "$state"/context-probe/context_probe.md "$state"/crash-probe/c07c-cuda.txt "$state"/crash-probe/c07c-cpu.txt "$state"/timing-small/timing_record.md "$state"/timing-full/timing_record.md "$state"/clock-probe/plain/timing_record.md "$state"/clock-probe/warm/timing_record.md "$state"/timing/test-hold.txt "$state"/timing/timing_record.md "$state"/corpus/result.md "$state"/sizes/result.md "$state"/sandbox/test_sandbox.txt "$state"/eval/results-*.md "$state"/cross/cross-check.txt "$state"/throughput/result.md "$state"/throughput/partial.json "$state"/optimize/result.md "$state"/reward/result.md "$state"/profile/runs.txt; do
     [ -f "$file" ] && { echo "--- $file"; head -c 3000 "$file"; }
   done
   for log in "$state"/*/log; do echo "--- tail $log"; tail -n 8 "$log"; done
   [ -f "$state/anchor-probe/log" ] && { echo "--- anchor-probe"; tail -n 30 "$state/anchor-probe/log"; }
+  [ -f "$state/anchor-direct/log" ] && { echo "--- anchor-direct"; tail -n 60 "$state/anchor-direct/log"; }
 }
 
 case "$action" in

@@ -194,14 +194,16 @@ def child_build(problem_path, candidate_path):
     return {"built": True}
 
 
-def child_time(entries, round_index, options, bare_too=False, noflush_too=False, floor=False):
+def child_time(
+    entries, round_index, options, bare_too=False, noflush_too=False, floor=False, warmup_ms=0.0, per_call=False
+):
     import torch
     from kforge_worker.protocol.environment import l2_cache_bytes
     from kforge_worker.timing.timing import TimingOptions, time_calls
 
     device = torch.device("cuda", 0)
     l2_bytes = l2_cache_bytes(device) or 64 * 1024 * 1024
-    knobs = TimingOptions(**options)
+    knobs = TimingOptions(**{"warmup_min_ms": warmup_ms, **options})
     results = []
     for name, problem_path, candidate_path in entries:
         record = {"name": name, "round": round_index}
@@ -218,8 +220,13 @@ def child_time(entries, round_index, options, bare_too=False, noflush_too=False,
                 for label, calls in (("candidate", candidate), ("eager", eager), ("compile", compiled)):
                     if not calls:
                         continue
+                    began = time.time()
                     timed = time_calls(calls, WARMUP, CALLS, device, l2_bytes, options=knobs)
                     record[f"{label}_ms"] = median_of(timed.times_ms)
+                    if per_call:  # the host's clock around the routine, to set beside the clock log
+                        record[f"{label}_span"] = [began, time.time()]
+                        record[f"{label}_calls_ms"] = [round(value, 5) for value in timed.times_ms]
+                        record[f"{label}_warmup_calls"] = timed.warmup_calls
                     record[f"{label}_wall_ms"] = median_of(timed.wall_ms)
                     record[f"{label}_hold_ms"] = timed.hold_ms
                     record[f"{label}_exposed"] = timed.exposed_calls
@@ -310,6 +317,43 @@ def environment(out):
     env["TORCHINDUCTOR_CACHE_DIR"] = str(out / "inductor")
     env["PYTHONPATH"] = str(ROOT / "worker") + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+CLOCK_FIELDS = "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active"
+
+
+@contextlib.contextmanager
+def clock_log(path):
+    """Samples the GPU's SM and memory clocks, power, temperature and clock-event reasons every
+    100 ms (nvidia-smi) into `path`, each line led by the host's clock (time.time()) when it was
+    read, so that the samples line up with the host times the timing processes record."""
+    import threading
+
+    fields = CLOCK_FIELDS
+    try:  # older drivers name the reasons clocks_throttle_reasons; leave them out there
+        if subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv"], capture_output=True).returncode:
+            fields = fields.rsplit(",", 1)[0]
+        command = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-lms", "100"]
+        sampler = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except OSError as error:
+        path.write_text(f"# no clock log: {error}\n")
+        yield
+        return
+
+    def copy():
+        with path.open("w") as sink:
+            sink.write(f"host_time,{fields}\n")
+            for line in sampler.stdout:
+                sink.write(f"{time.time():.3f},{line.strip()}\n")
+                sink.flush()
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        sampler.terminate()
+        thread.join(timeout=5)
 
 
 def run_child(out, args, timeout):
@@ -527,6 +571,8 @@ def main():
                 task.get("bare", False),
                 task.get("noflush", False),
                 task.get("floor", False),
+                task.get("warmup_ms", 0.0),
+                task.get("per_call", False),
             )
         elif task["kind"] == "ncu":
             child_ncu(task["problem"], task["candidate"])
@@ -556,6 +602,18 @@ def main():
         help="ncu's clocks: locked to base (its default), left free (as kforge times), or both",
     )
     parser.add_argument("--knobs", action="store_true")
+    parser.add_argument(
+        "--warmup-ms",
+        type=float,
+        default=0.0,
+        help="in every timing process, warm each label up for at least this long (TimingOptions.warmup_min_ms)",
+    )
+    parser.add_argument(
+        "--clock-log",
+        action="store_true",
+        help="log the GPU's SM clock, power and temperature every 100 ms (nvidia-smi, clocks.csv) and keep "
+        "every timed call with the host's clock around each label, to set the two side by side",
+    )
     parser.add_argument("--bare", action="store_true", help="time each label without the hold too")
     parser.add_argument("--only", default="", help="comma-separated kernel names to record (default: all)")
     parser.add_argument(
@@ -594,6 +652,8 @@ def main():
     lock = contextlib.ExitStack()
     lock.enter_context(kforge_device_lock(args.hold_device_lock))
     waited = time.time() - waited
+    if args.clock_log:
+        lock.enter_context(clock_log(out / "clocks.csv"))
     began = time.time()
     with concurrent.futures.ThreadPoolExecutor(args.builders or max(1, len(found))) as pool:
         jobs = {
@@ -657,6 +717,8 @@ def main():
                     "bare": args.bare,
                     "noflush": args.noflush,
                     "floor": args.floor,
+                    "warmup_ms": args.warmup_ms,
+                    "per_call": args.clock_log,
                 },
                 max(60.0, deadline - time.time() + 60),
             )
