@@ -6,14 +6,15 @@
 #
 # Seven published pairs of the sizes batch (the leaderboard's kernels) as one batch folder: level 2's
 # 2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide and 7_Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd
-# and level 1's 95_CrossEntropyLoss (three whose re-timing doubled), and four whose re-timing agreed
+# (two of the three whose re-timing doubled; the third, 35_Conv2d_Subtract_HardSwish_MaxPool_Mish,
+# is not in the list) and level 1's 95_CrossEntropyLoss (no convolution), and four whose re-timing agreed
 # (two more convolutions, a transposed 3-D one, MinGPTNewGelu), so that the batch's warm workers
 # come and go around each re-timing as they did in the sizes batch:
 #   1. `kforge eval DIR --refresh-baselines`: the baselines measured afresh (by the batch's
 #      prefetch, as in the sizes record), eager re-timed beside each candidate;
 #   2. and 3. the same command without the flag: the cached baselines against two more re-timings.
 # Each run's verdicts keep the first figure and the re-timing (`timing.baseline_anchor`). Then
-# bench/gpu/anchor_probe.py times eager for the first three problems, each in one plain process before and after
+# bench/gpu/anchor_probe.py times eager for the first three problems (two convolutions, one without), each in one plain process before and after
 # what the reference role does between its baselines and its re-timing (the float64 outputs, a
 # judge-sized allocation and release), with torch's flags printed, and again with the device
 # filled but for 1 GiB during its first forwards (whether a cuDNN algorithm chosen on a full device

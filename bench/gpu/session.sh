@@ -178,6 +178,16 @@ wait_s="${2:-540}"
 # then PHASES=anchor-probe (its plain-process probe now also takes the first forwards on a device
 # filled but for 1 GiB: the suspected cause of the doubled re-timings is a cuDNN algorithm chosen on
 # a full device and kept for the process).
+# The fifteenth session (2026-12-06, an H100, 48b36d2 and 5cc8b96) ran timing-full's sixteen kernels in
+# one call (505 s, all ten processes and ncu; docs/benchmarks/timing-h200.md, last section), then
+# anchor-direct (the cuDNN engine chosen on a full device doubled ConvTranspose2d's eager figure and
+# kept it for the process) and clock-probe (the figures above 1% spread moved with the power cap; a
+# second's warm-up per label brought every figure within 0.80%). Next: a warm-up by time in `kforge
+# eval` itself (the candidate's dialogue and the reference's baselines) measured in ten processes of
+# `kforge eval --cross-check` for level3_01_residual_mlp and level2_02_conv_relu_maxpool; the third
+# doubled problem (35_Conv2d_Subtract_HardSwish_MaxPool_Mish) through anchor_probe.py; and a fix for
+# the cuDNN engine (room for workspaces in the memory budget, or each worker's first forward taken
+# with that room) shown to bring the fast engine back.
 default_phases="timing-full anchor-probe"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the 3% bound from 20 us up) and
