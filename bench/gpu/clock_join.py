@@ -20,6 +20,8 @@ import json
 import statistics
 from pathlib import Path
 
+from timing_record import spread  # bench/gpu, beside this file
+
 #: nvidia-smi's clocks_event_reasons bits (nvidia-smi --help-query-gpu).
 REASONS = {
     0x1: "idle",
@@ -47,10 +49,6 @@ def read_clocks(folder):
         except (ValueError, IndexError):
             continue  # the header, or a line nvidia-smi could not fill
     return samples
-
-
-def spread(values):
-    return max(values) / min(values) - 1 if values and min(values) > 0 else None
 
 
 def percent(value):
