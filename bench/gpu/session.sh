@@ -188,7 +188,14 @@ wait_s="${2:-540}"
 # doubled problem (35_Conv2d_Subtract_HardSwish_MaxPool_Mish) through anchor_probe.py; and a fix for
 # the cuDNN engine (room for workspaces in the memory budget, or each worker's first forward taken
 # with that room) shown to bring the fast engine back.
-default_phases="timing-full anchor-probe"
+# The sixteenth session (2026-12-06) put the warm-up by time into `kforge eval` (--warmup-ms, default
+# 1000 on a GPU). Its lease: eval-spread (ten `kforge eval --cross-check --refresh-baselines` of each
+# of the four heaviest shipped examples, bench/gpu/eval_spread.sh), then eval-spread-cold (the two
+# that spread above 1%, --warmup-ms 0: the same command without the warm-up by time), then
+# anchor-conv35 (the third doubled problem through anchor_probe.py):
+#   PHASES='eval-spread eval-spread-cold anchor-conv35' bash bench/gpu/session.sh start 560
+default_phases="eval-spread eval-spread-cold anchor-conv35"
+eval_spread_examples="${EVAL_SPREAD_EXAMPLES:-level3_01_residual_mlp level2_02_conv_relu_maxpool level1_09_matmul_square level1_11_conv2d}"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
 # the three kernels whose ncu figure read above kforge's and do_bench's (ncu's clock control, both ways).
@@ -281,6 +288,14 @@ run_phase() {
       clock-probe) phase clock-probe 760 "for variant in plain warm; do warm=0; [ \$variant = warm ] && warm=1000; \
           python3 bench/gpu/timing_record.py $state/clock-probe/\$variant --corpus .gpu-corpus/ScalingIntelligence+good-kernels --only $clock_kernels \
           --processes 10 --no-ncu --no-small --deadline-s 360 --clock-log --warmup-ms \$warm --hold-device-lock; done" ;;
+      eval-spread) phase eval-spread $(( ${EVAL_SPREAD_DEADLINE_S:-900} + 120 )) "OUT=$state/eval-spread DEADLINE_S=${EVAL_SPREAD_DEADLINE_S:-900} \
+          bash bench/gpu/eval_spread.sh $eval_spread_examples; python3 bench/gpu/eval_spread.py $state/eval-spread > $state/eval-spread/table.md" ;;
+      eval-spread-cold) phase eval-spread-cold $(( ${EVAL_SPREAD_COLD_DEADLINE_S:-420} + 120 )) "OUT=$state/eval-spread-cold FLAGS='--warmup-ms 0' \
+          DEADLINE_S=${EVAL_SPREAD_COLD_DEADLINE_S:-420} bash bench/gpu/eval_spread.sh level3_01_residual_mlp level2_02_conv_relu_maxpool; \
+          python3 bench/gpu/eval_spread.py $state/eval-spread-cold > $state/eval-spread-cold/table.md" ;;
+      anchor-conv35) phase anchor-conv35 300 "problem=.gpu-corpus/ScalingIntelligence+KernelBench/KernelBench/level2/35_Conv2d_Subtract_HardSwish_MaxPool_Mish.py; \
+          python3 bench/gpu/anchor_probe.py \$problem > $state/anchor-conv35/plain.txt 2>&1; \
+          python3 bench/gpu/anchor_probe.py \$problem --free-gib 1 > $state/anchor-conv35/free-1gib.txt 2>&1" ;;
       anchor-probe) phase anchor-probe 600 "OUT=$state/anchor-probe bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \

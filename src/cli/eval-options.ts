@@ -36,6 +36,15 @@ function seconds(flag: string) {
     .transform(Number);
 }
 
+function milliseconds(flag: string) {
+  return z
+    .string()
+    .refine((text) => /^\+?(\d+\.?\d*|\.\d+)$/.test(text.trim()) && Number.isFinite(Number(text)), {
+      error: (issue) => `expected \`${flag}\` to be a non-negative number of milliseconds, got ${shown(issue.input)}`,
+    })
+    .transform(Number);
+}
+
 const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()])) as Record<
   string,
   z.ZodOptional<ReturnType<typeof seconds>>
@@ -58,6 +67,7 @@ export const evalOptionsSchema = z.object({
   shapesGate: z.boolean().default(false),
   crossCheck: z.boolean().default(false),
   timingBudget: seconds('--timing-budget').optional(),
+  warmupMs: milliseconds('--warmup-ms').optional(),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   /** `--set NAME=VALUE`, repeatable: module constants of the problem replaced (size-flags.ts). */
@@ -126,6 +136,7 @@ export function evaluationRequestOf(
     shapesGate: options.shapesGate,
     crossCheck: options.crossCheck,
     ...(options.timingBudget !== undefined ? { timingBudgetMs: options.timingBudget * 1000 } : {}),
+    ...(options.warmupMs !== undefined ? { warmupMs: options.warmupMs } : {}),
     timeoutsSeconds: timeoutsFrom(options),
   };
 }

@@ -36,6 +36,7 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     ['a count that is not a number', ['--trials=five'], /^kforge eval: expected `--trials` to be a positive integer, got `five`$/],
     ['an unknown backend', ['--backend', 'rocm'], /^kforge eval: expected `--backend` to be one of cuda, triton, cpu, got `rocm`$/],
     ['an unknown precision', ['--precision', 'fp8'], /^kforge eval: expected `--precision` to be one of fp32, fp16, bf16, got `fp8`$/],
+    ['a negative warm-up time', ['--warmup-ms', '-5'], /^kforge eval: expected `--warmup-ms` to be a non-negative number of milliseconds, got `-5`$/],
     ['a bad time limit', ['--timeout-build', '0'], /^kforge eval: expected `--timeout-build` to be a positive number of seconds, got `0`$/],
     ['an unknown flag', ['--jsno'], /^kforge eval: unknown option '--jsno' \(did you mean --json\?\); run `kforge eval --help` for usage$/],
   ];

@@ -1,4 +1,5 @@
 import type { TimingSummary } from '../core/verdict.js';
+import { warmupCallLimit } from '../eval/timing/timing-budget.js';
 import { EXPOSED_SHARE } from '../eval/timing/timing-summary.js';
 import { formatMilliseconds } from './format.js';
 
@@ -9,6 +10,18 @@ interface Styles {
 
 function percent(value: number): string {
   return `${(value * 100).toFixed(1)}%`;
+}
+
+/**
+ * A warm-up by time the budget cut short (a tenth of it was spent first), or null: the card's
+ * clocks may not have settled when the timed calls began. Ended by the call limit, the calls were
+ * short ones, which do not move the clocks much.
+ */
+function shortWarmup(budget: TimingSummary['budget']): string | null {
+  if (!budget?.requested_warmup_ms || budget.warmup_ms === undefined) return null;
+  if (budget.warmup_ms >= budget.requested_warmup_ms || budget.warmup_calls >= warmupCallLimit(budget.requested_warmup, budget.requested_warmup_ms))
+    return null;
+  return `warm-up: ${budget.warmup_calls} calls in ${formatMilliseconds(budget.warmup_ms)} ms, short of the ${formatMilliseconds(budget.requested_warmup_ms)} ms asked for (a tenth of the timing budget): the clocks may not have settled`;
 }
 
 /**
@@ -61,6 +74,8 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
     );
   }
   if (timing.budget?.reason) lines.push(warn(`budget: ${timing.budget.reason}`));
+  const warmup = shortWarmup(timing.budget);
+  if (warmup) lines.push(warn(warmup));
   const check = timing.cross_check;
   if (check) {
     const ratio = check.ratio === null ? '—' : check.ratio.toFixed(3);

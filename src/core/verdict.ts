@@ -146,6 +146,9 @@ export const timingSummarySchema = z.object({
       timed_calls: z.number().int(),
       requested_warmup: z.number().int(),
       warmup_calls: z.number().int(),
+      /** The warm-up by time asked for and the host time the warm-up took, ms (absent in verdicts before it). */
+      requested_warmup_ms: z.number().optional(),
+      warmup_ms: z.number().optional(),
       reason: z.string().nullable(),
     })
     .optional(),

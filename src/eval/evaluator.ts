@@ -62,6 +62,12 @@ export interface EvaluationRequest {
   /** Host time the timing stage may take, ms (default 30 000): slow candidates get fewer calls, never under 10. */
   timingBudgetMs?: number;
   /**
+   * Warm-up by time, ms: after the `warmupTrials` calls (at least one), the candidate and each
+   * baseline warm up on until this much host time has passed, within a tenth of the timing budget,
+   * so that the card's clocks and power settle. Default 1000 on the GPU backends, 0 on cpu.
+   */
+  warmupMs?: number;
+  /**
    * Saved output bytes the candidate may hold on the scratch disk before they are judged and
    * deleted (default 1 GiB; docs/worker-protocol.md, `kept`).
    */

@@ -68,16 +68,17 @@ describe('evaluation job payloads', () => {
   it('carries the sizes, the cross-check and the timing budget to the worker, and they make another job', () => {
     const plain = createJobPayload({ problem, candidate, options: base });
     assert.deepEqual(
-      ['overrides', 'crossCheck', 'timingBudgetMs'].filter((name) => name in plain.options),
+      ['overrides', 'crossCheck', 'timingBudgetMs', 'warmupMs'].filter((name) => name in plain.options),
       [],
       'absent when not asked for',
     );
-    const options = { ...base, overrides: { batch_size: 2, affine: false }, crossCheck: true, timingBudgetMs: 12_000 };
+    const options = { ...base, overrides: { batch_size: 2, affine: false }, crossCheck: true, timingBudgetMs: 12_000, warmupMs: 0 };
     const sized = createJobPayload({ problem, candidate, options });
     const request = requestOfPayload(sized, { problemPath: '/w/p.py', candidatePath: '/w/c.py' });
     assert.deepEqual(request.overrides, { batch_size: 2, affine: false });
     assert.equal(request.crossCheck, true);
     assert.equal(request.timingBudgetMs, 12_000);
+    assert.equal(request.warmupMs, 0, 'no warm-up by time, asked for on a GPU, travels as such');
     assert.notEqual(evaluationJobId(sized), evaluationJobId(plain));
     assert.notEqual(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, overrides: { batch_size: 4 } } })), evaluationJobId(sized));
     assert.equal(evaluationJobId(createJobPayload({ problem, candidate, options: { ...base, overrides: {}, crossCheck: false } })), evaluationJobId(plain));

@@ -61,6 +61,8 @@ export const evaluationJobOptionsSchema = z
     crossCheck: z.literal(true).optional(),
     /** `--timing-budget`, ms. */
     timingBudgetMs: z.number().positive().finite().optional(),
+    /** `--warmup-ms`: the warm-up by time, ms. */
+    warmupMs: z.number().nonnegative().finite().optional(),
   })
   .strict();
 export type EvaluationJobOptions = z.infer<typeof evaluationJobOptionsSchema>;
@@ -111,6 +113,7 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
     ...(request.overrides && Object.keys(request.overrides).length > 0 ? { overrides: { ...request.overrides } } : {}),
     ...(request.crossCheck === true ? { crossCheck: true as const } : {}),
     ...(request.timingBudgetMs !== undefined ? { timingBudgetMs: request.timingBudgetMs } : {}),
+    ...(request.warmupMs !== undefined ? { warmupMs: request.warmupMs } : {}),
   };
 }
 

@@ -1,9 +1,13 @@
 """Unit tests of the run-time guard's parts: poison, global-state snapshots, timed-call contents,
 the side-stream rule, the CUDA runtime wrapper, the scale-aware judge, guard settings."""
 
+import json
 import math
 import statistics
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,15 +30,36 @@ from kforge_worker.problem.problem_loader import load_problem
 from kforge_worker.guard.side_stream import side_stream_problem
 
 CPU = torch.device("cpu")
+WORKER_ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32])
+#: Run in a fresh interpreter: on cpu the poison is best effort and the heap's state decides which
+#: chunk comes back, so in the test process earlier tests (threads, subprocess pipes) moved it.
+_STALE_BLOCK = """
+import json, sys, torch
+from kforge_worker.guard.poison import poison_allocator, poison_sizes, poisoned_fraction
+dtype = getattr(torch, sys.argv[1])
+cpu = torch.device("cpu")
+template = torch.zeros(2048 // torch.empty(0, dtype=dtype).element_size())  # 2 KiB: glibc reuses it
+fractions = []
+for _ in range(5):
+    poison_allocator(poison_sizes([template], cpu), cpu)
+    fractions.append(poisoned_fraction(torch.empty_like(template)))
+print(json.dumps(fractions))
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32"])
 def test_an_unwritten_block_after_poisoning_is_stale(dtype):
-    template = torch.zeros(2048 // torch.empty(0, dtype=dtype).element_size())  # 2 KiB: glibc reuses it
-    fractions = []
-    for _ in range(5):  # best effort on cpu: the heap's state decides which chunk comes back
-        poison_allocator(poison_sizes([template], CPU), CPU)
-        fractions.append(poisoned_fraction(torch.empty_like(template)))
+    ran = subprocess.run(
+        [sys.executable, "-c", _STALE_BLOCK, dtype],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=WORKER_ROOT,
+        check=True,
+    )
+    fractions = json.loads(ran.stdout)
     assert max(fractions) >= 0.9 and sum(fraction >= 0.9 for fraction in fractions) >= 3, fractions
 
 
@@ -129,6 +154,16 @@ def test_timed_call_contents_never_repeat_within_the_budget():
             assert slot[0] == index % models and slot not in seen
             seen.add(slot)
     assert len(seen) == warmup + perf
+
+
+def test_warmup_calls_past_the_count_reuse_the_warmups_own_contents():
+    models, warmup, perf = 3, 4, 12
+    contents = content_count(models, warmup, perf, bytes_per_set=4096)
+    warm = {content_index("warmup", index, models, warmup, contents) for index in range(warmup)}
+    timed = {content_index("timed", index, models, warmup, contents) for index in range(perf)}
+    extra = [content_index("warmup", index, models, warmup, contents) for index in range(warmup, 40)]
+    assert set(extra) == warm and not warm & timed
+    assert extra[:warmup] == [content_index("warmup", index, models, warmup, contents) for index in range(warmup)]
 
 
 def test_content_budget_keeps_at_least_two_sets():

@@ -44,6 +44,12 @@ def test_the_candidates_trusted_batches_are_held_within_the_parents_limits():
     assert size_estimate.CANDIDATE_MAX_BATCH_CALLS == _exported(driver, "MAX_BATCH_CALLS")
 
 
+def test_the_warmup_call_limit_is_the_parents():
+    from kforge_worker.timing import timing
+
+    assert timing.WARMUP_CALL_LIMIT == _exported("eval/timing/timing-budget.ts", "WARMUP_CALL_LIMIT")
+
+
 def test_the_content_pool_is_the_parents():
     assert timing_inputs.CONTENT_POOL_BYTES == _exported("eval/timing/timed-contents.ts", "CONTENT_POOL_BYTES")
 

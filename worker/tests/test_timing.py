@@ -66,6 +66,32 @@ def test_the_parent_runs_three_batches_on_contents_never_timed_before(timed_run)
     assert timing["warmup_calls"] == 2 and len(timing["gap_ms"]) == PERF_TRIALS
 
 
+def test_a_warmup_by_time_lets_the_parent_ask_for_more_warmup_calls(timed_run, tmp_path, build_dir):
+    problem, candidate = tmp_path / "linear_relu.py", tmp_path / "candidate.py"
+    problem.write_text(sources.LINEAR_RELU_PROBLEM)
+    candidate.write_text(sources.LINEAR_RELU_CORRECT)
+    settings = dict(perf_trials=PERF_TRIALS, warmup_trials=2, sample_calls=[0, 4, 5], timing_seeds=(21, 22, 23))
+    warm = evaluate(problem, candidate, tmp_path / "warm", build_dir, warmup_calls=9, warmup_ms=50.0, **settings)
+    assert warm.violation is None and warm.timing["type"] == "timing" and warm.timing["warmup_calls"] == 9
+    assert warm.timed_judgement["passed"] is True
+    # The timed calls' contents do not move with the warm-up's length.
+    seeds = [(sample["call"], sample["input_seed"]) for sample in warm.timing["samples"]]
+    assert seeds == [(sample["call"], sample["input_seed"]) for sample in timed_run.timing["samples"]]
+    refused = evaluate(problem, candidate, tmp_path / "count", build_dir, warmup_calls=3, **settings)
+    assert refused.timing["type"] == "failure"
+    assert "the parent asked for warmup call 2; the request allows 2" in refused.timing["message"]
+
+
+def test_baselines_warm_up_by_time_when_asked(tmp_path, build_dir):
+    problem, candidate = tmp_path / "linear_relu.py", tmp_path / "candidate.py"
+    problem.write_text(sources.LINEAR_RELU_PROBLEM)
+    candidate.write_text(sources.LINEAR_RELU_CORRECT)
+    baselines = dict(BASELINES, compile=False, warmup_ms=30.0)
+    run = evaluate(problem, candidate, tmp_path / "run", build_dir, baselines=baselines, run_timing=False)
+    eager = run.baseline["eager"]
+    assert eager["warmup_calls"] > BASELINES["warmup_trials"] and len(eager["times_ms"]) == BASELINES["perf_trials"]
+
+
 def test_baselines_time_the_requested_number_of_calls(timed_run):
     baseline = timed_run.baseline
     assert baseline["type"] == "baseline"

@@ -221,6 +221,26 @@ def test_warmup_runs_until_its_minimum_host_time(monkeypatch):
     assert timed.warmup_calls == 10
 
 
+def test_no_warmup_asked_for_means_none_by_time_either(monkeypatch):
+    now = [0]
+    monkeypatch.setattr(timing, "_perf_counter_ns", lambda: now[0])
+
+    def call():
+        now[0] += 1_000_000
+        return torch.ones(1)
+
+    options = timing.TimingOptions(warmup_min_ms=10.0, warmup_limit=4)
+    assert timing.time_calls([call], 0, 1, torch.device("cpu"), options=options).warmup_calls == 0
+    assert timing.time_calls([call], 1, 1, torch.device("cpu"), options=options).warmup_calls == 4
+
+
+def test_the_warmup_call_limit_of_a_request():
+    assert timing.warmup_call_limit(10, 0.0) == 10
+    assert timing.warmup_call_limit(10, 1000.0) == timing.WARMUP_CALL_LIMIT
+    assert timing.warmup_call_limit(0, 1000.0) == 0
+    assert timing.warmup_call_limit(5000, 1.0) == 5000
+
+
 @pytest.mark.parametrize("order, expected", [("rotate", [0, 1, 2, 0, 1, 2]), ("blocked", [0, 0, 1, 1, 2, 2])])
 def test_call_order(order, expected):
     assert [timing.call_order(index, 3, 6, order) for index in range(6)] == expected

@@ -113,6 +113,7 @@ def drive_timing(
     warmup_trials: int,
     perf_trials: int,
     sample_calls: Sequence[int],
+    warmup_calls: Optional[int] = None,
     models: int,
     batch_calls: Optional[int] = None,
     contents_per_model: Optional[int] = None,
@@ -121,7 +122,9 @@ def drive_timing(
 ) -> DrivenTiming:
     """Sends `continue` and answers the timing stage until `timing`, a `failure` (or a `fault`: the
     machine's, as the parent takes it) or the end. `batch_calls` fixes the batches' size (None:
-    sized as the TypeScript driver does, within BATCH_POOL_BYTES by `call_bytes`)."""
+    sized as the TypeScript driver does, within BATCH_POOL_BYTES by `call_bytes`). `warmup_calls`:
+    the warm-up calls asked for (a warm-up by time goes past `warmup_trials`; default that many)."""
+    warmup_calls = warmup_trials if warmup_calls is None else warmup_calls
     rng = random.Random(seed)
     message = {"type": "continue"}
     if contents_per_model is not None:
@@ -129,8 +132,8 @@ def drive_timing(
     candidate.send(message)
     batches: List[Batch] = []
     kept: List[int] = []
-    points = {("warmup", warmup_trials - 1), ("timed", perf_trials // 2 - 1), ("timed", perf_trials - 1)}
-    expected = ("warmup", 0) if warmup_trials > 0 else ("timed", 0)
+    points = {("warmup", warmup_calls - 1), ("timed", perf_trials // 2 - 1), ("timed", perf_trials - 1)}
+    expected = ("warmup", 0) if warmup_calls > 0 else ("timed", 0)
     last_called, spacing = None, float("inf")
     while expected is not None:
         message = next_message(candidate)
@@ -161,7 +164,7 @@ def drive_timing(
                 return DrivenTiming(
                     timing=message, batches=batches, kept=kept, violation=f"a batch got {message}" if wrong else None
                 )
-        last = index + 1 >= (warmup_trials if phase == "warmup" else perf_trials)
+        last = index + 1 >= (warmup_calls if phase == "warmup" else perf_trials)
         candidate.send({"type": "step", "keep": keep, "next": "end" if last else "call"})
         expected = (("timed", 0) if phase == "warmup" else None) if last else (phase, index + 1)
     timing = next_message(candidate)

@@ -222,6 +222,7 @@ def candidate_request(
     guard=PYTORCH,
     generalisation_seeds=None,
     cross_check=False,
+    warmup_ms=None,
 ) -> dict:
     request = {
         "type": "candidate",
@@ -240,6 +241,8 @@ def candidate_request(
     }
     if cross_check:
         request["cross_check"] = True
+    if warmup_ms is not None:
+        request["warmup_ms"] = warmup_ms
     if guard is not None:
         request["guard"] = guard
     if generalisation_seeds is not None:
@@ -274,12 +277,14 @@ def evaluate(
     launcher=None,
     sample_calls=(1, 4),
     batch_calls=None,
+    warmup_calls=None,
     **settings,
 ) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
     (correctness outputs, then generalisation outputs when there are any), then (when asked) the
     timed calls (timing_driver.py: the parent keeps `sample_calls`' outputs, decided after each call,
-    and runs trusted batches of `batch_calls` calls) and the judging of the kept outputs of the
+    and runs trusted batches of `batch_calls` calls; `warmup_calls` warm-up calls, as a parent
+    pacing a warm-up by time asks for, default `warmup_trials`) and the judging of the kept outputs of the
     timed calls and the batches. `candidate_env` adds variables to the candidate worker's
     environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py). `launcher(role, cwd)` gives a role's
     command line and whole environment instead (the sandbox: sandbox_support.py)."""
@@ -317,6 +322,7 @@ def evaluate(
                     candidate,
                     reference,
                     warmup_trials=settings.get("warmup_trials", 2),
+                    warmup_calls=warmup_calls,
                     perf_trials=settings.get("perf_trials", 6),
                     sample_calls=sample_calls,
                     batch_calls=batch_calls,

@@ -226,7 +226,7 @@ describe('kforge eval with several candidates', () => {
   it('gives every candidate of a batch the same request a single candidate gets, every flag included', async () => {
     const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.5') });
     try {
-      const flags = ['--cross-check', '--timing-budget', '12', '--perf-trials', '40', '--guard-policy', 'own-kernels', '--wait', '90s'];
+      const flags = ['--cross-check', '--timing-budget', '12', '--warmup-ms', '250', '--perf-trials', '40', '--guard-policy', 'own-kernels', '--wait', '90s'];
       const single = new FakeEvaluator();
       assert.equal((await runEval(single, folder, PROBLEM, 'a.py', '--json', ...flags)).exitCode, 0);
       const batch = new FakeEvaluator();
@@ -234,6 +234,7 @@ describe('kforge eval with several candidates', () => {
       const request = single.calls[0]!.request;
       assert.equal(request.crossCheck, true);
       assert.equal(request.timingBudgetMs, 12_000);
+      assert.equal(request.warmupMs, 250);
       assert.equal(request.deviceWaitMs, 90_000);
       assert.equal(batch.calls.length, 2);
       for (const call of batch.calls) {

@@ -29,6 +29,10 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--trials <n>', 'correctness trials, each with fresh inputs (default: 5)')
     .option('--perf-trials <n>', 'timed calls of the candidate and of each baseline (default: 100)')
     .option('--warmup <n>', 'untimed calls before timing (default: 10)')
+    .option(
+      '--warmup-ms <ms>',
+      'after those, warm up on until this much time has passed, so clocks settle; at most a tenth of the timing budget (default: 1000 on a GPU, 0 on cpu)',
+    )
     .option('--device <index>', 'GPU index on multi-GPU hosts (default: 0)')
     .option('--refresh-baselines', 're-time the eager and torch.compile baselines even when cached')
     .option('--no-timing', 'check correctness only')

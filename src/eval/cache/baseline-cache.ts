@@ -16,6 +16,8 @@ export const baselineKeyMaterialSchema = z.object({
   cuda: z.string().nullable(),
   driver: z.string().nullable(),
   perf_trials: z.number().int().positive(),
+  /** The warm-up by time, ms; absent when there was none (so entries from before it keep their keys). */
+  warmup_ms: z.number().positive().optional(),
 });
 export type BaselineKeyMaterial = z.infer<typeof baselineKeyMaterialSchema>;
 

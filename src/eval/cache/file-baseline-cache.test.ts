@@ -46,6 +46,7 @@ describe('baseline cache', () => {
       { cuda: '13.0' },
       { driver: '580.1' },
       { perf_trials: 50 },
+      { warmup_ms: 1000 },
     ]) {
       assert.notEqual(baselineCacheKey({ ...material, ...change }), key, `changing ${Object.keys(change)[0]} must change the key`);
     }

@@ -107,7 +107,16 @@ export class BaselinePrefetcher {
   async #prefetch(lane: PipelineLane, base: EvaluationSettings): Promise<void> {
     const problem = await readFile(base.problemPath);
     const problemSha256 = problemIdentity(problem, base.overrides);
-    const key = JSON.stringify([problemSha256, base.preset, base.precision, base.backend, base.perfTrials, base.warmupTrials, base.refreshBaselines]);
+    const key = JSON.stringify([
+      problemSha256,
+      base.preset,
+      base.precision,
+      base.backend,
+      base.perfTrials,
+      base.warmupTrials,
+      base.warmupMs,
+      base.refreshBaselines,
+    ]);
     if (this.#started.has(key)) return;
     this.#started.add(key);
     const signal = this.#closing.signal;

@@ -48,6 +48,8 @@ export const referenceRequestSchema = z.object({
       warmup_trials: z.number().int().nonnegative(),
       /** Host time each baseline's calls may take, ms (docs/timing.md, budget). */
       budget_ms: z.number().positive().optional(),
+      /** Warm-up by time: warm up on past `warmup_trials` (at least one) until this much host time has passed, ms. */
+      warmup_ms: z.number().nonnegative().finite().optional(),
     })
     .nullable(),
 });
@@ -78,6 +80,8 @@ export const candidateRequestSchema = z.object({
   cross_check: z.boolean().optional(),
   /** Bytes of saved, not yet judged outputs at which the candidate hands them over (`kept`). */
   output_allowance_bytes: z.number().int().positive().optional(),
+  /** Warm-up by time, paced by the parent: it may ask for warm-up calls past `warmup_trials`, up to the worker's limit. */
+  warmup_ms: z.number().nonnegative().finite().optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -146,6 +150,7 @@ export const anchorRequestSchema = z.object({
   perf_trials: z.number().int().positive(),
   warmup_trials: z.number().int().nonnegative(),
   budget_ms: z.number().positive().optional(),
+  warmup_ms: z.number().nonnegative().finite().optional(),
 });
 
 export const workerRequestSchema = z.discriminatedUnion('type', [

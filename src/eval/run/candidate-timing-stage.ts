@@ -65,6 +65,7 @@ export async function runCandidateTimingStage(options: CandidateTimingStageOptio
     budgetMs: settings.timingBudgetMs,
     perfTrials: settings.perfTrials,
     warmupTrials: settings.warmupTrials,
+    warmupMs: settings.warmupMs,
     now: budgetClock,
   });
   candidate.send({ v: 1, type: 'continue', contents_per_model: contents });
@@ -139,6 +140,7 @@ async function retimeEager(options: CandidateTimingStageOptions, budgetMs: numbe
     perf_trials: Math.min(ANCHOR_CALLS, settings.perfTrials),
     warmup_trials: Math.min(ANCHOR_WARMUP, settings.warmupTrials),
     budget_ms: ANCHOR_BUDGET_SHARE * budgetMs,
+    ...(settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
   });
   const anchored = await options.expect(reference, 'anchor');
   if (!anchored.ok) return anchored;

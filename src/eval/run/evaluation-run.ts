@@ -196,7 +196,14 @@ export class EvaluationRun {
       stage_limit_ms: settings.stageLimitsMs.reference,
       baselines:
         settings.timing && !cached
-          ? { eager: true, compile: true, perf_trials: settings.perfTrials, warmup_trials: settings.warmupTrials, budget_ms: settings.timingBudgetMs }
+          ? {
+              eager: true,
+              compile: true,
+              perf_trials: settings.perfTrials,
+              warmup_trials: settings.warmupTrials,
+              budget_ms: settings.timingBudgetMs,
+              ...(settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
+            }
           : null,
     });
     const ready = await this.#expect(reference, 'reference-ready');
@@ -276,6 +283,7 @@ export class EvaluationRun {
       ...(awaitDevice ? { await_device: true } : {}),
       ...(settings.crossCheck ? { cross_check: true } : {}),
       output_allowance_bytes: Math.max(1, Math.floor(settings.outputAllowanceBytes)),
+      ...(settings.timing && settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
     });
     if (!awaitDevice) return { ok: true, value: null };
     let built = await this.#expect(candidate, 'build-info', 'built');

@@ -4,7 +4,7 @@ import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/ve
 import type { EvaluationRequest } from '../evaluator.js';
 import type { Stage } from '../process/protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
-import { DEFAULT_TIMING_BUDGET_MS } from '../timing/timing-budget.js';
+import { DEFAULT_GPU_WARMUP_MS, DEFAULT_TIMING_BUDGET_MS } from '../timing/timing-budget.js';
 import { toleranceFor, type Tolerance } from './tolerance.js';
 
 /** Defaults of docs/spec.md sections 4 and 5. */
@@ -58,6 +58,8 @@ export interface EvaluationSettings {
   crossCheck: boolean;
   /** Host time the candidate's timing stage (and each baseline) may take, ms; past it fewer calls, never under 10. */
   timingBudgetMs: number;
+  /** Warm-up by time of the candidate and each baseline, ms (0: the warm-up calls alone). */
+  warmupMs: number;
   /** Saved, unjudged output bytes at which the candidate hands its outputs over (see EVALUATION_DEFAULTS). */
   outputAllowanceBytes: number;
 }
@@ -89,6 +91,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     memoryGrantBytes: null,
     crossCheck: request.crossCheck === true,
     timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
+    warmupMs: request.warmupMs ?? (request.backend === 'cpu' ? 0 : DEFAULT_GPU_WARMUP_MS),
     outputAllowanceBytes: request.outputAllowanceBytes ?? EVALUATION_DEFAULTS.outputAllowanceBytes,
   };
 }

@@ -19,6 +19,7 @@ class ScriptedCandidate {
   readonly sent: WorkerRequest[] = [];
   readonly queue: WorkerMessage[] = [];
   readonly kept: number[] = [];
+  warmupCalls = 0;
   readonly #batches = new BatchContents(SEEDS, CONTENTS);
   #phase: 'warmup' | 'timed';
   #index = 0;
@@ -60,6 +61,7 @@ class ScriptedCandidate {
       return;
     }
     if (this.#phase === 'timed') this.#timed = this.#index + 1;
+    else this.warmupCalls = this.#index + 1;
     if (request.next === 'call') this.#index += 1;
     else if (this.#phase === 'warmup') [this.#phase, this.#index] = ['timed', 0];
     else {
@@ -79,7 +81,7 @@ class ScriptedCandidate {
 }
 
 /** `callMs`: how long each of the candidate's calls takes on the driver's clock (batch calls too). */
-function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: number[], { callMs = 0, budgetMs = 60_000 } = {}) {
+function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: number[], { callMs = 0, budgetMs = 60_000, warmupMs = 0 } = {}) {
   let clock = 0;
   const lastBatchCalls = (): number => {
     const step = candidate.sent.findLast((request) => request.type === 'step' && request.next === 'batch');
@@ -109,7 +111,7 @@ function drive(candidate: ScriptedCandidate, perfTrials: number, sampleCalls: nu
     contentsPerModel: CONTENTS,
     callBytes: 1024,
     reseed: false,
-    budget: new TimingBudget({ budgetMs, perfTrials, warmupTrials: candidate.warmup, now: () => clock }),
+    budget: new TimingBudget({ budgetMs, perfTrials, warmupTrials: candidate.warmup, warmupMs, now: () => clock }),
     random: (upper) => upper - 1,
     now: () => clock,
   });
@@ -142,6 +144,16 @@ describe('the candidate timing driver', () => {
       result.value.batches.map((batch) => batch.calls),
       [1, 1, 1],
     );
+  });
+
+  it('paces a warm-up by time past the calls asked for; the timed calls keep their contents', async () => {
+    const candidate = new ScriptedCandidate(2);
+    const result = await drive(candidate, 6, [1, 4], { callMs: 10, warmupMs: 100 }).driver.run();
+    assert.ok(result.ok, JSON.stringify(!result.ok && result.outcome));
+    // Each call ends 10.5 ms after the one before on the driver's clock: the 11th, at 105 ms, is the last.
+    assert.equal(candidate.warmupCalls, 11);
+    assert.deepEqual(candidate.kept, [1, 4]);
+    assert.equal(result.value.kept.length, 5);
   });
 
   it('keeps the last call when the samples were never reached', async () => {

@@ -26,6 +26,8 @@ export function baselineKeyMaterialOf(settings: EvaluationSettings, problemSha25
     cuda: environment.cuda,
     driver: environment.driver,
     perf_trials: settings.perfTrials,
+    // Figures taken before the card's clocks settled are not the same measurement.
+    ...(settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
   };
 }
 

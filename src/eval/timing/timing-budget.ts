@@ -6,6 +6,19 @@ export const WARMUP_SHARE = 0.1;
 export const CALLS_SHARE = 0.8;
 /** Default time budget of the timing stage, ms: keeps one evaluation's timing to tens of seconds. */
 export const DEFAULT_TIMING_BUDGET_MS = 30_000;
+/**
+ * Default warm-up by time on the GPU backends, ms: a card that meets its power cap lowers its clock
+ * within the first second of a heavy kernel, and figures timed before it settled moved by up to
+ * 1.65% between processes (docs/benchmarks/timing-h200.md, the clock probe).
+ */
+export const DEFAULT_GPU_WARMUP_MS = 1000;
+/** Most warm-up calls a warm-up by time makes (the worker's WARMUP_CALL_LIMIT, timing.py). */
+export const WARMUP_CALL_LIMIT = 1000;
+
+/** The most warm-up calls a request allows (the worker's `warmup_call_limit`). */
+export function warmupCallLimit(warmupTrials: number, warmupMs: number): number {
+  return warmupTrials < 1 || warmupMs <= 0 ? warmupTrials : Math.max(warmupTrials, WARMUP_CALL_LIMIT);
+}
 
 /** The verdict's `timing.budget`: how many calls were made and why no more. */
 export interface BudgetReport {
@@ -14,30 +27,38 @@ export interface BudgetReport {
   timed_calls: number;
   requested_warmup: number;
   warmup_calls: number;
+  /** The warm-up by time asked for, ms (0: none). */
+  requested_warmup_ms: number;
+  /** Host time the warm-up took, from the first warm-up call's return to the last one's, ms. */
+  warmup_ms: number;
   /** Why fewer calls than asked for were made; null when all were. */
   reason: string | null;
 }
 
 /**
  * The parent's time budget for the candidate's timing stage (docs/timing.md), on the parent's own
- * clock from the first call's return: warm-up calls end once a tenth of the budget is spent (after
- * one), timed calls once 80% is (never before {@link MIN_BUDGET_CALLS}); the trusted batches
- * share what is left.
+ * clock from the first call's return: warm-up calls go on past the count asked for until the
+ * warm-up by time has passed ({@link WARMUP_CALL_LIMIT} calls at most) and end once a tenth of the
+ * budget is spent (after one), timed calls once 80% is (never before {@link MIN_BUDGET_CALLS}); the
+ * trusted batches share what is left.
  */
 export class TimingBudget {
   readonly budgetMs: number;
   readonly #perfTrials: number;
   readonly #warmupTrials: number;
+  readonly #warmupMs: number;
   readonly #now: () => number;
   #startedMs: number | null = null;
   #warmupCalls = 0;
+  #warmupEndMs = 0;
   #timedCalls = 0;
   #stoppedEarly = false;
 
-  constructor(options: { budgetMs: number; perfTrials: number; warmupTrials: number; now: () => number }) {
+  constructor(options: { budgetMs: number; perfTrials: number; warmupTrials: number; warmupMs?: number; now: () => number }) {
     this.budgetMs = options.budgetMs;
     this.#perfTrials = options.perfTrials;
     this.#warmupTrials = options.warmupTrials;
+    this.#warmupMs = options.warmupMs ?? 0;
     this.#now = options.now;
   }
 
@@ -59,12 +80,12 @@ export class TimingBudget {
   /** After warm-up call `index`: whether another one follows. */
   moreWarmup(index: number): boolean {
     this.#warmupCalls = index + 1;
-    if (index + 1 >= this.#warmupTrials) return false;
-    if (this.elapsedMs() >= WARMUP_SHARE * this.budgetMs) {
-      this.#stoppedEarly = true;
-      return false;
-    }
-    return true;
+    this.#warmupEndMs = this.elapsedMs();
+    if (index + 1 >= warmupCallLimit(this.#warmupTrials, this.#warmupMs)) return false;
+    const overShare = this.#warmupEndMs >= WARMUP_SHARE * this.budgetMs;
+    if (index + 1 >= this.#warmupTrials) return !overShare && this.#warmupEndMs < this.#warmupMs;
+    if (overShare) this.#stoppedEarly = true;
+    return !overShare;
   }
 
   /** After timed call `index`: whether another one follows. */
@@ -86,6 +107,8 @@ export class TimingBudget {
       timed_calls: this.#timedCalls,
       requested_warmup: this.#warmupTrials,
       warmup_calls: this.#warmupCalls,
+      requested_warmup_ms: this.#warmupMs,
+      warmup_ms: this.#warmupEndMs,
       reason:
         this.#stoppedEarly && fewer
           ? `the calls took long: ${this.#timedCalls} timed calls and ${this.#warmupCalls} warm-up calls fit the timing budget of ${(this.budgetMs / 1000).toFixed(0)} s`

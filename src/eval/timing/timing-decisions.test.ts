@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { anchorBaselines } from './baseline-anchor.js';
 import { summarizeTimes } from './statistics.js';
 import { BatchContents, contentCount, derivedSeed, timedCallContents } from './timed-contents.js';
-import { TimingBudget } from './timing-budget.js';
+import { TimingBudget, WARMUP_CALL_LIMIT, warmupCallLimit } from './timing-budget.js';
 import { timingNotes } from '../../cli/render-timing-notes.js';
 import { summarizeTiming } from './timing-summary.js';
 import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
@@ -266,6 +266,53 @@ describe('the timing budget', () => {
     const report = budget.report();
     assert.deepEqual([report.timed_calls, report.warmup_calls, report.requested_calls], [10, 2, 100]);
     assert.match(report.reason!, /10 timed calls and 2 warm-up calls fit the timing budget of 1 s/);
+  });
+
+  it('warms up past the calls asked for until the warm-up by time has passed, within a tenth and the call limit', () => {
+    let now = 0;
+    const budget = new TimingBudget({ budgetMs: 30_000, perfTrials: 100, warmupTrials: 2, warmupMs: 1000, now: () => now });
+    budget.start();
+    let made = 0;
+    while (budget.moreWarmup(made)) [made, now] = [made + 1, now + 100];
+    // Calls end at 0, 100, …: the 11th (at 1000 ms) is the last.
+    assert.equal(made + 1, 11);
+    const report = budget.report();
+    assert.deepEqual([report.warmup_calls, report.warmup_ms, report.requested_warmup_ms, report.reason], [11, 1000, 1000, null]);
+
+    now = 0;
+    const short = new TimingBudget({ budgetMs: 5000, perfTrials: 100, warmupTrials: 2, warmupMs: 1000, now: () => now });
+    short.start();
+    let calls = 0;
+    while (short.moreWarmup(calls)) [calls, now] = [calls + 1, now + 100];
+    assert.deepEqual([calls + 1, short.report().warmup_ms, short.report().reason], [6, 500, null], 'a tenth of 5 s ends it at 500 ms');
+
+    const fast = new TimingBudget({ budgetMs: 30_000, perfTrials: 100, warmupTrials: 2, warmupMs: 1000, now: () => 0 });
+    fast.start();
+    let index = 0;
+    while (fast.moreWarmup(index)) index += 1;
+    assert.equal(index + 1, WARMUP_CALL_LIMIT);
+    assert.equal(warmupCallLimit(0, 1000), 0, 'no warm-up asked for: none by time either');
+    assert.equal(warmupCallLimit(10, 0), 10);
+  });
+
+  it('says when the budget cut the warm-up by time short, and not when the call limit ended it', () => {
+    const plain = { dim: (text: string) => text };
+    const summaryWith = (budget: ReturnType<TimingBudget['report']>) =>
+      summarizeTiming({
+        clock: 'device',
+        candidate: { v: 1, type: 'timing', times_ms: repeat(1, 20), samples: [] },
+        eager: null,
+        compile: null,
+        baselineCached: false,
+        budget,
+      });
+    const report = { budget_ms: 5000, requested_calls: 20, timed_calls: 20, requested_warmup: 2, requested_warmup_ms: 1000, reason: null };
+    const short = timingNotes(summaryWith({ ...report, warmup_calls: 6, warmup_ms: 500 }), plain).filter((line) => line.includes('warm-up:'));
+    assert.deepEqual(short.length, 1);
+    assert.match(short[0]!, /6 calls in 500(\.0+)? ms, short of the 1000(\.0+)? ms asked for/);
+    const limited = { ...report, warmup_calls: WARMUP_CALL_LIMIT, warmup_ms: 300 };
+    const settled = { ...report, warmup_calls: 40, warmup_ms: 1010 };
+    for (const budget of [limited, settled]) assert.equal(timingNotes(summaryWith(budget), plain).filter((line) => line.includes('warm-up:')).length, 0);
   });
 
   it('makes every call asked for when they fit, with no reason', () => {

@@ -85,13 +85,16 @@ def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
 @dataclass(frozen=True)
 class Baselines:
     """`budget_ms`: the host time each baseline's warm-up and timed calls may take (None: no limit);
-    past it the timed calls stop, never before MIN_BUDGET_CALLS of them."""
+    past it the timed calls stop, never before MIN_BUDGET_CALLS of them. `warmup_ms`: after the
+    `warmup_trials` warm-up calls (at least one), warm up on until this much host time has passed
+    (timing.warmup_call_limit calls at most, a tenth of the budget at most)."""
 
     eager: bool
     compile: bool
     perf_trials: int
     warmup_trials: int
     budget_ms: Optional[float] = None
+    warmup_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,13 @@ def _budget(raw: dict, name: str = "budget_ms") -> Optional[float]:
     return None if value is None else float(value)
 
 
+def _warmup_ms(raw: dict) -> float:
+    value = _field(raw, "warmup_ms", (int, float), "a non-negative number of milliseconds", optional=True)
+    if value is not None and not 0 <= value < float("inf"):
+        raise ProtocolError(f"expected `warmup_ms` to be a non-negative number of milliseconds, got {value!r}")
+    return 0.0 if value is None else float(value)
+
+
 def parse_reference_request(message: dict) -> ReferenceRequest:
     expect_type(message, "reference")
     raw = _field(message, "baselines", dict, "an object or null", optional=True)
@@ -170,6 +180,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
             perf_trials=_count(raw, "perf_trials"),
             warmup_trials=_count(raw, "warmup_trials"),
             budget_ms=_budget(raw),
+            warmup_ms=_warmup_ms(raw),
         )
     return ReferenceRequest(
         run=_run_settings(message, timing_required=baselines is not None),
@@ -194,6 +205,7 @@ def parse_anchor_request(message: dict) -> Baselines:
         perf_trials=perf_trials,
         warmup_trials=_count(message, "warmup_trials"),
         budget_ms=_budget(message),
+        warmup_ms=_warmup_ms(message),
     )
 
 
@@ -210,6 +222,9 @@ class CandidateRequest:
     cross_check: bool = False
     #: Bytes of saved outputs not yet judged at which the candidate hands them over (output_spool.py).
     output_allowance_bytes: Optional[int] = None
+    #: Warm-up by time (the parent paces it): the parent may ask for warm-up calls past
+    #: `warmup_trials`, up to timing.warmup_call_limit(warmup_trials, warmup_ms).
+    warmup_ms: float = 0.0
 
 
 def parse_candidate_request(message: dict) -> CandidateRequest:
@@ -233,6 +248,7 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         generalisation_seeds=_generalisation_seeds(message),
         cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
         output_allowance_bytes=_allowance(message),
+        warmup_ms=_warmup_ms(message),
     )
 
 

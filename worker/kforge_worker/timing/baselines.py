@@ -9,7 +9,7 @@ import torch
 from ..protocol.errors import describe_exception, failures_as, first_line
 from ..protocol.request import Baselines
 from .roofline import tensor_bytes
-from .timing import bound_calls, time_batch, time_calls
+from .timing import TimingOptions, bound_calls, time_batch, time_calls
 from .timing_budget import Budget
 
 TrialSet = Tuple[torch.nn.Module, List[Any]]
@@ -69,7 +69,14 @@ def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Opti
             sizes.append(tensor_bytes(output))
 
     timed = time_calls(
-        calls, settings.warmup_trials, settings.perf_trials, device, l2_bytes, after=measure, proceed=budget
+        calls,
+        settings.warmup_trials,
+        settings.perf_trials,
+        device,
+        l2_bytes,
+        after=measure,
+        proceed=budget,
+        options=TimingOptions(warmup_min_ms=settings.warmup_ms),
     )
     entry = {
         "times_ms": timed.times_ms,

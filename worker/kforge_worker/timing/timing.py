@@ -54,6 +54,9 @@ HOLD_MIN_MS = 0.02
 HOLD_MAX_MS = 5.0
 #: Cycles of the spin kernel timed once per routine to turn milliseconds into cycles.
 CALIBRATION_CYCLES = 1_000_000
+#: Most warm-up calls a warm-up by time makes (docs/worker-protocol.md; the parent's
+#: WARMUP_CALL_LIMIT, src/eval/timing/timing-budget.ts).
+WARMUP_CALL_LIMIT = 1000
 
 _perf_counter_ns = time.perf_counter_ns
 _synchronize = torch.cuda.synchronize
@@ -72,16 +75,17 @@ class TimingOptions:
     what evaluations use.
 
     `flush`: flush the L2 before each timed call (cuda). `hold`: keep the device busy with a spin
-    kernel ahead of the flush while the host launches the call (cuda). `warmup_min_ms`: keep warming up (past
-    `warmup_trials`, never past `warmup_limit` calls) until this much host time has passed, so
-    that GPU clocks settle. `order`: `rotate` deals calls round-robin over the call list; `blocked`
-    gives each entry its share of consecutive calls.
+    kernel ahead of the flush while the host launches the call (cuda). `warmup_min_ms`: keep
+    warming up (past `warmup_trials` when that is at least one, never past `warmup_limit` calls)
+    until this much host time has passed, so that GPU clocks and power settle (the reference's
+    baselines take it from the request's `warmup_ms`). `order`: `rotate` deals calls round-robin
+    over the call list; `blocked` gives each entry its share of consecutive calls.
     """
 
     flush: bool = True
     hold: bool = True
     warmup_min_ms: float = 0.0
-    warmup_limit: int = 1000
+    warmup_limit: int = WARMUP_CALL_LIMIT
     order: str = "rotate"
 
 
@@ -152,6 +156,14 @@ def changed_timers(snapshot: Dict[str, Any]) -> List[str]:
     """Names whose object is no longer the one in `snapshot`."""
     current = _targets()
     return sorted(name for name, target in snapshot.items() if current.get(name) is not target)
+
+
+def warmup_call_limit(warmup_trials: int, warmup_ms: float) -> int:
+    """The most warm-up calls a request allows: `warmup_trials`, or with a warm-up by time (and at
+    least one warm-up call asked for) WARMUP_CALL_LIMIT when that is more."""
+    if warmup_trials < 1 or warmup_ms <= 0:
+        return warmup_trials
+    return max(warmup_trials, WARMUP_CALL_LIMIT)
 
 
 def bound_calls(sets: Sequence[Tuple[Callable, Sequence[Any]]]) -> List[Callable[[], Any]]:
@@ -274,12 +286,16 @@ def _warmup(
     """Untimed calls; returns how many ran, and appends each call's host time (before its
     synchronize: on cuda, its launch) to `launch_ms` and on cuda its gap (from its end event's
     completion to the device-wide synchronize's return) to `gap_ms`. `proceed` may end them early
-    (never before one call)."""
+    (never before one call). With `options.warmup_min_ms` and at least one warm-up call asked
+    for, calls go on past `warmup_trials` until that much host time has passed since the first
+    began (`options.warmup_limit` calls at most)."""
     count, is_cuda = len(calls), device.type == "cuda"
     started_ns = _perf_counter_ns()
     index = 0
     while index < warmup_trials or (
-        index < options.warmup_limit and (_perf_counter_ns() - started_ns) / 1e6 < options.warmup_min_ms
+        warmup_trials > 0
+        and index < options.warmup_limit
+        and (_perf_counter_ns() - started_ns) / 1e6 < options.warmup_min_ms
     ):
         if prepare is not None:
             prepare("warmup", index)

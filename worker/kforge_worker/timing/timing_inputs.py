@@ -6,8 +6,9 @@ tensors (the *live* set, built from t_m). Before each call the live tensors are 
 built from t_m itself, content j >= 1 from `derived_seed(t_m, j)` (seeds.py). Warm-up call w and
 timed call i go to model `w % T` and `i % T`; the r-th call a model receives (warm-up calls
 first) uses content `r % K`. K is the number of calls the busiest model receives, so no contents
-repeat, unless the content sets would exceed CONTENT_POOL_BYTES: then K is that budget's count,
-but at least 2. Content sets that do not fit the budget (at KernelBench's sizes one input set is
+repeat (a warm-up by time that runs past the warm-up calls asked for cycles through the warm-up's
+own contents again, never the timed calls'), unless the content sets would exceed
+CONTENT_POOL_BYTES: then K is that budget's count, but at least 2. Content sets that do not fit the budget (at KernelBench's sizes one input set is
 gigabytes: the minimum of 2 would hold 2 x 3 extra sets) are not held: each is drawn again from its
 seed when a call needs it, outside the timed region, and dropped once copied into the live set.
 A cache keyed on data_ptr, id() or sampled values therefore never sees the same contents twice
@@ -73,7 +74,11 @@ def content_count(models: int, warmup_trials: int, perf_trials: int, bytes_per_s
 
 
 def content_index(phase: str, index: int, models: int, warmup_trials: int, contents: int) -> Tuple[int, int]:
-    """(model index, content index) of warm-up (`phase` "warmup") or timed call `index`."""
+    """(model index, content index) of warm-up (`phase` "warmup") or timed call `index`. A warm-up
+    call past the `warmup_trials` asked for (a warm-up by time) reuses the slot of warm-up call
+    `index mod warmup_trials`: it never sees contents reserved for the timed calls."""
+    if phase != "timed" and warmup_trials > 0:
+        index %= warmup_trials
     model_index = index % models
     rank = index // models
     if phase == "timed":

@@ -32,7 +32,7 @@ from ..protocol.output_spool import OutputSpool
 from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
 from .candidate_batches import CandidateBatches
 from .cross_check import cross_check
-from .timing import bound_calls, time_calls
+from .timing import bound_calls, time_calls, warmup_call_limit
 from .timing_dialogue import receive_step
 from .timing_inputs import build_timed_models, content_index, refill
 
@@ -65,7 +65,9 @@ def run_timing(
     )
     count, contents = len(models), len(models[0].contents)
     samples: List[dict] = []
-    limits = {"warmup": request.warmup_trials, "timed": request.perf_trials}
+    # The parent paces a warm-up by time call by call; this is the most it may ask for.
+    warmup_limit = warmup_call_limit(request.warmup_trials, request.warmup_ms)
+    limits = {"warmup": warmup_limit, "timed": request.perf_trials}
     batches = CandidateBatches(
         problem,
         models,
@@ -129,7 +131,7 @@ def run_timing(
     with failures_as(**FORWARD), torch.no_grad():
         timed_calls = time_calls(
             bound_calls([(timed.model, timed.live) for timed in models]),
-            request.warmup_trials,
+            warmup_limit,
             request.perf_trials,
             device,
             l2_cache_bytes(device),
