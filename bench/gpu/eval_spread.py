@@ -16,14 +16,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing_record import spread  # noqa: E402
 
 
+def parsed(text: str):
+    """`kforge eval --json`'s one line, or a verdict kept indented (bench/gpu/results); None when
+    there is none."""
+    for candidate in (text, text.splitlines()[-1] if text else ""):
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
 def load_runs(folder: Path):
     runs = []
     for path in sorted(folder.glob("eval-*.json"), key=lambda item: int(item.stem.split("-")[1])):
-        text = path.read_text().strip()
-        try:
-            runs.append(json.loads(text.splitlines()[-1]) if text else None)
-        except (json.JSONDecodeError, IndexError):
-            runs.append(None)
+        runs.append(parsed(path.read_text().strip()))
     return runs
 
 

@@ -194,7 +194,15 @@ wait_s="${2:-540}"
 # that spread above 1%, --warmup-ms 0: the same command without the warm-up by time), then
 # anchor-conv35 (the third doubled problem through anchor_probe.py):
 #   PHASES='eval-spread eval-spread-cold anchor-conv35' bash bench/gpu/session.sh start 560
-default_phases="eval-spread eval-spread-cold anchor-conv35"
+# That lease (an H100, 7b9d238) ran all three: every figure of the four within 0.86% over ten runs
+# (docs/benchmarks/timing-h200.md, last section), and 35_Conv2d doubles on a full device as the other
+# two did. Not run on a GPU since the third lease of 2026-12-05 (be35ad4, 40/46, the six c07c's
+# platform crash, since skipped where a process of its own confirms the platform): the guard's GPU
+# cases, test_guard_gpu.py (about 320 s). Issue 16 asks for the adversarial suite green on both
+# backends, so that is the next lease's first call, with the timing attacks through `kforge eval`
+# itself (its warm-up by time is the path the worker tests do not take):
+#   PHASES='test-guard guard-eval' bash bench/gpu/session.sh start 540
+default_phases="test-guard guard-eval"
 eval_spread_examples="${EVAL_SPREAD_EXAMPLES:-level3_01_residual_mlp level2_02_conv_relu_maxpool level1_09_matmul_square level1_11_conv2d}"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
 # Three examples at a sixteenth of their size (20-60 us a call: the issue's 3% bound from 20 us up) and
@@ -296,6 +304,9 @@ run_phase() {
       anchor-conv35) phase anchor-conv35 300 "problem=.gpu-corpus/ScalingIntelligence+KernelBench/KernelBench/level2/35_Conv2d_Subtract_HardSwish_MaxPool_Mish.py; \
           python3 bench/gpu/anchor_probe.py \$problem > $state/anchor-conv35/plain.txt 2>&1; \
           python3 bench/gpu/anchor_probe.py \$problem --free-gib 1 > $state/anchor-conv35/free-1gib.txt 2>&1" ;;
+      guard-eval) phase guard-eval 300 "for case in c03_side_stream h03_side_stream_joined c05h_event_clock_got c06_graph_replay; do \
+          kforge eval tests/adversarial/problems/relu.py tests/adversarial/cuda/\$case.py --backend cuda --json \
+            > $state/guard-eval/\$case.json 2> $state/guard-eval/\$case.stderr; echo \"\$case rc=\$?\"; done" ;;
       anchor-probe) phase anchor-probe 600 "OUT=$state/anchor-probe bash bench/gpu/anchor_probe.sh .gpu-corpus/ScalingIntelligence+KernelBench .gpu-corpus/anneouyang+KernelBenchLeaderboard" ;;
       cli-check) phase cli-check 240 "kforge --version > $state/cli-check/version.txt 2>&1; \
         kforge eval problems/level1/01_relu.py examples/level1_01_relu/cuda_incorrect.py --backend cuda > $state/cli-check/incorrect.txt 2>&1; \
