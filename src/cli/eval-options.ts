@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { Backend } from '../core/verdict.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
+import { nonNegativeNumberFlag } from './flag-schemas.js';
 import { parseDuration } from './size-flags.js';
 import { LOG_FORMATS } from './log-formats.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
@@ -36,15 +37,6 @@ function seconds(flag: string) {
     .transform(Number);
 }
 
-function milliseconds(flag: string) {
-  return z
-    .string()
-    .refine((text) => /^\+?(\d+\.?\d*|\.\d+)$/.test(text.trim()) && Number.isFinite(Number(text)), {
-      error: (issue) => `expected \`${flag}\` to be a non-negative number of milliseconds, got ${shown(issue.input)}`,
-    })
-    .transform(Number);
-}
-
 const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()])) as Record<
   string,
   z.ZodOptional<ReturnType<typeof seconds>>
@@ -67,7 +59,7 @@ export const evalOptionsSchema = z.object({
   shapesGate: z.boolean().default(false),
   crossCheck: z.boolean().default(false),
   timingBudget: seconds('--timing-budget').optional(),
-  warmupMs: milliseconds('--warmup-ms').optional(),
+  warmupMs: nonNegativeNumberFlag('--warmup-ms', 'milliseconds').optional(),
   json: z.boolean().default(false),
   cacheDir: z.string().min(1, 'expected `--cache-dir` to name a folder, got an empty string').optional(),
   /** `--set NAME=VALUE`, repeatable: module constants of the problem replaced (size-flags.ts). */

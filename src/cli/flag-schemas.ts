@@ -16,6 +16,17 @@ export const integerFlag = (flag: string, minimum: 0 | 1 = 1) =>
     return value;
   });
 
+/** A finite number of at least zero; `unit` ends the message (`milliseconds`). */
+export const nonNegativeNumberFlag = (flag: string, unit?: string) =>
+  z.string().transform((text, context) => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value < 0) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a non-negative number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
 /** A finite number above zero; `unit` ends the message (`seconds`). */
 export const positiveNumberFlag = (flag: string, unit?: string) =>
   z.string().transform((text, context) => {

@@ -34,6 +34,8 @@ export interface OptimizeRequest {
   trials?: number;
   perfTrials?: number;
   warmupTrials?: number;
+  /** Warm-up by time, ms (`--warmup-ms`). */
+  warmupMs?: number;
   /** GPU index on multi-GPU hosts. */
   deviceIndex?: number;
   /** Per-stage limits of the evaluator, seconds. */
@@ -113,6 +115,7 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
       trials: request.trials ?? evaluator.trials,
       perfTrials: request.perfTrials ?? evaluator.perfTrials,
       warmupTrials: request.warmupTrials,
+      warmupMs: request.warmupMs,
       deviceIndex: request.deviceIndex,
       timeoutsSeconds: request.timeoutsSeconds && Object.keys(request.timeoutsSeconds).length > 0 ? request.timeoutsSeconds : undefined,
     }),

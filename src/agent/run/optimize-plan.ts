@@ -66,6 +66,8 @@ export const optimizePlanSchema = z.object({
     trials: positiveInteger.optional(),
     perfTrials: positiveInteger.optional(),
     warmupTrials: z.number().int().nonnegative().optional(),
+    /** Warm-up by time, ms (left out: 1000 on a GPU, 0 on cpu). */
+    warmupMs: z.number().nonnegative().finite().optional(),
     deviceIndex: z.number().int().nonnegative().optional(),
     timeoutsSeconds: z.record(z.string(), positiveNumber).optional(),
   }),

@@ -6,7 +6,7 @@ import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
 import { GUARD_POLICIES, resolveGuardPolicy } from '../../core/guard-policy.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
-import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
+import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { suiteFlagsShape } from '../suite-options.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from '../timeout-stages.js';
@@ -55,6 +55,7 @@ const flagsSchema = z.object({
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
   warmup: nonNegativeInteger('--warmup').optional(),
+  warmupMs: nonNegativeNumberFlag('--warmup-ms', 'milliseconds').optional(),
   device: nonNegativeInteger('--device').optional(),
   cacheDir: z.string().min(1).optional(),
   redis: z.string().min(1).optional(),
@@ -97,7 +98,7 @@ const NEW_RUN_FLAGS = [
     'targetSpeedup',
     'concurrency',
   ],
-  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'device', 'preset', 'set', 'fit'],
+  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'warmupMs', 'device', 'preset', 'set', 'fit'],
   ...['stallAfter', 'onStall', 'switchTo', 'out'],
   ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),
@@ -147,6 +148,7 @@ export function requestFromFlags(flags: OptimizeFlags, problems: string[], cwd: 
     ...{ backend, precision, tolerance, guardPolicy, trials, perfTrials, preset, stallAfter, onStall, switchTo },
     ...(flags.maxCost === undefined ? {} : { maxCostUsd: flags.maxCost }),
     ...(flags.warmup === undefined ? {} : { warmupTrials: flags.warmup }),
+    ...(flags.warmupMs === undefined ? {} : { warmupMs: flags.warmupMs }),
     ...(flags.device === undefined ? {} : { deviceIndex: flags.device }),
     timeoutsSeconds: Object.fromEntries(
       TIMEOUT_STAGES.flatMap((stage) => (typeof flags[timeoutOptionName(stage)] === 'number' ? [[stage, flags[timeoutOptionName(stage)] as number]] : [])),

@@ -215,6 +215,8 @@ test('the evaluator flags of kforge eval reach every evaluation request', async 
     '7',
     '--warmup',
     '2',
+    '--warmup-ms',
+    '150',
     '--preset',
     'cpu',
     '--timeout-build',
@@ -230,14 +232,28 @@ test('the evaluator flags of kforge eval reach every evaluation request', async 
       trials: request.trials,
       perfTrials: request.perfTrials,
       warmupTrials: request.warmupTrials,
+      warmupMs: request.warmupMs,
       preset: request.preset,
       timeouts: request.timeoutsSeconds,
     },
-    { backend: 'cpu', precision: 'fp16', tolerance: 'strict', trials: 3, perfTrials: 7, warmupTrials: 2, preset: 'cpu', timeouts: { build: 900 } },
+    {
+      backend: 'cpu',
+      precision: 'fp16',
+      tolerance: 'strict',
+      trials: 3,
+      perfTrials: 7,
+      warmupTrials: 2,
+      warmupMs: 150,
+      preset: 'cpu',
+      timeouts: { build: 900 },
+    },
   );
   const bad = harness();
   await bad.run('level1', '--provider', 'vllm', '--timeout-build', 'soon');
   assert.match(bad.stderr.join(''), /expected `--timeout-build` to be a positive number, got `soon`/);
+  const negative = harness();
+  await negative.run('level1', '--provider', 'vllm', '--warmup-ms', '-1');
+  assert.match(negative.stderr.join(''), /expected `--warmup-ms` to be a non-negative number of milliseconds, got `-1`/);
 });
 
 const replyFile = (marker: string): string => `import torch\n# fake-verdict: ${marker}\nclass ModelNew(torch.nn.Module):\n    pass\n`;

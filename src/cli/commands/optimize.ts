@@ -54,6 +54,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     )
     .option('--fit', 'evaluate each problem that does not fit this machine at its own sizes at sizes that do (said per problem; kept for --resume)')
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
+    .option('--warmup-ms <ms>', 'after those, warm up on until this much time has passed, so clocks settle (default: 1000 on a GPU, 0 on cpu)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
     .option('--cache-dir <dir>', 'the cache folder: builds, baselines and bytecode (default: $KFORGE_CACHE_DIR, else .kforge); `kforge cache` reads the same')
     .option('--redis <url>', 'evaluate through the Redis queue of `kforge worker` processes instead of on this machine (docs/workers.md)')

@@ -10,7 +10,7 @@ export function readRunPlan(run: Pick<Run, 'config'>): OptimizePlan | null {
 
 /** The evaluation settings a run's candidates are judged under, as an `EvaluationRequest` without paths. */
 export function evaluationSettingsOf(plan: OptimizePlan): Omit<EvaluationRequest, 'problemPath' | 'candidatePath'> {
-  const { backend, precision, tolerance, preset, trials, perfTrials, warmupTrials, deviceIndex, timeoutsSeconds } = plan.evaluation;
+  const { backend, precision, tolerance, preset, trials, perfTrials, warmupTrials, warmupMs, deviceIndex, timeoutsSeconds } = plan.evaluation;
   return {
     backend,
     precision,
@@ -19,6 +19,7 @@ export function evaluationSettingsOf(plan: OptimizePlan): Omit<EvaluationRequest
     ...(trials === undefined ? {} : { trials }),
     ...(perfTrials === undefined ? {} : { perfTrials }),
     ...(warmupTrials === undefined ? {} : { warmupTrials }),
+    ...(warmupMs === undefined ? {} : { warmupMs }),
     ...(deviceIndex === undefined ? {} : { deviceIndex }),
     ...(timeoutsSeconds === undefined ? {} : { timeoutsSeconds }),
   };

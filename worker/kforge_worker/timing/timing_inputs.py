@@ -8,12 +8,12 @@ timed call i go to model `w % T` and `i % T`; the r-th call a model receives (wa
 first) uses content `r % K`. K is the number of calls the busiest model receives, so no contents
 repeat (a warm-up by time that runs past the warm-up calls asked for cycles through the warm-up's
 own contents again, never the timed calls'), unless the content sets would exceed
-CONTENT_POOL_BYTES: then K is that budget's count, but at least 2. Content sets that do not fit the budget (at KernelBench's sizes one input set is
-gigabytes: the minimum of 2 would hold 2 x 3 extra sets) are not held: each is drawn again from its
-seed when a call needs it, outside the timed region, and dropped once copied into the live set.
-A cache keyed on data_ptr, id() or sampled values therefore never sees the same contents twice
-(within the budget), and the sampled timed outputs are judged against the reference of their own
-(model seed, input seed) pair.
+CONTENT_POOL_BYTES: then K is that budget's count, but at least 2. Content sets that do not fit the
+budget (at KernelBench's sizes one input set is gigabytes: the minimum of 2 would hold 2 x 3 extra
+sets) are not held: each is drawn again from its seed when a call needs it, outside the timed
+region, and dropped once copied into the live set. A cache keyed on data_ptr, id() or sampled values
+therefore never sees the same contents twice (within the budget), and the sampled timed outputs are
+judged against the reference of their own (model seed, input seed) pair.
 """
 
 from dataclasses import dataclass
