@@ -12,8 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing_record import spread  # noqa: E402
+from timing_record import spread  # bench/gpu, beside this file
 
 
 def parsed(text: str):
@@ -48,8 +47,7 @@ def span(values, digits=4):
 
 
 def percent(values):
-    values = [value for value in values if value is not None]
-    figure = spread(values) if len(values) > 1 else None
+    figure = spread(values)  # None with fewer than two figures
     return "—" if figure is None else f"{figure * 100:.2f}%"
 
 

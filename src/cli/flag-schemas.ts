@@ -16,24 +16,19 @@ export const integerFlag = (flag: string, minimum: 0 | 1 = 1) =>
     return value;
   });
 
-/** A finite number of at least zero; `unit` ends the message (`milliseconds`). */
-export const nonNegativeNumberFlag = (flag: string, unit?: string) =>
+/** A finite number of at least `minimum` (0 or above it); `unit` ends the message. */
+const numberFlag = (flag: string, minimum: 'positive' | 'non-negative', unit?: string) =>
   z.string().transform((text, context) => {
     const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value < 0) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a non-negative number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
+    if (text.trim() === '' || !Number.isFinite(value) || value < 0 || (minimum === 'positive' && value === 0)) {
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a ${minimum} number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
       return z.NEVER;
     }
     return value;
   });
 
+/** A finite number of at least zero; `unit` ends the message (`milliseconds`). */
+export const nonNegativeNumberFlag = (flag: string, unit?: string) => numberFlag(flag, 'non-negative', unit);
+
 /** A finite number above zero; `unit` ends the message (`seconds`). */
-export const positiveNumberFlag = (flag: string, unit?: string) =>
-  z.string().transform((text, context) => {
-    const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a positive number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
-      return z.NEVER;
-    }
-    return value;
-  });
+export const positiveNumberFlag = (flag: string, unit?: string) => numberFlag(flag, 'positive', unit);

@@ -20,6 +20,8 @@ export type ProblemOverrides = z.infer<typeof problemOverridesSchema>;
 
 /** Bytes of device (or, on cpu, host) memory the evaluation was granted: the worker's out-of-memory blame rule. */
 const memoryGrant = z.number().int().positive();
+/** A warm-up by time, ms (docs/timing.md). */
+const warmupMs = z.number().nonnegative().finite();
 
 export const referenceRequestSchema = z.object({
   v: version,
@@ -49,7 +51,7 @@ export const referenceRequestSchema = z.object({
       /** Host time each baseline's calls may take, ms (docs/timing.md, budget). */
       budget_ms: z.number().positive().optional(),
       /** Warm-up by time: warm up on past `warmup_trials` (at least one) until this much host time has passed, ms. */
-      warmup_ms: z.number().nonnegative().finite().optional(),
+      warmup_ms: warmupMs.optional(),
     })
     .nullable(),
 });
@@ -81,7 +83,7 @@ export const candidateRequestSchema = z.object({
   /** Bytes of saved, not yet judged outputs at which the candidate hands them over (`kept`). */
   output_allowance_bytes: z.number().int().positive().optional(),
   /** Warm-up by time, paced by the parent: it may ask for warm-up calls past `warmup_trials`, up to the worker's limit. */
-  warmup_ms: z.number().nonnegative().finite().optional(),
+  warmup_ms: warmupMs.optional(),
 });
 export type CandidateRequest = z.infer<typeof candidateRequestSchema>;
 
@@ -150,7 +152,7 @@ export const anchorRequestSchema = z.object({
   perf_trials: z.number().int().positive(),
   warmup_trials: z.number().int().nonnegative(),
   budget_ms: z.number().positive().optional(),
-  warmup_ms: z.number().nonnegative().finite().optional(),
+  warmup_ms: warmupMs.optional(),
 });
 
 export const workerRequestSchema = z.discriminatedUnion('type', [
