@@ -59,6 +59,7 @@ _OPTION_NAMES = {
     "trials": "trials",
     "perf_trials": "perfTrials",
     "warmup_trials": "warmupTrials",
+    "warmup_ms": "warmupMs",
     "guard_policy": "guardPolicy",
     "shapes": "shapes",
     "shapes_gate": "shapesGate",

@@ -97,6 +97,9 @@ describe('validation', () => {
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'rocm' }, /backend/],
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', trials: 0 }, /`trials` to be at least 1/],
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', perf_trials: 5 }, /perf_trials/],
+      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cuda', warmupMs: -1 }, /`warmupMs` to be at least 0/, 'body.warmupMs'],
+      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cuda', warmupMs: 60_000 }, /`warmupMs` to be at most 10000/],
+      [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cuda', warmupMs: '1s' }, /`warmupMs` to be a number of milliseconds/],
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', guardPolicy: 'none' }, /guardPolicy/],
       [{ problem: 'level1/01_relu', candidateSource: 'x'.repeat(1024 * 1024 + 1), backend: 'cpu' }, /at most 1 MiB/],
       [{ problem: 'level1/01_relu', candidateSource: 'x', backend: 'cpu', shaping: 'quadratic' }, /shaping/],
@@ -251,6 +254,23 @@ describe('POST /api/reward', () => {
     assert.equal(request.skipTiming, true);
     assert.equal(request.perfTrials, undefined, 'timed-call counts mean nothing without timing');
     assert.deepEqual([request.precision, request.tolerance, request.preset, request.trials], ['fp32', 'kernelbench', 'cpu', 5]);
+  });
+
+  it('warms up by time as `kforge eval` does on the backend, or as asked, and keys the reward on it', async () => {
+    const { app, evaluator } = await rewardServer();
+    const source = candidate('correct 0.5');
+    const body = { problem: 'level1/01_relu', candidateSource: source, backend: 'cuda' };
+    const byDefault = (await post(app, '/api/reward', body)).json<RewardBody>();
+    assert.equal(evaluator.calls[0]?.request.warmupMs, 1000, 'the GPU backends warm up for a second unless asked otherwise');
+    const spelledOut = (await post(app, '/api/reward', { ...body, warmupMs: 1000 })).json<RewardBody>();
+    assert.deepEqual([spelledOut.cached, spelledOut.requestHash], [true, byDefault.requestHash], 'the default spelled out is the same evaluation');
+    const none = (await post(app, '/api/reward', { ...body, warmupMs: 0 })).json<RewardBody>();
+    assert.equal(none.cached, false, 'a figure timed before the clocks settle is another measurement');
+    assert.equal(evaluator.calls[1]?.request.warmupMs, 0);
+    await post(app, '/api/reward', { ...body, backend: 'cpu' });
+    assert.equal(evaluator.calls[2]?.request.warmupMs, 0, 'cpu clocks do not ramp: no warm-up by time');
+    await post(app, '/api/reward', { ...body, candidateSource: candidate('correct'), skipTiming: true, warmupMs: 500 });
+    assert.equal(evaluator.calls[3]?.request.warmupMs, undefined, 'no warm-up without timing');
   });
 
   it('gives a correct candidate without timing the correctness part only', async () => {

@@ -4,7 +4,7 @@ import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/ve
 import type { EvaluationRequest } from '../evaluator.js';
 import type { Stage } from '../process/protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
-import { DEFAULT_GPU_WARMUP_MS, DEFAULT_TIMING_BUDGET_MS } from '../timing/timing-budget.js';
+import { DEFAULT_TIMING_BUDGET_MS, defaultWarmupMs } from '../timing/timing-budget.js';
 import { toleranceFor, type Tolerance } from './tolerance.js';
 
 /** Defaults of docs/spec.md sections 4 and 5. */
@@ -91,7 +91,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     memoryGrantBytes: null,
     crossCheck: request.crossCheck === true,
     timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
-    warmupMs: request.warmupMs ?? (request.backend === 'cpu' ? 0 : DEFAULT_GPU_WARMUP_MS),
+    warmupMs: request.warmupMs ?? defaultWarmupMs(request.backend),
     outputAllowanceBytes: request.outputAllowanceBytes ?? EVALUATION_DEFAULTS.outputAllowanceBytes,
   };
 }

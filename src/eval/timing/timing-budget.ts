@@ -1,3 +1,5 @@
+import type { Backend } from '../../core/verdict.js';
+
 /** Timed calls kept however slow the candidate (docs/spec.md section 5), unless fewer were asked for. */
 export const MIN_BUDGET_CALLS = 10;
 /** Share of the budget the warm-up may take (it always makes one call). */
@@ -12,6 +14,10 @@ export const DEFAULT_TIMING_BUDGET_MS = 30_000;
  * 1.65% between processes (docs/benchmarks/timing-h200.md, the clock probe).
  */
 export const DEFAULT_GPU_WARMUP_MS = 1000;
+/** The warm-up by time a backend gets when none is asked for: none on cpu, whose clocks do not ramp. */
+export function defaultWarmupMs(backend: Backend): number {
+  return backend === 'cpu' ? 0 : DEFAULT_GPU_WARMUP_MS;
+}
 /** Most warm-up calls a warm-up by time makes (the worker's WARMUP_CALL_LIMIT, timing.py). */
 export const WARMUP_CALL_LIMIT = 1000;
 

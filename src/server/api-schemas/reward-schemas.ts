@@ -12,6 +12,8 @@ export const MAX_REWARD_SOURCE_BYTES = 1024 * 1024;
 export const REWARD_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 /** Largest body of `POST /api/reward/batch`, in bytes. */
 export const REWARD_BATCH_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Longest warm-up by time a request may ask for, ms (the timing budget caps it lower: docs/timing.md). */
+export const MAX_REWARD_WARMUP_MS = 10_000;
 /** Most candidates one batch may carry by default. */
 export const DEFAULT_REWARD_BATCH_LIMIT = 256;
 
@@ -62,6 +64,12 @@ export const rewardEvaluationFields = {
   trials: count('trials', 1, 50).describe('correctness trials, each with fresh seeds; default 5').optional(),
   perfTrials: count('perfTrials', 1, 1000).describe('timed calls; default 100').optional(),
   warmupTrials: count('warmupTrials', 0, 100).describe('untimed calls before timing; default 10').optional(),
+  warmupMs: z
+    .number({ error: `expected \`warmupMs\` to be a number of milliseconds from 0 to ${MAX_REWARD_WARMUP_MS}` })
+    .min(0, 'expected `warmupMs` to be at least 0')
+    .max(MAX_REWARD_WARMUP_MS, `expected \`warmupMs\` to be at most ${MAX_REWARD_WARMUP_MS}`)
+    .describe('after `warmupTrials`, warm up until this much time has passed (ms); default 1000 on cuda and triton, 0 on cpu')
+    .optional(),
   guardPolicy: guardPolicyNameSchema('guardPolicy')
     .describe(`the guard's policy (${GUARD_POLICIES.join(', ')}); default \`${DEFAULT_REWARD_GUARD_POLICY}\` (docs/reward.md)`)
     .optional(),

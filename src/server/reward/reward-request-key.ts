@@ -1,19 +1,17 @@
 import { DEFAULT_REWARD_GUARD_POLICY, effectiveGuardPolicy } from '../../core/guard-policy.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import { EVALUATION_DEFAULTS } from '../../eval/run/evaluation-settings.js';
+import { defaultWarmupMs } from '../../eval/timing/timing-budget.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { sha256Hex } from '../../store/content-hash.js';
-import type { RewardRequestBody } from '../api-schemas/reward-schemas.js';
+import type { RewardRequestBody, rewardEvaluationFields } from '../api-schemas/reward-schemas.js';
 
 /** Version of the key: bump it when what an evaluation means changes, so old rewards are not reused. */
 const KEY_VERSION = 'kforge-reward-v1';
 
-/** The options as a request gives them. */
-export type GivenRewardOptions = Pick<
-  RewardRequestBody,
-  'backend' | 'precision' | 'tolerance' | 'preset' | 'trials' | 'perfTrials' | 'warmupTrials' | 'guardPolicy' | 'shapes' | 'shapesGate' | 'skipTiming'
->;
+/** The evaluation options as a request gives them (its shaping is applied to the stored result, not evaluated). */
+export type GivenRewardOptions = Pick<RewardRequestBody, Exclude<keyof typeof rewardEvaluationFields, 'shaping'>>;
 
 /**
  * A request's evaluation options with every default filled in, and nothing that cannot change
@@ -28,6 +26,8 @@ export interface RewardEvaluationOptions {
   trials: number;
   perfTrials: number | null;
   warmupTrials: number | null;
+  /** The warm-up by time, ms; null without timing. */
+  warmupMs: number | null;
   guardPolicy: string;
   shapes: boolean;
   shapesGate: boolean;
@@ -46,6 +46,7 @@ export function normaliseRewardOptions(given: GivenRewardOptions): RewardEvaluat
     trials: given.trials ?? EVALUATION_DEFAULTS.trials,
     perfTrials: skipTiming ? null : (given.perfTrials ?? EVALUATION_DEFAULTS.perfTrials),
     warmupTrials: skipTiming ? null : (given.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials),
+    warmupMs: skipTiming ? null : (given.warmupMs ?? defaultWarmupMs(given.backend)),
     guardPolicy: effectiveGuardPolicy(given.guardPolicy ?? DEFAULT_REWARD_GUARD_POLICY),
     shapes: given.shapes === true || shapesGate,
     shapesGate,
@@ -75,7 +76,11 @@ export function evaluationRequestOf(options: RewardEvaluationOptions, files: { p
     trials: options.trials,
     ...(options.skipTiming
       ? { skipTiming: true }
-      : { perfTrials: options.perfTrials ?? EVALUATION_DEFAULTS.perfTrials, warmupTrials: options.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials }),
+      : {
+          perfTrials: options.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
+          warmupTrials: options.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,
+          warmupMs: options.warmupMs ?? defaultWarmupMs(options.backend),
+        }),
     guardPolicy: options.guardPolicy,
     shapes: options.shapes,
     shapesGate: options.shapesGate,
