@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { Backend } from '../core/verdict.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
-import { nonNegativeNumberFlag } from './flag-schemas.js';
+import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
 import { parseDuration } from './size-flags.js';
 import { LOG_FORMATS } from './log-formats.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
@@ -17,26 +17,7 @@ function choice<const T extends readonly [string, ...string[]]>(flag: string, va
   return z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got ${shown(issue.input)}` });
 }
 
-function integer(flag: string, minimum: 0 | 1) {
-  const what = minimum === 1 ? 'a positive integer' : 'a non-negative integer';
-  const pattern = minimum === 1 ? /^\+?0*[1-9]\d*$/ : /^\+?\d+$/;
-  return z
-    .string({ error: (issue) => `expected \`${flag}\` to be ${what}, got ${shown(issue.input)}` })
-    .refine((text) => pattern.test(text.trim()) && Number.isSafeInteger(Number(text)), {
-      error: (issue) => `expected \`${flag}\` to be ${what}, got ${shown(issue.input)}`,
-    })
-    .transform(Number);
-}
-
-function seconds(flag: string) {
-  return z
-    .string()
-    .refine((text) => /^\+?(\d+\.?\d*|\.\d+)$/.test(text.trim()) && Number(text) > 0 && Number.isFinite(Number(text)), {
-      error: (issue) => `expected \`${flag}\` to be a positive number of seconds, got ${shown(issue.input)}`,
-    })
-    .transform(Number);
-}
-
+const seconds = (flag: string) => positiveNumberFlag(flag, 'seconds');
 const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()])) as Record<
   string,
   z.ZodOptional<ReturnType<typeof seconds>>
@@ -48,10 +29,10 @@ export const evalOptionsSchema = z.object({
   precision: choice('--precision', PRECISIONS).default('fp32'),
   tolerance: choice('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
   preset: choice('--preset', PRESETS).optional(),
-  trials: integer('--trials', 1).optional(),
-  perfTrials: integer('--perf-trials', 1).optional(),
-  warmup: integer('--warmup', 0).optional(),
-  device: integer('--device', 0).optional(),
+  trials: integerFlag('--trials', 1).optional(),
+  perfTrials: integerFlag('--perf-trials', 1).optional(),
+  warmup: integerFlag('--warmup', 0).optional(),
+  device: integerFlag('--device', 0).optional(),
   refreshBaselines: z.boolean().default(false),
   timing: z.boolean().default(true),
   guardPolicy: guardPolicyNameSchema('--guard-policy').transform(effectiveGuardPolicy).default(DEFAULT_GUARD_POLICY),
@@ -71,7 +52,7 @@ export const evalOptionsSchema = z.object({
   /** `--kernelbench PATH`: where a KernelBench run folder's problems are. */
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */
-  retries: integer('--retries', 0).optional(),
+  retries: integerFlag('--retries', 0).optional(),
   /** `--resume FILE`: a batch's results kept as they finish; those it holds are not evaluated again (eval-batch-resume.ts). */
   resume: z.string().min(1, 'expected `--resume` to name a file').optional(),
   logFormat: choice('--log-format', LOG_FORMATS).optional(),

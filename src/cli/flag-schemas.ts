@@ -9,18 +9,21 @@ import { z } from 'zod';
 export const integerFlag = (flag: string, minimum: 0 | 1 = 1) =>
   z.string().transform((text, context) => {
     const value = Number(text);
-    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < minimum) {
+    if (!/^\+?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < minimum) {
       context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be ${minimum === 1 ? 'a positive' : 'a non-negative'} integer, got \`${text}\`` });
       return z.NEVER;
     }
     return value;
   });
 
-/** A finite number of at least `minimum` (0 or above it); `unit` ends the message. */
+/** A decimal number as a person writes one: `2`, `+2`, `2.5`, `.5` (no sign below zero, exponent or hex). */
+const DECIMAL = /^\+?(\d+\.?\d*|\.\d+)$/;
+
+/** A finite decimal number of at least `minimum` (0 or above it); `unit` ends the message. */
 const numberFlag = (flag: string, minimum: 'positive' | 'non-negative', unit?: string) =>
   z.string().transform((text, context) => {
     const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value < 0 || (minimum === 'positive' && value === 0)) {
+    if (!DECIMAL.test(text.trim()) || !Number.isFinite(value) || (minimum === 'positive' && value === 0)) {
       context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be a ${minimum} number${unit ? ` of ${unit}` : ''}, got \`${text}\`` });
       return z.NEVER;
     }
