@@ -11,6 +11,7 @@ pytorch), and each traced call's attribution (device time) is checked.
 """
 
 import json
+import os
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +31,9 @@ CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
 CUDA_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cuda"]
 GPU = dict(backend="cuda", device="cuda:0", preset="gpu", perf_trials=20, warmup_trials=3, sample_calls=[5, 19])
+#: Evaluations at once (each a reference and a candidate process): builds are most of the run's time;
+#: KFORGE_GPU_TEST_JOBS raises it on a machine with cores to spare (every check must hold under it).
+JOBS = int(os.environ.get("KFORGE_GPU_TEST_JOBS", "3"))
 POLICY_RUNS = [
     (case, policy) for case in CUDA_CASES if "policies" in case for policy in POLICY_NAMES if policy != DEFAULT_POLICY
 ]
@@ -39,7 +43,7 @@ POLICY_RUNS = [
 def runs(tmp_path_factory, build_dir):
     root = tmp_path_factory.mktemp("guard-gpu")
     jobs = {}
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
         for case in CUDA_CASES:
             jobs[case["file"]] = pool.submit(
                 evaluate,
