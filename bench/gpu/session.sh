@@ -202,6 +202,9 @@ wait_s="${2:-540}"
 # backends, so that is the next lease's first call, with the timing attacks through `kforge eval`
 # itself (its warm-up by time is the path the worker tests do not take):
 #   PHASES='test-guard guard-eval' bash bench/gpu/session.sh start 540
+# The seventeenth session (2026-12-06, evening) got no machine: twelve tries refused, the device time
+# spent on the tries. Still the next lease's first call; on a short lease, KFORGE_GPU_TEST_JOBS=6
+# shortens the guard's builds (the checks must then hold under six evaluations at once).
 default_phases="test-guard guard-eval"
 eval_spread_examples="${EVAL_SPREAD_EXAMPLES:-level3_01_residual_mlp level2_02_conv_relu_maxpool level1_09_matmul_square level1_11_conv2d}"
 # The timing record's kernels: Stanford's three published ones that build, and four shipped examples.
