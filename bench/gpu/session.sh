@@ -202,7 +202,7 @@ wait_s="${2:-540}"
 # backends, so that is the next lease's first call, with the timing attacks through `kforge eval`
 # itself (its warm-up by time is the path the worker tests do not take):
 #   PHASES='test-guard guard-eval' bash bench/gpu/session.sh start 540
-# The seventeenth session (2026-12-06, evening) got no machine: twelve tries refused, the device time
+# The seventeenth session (2026-12-06, evening) got no machine in sixteen calls, the device time
 # spent on the tries. Still the next lease's first call; on a short lease, KFORGE_GPU_TEST_JOBS=6
 # shortens the guard's builds (the checks must then hold under six evaluations at once).
 default_phases="test-guard guard-eval"

@@ -24,7 +24,7 @@ describe('command-line number flags', () => {
     assert.equal(parsed(integerFlag('--warmup', 0), '-1'), 'expected `--warmup` to be a non-negative integer, got `-1`');
   });
 
-  it('read decimal numbers, refusing exponents, hex, signs below zero and infinities', () => {
+  it('read decimal numbers, refusing exponents, hex, minus signs and infinities', () => {
     const budget = positiveNumberFlag('--timing-budget', 'seconds');
     assert.deepEqual(
       ['2', '+2', '2.5', '.5', '3.'].map((text) => parsed(budget, text)),

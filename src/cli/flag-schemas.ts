@@ -16,7 +16,7 @@ export const integerFlag = (flag: string, minimum: 0 | 1 = 1) =>
     return value;
   });
 
-/** A decimal number as a person writes one: `2`, `+2`, `2.5`, `.5` (no sign below zero, exponent or hex). */
+/** A decimal number as a person writes one: `2`, `+2`, `2.5`, `.5` (no minus sign, exponent or hex). */
 const DECIMAL = /^\+?(\d+\.?\d*|\.\d+)$/;
 
 /** A finite decimal number of at least `minimum` (0 or above it); `unit` ends the message. */
