@@ -13,7 +13,7 @@ export const DEFAULT_TIMING_BUDGET_MS = 30_000;
  * within the first second of a heavy kernel, and figures timed before it settled moved by up to
  * 1.65% between processes (docs/benchmarks/timing-h200.md, the clock probe).
  */
-export const DEFAULT_GPU_WARMUP_MS = 1000;
+const DEFAULT_GPU_WARMUP_MS = 1000;
 /** The warm-up by time a backend gets when none is asked for: none on cpu, whose clocks do not ramp. */
 export function defaultWarmupMs(backend: Backend): number {
   return backend === 'cpu' ? 0 : DEFAULT_GPU_WARMUP_MS;
