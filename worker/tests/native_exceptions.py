@@ -7,6 +7,14 @@ bench/gpu/crash_probe.py) c07c died of SIGSEGV at the extension call in a bare P
 nothing of kforge loaded. The candidate then ends `crashed`, which is its own verdict and no cheat
 passed; the test cannot tell more, so it skips, saying why, once a minimal extension that raises
 in a process of its own confirms the platform does the same.
+
+What kills it there is the message, not the exception. On the H100 host of 2026-12-06 (torch
+2.11.0+cu130, g++ 13.3) a load_inline extension carries its own static copy of libstdc++ (no
+libstdc++ among its NEEDED libraries, its own `num_put` facet), and writing an integer to a stream
+inside it segfaults, raised or not: `TORCH_CHECK(false, "text")` reached Python's except while
+`TORCH_CHECK(x.dim() == 1, "got ", x.dim())` and a bare `c10::str("n", x.dim())` killed the process.
+c07c's message names the dimension count, so the probe's names a number too
+(bench/gpu/format_probe.py; docs/benchmarks/guard-h200.md, "2026-12-06, an H100").
 """
 
 import functools
@@ -25,8 +33,9 @@ import sys
 import torch
 from torch.utils.cpp_extension import load_inline
 
-source = 'torch::Tensor fail(torch::Tensor x) { TORCH_CHECK(false, "raised on purpose"); return x; }'
-module = load_inline(name="kforge_exception_probe", cpp_sources=source, functions=["fail"], build_directory=sys.argv[1])
+source = 'torch::Tensor fail(torch::Tensor x) { TORCH_CHECK(x.dim() == 0, "raised on purpose: ", x.dim()); return x; }'
+name = "kforge_exception_probe_int"
+module = load_inline(name=name, cpp_sources=source, functions=["fail"], build_directory=sys.argv[1])
 try:
     module.fail(torch.zeros(1))
 except RuntimeError as error:
@@ -36,15 +45,16 @@ except RuntimeError as error:
 
 @functools.lru_cache(maxsize=None)
 def extension_exceptions_kill() -> Optional[str]:
-    """Why a C++ exception raised in a load_inline extension kills the process here, or None when
-    Python catches it. A probe that fails any other way is an error of the test, not a skip."""
+    """Why a C++ exception raised in a load_inline extension, its message naming an integer, kills
+    the process here, or None when Python catches it. A probe that fails any other way is an error of
+    the test, not a skip."""
     with tempfile.TemporaryDirectory(prefix="kforge-exception-probe-") as build:
         probe = subprocess.run([sys.executable, "-c", _PROBE, build], capture_output=True, text=True, timeout=600)
     if probe.returncode == 0 and "caught:" in probe.stdout:
         return None
     if probe.returncode < 0:
         return (
-            f"on torch {torch.__version__} a TORCH_CHECK raised in a minimal load_inline extension killed "
+            f"on torch {torch.__version__} a TORCH_CHECK naming an integer in a minimal load_inline extension killed "
             f"its process (signal {-probe.returncode}) instead of reaching Python's except"
         )
     raise AssertionError(f"the exception probe failed (exit {probe.returncode}): {probe.stderr[-2000:]}")
