@@ -10,14 +10,16 @@ the GPU. c07c of the adversarial corpus (a fallback that runs) raises `TORCH_CHE
     python3 bench/gpu/format_probe.py            # every variant, at once
     python3 bench/gpu/format_probe.py NAME ...   # some of them
 
-Prints each variant's exit status (a negative status is the signal) and its last output lines.
+Prints where the compiler finds libstdc++ (a link that finds no `libstdc++.so` takes the static
+archive), then each variant's exit status (a negative status is the signal), whether its built
+extension lists libstdc++ among its NEEDED libraries, and its last output lines.
 """
 
 import subprocess
 import sys
 
 CHILD = r"""
-import faulthandler, sys
+import faulthandler, subprocess, sys
 faulthandler.enable()
 import torch
 from torch.utils.cpp_extension import load_inline
@@ -30,6 +32,11 @@ if nvcc:
                          cuda_sources=headers + function, functions=["probe"])
 else:
     module = load_inline(name="format_probe_" + name, cpp_sources=headers + function, functions=["probe"])
+try:
+    dynamic = subprocess.run(["readelf", "-d", module.__file__], capture_output=True, text=True).stdout
+    print(name, "libstdc++ among NEEDED:", "libstdc++" in dynamic, flush=True)
+except OSError as error:
+    print(name, "readelf:", error, flush=True)
 try:
     module.probe(torch.zeros(2, 2, device=device))
     print(name, "returned")
@@ -70,6 +77,10 @@ def main(names: list) -> int:
         if not torch.cuda.is_available():
             print("a variant wants a CUDA device and this torch sees none", file=sys.stderr)
             return 2
+    for library in ("libstdc++.so", "libstdc++.a"):
+        found = subprocess.run(["c++", f"-print-file-name={library}"], capture_output=True, text=True).stdout.strip()
+        # a bare name back means the compiler's search path has no such file
+        print(f"c++ finds {library}: {found if found != library else 'none'}")
     processes = {
         name: subprocess.Popen(
             [sys.executable, "-c", CHILD, name, *VARIANTS[name]],
