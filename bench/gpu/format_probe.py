@@ -78,9 +78,13 @@ def main(names: list) -> int:
             print("a variant wants a CUDA device and this torch sees none", file=sys.stderr)
             return 2
     for library in ("libstdc++.so", "libstdc++.a"):
-        found = subprocess.run(["c++", f"-print-file-name={library}"], capture_output=True, text=True).stdout.strip()
+        try:
+            found = subprocess.run(["c++", f"-print-file-name={library}"], capture_output=True, text=True).stdout
+        except OSError as error:
+            print(f"c++ could not be asked where {library} is: {error}")
+            continue
         # a bare name back means the compiler's search path has no such file
-        print(f"c++ finds {library}: {found if found != library else 'none'}")
+        print(f"c++ finds {library}: {found.strip() if found.strip() != library else 'none'}")
     processes = {
         name: subprocess.Popen(
             [sys.executable, "-c", CHILD, name, *VARIANTS[name]],
@@ -91,7 +95,11 @@ def main(names: list) -> int:
         for name in chosen
     }
     for name, process in processes.items():
-        out, _ = process.communicate(timeout=600)
+        try:
+            out, _ = process.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out = process.communicate()[0] + "\n(killed after 600 s: its build or call hung)"
         lines = [line for line in out.splitlines() if line and not line.startswith("Extension modules")]
         print(f"== {name} rc {process.returncode}")
         print("\n".join(lines[-4:]))
