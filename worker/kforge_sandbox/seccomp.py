@@ -2,9 +2,16 @@
 
 Also refused: `clone` asking for new namespaces (EPERM), `clone3` (ENOSYS: its flags sit in memory
 the filter cannot read, so the C library falls back to `clone`, which it can), other
-architectures' system calls on the same kernel (i386 through int 0x80, x32). Everything else is
-allowed: compilers, ninja, nvcc, CUDA and Triton run as they do outside. The filter needs
-`no_new_privs` (or CAP_SYS_ADMIN) and is inherited by every child; it cannot be removed.
+architectures' system calls on the same kernel (i386 through int 0x80, x32), and Unix sockets
+that could reach a socket file outside the sandbox (EPERM): `socket(AF_UNIX, …)` of any type (the
+filter cannot read the address `connect` or `sendto` is given, so the socket is refused before it
+exists; the network namespace already stops TCP and abstract Unix addresses, not path ones), and
+`socketpair(AF_UNIX, …)` of a datagram type (an unconnected end can be bound and pointed at a
+path). A stream or seqpacket `socketpair` stays allowed (multiprocessing, asyncio): both ends are
+connected to each other and reach nothing else. The C library's own AF_UNIX attempts (nscd,
+syslog) fail on EPERM and fall back. Everything else is allowed: compilers, ninja, nvcc, CUDA and
+Triton run as they do outside. The filter needs `no_new_privs` (or CAP_SYS_ADMIN) and is inherited
+by every child; it cannot be removed.
 """
 
 import ctypes
@@ -12,7 +19,7 @@ import errno
 from typing import List, Tuple
 
 from . import libc
-from .syscalls import AUDIT_ARCH, DENIED, NUMBERS, X32_SYSCALL_BIT
+from .syscalls import AF_UNIX, AUDIT_ARCH, CONNECTED_SOCKET_TYPES, DENIED, NUMBERS, SOCK_TYPE_MASK, X32_SYSCALL_BIT
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -24,6 +31,7 @@ BPF_JMP_JEQ_K = 0x15
 BPF_JMP_JGE_K = 0x35
 BPF_JMP_JSET_K = 0x45
 BPF_RET_K = 0x06
+BPF_ALU_AND_K = 0x54
 
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
@@ -31,6 +39,7 @@ SECCOMP_RET_ERRNO = 0x00050000
 OFFSET_NR = 0
 OFFSET_ARCH = 4
 OFFSET_ARG0_LOW = 16
+OFFSET_ARG1_LOW = 24
 
 #: CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
 CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
@@ -48,11 +57,16 @@ Instruction = Tuple[int, object, object, int]
 
 
 def program(architecture: str) -> List[Tuple[int, int, int, int]]:
-    """The filter for `architecture` as (code, jt, jf, k) tuples. Raises KeyError for an unknown one."""
+    """The filter for `architecture` as (code, jt, jf, k) tuples. Raises KeyError for an unknown one.
+
+    Arguments are compared in their low 32 bits only, as the kernel reads them (`int` arguments:
+    high bits set by the caller change nothing for the kernel, so they must not for the filter).
+    """
     numbers = NUMBERS[architecture]
     denied = sorted({numbers[name] for name in DENIED if name in numbers})
-    # Labels are resolved to relative jumps below; "next" falls through.
-    code: List[Instruction] = [
+    # Jump targets are labels (a string naming a place in `code`) or "next" (fall through);
+    # they are resolved to relative jumps below.
+    code: List[object] = [
         (BPF_LD_W_ABS, 0, 0, OFFSET_ARCH),
         (BPF_JMP_JEQ_K, "next", "eperm", AUDIT_ARCH[architecture]),
         (BPF_LD_W_ABS, 0, 0, OFFSET_NR),
@@ -61,14 +75,40 @@ def program(architecture: str) -> List[Tuple[int, int, int, int]]:
         code.append((BPF_JMP_JGE_K, "eperm", "next", X32_SYSCALL_BIT))
     for number in denied:
         code.append((BPF_JMP_JEQ_K, "eperm", "next", number))
-    code.append((BPF_JMP_JEQ_K, "enosys", "next", numbers["clone3"]))
-    code.append((BPF_JMP_JEQ_K, "next", "allow", numbers["clone"]))
-    code.append((BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW))
-    code.append((BPF_JMP_JSET_K, "eperm", "allow", CLONE_NAMESPACE_FLAGS))
-    labels = {"allow": len(code), "eperm": len(code) + 1, "enosys": len(code) + 2}
-    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
-    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM))
-    code.append((BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS))
+    code += [
+        (BPF_JMP_JEQ_K, "enosys", "next", numbers["clone3"]),
+        (BPF_JMP_JEQ_K, "socket", "next", numbers["socket"]),
+        (BPF_JMP_JEQ_K, "socketpair", "next", numbers["socketpair"]),
+        (BPF_JMP_JEQ_K, "next", "allow", numbers["clone"]),
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+        (BPF_JMP_JSET_K, "eperm", "allow", CLONE_NAMESPACE_FLAGS),
+        "socket",  # socket(domain, type, protocol): no AF_UNIX socket at all
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+        (BPF_JMP_JEQ_K, "eperm", "allow", AF_UNIX),
+        "socketpair",  # socketpair(domain, type, protocol, sv): AF_UNIX only connected ones
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+        (BPF_JMP_JEQ_K, "next", "allow", AF_UNIX),
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG1_LOW),
+        (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),
+    ]
+    for kind in CONNECTED_SOCKET_TYPES:
+        code.append((BPF_JMP_JEQ_K, "allow", "next", kind))
+    code += [
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+        "allow",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+        "eperm",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+        "enosys",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
+    ]
+    labels = {}
+    instructions: List[Instruction] = []
+    for item in code:
+        if isinstance(item, str):
+            labels[item] = len(instructions)
+        else:
+            instructions.append(item)
 
     def jump(index: int, target) -> int:
         if target == "next" or target == 0:
@@ -78,7 +118,7 @@ def program(architecture: str) -> List[Tuple[int, int, int, int]]:
             raise ValueError(f"seccomp jump of {offset} instructions does not fit")
         return offset
 
-    return [(op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k) in enumerate(code)]
+    return [(op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k) in enumerate(instructions)]
 
 
 def install(architecture: str) -> int:

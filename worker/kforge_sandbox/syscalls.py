@@ -68,8 +68,18 @@ DENIED = (
     "ioperm",
 )
 
+#: Socket domain and types the filter looks at: `socket(AF_UNIX, …)` is refused outright (any type);
+#: `socketpair(AF_UNIX, …)` only where the type (its low four bits, SOCK_TYPE_MASK) is not a
+#: connected one, because an unconnected datagram end can be bound, `connect`ed and `sendto` a
+#: path like a socket of its own. A connected stream or seqpacket pair reaches only its other end.
+AF_UNIX = 1
+SOCK_TYPE_MASK = 0xF
+CONNECTED_SOCKET_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET
+
 NUMBERS = {
     "x86_64": {
+        "socket": 41,
+        "socketpair": 53,
         "clone": 56,
         "ptrace": 101,
         "syslog": 103,
@@ -146,6 +156,8 @@ NUMBERS = {
         "setdomainname": 162,
         "settimeofday": 170,
         "adjtimex": 171,
+        "socket": 198,
+        "socketpair": 199,
         "add_key": 217,
         "request_key": 218,
         "keyctl": 219,

@@ -6,15 +6,17 @@ starts them (kforge_bootstrap.py, `python3 -I`), once with kforge as root and on
 Every attack is an honest ReLU whose import tries to reach something outside its process; the tests
 assert the effect (the sentinel process of the parent's user lives on and unstopped, no secret is
 printed, no helper outlives the worker, the caches, the store, the checkout and the site folders are
-byte for byte unchanged, the loopback server saw no connection) as well as the verdict. The world
-the attacks aim at is made world-writable in the root run (only the sandbox's read-only view keeps
-it intact) and owned by the worker's own uid in the unprivileged run.
+byte for byte unchanged, the loopback server and the Unix sockets saw no connection) as well as the
+verdict. The world the attacks aim at is made world-writable in the root run (only the sandbox's
+read-only view keeps it intact) and owned by the worker's own uid in the unprivileged run.
 """
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import site
@@ -34,7 +36,7 @@ from kforge_sandbox import seccomp
 from kforge_sandbox import launch
 from kforge_sandbox.launch import MISSING_LAYER_STATUS, Options, parse
 from kforge_sandbox.report import IsolationReport
-from kforge_sandbox.syscalls import NUMBERS
+from kforge_sandbox.syscalls import AUDIT_ARCH, NUMBERS, machine
 from sandbox_support import (
     SandboxLauncher,
     as_user,
@@ -55,6 +57,9 @@ SECRET = "sk-kforge-test-secret-" + os.urandom(6).hex()
 UNPRIVILEGED_UID = 60124
 HELPER_MARKER = "kforge-escaping-helper"
 SITE_DROP = "zz_kforge_adversarial.pth"
+#: Folders for the Unix server's sockets: outside the hidden ones (cache root, home, /run), the
+#: private ones (/tmp, /var/tmp, /dev/shm) and any scratch, so that the candidate's view shows them.
+UNIX_SOCKET_BASES = ("/srv", "/opt", "/var/lib", "/mnt")
 
 
 def _digest_tree(root: Path) -> dict:
@@ -69,12 +74,74 @@ def _digest_tree(root: Path) -> dict:
     return digests
 
 
+class UnixServer:
+    """A stream and a datagram socket, mode 0777, in a fresh 0755 folder under one of
+    UNIX_SOCKET_BASES; each connection or datagram is counted and answered with `reply`. One thread
+    serves both; it stops by itself after `lifetime` seconds or `most` contacts, or on `close()`."""
+
+    def __init__(self, lifetime: float = 1800.0, most: int = 32):
+        base = next((path for path in UNIX_SOCKET_BASES if os.path.isdir(path) and os.access(path, os.W_OK)), None)
+        if base is None:
+            pytest.skip(f"no writable folder for the Unix server's sockets among {UNIX_SOCKET_BASES}")
+        self.folder = Path(tempfile.mkdtemp(prefix="kforge-unix-", dir=base))
+        os.chmod(self.folder, 0o755)
+        self.stream_path = str(self.folder / "stream.sock")
+        self.dgram_path = str(self.folder / "dgram.sock")
+        self.reply = ("kforge-unix-reply-" + os.urandom(6).hex()).encode()
+        self.contacts = 0
+        self.most = most
+        self.deadline = time.monotonic() + lifetime
+        self.stopping = threading.Event()
+        self.stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.stream.bind(self.stream_path)
+        self.stream.listen(8)
+        self.dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.dgram.bind(self.dgram_path)
+        for path in (self.stream_path, self.dgram_path):
+            os.chmod(path, 0o777)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stopping.is_set() and self.contacts < self.most and time.monotonic() < self.deadline:
+            try:
+                ready, _, _ = select.select([self.stream, self.dgram], [], [], 0.25)
+            except (OSError, ValueError):
+                return
+            for server in ready:
+                self.contacts += 1
+                try:
+                    if server is self.stream:
+                        connection, _ = server.accept()
+                        with connection:
+                            connection.settimeout(1)
+                            connection.sendall(self.reply)
+                    else:
+                        _data, sender = server.recvfrom(256)
+                        if sender:
+                            server.sendto(self.reply, sender)
+                except OSError:
+                    pass
+
+    def serving(self) -> bool:
+        """Whether it still listens (a stopped server would make a refused connection prove nothing)."""
+        return self.thread.is_alive()
+
+    def close(self):
+        self.stopping.set()
+        self.thread.join(timeout=5)
+        self.stream.close()
+        self.dgram.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 class World:
     """What the attacks aim at: a cache root with baselines, a build and a store, the orchestrator's
     stand-in (the sentinel: a process with a secret in its environment and a marker in its cwd),
-    a project checkout and a loopback server."""
+    a project checkout, a loopback server and Unix sockets outside the hidden folders."""
 
     def __init__(self, root: Path, owner_uid):
+        self.unix = UnixServer()  # first: it may skip, and nothing else is started yet
         self.root = root
         self.owner_uid = owner_uid
         self.cache = root / "cache"
@@ -165,6 +232,8 @@ class World:
             "builds": str(self.builds),
             "staging": str(self.staging),
             "compile": str(self.compile),
+            "unix_stream": self.unix.stream_path,
+            "unix_dgram": self.unix.dgram_path,
         }
 
     def snapshot(self) -> dict:
@@ -174,6 +243,7 @@ class World:
         self.sentinel.kill()
         self.sentinel.wait()
         self.server.close()
+        self.unix.close()
 
 
 def _site_drops() -> list:
@@ -217,6 +287,7 @@ def _run_all(world: World, root: Path, launcher: SandboxLauncher) -> dict:
         results["#after"] = world.snapshot()
         results["#sentinel"] = (process_state(world.sentinel.pid), _nice(world.sentinel.pid))
         results["#site"] = [str(path) for path in _site_drops() if path.exists() and path not in existing]
+        results["#unix_serving"] = world.unix.serving()
         return results
     finally:
         for pid in processes_with(HELPER_MARKER):
@@ -346,6 +417,18 @@ def test_no_connection_leaves_the_sandbox(run):
     assert world.connections == 0
 
 
+def test_no_unix_socket_outside_the_scratch_is_reached(run):
+    """A 0777 socket file in a folder the view shows (read-only, which connecting ignores) is out
+    of reach: the filter refuses every AF_UNIX socket that could be pointed at a path."""
+    world, results = run
+    assert results["#unix_serving"], "the Unix server stopped before the attacks ended"
+    assert world.unix.contacts == 0, "a connection or datagram reached the host's Unix socket"
+    printed = _printed(results["p06_unix_socket.py"])
+    assert world.unix.reply.decode() not in printed
+    assert f"stream {world.unix.stream_path} refused: [Errno 1] Operation not permitted" in printed, printed[-3000:]
+    assert "datagram socketpair refused: [Errno 1] Operation not permitted" in printed, printed[-3000:]
+
+
 def test_no_persistent_state_is_changed(run):
     world, results = run
     assert results["#after"] == world.before
@@ -360,6 +443,159 @@ def test_seccomp_program_denies_every_listed_call_on_both_architectures():
         for name in ("ptrace", "process_vm_readv", "perf_event_open", "mount", "unshare", "bpf", "keyctl"):
             assert NUMBERS[architecture][name] in denied, (architecture, name)
         assert instructions[-3][3] == seccomp.SECCOMP_RET_ALLOW
+
+
+def _run_filter(instructions, architecture: str, name: str, *args: int) -> int:
+    """What the classic-BPF `instructions` return for system call `name` of `architecture` with
+    these arguments (the kernel's seccomp_data: nr, arch, instruction pointer, six 64-bit args)."""
+    arguments = list(args) + [0] * (6 - len(args))
+    words = {0: NUMBERS[architecture][name], 4: AUDIT_ARCH[architecture]}
+    for index, value in enumerate(arguments):
+        words[16 + 8 * index] = value & 0xFFFFFFFF
+        words[20 + 8 * index] = value >> 32
+    accumulator, pc = 0, 0
+    while True:
+        code, jt, jf, k = instructions[pc]
+        if code == seccomp.BPF_LD_W_ABS:
+            accumulator = words[k]
+        elif code == seccomp.BPF_ALU_AND_K:
+            accumulator &= k
+        elif code == seccomp.BPF_RET_K:
+            return k
+        else:
+            taken = {
+                seccomp.BPF_JMP_JEQ_K: accumulator == k,
+                seccomp.BPF_JMP_JGE_K: accumulator >= k,
+                seccomp.BPF_JMP_JSET_K: bool(accumulator & k),
+            }[code]
+            pc += jt if taken else jf
+        pc += 1
+
+
+def test_seccomp_program_refuses_unix_sockets_that_could_reach_a_path_on_both_architectures():
+    eperm = seccomp.SECCOMP_RET_ERRNO | errno.EPERM
+    allow = seccomp.SECCOMP_RET_ALLOW
+    cloexec_nonblock = socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
+    for architecture in NUMBERS:
+        instructions = seccomp.program(architecture)
+
+        def verdict_of(name, *args):
+            return _run_filter(instructions, architecture, name, *args)
+
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_SEQPACKET, socket.SOCK_RAW):
+            assert verdict_of("socket", socket.AF_UNIX, kind) == eperm, (architecture, kind)
+            assert verdict_of("socket", socket.AF_UNIX, kind | cloexec_nonblock) == eperm, (architecture, kind)
+            assert verdict_of("socket", socket.AF_INET, kind) == allow, (architecture, kind)
+            assert verdict_of("socket", socket.AF_INET6, kind) == allow, (architecture, kind)
+        # The kernel reads the domain as an int: high bits must not smuggle AF_UNIX past the filter.
+        assert verdict_of("socket", (1 << 32) | socket.AF_UNIX, socket.SOCK_STREAM) == eperm, architecture
+        assert verdict_of("socket", socket.AF_NETLINK, socket.SOCK_RAW) == allow, architecture
+        for kind in (socket.SOCK_STREAM, socket.SOCK_SEQPACKET):
+            assert verdict_of("socketpair", socket.AF_UNIX, kind) == allow, (architecture, kind)
+            assert verdict_of("socketpair", socket.AF_UNIX, kind | socket.SOCK_CLOEXEC) == allow, (architecture, kind)
+        for kind in (socket.SOCK_DGRAM, socket.SOCK_RAW, socket.SOCK_DGRAM | cloexec_nonblock):
+            assert verdict_of("socketpair", socket.AF_UNIX, kind) == eperm, (architecture, kind)
+        assert verdict_of("socketpair", socket.AF_INET, socket.SOCK_DGRAM) == allow, architecture
+        # What was decided before is unchanged.
+        assert verdict_of("ptrace", 16, 1) == eperm and verdict_of("clone3") == seccomp.SECCOMP_RET_ERRNO | errno.ENOSYS
+        assert verdict_of("clone", 0x10000000) == eperm and verdict_of("clone", 0x01200011) == allow, architecture
+
+
+def _under_the_filter(attempt) -> dict:
+    """Runs `attempt()` (returning a JSON-able value) in a forked child that installed this
+    machine's filter first; its answer, or the error text with which the child failed."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            seccomp.install(machine())
+            answer = {"answer": attempt()}
+        except BaseException as error:  # whatever happens must reach the parent
+            answer = {"error": f"{type(error).__name__}: {error}"}
+        try:
+            os.write(write_end, json.dumps(answer).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(said)
+
+
+def _errno_of(action):
+    try:
+        action()
+        return 0
+    except OSError as error:
+        return error.errno
+
+
+def test_installed_filter_refuses_unix_sockets_but_not_pairs_or_inet(tmp_path):
+    if machine() not in NUMBERS:
+        pytest.skip(f"no filter for {machine()}")
+    probe = _under_the_filter(lambda: _errno_of(lambda: socket.socket(socket.AF_INET).close()))
+    if "error" in probe:
+        pytest.skip(f"this kernel does not take the filter: {probe['error']}")
+    # A listening path socket, outside any sandbox: what the filter must keep out of reach.
+    path = str(tmp_path / "listening.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def attempt():
+        def pair(kind):
+            one, other = socket.socketpair(socket.AF_UNIX, kind)
+            with one, other:
+                one.sendall(b"ping")
+                return other.recv(4).decode()
+
+        def connect():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                client.connect(path)
+
+        def inet():
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+                tcp.bind(("127.0.0.1", 0))
+                tcp.listen(1)
+
+        return {
+            "unix stream": _errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()),
+            "unix dgram": _errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close()),
+            "unix seqpacket": _errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close()),
+            "connect": _errno_of(connect),
+            "dgram pair": _errno_of(lambda: pair(socket.SOCK_DGRAM)),
+            "stream pair": pair(socket.SOCK_STREAM),
+            "seqpacket pair": pair(socket.SOCK_SEQPACKET),
+            "default pair": _errno_of(lambda: [end.close() for end in socket.socketpair()]),
+            "inet": _errno_of(inet),
+            "inet6": _errno_of(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()),
+        }
+
+    try:
+        result = _under_the_filter(attempt)
+        server.settimeout(0.5)
+        with pytest.raises(socket.timeout):
+            server.accept()  # nothing connected
+    finally:
+        server.close()
+    assert "answer" in result, result
+    answer = result["answer"]
+    assert answer.pop("inet6") in (0, errno.EAFNOSUPPORT), result  # (a kernel without IPv6 says so)
+    assert answer == {
+        "unix stream": errno.EPERM,
+        "unix dgram": errno.EPERM,
+        "unix seqpacket": errno.EPERM,
+        "connect": errno.EPERM,
+        "dgram pair": errno.EPERM,
+        "stream pair": "ping",
+        "seqpacket pair": "ping",
+        "default pair": 0,
+        "inet": 0,
+    }, result
+    # Outside the filter the same calls work, so the EPERMs above are the filter's.
+    assert _errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close()) == 0
 
 
 def test_launcher_rejects_a_bad_option_with_status_2(capfd):
