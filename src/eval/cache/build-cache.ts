@@ -4,12 +4,14 @@ import pino, { type Logger } from 'pino';
 import { defaultBaselineCacheDirectory } from './baseline-cache.js';
 import { readBuildCacheEntry, writeBuildCacheEntry, type BuildCacheEntry } from './build-cache-entry.js';
 import type { BuildKeyMaterial } from './build-key.js';
-import { captureBuild, restoreBuild } from './build-snapshot.js';
+import { captureBuild, MAX_BUILD_SNAPSHOT_BYTES, restoreBuild, type BuildDigests } from './build-snapshot.js';
 import { directorySizeBytes } from './directory-size.js';
 import { acquireFileLock, isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from '../pipeline/file-lock.js';
 
 /** Default bound of the build cache: 20 GiB (a CUDA extension's folder is 5–50 MB). */
 export const DEFAULT_BUILD_CACHE_MAX_BYTES = 20 * 1024 ** 3;
+/** Default bound of one entry (one build): 1 GiB. */
+export const DEFAULT_BUILD_CACHE_MAX_ENTRY_BYTES = MAX_BUILD_SNAPSHOT_BYTES;
 
 const KEY_PATTERN = /^[0-9a-f]{64}$/;
 
@@ -21,8 +23,13 @@ export interface BuildCacheOptions {
    * (default `staging` beside `directory`, the folder workers see read-only).
    */
   stagingDirectory?: string;
-  /** Size bound in bytes; least recently used entries are removed past it. */
+  /**
+   * Size bound in bytes (default {@link DEFAULT_BUILD_CACHE_MAX_BYTES}): a new build evicts least
+   * recently used entries to fit, and is not kept when the entries in use leave it no room.
+   */
   maxBytes?: number;
+  /** Bytes one build may have (default {@link DEFAULT_BUILD_CACHE_MAX_ENTRY_BYTES}); a larger one is not kept. */
+  maxEntryBytes?: number;
   lock?: FileLockOptions;
   logger?: Logger;
   now?: () => Date;
@@ -46,13 +53,31 @@ export interface BuildReservation {
   /** A build of this key completed before and its verified copy is in the workspace, so the worker should find nothing to compile. */
   previouslyBuilt: boolean;
   /**
-   * Records how the build went (`cacheHit` as the worker reported it: null when it built no
-   * extension or never said); a new complete build is copied from the workspace into the cache
-   * with its digests. Frees the key and evicts past the bound. Idempotent.
+   * When the build stage ends: takes the stable path down and notes how the build went (`cacheHit`
+   * as the worker reported it: null when it built no extension or never said). With nothing new to
+   * copy (a failed build, a reuse) the use is recorded and the key freed at once; a new complete
+   * build keeps the key until {@link release}, which copies it once nothing of the candidate runs
+   * any more. Idempotent.
    */
-  finish(outcome: { built: boolean; cacheHit: boolean | null }): Promise<void>;
-  /** Frees the folder without recording a use (the evaluation never got to build). Idempotent. */
+  record(outcome: BuildOutcome): Promise<void>;
+  /**
+   * Once the candidate's whole process tree is gone: copies the new build that {@link record}
+   * noted (if any) from the workspace into the cache with its digests, records the use, frees the
+   * key and evicts past the bound. Without `record` first it frees the key without recording a use
+   * (the evaluation never got to build). A build that is refused (sparse, too large, no room) is
+   * logged and not kept; it never throws for the candidate's files. Idempotent.
+   */
+  release(): Promise<void>;
+  /** `record` then `release`, for a caller whose candidate has no process left when its build ends. */
+  finish(outcome: BuildOutcome): Promise<void>;
+  /** The same as {@link release}. */
   abandon(): Promise<void>;
+}
+
+/** How a build stage went, as the worker reported it. */
+export interface BuildOutcome {
+  built: boolean;
+  cacheHit: boolean | null;
 }
 
 /** What `kforge cache stats` shows of the build cache. */
@@ -103,18 +128,24 @@ interface Listed {
 /**
  * Builds addressed by {@link buildKey}: the same candidate source on the same toolchain and
  * architecture is compiled once, across evaluations, runs and processes. The candidate never
- * writes here: it builds in its own scratch folder, and the parent copies a finished build into
- * `<directory>/<key>` with the SHA-256 of every file recorded in `<key>.json`; a later evaluation
- * gets a copy of it in its own scratch, each file checked against its digest first (a mismatch is
- * a miss and a logged warning, and the entry is dropped). A key is reserved under a lock file
- * (`<key>.lock`, stale locks of dead processes taken over), so two concurrent evaluations of one
- * source build once: the second waits and then finds it built. Torch's batons
- * (`<extension>/lock`) are never copied.
+ * writes here: it builds in its own scratch folder, and once its processes are gone the parent
+ * copies a finished build into `<directory>/<key>` (build-snapshot.ts: by descriptor, no link
+ * followed, sparse files refused, streamed) with the SHA-256 of every file recorded in
+ * `<key>.json`; a later evaluation gets a copy of it in its own scratch, each file checked against
+ * its digest first (a mismatch is a miss and a logged warning, and the entry is dropped). A key is
+ * reserved under a lock file (`<key>.lock`, stale locks of dead processes taken over), held from
+ * the reservation until the new build is copied, so two concurrent evaluations of one source build
+ * once: the second waits and then finds it built. Torch's batons (`<extension>/lock`) are never
+ * copied. Sizes are the bytes of the copies (never sparse): one build may have
+ * {@link maxEntryBytes}, and a new one evicts least recently used entries until the cache fits
+ * {@link maxBytes} with it, or is not kept when the entries in use leave no room (a capture in
+ * progress may pass the bound by its own size until then).
  */
 export class BuildCache {
   readonly directory: string;
   readonly stagingDirectory: string;
   readonly maxBytes: number;
+  readonly maxEntryBytes: number;
   readonly #lock: FileLockOptions;
   readonly #logger: Logger;
   readonly #now: () => Date;
@@ -125,6 +156,10 @@ export class BuildCache {
     this.maxBytes = options.maxBytes ?? DEFAULT_BUILD_CACHE_MAX_BYTES;
     if (!Number.isFinite(this.maxBytes) || this.maxBytes < 0) {
       throw new RangeError(`expected the build cache bound to be a non-negative number of bytes, got ${this.maxBytes}`);
+    }
+    this.maxEntryBytes = options.maxEntryBytes ?? DEFAULT_BUILD_CACHE_MAX_ENTRY_BYTES;
+    if (!Number.isFinite(this.maxEntryBytes) || this.maxEntryBytes < 0) {
+      throw new RangeError(`expected the build cache's bound of one entry to be a non-negative number of bytes, got ${this.maxEntryBytes}`);
     }
     this.#lock = options.lock ?? {};
     this.#logger = options.logger ?? pino({ level: 'silent' });
@@ -224,57 +259,142 @@ export class BuildCache {
     previouslyBuilt: boolean,
     lock: HeldLock,
   ): BuildReservation {
-    let finished = false;
+    let outcome: BuildOutcome | null = null;
+    let recording: Promise<void> | null = null;
+    let releasing: Promise<void> | null = null;
     const unlink = (): Promise<void> => rm(link, { force: true });
+    // A new complete build is copied only in `release`, once the candidate's processes are gone.
+    const captureDue = ({ built, cacheHit }: BuildOutcome): boolean => built && (cacheHit !== true || !previouslyBuilt);
+    const settle = async (): Promise<void> => {
+      try {
+        await unlink();
+        if (outcome) await this.#recordUse(key, material, workspace, previous, previouslyBuilt, outcome, captureDue(outcome));
+      } finally {
+        await lock.release();
+      }
+      if (outcome && outcome.cacheHit !== true) await this.evict();
+    };
+    const release = (): Promise<void> => {
+      releasing ??= (async () => {
+        await recording?.catch(() => undefined);
+        if (!outcome || captureDue(outcome)) await settle();
+      })();
+      return releasing;
+    };
+    const record = (reported: BuildOutcome): Promise<void> => {
+      if (outcome || releasing) return recording ?? Promise.resolve();
+      outcome = { built: reported.built, cacheHit: reported.cacheHit };
+      const noted = outcome;
+      recording = (async () => {
+        if (captureDue(noted)) await unlink();
+        else await settle();
+      })();
+      return recording;
+    };
     return {
       key,
       directory: link,
       previouslyBuilt,
-      finish: async ({ built, cacheHit }) => {
-        if (finished) return;
-        finished = true;
-        const nowIso = this.#now().toISOString();
-        try {
-          await unlink();
-          let files = previouslyBuilt ? previous?.files : undefined;
-          let sizeBytes = previouslyBuilt ? (previous?.size_bytes ?? 0) : 0;
-          if (built && (cacheHit !== true || !previouslyBuilt)) {
-            const captured = await captureBuild(workspace.directory, this.#folder(key));
-            files = captured?.files;
-            sizeBytes = captured?.sizeBytes ?? 0;
-            if (!captured) this.#logger.warn({ key }, 'a build larger than the largest kept (2 GiB) is not cached');
-          } else if (!built) {
-            await rm(this.#folder(key), { recursive: true, force: true, maxRetries: 3 });
-            files = undefined;
-            sizeBytes = 0;
-          }
-          await writeBuildCacheEntry(this.#entryFile(key), {
-            key,
-            material,
-            created_at: previous?.created_at ?? nowIso,
-            last_used_at: nowIso,
-            size_bytes: sizeBytes,
-            uses: (previous?.uses ?? 0) + 1,
-            builds: (previous?.builds ?? 0) + (cacheHit === false || !built ? 1 : 0),
-            hits: (previous?.hits ?? 0) + (cacheHit === true ? 1 : 0),
-            complete: built && files !== undefined,
-            ...(files ? { files } : {}),
-          });
-        } finally {
-          await lock.release();
-        }
-        if (cacheHit !== true) await this.evict();
+      record,
+      release,
+      finish: async (reported) => {
+        await record(reported);
+        await release();
       },
-      abandon: async () => {
-        if (finished) return;
-        finished = true;
-        try {
-          await unlink();
-        } finally {
-          await lock.release();
-        }
-      },
+      abandon: release,
     };
+  }
+
+  /** Writes the record of one use, with a copy of the new build when `capture` (see {@link #capture}). */
+  async #recordUse(
+    key: string,
+    material: BuildKeyMaterial,
+    workspace: BuildWorkspace,
+    previous: BuildCacheEntry | null,
+    previouslyBuilt: boolean,
+    { built, cacheHit }: BuildOutcome,
+    capture: boolean,
+  ): Promise<void> {
+    const nowIso = this.#now().toISOString();
+    let files = previouslyBuilt ? previous?.files : undefined;
+    let sizeBytes = previouslyBuilt ? (previous?.size_bytes ?? 0) : 0;
+    if (capture) {
+      const captured = await this.#capture(key, workspace);
+      files = captured?.files;
+      sizeBytes = captured?.sizeBytes ?? 0;
+    } else if (!built) {
+      await rm(this.#folder(key), { recursive: true, force: true, maxRetries: 3 });
+      files = undefined;
+      sizeBytes = 0;
+    }
+    await writeBuildCacheEntry(this.#entryFile(key), {
+      key,
+      material,
+      created_at: previous?.created_at ?? nowIso,
+      last_used_at: nowIso,
+      size_bytes: sizeBytes,
+      uses: (previous?.uses ?? 0) + 1,
+      builds: (previous?.builds ?? 0) + (cacheHit === false || !built ? 1 : 0),
+      hits: (previous?.hits ?? 0) + (cacheHit === true ? 1 : 0),
+      complete: built && files !== undefined,
+      ...(files ? { files } : {}),
+    });
+  }
+
+  /**
+   * Copies the workspace into `<directory>/<key>` (captureBuild: by descriptor, no link followed,
+   * sparse files refused, at most {@link maxEntryBytes}), then evicts least recently used entries
+   * until the total fits {@link maxBytes} with it. Null, with a warning and the key's folder
+   * removed, when the build is refused, cannot be copied, or finds no room (the entries left are
+   * in use): the evaluation goes on, the build is just not cached.
+   */
+  async #capture(key: string, workspace: BuildWorkspace): Promise<{ files: BuildDigests; sizeBytes: number } | null> {
+    const folder = this.#folder(key);
+    const drop = async (details: Record<string, unknown>, message: string): Promise<null> => {
+      this.#logger.warn({ key, ...details }, message);
+      await rm(folder, { recursive: true, force: true, maxRetries: 3 });
+      return null;
+    };
+    try {
+      await this.#removeTemporaries(key);
+      const captured = await captureBuild(workspace.directory, folder, { maxBytes: Math.min(this.maxEntryBytes, this.maxBytes) });
+      if (!captured.ok) {
+        return await drop({ why: captured.why, file: captured.file, detail: captured.detail }, `a build is not cached (${captured.why}): ${captured.detail}`);
+      }
+      if (!(await this.#makeRoom(key, captured.sizeBytes))) {
+        return await drop(
+          { sizeBytes: captured.sizeBytes, maxBytes: this.maxBytes },
+          'a build is not cached: the entries in use leave it no room within the bound of the build cache',
+        );
+      }
+      return captured;
+    } catch (error) {
+      return await drop({ err: error }, 'could not copy a build into the build cache; it is not cached');
+    }
+  }
+
+  /** Evicts least recently used entries (not `key`, not held ones) until `bytes` more fit the bound; whether they do. */
+  async #makeRoom(key: string, bytes: number): Promise<boolean> {
+    const others = (await this.#list()).filter((item) => item.key !== key).sort((a, b) => a.lastUsedMs - b.lastUsedMs);
+    let total = others.reduce((sum, item) => sum + item.sizeBytes, 0);
+    let removed = 0;
+    for (const item of others) {
+      if (total + bytes <= this.maxBytes) break;
+      if (!(await this.#remove(item))) continue;
+      total -= item.sizeBytes;
+      removed += 1;
+    }
+    if (removed > 0) this.#logger.info({ removed, totalBytes: total, addedBytes: bytes }, 'evicted build cache entries to make room for a build');
+    return total + bytes <= this.maxBytes;
+  }
+
+  /** Removes temporary copies of `key` left by a capture that never ended (under the key's lock, none is under way). */
+  async #removeTemporaries(key: string): Promise<void> {
+    const names = await readdir(this.directory).catch(() => [] as string[]);
+    const prefix = `${key}.tmp-`;
+    await Promise.all(
+      names.filter((name) => name.startsWith(prefix)).map((name) => rm(path.join(this.directory, name), { recursive: true, force: true, maxRetries: 3 })),
+    );
   }
 
   /** Removes an entry under its lock; false when an evaluation holds it. */
@@ -284,6 +404,7 @@ export class BuildCache {
     try {
       await rm(this.#entryFile(item.key), { force: true });
       await rm(this.#folder(item.key), { recursive: true, force: true, maxRetries: 3 });
+      await this.#removeTemporaries(item.key);
       return true;
     } finally {
       await lock.release();

@@ -36,7 +36,7 @@ describe('copies of a build keep their times, never later than the originals', (
     });
     const cached = path.join(root, 'cached');
     const captured = await captureBuild(build, cached);
-    assert.ok(captured);
+    assert.ok(captured.ok);
     const restored = path.join(root, 'restored');
     assert.deepEqual(await restoreBuild(cached, restored, captured.files, null), { ok: true });
     for (const { relative, timeNs } of files) {

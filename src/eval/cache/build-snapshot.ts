@@ -1,12 +1,31 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { chown, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { constants as fsConstants, type BigIntStats } from 'node:fs';
+import { chown, lstat, mkdir, open, opendir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** SHA-256 (hex) of each regular file of a build folder, by its path relative to the folder (`/`-separated). */
 export type BuildDigests = Record<string, string>;
 
-/** The largest build kforge keeps in its cache, in bytes (a CUDA extension's folder is 5–50 MB). */
-export const MAX_BUILD_SNAPSHOT_BYTES = 2 * 1024 ** 3;
+/** The largest build kept by default: bytes written into the cache (a CUDA extension's folder is 5–50 MB). */
+export const MAX_BUILD_SNAPSHOT_BYTES = 1024 ** 3;
+/** Most entries (files, folders, anything else) a build folder may list before its capture is refused. */
+export const MAX_BUILD_SNAPSHOT_ENTRIES = 10_000;
+/** Deepest folder nesting a build folder may have before its capture is refused. */
+export const MAX_BUILD_SNAPSHOT_DEPTH = 32;
+/**
+ * How much longer than its allocated blocks (`st_blocks * 512`) a file may be before it counts as
+ * sparse and its build is refused: room for a file system that keeps small files or tails inline.
+ */
+export const SPARSE_SLACK_BYTES = 64 * 1024;
+/** Bytes read and written at a time: no file is ever held whole in memory. */
+const CHUNK_BYTES = 1024 ** 2;
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants;
+/** A file of the candidate's: no link followed, and a FIFO swapped in opens at once (then refused by its fstat). */
+const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const FOLDER_FLAGS = READ_FLAGS | O_DIRECTORY;
+/** A copy: always a new file, never through a link. */
+const WRITE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 
 /** Whether a recorded relative path stays inside its folder (no absolute path, no `..`, no empty part). */
 export function isContainedPath(relative: string): boolean {
@@ -31,57 +50,217 @@ export function utimesSeconds(timeNs: bigint): number {
   return Number(timeNs / 1000n) / 1e6;
 }
 
-async function copyWithTimes(source: string, target: string, contents: Buffer): Promise<void> {
-  const times = await stat(source, { bigint: true });
-  await writeFile(target, contents, { mode: 0o644 });
-  await utimes(target, utimesSeconds(times.atimeNs), utimesSeconds(times.mtimeNs));
+/** Why a build was not captured (nothing of it is kept). */
+export type CaptureRefusal =
+  /** The build folder is not a folder (a link, say). */
+  | 'not-a-folder'
+  /** A file is much longer than the blocks it has on disk (see {@link isSparse}). */
+  | 'sparse'
+  /** The files add up to more than the bytes allowed. */
+  | 'too-large'
+  /** More entries than {@link MAX_BUILD_SNAPSHOT_ENTRIES} (or the limit given). */
+  | 'too-many-entries'
+  /** Folders nested deeper than {@link MAX_BUILD_SNAPSHOT_DEPTH} (or the limit given). */
+  | 'too-deep'
+  /** A name that could not be recorded as a contained relative path (a backslash in it). */
+  | 'name'
+  /** A regular file or a folder that could not be opened or searched (its permissions, say). */
+  | 'unreadable';
+
+/** How {@link captureBuild} went: the digests and bytes of the copy, or why nothing was kept. */
+export type CaptureOutcome = { ok: true; files: BuildDigests; sizeBytes: number } | { ok: false; why: CaptureRefusal; file: string | null; detail: string };
+
+export interface CaptureLimits {
+  /** Bytes written into the cache at most (the files' lengths added up). Default {@link MAX_BUILD_SNAPSHOT_BYTES}. */
+  maxBytes?: number;
+  /** Default {@link MAX_BUILD_SNAPSHOT_ENTRIES}. */
+  maxEntries?: number;
+  /** Default {@link MAX_BUILD_SNAPSHOT_DEPTH}. */
+  maxDepth?: number;
+  /** For tests: called with each entry's relative path once it was listed and `lstat` looked at it, before it is opened. */
+  beforeOpen?: (relative: string) => Promise<void> | void;
+}
+
+/**
+ * Whether a file is sparse: its length passes its allocated bytes (`st_blocks * 512`) by more than
+ * {@link SPARSE_SLACK_BYTES}. Such a file would become real bytes in the copy (a 2 GB file of no
+ * blocks, 2 GB of disk in the cache); honest build outputs are never sparse. On a compressing file
+ * system (btrfs, ZFS) a file that compresses well counts as sparse too: such a build is not cached.
+ */
+export function isSparse(info: Pick<BigIntStats, 'size' | 'blocks'>): boolean {
+  return info.blocks * 512n + BigInt(SPARSE_SLACK_BYTES) < info.size;
+}
+
+/** A refusal thrown out of the walk (caught by {@link captureBuild}). */
+class Refused extends Error {
+  readonly outcome: Extract<CaptureOutcome, { ok: false }>;
+  constructor(why: CaptureRefusal, file: string | null, detail: string) {
+    super(detail);
+    this.outcome = { ok: false, why, file, detail };
+  }
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
+
+/** Codes of an entry that is no longer a file or a folder where it was listed (gone, replaced by a link, a socket): it is left out. */
+const LEFT_OUT_CODES = new Set(['ENOENT', 'ELOOP', 'ENOTDIR', 'ENXIO', 'EOPNOTSUPP', 'ENODEV']);
+
+/** A folder opened without following a link, or null when the path is not one (a link, a file, gone). */
+async function openFolder(at: string): Promise<FileHandle | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(at, FOLDER_FLAGS);
+  } catch (error) {
+    if (LEFT_OUT_CODES.has(errorCode(error) ?? '')) return null;
+    throw error;
+  }
+  if ((await handle.stat()).isDirectory()) return handle;
+  await handle.close();
+  return null;
+}
+
+/**
+ * Whether `/proc/self/fd/<fd>` reaches the very folder open as `handle`: then every entry is looked
+ * up through the descriptor (as openat would), and no path is resolved again.
+ */
+async function reachesThroughProc(handle: FileHandle): Promise<boolean> {
+  try {
+    const [held, reached] = await Promise.all([handle.stat({ bigint: true }), stat(`/proc/self/fd/${handle.fd}`, { bigint: true })]);
+    return held.dev === reached.dev && held.ino === reached.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes all of `chunk` at the output's position. */
+async function writeAll(output: FileHandle, chunk: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) offset += (await output.write(chunk, offset, chunk.length - offset)).bytesWritten;
+}
+
+/** Copies at most `size` bytes of `input` (from its start) into `output` through `buffer`, hashing them; the bytes copied. */
+async function streamCopy(input: FileHandle, output: FileHandle, size: number, buffer: Buffer, hash: Hash): Promise<number> {
+  let position = 0;
+  while (position < size) {
+    const { bytesRead } = await input.read(buffer, 0, Math.min(buffer.length, size - position), position);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    hash.update(chunk);
+    await writeAll(output, chunk);
+    position += bytesRead;
+  }
+  return position;
 }
 
 /**
  * Copies the regular files of a candidate's build folder (`source`, which the candidate could
- * write) into `target` (which it cannot), recording each file's SHA-256 on the way. Symbolic links,
- * devices, sockets and torch's batons are left out (a link to a secret is never followed);
- * modification times are kept, so ninja and the worker's `cache_hit` find the build complete.
- * The copy lands in a temporary folder renamed over `target`. Null when the build is larger than
- * `maxBytes` (nothing is kept).
+ * write) into `target` (which it cannot), recording each file's SHA-256 on the way; meant to run
+ * once nothing of the candidate runs any more, and safe against one still running all the same:
+ *
+ * - every folder and file is opened with `O_NOFOLLOW` (`O_NONBLOCK` too, so a FIFO cannot hang it)
+ *   and judged by `fstat` of that descriptor, then read through it, never opened again by path;
+ *   entries are looked up through the open folder's descriptor (`/proc/self/fd/<fd>/<name>`), so
+ *   no link is followed anywhere on the way (without a /proc the path is used, its last part
+ *   still not followed). Symbolic links, FIFOs, sockets, devices and torch's batons are left out,
+ *   and only what `lstat` calls a regular file or folder is opened at all;
+ * - a sparse file ({@link isSparse}) refuses the whole build, as do more bytes than
+ *   `limits.maxBytes` (counted before each file is copied, so no more is ever written), more
+ *   entries than `maxEntries` or deeper folders than `maxDepth`; no more than a file's length at
+ *   its fstat is read;
+ * - each file is streamed through one 1 MiB buffer and hashed as it is copied.
+ *
+ * Modification times are kept, so ninja and the worker's `cache_hit` find the build complete. The
+ * copy lands in a temporary folder renamed over `target`; a refusal keeps nothing (and leaves
+ * `target` as it was). `sizeBytes` is the bytes written; the copies are never sparse, so it is what
+ * they occupy, up to each file's last block.
  */
-export async function captureBuild(
-  source: string,
-  target: string,
-  maxBytes = MAX_BUILD_SNAPSHOT_BYTES,
-): Promise<{ files: BuildDigests; sizeBytes: number } | null> {
+export async function captureBuild(source: string, target: string, limits: CaptureLimits = {}): Promise<CaptureOutcome> {
+  const maxBytes = limits.maxBytes ?? MAX_BUILD_SNAPSHOT_BYTES;
+  const maxEntries = limits.maxEntries ?? MAX_BUILD_SNAPSHOT_ENTRIES;
+  const maxDepth = limits.maxDepth ?? MAX_BUILD_SNAPSHOT_DEPTH;
+  const root = await openFolder(source);
+  if (!root) return { ok: false, why: 'not-a-folder', file: null, detail: `${source} is not a folder` };
   const temporary = `${target}.tmp-${randomBytes(4).toString('hex')}`;
   const files: BuildDigests = {};
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let sizeBytes = 0;
-  const walk = async (relative: string): Promise<boolean> => {
-    const folder = path.join(source, relative);
+  let entries = 0;
+  const throughProc = await reachesThroughProc(root);
+
+  const copyFile = async (at: string, relative: string): Promise<void> => {
+    let input: FileHandle;
+    try {
+      input = await open(at, READ_FLAGS);
+    } catch (error) {
+      if (LEFT_OUT_CODES.has(errorCode(error) ?? '')) return;
+      if (errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM') throw new Refused('unreadable', relative, `${relative} could not be opened`);
+      throw error;
+    }
+    try {
+      const info = await input.stat({ bigint: true });
+      // Swapped for a FIFO, a socket or a device once listed: opened (O_NONBLOCK) but never read.
+      if (!info.isFile()) return;
+      if (isSparse(info)) {
+        throw new Refused('sparse', relative, `${relative} is ${info.size} bytes long with ${info.blocks * 512n} bytes allocated`);
+      }
+      const size = Number(info.size);
+      if (sizeBytes + size > maxBytes) throw new Refused('too-large', relative, `the build passes ${maxBytes} bytes at ${relative}`);
+      const output = await open(path.join(temporary, relative), WRITE_FLAGS, 0o644);
+      const hash = createHash('sha256');
+      try {
+        sizeBytes += await streamCopy(input, output, size, buffer, hash);
+        await output.utimes(utimesSeconds(info.atimeNs), utimesSeconds(info.mtimeNs));
+      } finally {
+        await output.close();
+      }
+      files[relative] = hash.digest('hex');
+    } finally {
+      await input.close();
+    }
+  };
+
+  const walk = async (folder: FileHandle, folderPath: string, relative: string, depth: number): Promise<void> => {
+    if (depth > maxDepth) throw new Refused('too-deep', relative, `folders nest deeper than ${maxDepth} at ${relative}`);
     await mkdir(path.join(temporary, relative), { recursive: true, mode: 0o755 });
-    for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const base = throughProc ? `/proc/self/fd/${folder.fd}` : folderPath;
+    for await (const entry of await opendir(base)) {
       const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      const info = await lstat(path.join(source, child));
-      if (info.isDirectory()) {
-        if (!(await walk(child))) return false;
-      } else if (info.isFile() && !isTorchBaton(child)) {
-        sizeBytes += info.size;
-        if (sizeBytes > maxBytes) return false;
-        const contents = await readFile(path.join(source, child));
-        files[child] = createHash('sha256').update(contents).digest('hex');
-        await copyWithTimes(path.join(source, child), path.join(temporary, child), contents);
+      entries += 1;
+      if (entries > maxEntries) throw new Refused('too-many-entries', child, `the build folder lists more than ${maxEntries} entries`);
+      if (!isContainedPath(child)) throw new Refused('name', child, `${JSON.stringify(entry.name)} cannot be recorded as a file name`);
+      const at = `${base}/${entry.name}`;
+      const info = await lstat(at).catch((error: unknown) => {
+        if (LEFT_OUT_CODES.has(errorCode(error) ?? '')) return null;
+        throw error;
+      });
+      await limits.beforeOpen?.(child);
+      if (info?.isDirectory()) {
+        const inner = await openFolder(at);
+        if (!inner) continue;
+        try {
+          await walk(inner, path.join(folderPath, entry.name), child, depth + 1);
+        } finally {
+          await inner.close();
+        }
+      } else if (info?.isFile() && !isTorchBaton(child)) {
+        await copyFile(at, child);
       }
     }
-    return true;
   };
+
   try {
-    if (!(await walk(''))) {
-      await rm(temporary, { recursive: true, force: true });
-      return null;
-    }
+    await walk(root, source, '', 0);
     await rm(target, { recursive: true, force: true, maxRetries: 3 });
     await rename(temporary, target);
-    return { files, sizeBytes };
+    return { ok: true, files, sizeBytes };
   } catch (error) {
-    await rm(temporary, { recursive: true, force: true });
+    await rm(temporary, { recursive: true, force: true, maxRetries: 3 });
+    if (error instanceof Refused) return error.outcome;
+    // A folder of the candidate's it may not read or search (its permissions): refused like a file.
+    if (errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM') return { ok: false, why: 'unreadable', file: null, detail: (error as Error).message };
     throw error;
+  } finally {
+    await root.close();
   }
 }
 
@@ -90,35 +269,54 @@ export type RestoreOutcome = { ok: true } | { ok: false; file: string; why: 'mis
 
 /**
  * Copies the files recorded in `files` from the cache folder `source` into a candidate's build
- * folder `target`, checking each one's SHA-256 first: a file that is missing or differs stops the
- * restore (the entry is not to be trusted; the caller treats it as a miss). Only the recorded files
- * are copied, so nothing added to the cache folder afterwards reaches a candidate. With `ownerUid`
- * (the candidate's uid, when kforge runs as root) the copies are given to it, so that the candidate
- * may update its own build.
+ * folder `target`, checking each one's SHA-256 as it is streamed (no link followed on either side):
+ * a file that is missing or differs stops the restore, and its copy is removed (the entry is not to
+ * be trusted; the caller treats it as a miss). Only the recorded files are copied, so nothing added
+ * to the cache folder afterwards reaches a candidate. With `ownerUid` (the candidate's uid, when
+ * kforge runs as root) the copies are given to it, so that the candidate may update its own build.
  */
 export async function restoreBuild(source: string, target: string, files: BuildDigests, ownerUid: number | null): Promise<RestoreOutcome> {
-  const give = async (file: string): Promise<void> => {
-    if (ownerUid !== null && process.getuid?.() === 0 && ownerUid !== 0) await chown(file, ownerUid, ownerUid);
-  };
+  const owner = ownerUid !== null && process.getuid?.() === 0 && ownerUid !== 0 ? ownerUid : null;
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   for (const [relative, digest] of Object.entries(files)) {
     if (!isContainedPath(relative)) return { ok: false, file: relative, why: 'path' };
-    let contents: Buffer;
+    let input: FileHandle;
     try {
-      const info = await lstat(path.join(source, relative));
-      if (!info.isFile()) return { ok: false, file: relative, why: 'missing' };
-      contents = await readFile(path.join(source, relative));
+      input = await open(path.join(source, relative), READ_FLAGS);
     } catch {
       return { ok: false, file: relative, why: 'missing' };
     }
-    if (createHash('sha256').update(contents).digest('hex') !== digest) return { ok: false, file: relative, why: 'digest' };
-    const parts = relative.split('/');
-    for (let depth = 1; depth < parts.length; depth += 1) {
-      const folder = path.join(target, ...parts.slice(0, depth));
-      await mkdir(folder, { recursive: true, mode: 0o755 });
-      await give(folder);
+    try {
+      const info = await input.stat({ bigint: true });
+      if (!info.isFile()) return { ok: false, file: relative, why: 'missing' };
+      const parts = relative.split('/');
+      for (let depth = 1; depth < parts.length; depth += 1) {
+        const folder = path.join(target, ...parts.slice(0, depth));
+        await mkdir(folder, { recursive: true, mode: 0o755 });
+        if (owner !== null) await chown(folder, owner, owner);
+      }
+      const copy = path.join(target, relative);
+      await rm(copy, { force: true });
+      const output = await open(copy, WRITE_FLAGS, 0o644);
+      const hash = createHash('sha256');
+      let matches = false;
+      try {
+        await streamCopy(input, output, Number(info.size), buffer, hash);
+        matches = hash.digest('hex') === digest;
+        if (matches) {
+          await output.utimes(utimesSeconds(info.atimeNs), utimesSeconds(info.mtimeNs));
+          if (owner !== null) await output.chown(owner, owner);
+        }
+      } finally {
+        await output.close();
+      }
+      if (!matches) {
+        await rm(copy, { force: true });
+        return { ok: false, file: relative, why: 'digest' };
+      }
+    } finally {
+      await input.close();
     }
-    await copyWithTimes(path.join(source, relative), path.join(target, relative), contents);
-    await give(path.join(target, relative));
   }
   return { ok: true };
 }

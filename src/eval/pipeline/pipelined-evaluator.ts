@@ -279,7 +279,7 @@ export class PipelinedEvaluator implements Evaluator {
     const taken: WarmWorker[] = [];
     let reservation: BuildReservation | undefined;
     let releaseBuild: Release | undefined;
-    let finishing: Promise<void> | undefined;
+    let recording: Promise<void> | undefined;
     const pauses = this.#timedStagePauses(lane);
     try {
       const candidate = await this.#pool.take('candidate', device);
@@ -326,7 +326,7 @@ export class PipelinedEvaluator implements Evaluator {
             // out of date): the cache is not saving this candidate's build time.
             this.#logger.warn({ key, durationMs: report.durationMs }, 'a cached build was restored but the candidate compiled again');
           }
-          finishing = reservation?.finish(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
+          recording = reservation?.record(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
           emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
         },
         acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room, 0, candidate.contextBytes),
@@ -361,11 +361,18 @@ export class PipelinedEvaluator implements Evaluator {
       pauses.resume();
       releaseBuild?.();
       baselines.release();
-      await (finishing ?? reservation?.abandon());
+      await recording;
       await Promise.all(
         taken.map(async (warm) => {
           if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
-          await warm.worker.finish(EXIT_WINDOW_MS);
+          try {
+            await warm.worker.finish(EXIT_WINDOW_MS);
+          } finally {
+            // A new build is copied into the cache only now that the candidate's processes are gone.
+            if (warm.worker.role === 'candidate') {
+              await reservation?.release().catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a build cache entry'));
+            }
+          }
           await warm.scratch.remove();
         }),
       );
