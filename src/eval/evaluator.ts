@@ -67,11 +67,6 @@ export interface EvaluationRequest {
    * so that the card's clocks and power settle. Default 1000 on the GPU backends, 0 on cpu.
    */
   warmupMs?: number;
-  /**
-   * Saved output bytes the candidate may hold on the scratch disk before they are judged and
-   * deleted (default 1 GiB; docs/worker-protocol.md, `kept`).
-   */
-  outputAllowanceBytes?: number;
 }
 
 /** Progress events an evaluator reports while it works (for terminals and logs). */

@@ -1,10 +1,12 @@
 """Both roles end to end on the cpu backend: the judge's verdict on honest and dishonest candidates."""
 
+import os
+
 import pytest
 import torch
 
 import sources
-from worker_process import Worker, evaluate, reference_request
+from worker_process import Worker, evaluate, handover_pipe, reference_request
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +61,11 @@ def test_stages_and_hello_follow_the_protocol(correct_run):
         ("correctness", "start"),
         ("correctness", "end"),
     ]
-    assert correct_run.reference.stages() == [
-        ("reference", "start"),
-        ("reference", "end"),
+    # One judge stage per output: each is judged the moment it is handed over.
+    assert correct_run.reference.stages() == [("reference", "start"), ("reference", "end")] + [
         ("judge", "start"),
         ("judge", "end"),
-    ]
+    ] * len(correct_run.correctness["outputs"])
     assert "candidate forward ran" in correct_run.candidate.stdout
 
 
@@ -148,26 +149,91 @@ def test_reference_forward_raising_is_invalid_input(write, tmp_path):
         worker.kill()
 
 
-def test_missing_output_file_is_reported(write, tmp_path, linear_problem):
+def _judge_one(worker: Worker, output: dict, write_bytes=None) -> dict:
+    """Sends one hand-over to a reference worker as the parent relays it; `write_bytes(fd)` plays the
+    candidate's side of the pipe when the judge asks for the bytes. Returns the judgement."""
+    worker.send({"type": "judge", "atol": 0.01, "rtol": 0.01, "outputs": [output]})
+    while True:
+        message = worker.read_until("handover-ready", "judgement")
+        if message["type"] == "judgement":
+            return message
+        assert write_bytes is not None, "the judge asked for bytes of an output it should have refused"
+        write_bytes()
+
+
+def _tensor_header(shape, dtype="float32", skeleton="T"):
+    nbytes = 4
+    for size in shape:
+        nbytes *= size
+    return {
+        "skeleton": skeleton,
+        "leaf_info": [{"type": "tensor", "device": "cpu"}],
+        "leaves": [{"tensor": {"dtype": dtype, "shape": list(shape), "nbytes": nbytes}}],
+        "ipc": None,
+    }
+
+
+def test_forged_headers_are_refused_before_any_byte(tmp_path, linear_problem):
+    """The judge checks a hand-over's header against the reference's own output before it allocates
+    or reads anything: a 1 TiB shape, another structure, a path, no header at all. Each is the
+    candidate's trial failure, and the messages never depend on the host's files."""
+    pipe = handover_pipe(tmp_path / "scratch")
     worker = Worker("reference", tmp_path / "reference")
     try:
-        worker.send(reference_request(linear_problem))
-        assert worker.read_until("reference-ready")["type"] == "reference-ready"
-        worker.send(
-            {
-                "type": "judge",
-                "atol": 0.01,
-                "rtol": 0.01,
-                "outputs": [
-                    {"seed": 11, "path": str(tmp_path / "nothing.pt"), "input_digest": "0"},
-                    {"seed": 12, "path": str(write("garbage.pt", "not a torch file"))},
-                ],
-            }
-        )
-        judgement = worker.read_until("judgement")
-        assert judgement["passed"] is False
-        checks = [(trial["check"], trial["input_mutated"]) for trial in judgement["trials"]]
-        assert checks == [("missing-output", True), ("missing-output", None)]
+        worker.send({**reference_request(linear_problem), "handover_pipe": str(pipe)})
+        ready = worker.read_until("reference-ready")
+        assert ready["type"] == "reference-ready"
+        shape = [int(size) for size in ready["trials"][0]["output"].split("(")[1].split(")")[0].split(",")]
+        forged = [
+            ("huge", _tensor_header([1 << 20, 1 << 18]), "shape"),
+            ("tuple", _tensor_header(shape, skeleton="(T,)"), "structure"),
+            ("path", {"path": "/etc/shadow"}, "structure"),
+            (
+                "subclass",
+                {**_tensor_header(shape), "leaf_info": [{"type": "tensor-subclass:Lazy", "device": "cpu"}]},
+                "structure",
+            ),
+        ]
+        for name, header, check in forged:
+            judgement = _judge_one(worker, {"id": name, "seed": 11, "input_digest": None, **header})
+            trial = judgement["trials"][0]
+            assert (trial["passed"], trial["check"]) == (False, check), (name, trial)
+            assert "shadow" not in trial["message"] and "exist" not in trial["message"]
+        assert not worker.of_type("handover-received")
+        assert worker.finish() == 0
+    finally:
+        worker.kill()
+
+
+def test_pipe_handover_takes_exact_bytes_and_refuses_extra(tmp_path, linear_problem):
+    """An honest hand-over through the pipe is judged on exactly the bytes written; bytes beyond
+    the output (another writer on the pipe) are the candidate's `handover` failure."""
+    pipe = handover_pipe(tmp_path / "scratch")
+    worker = Worker("reference", tmp_path / "reference")
+    try:
+        worker.send({**reference_request(linear_problem), "handover_pipe": str(pipe)})
+        ready = worker.read_until("reference-ready")
+        shape = [int(size) for size in ready["trials"][0]["output"].split("(")[1].split(")")[0].split(",")]
+        zeros = bytes(4 * shape[0] * shape[1])
+        fd = os.open(pipe, os.O_WRONLY)
+        try:
+            judgement = _judge_one(
+                worker,
+                {"id": "correctness-0", "seed": 11, "input_digest": None, **_tensor_header(shape)},
+                lambda: os.write(fd, zeros),
+            )
+            trial = judgement["trials"][0]
+            assert trial["check"] == "mismatch" and trial["max_abs_error"] > 0  # zeros are wrong, but judged
+            received = worker.of_type("handover-received")
+            assert [(message["transport"], message["bytes"]) for message in received] == [("pipe", len(zeros))]
+            judgement = _judge_one(
+                worker,
+                {"id": "correctness-1", "seed": 12, "input_digest": None, **_tensor_header(shape)},
+                lambda: os.write(fd, zeros + b"extra"),
+            )
+            assert judgement["trials"][0]["check"] == "handover"
+        finally:
+            os.close(fd)
         assert worker.finish() == 0
     finally:
         worker.kill()

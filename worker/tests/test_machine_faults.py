@@ -136,8 +136,8 @@ def judge_slow_outputs(tmp_path, stage_limit_ms: int) -> Worker:
     problem.write_text(SLOW_PROBLEM)
     worker = Worker("reference", tmp_path / "reference")
     request = reference_request(problem, atol=0.01, rtol=0.01, correctness_seeds=(11,), timing_seeds=(21,))
-    outputs = [{"seed": 11, "path": str(tmp_path / "correctness.pt")}] + [
-        {"seed": 21, "input_seed": 9000 + index, "path": str(tmp_path / f"out-{index}.pt")} for index in range(4)
+    outputs = [{"seed": 11, "id": "correctness-0"}] + [
+        {"seed": 21, "input_seed": 9000 + index, "id": f"timed-{index}"} for index in range(4)
     ]
 
     def talk():
@@ -163,7 +163,7 @@ def test_a_judgement_within_its_stage_limit_judges_every_output(tmp_path):
     worker = judge_slow_outputs(tmp_path, 60_000)
     assert worker.of_type("fault") == []
     [judgement] = worker.of_type("judgement")
-    assert [trial["check"] for trial in judgement["trials"]] == ["missing-output"] * 5
+    assert [trial["check"] for trial in judgement["trials"]] == ["structure"] * 5  # no header: nothing taken
 
 
 def test_stage_end_messages_carry_the_memory_peaks(tmp_path):

@@ -8,8 +8,10 @@ does in a worker that allocates few Python objects between its gigabyte tensors.
 """
 
 import gc
+import os
 import subprocess
 import sys
+import threading
 import weakref
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from kforge_worker.problem.problem_loader import load_problem
 from kforge_worker.problem.size_estimate import measure_shapes, roles
 from kforge_worker.protocol import outputs
 from kforge_worker.protocol.channel import Channel
+from kforge_worker.protocol.output_wire import header_of
 from kforge_worker.roles import reference_role
 from kforge_worker.roles.reference_store import ReferenceStore
 from kforge_worker.timing import baselines, timing
@@ -95,16 +98,27 @@ def test_a_batch_holds_its_kept_outputs_and_the_one_in_flight(monkeypatch):
 
 
 def _candidate_outputs(problem_path: Path, directory: Path) -> list:
-    """The outputs a correct candidate saves for the correctness seeds (relu of the same inputs)."""
+    """The hand-overs a correct candidate makes for the correctness seeds (relu of the same inputs),
+    each with its bytes under `bytes` (written into the pipe when the judge asks)."""
     problem = load_problem(str(problem_path), None, None)
     entries = []
     for seed in CORRECTNESS_SEEDS:
         inputs = make_inputs(problem, seed, torch.device("cpu"))
-        path = directory / f"correctness-{seed}.out"
-        outputs.save(outputs.flatten(torch.relu(inputs[0])), str(path))
-        entries.append({"seed": seed, "path": str(path), "input_digest": input_digest(inputs)})
-        del inputs
+        flat = outputs.flatten(torch.relu(inputs[0]))
+        entry = {"id": f"correctness-{seed}", "seed": seed, "input_digest": input_digest(inputs), **header_of(flat)}
+        entries.append({**entry, "ipc": None, "bytes": flat.leaves[0].numpy().tobytes()})
+        del inputs, flat
     return entries
+
+
+def _write_pipe(pipe: Path, data: bytes) -> None:
+    fd = os.open(pipe, os.O_WRONLY)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def _run_reference(problem_path: Path, judged: list) -> dict:
@@ -122,13 +136,23 @@ def _run_reference(problem_path: Path, judged: list) -> dict:
         "atol": 1e-2,
         "rtol": 1e-2,
     }
+    pipe = problem_path.parent / "handover"
+    request["handover_pipe"] = str(pipe)
+    data = {entry["id"]: entry.pop("bytes") for entry in judged}
     later = iter([{"v": 1, "type": "judge", "atol": 1e-2, "rtol": 1e-2, "outputs": judged}])
-    messages = []
-    channel = Channel(
-        send=lambda kind, **fields: messages.append({"type": kind, **fields}), receive=lambda: next(later, None)
-    )
+    messages, writers = [], []
+
+    def send(kind, **fields):
+        messages.append({"type": kind, **fields})
+        if kind == "handover-ready":  # the candidate's side: its bytes into the pipe
+            writers.append(threading.Thread(target=_write_pipe, args=(pipe, data[fields["id"]])))
+            writers[-1].start()
+
+    channel = Channel(send=send, receive=lambda: next(later, None))
     base = resident_bytes()
     reference_role.run_reference(channel, request)
+    for writer in writers:
+        writer.join()
     judgement = [message for message in messages if message["type"] == "judgement"]
     assert judgement and judgement[0]["passed"], messages[-1]
     return {

@@ -3,13 +3,15 @@
 import gc
 import json
 import math
-import struct
+import os
+import threading
 import weakref
 
 import pytest
 import torch
 
-from kforge_worker.protocol import output_file, outputs
+from kforge_worker.protocol import output_wire, outputs
+from kforge_worker.protocol.handover_receive import Refusal, check_header
 
 
 def test_single_tensor_is_one_leaf():
@@ -65,69 +67,6 @@ def test_cycles_are_refused():
         outputs.flatten(looped)
 
 
-def test_round_trip_through_an_output_file(tmp_path):
-    value = (
-        torch.randn(3, 4).to(torch.bfloat16),
-        [2, float("nan"), -0.25, None, "text"],
-        torch.tensor(True),
-        torch.arange(5, dtype=torch.int64)[1:],
-        torch.empty(0, 3),
-    )
-    flat = outputs.flatten(value)
-    path = tmp_path / "sub" / "out.out"
-    outputs.save(flat, str(path))
-    loaded = outputs.load(str(path))
-    assert loaded.skeleton == flat.skeleton and loaded.leaf_info == flat.leaf_info
-    assert torch.equal(loaded.leaves[0], flat.leaves[0]) and loaded.leaves[0].dtype == torch.bfloat16
-    assert loaded.leaves[1] == 2 and math.isnan(loaded.leaves[2]) and loaded.leaves[3] == -0.25
-    assert loaded.leaves[4] is None and loaded.leaves[5] == "text"
-    assert torch.equal(loaded.leaves[6], torch.tensor(True))
-    assert torch.equal(loaded.leaves[7], torch.tensor([1, 2, 3, 4]))
-    assert loaded.leaves[8].shape == (0, 3)
-
-
-def test_tensors_of_many_chunks_round_trip_on_several_threads(tmp_path, monkeypatch):
-    """Chunks of 4 KiB read on four threads, each its own chunks at their offsets: the bytes come
-    back where they were written, for tensors of whole and partial last chunks, after another
-    tensor and a value; a file cut short is refused."""
-    monkeypatch.setattr(output_file, "STAGING_BYTES", 4096)
-    monkeypatch.setattr(output_file, "IO_THREADS", 4)
-    value = (
-        torch.arange(50_000, dtype=torch.int32),
-        1.5,
-        torch.randn(257, 129, dtype=torch.float64),
-        torch.randint(0, 2, (8192,), dtype=torch.bool),
-    )
-    flat = outputs.flatten(value)
-    path = tmp_path / "many.out"
-    outputs.save(flat, str(path))
-    loaded = outputs.load(str(path))
-    assert torch.equal(loaded.leaves[0], value[0]) and loaded.leaves[1] == 1.5
-    assert torch.equal(loaded.leaves[2], value[2]) and torch.equal(loaded.leaves[3], value[3])
-    with open(path, "r+b") as handle:
-        handle.truncate(path.stat().st_size - 10)
-    with pytest.raises(outputs.OutputFileError):
-        outputs.load(str(path))
-
-
-def test_the_chunks_of_a_tensor_are_dealt_to_threads_each_once_in_order(monkeypatch):
-    monkeypatch.setattr(output_file, "STAGING_BYTES", 10)
-    moved = []
-    output_file.in_chunks(95, lambda worker, start, count: moved.append((worker, start, count)), threads=3)
-    assert sorted((start, count) for _, start, count in moved) == [
-        (start, min(10, 95 - start)) for start in range(0, 95, 10)
-    ]
-    for worker in range(3):
-        assert [start for who, start, _ in moved if who == worker] == list(range(10 * worker, 95, 30))
-
-    def failing(worker, start, count):
-        if start == 40:
-            raise output_file.OutputFileFormatError("it ends inside a tensor")
-
-    with pytest.raises(output_file.OutputFileFormatError, match="ends inside"):
-        output_file.in_chunks(95, failing, threads=3)
-
-
 def test_a_device_copy_is_not_the_output_itself():
     output = torch.ones(4)
     flat = outputs.flatten(output, keep_device=True, copy=True)
@@ -136,76 +75,90 @@ def test_a_device_copy_is_not_the_output_itself():
     assert outputs.flatten(output, keep_device=True).leaves[0].data_ptr() == output.data_ptr()
 
 
-def test_loading_refuses_missing_foreign_and_malformed_files(tmp_path):
-    with pytest.raises(outputs.OutputFileError, match="does not exist"):
-        outputs.load(str(tmp_path / "absent.out"))
-    torch.save({"some": torch.zeros(1)}, tmp_path / "foreign.pt")
-    with pytest.raises(outputs.OutputFileError, match="not a kforge output file"):
-        outputs.load(str(tmp_path / "foreign.pt"))
-    (tmp_path / "pickle.pt").write_bytes(b"\x80\x04\x95not really a pickle")
-    with pytest.raises(outputs.OutputFileError, match="not a kforge output file"):
-        outputs.load(str(tmp_path / "pickle.pt"))
+def _through_a_pipe(flat, targets):
+    """Writes `flat`'s tensor leaves into a pipe from a thread and reads them into `targets`."""
+    read_fd, write_fd = os.pipe()
+
+    def write():
+        try:
+            for leaf in flat.leaves:
+                if isinstance(leaf, torch.Tensor):
+                    output_wire.write_tensor(write_fd, leaf)
+        finally:
+            os.close(write_fd)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for target in targets:
+            output_wire.read_tensor(read_fd, target, patience_s=10)
+        left = output_wire.pending_bytes(read_fd)
+    finally:
+        writer.join()
+        os.close(read_fd)
+    return left
 
 
-def _header_file(path, header, data=b""):
-    body = json.dumps(header).encode()
-    path.write_bytes(output_file.MAGIC + struct.pack("<Q", len(body)) + body + data)
-    return str(path)
+def test_a_header_and_the_pipe_carry_every_dtype_and_value(monkeypatch):
+    monkeypatch.setattr(output_wire, "STAGING_BYTES", 4096)
+    values = (
+        torch.randn(3, 5000),
+        torch.arange(7, dtype=torch.int64),
+        torch.randn(9).to(torch.bfloat16),
+        torch.tensor([True, False]),
+        float("nan"),
+        2,
+        None,
+    )
+    flat = outputs.flatten(values, keep_device=True)
+    header = output_wire.header_of(flat)
+    assert json.loads(json.dumps(header)) == header  # JSON through the protocol as it is
+    reference = outputs.flatten(values)
+    specs = check_header(header, reference)
+    targets = [torch.empty(spec[1], dtype=spec[0]) for spec in specs if isinstance(spec, tuple)]
+    assert _through_a_pipe(flat, targets) is False
+    for target, leaf in zip(targets, [leaf for leaf in values if isinstance(leaf, torch.Tensor)]):
+        assert torch.equal(target, leaf)
+    assert math.isnan(specs[4]) and specs[5:] == [2, None]
 
 
-@pytest.mark.parametrize(
-    "header, data, why",
-    [
-        ({"skeleton": "T", "leaves": [], "leaf_info": [{"type": "tensor"}]}, b"", "lacks"),
-        (
-            {
-                "skeleton": "T",
-                "leaf_info": [{"type": "tensor"}],
-                "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 16}}],
-            },
-            b"\0" * 8,
-            "does not match",
-        ),
-        (
-            {
-                "skeleton": "T",
-                "leaf_info": [{"type": "tensor"}],
-                "leaves": [{"tensor": {"dtype": "float32", "shape": [4], "offset": 0, "nbytes": 12}}],
-            },
-            b"\0" * 16,
-            "does not match",
-        ),
-        (
-            {
-                "skeleton": "T",
-                "leaf_info": [{"type": "tensor"}],
-                "leaves": [{"tensor": {"dtype": "object", "shape": [1], "offset": 0, "nbytes": 8}}],
-            },
-            b"\0" * 8,
-            "malformed",
-        ),
-        (
-            {
-                "skeleton": "T",
-                "leaf_info": [{"type": "tensor"}],
-                "leaves": [{"tensor": {"dtype": "uint8", "shape": [-1], "offset": 0, "nbytes": 0}}],
-            },
-            b"",
-            "shape",
-        ),
-        ({"skeleton": "L", "leaf_info": [{"type": "float"}], "leaves": [{"value": "not hex"}]}, b"", "malformed"),
-    ],
-)
-def test_loading_refuses_headers_that_do_not_fit_their_contents(tmp_path, header, data, why):
-    with pytest.raises(outputs.OutputFileError, match=why):
-        outputs.load(_header_file(tmp_path / "bad.out", header, data))
+def test_the_judge_refuses_a_header_that_does_not_fit_the_reference():
+    reference = outputs.flatten((torch.zeros(4, 4), 1))
+    good = output_wire.header_of(outputs.flatten((torch.ones(4, 4), 1)))
+    assert not isinstance(check_header(good, reference), Refusal)
+    wide = output_wire.header_of(outputs.flatten((torch.ones(4, 5), 1)))
+    assert check_header(wide, reference) == Refusal(
+        "shape", "output leaf 0 has shape (4, 5), the reference's is (4, 4)"
+    )
+    forged = json.loads(json.dumps(good))
+    forged["leaves"][0]["tensor"]["shape"] = [1 << 40]
+    assert check_header(forged, reference).check == "shape"
+    forged["leaves"][0]["tensor"] = {"dtype": "float32", "shape": "/etc/passwd"}
+    assert check_header(forged, reference).check == "structure"
+    forged = json.loads(json.dumps(good))
+    forged["leaves"][0]["tensor"]["dtype"] = "object"
+    assert check_header(forged, reference).check == "dtype"
+    forged["leaves"][0]["tensor"]["dtype"] = "complex128"  # 4 times the reference's bytes: refused unread
+    assert check_header(forged, reference) == Refusal(
+        "dtype", "output leaf 0 has dtype complex128, the reference's is torch.float32"
+    )
+    assert check_header({"path": "/etc/shadow"}, reference).check == "structure"
+    assert check_header({**good, "skeleton": "(T, T)"}, reference).check == "structure"
 
 
-def test_a_header_longer_than_the_file_is_refused(tmp_path):
-    path = tmp_path / "short.out"
-    path.write_bytes(output_file.MAGIC + struct.pack("<Q", 1 << 40) + b"{}")
-    with pytest.raises(outputs.OutputFileError, match="header length"):
-        outputs.load(str(path))
+def test_bytes_beyond_an_output_are_seen():
+    flat = outputs.flatten(torch.ones(8), keep_device=True)
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, torch.ones(8).numpy().tobytes() + b"x")
+        target = torch.empty(8)
+        output_wire.read_tensor(read_fd, target, patience_s=1)
+        assert torch.equal(target, flat.leaves[0]) and output_wire.pending_bytes(read_fd) is True
+        with pytest.raises(output_wire.PipeStalled, match="no byte came"):
+            output_wire.read_tensor(read_fd, torch.empty(8), patience_s=0.2)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
 
 
 @pytest.mark.parametrize("keep_device, copy", [(False, False), (True, False), (True, True)])

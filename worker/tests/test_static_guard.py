@@ -58,7 +58,8 @@ def test_manifest_lists_every_corpus_file_once():
     assert len(set(listed)) == len(listed)
     for case in CASES:
         assert (CORPUS / case["problem"]).is_file()
-        assert case["expected_verdict"] in ("rejected", "correct")
+        # `incorrect`: a wrong kernel whose attack on the hand-over fails leaves its wrong answer judged.
+        assert case["expected_verdict"] in ("rejected", "correct", "incorrect")
         if case["kind"] == "cheat":
             assert case["detected_by"] in ("static", "dynamic")
             if case["detected_by"] == "static":
@@ -72,7 +73,7 @@ def test_manifest_lists_every_corpus_file_once():
 
 
 def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
-    cpu_classes = {1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18}
+    cpu_classes = {1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19}
     cuda_classes = {1, 3, 6, 14, 15}
     expected = {
         ("cpu", "cheat"): cpu_classes,
@@ -86,8 +87,9 @@ def test_manifest_covers_every_class_with_a_cheat_and_an_honest_look_alike():
     native_cpu = [case for case in CASES if case["backend"] == "cpu" and case["native"]]
     builds = {re.search(r'name="([^"]+)"', (CORPUS / case["file"]).read_text()).group(1) for case in native_cpu}
     # Each distinct load_inline build costs about 45 s here: the policy cases (c06f, c07c, h06f-h06h,
-    # h07c, h08b) share one; c05f needs its own (a C++ static initialiser that patches the GOT).
-    assert len(builds) <= 6
+    # h07c, h08b) share one; c05f needs its own (a C++ static initialiser that patches the GOT); the
+    # output hand-over's cases (c19*, h19) share one.
+    assert len(builds) <= 7
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["file"] for case in CASES])

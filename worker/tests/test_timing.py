@@ -43,7 +43,7 @@ def test_candidate_timing_returns_one_time_per_call(timed_run):
 def test_sampled_timed_outputs_rotate_seeds_and_match_their_reference(timed_run):
     samples = timed_run.timing["samples"]
     assert [(sample["call"], sample["seed"]) for sample in samples] == [(0, 21), (4, 22), (5, 23)]
-    assert all(sample["path"].endswith(f"timed-{sample['call']}.out") for sample in samples)
+    assert all(sample["id"] == f"timed-{sample['call']}" for sample in samples)
     judgement = timed_run.timed_judgement
     assert judgement["passed"] is True
     kept = samples + [sample for batch in timed_run.batches for sample in batch.samples]
@@ -59,10 +59,7 @@ def test_the_parent_runs_three_batches_on_contents_never_timed_before(timed_run)
     per_call = {sample["input_seed"] for sample in timing["samples"]}
     batch_seeds = [sample["input_seed"] for batch in batches for sample in batch.samples]
     assert len(batch_seeds) == 3 and not per_call & set(batch_seeds)
-    assert [
-        path.rsplit("/", 1)[1].split("-")[1]
-        for path in (sample["path"] for batch in batches for sample in batch.samples)
-    ] == ["0", "1", "2"]
+    assert [sample["id"].split("-")[1] for batch in batches for sample in batch.samples] == ["0", "1", "2"]
     assert timing["warmup_calls"] == 2 and len(timing["gap_ms"]) == PERF_TRIALS
 
 

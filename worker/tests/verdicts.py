@@ -6,7 +6,7 @@ from typing import Optional, Tuple
 
 from worker_process import Evaluation
 
-REJECTED_TRIAL_CHECKS = ("input-mutation", "degenerate-output")
+REJECTED_TRIAL_CHECKS = ("input-mutation", "degenerate-output", "handover", "handover-window")
 FASTER_THAN_LIGHT_RATIO = 0.5
 #: Policies under which PyTorch compute (and so a substituted operator) is a rejection.
 REJECTING_POLICIES = ("own-kernels", "strict")

@@ -12,7 +12,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from timing_driver import Batch, drive_timing
 
@@ -64,6 +64,12 @@ class Worker:
             )
         os.close(write_fd)
         self.messages: List[dict] = []
+        #: Called with each `handover` message instead of returning it (the parent's relay to the
+        #: judge: `Evaluation.relay_handovers`); None: `handover` is returned like any message. A
+        #: candidate worker tested alone has no judge: its outputs are let go unjudged.
+        self.on_handover: Optional[Callable[[dict], None]] = (
+            (lambda message: self.send({"type": "handover-done"})) if role == "candidate" else None
+        )
         self._closed = False
         self._queue: "queue.Queue[Optional[dict]]" = queue.Queue()
         self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
@@ -88,14 +94,18 @@ class Worker:
 
     def next_message(self, timeout: float = MESSAGE_TIMEOUT_SECONDS) -> Optional[dict]:
         """The next message, or None once fd 3 is closed (every later call returns None too)."""
-        if self._closed:
-            return None
-        message = self._queue.get(timeout=timeout)
-        if message is None:
-            self._closed = True
-        else:
+        while True:
+            if self._closed:
+                return None
+            message = self._queue.get(timeout=timeout)
+            if message is None:
+                self._closed = True
+                return None
             self.messages.append(message)
-        return message
+            if message["type"] == "handover" and self.on_handover is not None:
+                self.on_handover(message)
+                continue
+            return message
 
     def read_until(self, *types: str, timeout: float = MESSAGE_TIMEOUT_SECONDS) -> Optional[dict]:
         """Messages up to the first of `types` or `failure`; that message, or None at EOF."""
@@ -160,11 +170,51 @@ class Evaluation:
     timed_judgement: Optional[dict] = None
     failures: Dict[str, dict] = field(default_factory=dict)
     exit_codes: Dict[str, int] = field(default_factory=dict)
+    #: Each handed-over output's trial, by hand-over id, as the judge gave it at the hand-over.
+    handed: Dict[str, dict] = field(default_factory=dict)
+    degenerate: bool = False
+    atol: float = 1e-2
+    rtol: float = 1e-2
 
     def message(self, role: str, kind: str) -> Optional[dict]:
         """The first message of `kind` that `role` wrote, or None."""
         found = getattr(self, role).of_type(kind)
         return found[0] if found else None
+
+    def relay_handovers(self) -> None:
+        """Relays the candidate's hand-overs to the judge as the parent does: `judge` with the
+        output, `handover-send` when the judge is ready for the pipe, `handover-done` after the
+        judgement (docs/worker-protocol.md, "The output hand-over")."""
+        self.candidate.on_handover = self._relay
+
+    def _relay(self, message: dict) -> None:
+        output = message["output"]
+        self.reference.send({"type": "judge", "atol": self.atol, "rtol": self.rtol, "outputs": [output]})
+        while True:
+            reply = self.reference.next_message()
+            if reply is None or reply["type"] == "failure":
+                break
+            if reply["type"] == "handover-ready":
+                self.candidate.send({"type": "handover-send"})
+            elif reply["type"] == "judgement":
+                self.handed[output["id"]] = reply["trials"][0]
+                self.degenerate = self.degenerate or bool(reply.get("degenerate"))
+                break
+        try:
+            self.candidate.send({"type": "handover-done"})
+        except BrokenPipeError:
+            pass
+
+    def judged(self, listed: List[dict]) -> dict:
+        """The judgement of the listed outputs from their hand-overs (a listed output that was
+        never handed over is `missing-output`, as the parent makes it)."""
+        trials = [
+            self.handed.get(entry.get("id"))
+            or {"seed": entry.get("seed"), "passed": False, "check": "missing-output", "message": "never handed over"}
+            for entry in listed
+        ]
+        passed = bool(trials) and all(trial["passed"] for trial in trials)
+        return {"v": 1, "type": "judgement", "passed": passed, "trials": trials, "degenerate": self.degenerate}
 
 
 def reference_request(
@@ -236,7 +286,7 @@ def candidate_request(
         "timing_seeds": list(timing_seeds),
         "perf_trials": perf_trials,
         "warmup_trials": warmup_trials,
-        "output_dir": str(scratch / "out"),
+        "handover_pipe": str(handover_pipe(scratch)),
         "build_dir": str(build_dir),
     }
     if cross_check:
@@ -248,6 +298,12 @@ def candidate_request(
     if generalisation_seeds is not None:
         request["generalisation_seeds"] = list(generalisation_seeds)
     return request
+
+
+def handover_pipe(scratch: Path) -> Path:
+    """Where the judge makes the hand-over pipe: the scratch's `in` folder (read-only to the candidate)."""
+    (scratch / "in").mkdir(parents=True, exist_ok=True)
+    return scratch / "in" / "handover"
 
 
 SHARED_SETTINGS = (
@@ -297,11 +353,11 @@ def evaluate(
         reference = Worker("reference", work / "reference", command=command, base_env=environment)
         command, environment = launcher("candidate", work / "scratch")
         candidate = Worker("candidate", work / "scratch", env=candidate_env, command=command, base_env=environment)
-    result = Evaluation(reference=reference, candidate=candidate)
+    result = Evaluation(reference=reference, candidate=candidate, atol=atol, rtol=rtol)
+    result.relay_handovers()
     try:
-        reference.send(
-            reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings, **shared)
-        )
+        request = reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings, **shared)
+        reference.send({**request, "handover_pipe": str(handover_pipe(work / "scratch"))})
         candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
         result.ready = reference.read_until("reference-ready")
         if baselines is not None and _is(result.ready, "reference-ready"):
@@ -311,12 +367,10 @@ def evaluate(
             if _is(message, "failure"):
                 result.failures[role] = message
         if _is(result.ready, "reference-ready") and _is(result.correctness, "correctness-outputs"):
-            reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": result.correctness["outputs"]})
-            result.judgement = reference.read_until("judgement")
-            extra = [entry for entry in result.correctness.get("generalisation", []) if entry["path"]]
+            result.judgement = result.judged(result.correctness["outputs"])
+            extra = [entry for entry in result.correctness.get("generalisation", []) if entry["id"]]
             if extra:
-                reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": extra})
-                result.generalisation_judgement = reference.read_until("judgement")
+                result.generalisation_judgement = result.judged(extra)
             if run_timing:
                 driven = drive_timing(
                     candidate,
@@ -340,8 +394,7 @@ def evaluate(
                     result.anchor = reference.read_until("anchor")
                     kept = result.timing["samples"] + [sample for batch in result.batches for sample in batch.samples]
                     if kept:
-                        reference.send({"type": "judge", "atol": atol, "rtol": rtol, "outputs": kept})
-                        result.timed_judgement = reference.read_until("judgement")
+                        result.timed_judgement = result.judged(kept)
             else:
                 candidate.send({"type": "stop"})
         result.exit_codes = {"reference": reference.finish(), "candidate": candidate.finish()}

@@ -169,6 +169,8 @@ export const TRIAL_CHECKS = [
   'input-mutation',
   'degenerate-output',
   'scale-aware-mismatch',
+  'handover',
+  'handover-window',
 ] as const;
 export type TrialCheck = (typeof TRIAL_CHECKS)[number];
 
@@ -265,10 +267,13 @@ export const buildInfoMessageSchema = buildInfoSchema.extend({
   type: z.literal('build-info'),
 });
 
-/** A saved output file and the digest of the inputs after the call that produced it. */
+/** The id a handed-over output is named by (`correctness-0`, `timed-57`, `batch-0-3`, …). */
+const handoverId = z.string().min(1).max(64);
+
+/** A handed-over output and the digest of the inputs after the call that produced it. */
 export const savedOutputSchema = z.object({
   seed,
-  path: z.string().min(1),
+  id: handoverId,
   input_digest: z.string(),
 });
 export type SavedOutput = z.infer<typeof savedOutputSchema>;
@@ -278,7 +283,7 @@ export const generalisationOutputSchema = z
   .object({
     seed,
     variant: z.record(z.string(), z.number()),
-    path: z.string().nullable(),
+    id: handoverId.nullable(),
     input_digest: z.string().nullable().optional(),
     error: z.string().nullable().optional(),
   })
@@ -293,32 +298,50 @@ export const correctnessOutputsMessageSchema = z.object({
 });
 
 /**
- * Saved outputs the candidate hands over before the message that lists them, once the bytes it has
- * saved and not yet handed over reach the request's `output_allowance_bytes`; it waits for
- * `outputs-judged` (docs/worker-protocol.md).
+ * One output handed to the judge the moment its call returned (docs/worker-protocol.md, "The output
+ * hand-over"): its identity, and its header (skeleton, leaf descriptions, one entry per leaf, an IPC
+ * handle on cuda) as the candidate describes it. The header is the candidate's word: the parent
+ * passes it on untouched and the judge checks it against the reference's own output. The worker
+ * waits for `handover-send` (write the bytes into the pipe), `handover-done` or `stop`.
  */
-export const keptMessageSchema = z.object({
+export const handoverMessageSchema = z.object({
   v: version,
-  type: z.literal('kept'),
-  outputs: z
-    .array(
-      z.object({
-        seed,
-        path: z.string().min(1),
-        input_digest: z.string().nullable().optional(),
-        input_seed: seed.optional(),
-        variant: z.record(z.string(), z.number()).optional(),
-        call: z.number().int().nonnegative().optional(),
-      }),
-    )
-    .min(1),
+  type: z.literal('handover'),
+  output: z
+    .object({
+      id: handoverId,
+      seed,
+      input_digest: z.string().nullable().optional(),
+      input_seed: seed.optional(),
+      variant: z.record(z.string(), z.number()).optional(),
+      call: z.number().int().nonnegative().optional(),
+      skeleton: z.unknown(),
+      leaf_info: z.unknown(),
+      leaves: z.unknown(),
+      ipc: z.unknown(),
+    })
+    .strict(),
+});
+
+/** The judge checked a hand-over's header and waits for its bytes on the pipe: the parent lets the candidate write. */
+export const handoverReadyMessageSchema = z.object({ v: version, type: z.literal('handover-ready'), id: handoverId });
+
+/** The judge holds its own copy of a handed-over output (`transport`: how the bytes came). */
+export const handoverReceivedMessageSchema = z.object({
+  v: version,
+  type: z.literal('handover-received'),
+  id: handoverId,
+  transport: z.enum(['cuda-ipc', 'pipe', 'none']),
+  bytes: z.number().int().nonnegative(),
+  receive_ms: milliseconds,
+  ipc_error: z.string().nullable().optional(),
 });
 
 export const timedSampleSchema = z.object({
+  id: handoverId,
   call: z.number().int().nonnegative(),
   seed,
   input_seed: seed.optional(),
-  path: z.string().min(1),
   input_digest: z.string().optional(),
 });
 
@@ -417,7 +440,9 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
   buildInfoMessageSchema,
   builtMessageSchema,
   correctnessOutputsMessageSchema,
-  keptMessageSchema,
+  handoverMessageSchema,
+  handoverReadyMessageSchema,
+  handoverReceivedMessageSchema,
   timingMessageSchema,
   calledMessageSchema,
   batchReadyMessageSchema,
@@ -446,7 +471,8 @@ export type BuildInfoMessage = MessageOfType<'build-info'>;
 export type BuiltMessage = MessageOfType<'built'>;
 export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
 export type TimingMessage = MessageOfType<'timing'>;
-export type KeptMessage = MessageOfType<'kept'>;
+export type HandoverMessage = MessageOfType<'handover'>;
+export type HandedOutput = HandoverMessage['output'];
 export type TimedSample = z.infer<typeof timedSampleSchema>;
 export type CrossCheckMessage = z.infer<typeof crossCheckSchema>;
 export type GuardMessage = MessageOfType<'guard'>;

@@ -11,8 +11,6 @@ export interface ScratchDirectory {
    * read-only to the candidate; see docs/security.md).
    */
   inputDirectory: string;
-  /** Where the candidate saves its outputs (`output_dir`). */
-  outputDirectory: string;
   /** Where extensions are built (`build_dir`, `TORCH_EXTENSIONS_DIR`). */
   buildDirectory: string;
   /** The workers' `HOME`. */
@@ -61,12 +59,11 @@ async function collectProfiles(temporaryDirectory: string, destination: string):
   }
 }
 
-/** Creates a fresh `kforge-XXXXXX` directory with its `in`, `out`, `build`, `home` and `tmp` folders. */
+/** Creates a fresh `kforge-XXXXXX` directory with its `in`, `build`, `home` and `tmp` folders. */
 export async function createScratchDirectory(options: ScratchDirectoryOptions = {}): Promise<ScratchDirectory> {
   const directory = await mkdtemp(path.join(options.root ?? os.tmpdir(), 'kforge-'));
   const folders = {
     inputDirectory: path.join(directory, 'in'),
-    outputDirectory: path.join(directory, 'out'),
     buildDirectory: path.join(directory, 'build'),
     homeDirectory: path.join(directory, 'home'),
     temporaryDirectory: path.join(directory, 'tmp'),

@@ -129,7 +129,7 @@ describe('WorkerProcess', () => {
     const worker = startFixture('echo-requests.py', { role: 'reference', stageLimitsMs: { judge: 10_000 } });
     const hello = await worker.next();
     assert.ok(hello.type === 'message' && hello.message.type === 'hello');
-    worker.send({ v: 1, type: 'judge', atol: 0.01, rtol: 0.01, outputs: [{ seed: 4, path: '/x.pt', input_digest: 'ab' }] });
+    worker.send({ v: 1, type: 'judge', atol: 0.01, rtol: 0.01, outputs: [{ seed: 4, id: 'correctness-0', input_digest: 'ab' }] });
     const judgement = await worker.next();
     assert.ok(judgement.type === 'message' && judgement.message.type === 'judgement');
     assert.equal(judgement.message.trials[0]?.seed, 4);

@@ -42,6 +42,8 @@ export const referenceRequestSchema = z.object({
   memory_grant_bytes: memoryGrant.optional(),
   /** The reference stage's limit, ms: a problem too slow for it at these sizes is a \`fault\` (resource \`time\`) after its first trial. */
   stage_limit_ms: z.number().positive().optional(),
+  /** Where the judge makes the hand-over pipe, a FIFO the candidate writes outputs into (docs/worker-protocol.md, "The output hand-over"). */
+  handover_pipe: z.string().min(1).optional(),
   baselines: z
     .object({
       eager: z.boolean(),
@@ -70,8 +72,9 @@ export const candidateRequestSchema = z.object({
   timing_seeds: z.array(seed),
   perf_trials: z.number().int().nonnegative(),
   warmup_trials: z.number().int().nonnegative(),
-  output_dir: z.string().min(1),
   build_dir: z.string().min(1),
+  /** The hand-over pipe the judge makes (docs/worker-protocol.md, "The output hand-over"). */
+  handover_pipe: z.string().min(1).optional(),
   /** Write `built` after the build stage and wait for `continue`/`stop` before loading (pipelined evaluation). */
   await_device: z.boolean().optional(),
   guard: guardSettings.optional(),
@@ -80,8 +83,6 @@ export const candidateRequestSchema = z.object({
   memory_grant_bytes: memoryGrant.optional(),
   /** Time the candidate a second way after the timed calls (`--cross-check`). */
   cross_check: z.boolean().optional(),
-  /** Bytes of saved, not yet judged outputs at which the candidate hands them over (`kept`). */
-  output_allowance_bytes: z.number().int().positive().optional(),
   /** Warm-up by time, paced by the parent: it may ask for warm-up calls past `warmup_trials`, up to the worker's limit. */
   warmup_ms: warmupMs.optional(),
 });
@@ -94,7 +95,7 @@ export const judgeRequestSchema = z.object({
   rtol: z.number().nonnegative(),
   /** The judge stage's limit, ms: the worker stops with a `time` fault when its pace would pass it (JudgePace, worker/kforge_worker/roles/reference_pace.py). */
   stage_limit_ms: z.number().positive().optional(),
-  /** `input_digest` is left out for timed outputs, whose inputs are not hashed after the call. */
+  /** Handed-over outputs with their headers, as the candidate described them (`handover`'s `output`). */
   outputs: z
     .array(
       savedOutputSchema
@@ -111,8 +112,11 @@ export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
 export const stopRequestSchema = z.object({ v: version, type: z.literal('stop') });
 
-/** The outputs of a `kept` message are judged and their files gone: the candidate goes on. */
-export const outputsJudgedRequestSchema = z.object({ v: version, type: z.literal('outputs-judged') });
+/** The judge is ready for a handed-over output's bytes: write them into the hand-over pipe. */
+export const handoverSendRequestSchema = z.object({ v: version, type: z.literal('handover-send') });
+
+/** The judge holds its own copy of the handed-over output and has judged it: the candidate goes on. */
+export const handoverDoneRequestSchema = z.object({ v: version, type: z.literal('handover-done') });
 
 /** Go on; the `continue` that starts the timing stage may fix the contents per timed model. */
 export const continueRequestSchema = z.object({
@@ -160,7 +164,8 @@ export const workerRequestSchema = z.discriminatedUnion('type', [
   candidateRequestSchema,
   judgeRequestSchema,
   stopRequestSchema,
-  outputsJudgedRequestSchema,
+  handoverSendRequestSchema,
+  handoverDoneRequestSchema,
   continueRequestSchema,
   stepRequestSchema,
   goRequestSchema,

@@ -18,7 +18,6 @@ describe("the reference worker's torch.compile caches", () => {
       scratch: {
         path: '/s',
         inputDirectory: '/s/in',
-        outputDirectory: '/s/out',
         buildDirectory: '/s/build',
         homeDirectory: '/s/home',
         temporaryDirectory: '/s/tmp',

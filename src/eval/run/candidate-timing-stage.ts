@@ -10,7 +10,7 @@ import { summarizeTiming } from '../timing/timing-summary.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import { outcomeOfTimedJudgement } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
-import type { JudgedOutput, JudgeStep } from './output-handover.js';
+import type { JudgeStep, ListedOutput } from './output-handover.js';
 import type { RandomInteger, SeedPlan } from './seeds.js';
 
 /** Eager re-timed beside the candidate: calls, warm-up calls and share of the timing budget. */
@@ -38,7 +38,7 @@ export interface CandidateTimingStageOptions {
   expect: <T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]) => Promise<Step<MessageOfType<T>>>;
   /** Ends the candidate for breaking the timing protocol: its outcome. */
   tampered: (reason: string) => Promise<Outcome>;
-  judge: (outputs: JudgedOutput[]) => Promise<JudgeStep>;
+  judge: (outputs: readonly ListedOutput[]) => Promise<JudgeStep>;
   /** Whether a failure now is the candidate's (not the reference's or kforge's). */
   blamesCandidate: () => boolean;
   /** Time spent judging outputs handed over during the timed calls, ms (not the candidate's time). */

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
@@ -9,7 +10,7 @@ import { outcomeOfFailure } from './failure-outcome.js';
 import { outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
-import type { BuildInfoMessage, HelloMessage, MessageOfType, SavedOutput, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
+import type { BuildInfoMessage, HandedOutput, HelloMessage, MessageOfType, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
@@ -21,7 +22,7 @@ import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
-import { OutputHandover, type JudgedOutput, type JudgeStep } from './output-handover.js';
+import { OutputHandover, handoverWindowBoundMs, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../process/worker-role.js';
 
@@ -68,7 +69,7 @@ export class EvaluationRun {
   readonly #guard = new GuardRecorder();
   /** Where the candidate worker reads the problem and the candidate (copies in its scratch). */
   #staged: CandidateInputs | undefined;
-  /** The candidate's saved outputs, judged as they are handed over and deleted once judged. */
+  /** The candidate's outputs, each judged the moment it is handed over. */
   readonly #outputs: OutputHandover;
 
   /** When the evaluation began: baselines measured before it count as cached (see `#requestReference`). */
@@ -78,9 +79,9 @@ export class EvaluationRun {
     this.#context = context;
     this.#startedAtMs = (context.startedAt ?? context.now()).getTime();
     this.#outputs = new OutputHandover({
-      outputDirectory: context.scratch.outputDirectory,
-      judge: (outputs) => this.#judgeNow(outputs),
-      keepFiles: context.scratch.keep === true,
+      judge: (output, onReady) => this.#judgeHandedOver(output, onReady),
+      tellCandidate: (line) => this.#workers.candidate?.send(line),
+      ...(context.clockMs ? { clockMs: context.clockMs } : {}),
     });
   }
 
@@ -194,6 +195,7 @@ export class EvaluationRun {
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       ...this.#sizeFields(),
       stage_limit_ms: settings.stageLimitsMs.reference,
+      handover_pipe: this.#handoverPipe(),
       baselines:
         settings.timing && !cached
           ? {
@@ -216,6 +218,11 @@ export class EvaluationRun {
     if (!measured.ok) return measured;
     await storeBaselines(this.#context, this.#environment, measured.value);
     return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
+  }
+
+  /** The hand-over pipe: a FIFO the judge makes in the scratch's `in` folder, read-only to the candidate. */
+  #handoverPipe(): string {
+    return path.join(this.#context.scratch.inputDirectory, 'handover');
   }
 
   /** `overrides` and `memory_grant_bytes`, the same for both roles (absent when not set). */
@@ -275,14 +282,13 @@ export class EvaluationRun {
       timing_seeds: seeds.timing,
       perf_trials: settings.timing ? settings.perfTrials : 0,
       warmup_trials: settings.warmupTrials,
-      output_dir: scratch.outputDirectory,
+      handover_pipe: this.#handoverPipe(),
       build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
       ...this.#sizeFields(),
       ...(awaitDevice ? { await_device: true } : {}),
       ...(settings.crossCheck ? { cross_check: true } : {}),
-      output_allowance_bytes: Math.max(1, Math.floor(settings.outputAllowanceBytes)),
       ...(settings.timing && settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
     });
     if (!awaitDevice) return { ok: true, value: null };
@@ -317,10 +323,10 @@ export class EvaluationRun {
     const verdict = outcomeOfJudgement(judged.value, settings.tolerance);
     const generalisation = saved.value.generalisation ?? [];
     if (verdict.verdict !== 'correct' || generalisation.length === 0) return { ok: true, value: verdict };
-    const judgeable = generalisation.filter((entry) => !entry.error && entry.path !== null);
+    const judgeable = generalisation.filter((entry) => !entry.error && entry.id !== null);
     let variants: MessageOfType<'judgement'> | null = null;
     if (judgeable.length > 0) {
-      const judgedVariants = await this.#judge(judgeable as Array<SavedOutput & Record<string, unknown>>);
+      const judgedVariants = await this.#judge(judgeable.map((entry) => ({ id: entry.id!, seed: entry.seed })));
       if (!judgedVariants.ok) return judgedVariants;
       variants = judgedVariants.value;
     }
@@ -372,13 +378,13 @@ export class EvaluationRun {
     let event = await worker.next();
     while (event.type === 'message' && !(types as string[]).includes(event.message.type)) {
       if (isGuardMessage(event.message)) this.#guard.record(event.message);
-      else if (event.message.type === 'kept' && worker.role === 'candidate') {
-        // Outputs handed over early (docs/worker-protocol.md): judged and deleted before it goes on.
-        // Only once there is a reference to judge them: a `kept` written during the build is forged.
-        if (!this.#workers.reference) return this.#breach(worker, 'sent `kept` before any output could have been saved');
+      else if (event.message.type === 'handover' && worker.role === 'candidate') {
+        // An output handed over the moment its call returned (docs/worker-protocol.md): the judge
+        // takes and judges it before the candidate goes on. Only once there is a reference to
+        // judge it: a `handover` written during the build is forged.
+        if (!this.#workers.reference) return this.#breach(worker, 'sent `handover` before any output could have been computed');
         const failed = await this.#outputs.accept(event.message);
         if (failed) return failed;
-        worker.send({ v: 1, type: 'outputs-judged' });
       } else break;
       event = await worker.next();
     }
@@ -406,20 +412,52 @@ export class EvaluationRun {
     return { ok: false, outcome: outcomeOfWorkerEnd(result, 'nothing more', true) };
   }
 
-  /** The judgement of saved outputs in their order (those handed over earlier are not judged again). */
-  #judge(outputs: JudgedOutput[]): Promise<JudgeStep> {
-    return this.#outputs.judgement(outputs);
+  /** The judgement of listed outputs in their order, given when each was handed over. */
+  #judge(outputs: readonly ListedOutput[]): Promise<JudgeStep> {
+    return Promise.resolve(this.#outputs.judgement(outputs));
   }
 
-  async #judgeNow(outputs: JudgedOutput[]): Promise<JudgeStep> {
+  /** One handed-over output through the judge: `handover-ready` relayed to the candidate, `handover-received`, the judgement. */
+  async #judgeHandedOver(output: HandedOutput, onReady: () => void): Promise<HandoverJudged> {
     const reference = this.#workers.reference!;
     const { tolerance, stageLimitsMs } = this.#context.settings;
-    reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs, stage_limit_ms: stageLimitsMs.judge });
-    const judged = await this.#expect(reference, 'judgement');
-    if (judged.ok && judged.value.trials.length !== outputs.length) {
-      return this.#breach(reference, `judged ${judged.value.trials.length} outputs, ${outputs.length} were sent`);
+    reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs: [output], stage_limit_ms: stageLimitsMs.judge });
+    const clock = this.#context.clockMs ?? (() => performance.now());
+    let received: MessageOfType<'handover-received'> | null = null;
+    let receivedAtMs: number | null = null;
+    for (;;) {
+      const next = await this.#expect(reference, 'handover-ready', 'handover-received', 'judgement');
+      if (!next.ok) return { step: next, received, receivedAtMs };
+      const message = next.value;
+      if (message.type === 'judgement') {
+        if (message.trials.length !== 1)
+          return { step: await this.#breach(reference, `judged ${message.trials.length} outputs, 1 was sent`), received, receivedAtMs };
+        return { step: { ok: true, value: message }, received, receivedAtMs };
+      }
+      if (message.id !== output.id)
+        return { step: await this.#breach(reference, `answered about output ${message.id} while judging ${output.id}`), received, receivedAtMs };
+      if (message.type === 'handover-ready') onReady();
+      else [received, receivedAtMs] = [message, clock()];
     }
-    return judged;
+  }
+
+  /** The guard report's `handover` entry: how the outputs travelled and the longest window, by the judge's clock. */
+  #recordHandovers(): void {
+    const figures = this.#outputs.figures;
+    if (figures.outputs === 0) return;
+    const ipc = figures.ipcError ? `; IPC was not used: ${figures.ipcError}` : '';
+    this.#guard.record({
+      v: 1,
+      type: 'guard-checks',
+      stage: 'handover',
+      checks: [
+        {
+          check: 'handover',
+          status: 'passed',
+          message: `${figures.outputs} outputs (${figures.bytes} bytes) handed to the judge by ${figures.transports.join(' and ')} before the candidate went on; the longest took ${figures.longestReceiveMs.toFixed(2)} ms by the judge's clock for ${figures.longestBytes} bytes (bound ${handoverWindowBoundMs(figures.longestBytes).toFixed(0)} ms), and at most ${figures.longestWindowMs.toFixed(2)} ms passed between the candidate's hand-over and the judge's copy by the parent's${ipc}`,
+        },
+      ],
+    });
   }
 
   async #stopWorkers(): Promise<void> {
@@ -431,6 +469,7 @@ export class EvaluationRun {
     const results = await Promise.all(Object.values(this.#workers).map((worker) => worker.result));
     const note = this.#isolation ? isolationNote(this.#isolation) : null;
     if (note) this.#guard.note(note);
+    this.#recordHandovers();
     const { outcome: ended, attribution } = this.#guard.attributed(finished, this.#context.settings.guardPolicy);
     const result = assembleResult({
       settings: this.#context.settings,

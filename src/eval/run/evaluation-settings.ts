@@ -16,12 +16,6 @@ export const EVALUATION_DEFAULTS = {
   timingSeeds: 3,
   /** Timed calls whose outputs are judged (docs/hacks.md #9). */
   sampleCalls: 3,
-  /**
-   * Bytes of saved outputs the candidate may hold on the scratch disk before it hands them over to
-   * be judged and deleted (docs/worker-protocol.md, `kept`): below KernelBench's largest outputs
-   * (6 GiB), above what most problems save in a whole evaluation.
-   */
-  outputAllowanceBytes: 1024 ** 3,
 } as const;
 
 /** An {@link EvaluationRequest} with every default filled in and paths made absolute. */
@@ -60,8 +54,6 @@ export interface EvaluationSettings {
   timingBudgetMs: number;
   /** Warm-up by time of the candidate and each baseline, ms (0: the warm-up calls alone). */
   warmupMs: number;
-  /** Saved, unjudged output bytes at which the candidate hands its outputs over (see EVALUATION_DEFAULTS). */
-  outputAllowanceBytes: number;
 }
 
 /** Fills in the defaults of a request. */
@@ -92,6 +84,5 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     crossCheck: request.crossCheck === true,
     timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
     warmupMs: request.warmupMs ?? defaultWarmupMs(request.backend),
-    outputAllowanceBytes: request.outputAllowanceBytes ?? EVALUATION_DEFAULTS.outputAllowanceBytes,
   };
 }

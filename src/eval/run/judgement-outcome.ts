@@ -26,7 +26,7 @@ export function summarizeCorrectness(judgement: JudgementMessage, tolerance: Tol
 }
 
 /** Trial checks that show a dishonest result rather than a wrong one (docs/worker-protocol.md, "Verdicts from the guard"). */
-const DISHONEST_CHECKS: ReadonlySet<string> = new Set(['input-mutation', 'degenerate-output']);
+const DISHONEST_CHECKS: ReadonlySet<string> = new Set(['input-mutation', 'degenerate-output', 'handover', 'handover-window']);
 
 /**
  * The verdict of the correctness trials' judgement: `correct` only when every trial passed;

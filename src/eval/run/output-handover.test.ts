@@ -1,32 +1,25 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, describe, it } from 'node:test';
-import type { JudgedTrial } from '../process/protocol.js';
-import { OutputHandover, type JudgedOutput, type JudgeStep } from './output-handover.js';
+import { describe, it } from 'node:test';
+import type { HandedOutput, HandoverMessage, JudgedTrial } from '../process/protocol.js';
+import { handoverWindowBoundMs, OutputHandover, type HandoverJudged, type HandoverReceived } from './output-handover.js';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-handover-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-let folders = 0;
-function outputFolder(): string {
-  const folder = path.join(root, `case-${(folders += 1)}`, 'out');
-  mkdirSync(folder, { recursive: true });
-  return folder;
+function handover(id: string, seed: number): HandoverMessage {
+  return { v: 1, type: 'handover', output: { id, seed, input_digest: `digest-${seed}`, skeleton: 'T', leaf_info: [], leaves: [], ipc: null } };
 }
 
-function saved(folder: string, name: string, seed: number, extra: Partial<JudgedOutput> = {}): JudgedOutput {
-  const file = path.join(folder, name);
-  writeFileSync(file, 'output bytes');
-  return { seed, path: file, input_digest: `digest-${seed}`, ...extra };
+function received(id: string, bytes: number, receiveMs: number): HandoverReceived {
+  return { v: 1, type: 'handover-received', id, transport: 'pipe', bytes, receive_ms: receiveMs, ipc_error: null };
 }
 
-/** A judge that fails the outputs whose seed is odd, and records every request it gets. */
-function recordingJudge(requests: JudgedOutput[][], degenerate = false) {
-  return async (outputs: JudgedOutput[]): Promise<JudgeStep> => {
-    requests.push(outputs);
-    const trials: JudgedTrial[] = outputs.map((output) => ({
+/**
+ * A judge that fails odd seeds, asks for the bytes of every output (`onReady`), and reports them taken
+ * in `receiveMs`; it records the outputs it was asked about.
+ */
+function judge(asked: HandedOutput[], receiveMs = 1, bytes = 4096) {
+  return async (output: HandedOutput, onReady: () => void): Promise<HandoverJudged> => {
+    asked.push(output);
+    onReady();
+    const trial: JudgedTrial = {
       seed: output.seed,
       passed: output.seed % 2 === 0,
       check: output.seed % 2 === 0 ? null : 'mismatch',
@@ -34,86 +27,81 @@ function recordingJudge(requests: JudgedOutput[][], degenerate = false) {
       max_rel_error: 0,
       fp64_max_abs_error: null,
       fp64_max_rel_error: null,
-    }));
-    return { ok: true, value: { v: 1, type: 'judgement', passed: trials.every((trial) => trial.passed), degenerate, trials } };
+    };
+    return { step: { ok: true, value: { v: 1, type: 'judgement', passed: trial.passed, trials: [trial] } }, received: received(output.id, bytes, receiveMs) };
   };
 }
 
 describe('OutputHandover', () => {
-  it('judges handed-over outputs once, deletes their files, and keeps the listed order', async () => {
-    const folder = outputFolder();
-    const requests: JudgedOutput[][] = [];
-    const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge(requests) });
-    const first = saved(folder, 'correctness-0.out', 2);
-    const second = saved(folder, 'correctness-1.out', 4);
-    assert.equal(handover.earlyJudgingMs, 0);
-    assert.equal(await handover.accept({ v: 1, type: 'kept', outputs: [first] }), null);
-    assert.ok(handover.earlyJudgingMs > 0, 'the time spent judging early is counted');
-    assert.equal(existsSync(first.path), false, 'a judged file is deleted');
-    assert.equal(existsSync(second.path), true);
-    const third = saved(folder, 'correctness-2.out', 5);
-    const judged = await handover.judgement([first, second, third]);
+  it('lets the candidate write, then go on, only after the judge answered; listed outputs reuse those answers in order', async () => {
+    const asked: HandedOutput[] = [];
+    const told: string[] = [];
+    const outputs = new OutputHandover({ judge: judge(asked), tellCandidate: (line) => told.push(line.type) });
+    assert.equal(await outputs.accept(handover('correctness-0', 2)), null);
+    assert.equal(await outputs.accept(handover('correctness-1', 3)), null);
+    assert.deepEqual(told, ['handover-send', 'handover-done', 'handover-send', 'handover-done']);
+    const judged = outputs.judgement([
+      { id: 'correctness-1', seed: 3 },
+      { id: 'correctness-0', seed: 2 },
+    ]);
     assert.ok(judged.ok);
     assert.deepEqual(
-      judged.value.trials.map((trial) => trial.seed),
-      [2, 4, 5],
+      judged.value.trials.map((trial) => [trial.seed, trial.passed]),
+      [
+        [3, false],
+        [2, true],
+      ],
     );
-    assert.equal(judged.value.passed, false, 'one failed trial fails the whole judgement');
-    assert.deepEqual(
-      requests.map((request) => request.map((output) => path.basename(output.path))),
-      [['correctness-0.out'], ['correctness-1.out', 'correctness-2.out']],
-      'the handed-over output is not judged again',
-    );
-    assert.equal(existsSync(second.path) || existsSync(third.path), false);
+    assert.equal(judged.value.passed, false);
+    assert.equal(asked.length, 2, 'each output is judged once, at its hand-over');
+    assert.deepEqual(outputs.figures, {
+      outputs: 2,
+      bytes: 8192,
+      longestReceiveMs: 1,
+      longestBytes: 4096,
+      longestWindowMs: 0,
+      transports: ['pipe'],
+      ipcError: null,
+    });
   });
 
-  it('judges an output again when it is listed with other seeds than it was handed over with', async () => {
-    const folder = outputFolder();
-    const requests: JudgedOutput[][] = [];
-    const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge(requests) });
-    const early = saved(folder, 'timed-3.out', 2, { call: 3, input_seed: 10 });
-    await handover.accept({ v: 1, type: 'kept', outputs: [early] });
-    const judged = await handover.judgement([{ ...early, input_seed: 11 }]);
+  it('makes a listed output that was never handed over a missing output', () => {
+    const outputs = new OutputHandover({ judge: judge([]), tellCandidate: () => undefined });
+    const judged = outputs.judgement([{ id: 'timed-7', seed: 4, input_seed: 99 }]);
     assert.ok(judged.ok);
-    assert.equal(requests.length, 2, 'a listing that differs from the handed-over entry is judged afresh');
+    const [trial] = judged.value.trials;
+    assert.equal(trial?.check, 'missing-output');
+    assert.match(trial?.message ?? '', /timed-7 was listed but never handed over/);
+    assert.equal(judged.value.passed, false);
   });
 
-  it('carries a degenerate judgement over from a handed-over output', async () => {
-    const folder = outputFolder();
-    const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge([], true) });
-    const early = saved(folder, 'correctness-0.out', 2);
-    await handover.accept({ v: 1, type: 'kept', outputs: [early] });
-    const judged = await handover.judgement([early]);
+  it("fails an output whose hand-over took longer than its bound by the judge's clock", async () => {
+    const bytes = 1_000_000;
+    const slow = handoverWindowBoundMs(bytes) + 1;
+    const outputs = new OutputHandover({ judge: judge([], slow, bytes), tellCandidate: () => undefined });
+    await outputs.accept(handover('timed-3', 2));
+    const judged = outputs.judgement([{ id: 'timed-3', seed: 2 }]);
     assert.ok(judged.ok);
-    assert.equal(judged.value.degenerate, true);
+    assert.equal(judged.value.trials[0]?.check, 'handover-window');
+    assert.match(judged.value.trials[0]?.message ?? '', /over the bound of 2010 ms/);
   });
 
-  it('never deletes a file outside the output folder, nor through a folder replaced by a link', async () => {
-    const folder = outputFolder();
-    const outside = path.join(root, 'precious.txt');
-    writeFileSync(outside, 'keep me');
-    const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge([]) });
-    await handover.accept({ v: 1, type: 'kept', outputs: [{ seed: 2, path: outside }] });
-    await handover.accept({ v: 1, type: 'kept', outputs: [{ seed: 4, path: path.join(folder, '..', '..', 'precious.txt') }] });
-    assert.equal(existsSync(outside), true);
-
-    const linked = path.join(root, 'linked');
-    mkdirSync(linked);
-    const target = path.join(linked, 'victim.out');
-    writeFileSync(target, 'keep me too');
-    const swapped = path.join(root, `case-${(folders += 1)}`);
-    mkdirSync(swapped);
-    symlinkSync(linked, path.join(swapped, 'out'));
-    const throughLink = new OutputHandover({ outputDirectory: path.join(swapped, 'out'), judge: recordingJudge([]) });
-    await throughLink.accept({ v: 1, type: 'kept', outputs: [{ seed: 2, path: path.join(swapped, 'out', 'victim.out') }] });
-    assert.equal(existsSync(target), true, 'an output folder that is a link is not trusted');
+  it('refuses the same output handed over twice', async () => {
+    const outputs = new OutputHandover({ judge: judge([]), tellCandidate: () => undefined });
+    assert.equal(await outputs.accept(handover('correctness-0', 2)), null);
+    const again = await outputs.accept(handover('correctness-0', 2));
+    assert.ok(again && !again.ok);
+    assert.equal(again.outcome.verdict, 'rejected');
   });
 
-  it('keeps judged files when the scratch folder is kept', async () => {
-    const folder = outputFolder();
-    const handover = new OutputHandover({ outputDirectory: folder, judge: recordingJudge([]), keepFiles: true });
-    const early = saved(folder, 'correctness-0.out', 2);
-    await handover.accept({ v: 1, type: 'kept', outputs: [early] });
-    assert.equal(existsSync(early.path), true);
+  it('passes a failed judge step through without telling the candidate to go on', async () => {
+    const told: string[] = [];
+    const failing = new OutputHandover({
+      judge: async () => ({ step: { ok: false, outcome: { verdict: 'crashed', reasons: [] } }, received: null }),
+      tellCandidate: (line) => told.push(line.type),
+    });
+    const failed = await failing.accept(handover('correctness-0', 2));
+    assert.ok(failed && !failed.ok);
+    assert.deepEqual(told, []);
   });
 });

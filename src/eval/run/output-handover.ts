@@ -1,101 +1,167 @@
-import { lstat, unlink } from 'node:fs/promises';
-import path from 'node:path';
-import type { JudgedTrial, JudgementMessage, KeptMessage } from '../process/protocol.js';
+import type { HandedOutput, HandoverMessage, JudgedTrial, JudgementMessage, MessageOfType } from '../process/protocol.js';
 import type { Step } from './outcome.js';
 
-/** An output the judge is asked about: a saved file and the seeds (and sizes) it was computed from. */
-export type JudgedOutput = KeptMessage['outputs'][number];
+/** An output listed by a later message (`correctness-outputs`, `batch-outputs`, `timing`): its hand-over id and seeds. */
+export interface ListedOutput {
+  id: string;
+  seed: number;
+  input_seed?: number | undefined;
+}
 
 export type JudgeStep = Step<JudgementMessage>;
+export type HandoverReceived = MessageOfType<'handover-received'>;
 
-export interface OutputHandoverOptions {
-  /** The candidate's output folder: only files directly in it are deleted once judged. */
-  outputDirectory: string;
-  /** Sends one `judge` request to the reference role and reads its judgement. */
-  judge: (outputs: JudgedOutput[]) => Promise<JudgeStep>;
-  /** Leave judged files in place (`KFORGE_KEEP_SCRATCH=1`). */
-  keepFiles?: boolean;
+/** What the judge answered about one handed-over output. */
+export interface HandoverJudged {
+  step: JudgeStep;
+  /** The judge's `handover-received` (null when it took no bytes: a header it refused). */
+  received: HandoverReceived | null;
+  /** When `handover-received` arrived, by the parent's clock (`clockMs`); null without one. */
+  receivedAtMs?: number | null;
 }
 
 /**
- * The candidate's saved outputs, judged when they are handed over and deleted once judged, so that an
- * evaluation at KernelBench's sizes holds about one allowance of outputs on the scratch disk rather
- * than a dozen gigabyte files (docs/worker-protocol.md, `kept`). The messages that list outputs
- * later (`correctness-outputs`, `batch-outputs`, `timing`) list the handed-over ones again; their
- * judgement is reused, never asked for twice, and the combined judgement keeps the listed order.
+ * How long the judge may take to hold its copy of an output once it starts taking it, by its own
+ * clock (`receive_ms`, which the candidate's process does not own): a fixed allowance plus the
+ * bytes at a floor rate far below any transport's (docs/worker-protocol.md, "The output hand-over").
+ * Work the candidate does in that window is the only work after its call that can still reach what
+ * is judged; past the bound the output is the candidate's `handover-window` rejection.
+ */
+export const HANDOVER_WINDOW = { fixedMs: 2000, floorBytesPerMs: 100_000 } as const;
+
+export function handoverWindowBoundMs(bytes: number): number {
+  return HANDOVER_WINDOW.fixedMs + bytes / HANDOVER_WINDOW.floorBytesPerMs;
+}
+
+export interface OutputHandoverOptions {
+  /**
+   * Sends one `judge` request for a handed-over output to the reference role and reads its answer;
+   * `onReady` runs when the judge asks for the bytes on the pipe (the parent then lets the candidate write).
+   */
+  judge: (output: HandedOutput, onReady: () => void) => Promise<HandoverJudged>;
+  /** Writes one line to the candidate worker (`handover-send`, `handover-done`). */
+  tellCandidate: (message: { v: 1; type: 'handover-send' | 'handover-done' }) => void;
+  /** The parent's monotonic clock in ms (default `performance.now`). */
+  clockMs?: () => number;
+}
+
+/** The figures of the hand-overs of one evaluation (the guard report's `handover` check). */
+export interface HandoverFigures {
+  outputs: number;
+  bytes: number;
+  /** Longest window by the judge's clock, ms, and the bytes of that output. */
+  longestReceiveMs: number;
+  longestBytes: number;
+  /** Longest time from the parent's receipt of `handover` to that of `handover-received`, by the parent's clock, ms. */
+  longestWindowMs: number;
+  transports: string[];
+  /** Why IPC was not used, where the judge said so (first seen). */
+  ipcError: string | null;
+}
+
+/**
+ * The candidate's outputs, each judged the moment it is handed over (docs/worker-protocol.md, "The
+ * output hand-over"): the worker waits between `handover` and `handover-done`, and by then the judge
+ * holds its own copy, so nothing the candidate does afterwards can change what is judged. The
+ * messages that list outputs later (`correctness-outputs`, `batch-outputs`, `timing`) name them by
+ * id; their judgement is the one given at the hand-over, and a listed output that was never handed
+ * over is `missing-output`.
  *
  * @example
- * const handover = new OutputHandover({ outputDirectory: scratch.outputDirectory, judge: (outputs) => run.judge(outputs) });
- * await handover.accept(keptMessage);               // judged now, files deleted
- * const judged = await handover.judgement(listed);  // early trials reused, the rest judged
+ * const handover = new OutputHandover({ judge, tellCandidate: (line) => candidate.send(line) });
+ * await handover.accept(handoverMessage);          // judged now; the candidate goes on
+ * const judged = handover.judgement(listed);       // the listed outputs' trials, in order
  */
 export class OutputHandover {
   readonly #options: OutputHandoverOptions;
-  readonly #early = new Map<string, { trial: JudgedTrial; degenerate: boolean }>();
-  #earlyMs = 0;
+  readonly #judged = new Map<string, { trial: JudgedTrial; degenerate: boolean }>();
+  #judgingMs = 0;
+  readonly #figures: HandoverFigures = { outputs: 0, bytes: 0, longestReceiveMs: 0, longestBytes: 0, longestWindowMs: 0, transports: [], ipcError: null };
 
   constructor(options: OutputHandoverOptions) {
     this.#options = options;
   }
 
-  /** Milliseconds spent judging handed-over outputs (the timing budget does not count them). */
+  /** Milliseconds spent taking and judging handed-over outputs (the timing budget does not count them). */
   get earlyJudgingMs(): number {
-    return this.#earlyMs;
+    return this.#judgingMs;
   }
 
-  /** Judges the outputs of a `kept` message now and deletes their files; the failed step when the judge failed, else null. */
-  async accept(message: KeptMessage): Promise<Extract<JudgeStep, { ok: false }> | null> {
-    const startedMs = performance.now();
-    const judged = await this.#judgeAndDelete(message.outputs).finally(() => {
-      this.#earlyMs += performance.now() - startedMs;
-    });
-    if (!judged.ok) return judged;
-    message.outputs.forEach((output, index) => {
-      this.#early.set(keyOf(output), { trial: judged.value.trials[index]!, degenerate: judged.value.degenerate ?? false });
-    });
+  get figures(): HandoverFigures {
+    return { ...this.#figures, transports: [...this.#figures.transports] };
+  }
+
+  /** Has the judge take and judge one output, then lets the candidate go on; the failed step when the judge failed, else null. */
+  async accept(message: HandoverMessage): Promise<Extract<JudgeStep, { ok: false }> | null> {
+    const output = message.output;
+    if (this.#judged.has(output.id))
+      return {
+        ok: false,
+        outcome: { verdict: 'rejected', reasons: [{ check: 'timing-tampered', message: `the candidate's process handed over output ${output.id} twice` }] },
+      };
+    const clock = this.#options.clockMs ?? (() => performance.now());
+    const startedMs = clock();
+    let answered: HandoverJudged;
+    try {
+      answered = await this.#options.judge(output, () => this.#options.tellCandidate({ v: 1, type: 'handover-send' }));
+    } finally {
+      this.#judgingMs += clock() - startedMs;
+    }
+    if (!answered.step.ok) return answered.step;
+    const judgement = answered.step.value;
+    let trial = judgement.trials[0]!;
+    if (answered.received) {
+      if (answered.receivedAtMs != null) this.#figures.longestWindowMs = Math.max(this.#figures.longestWindowMs, answered.receivedAtMs - startedMs);
+      trial = this.#windowed(trial, answered.received, output.id);
+    }
+    this.#judged.set(output.id, { trial, degenerate: judgement.degenerate ?? false });
+    this.#options.tellCandidate({ v: 1, type: 'handover-done' });
     return null;
   }
 
-  /** The judgement of `outputs` in their order: those handed over earlier reused, the others judged now (and deleted). */
-  async judgement(outputs: JudgedOutput[]): Promise<JudgeStep> {
-    const rest = outputs.filter((output) => !this.#early.has(keyOf(output)));
-    let judgedRest: JudgementMessage | null = null;
-    if (rest.length > 0) {
-      const judged = await this.#judgeAndDelete(rest);
-      if (!judged.ok) return judged;
-      judgedRest = judged.value;
-    }
-    let next = 0;
-    let degenerate = judgedRest?.degenerate ?? false;
-    const trials = outputs.map((output) => {
-      const early = this.#early.get(keyOf(output));
-      if (early) {
-        degenerate ||= early.degenerate;
-        return early.trial;
+  /** The judgement of the listed outputs in their order, from their hand-overs. */
+  judgement(outputs: readonly ListedOutput[]): JudgeStep {
+    let degenerate = false;
+    const trials = outputs.map((output): JudgedTrial => {
+      const judged = this.#judged.get(output.id);
+      if (judged) {
+        degenerate ||= judged.degenerate;
+        return judged.trial;
       }
-      return judgedRest!.trials[next++]!;
+      return {
+        seed: output.seed,
+        input_seed: output.input_seed ?? null,
+        passed: false,
+        check: 'missing-output',
+        message: `output ${output.id} was listed but never handed over to the judge`,
+        max_abs_error: null,
+        max_rel_error: null,
+        fp64_max_abs_error: null,
+        fp64_max_rel_error: null,
+      };
     });
     const passed = trials.length > 0 && trials.every((trial) => trial.passed);
     return { ok: true, value: { v: 1, type: 'judgement', passed, degenerate, trials } };
   }
 
-  async #judgeAndDelete(outputs: JudgedOutput[]): Promise<JudgeStep> {
-    const judged = await this.#options.judge(outputs);
-    if (judged.ok && !this.#options.keepFiles) await Promise.all(outputs.map((output) => this.#delete(output.path)));
-    return judged;
+  /** The trial, or a `handover-window` failure when the judge took longer than the bound to hold its copy. */
+  #windowed(trial: JudgedTrial, received: HandoverReceived, id: string): JudgedTrial {
+    const figures = this.#figures;
+    figures.outputs += 1;
+    figures.bytes += received.bytes;
+    if (!figures.transports.includes(received.transport)) figures.transports.push(received.transport);
+    figures.ipcError ??= received.ipc_error ?? null;
+    if (received.receive_ms >= figures.longestReceiveMs) {
+      figures.longestReceiveMs = received.receive_ms;
+      figures.longestBytes = received.bytes;
+    }
+    const boundMs = handoverWindowBoundMs(received.bytes);
+    if (received.receive_ms <= boundMs) return trial;
+    return {
+      ...trial,
+      passed: false,
+      check: 'handover-window',
+      message: `output ${id} took ${received.receive_ms.toFixed(0)} ms to reach the judge (${received.bytes} bytes, by ${received.transport}), over the bound of ${boundMs.toFixed(0)} ms: work after a call returns is the candidate's, and its output must leave at once`,
+    };
   }
-
-  /** Deletes a judged file when it lies directly in the output folder (a path the candidate named elsewhere is left alone). */
-  async #delete(file: string): Promise<void> {
-    const folder = path.resolve(this.#options.outputDirectory);
-    if (path.dirname(path.resolve(folder, file)) !== folder) return;
-    const stats = await lstat(folder).catch(() => null);
-    if (!stats?.isDirectory()) return;
-    await unlink(path.resolve(folder, file)).catch(() => undefined);
-  }
-}
-
-/** One saved output's identity: its file and what it was computed from. */
-function keyOf(output: JudgedOutput): string {
-  return JSON.stringify([output.path, output.seed, output.input_seed ?? output.seed, output.input_digest ?? null, output.variant ?? null]);
 }

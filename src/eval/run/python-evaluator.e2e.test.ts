@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
-import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import type { EvaluationRequest } from '../evaluator.js';
 import { FileBaselineCache } from '../cache/file-baseline-cache.js';
 import { PythonEvaluator } from './python-evaluator.js';
@@ -111,19 +111,24 @@ describe('PythonEvaluator with the real worker', { skip }, () => {
     assert.equal(cheat.reasons[0]?.check, 'timed-output');
   });
 
-  it('outputs handed over one at a time (an allowance of one byte) are judged as when listed together', async () => {
-    // At KernelBench's sizes each saved output exceeds the allowance: every one is handed over
-    // (`kept`), judged and deleted before the candidate goes on.
-    const honest = await evaluate('scale-add-correct', { outputAllowanceBytes: 1 });
-    assert.equal(honest.verdict, 'correct', reason(honest));
-    assert.equal(honest.correctness?.passed, 5);
-    assert.equal(honest.timing?.candidate_ms.n, 20);
-    const wrong = await evaluate('scale-add-incorrect', { outputAllowanceBytes: 1, skipTiming: true });
-    assert.equal(wrong.verdict, 'incorrect', reason(wrong));
-    assert.equal(wrong.reasons[0]?.check, 'mismatch');
-    const cheat = await evaluate('cheats-when-timed', { outputAllowanceBytes: 1 });
-    assert.equal(cheat.verdict, 'rejected', reason(cheat));
-    assert.equal(cheat.reasons[0]?.check, 'timed-output');
+  it('each output is judged as its call returned it: rewrites after the call and bytes slipped into the pipe change nothing', async () => {
+    // The adversarial corpus's output-hand-over attacks (docs/hacks.md #19), with their own C++
+    // kernels, under the default policy: the candidate runs in its sandbox and writes the hand-over
+    // pipe the judge made in its read-only `in` folder.
+    const corpus = (file: string) => ({
+      problemPath: path.join(REPOSITORY_ROOT, 'tests', 'adversarial', 'problems', 'relu.py'),
+      candidatePath: path.join(REPOSITORY_ROOT, 'tests', 'adversarial', 'cpu', file),
+    });
+    const rewrites = await evaluate('', { ...corpus('c19_rewrites_after_return.py'), guardPolicy: 'kernelbench' });
+    assert.equal(rewrites.verdict, 'incorrect', reason(rewrites));
+    assert.equal(rewrites.reasons[0]?.check, 'mismatch');
+    const slipped = await evaluate('', { ...corpus('c19c_prefills_the_pipe.py'), guardPolicy: 'kernelbench', skipTiming: true });
+    assert.equal(slipped.verdict, 'rejected', reason(slipped));
+    assert.equal(slipped.reasons[0]?.check, 'handover');
+    const honest = await evaluate('scale-add-correct');
+    const handover = honest.guard?.checks.find((check) => check.check === 'handover');
+    assert.ok(handover, 'the guard report says how the outputs travelled');
+    assert.match(handover.message, /handed to the judge by pipe before the candidate went on/);
   });
 
   for (const policy of ['kernelbench', 'own-kernels'] as const) {

@@ -47,7 +47,7 @@ class ScriptedCandidate {
         v: 1,
         type: 'batch-outputs',
         batch: this.#batch,
-        samples: [{ call, seed: expected.seed, input_seed: expected.inputSeed, path: `b${call}` }],
+        samples: [{ call, seed: expected.seed, input_seed: expected.inputSeed, id: `batch-${this.#batch}-${call}` }],
       });
       this.#batch += 1;
     }
@@ -67,7 +67,7 @@ class ScriptedCandidate {
     else {
       const samples = this.kept.map((call) => {
         const expected = timedCallContents(SEEDS, this.warmup, CONTENTS, call);
-        return { call, seed: expected.seed, input_seed: expected.inputSeed, path: `t${call}` };
+        return { call, seed: expected.seed, input_seed: expected.inputSeed, id: `timed-${call}` };
       });
       this.#emit({ v: 1, type: 'timing', times_ms: Array.from({ length: this.#timed }, () => 1), samples, contents_per_model: CONTENTS });
       return;

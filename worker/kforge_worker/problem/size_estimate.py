@@ -28,8 +28,8 @@ seeds; R = O + O64 one reference record.
 - the evaluation: the larger of the reference role's peak, the candidate role's beside the
   reference's kept records, and the reference judging a timed call's output (its reference
   recomputed without the float64 twin: W + the larger of D + I and I + F, then O + the candidate's
-  O + the chunks) beside the candidate's timing state (large outputs are handed over during the
-  timed calls, output_spool.py; the correctness trials' are judged after the candidate gave its
+  O + the chunks) beside the candidate's timing state (every output is handed over and judged the
+  moment its call returns, handover.py; during the correctness trials after the candidate gave its
   cached blocks back), plus the two processes' fixed cost (CUDA contexts on a GPU, the
   interpreter and torch on the host).
 
@@ -215,9 +215,9 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     poison_cap = MAX_POISON_BYTES if cuda else (2 * output if output <= CPU_MAX_POISON_BLOCK_BYTES else 0)
     correctness = weights + inputs + forward + output + min(2 * output, poison_cap)
     candidate = correctness
-    # Outputs saved during the timed calls are judged while the candidate waits with its timing
+    # Outputs handed over during the timed calls are judged while the candidate waits with its timing
     # state held (its allocator stays warm for the calls); those of the correctness trials after it
-    # gave its cached blocks back (output_spool.py), so only the timing state adds to the judging.
+    # gave its cached blocks back (handover.py), so only the timing state adds to the judging.
     judged_beside = 0
     if timing:
         sets = TIMING_SEEDS * inputs

@@ -7,18 +7,14 @@ copied to the CPU, or with `keep_device` detached and left where they are: the r
 its outputs on the GPU, where a GPU-sized problem's float64 comparisons are fast and the host's
 memory is not spent), and one info dict per leaf (`type`, and for tensors `device`).
 
-Files are written and read by output_file.py (a JSON header and raw bytes, no pickle; on cuda
-through a pinned buffer). Python floats are stored as `float.hex()` strings.
+A flattened output travels to the judge as a header and raw bytes (output_wire.py, handover.py);
+no pickle is involved.
 """
 
-import os
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, List
 
 import torch
-
-from . import output_file
-from .errors import DISK_FULL_ERRNOS, is_out_of_memory
 
 MAX_DEPTH = 32
 MAX_LEAVES = 4096
@@ -28,10 +24,6 @@ SIMPLE_TYPES = (bool, int, str, type(None))
 
 class OutputStructureError(Exception):
     """An output too deep or too wide to describe (a cycle, a huge container)."""
-
-
-class OutputFileError(Exception):
-    """An output file that is missing, unreadable or not in kforge's format."""
 
 
 @dataclass
@@ -132,32 +124,3 @@ def describe(flat: FlatOutput) -> str:
         else:
             out.append(next(described) if char in "TL" else char)
     return "[" + "".join(out) + "]"
-
-
-def save(flat: FlatOutput, path: str) -> None:
-    """Writes the output file (tensor leaves on the cpu or a cuda device; simple values)."""
-    try:
-        output_file.write(path, flat.skeleton, flat.leaves, flat.leaf_info)
-    except output_file.OutputFileFormatError as error:
-        raise OutputStructureError(str(error)) from error
-
-
-def load(path: str, device: Optional[torch.device] = None) -> FlatOutput:
-    """Reads an output file, its tensors onto `device` (default cpu); raises OutputFileError."""
-    if not os.path.isfile(path):
-        raise OutputFileError(f"the output file {path} does not exist")
-    try:
-        skeleton, leaves, infos = output_file.read(path, device)
-    except output_file.OutputFileFormatError as error:
-        raise OutputFileError(f"the output file {path} is malformed: {error}") from error
-    except (OSError, RuntimeError) as error:
-        if is_out_of_memory(error) or getattr(error, "errno", None) in DISK_FULL_ERRNOS:
-            raise  # the machine's (machine_fault.py): no memory to read it into, not a missing output
-        raise OutputFileError(f"the output file {path} cannot be loaded: {type(error).__name__}: {error}") from error
-    if not all(isinstance(info, dict) and "type" in info for info in infos):
-        raise OutputFileError(f"the output file {path} is malformed: a leaf has no type")
-    try:
-        restored = [float.fromhex(leaf) if info["type"] == "float" else leaf for leaf, info in zip(leaves, infos)]
-    except (TypeError, ValueError) as error:
-        raise OutputFileError(f"the output file {path} is malformed: {error}") from error
-    return FlatOutput(skeleton=skeleton, leaves=restored, leaf_info=infos)

@@ -122,6 +122,9 @@ class ReferenceRequest:
     #: The parent's limit on the reference stage, ms (None: not said): a problem too slow at these
     #: sizes for it is a `fault` after its first trial (reference_pace.py), not a kill at the limit.
     stage_limit_ms: Optional[float] = None
+    #: Where this worker makes the hand-over pipe (a FIFO) that the candidate writes outputs into
+    #: (handover_receive.py); None: outputs come by IPC handle only.
+    handover_pipe: Optional[str] = None
 
 
 def _tolerance(message: dict) -> Optional[Tolerance]:
@@ -190,6 +193,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
         ceilings=_ceilings(message),
         generalisation_seeds=_generalisation_seeds(message),
         stage_limit_ms=_budget(message, "stage_limit_ms"),
+        handover_pipe=_optional_path(message, "handover_pipe"),
     )
 
 
@@ -215,13 +219,12 @@ class CandidateRequest:
     candidate: str
     perf_trials: int
     warmup_trials: int
-    output_dir: str
     build_dir: str
     guard: GuardSettings = None
     generalisation_seeds: List[int] = ()
     cross_check: bool = False
-    #: Bytes of saved outputs not yet judged at which the candidate hands them over (output_spool.py).
-    output_allowance_bytes: Optional[int] = None
+    #: The hand-over pipe the judge made (handover.py); None: outputs travel by IPC handle only.
+    handover_pipe: Optional[str] = None
     #: Warm-up by time (the parent paces it): the parent may ask for warm-up calls past
     #: `warmup_trials`, up to timing.warmup_call_limit(warmup_trials, warmup_ms).
     warmup_ms: float = 0.0
@@ -242,21 +245,17 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         candidate=_path(message, "candidate"),
         perf_trials=perf_trials,
         warmup_trials=_count(message, "warmup_trials"),
-        output_dir=_path(message, "output_dir"),
         build_dir=_path(message, "build_dir"),
         guard=parse_guard(message),
         generalisation_seeds=_generalisation_seeds(message),
         cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
-        output_allowance_bytes=_allowance(message),
+        handover_pipe=_optional_path(message, "handover_pipe"),
         warmup_ms=_warmup_ms(message),
     )
 
 
-def _allowance(message: dict) -> Optional[int]:
-    value = _count(message, "output_allowance_bytes", optional=True)
-    if value == 0:
-        raise ProtocolError("expected `output_allowance_bytes` to be a positive number of bytes, got 0")
-    return value
+def _optional_path(message: dict, name: str) -> Optional[str]:
+    return None if message.get(name) is None else _path(message, name)
 
 
 @dataclass(frozen=True)
@@ -266,10 +265,15 @@ class JudgedOutput:
     preset's)."""
 
     seed: int
-    path: str
+    #: The hand-over's id (`correctness-0`, `timed-57`, …).
+    id: str
     input_digest: Optional[str]
     input_seed: Optional[int] = None
     variant: Optional[dict] = None
+    #: The candidate's own description of the output (`skeleton`, `leaf_info`, `leaves`, `ipc`),
+    #: untrusted: handover_receive.py checks it against the reference's output, and what does not
+    #: fit is the candidate's verdict, never a protocol error.
+    header: Optional[dict] = None
 
     @property
     def contents_seed(self) -> int:
@@ -302,17 +306,18 @@ def parse_judge_request(message: dict) -> JudgeRequest:
     if atol < 0 or rtol < 0:
         raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
     outputs = []
-    for entry in _field(message, "outputs", list, "a list of {seed, path, input_digest}"):
+    for entry in _field(message, "outputs", list, "a list of {id, seed, input_digest, skeleton, leaf_info, leaves}"):
         if not isinstance(entry, dict):
             raise ProtocolError(f"expected every entry of `outputs` to be an object, got {entry!r}")
         entry = {"type": "judge output", **entry}
         outputs.append(
             JudgedOutput(
                 seed=_field(entry, "seed", int, "a seed"),
-                path=_path(entry, "path"),
+                id=_field(entry, "id", str, "a hand-over id"),
                 input_digest=_field(entry, "input_digest", str, "a hex digest", optional=True),
                 input_seed=_field(entry, "input_seed", int, "a seed", optional=True),
                 variant=_variant(entry),
+                header={key: entry.get(key) for key in ("skeleton", "leaf_info", "leaves", "ipc")},
             )
         )
     return JudgeRequest(

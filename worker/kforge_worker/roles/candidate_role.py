@@ -1,5 +1,6 @@
-"""The candidate role: static guard and build, load, correctness trials (outputs saved to files),
-timed calls — each call under the run-time guard (guard_runtime.py).
+"""The candidate role: static guard and build, load, correctness trials, timed calls — each call
+under the run-time guard (guard_runtime.py), each judged output handed to the judge at once
+(handover.py).
 
 Before the candidate runs: the channel is already private (channel.py), core dumps are off, the
 identities of the timing functions and torch's global state are recorded, the static guard has
@@ -27,7 +28,7 @@ from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem, problem_names
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.errors import StageFailure
-from ..protocol.output_spool import HandOverStopped, OutputSpool
+from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
 from ..timing.timing import changed_timers, timer_identities
@@ -117,8 +118,7 @@ def _run_candidate(channel: Channel, message: dict) -> None:
     dtype = run_dtype(run.precision)
     timers = Watched(channel)
     guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
-    os.makedirs(request.output_dir, exist_ok=True)
-    spool = OutputSpool(channel, request.output_allowance_bytes, release=release_cached)
+    handover = Handover(channel, request.handover_pipe, release=release_cached)
     await_device = awaits_device(message)
     keep_unchanged_source_times()
     build_started_ns = time.time_ns()
@@ -146,14 +146,13 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
         guard.check_state("constructing ModelNew")
     with stage(channel.send, "correctness"):
-        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard, spool)
+        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard, handover)
         check_after(timers, guard, "the correctness trials")
         guard.record_call_checks()
         channel.send("guard-checks", stage="correctness", checks=guard.log.take())
     release_cached()  # the reference judges these outputs on the same device now
     channel.send("correctness-outputs", outputs=saved, generalisation=extra)
-    spool.listed()
-    spool.release = None  # timed calls keep a warm allocator (the estimate counts what timing holds)
+    handover.release = None  # timed calls keep a warm allocator (the estimate counts what timing holds)
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return
@@ -163,7 +162,7 @@ def _run_candidate(channel: Channel, message: dict) -> None:
     with stage(channel.send, "timing"):
         guard.check_state("the candidate's calls before timing")
         guard.reset_persisting_l2()
-        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, spool, contents)
+        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, handover, contents)
         check_after(timers, guard, "the timed calls")
         channel.send("guard-checks", stage="timing", checks=guard.log.take())
     channel.send("timing", **result)

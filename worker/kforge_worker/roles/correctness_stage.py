@@ -8,12 +8,10 @@ correctness trial (a fresh model's first call, after the process's one-time set-
 call) runs under the dispatch trace and the profiler: the ATen operators its forward dispatches
 (`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
 checks; its output is saved and judged like the others.
-Outputs are copied on the device right after the call and saved (output_file.py), and noted on the
-spool (output_spool.py), which hands them to the parent early when they reach the request's
-allowance; the reference outputs never exist in this process.
+Each output is handed to the judge right after its call and checks (handover.py), before any more
+of the candidate's code runs; the reference outputs never exist in this process.
 """
 
-import os
 from typing import Any, Dict, List, Tuple
 
 import torch
@@ -22,9 +20,8 @@ from ..device.device import synchronize
 from ..guard.guard_runtime import GuardRuntime
 from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
-from ..protocol import outputs
 from ..protocol.errors import StageFailure, failures_as
-from ..protocol.output_spool import OutputSpool
+from ..protocol.handover import Handover
 
 CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
 FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
@@ -57,47 +54,24 @@ def guarded_call(
     return output
 
 
-def copy_output(output: Any) -> outputs.FlatOutput:
-    """The output's leaves copied on the device, right after the call (StageFailure if it cannot be
-    described)."""
-    try:
-        return outputs.flatten(output, keep_device=True, copy=True)
-    except outputs.OutputStructureError as error:
-        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
-
-
-def save_copied(flat: outputs.FlatOutput, path: str) -> str:
-    """Writes a copied output to `path` (StageFailure if it cannot be saved); returns `path`."""
-    try:
-        outputs.save(flat, path)
-    except outputs.OutputStructureError as error:
-        raise StageFailure("runtime_error", "forward", f"the candidate's output cannot be saved: {error}") from error
-    return path
-
-
-def save_output(output: Any, path: str) -> str:
-    return save_copied(copy_output(output), path)
-
-
 def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntime) -> None:
     model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
     guarded_call(model, inputs, seed, device, guard, "the warm-up call")
 
 
 def run_trials(
-    problem, model_class, seeds: List[int], device, dtype, output_dir: str, guard: GuardRuntime, spool: OutputSpool
+    problem, model_class, seeds: List[int], device, dtype, guard: GuardRuntime, handover: Handover
 ) -> List[dict]:
-    saved = []
+    handed = []
     for index, seed in enumerate(seeds):
         model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
         output = guarded_call(
             model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
         )
-        path = save_output(output, os.path.join(output_dir, f"correctness-{index}.out"))
-        saved.append({"seed": seed, "path": path, "input_digest": input_digest(inputs)})
+        entry = {"id": f"correctness-{index}", "seed": seed, "input_digest": input_digest(inputs)}
+        handed.append(handover.hand_over(output, entry))
         del model, inputs, output
-        spool.saved(saved[-1])
-    return saved
+    return handed
 
 
 def run_generalisation(
@@ -106,22 +80,26 @@ def run_generalisation(
     trials: List[Tuple[int, Dict[str, int]]],
     device,
     dtype,
-    output_dir: str,
     guard: GuardRuntime,
-    spool: OutputSpool,
+    handover: Handover,
 ) -> List[dict]:
-    """Each trial's output file, or its error when the candidate raised at that size."""
+    """Each trial's handed-over output (`id` set), or its error when the candidate raised at that size."""
     entries = []
     for index, (seed, variant) in enumerate(trials):
-        entry = {"seed": seed, "variant": variant, "path": None, "input_digest": None, "error": None}
+        entry = {"seed": seed, "variant": variant, "id": None, "input_digest": None, "error": None}
         try:
             with generalisation.overridden(problem, variant):
                 model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
                 output = guarded_call(model, inputs, seed, device, guard, f"generalisation trial {index} ({variant})")
-            entry["path"] = save_output(output, os.path.join(output_dir, f"generalisation-{index}.out"))
-            entry["input_digest"] = input_digest(inputs)
+            handed = {
+                "id": f"generalisation-{index}",
+                "seed": seed,
+                "variant": variant,
+                "input_digest": input_digest(inputs),
+            }
+            handover.hand_over(output, handed)
+            entry.update(id=handed["id"], input_digest=handed["input_digest"])
             del model, inputs, output
-            spool.saved({key: entry[key] for key in ("seed", "variant", "path", "input_digest")})
         except StageFailure as failure:
             if failure.check not in TRIAL_CHECKS:
                 raise
@@ -131,15 +109,15 @@ def run_generalisation(
 
 
 def run_correctness(
-    problem, model_class, request, device, dtype, guard: GuardRuntime, spool: OutputSpool
+    problem, model_class, request, device, dtype, guard: GuardRuntime, handover: Handover
 ) -> Tuple[List[dict], List[dict]]:
-    """(saved correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
+    """(handed-over correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
     run = request.run
     warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
-    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, request.output_dir, guard, spool)
+    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, guard, handover)
     seeds = generalisation.effective_seeds(
         request.generalisation_seeds, request.guard.gate_specialisation, run.correctness_seeds
     )
     trials = generalisation.plan(problem, seeds)
-    extra = run_generalisation(problem, model_class, trials, device, dtype, request.output_dir, guard, spool)
+    extra = run_generalisation(problem, model_class, trials, device, dtype, guard, handover)
     return saved, extra

@@ -15,6 +15,7 @@ from ..problem.problem_loader import load_problem
 from ..protocol import outputs
 from ..protocol.channel import Channel
 from ..protocol.environment import l2_cache_bytes
+from ..protocol.handover_receive import HandoverReceiver
 from ..protocol.request import parse_anchor_request, parse_judge_request, parse_reference_request
 from ..protocol.stages import stage
 from ..timing.baselines import measure_baselines, time_eager
@@ -32,8 +33,10 @@ def _unique(seeds: List[int]) -> List[int]:
     return list(dict.fromkeys(seeds))
 
 
-def _ready(record) -> dict:
-    """A `reference-ready` trial (the record's outputs may be dropped once it is described)."""
+def _ready(record, receiver: HandoverReceiver) -> dict:
+    """A `reference-ready` trial (the record's outputs may be dropped once it is described; the
+    receiver keeps their structure, to check a timed output's header before its reference exists)."""
+    receiver.remember(None, record.output)
     return {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
 
 
@@ -42,6 +45,7 @@ def run_reference(channel: Channel, message: dict) -> None:
     run = request.run
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
+    receiver = HandoverReceiver(request.handover_pipe, channel.send, device)
     with stage(channel.send, "reference"):
         pace = ReferencePace(request.stage_limit_ms)
         problem = load_problem(run.problem, run.preset, run.overrides)
@@ -56,8 +60,10 @@ def run_reference(channel: Channel, message: dict) -> None:
         )
         timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
         pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
-        trials = [_ready(store.compute(seed, with_inputs=audit_trial)) for seed in pace.paced(correctness_seeds)]
-        trials += [_ready(store.compute(seed)) for seed in timing_only]
+        trials = [
+            _ready(store.compute(seed, with_inputs=audit_trial), receiver) for seed in pace.paced(correctness_seeds)
+        ]
+        trials += [_ready(store.compute(seed), receiver) for seed in timing_only]
         audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
         model, inputs = reference_trial(
             problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
@@ -105,6 +111,6 @@ def run_reference(channel: Channel, message: dict) -> None:
             def paced(entries):
                 return pace.paced(entries, lambda entry: store.holds(entry.seed, entry.input_seed, entry.variant))
 
-            judgement = judge(store.lookup, judge_request, audits.audit, paced)
+            judgement = judge(store.lookup, judge_request, receiver, audits.audit, paced)
             release_cached()
             channel.send("judgement", **judgement)

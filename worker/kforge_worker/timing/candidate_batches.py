@@ -10,7 +10,6 @@ derived_seed(model seed, content index) (seeds.py), so they differ from every co
 per-call loop used, and the parent knows which (seed, input seed) each kept output must match.
 """
 
-import os
 from typing import Any, Callable, List
 
 import torch
@@ -18,8 +17,7 @@ import torch
 from ..problem.inputs import cast_inputs, input_digest, make_inputs, seed_everything
 from ..problem.seeds import derived_seed
 from ..protocol.channel import Channel
-from ..protocol.output_spool import OutputSpool
-from ..roles.correctness_stage import copy_output, save_copied
+from ..protocol.handover import Handover
 from .timing import time_batch
 from .timing_dialogue import receive_go, receive_kept
 from .timing_inputs import TimedModel, calls_of_model
@@ -41,20 +39,19 @@ class CandidateBatches:
         contents: int,
         device,
         dtype,
-        output_dir: str,
         channel: Channel,
         check_output: Callable[[Any, str], None],
-        spool: OutputSpool,
+        handover: Handover,
     ):
         self.problem, self.models, self.contents = problem, models, contents
-        self.device, self.dtype, self.output_dir = device, dtype, output_dir
-        self.channel, self.check_output, self.spool = channel, check_output, spool
+        self.device, self.dtype = device, dtype
+        self.channel, self.check_output, self.handover = channel, check_output, handover
         self.used = [0] * len(models)
         self.count = 0
 
     def run(self, calls: int, reseed: bool = False) -> None:
         """One batch of `calls` calls: `batch-ready`, wait for `go`, run, `batch-done`, wait for
-        `batch-keep`, save the kept outputs, `batch-outputs`. With `reseed` (a problem whose forward
+        `batch-keep`, hand the kept outputs over, `batch-outputs`. With `reseed` (a problem whose forward
         draws random numbers) every call is reseeded with its contents' seed first, inside the
         batch; otherwise the random generators are seeded once, before `batch-ready`."""
         number = self.count
@@ -80,19 +77,14 @@ class CandidateBatches:
         for index in kept:
             timed, seed, inputs = sets[index]
             self.check_output(outputs[index], f"batch {number} call {index}")
-            path = save_copied(
-                copy_output(outputs[index]), os.path.join(self.output_dir, f"batch-{number}-{index}.out")
-            )
-            samples.append(
-                {
-                    "call": index,
-                    "seed": timed.seed,
-                    "input_seed": seed,
-                    "path": path,
-                    "input_digest": input_digest(inputs),
-                }
-            )
-            self.spool.saved(samples[-1])
+            entry = {
+                "id": f"batch-{number}-{index}",
+                "call": index,
+                "seed": timed.seed,
+                "input_seed": seed,
+                "input_digest": input_digest(inputs),
+            }
+            samples.append(self.handover.hand_over(outputs[index], entry))
         del outputs, bound, sets
         for model_index in range(len(self.models)):
             self.used[model_index] += calls_of_model(model_index, len(self.models), calls)

@@ -134,9 +134,17 @@ def _targets() -> Dict[str, Any]:
         "torch.Tensor.zero_": torch.Tensor.zero_,
         "torch.cuda._sleep": getattr(torch.cuda, "_sleep", None),
         "torch.save": torch.save,
-        "kforge_worker.protocol.outputs.save": getattr(sys.modules.get("kforge_worker.protocol.outputs"), "save", None),
-        "kforge_worker.protocol.output_file.write": getattr(
-            sys.modules.get("kforge_worker.protocol.output_file"), "write", None
+        "kforge_worker.protocol.outputs.flatten": getattr(
+            sys.modules.get("kforge_worker.protocol.outputs"), "flatten", None
+        ),
+        "kforge_worker.protocol.output_wire.write_tensor": getattr(
+            sys.modules.get("kforge_worker.protocol.output_wire"), "write_tensor", None
+        ),
+        "kforge_worker.protocol.output_wire.header_of": getattr(
+            sys.modules.get("kforge_worker.protocol.output_wire"), "header_of", None
+        ),
+        "kforge_worker.protocol.handover.Handover.hand_over": getattr(
+            getattr(sys.modules.get("kforge_worker.protocol.handover"), "Handover", None), "hand_over", None
         ),
         "kforge_worker.problem.inputs.input_digest": getattr(
             sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None

@@ -7,17 +7,16 @@ seed, and the allocator is poisoned as before a correctness call. After each cal
 closing synchronize): the device's last error, the output's leaves (`deferred-work`), the poison
 (`stale-output`) and the thread count are checked, exactly as for a correctness call. Then the
 worker writes `called` and waits for the parent's `step`: whether to keep this call's output (it
-is then copied and saved with the digest of its inputs), and what comes next (the next call, a
-trusted batch, or the end of the phase). No list of sampled calls ever exists in this process.
-A kept output is noted on the spool (output_spool.py), which may hand it to the parent at once.
+is then handed to the judge at once, with the digest of its inputs: handover.py), and what comes
+next (the next call, a trusted batch, or the end of the phase). No list of sampled calls ever
+exists in this process.
 After the loop on cuda, `side-stream` (side_stream.py) on the calls' gaps.
 
 With the run-time checks off (guard_runtime.py, benchmarks only) each model keeps its one input set
 (no content sets, no refills), calls are only reseeded, and nothing is checked after them; the
-kept outputs are still saved and judged.
+kept outputs are still handed over and judged.
 """
 
-import os
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -28,8 +27,8 @@ from ..problem.inputs import input_digest, seed_everything
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.environment import l2_cache_bytes
 from ..protocol.errors import StageFailure, failures_as
-from ..protocol.output_spool import OutputSpool
-from ..roles.correctness_stage import CONSTRUCT, FORWARD, copy_output, save_copied
+from ..protocol.handover import Handover
+from ..roles.correctness_stage import CONSTRUCT, FORWARD
 from .candidate_batches import CandidateBatches
 from .cross_check import cross_check
 from .timing import bound_calls, time_calls, warmup_call_limit
@@ -45,7 +44,7 @@ def run_timing(
     dtype,
     guard: GuardRuntime,
     channel: Channel,
-    spool: OutputSpool,
+    handover: Handover,
     contents_per_model: Optional[int] = None,
 ) -> Dict[str, Any]:
     """The fields of the `timing` message."""
@@ -74,10 +73,9 @@ def run_timing(
         contents,
         device,
         dtype,
-        request.output_dir,
         channel,
         lambda output, where: guard.after_call(output, where),
-        spool,
+        handover,
     )
 
     def slot(phase: str, index: int):
@@ -96,17 +94,14 @@ def run_timing(
 
     def keep(index: int, output: Any) -> None:
         timed, content = slot("timed", index)
-        path = save_copied(copy_output(output), os.path.join(request.output_dir, f"timed-{index}.out"))
-        samples.append(
-            {
-                "call": index,
-                "seed": timed.seed,
-                "input_seed": timed.content_seeds[content],
-                "path": path,
-                "input_digest": input_digest(timed.live),
-            }
-        )
-        spool.saved(samples[-1])
+        entry = {
+            "id": f"timed-{index}",
+            "call": index,
+            "seed": timed.seed,
+            "input_seed": timed.content_seeds[content],
+            "input_digest": input_digest(timed.live),
+        }
+        samples.append(handover.hand_over(output, entry))
 
     def proceed(phase: str, index: int, output: Any) -> bool:
         channel.send("called", phase=phase, index=index)

@@ -1,12 +1,13 @@
-"""Judging a candidate's saved outputs against the reference outputs held in this process."""
+"""Judging a candidate's handed-over outputs against the reference outputs held in this process."""
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Tuple
+from typing import Callable, Iterable, Optional, Tuple, Union
 
 import torch
 
 from ..device.memory_usage import trim_host
 from ..protocol import outputs
+from ..protocol.handover_receive import HandoverReceiver, Refusal
 from ..protocol.request import JudgeRequest, JudgedOutput
 from .compare import compare_outputs
 from .scale_aware_judge import judge_scale_aware
@@ -20,14 +21,6 @@ class ReferenceRecord:
     input_digest: str
     output: outputs.FlatOutput
     output_fp64: Optional[outputs.FlatOutput]
-
-
-def record_device(record: ReferenceRecord) -> Optional[torch.device]:
-    """Where the reference's tensors live (the candidate's file is read straight onto it)."""
-    for leaf in record.output.leaves:
-        if isinstance(leaf, torch.Tensor):
-            return leaf.device
-    return None
 
 
 Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
@@ -57,21 +50,25 @@ def _empty_trial(entry: JudgedOutput, check: str, message: str, input_mutated: O
 def judge_trial(
     record: Optional[ReferenceRecord],
     entry: JudgedOutput,
+    candidate: Union[outputs.FlatOutput, Refusal, None],
     atol: float,
     rtol: float,
     audit: Optional[dict] = None,
     missing: str = "",
 ) -> dict:
-    """One trial of a `judgement`: the comparison, whether the inputs changed in the call, and on a
-    degenerate tolerance the scale-aware comparison."""
+    """One trial of a `judgement`: the comparison of the output the judge took (or why it took
+    none), whether the inputs changed in the call, and on a degenerate tolerance the scale-aware
+    comparison."""
     if record is None:
         why = missing or f"the reference role has no output for seed {entry.seed}"
         return _empty_trial(entry, "missing-output", why, None)
     mutated = None if entry.input_digest is None else entry.input_digest != record.input_digest
-    try:
-        candidate = outputs.load(entry.path, record_device(record))
-    except outputs.OutputFileError as error:
-        return _empty_trial(entry, "missing-output", str(error), mutated)
+    if candidate is None:
+        return _empty_trial(entry, "missing-output", f"output {entry.id} was never handed over", mutated)
+    if isinstance(candidate, Refusal):
+        trial = _empty_trial(entry, candidate.check, candidate.message, mutated)
+        trial["numel"] = sum(leaf.numel() if isinstance(leaf, torch.Tensor) else 1 for leaf in record.output.leaves)
+        return trial
     trial = {
         "seed": entry.seed,
         "input_seed": entry.input_seed,
@@ -92,9 +89,28 @@ def judge_trial(
     return trial
 
 
+def _take_and_look_up(receiver: HandoverReceiver, lookup: Lookup, entry: JudgedOutput):
+    """(record, why it is missing, the candidate's output or why it was not taken). The output is
+    taken before its reference is computed where a reference of the same sizes is already known
+    (timed calls), so the candidate waits no longer than the copy; otherwise after."""
+    candidate = None
+    known = receiver.structure(entry.variant)
+    if known is not None:
+        candidate = receiver.receive(entry, known)
+        if isinstance(candidate, Refusal) and candidate.check in ("structure", "shape"):
+            candidate = None  # judged again against this trial's own reference below
+    record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
+    if record is not None:
+        receiver.remember(entry.variant, record.output)
+        if candidate is None:
+            candidate = receiver.receive(entry, record.output)
+    return record, missing, candidate
+
+
 def judge(
     lookup: Lookup,
     request: JudgeRequest,
+    receiver: HandoverReceiver,
     audit_for: Optional[AuditFor] = None,
     paced: Callable[[Iterable[JudgedOutput]], Iterable[JudgedOutput]] = iter,
 ) -> dict:
@@ -103,9 +119,9 @@ def judge(
     audit = audit_for(request.atol, request.rtol) if audit_for is not None else None
     trials = []
     for entry in paced(request.outputs):
-        record, missing = lookup(entry.seed, entry.input_seed, entry.variant)
-        trials.append(judge_trial(record, entry, request.atol, request.rtol, audit, missing))
-        del record  # a recomputed reference is dropped before the next one is computed
+        record, missing, candidate = _take_and_look_up(receiver, lookup, entry)
+        trials.append(judge_trial(record, entry, candidate, request.atol, request.rtol, audit, missing))
+        del record, candidate  # a recomputed reference is dropped before the next one is computed
         trim_host()
     return {
         "passed": bool(trials) and all(trial["passed"] for trial in trials),

@@ -1,0 +1,133 @@
+"""The candidate's side of the output hand-over: each output leaves the candidate's reach at once.
+
+Right after a call that produced an output the parent will judge (a correctness or generalisation
+trial, a kept timed call, a batch's kept call) and its checks, before any more of the candidate's
+code runs on this thread, the worker sends `handover` with the output's header
+(output_wire.py) and waits. The parent hands the header to the judge (the reference worker, which
+never runs candidate code), which checks it against the reference's own output and then takes
+the bytes:
+
+- on cuda, from a `cudaMalloc` block of this process exported by IPC handle (cuda_ipc.py): the
+  judge copies it device to device into memory of its own, and no byte crosses the host;
+- otherwise (the cpu backend, or a cuda handle the judge could not open), through the hand-over
+  pipe, a FIFO the judge made in the scratch's read-only `in` folder: on `handover-send` the
+  worker writes every tensor leaf's bytes into it, and the judge reads them into memory of its own.
+
+The worker goes on only at `handover-done` (or ends at `stop`): by then the judge holds its copy,
+so nothing the candidate does afterwards, in any thread, process or file, changes what is
+compared or timed. There are no output files. docs/worker-protocol.md, "The output hand-over".
+"""
+
+import os
+from typing import Any, List, Optional
+
+import torch
+
+from ..device.cuda_ipc import IpcStaging
+from . import outputs
+from .channel import Channel, ProtocolError
+from .errors import StageFailure
+from .output_wire import OutputWireError, header_of, widen_pipe, write_tensor
+
+PRIVATE_FD_FLOOR = 200
+
+
+class HandOverStopped(Exception):
+    """The parent answered a hand-over with `stop` (or went away): the role ends without a message."""
+
+
+def _flat(output: Any) -> outputs.FlatOutput:
+    """The output's leaves, tensors detached and contiguous where they are (a copy only where a
+    leaf is not contiguous); StageFailure when it cannot be described."""
+    try:
+        return outputs.flatten(output, keep_device=True, copy=False)
+    except outputs.OutputStructureError as error:
+        raise StageFailure(
+            "runtime_error", "forward", f"the candidate's output cannot be handed over: {error}"
+        ) from error
+
+
+class Handover:
+    """Hands outputs to the judge, one at a time, and waits until the judge holds its copy."""
+
+    def __init__(self, channel: Channel, pipe_path: Optional[str], release=None):
+        self.channel = channel
+        self.pipe_path = pipe_path
+        self.pipe_fd: Optional[int] = None
+        #: Called before each hand-over while the candidate waits (the correctness trials give the
+        #: allocator's cached blocks back, so that the judge, on the same device, has the room);
+        #: None in the timing stage, whose calls must not meet a cold allocator.
+        self.release = release
+        self.count = 0
+
+    def hand_over(self, output: Any, entry: dict) -> dict:
+        """Hands `output` over with `entry`'s fields (`id`, seeds, digest, …); returns `entry`
+        as the messages that list outputs carry it."""
+        flat = _flat(output)
+        try:
+            header = header_of(flat)
+        except OutputWireError as error:
+            raise StageFailure(
+                "runtime_error", "forward", f"the candidate's output cannot be handed over: {error}"
+            ) from error
+        tensors = [leaf for leaf in flat.leaves if isinstance(leaf, torch.Tensor)]
+        staging, ipc = self._export(tensors)
+        try:
+            if self.release is not None:
+                self.release()
+            self.channel.send("handover", output={**entry, **header, "ipc": ipc})
+            self._await_judge(tensors)
+        finally:
+            if staging is not None:
+                staging.free()
+        self.count += 1
+        return entry
+
+    def _export(self, tensors: List[torch.Tensor]):
+        """(staging block, the `ipc` field) for cuda leaves; (None, None) elsewhere or where the
+        runtime refuses (the `ipc` field then says why, and the pipe carries the bytes)."""
+        if not tensors or any(tensor.device.type != "cuda" for tensor in tensors):
+            return None, None
+        staging, problem = IpcStaging.of(tensors, tensors[0].device)
+        if staging is None:
+            return None, {"handle": None, "error": problem}
+        handle, problem = staging.handle()
+        if handle is None:
+            staging.free()
+            return None, {"handle": None, "error": problem}
+        return staging, {"handle": handle, "error": None}
+
+    def _await_judge(self, tensors: List[torch.Tensor]) -> None:
+        while True:
+            reply = self.channel.receive()
+            kind = None if reply is None else reply.get("type")
+            if kind is None or kind == "stop":
+                raise HandOverStopped()
+            if kind == "handover-done":
+                return
+            if kind != "handover-send":
+                raise ProtocolError(
+                    f"expected 'handover-send', 'handover-done' or 'stop' after `handover`, got {kind!r}"
+                )
+            fd = self._pipe()
+            try:
+                for tensor in tensors:
+                    write_tensor(fd, tensor)
+            except BrokenPipeError:
+                pass  # the judge stopped reading (it says why in its judgement); wait for the parent
+
+    def _pipe(self) -> int:
+        if self.pipe_fd is None:
+            if not self.pipe_path:
+                raise ProtocolError("the parent asked for the output's bytes, but the request named no `handover_pipe`")
+            try:
+                opened = os.open(self.pipe_path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as error:
+                raise ProtocolError(f"cannot open the hand-over pipe {self.pipe_path}: {error}") from error
+            os.set_blocking(opened, True)
+            widen_pipe(opened)
+            import fcntl
+
+            self.pipe_fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, PRIVATE_FD_FLOOR)
+            os.close(opened)
+        return self.pipe_fd
