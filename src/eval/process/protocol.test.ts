@@ -36,8 +36,19 @@ describe('worker protocol parsing', () => {
     );
     assert.ok(judgement.type === 'judgement' && judgement.trials[0]?.mismatch_count === 40);
     parsed('{"v":1,"type":"build-info","kernels":[{"name":"k","registers":32,"shared_bytes":0,"stack_bytes":0,"local_bytes":0}],"sass":"s","ptx":"p"}');
-    parsed('{"v":1,"type":"correctness-outputs","outputs":[{"seed":11,"path":"/s/out/correctness-0.pt","input_digest":"ab"}]}');
-    parsed('{"v":1,"type":"timing","times_ms":[0.1,0.2],"wall_ms":[0.11,0.21],"samples":[{"call":3,"seed":22,"path":"/s/out/timed-3.pt"}]}');
+    parsed('{"v":1,"type":"correctness-outputs","outputs":[{"seed":11,"id":"correctness-0","input_digest":"ab"}]}');
+    parsed('{"v":1,"type":"timing","times_ms":[0.1,0.2],"wall_ms":[0.11,0.21],"samples":[{"id":"timed-3","call":3,"seed":22}]}');
+    const handover = parsed(
+      '{"v":1,"type":"handover","output":{"id":"timed-3","seed":22,"input_seed":7,"call":3,"input_digest":"ab","skeleton":"T","leaf_info":[{"type":"tensor","device":"cuda"}],"leaves":[{"tensor":{"dtype":"float32","shape":[4],"nbytes":16}}],"ipc":{"handle":"00","error":null}}}',
+    );
+    assert.ok(handover.type === 'handover' && handover.output.id === 'timed-3');
+    parsed('{"v":1,"type":"handover-ready","id":"timed-3"}');
+    parsed('{"v":1,"type":"handover-received","id":"timed-3","transport":"cuda-ipc","bytes":16,"receive_ms":0.2,"ipc_error":null}');
+  });
+
+  it('refuses a hand-over with a path, or a field the protocol does not name', () => {
+    assert.match(rejected('{"v":1,"type":"handover","output":{"seed":11,"path":"/etc/shadow"}}').message, /malformed `handover` message/);
+    assert.match(rejected('{"v":1,"type":"handover","output":{"id":"correctness-0","seed":11,"path":"/etc/shadow"}}').message, /malformed `handover` message/);
   });
 
   it('turns a line that is not JSON into a protocol error quoting it', () => {
