@@ -117,3 +117,17 @@ class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.relu(x)
 """
+
+# A ReLU compiled with torch.jit.script (torch 1.13 has no torch.compile): the static guard only notes
+# the compiler; at run time the scripted graph's operators reach the dispatcher like any others.
+RELU_JIT_SCRIPTED = """
+import torch
+
+@torch.jit.script
+def _relu(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x)
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return _relu(x)
+"""

@@ -37,9 +37,11 @@ CASES = {
     "softmax-torch": (SOFTMAX, guard_sources.SOFTMAX_TORCH),
     "relu-torch": (RELU, guard_sources.RELU_TORCH),
     "relu-torch-permissive": (RELU, guard_sources.RELU_TORCH),
+    "relu-jit-scripted": (RELU, guard_sources.RELU_JIT_SCRIPTED),
+    "relu-jit-scripted-kernelbench": (RELU, guard_sources.RELU_JIT_SCRIPTED),
 }
 #: The guard each case runs under where it is not PYTORCH.
-GUARDS = {"relu-torch-permissive": PERMISSIVE}
+GUARDS = {"relu-torch-permissive": PERMISSIVE, "relu-jit-scripted-kernelbench": {"policy": "kernelbench"}}
 CEILINGS = {"bandwidth_bytes_per_s": 1e9, "peak_flops_per_s": 1e12}
 
 
@@ -219,3 +221,22 @@ def test_roofline_bound_from_the_requested_ceilings(runs):
     assert roofline["bytes"] == 2 * 8 * 64 * 4 and roofline["flops"] == 0 and roofline["seed"] == 11
     assert roofline["lower_bound_ms"] == pytest.approx(4096 / 1e9 * 1e3)
     assert runs["softmax-torch"].message("reference", "roofline")["lower_bound_ms"] is None
+
+
+def test_a_jit_scripted_forward_is_judged_by_what_it_dispatched(runs):
+    """torch.jit (and torch.compile, on a torch that has it) is only a static note: the scripted
+    graph's operators reach the dispatch trace, so a forward whose work only they do is PyTorch's
+    work, rejected under every policy but `pytorch`."""
+    result = runs["relu-jit-scripted-kernelbench"]
+    guard = result.message("candidate", "guard")
+    assert guard["policy"] == "kernelbench"
+    compiled = [finding for finding in guard["findings"] if "torch.jit.script" in finding["message"]]
+    assert compiled and all(finding["severity"] == "note" for finding in compiled)
+    assert verdict(result) == ("rejected", "torch-fallback"), result.failures
+    found = failure(runs, "relu-jit-scripted-kernelbench")
+    assert found["stage"] == "correctness" and "(aten::relu)" in found["message"]
+    assert verdict(runs["relu-jit-scripted"]) == ("correct", None)
+    checks = {
+        entry["check"]: entry for entry in runs["relu-jit-scripted"].message("candidate", "guard-checks")["checks"]
+    }
+    assert "aten::relu ×1" in checks["torch-fallback"]["message"]

@@ -13,18 +13,12 @@ from worker_process import WORKER_ROOT, Worker, candidate_request, reference_req
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 
-# Its forward calls the reference Model: a static finding that cannot be honest whatever runs.
+# Its forward calls the reference Model, the problem's (the candidate runs in a namespace that starts
+# with the problem's names): a static finding that cannot be honest whatever runs. A `Model` the
+# candidate defined itself would be its own code, judged by what runs (docs/guard.md).
 TORCH_CANDIDATE_THAT_PRINTS = """
 import torch
 print("kforge: the candidate module ran")
-
-class Model(torch.nn.Module):
-    def __init__(self, features):
-        super().__init__()
-        self.linear = torch.nn.Linear(features, features)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x))
 
 class ModelNew(torch.nn.Module):
     def __init__(self, features):

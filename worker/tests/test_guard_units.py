@@ -143,6 +143,37 @@ def test_global_state_changes_name_the_flag_and_its_check():
     assert global_state.changes(with_l2, dict(with_l2, **{global_state.PERSISTING_L2: 0}))[0].check == "global-state"
 
 
+@pytest.mark.parametrize(
+    "flag, change, undo",
+    [
+        ("denormals flushed to zero", lambda: torch.set_flush_denormal(True), lambda: torch.set_flush_denormal(False)),
+        (
+            "torch.get_deterministic_debug_mode()",
+            lambda: torch.set_deterministic_debug_mode(1),
+            lambda: torch.set_deterministic_debug_mode(0),
+        ),
+        (
+            "torch.is_anomaly_enabled()",
+            lambda: torch.set_anomaly_enabled(True),
+            lambda: torch.set_anomaly_enabled(False),
+        ),
+        ("torch.is_warn_always_enabled()", lambda: torch.set_warn_always(True), lambda: torch.set_warn_always(False)),
+    ],
+)
+def test_the_snapshot_reads_the_switches_the_static_guard_leaves_to_it(flag, change, undo):
+    """A candidate's call of these is only a static note: the run-time comparison must see it."""
+    before = global_state.snapshot()
+    assert before[flag] in (False, 0)
+    change()
+    try:
+        if flag == "denormals flushed to zero" and not global_state.snapshot()[flag]:
+            pytest.skip("this CPU cannot flush denormals (torch.set_flush_denormal returned False)")
+        assert flag in [item.flag for item in global_state.changes(before, global_state.snapshot())]
+    finally:
+        undo()
+    assert global_state.changes(before, global_state.snapshot()) == []
+
+
 def test_timed_call_contents_never_repeat_within_the_budget():
     models, warmup, perf = 3, 10, 100
     contents = content_count(models, warmup, perf, bytes_per_set=4096)

@@ -46,6 +46,23 @@ def model(forward_body: str, init_body: str = "pass", header: str = "") -> str:
     )
 
 
+#: A problem file whose imports and `Model` a candidate may use without importing them.
+_PROBLEM_WITH_IMPORTS = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(8)]
+
+def get_init_inputs():
+    return []
+"""
+
+
 # --------------------------------------------------------------------------------------------
 # The corpus
 # --------------------------------------------------------------------------------------------
@@ -287,11 +304,27 @@ def test_nn_modules_called_in_forward_are_found_and_their_weights_are_fine():
 
 def test_calling_the_reference_model_is_rejected():
     source = model(
+        "return self.reference(x)", init_body="self.reference = Model()", header="from problem import Model\n"
+    )
+    assert "torch-fallback" in rejected(run(source))
+    assert "torch-fallback" in rejected(run(model("return Ref()(x)", header="from problem import Model as Ref\n")))
+    taken = model("return self.reference(x)", init_body="self.reference = Model()")
+    reasons = rejections(analyze(taken, "kernelbench", problem_source=_PROBLEM_WITH_IMPORTS))
+    assert "torch-fallback" in {reason["check"] for reason in reasons}
+
+
+def test_a_model_class_of_the_candidates_own_is_walked_like_any_other_class():
+    """A file's own definitions shadow the problem's names: its own `Model` is its code, judged by
+    what its forward does (a note for PyTorch compute), never "the reference"."""
+    source = model(
         "return self.reference(x)",
         init_body="self.reference = Model()",
         header="class Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n",
     )
-    assert "torch-fallback" in rejected(run(source))
+    for problem_source in (None, _PROBLEM_WITH_IMPORTS):
+        findings = analyze(source, "kernelbench", problem_source=problem_source)
+        assert rejected(findings) == set(), findings
+        assert any(item["check"] == "torch-fallback" and ".relu()" in item["message"] for item in findings)
 
 
 def test_glue_in_forward_is_allowed():
@@ -317,8 +350,26 @@ def test_extension_function_named_like_a_torch_op_is_a_kernel_call():
     assert "torch-fallback" in noted(run(model("return x.relu()", header=header)))
 
 
-def test_torch_compile_is_a_fallback():
-    assert "torch-fallback" in rejected(run(model("return self.f(x)", init_body="self.f = torch.compile(F.relu)")))
+@pytest.mark.parametrize(
+    "source",
+    [
+        model("return self.f(x)", init_body="self.f = torch.compile(F.relu)"),
+        model("return self.f(x)", init_body="self.f = torch.jit.script(nn.ReLU())"),
+        model("return self.f(x)", init_body="self.f = torch.jit.trace(nn.ReLU(), torch.ones(2))"),
+        model("return _relu(x)", header="@torch.jit.script\ndef _relu(x):\n    return torch.relu(x)\n"),
+        model("return _relu(x)", header="@torch.compile\ndef _relu(x):\n    return torch.relu(x)\n"),
+    ],
+    ids=["compile-call", "jit-script-call", "jit-trace", "jit-script-decorator", "compile-decorator"],
+)
+@pytest.mark.parametrize("policy", ["kernelbench", "own-kernels", "strict"])
+def test_torch_compile_and_jit_are_notes_judged_by_what_runs(source, policy):
+    """What a compiled graph runs is seen at run time (its operators reach the dispatch trace:
+    test_guard_dynamic.py::test_a_jit_scripted_forward_is_judged_by_what_it_dispatched)."""
+    findings = run(source, policy)
+    assert rejected(findings) == set(), findings
+    assert any(
+        item["check"] == "torch-fallback" and "judged by what runs" in item["message"] for item in findings
+    ), findings
 
 
 def test_extension_built_but_never_called_is_noted():
@@ -350,14 +401,52 @@ def test_fallback_through_a_method_called_from_the_handler_is_silent_fallback_no
 @pytest.mark.parametrize(
     "source",
     [
-        "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
-        "class ModelNew(Model):\n    pass\n",
         "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n",
         "import torch.nn as nn\nclass Model(nn.Module):\n    pass\nModelNew = Model\n",
+        "import torch.nn as nn\nfrom problem import Model\nclass ModelNew(Model):\n    pass\n",
+        "import torch.nn as nn\nfrom problem import Model as Reference\nclass ModelNew(Reference):\n    pass\n",
     ],
 )
 def test_model_new_without_its_own_forward_is_rejected(source):
     assert "silent-fallback" in rejected(run(source))
+
+
+_OWN_MODEL = (
+    "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+    "        return torch.tensor([max(v, 0.0) for v in x.reshape(-1).tolist()]).view(x.shape) + x.relu()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [_OWN_MODEL + "ModelNew = Model\n", _OWN_MODEL + "class ModelNew(Model):\n    pass\n"],
+    ids=["alias", "subclass"],
+)
+@pytest.mark.parametrize("with_problem", [False, True])
+def test_a_model_the_candidate_defines_is_its_own_class_not_the_reference(source, with_problem):
+    """KernelBench-Hard solutions name their class `Model` and alias `ModelNew = Model`: the file's
+    own definition shadows the problem's `Model`, and its forward is walked as ModelNew's."""
+    findings = analyze(source, "kernelbench", problem_source=_PROBLEM_WITH_IMPORTS if with_problem else None)
+    assert rejected(findings) == set(), findings
+    assert any(item["check"] == "torch-fallback" and ".relu()" in item["message"] for item in findings), findings
+
+
+@pytest.mark.parametrize(
+    "source, problem_source",
+    [
+        ("from problem import Model\nModelNew = Model\n", None),
+        ("import problem\nModelNew = problem.Model\n", None),
+        ("ModelNew = Model\n", None),
+        ("ModelNew = Model\n", _PROBLEM_WITH_IMPORTS),
+    ],
+    ids=["imported", "module-attribute", "unbound", "taken-from-the-problem"],
+)
+def test_model_new_aliased_to_the_problems_model_is_still_rejected(source, problem_source):
+    findings = analyze(source, "kernelbench", problem_source=problem_source)
+    assert any(
+        item["check"] == "silent-fallback" and item["severity"] == "reject" and "reference" in item["message"]
+        for item in findings
+    ), findings
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,6 +493,10 @@ def test_reading_the_harness_is_rejected(header):
         "import os\n_key = os.getenv('OPENAI_API_KEY')\n",
         "import os\n_token = os.environ['HF_TOKEN']\n",
         "import os\nos.environ['LD_PRELOAD'] = '/tmp/x.so'\n",
+        "import os\nos.environ['KFORGE_GUARD_RUNTIME'] = 'off'\n",
+        "import os\nos.environ['OPENAI_API_KEY'] = ''\n",
+        "import os\nos.environ.clear()\n",
+        "import os\n_name = 'PA' + 'TH'\nos.environ[_name] = '/x'\n",
         "from os import environ\n_all = dict(environ)\n",
         "import socket\n",
         "import urllib.request\n",
@@ -418,6 +511,25 @@ def test_reading_the_harness_is_rejected(header):
 )
 def test_sandbox_escapes_are_rejected(header):
     assert "sandbox" in rejected(run(model("return x", header=header)))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import os\nos.environ['PATH'] = '/usr/local/cuda/bin:' + os.environ.get('PATH', '')\n",
+        "import os\nos.environ.setdefault('CUDA_HOME', '/usr/local/cuda')\n",
+        "import os\nos.environ.update({'PATH': '/usr/local/cuda/bin', 'LD_LIBRARY_PATH': '/usr/local/cuda/lib64'})\n",
+        "import os\nos.putenv('NVCC_APPEND_FLAGS', '-lineinfo')\n",
+        "import os\n_nvcc = os.path.join(os.environ['CUDA_HOME'], 'bin', 'nvcc')\n",
+    ],
+    ids=["path-for-nvcc", "cuda-home-default", "update-with-names", "putenv", "read-cuda-home"],
+)
+def test_environment_changes_the_sandbox_confines_are_notes(header):
+    """Setting PATH to find nvcc, or reading where CUDA lives: the change stays in the candidate's
+    process and the processes its build starts, all inside the sandbox (docs/security.md)."""
+    findings = run(model("return x", header=header))
+    assert rejected(findings) == set(), findings
+    assert "sandbox" in noted(findings)
 
 
 def test_build_knobs_in_the_environment_are_notes():
@@ -475,16 +587,63 @@ def test_side_streams_are_notes_that_say_whether_they_are_joined():
 @pytest.mark.parametrize(
     "source",
     [
+        model("k = (x[0, 0].item(), tuple(x.shape))\nreturn self.memo[k]", init_body="self.memo = {}"),
+        model("k = (x.data_ptr(), x[0, 0].item())\nreturn self.memo[k]", init_body="self.memo = {}"),
+        model(
+            "import hashlib\nk = hashlib.sha1(x.numpy().tobytes()).hexdigest()\n"
+            "if k in self.memo:\n    return self.memo[k]\nreturn x",
+            init_body="self.memo = {}",
+        ),
+    ],
+    ids=["sampled-values", "pointer-and-values", "content-digest"],
+)
+def test_caches_keyed_on_values_are_rejected(source):
+    """A value-keyed cache answers right whenever contents repeat: nothing at run time tells it apart."""
+    findings = run(source)
+    assert "result-cache" in rejected(findings)
+    assert any("keyed on the input's values" in item["message"] for item in findings)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
         model("key = id(x)\nif key in self.memo:\n    return self.memo[key]\nreturn x", init_body="self.memo = {}"),
         model("return self.memo.get(x.data_ptr())", init_body="self.memo = {}"),
         model("if x.data_ptr() == self.last:\n    return self.out\nreturn x", init_body="self.last = 0"),
-        model("k = (x[0, 0].item(), tuple(x.shape))\nreturn self.memo[k]", init_body="self.memo = {}"),
+        model("k = hash(x)\nif k in self.plans:\n    return self.plans[k]\nreturn x", init_body="self.plans = {}"),
+        # a CUDA graph captured once and replayed, keyed on the input's address
+        model(
+            "key = (x.data_ptr(), x.shape)\ngraph = self.graphs.get(key)\nif graph is None:\n"
+            "    graph = torch.cuda.CUDAGraph()\n    self.graphs[key] = graph\ngraph.replay()\nreturn self.out",
+            init_body="self.graphs = {}\nself.out = None",
+        ),
+        # a schedule keyed on id(offsets)
+        model(
+            "sched = self.schedules.get(id(x))\nif sched is None:\n    sched = self.schedules[id(x)] = _ext.plan(x)\n"
+            "return _ext.run(x, sched)",
+            init_body="self.schedules = {}",
+        ),
         "import functools\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n"
         "    @functools.lru_cache(maxsize=None)\n    def forward(self, x):\n        return x\n",
     ],
+    ids=["id", "data-ptr-get", "data-ptr-compare", "hash-of-tensor", "cuda-graph", "schedule-by-id", "lru-cache"],
 )
-def test_result_caches_are_rejected(source):
-    assert "result-cache" in rejected(run(source))
+def test_caches_keyed_on_identity_are_notes_judged_by_the_timed_outputs(source):
+    """Timed calls refill the same buffers with new contents and their sampled outputs are judged
+    (test_guard_dynamic.py, adversarial[cpu/c08…], [cpu/c08b…]): a stale answer is rejected there."""
+    findings = run(source)
+    assert rejected(findings) == set(), findings
+    notes = [item for item in findings if item["check"] == "result-cache"]
+    assert notes and all(item["severity"] == "note" for item in notes)
+    assert all("judged at run time" in item["message"] for item in notes)
+
+
+def test_a_hash_of_the_shape_is_not_a_result_cache():
+    source = model(
+        "k = hash(tuple(x.shape))\nif k not in self.plans:\n    self.plans[k] = 1\nreturn x",
+        init_body="self.plans = {}",
+    )
+    assert not [item for item in run(source) if item["check"] == "result-cache"]
 
 
 def test_caching_a_built_extension_is_not_a_result_cache():
@@ -543,8 +702,6 @@ def test_state_that_no_branch_reads_is_a_note(source):
 @pytest.mark.parametrize(
     "source",
     [
-        model("return x", header="torch.backends.cuda.matmul.allow_tf32 = True\n"),
-        model("return x", header="torch.set_float32_matmul_precision('high')\n"),
         model("return _ext.f(x.half()).float()"),
         model("return _ext.f(x.to(torch.bfloat16))"),
         model("with torch.autocast('cuda'):\n    return _ext.f(x)"),
@@ -563,16 +720,72 @@ def test_half_casts_are_fine_in_an_fp16_run_and_dtype_branches_are_fine_in_fp32(
 
 
 @pytest.mark.parametrize(
-    "header",
+    "header, check",
     [
-        "torch.backends.cudnn.benchmark = True\n",
-        "torch.set_num_threads(1)\n",
-        "torch.manual_seed(0)\n",
-        "torch.backends.cudnn.enabled = False\n",
+        ("torch.backends.cudnn.benchmark = True\n", "global-state"),
+        ("torch.set_num_threads(1)\n", "global-state"),
+        ("torch.backends.cudnn.enabled = False\n", "global-state"),
+        ("setattr(torch.backends.mkldnn, 'enabled', False)\n", "global-state"),
+        ("torch.use_deterministic_algorithms(True)\n", "global-state"),
+        ("torch.set_flush_denormal(True)\n", "global-state"),
+        ("torch.backends.cuda.matmul.allow_tf32 = True\n", "precision"),
+        ("torch.set_float32_matmul_precision('high')\n", "precision"),
     ],
 )
-def test_global_state_changes_are_rejected(header):
-    assert "global-state" in rejected(run(model("return x", header=header)))
+@pytest.mark.parametrize("policy", ["kernelbench", "strict"])
+def test_switches_the_run_time_snapshot_reads_are_notes(header, check, policy):
+    """The worker compares them before and after the import, the construction, the correctness trials
+    and the timed calls (global_state.py; adversarial[cpu/c11b…], [cpu/c17…], [cpu/c17c…])."""
+    findings = run(model("return x", header=header), policy)
+    assert rejected(findings) == set(), findings
+    assert any(item["check"] == check and "judged at run time" in item["message"] for item in findings), findings
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "torch.manual_seed(0)\n",
+        "torch.cuda.manual_seed_all(1234)\n",
+        "import random\nrandom.seed(0)\n",
+        "import numpy as np\nnp.random.seed(0)\n",
+    ],
+)
+def test_seeds_are_notes_because_the_worker_reseeds_before_every_call(header):
+    findings = run(model("return x", header=header))
+    assert rejected(findings) == set(), findings
+    assert any(item["check"] == "global-state" and "reseeds" in item["message"] for item in findings), findings
+
+
+def test_a_seed_in_the_constructor_is_a_note():
+    findings = run(model("return x", init_body="torch.manual_seed(0)\nself.w = nn.Parameter(torch.randn(4))"))
+    assert rejected(findings) == set() and "global-state" in noted(findings)
+
+
+def test_a_memory_fraction_limits_only_the_candidates_own_process():
+    findings = run(model("return x", header="torch.cuda.set_per_process_memory_fraction(0.5)\n"))
+    assert rejected(findings) == set() and "global-state" in noted(findings)
+
+
+def test_a_torch_switch_the_snapshot_does_not_read_is_still_rejected():
+    findings = run(model("return x", header="torch.backends.opt_einsum.enabled = False\n"))
+    assert "global-state" in rejected(findings)
+    assert any("does not read back" in item["message"] for item in findings)
+
+
+def test_the_static_tables_of_run_time_switches_match_the_snapshot():
+    """Every call and switch the static guard leaves to the run time is read by global_state.py."""
+    from kforge_worker.guard import global_state
+    from kforge_worker.guard.static import names
+
+    flags = {name for name, _, _ in global_state.FLAGS}
+    assert {name for name in flags if name.startswith("torch.backends.")} == set(names._RUNTIME_STATE_FLAGS)
+    for call, flag in names._RUNTIME_STATE_CALLS.items():
+        if flag.startswith("torch.backends.cudnn.enabled/"):  # cudnn.flags(...) sets four switches
+            head, *rest = flag.split("/")
+            read = [head] + [f"torch.backends.cudnn.{name}" for name in rest]
+        else:
+            read = [flag]
+        assert set(read) <= flags, (call, flag)
 
 
 # --------------------------------------------------------------------------------------------
@@ -691,32 +904,16 @@ def test_unparseable_python_is_a_single_syntax_finding():
     assert rejections(findings) == []
 
 
-_PROBLEM_WITH_IMPORTS = """
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-def get_inputs():
-    return [torch.randn(8)]
-
-def get_init_inputs():
-    return []
-"""
-
-
 @pytest.mark.parametrize(
     "source, check, text",
     [
-        (  # a precision switch through the problem's `torch`, never imported by the candidate
-            "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        (  # a patch through the problem's `torch`, never imported by the candidate
+            "torch.cuda.synchronize = lambda: None\n"
             "class ModelNew(nn.Module):\n"
             "    def forward(self, x):\n"
             "        return x\n",
-            "precision",
-            "allow_tf32",
+            "timer-patch",
+            "torch.cuda.synchronize",
         ),
         (  # the problem's reference, taken from the shared namespace
             "class ModelNew(Model):\n    pass\n",
@@ -724,7 +921,7 @@ def get_init_inputs():
             "inherits forward from the reference Model",
         ),
     ],
-    ids=["tf32-switch-via-problem-torch", "subclass-of-problem-model"],
+    ids=["patch-via-problem-torch", "subclass-of-problem-model"],
 )
 def test_names_taken_from_the_problem_are_checked_as_imported(source, check, text):
     def found(problem_source):

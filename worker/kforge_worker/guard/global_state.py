@@ -2,9 +2,15 @@
 
 A snapshot maps a flag's name to its value; flags this torch does not have are left out. Each flag
 belongs to one check: `precision` for switches that lower the arithmetic precision (TF32, reduced
-precision reductions, the float32 matmul precision, autocast), `global-state` for everything else
-(thread counts, cuDNN/oneDNN switches, determinism, the default dtype, grad mode, the device's
+precision reductions and fp16 accumulation, the `fp32_precision` switches of torch 2.9, the float32
+matmul precision, autocast), `global-state` for everything else (thread counts, cuDNN/oneDNN
+switches, determinism and its debug mode, the default dtype and device, grad mode, anomaly
+detection, warn-always, the CUDA sync debug mode, denormals flushed to zero, the device's
 persisting-L2 limit). `changes(before, after)` lists what differs.
+
+The static guard leaves every call and `torch.backends` assignment whose effect a flag here reads
+to this snapshot (a note there; `static/names.py`, `_RUNTIME_STATE_CALLS` and
+`_RUNTIME_STATE_FLAGS`, which a test keeps in step with `FLAGS`).
 """
 
 from dataclasses import dataclass
@@ -25,6 +31,20 @@ def _call(function_name: str) -> Callable[[], Any]:
     return lambda: getattr(torch, function_name)()
 
 
+def _sync_debug_mode() -> int:
+    """Read only where CUDA is already initialised (reading it would initialise CUDA in a cpu run)."""
+    if not torch.cuda.is_initialized():
+        raise RuntimeError("CUDA is not initialised")
+    return torch.cuda.get_sync_debug_mode()
+
+
+def _flushes_denormals() -> bool:
+    """Whether a float32 denormal reads as zero after a multiplication on this thread: the state
+    `torch.set_flush_denormal(True)` sets (FTZ/DAZ), which torch has no getter for."""
+    with torch.no_grad():
+        return float((torch.full((1,), 1e-40, dtype=torch.float32) * 1.0)[0]) == 0.0
+
+
 #: (flag name, check, reader). A reader that raises means the flag does not exist here.
 FLAGS: Tuple[Tuple[str, str, Callable[[], Any]], ...] = (
     ("torch.backends.cuda.matmul.allow_tf32", PRECISION, _attribute(lambda: torch.backends.cuda.matmul, "allow_tf32")),
@@ -38,7 +58,46 @@ FLAGS: Tuple[Tuple[str, str, Callable[[], Any]], ...] = (
         PRECISION,
         _attribute(lambda: torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction"),
     ),
+    (
+        "torch.backends.cuda.matmul.allow_fp16_accumulation",
+        PRECISION,
+        _attribute(lambda: torch.backends.cuda.matmul, "allow_fp16_accumulation"),
+    ),
     ("torch.backends.cudnn.allow_tf32", PRECISION, _attribute(lambda: torch.backends.cudnn, "allow_tf32")),
+    # torch 2.9's precision switches (absent, so not compared, on older torch)
+    ("torch.backends.fp32_precision", PRECISION, _attribute(lambda: torch.backends, "fp32_precision")),
+    (
+        "torch.backends.cuda.matmul.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.cuda.matmul, "fp32_precision"),
+    ),
+    ("torch.backends.cudnn.fp32_precision", PRECISION, _attribute(lambda: torch.backends.cudnn, "fp32_precision")),
+    (
+        "torch.backends.cudnn.conv.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.cudnn.conv, "fp32_precision"),
+    ),
+    (
+        "torch.backends.cudnn.rnn.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.cudnn.rnn, "fp32_precision"),
+    ),
+    ("torch.backends.mkldnn.fp32_precision", PRECISION, _attribute(lambda: torch.backends.mkldnn, "fp32_precision")),
+    (
+        "torch.backends.mkldnn.matmul.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.mkldnn.matmul, "fp32_precision"),
+    ),
+    (
+        "torch.backends.mkldnn.conv.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.mkldnn.conv, "fp32_precision"),
+    ),
+    (
+        "torch.backends.mkldnn.rnn.fp32_precision",
+        PRECISION,
+        _attribute(lambda: torch.backends.mkldnn.rnn, "fp32_precision"),
+    ),
     ("torch.get_float32_matmul_precision()", PRECISION, _call("get_float32_matmul_precision")),
     ("torch.is_autocast_enabled()", PRECISION, _call("is_autocast_enabled")),
     ("torch.is_autocast_cpu_enabled()", PRECISION, _call("is_autocast_cpu_enabled")),
@@ -51,6 +110,12 @@ FLAGS: Tuple[Tuple[str, str, Callable[[], Any]], ...] = (
     ("torch.get_num_interop_threads()", GLOBAL_STATE, _call("get_num_interop_threads")),
     ("torch.get_default_dtype()", GLOBAL_STATE, lambda: str(torch.get_default_dtype())),
     ("torch.is_grad_enabled()", GLOBAL_STATE, _call("is_grad_enabled")),
+    ("torch.get_deterministic_debug_mode()", GLOBAL_STATE, _call("get_deterministic_debug_mode")),
+    ("torch.is_anomaly_enabled()", GLOBAL_STATE, _call("is_anomaly_enabled")),
+    ("torch.is_warn_always_enabled()", GLOBAL_STATE, _call("is_warn_always_enabled")),
+    ("torch.cuda.get_sync_debug_mode()", GLOBAL_STATE, lambda: _sync_debug_mode()),
+    ("the default device", GLOBAL_STATE, lambda: str(torch.empty(0).device)),
+    ("denormals flushed to zero", GLOBAL_STATE, lambda: _flushes_denormals()),
 )
 
 CHECK_OF = {name: check for name, check, _ in FLAGS}

@@ -75,8 +75,12 @@ native_low_precision : "reject" | "note"
     (``__float2half``, ``wmma``, ``tl.dot`` without ``input_precision="ieee"``). The float64 error
     profile of the run decides whether it matters, so only ``strict`` rejects it.
 environment_keys : list[str]
-    Environment variables the candidate may read or set (build knobs such as
-    ``TORCH_CUDA_ARCH_LIST``); such accesses are notes, any other access is a ``sandbox`` rejection.
+    Build knobs the candidate may read or set (``TORCH_CUDA_ARCH_LIST``, ``CUDA_HOME``), noted as
+    build settings. Any other variable read or set by name is a ``sandbox`` note too (the change
+    stays inside the sandbox), except a name that looks like a credential (KEY, TOKEN, SECRET, ...)
+    and a write that loads code into the build's processes or changes the harness's own settings
+    (``LD_PRELOAD``, ``LD_AUDIT``, ``KFORGE_*``); those, and reads or writes of the whole
+    environment or by a computed name, are ``sandbox`` rejections.
 severity : dict[str, "reject" | "note"]
     Per-check overrides, applied after the defaults (``{"side-stream": "reject"}``).
 """

@@ -22,27 +22,58 @@ from .symbols import _import_aliases, _Module
 # ---------------------------------------------------------------------------------------------
 
 
+def _own_code(node: ast.AST, module: _Module) -> bool:
+    """`node` names a function or class the candidate defines (`_forward`, `Model.forward` of its own
+    Model), not the reference's."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in module.local_names and node.id not in module.reference_names
+
+
+def _model_new_binding(module: _Module) -> ast.Assign | None:
+    """The last top-level `ModelNew = ...` of a candidate that defines no class ModelNew."""
+    found = None
+    for node in module.tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ModelNew" for t in node.targets):
+            found = node
+    return found
+
+
 def _check_model_new(module: _Module, report: _Report, classes: dict[str, _ClassInfo]) -> _ClassInfo | None:
+    """The class judged as ModelNew: `class ModelNew`, or the candidate's own class that `ModelNew = X`
+    names (its own `Model` too: a file's definitions shadow the problem's names). ModelNew bound to
+    the reference (imported, taken from the problem's namespace, `problem.Model`) is rejected."""
+    name = "ModelNew"
     if "ModelNew" not in module.classes:
-        for node in module.tree.body:
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "ModelNew" for t in node.targets
+        node = _model_new_binding(module)
+        if node is not None:
+            value = ast.unparse(node.value)
+            own = (
+                isinstance(node.value, ast.Name)
+                and node.value.id in module.classes
+                and node.value.id not in module.reference_names
+            )
+            unbound_model = (
+                isinstance(node.value, ast.Name) and node.value.id == "Model" and "Model" not in module.local_names
+            )
+            if own:
+                name = node.value.id
+            elif (
+                isinstance(node.value, ast.Name)
+                and node.value.id in module.reference_names
+                or unbound_model
+                or isinstance(node.value, ast.Attribute)
+                and node.value.attr == "Model"
             ):
-                value = ast.unparse(node.value)
-                if (
-                    isinstance(node.value, ast.Name)
-                    and node.value.id in module.reference_names
-                    or value.split(".")[-1] == "Model"
-                ):
-                    report.add(
-                        "silent-fallback",
-                        f"ModelNew is the reference Model ({value}){_at(node)}: define "
-                        f"a ModelNew whose forward runs the candidate's kernel",
-                        _line(node),
-                        definitive=True,
-                    )
+                report.add(
+                    "silent-fallback",
+                    f"ModelNew is the reference Model ({value}){_at(node)}: define "
+                    f"a ModelNew whose forward runs the candidate's kernel",
+                    _line(node),
+                    definitive=True,
+                )
         imported = module.aliases.get("ModelNew", "")
-        if imported.endswith(".Model"):
+        if imported.endswith(".Model") and name == "ModelNew":
             report.add(
                 "silent-fallback",
                 f"ModelNew is imported as the reference {imported}: define a ModelNew "
@@ -50,11 +81,13 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
                 None,
                 definitive=True,
             )
-        return None
-    info = _class_info(module, "ModelNew", classes)
+        if name == "ModelNew":
+            return None
+    info = _class_info(module, name, classes)
     if info is None:
         return None
     node = info.node
+    shown = "ModelNew" if name == "ModelNew" else f"ModelNew ({name})"
 
     def inherits_reference(class_node: ast.ClassDef, depth: int = 0) -> bool:
         for base in class_node.bases:
@@ -75,10 +108,18 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
             for item in node.body
             if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "forward" for t in item.targets)
         ]
-        if bound:
+        if bound and _own_code(bound[0].value, module):
             report.add(
                 "silent-fallback",
-                f"ModelNew.forward is bound to {ast.unparse(bound[0].value)}"
+                f"{shown}.forward is bound to {ast.unparse(bound[0].value)}{_at(bound[0])}, the "
+                f"candidate's own code: judged by what runs",
+                _line(bound[0]),
+                "note",
+            )
+        elif bound:
+            report.add(
+                "silent-fallback",
+                f"{shown}.forward is bound to {ast.unparse(bound[0].value)}"
                 f"{_at(bound[0])}: define a forward that runs the candidate's kernel",
                 _line(bound[0]),
                 definitive=True,
@@ -86,7 +127,7 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
         elif inherits_reference(node):
             report.add(
                 "silent-fallback",
-                f"ModelNew inherits forward from the reference Model{_at(node)}: define "
+                f"{shown} inherits forward from the reference Model{_at(node)}: define "
                 f"a forward that runs the candidate's kernel",
                 _line(node),
                 definitive=True,
@@ -94,7 +135,7 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
         else:
             report.add(
                 "silent-fallback",
-                f"ModelNew defines no forward{_at(node)}: define one that runs the " f"candidate's kernel",
+                f"{shown} defines no forward{_at(node)}: define one that runs the " f"candidate's kernel",
                 _line(node),
                 definitive=True,
             )

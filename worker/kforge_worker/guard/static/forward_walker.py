@@ -50,6 +50,11 @@ _OPERATORS = {
 }
 
 
+#: How the labels of keys made from the input's values begin (`_sources`); every other label is an
+#: identity (an address, an id, a version counter).
+_VALUE_LABELS = ("sampled values", "a digest of")
+
+
 @dataclass
 class _Job:
     function: _FunctionNode
@@ -196,12 +201,30 @@ class _ForwardWalker:
             _line(node),
         )
 
-    def _cache(self, node: ast.AST, what: str) -> None:
-        self.report.add(
-            "result-cache",
-            f"forward {what}{_at(node)}: outputs must be computed from the inputs on every " f"call; remove the cache",
-            _line(node),
-        )
+    def _cache(self, node: ast.AST, what: str, *keys: ast.AST) -> None:
+        """A cache in forward. Keyed on values (sampled elements, a digest of the contents) it is a
+        rejection: it returns a stored answer whenever contents repeat, and that answer is right, so
+        no run-time check can tell it from computing. Keyed on an input's identity (data_ptr, id,
+        hash of a tensor; a CUDA graph, a plan or a schedule per buffer) or on nothing the guard can
+        see, it is a note: timed calls refill the same buffers with new contents and their sampled
+        outputs are judged (`timed-output`), so a stale answer is rejected at run time."""
+        if any(self._value_keyed(key) for key in keys):
+            self.report.add(
+                "result-cache",
+                f"forward {what}{_at(node)}: a cache keyed on the input's values returns a stored answer "
+                f"whenever the contents repeat, which no run-time check can tell from computing it; "
+                f"outputs must be computed from the inputs on every call, so remove the cache",
+                _line(node),
+            )
+        else:
+            self.report.add(
+                "result-cache",
+                f"forward {what}{_at(node)}: a cache keyed on an input's address or identity is judged at "
+                f"run time: timed calls refill the same buffers with new contents and their sampled "
+                f"outputs must match (a stale answer is rejected as `timed-output`)",
+                _line(node),
+                "note",
+            )
 
     # -- one function ----------------------------------------------------------------------
 
@@ -275,11 +298,21 @@ class _ForwardWalker:
             elif isinstance(node, ast.Subscript):
                 if self._tainted(node.slice, taint) and self._is_cache(node.value, ctx, local_names):
                     self._cache(
-                        node, f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.slice, taint)}"
+                        node,
+                        f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.slice, taint)}",
+                        node.slice,
                     )
             elif isinstance(node, ast.Return) and node.value is not None and job.via == "forward":
                 if _kind(node.value, ctx) == "cached":
-                    self._cache(node, f"returns `{ast.unparse(node.value)}`, a value read from a cache")
+                    value = node.value
+                    keys = (
+                        [value.slice]
+                        if isinstance(value, ast.Subscript)
+                        else list(value.args[:1])
+                        if isinstance(value, ast.Call)
+                        else []
+                    )
+                    self._cache(node, f"returns `{ast.unparse(value)}`, a value read from a cache", *keys)
 
     def _check_decorators(self, job: _Job, function: _FunctionNode) -> None:
         for qual in _decorator_names(function, self.module):
@@ -287,15 +320,19 @@ class _ForwardWalker:
                 self.report.add(
                     "result-cache",
                     f"{getattr(function, 'name', 'a function')} is wrapped in {qual}{_at(function)} "
-                    f"and called from forward with tensors: a cache returns old answers for "
-                    f"repeated inputs; remove the decorator",
+                    f"and called from forward with tensors, which it keys on their identity: judged at "
+                    f"run time (timed calls refill the same tensors with new contents and their sampled "
+                    f"outputs must match)",
                     _line(function),
+                    "note",
                 )
 
     def _call(self, node: ast.Call, ctx: _Ctx, in_handler: bool, in_test: bool) -> None:
         module = self.module
         func = node.func
         qual = ctx.qual(func)
+        if qual and isinstance(func, ast.Name) and func.id in module.reference_names:
+            qual = None  # the problem's Model, imported: judged below as the reference
         if qual:
             verdict = _torch_verdict(qual, self.policy)
             if verdict == "compute":
@@ -391,7 +428,9 @@ class _ForwardWalker:
                 and self._tainted(node.args[0], self.taint)
             ):
                 self._cache(
-                    node, f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.args[0], self.taint)}"
+                    node,
+                    f"looks up `{ast.unparse(node)}` keyed on " f"{self._taint_label(node.args[0], self.taint)}",
+                    node.args[0],
                 )
         elif receiver_kind is None and method in module.kernel_names:
             self.kernel_calls += 1
@@ -470,6 +509,7 @@ class _ForwardWalker:
             self._cache(
                 node,
                 f"tests `{ast.unparse(node)}` against stored keys made from " f"{self._taint_label(node.left, taint)}",
+                node.left,
             )
         elif any(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in node.ops):
             tainted = [operand for operand in operands if self._tainted(operand, taint)]
@@ -479,6 +519,7 @@ class _ForwardWalker:
                     node,
                     f"compares {self._taint_label(tainted[0], taint)} with the stored "
                     f"`{ast.unparse(stored[0])}` to recognise a repeated input",
+                    *tainted,
                 )
 
     def _augassign(
@@ -549,7 +590,8 @@ class _ForwardWalker:
         return kind in ("container", "cached") or self._is_state(node, ctx, local_names)
 
     def _taints(self, nodes: list[ast.AST], ctx: _Ctx) -> dict[str, str]:
-        """Local names holding an input's identity (data_ptr, id, hash) or sampled values (item, tolist)."""
+        """Local names holding an input's identity (data_ptr, id, hash) or values (item, tolist, a
+        digest of the contents); a name holding both is bound to its values' label."""
         taint: dict[str, str] = {}
 
         def bind(target: ast.AST, source: str) -> None:
@@ -568,45 +610,60 @@ class _ForwardWalker:
                             bind(target, source)
         return taint
 
-    def _source(self, node: ast.AST, taint: Mapping[str, str], ctx: _Ctx, depth: int = 0) -> str | None:
-        """Where a key-like expression gets an input's identity or sampled values from, if it does.
+    def _source(self, node: ast.AST, taint: Mapping[str, str], ctx: _Ctx) -> str | None:
+        """The label of what a key-like expression is made from: its values where any part of it
+        is (sampled elements, a digest), otherwise its identity; None when neither."""
+        labels = self._sources(node, taint, ctx)
+        values = [label for label in labels if label.startswith(_VALUE_LABELS)]
+        return (values or labels or [None])[0]
+
+    def _sources(self, node: ast.AST, taint: Mapping[str, str], ctx: _Ctx, depth: int = 0) -> list[str]:
+        """Where a key-like expression gets an input's identity or values from, every source.
 
         Taint flows through key-building (tuples, f-strings, str/tuple/hash, arithmetic), not
         through computation: a tensor built from ``x.tolist()`` is an output, not a key.
         """
         if depth > 30:
-            return None
+            return []
         if isinstance(node, ast.Call):
             qual = ctx.qual(node.func) or ""
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
             if (
-                qual in ("builtins.id", "builtins.hash")
-                or qual.startswith(("hashlib.", "zlib.crc32"))
+                qual == "builtins.id"
+                or (qual == "builtins.hash" and node.args and _kind(node.args[0], ctx) == "tensor")
                 or method in _IDENTITY_METHODS
             ):
+                # hash() of a tensor is its id(); hash() of anything else is keyed on what it hashes
                 subject = node.func.value if method in _IDENTITY_METHODS else (node.args[0] if node.args else None)
                 if subject is not None and self._module_state(subject, ctx):
-                    return None  # keyed on a parameter or buffer, not on an input: a packed weight
-                return f"`{ast.unparse(node)}`"
+                    return []  # keyed on a parameter or buffer, not on an input: a packed weight
+                return [f"`{ast.unparse(node)}`"]
             if method in _SAMPLING_METHODS and _kind(node.func.value, ctx) == "tensor":
                 if self._module_state(node.func.value, ctx):
-                    return None
-                return f"sampled values (`{ast.unparse(node)}`)"
-            if qual in _KEY_BUILDERS or method in ("hexdigest", "digest", "encode", "format", "join"):
+                    return []
+                return [f"sampled values (`{ast.unparse(node)}`)"]
+            digest = qual.startswith(("hashlib.", "zlib.crc32", "zlib.adler32"))
+            if (
+                digest
+                or qual in _KEY_BUILDERS
+                or qual == "builtins.hash"
+                or method in ("hexdigest", "digest", "encode", "format", "join")
+            ):
                 parts = list(node.args) + [keyword.value for keyword in node.keywords]
                 if method:
                     parts.append(node.func.value)
-                for part in parts:
-                    found = self._source(part, taint, ctx, depth + 1)
-                    if found:
-                        return found
-            return None
+                found = [label for part in parts for label in self._sources(part, taint, ctx, depth + 1)]
+                if digest and not found and any(self._reads_tensor(part, ctx) for part in parts):
+                    # a digest of bytes read from the tensor (`hashlib.sha1(x.numpy().tobytes())`)
+                    return [f"a digest of the contents (`{ast.unparse(node)}`)"]
+                return found
+            return []
         if isinstance(node, ast.Attribute):
             if node.attr in ("_version", "_cdata"):
-                return None if self._module_state(node.value, ctx) else f"`{ast.unparse(node)}`"
-            return self._source(node.value, taint, ctx, depth + 1)
+                return [] if self._module_state(node.value, ctx) else [f"`{ast.unparse(node)}`"]
+            return self._sources(node.value, taint, ctx, depth + 1)
         if isinstance(node, ast.Name):
-            return taint.get(node.id)
+            return [taint[node.id]] if node.id in taint else []
         if isinstance(
             node,
             (
@@ -622,11 +679,21 @@ class _ForwardWalker:
                 ast.UnaryOp,
             ),
         ):
-            for child in ast.iter_child_nodes(node):
-                found = self._source(child, taint, ctx, depth + 1)
-                if found:
-                    return found
-        return None
+            return [
+                label for child in ast.iter_child_nodes(node) for label in self._sources(child, taint, ctx, depth + 1)
+            ]
+        return []
+
+    def _reads_tensor(self, node: ast.AST, ctx: _Ctx) -> bool:
+        """`node` reads an input tensor (its bytes, its numpy view): a tensor that is not the module's own."""
+        return any(
+            isinstance(inner, ast.Name) and _kind(inner, ctx) == "tensor" and not self._module_state(inner, ctx)
+            for inner in ast.walk(node)
+        )
+
+    def _value_keyed(self, node: ast.AST) -> bool:
+        """The key is made, at least in part, from the input's values."""
+        return any(label.startswith(_VALUE_LABELS) for label in self._sources(node, self.taint, self.ctx))
 
     def _module_state(self, node: ast.AST, ctx: _Ctx) -> bool:
         """`self.weight`, `self.conv.weight`, `self.params[0]`, or a local name bound to one
@@ -659,7 +726,7 @@ class _ForwardWalker:
 
     def _tainted(self, node: ast.AST, taint: Mapping[str, str], identity_only: bool = False) -> bool:
         label = self._source(node, taint, self.ctx)
-        return label is not None and not (identity_only and label.startswith("sampled"))
+        return label is not None and not (identity_only and label.startswith(_VALUE_LABELS))
 
     def _taint_label(self, node: ast.AST, taint: Mapping[str, str]) -> str:
         return self._source(node, taint, self.ctx) or "the input's identity"

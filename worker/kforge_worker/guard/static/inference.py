@@ -101,6 +101,8 @@ def _nn_kind(qual: str, call: ast.Call, ctx: _Ctx) -> str | None:
 
 def _call_kind(node: ast.Call, ctx: _Ctx) -> str | None:
     module = ctx.module
+    if isinstance(node.func, ast.Name) and node.func.id in module.reference_names:
+        return "reference"  # the problem's Model, imported under any name
     qual = ctx.qual(node.func)
     if qual:
         if qual in _EXTENSION_BUILDERS:
@@ -471,8 +473,7 @@ def _build_module(tree: ast.Module, inherited: Mapping[str, str] | None = None) 
     module = _Module(
         tree=tree, parents=_parents(tree), aliases=_import_aliases(tree), string_defs={}, functions={}, classes={}
     )
-    if inherited is not None and _inherit_aliases(module.aliases, tree, inherited):
-        module.reference_names.add("Model")
+    inherits_model = inherited is not None and _inherit_aliases(module.aliases, tree, inherited)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             module.functions[node.name] = node
@@ -520,7 +521,17 @@ def _build_module(tree: ast.Module, inherited: Mapping[str, str] | None = None) 
     for name, function in module.functions.items():
         if any(qual.startswith("triton.") for qual in _decorator_names(function, module)):
             module.triton_kernels.add(name)
-    if "Model" in module.classes or "Model" in module.aliases:
+    # The reference is a `Model` the candidate imports (under any name: `from problem import Model as
+    # Ref`) or takes from the problem's namespace; a class or function the candidate defines itself
+    # shadows it and is judged as the candidate's own code, like any other (docs/guard.md).
+    module.reference_names.update(
+        name
+        for name, qual in module.aliases.items()
+        if qual.rsplit(".", 1)[-1] == "Model" and name != "Model" and name not in module.local_names
+    )
+    if "Model" in module.aliases and "Model" not in module.classes and "Model" not in module.functions:
+        module.reference_names.add("Model")
+    if inherits_model:
         module.reference_names.add("Model")
     _collect_strings(module)
     return module

@@ -17,7 +17,9 @@ from .names import (
     _FD_CALLS,
     _FRAME_ATTRIBUTES,
     _GLOBAL_STATE_CALLS,
+    _HARNESS_ENVIRONMENT_PREFIXES,
     _HARNESS_READ_CALLS,
+    _INJECTING_ENVIRONMENT,
     _JOIN_METHODS,
     _NETWORK_MODULES,
     _PATH_READ_METHODS,
@@ -28,6 +30,9 @@ from .names import (
     _RANK,
     _READ_PATH_CALLS,
     _RUN_PRECISIONS,
+    _RUNTIME_STATE_CALLS,
+    _RUNTIME_STATE_FLAGS,
+    _SEED_CALLS,
     _SIDE_STREAM_CALLS,
     _SUBPROCESS_CALLS,
     _SUBPROCESS_PREFIXES,
@@ -270,15 +275,11 @@ class _ModuleChecker:
             self.join_sites.append(node)
         elif qual in _GLOBAL_STATE_CALLS:
             if not self._is_context(node):
-                self.report.add(
-                    "global-state",
-                    f"the candidate calls {label}(){at}: changing global torch "
-                    f"state (threads, seeds, defaults) is not part of a kernel and "
-                    f"skews the comparison; remove it",
-                    line,
-                )
+                self._global_state_call(qual, label, node)
         elif qual == "torch.set_float32_matmul_precision":
             self._matmul_precision(node)
+        elif qual == "torch.set_autocast_enabled":
+            self._runtime_state_note("precision", qual, node)
         elif qual in _PRECISION_CALLS:
             if self.run_dtype == "float32":
                 self.report.add(
@@ -290,13 +291,7 @@ class _ModuleChecker:
                     self.policy["precision_downgrade"],
                 )
         elif qual in _TORCH_COMPILERS:
-            self.report.add(
-                "torch-fallback",
-                f"the candidate uses {label}{at}: code generated from PyTorch "
-                f"ops is a PyTorch fallback; write the kernel yourself",
-                line,
-                definitive=True,
-            )
+            self._compiler_note(label, node)
         elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
             self._setattr(node)
         elif (
@@ -353,6 +348,53 @@ class _ModuleChecker:
                 )
                 self._path(node, path, write, f"pathlib.Path.{func.attr}")
         self._cast(node)
+
+    def _compiler_note(self, label: str, node: ast.AST) -> None:
+        """torch.compile, torch.jit and fx tracing: what the compiled code runs is judged at run time
+        (docs/guard.md, "What ran"), not the mention."""
+        self.report.add(
+            "torch-fallback",
+            f"the candidate uses {label}{_at(node)}: code generated from PyTorch ops is PyTorch's work, "
+            f"not the candidate's kernel; judged by what runs (a forward whose work only the compiled "
+            f"PyTorch code does is rejected at run time under every policy but `pytorch`)",
+            _line(node),
+            "note",
+        )
+
+    def _global_state_call(self, qual: str, label: str, node: ast.AST) -> None:
+        """Seeds, the switches the run-time snapshot reads, and limits of the candidate's own process
+        are notes: the run time decides (docs/guard.md, `global-state` and `precision`)."""
+        line, at = _line(node), _at(node)
+        if qual in _SEED_CALLS:
+            self.report.add(
+                "global-state",
+                f"the candidate calls {label}(){at}: the worker reseeds torch, random and numpy with "
+                f"each call's own seed before every call, so this seed changes nothing that is judged",
+                line,
+                "note",
+            )
+        elif qual in _RUNTIME_STATE_CALLS:
+            self._runtime_state_note("global-state", qual, node)
+        else:
+            self.report.add(
+                "global-state",
+                f"the candidate calls {label}(){at}: it limits only the candidate's own process (the "
+                f"reference and the baselines run in processes of their own)",
+                line,
+                "note",
+            )
+
+    def _runtime_state_note(self, check: str, qual: str, node: ast.AST) -> None:
+        written = ast.unparse(node)
+        written = written if len(written) <= 80 else written[:77] + "..."
+        self.report.add(
+            check,
+            f"the candidate calls `{written}`{_at(node)}, which changes {_RUNTIME_STATE_CALLS[qual]}: judged "
+            f"at run time (the worker compares torch's global state before and after the import, the "
+            f"construction, the correctness trials and the timed calls, and rejects a change)",
+            _line(node),
+            "note",
+        )
 
     def _is_context(self, node: ast.AST) -> bool:
         parent = self.module.parents.get(node)
@@ -499,6 +541,24 @@ class _ModuleChecker:
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             if key.value in self.policy["environment_keys"]:
                 self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
+            elif write and (key.value in _INJECTING_ENVIRONMENT or key.value.startswith(_HARNESS_ENVIRONMENT_PREFIXES)):
+                self.report.add(
+                    "sandbox",
+                    f"the candidate sets the environment variable {key.value}{at}: it loads code into the "
+                    f"processes the build starts or changes the harness's own settings, which nothing at "
+                    f"run time can see; remove it",
+                    line,
+                )
+            elif write and not _SECRET_NAME.search(key.value):
+                # PATH to find nvcc, LD_LIBRARY_PATH, a library's own knob: the change stays inside the
+                # candidate's process and the processes its build starts, all in the sandbox.
+                self.report.add(
+                    "sandbox",
+                    f"the candidate sets the environment variable {key.value}{at}: the change stays in its "
+                    f"own process and the processes its build starts, inside the sandbox",
+                    line,
+                    "note",
+                )
             elif not write and not _SECRET_NAME.search(key.value):
                 # A setting looked up by name (KernelBench's ThunderKittens example reads
                 # THUNDERKITTENS_ROOT): the environment is an allow-list, so it finds the default.
@@ -527,22 +587,8 @@ class _ModuleChecker:
 
     def _matmul_precision(self, node: ast.Call) -> None:
         value = node.args[0] if node.args else _call_argument(node, "precision", None)
-        if isinstance(value, ast.Constant) and value.value == "highest":
-            self.report.add(
-                "global-state",
-                f"the candidate calls torch.set_float32_matmul_precision{_at(node)}: "
-                f"changing global torch state is not part of a kernel; remove it",
-                _line(node),
-            )
-        else:
-            self.report.add(
-                "precision",
-                f"the candidate calls torch.set_float32_matmul_precision("
-                f"{ast.unparse(value) if value is not None else ''}){_at(node)}: it "
-                f"lets float32 matmuls run in TF32/bfloat16; remove it",
-                _line(node),
-                self.policy["precision_downgrade"],
-            )
+        lowers = not (isinstance(value, ast.Constant) and value.value == "highest")
+        self._runtime_state_note("precision" if lowers else "global-state", "torch.set_float32_matmul_precision", node)
 
     def _triton_dot(self, node: ast.Call) -> None:
         if self.run_dtype != "float32":
@@ -646,6 +692,17 @@ class _ModuleChecker:
 
     def _patch(self, node: ast.AST, qual: str, value: ast.AST | None = None) -> None:
         line, at = _line(node), _at(node)
+        if qual in _RUNTIME_STATE_FLAGS:
+            shown = f" = {ast.unparse(value)}" if value is not None else ""
+            self.report.add(
+                "precision" if qual.rsplit(".", 1)[1] in _PRECISION_FLAGS else "global-state",
+                f"the candidate sets {qual}{shown}{at}: judged at run time (the worker compares this "
+                f"switch before and after the import, the construction, the correctness trials and the "
+                f"timed calls, and rejects a change)",
+                line,
+                "note",
+            )
+            return
         if qual.startswith("torch.backends."):
             last = qual.rsplit(".", 1)[1]
             lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
@@ -653,16 +710,16 @@ class _ModuleChecker:
                 self.report.add(
                     "precision",
                     f"the candidate sets {qual} = {ast.unparse(value)}{at}: it lets "
-                    f"float32 matmuls or convolutions run in reduced precision; remove "
-                    f"it",
+                    f"float32 matmuls or convolutions run in reduced precision, and the run-time "
+                    f"snapshot does not read this switch back; remove it",
                     line,
                     self.policy["precision_downgrade"],
                 )
             else:
                 self.report.add(
                     "global-state",
-                    f"the candidate sets {qual}{at}: global torch state changes "
-                    f"are not part of a kernel and skew the comparison; remove the "
+                    f"the candidate sets {qual}{at}: a torch switch the run-time snapshot "
+                    f"does not read back, so what it changes cannot be judged; remove the "
                     f"assignment",
                     line,
                 )
@@ -796,6 +853,9 @@ class _ModuleChecker:
                 self._environment(node, key, write=False, bulk=False)
             elif method in ("setdefault", "pop", "__setitem__", "__delitem__"):
                 self._environment(node, key, write=True, bulk=False)
+            elif method == "update" and isinstance(call, ast.Call) and _named_update(call):
+                for named in _named_update(call):
+                    self._environment(node, named, write=True, bulk=False)
             else:
                 self._environment(node, None, write=method in ("update", "clear", "popitem"), bulk=True)
             return
@@ -809,14 +869,7 @@ class _ModuleChecker:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             qual = self.qual(target)
             if qual in _TORCH_COMPILERS and not isinstance(decorator, ast.Call):
-                self.report.add(
-                    "torch-fallback",
-                    f"{node.name} is compiled with {ast.unparse(target)}{_at(node)}: "
-                    f"code generated from PyTorch ops is a PyTorch fallback; write "
-                    f"the kernel yourself",
-                    _line(node),
-                    definitive=True,
-                )
+                self._compiler_note(f"{ast.unparse(target)} on {node.name}", node)
 
     def _side_stream_summary(self) -> None:
         if not self.stream_sites:
@@ -836,6 +889,22 @@ class _ModuleChecker:
             _line(first),
             "note",
         )
+
+
+def _named_update(call: ast.Call) -> list[ast.AST]:
+    """The keys of `os.environ.update({"PATH": ...}, CC=...)` when every one is written out; [] otherwise."""
+    keys: list[ast.AST] = []
+    for argument in call.args:
+        if not isinstance(argument, ast.Dict) or any(key is None for key in argument.keys):
+            return []
+        keys.extend(key for key in argument.keys if key is not None)
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return []
+        keys.append(ast.Constant(keyword.arg))
+    if not all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys):
+        return []
+    return keys
 
 
 def _constant_path(node: ast.AST, module: _Module) -> str | None:
