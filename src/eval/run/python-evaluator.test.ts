@@ -65,7 +65,8 @@ describe('PythonEvaluator (fake worker)', () => {
     assert.equal(result.timing?.speedup_vs_compile, 4);
     assert.equal(result.timing?.speedup_vs_best, 2);
     assert.equal(result.timing?.baseline_cached, false);
-    assert.deepEqual(result.stages, { reference: 3, baseline: 5, build: 40, load: 1, correctness: 4, judge: 4, timing: 6 });
+    // One judge stage (2 ms in the fake) per handed-over output: 5 correctness trials and 6 kept timed and batch outputs.
+    assert.deepEqual(result.stages, { reference: 3, baseline: 5, build: 40, load: 1, correctness: 4, judge: 22, timing: 6 });
     assert.equal(result.environment?.torch, '0.0-fake');
     assert.deepEqual(readdirSync(scratchRoot), [], 'the scratch directory is removed');
 
@@ -211,6 +212,7 @@ describe('PythonEvaluator (fake worker)', () => {
     const kept = readdirSync(scratchRoot);
     assert.equal(kept.length, 1);
     assert.match(kept[0] ?? '', /^kforge-/);
-    assert.ok(readdirSync(path.join(scratchRoot, kept[0]!, 'out')).includes('correctness-0.json'));
+    // The outputs were handed over, never saved: the kept scratch holds the staged inputs and the hand-over pipe.
+    assert.deepEqual(readdirSync(path.join(scratchRoot, kept[0]!, 'in')).sort(), ['candidate', 'handover', 'problem']);
   });
 });
