@@ -71,10 +71,10 @@ class Handover:
                 "runtime_error", "forward", f"the candidate's output cannot be handed over: {error}"
             ) from error
         tensors = [leaf for leaf in flat.leaves if isinstance(leaf, torch.Tensor)]
+        if self.release is not None:
+            self.release()  # before the staging block: the allocator's cache would leave it no room
         staging, ipc = self._export(tensors)
         try:
-            if self.release is not None:
-                self.release()
             self.channel.send("handover", output={**entry, **header, "ipc": ipc})
             self._await_judge(tensors)
         finally:
