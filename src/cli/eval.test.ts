@@ -35,7 +35,7 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     ['a negative count', ['--perf-trials', '-3'], /^kforge eval: expected `--perf-trials` to be a positive integer, got `-3`$/],
     ['a count that is not a number', ['--trials=five'], /^kforge eval: expected `--trials` to be a positive integer, got `five`$/],
     ['an unknown backend', ['--backend', 'rocm'], /^kforge eval: expected `--backend` to be one of cuda, triton, cpu, got `rocm`$/],
-    ['an unknown precision', ['--precision', 'fp8'], /^kforge eval: expected `--precision` to be one of fp32, fp16, bf16, got `fp8`$/],
+    ['an unknown precision', ['--precision', 'fp64'], /^kforge eval: expected `--precision` to be one of fp32, fp16, bf16, native, got `fp64`$/],
     ['a negative warm-up time', ['--warmup-ms', '-5'], /^kforge eval: expected `--warmup-ms` to be a non-negative number of milliseconds, got `-5`$/],
     ['a bad time limit', ['--timeout-build', '0'], /^kforge eval: expected `--timeout-build` to be a positive number of seconds, got `0`$/],
     ['an unknown flag', ['--jsno'], /^kforge eval: unknown option '--jsno' \(did you mean --json\?\); run `kforge eval --help` for usage$/],
@@ -149,6 +149,14 @@ describe('kforge eval --json: exactly one JSON object on stdout', () => {
     assert.equal(parsed.verdict, 'compile_error');
     assert.equal(parsed.timing, undefined);
     assert.match(parsed.diagnostics.compiler ?? '', /nvcc fatal/);
+  });
+
+  it("accepts --precision native (the problem's own dtypes) and says where the tolerance came from", async () => {
+    const result = await kforge(['eval', PROBLEM, candidate('correct'), '--backend', 'cpu', '--precision', 'native', '--no-timing', '--json']);
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    const parsed = evaluationResultSchema.parse(JSON.parse(String(result.stdout)));
+    assert.equal(parsed.precision, 'native');
+    assert.equal(parsed.correctness?.tolerance_source, 'profile');
   });
 
   it('defaults the backend to cpu when no GPU is visible', async () => {

@@ -3,7 +3,7 @@ import type { OptimizePlan } from '../agent/run/optimize-plan.js';
 import { formatTextTable } from '../core/text-table.js';
 import type { ProblemAudit } from '../eval/problem/problem-audit.js';
 import type { ProblemAuditorOptions } from '../eval/problem/problem-auditor.js';
-import { toleranceFor } from '../eval/run/tolerance.js';
+import { declaredToleranceWins, toleranceFor } from '../eval/run/tolerance.js';
 import type { CliIo } from './cli-io.js';
 import { formatBytes, formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
 
@@ -54,6 +54,7 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     preset,
     precision: evaluation.precision,
     tolerance: toleranceFor(evaluation.tolerance, evaluation.precision),
+    declaredTolerance: declaredToleranceWins(evaluation.tolerance),
   };
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const problems: DryRunProblem[] = [];

@@ -81,12 +81,19 @@ function renderCorrectness(result: EvaluationResult, colors: Colors): string[] {
     `${colors.bold('error profile:')} ${correctness.passed}/${correctness.trials} trials passed, ` +
       `max abs error ${formatError(correctness.max_abs_error)}, max rel error ${formatError(correctness.max_rel_error)}` +
       (correctness.mismatch_count ? `, ${correctness.mismatch_count} elements outside tolerance` : '') +
-      colors.dim(` (${correctness.tolerance ?? 'kernelbench'}: ${tolerance})`),
+      colors.dim(` (${toleranceOrigin(correctness)}: ${tolerance})`),
   ];
   if (correctness.fp64) {
-    lines.push(`  against float64: max abs error ${formatError(correctness.fp64.max_abs_error)}, max rel error ${formatError(correctness.fp64.max_rel_error)}`);
+    const twin = correctness.high_precision_dtype === 'float32' ? 'float32 (no float64 kernel for an operator)' : 'float64';
+    lines.push(`  against ${twin}: max abs error ${formatError(correctness.fp64.max_abs_error)}, max rel error ${formatError(correctness.fp64.max_rel_error)}`);
   }
   return lines;
+}
+
+/** `kernelbench`, or where the problem declared its own: `declared by the problem for bfloat16`. */
+function toleranceOrigin(correctness: NonNullable<EvaluationResult['correctness']>): string {
+  if (correctness.tolerance_source === 'problem') return `declared by the problem for ${correctness.tolerance_dtype ?? 'its output'}`;
+  return correctness.tolerance ?? 'kernelbench';
 }
 
 function renderTiming(result: EvaluationResult, colors: Colors): string[] {

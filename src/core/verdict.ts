@@ -21,7 +21,12 @@ export const BACKENDS = ['cuda', 'triton', 'cpu'] as const;
 export const backendSchema = z.enum(BACKENDS);
 export type Backend = z.infer<typeof backendSchema>;
 
-export const PRECISIONS = ['fp32', 'fp16', 'bf16'] as const;
+/**
+ * Run precisions (docs/spec.md section 4): `fp32`, `fp16` and `bf16` cast every floating input,
+ * parameter and buffer to that dtype; `native` keeps the problem's own dtypes (fp8, bf16, fp16,
+ * integer-packed weights).
+ */
+export const PRECISIONS = ['fp32', 'fp16', 'bf16', 'native'] as const;
 export const precisionSchema = z.enum(PRECISIONS);
 export type Precision = z.infer<typeof precisionSchema>;
 
@@ -87,8 +92,14 @@ export const correctnessSummarySchema = z.object({
   atol: z.number().optional(),
   rtol: z.number().optional(),
   tolerance: toleranceProfileSchema.optional(),
+  /** Where atol/rtol came from: the profile (`tolerance`), or the problem's own declaration for `tolerance_dtype` (docs/spec.md section 4). */
+  tolerance_source: z.enum(['profile', 'problem']).optional(),
+  /** The reference output's dtype that decided the tolerance (`bfloat16`, `float8_e4m3fn`, …); null for an output without tensors. */
+  tolerance_dtype: z.string().nullable().optional(),
   /** Error profile against the float64 reference (absent where the problem cannot run in float64). */
   fp64: z.object({ max_abs_error: z.number().nullable(), max_rel_error: z.number().nullable() }).nullable().optional(),
+  /** The dtype `fp64` was computed in: `float64`, or `float32` where an operator has no float64 kernel and the run is narrower; null without one. */
+  high_precision_dtype: z.enum(['float64', 'float32']).nullable().optional(),
   trial_details: z.array(trialDetailSchema).optional(),
 });
 export type CorrectnessSummary = z.infer<typeof correctnessSummarySchema>;

@@ -232,6 +232,8 @@ def reference_request(
     rtol=None,
     ceilings=None,
     generalisation_seeds=None,
+    declared_tolerance=None,
+    dtype_tolerances=None,
 ) -> dict:
     request = {
         "type": "reference",
@@ -250,6 +252,8 @@ def reference_request(
         "rtol": rtol,
         "ceilings": ceilings,
         "generalisation_seeds": None if generalisation_seeds is None else list(generalisation_seeds),
+        "declared_tolerance": declared_tolerance,
+        "dtype_tolerances": dtype_tolerances,
     }
     request.update({key: value for key, value in optional.items() if value is not None})
     return request
@@ -334,6 +338,8 @@ def evaluate(
     sample_calls=(1, 4),
     batch_calls=None,
     warmup_calls=None,
+    declared_tolerance=None,
+    dtype_tolerances=None,
     **settings,
 ) -> Evaluation:
     """Drives both roles as the parent would: reference and candidate side by side, then the judge
@@ -341,9 +347,12 @@ def evaluate(
     timed calls (timing_driver.py: the parent keeps `sample_calls`' outputs, decided after each call,
     and runs trusted batches of `batch_calls` calls; `warmup_calls` warm-up calls, as a parent
     pacing a warm-up by time asks for, default `warmup_trials`) and the judging of the kept outputs of the
-    timed calls and the batches. `candidate_env` adds variables to the candidate worker's
-    environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py). `launcher(role, cwd)` gives a role's
-    command line and whole environment instead (the sandbox: sandbox_support.py)."""
+    timed calls and the batches. `declared_tolerance` and `dtype_tolerances` go into the reference
+    request, and the tolerance `reference-ready` reports is then the judge's, as the parent does
+    (src/eval/run/evaluation-settings.ts, withReportedTolerance). `candidate_env` adds variables to
+    the candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py).
+    `launcher(role, cwd)` gives a role's command line and whole environment instead (the sandbox:
+    sandbox_support.py)."""
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     if launcher is None:
         reference = Worker("reference", work / "reference")
@@ -356,10 +365,22 @@ def evaluate(
     result = Evaluation(reference=reference, candidate=candidate, atol=atol, rtol=rtol)
     result.relay_handovers()
     try:
-        request = reference_request(problem, baselines=baselines, atol=atol, rtol=rtol, ceilings=ceilings, **shared)
+        request = reference_request(
+            problem,
+            baselines=baselines,
+            atol=atol,
+            rtol=rtol,
+            ceilings=ceilings,
+            declared_tolerance=declared_tolerance,
+            dtype_tolerances=dtype_tolerances,
+            **shared,
+        )
         reference.send({**request, "handover_pipe": str(handover_pipe(work / "scratch"))})
         candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
         result.ready = reference.read_until("reference-ready")
+        chosen = (result.ready or {}).get("tolerance")
+        if chosen:
+            result.atol, result.rtol = chosen["atol"], chosen["rtol"]
         if baselines is not None and _is(result.ready, "reference-ready"):
             result.baseline = reference.read_until("baseline")
         result.correctness = candidate.read_until("correctness-outputs")

@@ -91,7 +91,8 @@ function mismatchLines(result: EvaluationResult): string[] {
   if (correctness.max_rel_error !== null) figures.push(`max rel error ${formatSignificant(correctness.max_rel_error)}`);
   if (correctness.mismatch_count !== undefined) figures.push(`${correctness.mismatch_count} elements outside tolerance`);
   if (correctness.atol !== undefined && correctness.rtol !== undefined) {
-    figures.push(`tolerance atol=${correctness.atol} rtol=${correctness.rtol}`);
+    const declared = correctness.tolerance_source === 'problem' ? ` (declared by the problem for ${correctness.tolerance_dtype ?? 'its output'})` : '';
+    figures.push(`tolerance atol=${correctness.atol} rtol=${correctness.rtol}${declared}`);
   }
   if (figures.length > 0) lines.push(`Error: ${figures.join(', ')}.`);
   const failed = (correctness.trial_details ?? []).filter((trial) => !trial.passed).slice(0, 2);

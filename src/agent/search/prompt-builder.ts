@@ -71,7 +71,7 @@ function fenced(language: string, source: string): string {
 
 function problemSection(problem: PromptProblem, history: readonly string[]): string[] {
   const lines = [
-    `Problem \`${problem.name}\`, run precision ${problem.precision}. The reference:`,
+    `Problem \`${problem.name}\`, run precision ${problem.precision === 'native' ? "native (the problem's own dtypes, uncast)" : problem.precision}. The reference:`,
     fenced('python', problem.referenceSource),
     '',
     'Target:',

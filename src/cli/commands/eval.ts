@@ -23,7 +23,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     )
     .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
-    .option('--precision <precision>', 'fp32, fp16 or bf16 (default: fp32)')
+    .option('--precision <precision>', "fp32, fp16, bf16 (cast to that dtype) or native (the problem's own dtypes: fp8, bf16, fp16, packed) (default: fp32)")
     .option('--tolerance <profile>', 'kernelbench (atol=rtol=1e-2) or strict (default: kernelbench)')
     .option('--preset <preset>', 'problem size preset: cpu or gpu (default: cpu on the cpu backend, else gpu)')
     .option('--trials <n>', 'correctness trials, each with fresh inputs (default: 5)')

@@ -40,7 +40,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--target-speedup <x>', 'stop a problem once a correct kernel is this much faster than the best baseline')
     .option('--concurrency <n>', 'model calls at once for this provider')
     .option('--backend <backend>', 'cuda, triton or cpu (default: with --redis, what the connected workers serve; else cuda when a GPU is visible, else cpu)')
-    .option('--precision <precision>', 'fp32, fp16 or bf16 (default fp32)')
+    .option('--precision <precision>', "fp32, fp16, bf16 or native (the problem's own dtypes) (default fp32)")
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
     .option('--guard-policy <policy>', `guard policy of every evaluation: ${guardPolicyHelp()} (default ${DEFAULT_GUARD_POLICY}; see docs/guard.md)`)
     .option('--trials <n>', 'correctness trials per candidate (default 5)')

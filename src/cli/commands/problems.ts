@@ -12,7 +12,7 @@ import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audi
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
 import { parseOverrides } from '../size-flags.js';
 import { collectRepeated } from '../repeated-option.js';
-import { toleranceFor } from '../../eval/run/tolerance.js';
+import { declaredToleranceWins, toleranceFor } from '../../eval/run/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';
@@ -107,6 +107,7 @@ async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, depend
     preset: options.preset,
     precision: options.precision,
     tolerance: toleranceFor(options.tolerance, options.precision),
+    declaredTolerance: declaredToleranceWins(options.tolerance),
     timeoutMs: options.timeout * 1000,
     overrides: parseOverrides(options.set),
   };

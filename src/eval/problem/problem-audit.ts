@@ -31,6 +31,9 @@ export const workerAuditSchema = z.looseObject({
   scale_aware_threshold: z.number(),
   atol: z.number(),
   rtol: z.number(),
+  /** `problem` where atol/rtol are the problem's own declaration for `tolerance_dtype` (absent from an older worker). */
+  tolerance_source: z.enum(['profile', 'problem']).optional(),
+  tolerance_dtype: z.string().nullable().optional(),
   trials: z.number().int(),
   trivial: z.record(z.string(), trivialOutputSchema),
   /** The forward's tensor arguments of the first trial, in order (absent from an older worker). */
@@ -72,7 +75,8 @@ export interface ProblemAudit {
 /** The findings of a successful audit: an exactly right trivial output is an error, a passing one a warning. */
 export function findingsOfAudit(audit: WorkerAudit): AuditFinding[] {
   const findings: AuditFinding[] = [];
-  const tolerance = `atol ${audit.atol}, rtol ${audit.rtol}`;
+  const declared = audit.tolerance_source === 'problem' ? `, declared by the problem for ${audit.tolerance_dtype ?? 'its output'}` : '';
+  const tolerance = `atol ${audit.atol}, rtol ${audit.rtol}${declared}`;
   if (audit.exact_trivial.length > 0) {
     findings.push({
       level: 'error',

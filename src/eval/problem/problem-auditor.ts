@@ -25,6 +25,8 @@ export interface ProblemAuditorOptions {
   precision?: Precision;
   /** Default atol = rtol = 0.01 (the kernelbench profile). */
   tolerance?: Tolerance;
+  /** A tolerance the problem declares for its output's dtype (`KFORGE_TOLERANCE`) replaces `tolerance`, as under the kernelbench profile. Default false. */
+  declaredTolerance?: boolean;
   /** Limit on one problem's audit, in ms (importing torch on a loaded machine is slow). Default 300 000. */
   timeoutMs?: number;
   /** Wait between SIGTERM and SIGKILL when the limit is reached, in ms. Default 5000. */
@@ -113,6 +115,7 @@ function auditArguments(problemPath: string, options: ProblemAuditorOptions, lim
     String(tolerance.atol),
     '--rtol',
     String(tolerance.rtol),
+    ...(options.declaredTolerance ? ['--declared-tolerance'] : []),
     ...Object.entries(options.overrides ?? {}).flatMap(([name, value]) => ['--set', `${name}=${String(value)}`]),
     // A reference too slow for the limit says so after its first trial (`audit-too-slow`), with a size that fits.
     '--limit-ms',

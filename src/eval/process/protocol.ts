@@ -117,10 +117,23 @@ export const referenceTrialSchema = z.object({
   output: z.string(),
 });
 
+/**
+ * The tolerance the reference role chose for the run from its output's dtype (the profile's, or
+ * the problem's declaration where the request let it win), which the parent's judge requests use.
+ */
+export const chosenToleranceSchema = z.object({
+  atol: z.number().nonnegative(),
+  rtol: z.number().nonnegative(),
+  source: z.enum(['profile', 'problem']),
+  dtype: z.string().nullable(),
+});
+
 export const referenceReadyMessageSchema = z.object({
   v: version,
   type: z.literal('reference-ready'),
   trials: z.array(referenceTrialSchema),
+  /** Present when the request carried `atol`/`rtol`. */
+  tolerance: chosenToleranceSchema.optional(),
 });
 
 /**
@@ -185,6 +198,8 @@ export const judgedTrialSchema = z.object({
   numel: z.number().int().nonnegative().nullable().optional(),
   fp64_max_abs_error: errorFigure,
   fp64_max_rel_error: errorFigure,
+  /** The dtype of the twin the `fp64_*` errors were measured against (`float32` where float64 could not run); null without one. */
+  high_precision_dtype: z.enum(['float64', 'float32']).nullable().optional(),
   input_mutated: z.boolean().nullable().optional(),
   input_seed: seed.nullable().optional(),
   variant: z.record(z.string(), z.number()).nullable().optional(),

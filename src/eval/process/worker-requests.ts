@@ -35,6 +35,10 @@ export const referenceRequestSchema = z.object({
   timing_seeds: z.array(seed),
   atol: z.number().nonnegative().optional(),
   rtol: z.number().nonnegative().optional(),
+  /** `--precision native`: the profile's tolerance per reference output dtype (src/eval/run/tolerance.ts). */
+  dtype_tolerances: z.record(z.string(), z.object({ atol: z.number().nonnegative(), rtol: z.number().nonnegative() })).optional(),
+  /** Whether a tolerance the problem declares for its output's dtype wins over atol/rtol (the `kernelbench` profile). */
+  declared_tolerance: z.boolean().optional(),
   ceilings: z.object({ bandwidth_bytes_per_s: z.number().positive(), peak_flops_per_s: z.number().positive().nullable() }).optional(),
   guard: guardSettings.optional(),
   generalisation_seeds: z.array(seed).optional(),

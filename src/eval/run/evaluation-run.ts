@@ -5,7 +5,8 @@ import { assembleResult } from './evaluation-result.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipeline.js';
 import type { EvaluationProgress } from '../evaluator.js';
-import type { EvaluationSettings } from './evaluation-settings.js';
+import { withReportedTolerance, type EvaluationSettings } from './evaluation-settings.js';
+import { referenceToleranceFields } from './tolerance.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
@@ -188,8 +189,7 @@ export class EvaluationRun {
       device: settings.device,
       correctness_seeds: seeds.correctness,
       timing_seeds: seeds.timing,
-      atol: settings.tolerance.atol,
-      rtol: settings.tolerance.rtol,
+      ...referenceToleranceFields(settings.toleranceProfile, settings.precision),
       ...this.#ceilingsField(),
       guard: this.#guardField(),
       ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
@@ -210,6 +210,8 @@ export class EvaluationRun {
     });
     const ready = await this.#expect(reference, 'reference-ready');
     if (!ready.ok) return ready;
+    // The run's tolerance, chosen by the reference role from its output's dtype: every judge request uses it.
+    this.#context.settings = withReportedTolerance(settings, ready.value);
     if (!settings.timing) return { ok: true, value: null };
     // `cached` (the result's `baseline_cached`) says the baselines were measured before this
     // evaluation began; ones a pipeline's prefetch measured during its build were measured for it.

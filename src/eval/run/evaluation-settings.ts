@@ -2,10 +2,10 @@ import { effectiveGuardPolicy } from '../../core/guard-policy.js';
 import path from 'node:path';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import type { EvaluationRequest } from '../evaluator.js';
-import type { Stage } from '../process/protocol.js';
+import type { ReferenceReadyMessage, Stage } from '../process/protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
 import { DEFAULT_TIMING_BUDGET_MS, defaultWarmupMs } from '../timing/timing-budget.js';
-import { toleranceFor, type Tolerance } from './tolerance.js';
+import { profileTolerance, type RunTolerance } from './tolerance.js';
 
 /** Defaults of docs/spec.md sections 4 and 5. */
 export const EVALUATION_DEFAULTS = {
@@ -25,7 +25,8 @@ export interface EvaluationSettings {
   backend: Backend;
   precision: Precision;
   toleranceProfile: ToleranceProfile;
-  tolerance: Tolerance;
+  /** The profile's tolerance until the reference role reports the run's own ({@link withReportedTolerance}). */
+  tolerance: RunTolerance;
   preset: Preset;
   /** `cpu`, or `cuda:N` on the GPU backends. */
   device: string;
@@ -65,7 +66,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     backend: request.backend,
     precision: request.precision,
     toleranceProfile: request.tolerance,
-    tolerance: toleranceFor(request.tolerance, request.precision),
+    tolerance: profileTolerance(request.tolerance, request.precision),
     preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
     device: request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`,
     trials: request.trials ?? EVALUATION_DEFAULTS.trials,
@@ -85,4 +86,14 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     timingBudgetMs: request.timingBudgetMs ?? DEFAULT_TIMING_BUDGET_MS,
     warmupMs: request.warmupMs ?? defaultWarmupMs(request.backend),
   };
+}
+
+/**
+ * The settings with the tolerance the reference role chose from its output's dtype (`reference-ready`'s
+ * `tolerance`: the problem's declaration where it wins, docs/spec.md section 4); unchanged without one.
+ */
+export function withReportedTolerance(settings: EvaluationSettings, ready: ReferenceReadyMessage): EvaluationSettings {
+  const reported = ready.tolerance;
+  if (!reported) return settings;
+  return { ...settings, tolerance: { atol: reported.atol, rtol: reported.rtol, source: reported.source, dtype: reported.dtype } };
 }

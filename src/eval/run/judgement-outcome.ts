@@ -1,13 +1,14 @@
 import type { CorrectnessSummary, Reason, ToleranceProfile } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
 import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
-import type { Tolerance } from './tolerance.js';
+import type { RunTolerance, Tolerance } from './tolerance.js';
 
 /**
  * The error profile of a judgement (docs/spec.md section 4): trials passed, largest errors against the
- * run-precision and float64 references, elements outside tolerance, and every trial's details.
+ * run-precision and float64 references, elements outside tolerance, the tolerance used and where it
+ * came from, and every trial's details.
  */
-export function summarizeCorrectness(judgement: JudgementMessage, tolerance: Tolerance, profile: ToleranceProfile): CorrectnessSummary {
+export function summarizeCorrectness(judgement: JudgementMessage, tolerance: RunTolerance, profile: ToleranceProfile): CorrectnessSummary {
   const trials = judgement.trials;
   const fp64Abs = largest(trials.map((trial) => trial.fp64_max_abs_error));
   const fp64Rel = largest(trials.map((trial) => trial.fp64_max_rel_error));
@@ -20,7 +21,10 @@ export function summarizeCorrectness(judgement: JudgementMessage, tolerance: Tol
     atol: tolerance.atol,
     rtol: tolerance.rtol,
     tolerance: profile,
+    tolerance_source: tolerance.source,
+    tolerance_dtype: tolerance.dtype,
     fp64: fp64Abs === null && fp64Rel === null ? null : { max_abs_error: fp64Abs, max_rel_error: fp64Rel },
+    high_precision_dtype: highPrecisionDtype(trials),
     trial_details: trials.map((trial) => ({ ...trial })),
   };
 }
@@ -92,6 +96,13 @@ function trialMessage(trial: JudgedTrial, tolerance: Tolerance): string {
     return `the output differs from the reference at ${trial.mismatch_count} of ${trial.numel} elements (${error}tolerance atol=${tolerance.atol}, rtol=${tolerance.rtol})`;
   }
   return `the output failed the \`${trial.check ?? 'mismatch'}\` check`;
+}
+
+/** The twin's dtype over the trials: `float32` where any trial's fell back to it, else `float64` where any had one, else null. */
+function highPrecisionDtype(trials: readonly JudgedTrial[]): 'float64' | 'float32' | null {
+  const dtypes = new Set(trials.map((trial) => trial.high_precision_dtype ?? null));
+  if (dtypes.has('float32')) return 'float32';
+  return dtypes.has('float64') ? 'float64' : null;
 }
 
 function largest(values: ReadonlyArray<number | null | undefined>): number | null {

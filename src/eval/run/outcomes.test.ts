@@ -62,7 +62,7 @@ describe('judgement outcomes', () => {
         trial(1, { max_abs_error: 0.2, fp64_max_abs_error: 0.3, mismatch_count: 4 }),
         trial(2, { passed: false, max_abs_error: 0.5, max_rel_error: null, mismatch_count: 6 }),
       ]),
-      tolerance,
+      { ...tolerance, source: 'profile', dtype: null },
       'kernelbench',
     );
     assert.equal(summary.passed, 1);
@@ -70,6 +70,23 @@ describe('judgement outcomes', () => {
     assert.equal(summary.max_rel_error, 0);
     assert.equal(summary.mismatch_count, 10);
     assert.deepEqual(summary.fp64, { max_abs_error: 0.3, max_rel_error: null });
+    assert.equal(summary.tolerance_source, 'profile');
+    assert.equal(summary.high_precision_dtype, null);
+  });
+
+  it('reports a tolerance the problem declared, and a float32 twin where float64 could not run', () => {
+    const summary = summarizeCorrectness(
+      judgement([
+        trial(1, { fp64_max_abs_error: 0.01, high_precision_dtype: 'float64' }),
+        trial(2, { fp64_max_abs_error: 0.02, high_precision_dtype: 'float32' }),
+      ]),
+      { atol: 0.05, rtol: 0.02, source: 'problem', dtype: 'bfloat16' },
+      'kernelbench',
+    );
+    assert.deepEqual(
+      [summary.atol, summary.rtol, summary.tolerance, summary.tolerance_source, summary.tolerance_dtype, summary.high_precision_dtype],
+      [0.05, 0.02, 'kernelbench', 'problem', 'bfloat16', 'float32'],
+    );
   });
 });
 

@@ -18,7 +18,7 @@ import torch
 from ..device.device import synchronize
 from ..device.device_digest import word_digest
 from ..protocol.errors import StageFailure, failures_as
-from .precision import cast_model, cast_value
+from .precision import cast_model, cast_value, is_fp8
 
 MAX_SEED = 2**32 - 1
 
@@ -130,6 +130,9 @@ def _update_digest(digest, value: Any) -> None:
     if isinstance(value, torch.Tensor):
         tensor = value.detach()
         digest.update(f"tensor {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+        if is_fp8(tensor.dtype):
+            # The same bytes as uint8, a view: fp8 has few kernels of its own (its copy, on old torch).
+            tensor = tensor.view(torch.uint8)
         if tensor.device.type == "cuda":
             digest.update(f"words {word_digest(tensor)}\n".encode())
             return

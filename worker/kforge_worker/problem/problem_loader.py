@@ -1,4 +1,5 @@
-"""Loading KernelBench-format files by path as fresh modules, and applying `KFORGE_PRESETS`."""
+"""Loading KernelBench-format files by path as fresh modules, applying `KFORGE_PRESETS`, and checking
+`KFORGE_TOLERANCE` (declared_tolerance.py)."""
 
 import os
 import sys
@@ -8,6 +9,7 @@ from typing import Optional
 import torch
 
 from ..protocol.errors import StageFailure, failures_as, shorten
+from .declared_tolerance import declared_tolerances
 from .overrides import compile_with_overrides
 
 PROBLEM_MODULE_NAME = "kforge_problem"
@@ -80,7 +82,8 @@ def apply_preset(module: types.ModuleType, preset: str) -> None:
 
 def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = None) -> types.ModuleType:
     """Loads a problem file (Model, get_inputs, get_init_inputs), applies the preset, and the
-    overrides of its constants (which win over the preset's)."""
+    overrides of its constants (which win over the preset's). A `KFORGE_TOLERANCE` that cannot be
+    used is `problem-load` here, in every role, before anything runs."""
     path = os.path.abspath(path)
     code = read_source(path, "problem-load", "problem", overrides)
     with failures_as("invalid_input", "problem-load", f"the problem file {path} raised while loading"):
@@ -93,6 +96,7 @@ def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = N
     for name in ("get_inputs", "get_init_inputs"):
         if not callable(module.__dict__.get(name)):
             raise StageFailure("invalid_input", "problem-load", f"the problem file {path} defines no function {name}()")
+    declared_tolerances(module)
     if preset is not None:
         apply_preset(module, preset)
         for name, value in (overrides or {}).items():

@@ -50,7 +50,7 @@ from ..timing.baselines import BATCH_POOL_BYTES as BASELINE_BATCH_POOL_BYTES
 from ..timing.baselines import MAX_BATCH_CALLS as BASELINE_MAX_BATCH_CALLS
 from ..timing.timing_inputs import CONTENT_POOL_BYTES, calls_of_model
 from ..tolerance.chunking import DEVICE_CHUNK_ELEMENTS, HOST_CHUNK_ELEMENTS
-from .precision import run_dtype
+from .precision import cast_module, cast_tensor, run_dtype
 
 GIB = 1024**3
 CANDIDATE_BATCH_POOL_BYTES = 512 * 1024**2  # BATCH_POOL_BYTES, candidate-timing-driver.ts
@@ -126,16 +126,10 @@ def _seed(seed: int) -> None:
     random.seed(seed)
 
 
-def _cast_model(model: torch.nn.Module, dtype: Optional[torch.dtype]) -> torch.nn.Module:
-    return model.to(dtype) if dtype is not None else model
-
-
 def _cast_inputs(values, dtype: Optional[torch.dtype]):
     if dtype is None:
         return values
-    return [
-        value.to(dtype) if isinstance(value, torch.Tensor) and value.is_floating_point() else value for value in values
-    ]
+    return [cast_tensor(value, dtype) if isinstance(value, torch.Tensor) else value for value in values]
 
 
 def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
@@ -156,13 +150,14 @@ def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
             "parameter_bytes_fp64": module_bytes(model, torch.float64),
         }
         try:
-            model = _cast_model(model, dtype)
+            model = cast_module(model, dtype)
             cast = _cast_inputs(inputs, dtype)
             tracker = _LiveBytes()
             with torch.no_grad(), tracker:
                 output = model(*cast)
             figures.update(
                 output_bytes=tree_bytes(output, None),
+                output_bytes_fp64=tree_bytes(output, torch.float64),
                 forward_peak_bytes=tracker.peak,
                 forward_method="fake",
                 forward_error=None,
@@ -178,10 +173,18 @@ def measure_shapes(problem, precision: str, seed: int = 11) -> Dict[str, Any]:
     return figures
 
 
-def _fp64_scale(precision: str) -> float:
+def _fp64_scale(precision: str, figures: Dict[str, Any]) -> float:
+    """How much larger the float64 twin's output and forward are than the run's: 8 bytes over the
+    run dtype's; under `native` (the problem's own dtypes) the output's own ratio where the fake
+    forward ran, else the inputs'."""
     dtype = run_dtype(precision)
-    size = 4 if dtype is None else torch.empty((), dtype=dtype).element_size()
-    return 8 / size
+    if dtype is not None:
+        return 8 / torch.empty((), dtype=dtype).element_size()
+    output, output64 = figures.get("output_bytes"), figures.get("output_bytes_fp64")
+    if output and output64:
+        return max(1.0, output64 / output)
+    inputs, inputs64 = figures.get("input_bytes"), figures.get("input_bytes_fp64")
+    return max(1.0, inputs64 / inputs) if inputs and inputs64 else 2.0
 
 
 def _whole(pool: int, size: int, most: int) -> int:
@@ -194,7 +197,7 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
     inputs, weights = figures["input_bytes"], figures["parameter_bytes"]
     drawn = figures.get("input_bytes_drawn", inputs)
     output, forward = figures["output_bytes"], figures["forward_peak_bytes"]
-    scale = _fp64_scale(precision)
+    scale = _fp64_scale(precision, figures)
     inputs64, weights64 = figures["input_bytes_fp64"], figures["parameter_bytes_fp64"]
     forward64, output64 = int(forward * scale), int(output * scale)
     cuda = device_type == "cuda"

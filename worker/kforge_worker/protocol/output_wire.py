@@ -39,6 +39,8 @@ DTYPES: Dict[str, torch.dtype] = {
         torch.uint8,
         torch.bool,
     )
+    # fp8 (torch 2.1 on; `--precision native`): one byte a value, read and written as bytes like the rest.
+    + tuple(getattr(torch, name) for name in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, name))
 }
 _pinned: Dict[str, torch.Tensor] = {}
 

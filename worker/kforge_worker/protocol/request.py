@@ -2,8 +2,8 @@
 the field and the bad value. A bad request is a ProtocolError: the worker exits with status 2."""
 
 import os
-from dataclasses import dataclass
-from typing import Any, List, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
 from ..guard.guard_settings import GuardSettings, parse_guard
 from ..problem.inputs import MAX_SEED
@@ -73,7 +73,7 @@ def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
     return RunSettings(
         problem=_path(message, "problem"),
         backend=_field(message, "backend", str, "cuda, triton or cpu"),
-        precision=_field(message, "precision", str, "fp32, fp16 or bf16"),
+        precision=_field(message, "precision", str, "fp32, fp16, bf16 or native"),
         preset=_field(message, "preset", str, "a preset name", optional=True),
         device=_field(message, "device", str, "`cpu` or `cuda:N`"),
         correctness_seeds=_seeds(message, "correctness_seeds"),
@@ -117,6 +117,10 @@ class ReferenceRequest:
     baselines: Optional[Baselines]
     guard: GuardSettings = None
     tolerance: Optional[Tolerance] = None
+    #: The profile's tolerance per output dtype (`--precision native`), by dtype name; empty: `tolerance`.
+    dtype_tolerances: Dict[str, Tolerance] = field(default_factory=dict)
+    #: Whether a tolerance the problem declares (KFORGE_TOLERANCE) wins over the profile's.
+    declared_tolerance: bool = False
     ceilings: Optional[Ceilings] = None
     generalisation_seeds: List[int] = ()
     #: The parent's limit on the reference stage, ms (None: not said): a problem too slow at these
@@ -137,6 +141,19 @@ def _tolerance(message: dict) -> Optional[Tolerance]:
     if atol < 0 or rtol < 0:
         raise ProtocolError(f"expected `atol` and `rtol` to be non-negative, got {atol!r} and {rtol!r}")
     return Tolerance(float(atol), float(rtol))
+
+
+def _dtype_tolerances(message: dict) -> Dict[str, Tolerance]:
+    raw = _field(message, "dtype_tolerances", dict, "an object from dtype name to {atol, rtol}", optional=True)
+    tolerances = {}
+    for name, entry in (raw or {}).items():
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"expected `dtype_tolerances.{name}` to be an object {{atol, rtol}}, got {entry!r}")
+        tolerance = _tolerance({"type": "dtype_tolerances", **entry})
+        if tolerance is None:
+            raise ProtocolError(f"the `dtype_tolerances.{name}` entry lacks `atol` and `rtol`")
+        tolerances[name] = tolerance
+    return tolerances
 
 
 def _ceilings(message: dict) -> Optional[Ceilings]:
@@ -190,6 +207,8 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
         baselines=baselines,
         guard=parse_guard(message),
         tolerance=_tolerance(message),
+        dtype_tolerances=_dtype_tolerances(message),
+        declared_tolerance=bool(_field(message, "declared_tolerance", bool, "true or false", optional=True)),
         ceilings=_ceilings(message),
         generalisation_seeds=_generalisation_seeds(message),
         stage_limit_ms=_budget(message, "stage_limit_ms"),

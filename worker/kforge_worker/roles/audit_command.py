@@ -1,9 +1,11 @@
-"""`python3 -m kforge_worker audit PROBLEM [--preset cpu] [--atol 0.01 --rtol 0.01]`.
+"""`python3 -m kforge_worker audit PROBLEM [--preset cpu] [--atol 0.01 --rtol 0.01] [--declared-tolerance]`.
 
 Computes the problem's reference outputs for a few seeds (on the cpu unless `--device` says
 otherwise) and prints one JSON object on stdout: whether each trivial output (zeros, the
 reference's mean, ones, the input itself) passes the tolerance in every trial, and whether the
-problem is degenerate under it (docs/worker-protocol.md, "The audit command"). Exit status 0
+problem is degenerate under it (docs/worker-protocol.md, "The audit command"). With
+`--declared-tolerance` the tolerance the problem declares for its output's dtype (`KFORGE_TOLERANCE`)
+replaces `--atol`/`--rtol`, as it does in a run under the `kernelbench` profile. Exit status 0
 after printing the audit; 1 when the problem cannot be audited (the object then holds `error`);
 2 when the command is misused.
 """
@@ -16,12 +18,15 @@ from typing import Dict, List, Optional, Tuple
 
 from ..device.device import resolve_device
 from ..problem.overrides import Value
-from ..problem.precision import run_dtype
+from ..problem.declared_tolerance import declared_tolerances
+from ..problem.precision import PRECISIONS, run_dtype
 from ..problem.problem_loader import load_problem
 from ..problem.tensor_sizes import describe_tensors
 from ..protocol.channel import ProtocolError
 from ..protocol.errors import StageFailure
 from ..protocol.machine_fault import MachineFault
+from ..protocol.request import Tolerance
+from ..tolerance.output_tolerance import ToleranceChoice
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
 from .reference_pace import ReferencePace
 from .reference_store import ReferenceStore
@@ -81,7 +86,12 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--preset", default=None, help="a KFORGE_PRESETS entry, e.g. cpu or gpu")
     command.add_argument("--atol", type=_tolerance, default=0.01, help="absolute tolerance (default 0.01)")
     command.add_argument("--rtol", type=_tolerance, default=0.01, help="relative tolerance (default 0.01)")
-    command.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32")
+    command.add_argument("--precision", choices=tuple(PRECISIONS), default="fp32")
+    command.add_argument(
+        "--declared-tolerance",
+        action="store_true",
+        help="the tolerance the problem declares for its output's dtype (KFORGE_TOLERANCE) wins over --atol/--rtol",
+    )
     command.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
     command.add_argument(
         "--seeds", type=_seeds, default=list(DEFAULT_SEEDS), help="comma-separated seeds (default 11,12,13,14,15)"
@@ -121,6 +131,7 @@ def audit_problem(
     overrides: Optional[Dict[str, Value]] = None,
     limit_ms: Optional[float] = None,
     started_at_ms: Optional[float] = None,
+    declared_tolerance: bool = False,
 ) -> dict:
     """The audit object printed by the command (raises StageFailure, ProtocolError, or MachineFault
     `time` when `limit_ms` is given and the trials at the first one's pace would not fit it)."""
@@ -133,17 +144,20 @@ def audit_problem(
     store = ReferenceStore(problem, device, dtype)
     audits = ToleranceAudits(lambda: ())
     shapes: Dict[str, list] = {}
+    choice = ToleranceChoice(Tolerance(atol, rtol), {}, declared_tolerances(problem), declared_tolerance)
 
     def trial(flat, inputs) -> None:
         if not shapes:  # the first trial's inputs and outputs, described while they are alive
             shapes.update(inputs=describe_tensors(inputs), outputs=describe_tensors(flat.leaves))
-        audits.add_trial(flat.leaves, inputs, atol, rtol)
+        chosen = choice.for_output(flat)
+        audits.add_trial(flat.leaves, inputs, chosen.atol, chosen.rtol)
 
     unique = list(dict.fromkeys(seeds))
     pace.trials_begin(problem, len(unique), 0)
     for seed in pace.paced(unique):
         store.compute(seed, with_inputs=trial)
-    result = audits.finish(atol, rtol)
+    chosen = choice.chosen
+    result = None if chosen is None else audits.finish(chosen.atol, chosen.rtol)
     if result is None:
         raise StageFailure("invalid_input", "reference-forward", "the problem produced no reference outputs")
     return {
@@ -154,6 +168,8 @@ def audit_problem(
         "seeds": list(dict.fromkeys(seeds)),
         **({"problem_overrides": overrides} if overrides else {}),
         **summary(result),
+        "tolerance_source": chosen.source,
+        "tolerance_dtype": chosen.dtype,
         "inputs": shapes.get("inputs", []),
         "outputs": shapes.get("outputs", []),
     }
@@ -173,6 +189,7 @@ def main(argv: List[str]) -> int:
             dict(arguments.overrides),
             arguments.limit_ms,
             arguments.started_at_ms,
+            arguments.declared_tolerance,
         )
     except ProtocolError as error:
         print(f"kforge_worker audit: {error}", file=sys.stderr)

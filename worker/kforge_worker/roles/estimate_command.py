@@ -14,6 +14,7 @@ import sys
 from typing import Dict, List, Optional
 
 from ..problem.overrides import Value
+from ..problem.precision import PRECISIONS
 from ..problem.problem_loader import load_problem
 from ..problem.size_estimate import measure_shapes, roles, shrink_order, size_constants
 from ..protocol.errors import StageFailure, describe_exception
@@ -36,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     )
     command.add_argument("problem")
     command.add_argument("--preset", default=None)
-    command.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32")
+    command.add_argument("--precision", choices=tuple(PRECISIONS), default="fp32")
     command.add_argument("--device-type", choices=("cpu", "cuda"), default="cpu")
     command.add_argument("--set", dest="overrides", type=_override, action="append", default=[], metavar="NAME=VALUE")
     command.add_argument("--capacity", type=int, default=None, help="bytes the evaluation may use")

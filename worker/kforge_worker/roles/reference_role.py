@@ -1,7 +1,9 @@
 """The reference role: reference outputs (kept in this process's memory only, within the reference
-store's budget, else computed again when judged), the tolerance audit (trial by trial), the roofline
-measurement, baselines, judging. The allocator's cached device memory is given back after each
-stage and each judgement, since the candidate's process uses the device at the same time.
+store's budget, else computed again when judged), the run's tolerance (the profile's, or the one the
+problem declares for its output's dtype: tolerance/output_tolerance.py), the tolerance audit (trial
+by trial), the roofline measurement, baselines, judging. The allocator's cached device memory is
+given back after each stage and each judgement, since the candidate's process uses the device at
+the same time.
 
 This process never imports the candidate.
 """
@@ -10,6 +12,7 @@ from typing import List
 
 from ..device.device import resolve_device
 from ..device.memory_usage import release_cached
+from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem
 from ..protocol import outputs
@@ -21,6 +24,7 @@ from ..protocol.stages import stage
 from ..timing.baselines import measure_baselines, time_eager
 from ..timing.roofline_report import roofline_fields
 from ..tolerance.judge import judge
+from ..tolerance.output_tolerance import ToleranceChoice
 from ..tolerance.tolerance_audit import ToleranceAudits, summary
 from .reference_operators import reference_operators
 from .reference_pace import JudgePace, ReferencePace
@@ -52,19 +56,31 @@ def run_reference(channel: Channel, message: dict) -> None:
         correctness_seeds = _unique(run.correctness_seeds)
         store = ReferenceStore(problem, device, dtype, profile_seeds=correctness_seeds)
         audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
-        tolerance = request.tolerance
-        audit_trial = (
+        choice = (
             None
-            if tolerance is None
-            else (lambda flat, inputs: audits.add_trial(flat.leaves, inputs, tolerance.atol, tolerance.rtol))
+            if request.tolerance is None
+            else ToleranceChoice(
+                request.tolerance,
+                request.dtype_tolerances,
+                declared_tolerances(problem),
+                request.declared_tolerance,
+            )
         )
+
+        def audit_trial(flat, inputs):
+            # The run's tolerance is chosen from the first reference output (output_tolerance.py).
+            chosen = choice.for_output(flat)
+            audits.add_trial(flat.leaves, inputs, chosen.atol, chosen.rtol)
+
         timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
         pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
         trials = [
-            _ready(store.compute(seed, with_inputs=audit_trial), receiver) for seed in pace.paced(correctness_seeds)
+            _ready(store.compute(seed, with_inputs=audit_trial if choice else None), receiver)
+            for seed in pace.paced(correctness_seeds)
         ]
         trials += [_ready(store.compute(seed), receiver) for seed in timing_only]
-        audit = None if tolerance is None else summary(audits.finish(tolerance.atol, tolerance.rtol))
+        chosen = None if choice is None else choice.chosen
+        audit = None if chosen is None else summary(audits.finish(chosen.atol, chosen.rtol))
         model, inputs = reference_trial(
             problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
         )
@@ -73,7 +89,7 @@ def run_reference(channel: Channel, message: dict) -> None:
         del model, inputs
         release_cached()
     channel.send("reference-ops", **operators)
-    channel.send("reference-ready", trials=trials)
+    channel.send("reference-ready", trials=trials, **({} if chosen is None else {"tolerance": chosen.fields()}))
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)

@@ -3,7 +3,12 @@
 A record for (seed s, input seed u, variant v): with the variant's constants set (generalisation.py),
 inputs from `get_inputs()` seeded with u, the model built seeded with s, the forward reseeded with
 u; the same in the run's precision and, for the records of the error profile (the correctness
-trials' and the generalisation trials'), in float64. A timed call's output is judged against the
+trials' and the generalisation trials'), in float64: inputs, parameters and buffers of every
+floating dtype (fp8, bf16 and fp16 under `--precision native` too) cast to float64. Where the
+float64 twin raises (an operator with no float64 kernel) and the run holds a floating tensor
+narrower than float32 (an input, a weight or the output: fp16, bf16, fp8), the twin is run in
+float32 instead, and the record says which (`high_precision_dtype`); where neither runs the
+record has no twin and the float64 errors are null. A timed call's output is judged against the
 run's precision only (the verdict's error profile is the correctness trials'), so its record has no
 float64 twin: at KernelBench's sizes the twin took twice the run's memory (inputs, weights and
 output in float64) and a float64 forward for every timed output judged. The correctness and
@@ -24,7 +29,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from ..device.memory_usage import trim_host
 from ..problem import generalisation
 from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
-from ..problem.precision import FLOAT64
+from ..problem.precision import FLOAT32, FLOAT64, dtype_name, narrow_floats
 from ..protocol import outputs
 from ..protocol.errors import StageFailure, failures_as, is_out_of_memory
 from ..tolerance.judge import ReferenceRecord
@@ -82,10 +87,12 @@ class ReferenceStore:
         self.digests: Dict[Key, str] = {}
         self.recomputed = 0
 
-    def _fp64_output(self, seed: int, input_seed: int) -> Optional[outputs.FlatOutput]:
+    def _twin_output(self, seed: int, input_seed: int, dtype) -> Optional[outputs.FlatOutput]:
+        """The reference run with every floating tensor in `dtype`, or None where it raises (but
+        for running out of memory, which is the machine's)."""
         try:
             model, inputs = reference_trial(
-                self.problem, seed, input_seed, self.device, FLOAT64, "the float64 reference"
+                self.problem, seed, input_seed, self.device, dtype, f"the {dtype_name(dtype)} reference"
             )
             return outputs.flatten(call_model(model, inputs, input_seed, self.device), keep_device=True)
         except StageFailure as failure:
@@ -96,6 +103,17 @@ class ReferenceStore:
             if is_out_of_memory(error):
                 raise
             return None
+
+    def _high_precision_output(
+        self, seed: int, input_seed: int, narrow: bool
+    ) -> Tuple[Optional[outputs.FlatOutput], Optional[str]]:
+        """(the error profile's twin, `float64` or `float32`), or (None, None): float64 first,
+        float32 where float64 raises and the run is narrower than float32 (see the module docs)."""
+        for dtype in (FLOAT64, FLOAT32) if narrow else (FLOAT64,):
+            twin = self._twin_output(seed, input_seed, dtype)
+            if twin is not None:
+                return twin, dtype_name(dtype)
+        return None, None
 
     def compute(
         self,
@@ -124,12 +142,13 @@ class ReferenceStore:
             with failures_as(context="the reference's forward raised", **REFERENCE_CONTEXT):
                 output = call_model(model, inputs, input_seed, self.device)
             flat = _flatten_reference(output)
+            narrow = narrow_floats([inputs, list(model.parameters()), list(model.buffers()), flat.leaves])
             del model, output
             if with_inputs is not None:
                 with_inputs(flat, inputs)
             del inputs
             profiled = not self.profile_seeds or variant or (input_seed == seed and seed in self.profile_seeds)
-            fp64 = self._fp64_output(seed, input_seed) if profiled else None
+            fp64, twin_dtype = self._high_precision_output(seed, input_seed, narrow) if profiled else (None, None)
             trim_host()
         known = self.digests.get(key)
         if known is not None and known != digest:
@@ -141,7 +160,9 @@ class ReferenceStore:
             )
         self.recomputed += known is not None
         self.digests[key] = digest
-        record = ReferenceRecord(seed=seed, input_digest=digest, output=flat, output_fp64=fp64)
+        record = ReferenceRecord(
+            seed=seed, input_digest=digest, output=flat, output_fp64=fp64, high_precision_dtype=twin_dtype
+        )
         size = output_bytes(flat) + output_bytes(fp64)
         if self.kept_bytes + size <= self.keep_bytes:
             self.records[key] = record

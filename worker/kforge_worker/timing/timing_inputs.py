@@ -14,6 +14,10 @@ sets) are not held: each is drawn again from its seed when a call needs it, outs
 region, and dropped once copied into the live set. A cache keyed on data_ptr, id() or sampled values
 therefore never sees the same contents twice (within the budget), and the sampled timed outputs are
 judged against the reference of their own (model seed, input seed) pair.
+
+Contents are drawn by the problem's own `get_inputs()` and cast as the correctness inputs are (an
+fp8 input of a `native` run is made by the problem, typically drawn in float32 and cast, since
+torch has no random fill for fp8); refilling copies them bytes for bytes, whatever their dtype.
 """
 
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import torch
 
 from ..problem.inputs import cast_inputs, make_inputs, make_model
+from ..problem.precision import is_fp8
 from ..problem.seeds import derived_seed
 
 CONTENT_POOL_BYTES = 1024**3
@@ -131,7 +136,11 @@ def refill(live: Any, content: Any) -> Any:
     updated in place too); anything else is replaced by a copy of the content."""
     if isinstance(live, torch.Tensor) and isinstance(content, torch.Tensor):
         if live.shape == content.shape and live.dtype == content.dtype and live.device == content.device:
-            live.copy_(content)
+            if is_fp8(live.dtype):
+                # Bytes for bytes: the same values, with uint8's copy kernel (every torch has it).
+                live.view(torch.uint8).copy_(content.view(torch.uint8))
+            else:
+                live.copy_(content)
             return live
         return content.clone()
     if isinstance(live, (list, tuple)) and isinstance(content, (list, tuple)) and len(live) == len(content):

@@ -1,9 +1,9 @@
 """Leaf-by-leaf comparison of a candidate's output with the reference's.
 
 A tensor element passes when |c − r| ≤ atol + rtol·|r| (torch.allclose's rule), computed in
-float64; NaN or ±Inf in the candidate where the reference is finite is a mismatch (check `nan`);
-non-finite reference values must be matched exactly (NaN by NaN), in chunks (chunking.py) so
-that the float64 temporaries do not grow with the output. Errors are reported over the
+float64 (fp8 widened through float32, exactly); NaN or ±Inf in the candidate where the reference
+is finite is a mismatch (check `nan`); non-finite reference values must be matched exactly (NaN by
+NaN), in chunks (chunking.py) so that the float64 temporaries do not grow with the output. Errors are reported over the
 elements where both are finite: max absolute |c − r|, and max relative |c − r| / |r| over the
 elements where r ≠ 0. Checks, strongest first: structure, shape, dtype, nan, mismatch.
 """
@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
+from ..problem.precision import comparable
 from ..protocol.outputs import FlatOutput
 from .chunking import spans
 
@@ -41,7 +42,8 @@ def _max(values: List[Optional[float]]) -> Optional[float]:
 
 
 def _wide(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor.to(torch.complex128 if tensor.is_complex() else torch.float64)
+    """float64 (complex128) copy of a chunk; fp8 through float32, where every fp8 value is exact."""
+    return comparable(tensor).to(torch.complex128 if tensor.is_complex() else torch.float64)
 
 
 def _unravel(flat_index: int, shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -56,7 +58,7 @@ def _scalar(value: torch.Tensor) -> Any:
     """One element as JSON can carry it: a float, or "nan", "inf", "-inf", or text for a complex value."""
     if value.is_complex():
         return str(complex(value))
-    number = float(value)
+    number = float(comparable(value))
     return number if math.isfinite(number) else str(number)
 
 

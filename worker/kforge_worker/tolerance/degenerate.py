@@ -36,6 +36,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
+from ..problem.precision import comparable
 from .chunking import spans
 
 #: Upper bound of the scale-aware threshold (relative L2 error).
@@ -217,8 +218,9 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
          "scale_aware_threshold": float,     # tau for scale_aware_compare
          "atol": atol, "rtol": rtol}
     """
-    references = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
-    input_leaves = [leaf for leaf in tensor_leaves(inputs)]
+    # fp8 leaves are read as float32 (exactly): fp8 has no arithmetic kernels of its own.
+    references = [comparable(leaf) for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
+    input_leaves = [comparable(leaf) for leaf in tensor_leaves(inputs)]
     prepared = [_Reference(leaf, atol, rtol) for leaf in references]  # float64 and its bounds, once each
     trivial: dict[str, dict[str, Any]] = {}
     for name in TRIVIAL_OUTPUTS:

@@ -15,12 +15,15 @@ from .scale_aware_judge import judge_scale_aware
 
 @dataclass
 class ReferenceRecord:
-    """One seed's reference: the digest of its inputs (after cast, before the call) and outputs."""
+    """One seed's reference: the digest of its inputs (after cast, before the call) and outputs.
+    `output_fp64` is the error profile's twin, run in `high_precision_dtype` (`float64`, or
+    `float32` where float64 could not run: roles/reference_store.py); None without one."""
 
     seed: int
     input_digest: str
     output: outputs.FlatOutput
     output_fp64: Optional[outputs.FlatOutput]
+    high_precision_dtype: Optional[str] = None
 
 
 Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
@@ -41,6 +44,7 @@ def _empty_trial(entry: JudgedOutput, check: str, message: str, input_mutated: O
         "numel": None,
         "fp64_max_abs_error": None,
         "fp64_max_rel_error": None,
+        "high_precision_dtype": None,
         "input_mutated": input_mutated,
         "scale_aware": None,
         "first_mismatch": None,
@@ -75,6 +79,7 @@ def judge_trial(
         "variant": entry.variant,
         "passed": False,
         **compare_outputs(record.output, candidate, atol, rtol, record.output_fp64),
+        "high_precision_dtype": record.high_precision_dtype if record.output_fp64 is not None else None,
         "scale_aware": None,
     }
     trial["input_mutated"] = mutated

@@ -17,6 +17,7 @@ from typing import List, Optional, Tuple
 
 import torch
 
+from ..problem.precision import comparable
 from ..protocol.outputs import FlatOutput
 from .degenerate import _chunks, scale_aware_compare
 
@@ -28,9 +29,9 @@ def _json_number(value: Optional[float]) -> Optional[float]:
 
 
 def floating_pairs(reference: FlatOutput, candidate: FlatOutput) -> List[Tuple[torch.Tensor, torch.Tensor]]:
-    """(reference, candidate) tensor leaves that the scale-aware metric judges."""
+    """(reference, candidate) tensor leaves that the scale-aware metric judges (fp8 read as float32)."""
     return [
-        (ref, can)
+        (comparable(ref), comparable(can))
         for ref, can in zip(reference.leaves, candidate.leaves)
         if isinstance(ref, torch.Tensor)
         and isinstance(can, torch.Tensor)

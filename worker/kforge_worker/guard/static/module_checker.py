@@ -619,7 +619,7 @@ class _ModuleChecker:
         for keyword in node.keywords:
             if keyword.arg == "dtype":
                 target = target or _dtype_of(keyword.value, self.module)
-        if target is None or _RANK[target] >= _RANK.get(self.run_dtype, 2):
+        if target is None or self.run_dtype is None or _RANK[target] >= _RANK.get(self.run_dtype, 2):
             return
         if self.run_dtype == "float16" and target == "float16":
             return

@@ -538,7 +538,9 @@ _DTYPE_NAMES = {
     "torch.BFloat16Tensor": "bfloat16",
     "torch.cuda.BFloat16Tensor": "bfloat16",
 }
-_RUN_PRECISIONS = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+#: The dtype each run precision holds arithmetic to; `native` holds none (the problem's own dtypes: its
+#: casts are the kernel's business, and the float64 error profile judges what they cost).
+_RUN_PRECISIONS = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "native": None}
 
 _IDENTITY_METHODS = frozenset({"data_ptr", "_version", "_cdata", "__hash__", "storage_offset"})
 _SAMPLING_METHODS = frozenset({"item", "tolist"})
