@@ -6,6 +6,8 @@ import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
 import { GUARD_POLICIES, resolveGuardPolicy } from '../../core/guard-policy.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
+import { PROVIDER_NAMES } from '../../core/config.js';
+import { closestName } from '../closest-name.js';
 import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { suiteFlagsShape } from '../suite-options.js';
@@ -19,14 +21,16 @@ const positiveNumber = (flag: string) => positiveNumberFlag(flag);
 const oneOf = <const T extends readonly string[]>(flag: string, values: T) =>
   z.string().transform((text, context) => {
     if (!values.includes(text)) {
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${text}\`` });
+      const near = closestName(text, values);
+      const hint = near ? ` (did you mean ${flag} ${near}?)` : '';
+      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${text}\`${hint}` });
       return z.NEVER;
     }
     return text as T[number];
   });
 
 const flagsSchema = z.object({
-  provider: z.string().min(1).optional(),
+  provider: oneOf('--provider', PROVIDER_NAMES).optional(),
   model: z.string().min(1).optional(),
   baseUrl: z.string().min(1).optional(),
   dir: z.string().min(1).optional(),

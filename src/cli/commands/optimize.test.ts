@@ -133,6 +133,10 @@ test('a bad flag value or a missing problem is a usage error naming what to fix'
   const strategy = harness();
   await strategy.run('level1', '--provider', 'vllm', '--strategy', 'beam');
   assert.match(strategy.stderr.join(''), /expected `--strategy` to be one of refine, sample, ideas, got `beam`/);
+  const provider = harness();
+  await provider.run('level1', '--provider', 'file', '--dir', 'replies');
+  assert.equal(provider.exitCode, 2);
+  assert.match(provider.stderr.join(''), /expected `--provider` to be one of .*files, got `file` \(did you mean --provider files\?\)/);
   const missing = harness();
   await missing.run('nowhere.py', '--provider', 'vllm');
   assert.equal(missing.exitCode, 2);
