@@ -55,6 +55,8 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     precision: evaluation.precision,
     tolerance: toleranceFor(evaluation.tolerance, evaluation.precision),
     declaredTolerance: declaredToleranceWins(evaluation.tolerance),
+    // kforge optimize has no flag for the audit's limit: name the command that does.
+    raiseLimitHint: 'audit it alone with a longer limit: kforge problems audit PROBLEM --timeout SECONDS',
   };
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const problems: DryRunProblem[] = [];

@@ -466,6 +466,8 @@ test('--dry-run prints the problems, their sizes, estimated memory and audit fin
     },
     auditProblem: async (file, options) => {
       audited.push(`${path.basename(file)} ${options.preset} ${options.precision}`);
+      // kforge optimize has no --timeout: the audit's message must name a command that has one.
+      assert.equal(options.raiseLimitHint, 'audit it alone with a longer limit: kforge problems audit PROBLEM --timeout SECONDS');
       const tensor = { shape: [256, 8192], dtype: 'float32', bytes: 256 * 8192 * 4 };
       const warning = path.basename(file) === '02_gelu.py' ? [{ level: 'warning' as const, check: 'degenerate', message: 'a trivial output passes' }] : [];
       return { problemPath: file, findings: warning, durationMs: 5, audit: { inputs: [tensor], outputs: [tensor] } as never };

@@ -19,6 +19,7 @@ test('an audit past its limit is killed with everything it started, and says it 
   writeFileSync(problem, 'import torch\n');
   const audit = await auditProblemFile(problem, { python, workerDirectory: folder, environment: {}, capacityBytes: 0, timeoutMs: 1500, killGraceMs: 200 });
   assert.equal(audit.findings[0]?.check, 'audit-timeout');
+  assert.match(audit.findings[0]?.message ?? '', /within its limit \(1\.5 s\).*\(raise --timeout\)$/);
   const child = Number(readFileSync(pidFile, 'utf8'));
   assert.ok(child > 0);
   try {

@@ -29,6 +29,11 @@ export interface ProblemAuditorOptions {
   declaredTolerance?: boolean;
   /** Limit on one problem's audit, in ms (importing torch on a loaded machine is slow). Default 300 000. */
   timeoutMs?: number;
+  /**
+   * How the caller's user raises that limit, for the message of an audit that ran past it: it must
+   * name a flag the user's command has. Default `raise --timeout` (`kforge problems audit`).
+   */
+  raiseLimitHint?: string;
   /** Wait between SIGTERM and SIGKILL when the limit is reached, in ms. Default 5000. */
   killGraceMs?: number;
   /** Module constants replaced before the audit (`--set`); recorded in the audit object. */
@@ -172,7 +177,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function auditOf(problemPath: string, result: ProcessResult, limitMs: number): ProblemAudit {
+function auditOf(problemPath: string, result: ProcessResult, limitMs: number, raiseLimitHint: string): ProblemAudit {
   const base = { problemPath, durationMs: result.durationMs };
   if (result.timedOut) {
     return {
@@ -182,7 +187,7 @@ function auditOf(problemPath: string, result: ProcessResult, limitMs: number): P
         {
           level: 'error',
           check: 'audit-timeout',
-          message: `the audit did not finish within its limit (${limitMs / 1000} s): the reference is too slow at this preset, or the machine too loaded (raise --timeout)`,
+          message: `the audit did not finish within its limit (${limitMs / 1000} s): the reference is too slow at this preset, or the machine too loaded (${raiseLimitHint})`,
         },
       ],
     };
@@ -227,7 +232,7 @@ export async function auditProblemFile(problemPath: string, options: ProblemAudi
     if (result.exitCode === 2 && !result.timedOut) {
       throw new EvaluatorSetupError(`the worker refused the audit command: ${lastLine(result.stderr)}`, { stderr: result.stderr });
     }
-    const audit = auditOf(path.resolve(problemPath), result, limitMs);
+    const audit = auditOf(path.resolve(problemPath), result, limitMs, options.raiseLimitHint ?? 'raise --timeout');
     const missing = MISSING_MODULE.exec(result.stderr);
     if (missing && audit.findings.some((finding) => finding.check === 'audit-crashed')) {
       throw new EvaluatorSetupError(`${options.python} cannot import ${missing[1]}`, { hint: SETUP_HINT, stderr: result.stderr });
