@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "worker"))
 import torch  # noqa: E402
 
 from kforge_worker.protocol import output_wire  # noqa: E402
-from kforge_worker.protocol.handover_receive import make_pipe  # noqa: E402
+from kforge_worker.protocol.handover_receive import close_pipe, make_pipe  # noqa: E402
 
 
 def once(tensor: torch.Tensor, path: str) -> float:
@@ -39,7 +39,7 @@ def once(tensor: torch.Tensor, path: str) -> float:
     elapsed = time.perf_counter() - started
     writer.join()
     os.close(write_fd)
-    os.close(read_fd)
+    close_pipe(read_fd)
     assert torch.equal(target, tensor)
     return elapsed
 

@@ -26,8 +26,9 @@ from ..device.cuda_ipc import copy_from_handle
 from .outputs import MAX_LEAVES, FlatOutput
 from .output_wire import DTYPES, PipeStalled, pending_bytes, read_tensor, value_leaf, widen_pipe
 
-#: How long the judge waits for the next byte of an output on the pipe.
-PIPE_PATIENCE_S = 60.0
+#: How long the judge waits for the next byte of an output on the pipe (a candidate that died in
+#: the middle of a hand-over costs this much before its verdict).
+PIPE_PATIENCE_S = 30.0
 MAX_DIMENSIONS = 64
 SIMPLE_VALUES = (bool, int, float, str, type(None))
 
@@ -197,6 +198,13 @@ def _variant_key(variant: Optional[dict]) -> tuple:
     return tuple(sorted((variant or {}).items()))
 
 
+#: Write ends this process holds on its own pipes (never written): a FIFO whose writers have all
+#: closed reads as ended, so a writer that closes between two outputs (or one that has not opened
+#: it yet) would look like a hand-over that broke off. With one held here the pipe never ends, and
+#: a stall is told by PIPE_PATIENCE_S alone.
+_HELD_WRITERS: List[int] = []
+
+
 def make_pipe(path: str) -> int:
     """Makes the FIFO at `path` (writable by the candidate's own uid: mode 0622) and opens its read
     end without waiting for a writer; returns the descriptor (close-on-exec, blocking reads)."""
@@ -205,6 +213,14 @@ def make_pipe(path: str) -> int:
     os.mkfifo(path, 0o600)
     os.chmod(path, 0o622)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    _HELD_WRITERS.append(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
     os.set_blocking(fd, True)
     widen_pipe(fd)
     return fd
+
+
+def close_pipe(fd: int) -> None:
+    """Closes a pipe `make_pipe` opened, and the write end held on it."""
+    os.close(fd)
+    while _HELD_WRITERS:
+        os.close(_HELD_WRITERS.pop())
