@@ -96,6 +96,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _extension.gelu_tanh_forward(x)
-
-
 # kforge throughput benchmark: variant level1_02_gelu-cpu_fast-comment (a comment, so another content hash)

@@ -65,6 +65,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _extension.rms_norm_forward(x, self.weight, self.eps)
-
-
 # kforge throughput benchmark: variant level1_08_rms_norm-cpu_fast-comment (a comment, so another content hash)

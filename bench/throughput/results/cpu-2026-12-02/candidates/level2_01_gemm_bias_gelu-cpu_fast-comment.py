@@ -108,6 +108,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _extension.gemm_bias_gelu_forward(x, self.linear.weight, self.linear.bias)
-
-
 # kforge throughput benchmark: variant level2_01_gemm_bias_gelu-cpu_fast-comment (a comment, so another content hash)

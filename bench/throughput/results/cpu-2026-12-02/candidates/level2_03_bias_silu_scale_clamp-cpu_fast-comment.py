@@ -105,6 +105,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _extension.bias_silu_scale_clamp_forward(x, self.bias, self.scale, self.clamp_min, self.clamp_max)
-
-
 # kforge throughput benchmark: variant level2_03_bias_silu_scale_clamp-cpu_fast-comment (a comment, so another content hash)

@@ -88,6 +88,4 @@ class ModelNew(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         return _extension.add_layer_norm_forward(x, residual, self.weight, self.bias, self.eps)
-
-
 # kforge throughput benchmark: variant level2_04_residual_add_layernorm-cpu_fast-comment (a comment, so another content hash)
