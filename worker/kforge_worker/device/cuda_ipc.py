@@ -63,16 +63,17 @@ def layout(sizes: List[int]) -> Tuple[List[int], int]:
 class IpcStaging:
     """One `cudaMalloc` block holding an output's tensor leaves, exported for the judge."""
 
-    def __init__(self, library, pointer: int, nbytes: int, offsets: List[int], device: torch.device):
-        self.library, self.pointer, self.nbytes, self.offsets, self.device = library, pointer, nbytes, offsets, device
+    def __init__(self, library, pointer: int, device: torch.device):
+        self.library, self.pointer, self.device = library, pointer, device
 
     @classmethod
-    def of(cls, tensors: List[torch.Tensor], device: torch.device) -> Tuple[Optional["IpcStaging"], Optional[str]]:
-        """The leaves copied into a fresh block (after a synchronize), or (None, why not)."""
+    def of(cls, leaves: List[torch.Tensor], device: torch.device) -> Tuple[Optional["IpcStaging"], Optional[str]]:
+        """The leaves (each a flat uint8 view of a contiguous tensor: output_wire.tensor_bytes)
+        copied into a fresh block (after a synchronize), or (None, why not)."""
         library, problem = _runtime()
         if library is None:
             return None, problem
-        sizes = [tensor.numel() * tensor.element_size() for tensor in tensors]
+        sizes = [leaf.numel() for leaf in leaves]
         offsets, total = layout(sizes)
         pointer = ctypes.c_void_p()
         with torch.cuda.device(device):
@@ -80,13 +81,10 @@ class IpcStaging:
             if status != 0:
                 library.cudaGetLastError()
                 return None, _error(library, status, f"cudaMalloc({total})")
-            staging = cls(library, int(pointer.value), total, offsets, device)
-            for tensor, offset, size in zip(tensors, offsets, sizes):
+            staging = cls(library, int(pointer.value), device)
+            for leaf, offset, size in zip(leaves, offsets, sizes):
                 if size:
-                    target = device_bytes(staging.pointer + offset, size, device)
-                    target.copy_(
-                        tensor.reshape(-1).view(torch.uint8) if tensor.dtype != torch.uint8 else tensor.reshape(-1)
-                    )
+                    device_bytes(staging.pointer + offset, size, device).copy_(leaf)
             torch.cuda.synchronize(device)
         return staging, None
 
@@ -122,12 +120,12 @@ def _allocation_bytes(pointer: int) -> Optional[int]:
 
 
 def copy_from_handle(handle_hex: str, targets: List[torch.Tensor]) -> Optional[str]:
-    """Copies the exported block's leaves into `targets` (fresh tensors of this process, in leaf
-    order, at the offsets `layout` gives for their sizes: the judge's own reckoning from the
-    validated header, never offsets the candidate names); None when done, else why it could not be
-    (nothing was copied). A block smaller than that layout is refused before any copy, so a forged
-    handle cannot make this process read past an allocation."""
-    offsets, total = layout([target.numel() * target.element_size() for target in targets])
+    """Copies the exported block's leaves into `targets` (flat uint8 views of fresh tensors of this
+    process, in leaf order, at the offsets `layout` gives for their sizes: the judge's own reckoning
+    from the validated header, never offsets the candidate names); None when done, else why it
+    could not be (nothing was copied). A block smaller than that layout is refused before any copy,
+    so a forged handle cannot make this process read past an allocation."""
+    offsets, total = layout([target.numel() for target in targets])
     library, problem = _runtime()
     if library is None:
         return problem
@@ -151,12 +149,8 @@ def copy_from_handle(handle_hex: str, targets: List[torch.Tensor]) -> Optional[s
             if available is None or available < total:
                 return f"the exported block holds {available} bytes where the output needs {total}"
             for target, offset in zip(targets, offsets):
-                size = target.numel() * target.element_size()
-                if size:
-                    flat = target.reshape(-1)
-                    (flat.view(torch.uint8) if flat.dtype != torch.uint8 else flat).copy_(
-                        device_bytes(int(pointer.value) + offset, size, device)
-                    )
+                if target.numel():
+                    target.copy_(device_bytes(int(pointer.value) + offset, target.numel(), device))
             torch.cuda.synchronize(device)
         finally:
             library.cudaIpcCloseMemHandle(pointer)

@@ -33,20 +33,21 @@ class Channel:
     receive: Callable[[], Optional[dict]]
 
 
-def _private_copy(fd: int) -> int:
+def private_copy(fd: int) -> int:
+    """A close-on-exec copy of `fd` at PRIVATE_FD_FLOOR or above, out of the way of numbered fds."""
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, PRIVATE_FD_FLOOR)
 
 
 def open_channel(message_fd: int = MESSAGE_FD, request_fd: int = REQUEST_FD) -> Channel:
     """Takes over fd 3 and stdin. Raises ProtocolError when fd 3 is not open."""
     try:
-        write_fd = _private_copy(message_fd)
+        write_fd = private_copy(message_fd)
     except OSError as error:
         raise ProtocolError(
             f"fd {message_fd} is not open: start the worker with a pipe on fd 3 (docs/worker-protocol.md)"
         ) from error
     os.close(message_fd)
-    read_fd = _private_copy(request_fd)
+    read_fd = private_copy(request_fd)
     null_fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null_fd, request_fd)
     os.close(null_fd)

@@ -25,11 +25,9 @@ import torch
 
 from ..device.cuda_ipc import IpcStaging
 from . import outputs
-from .channel import Channel, ProtocolError
+from .channel import Channel, ProtocolError, private_copy
 from .errors import StageFailure
-from .output_wire import OutputWireError, header_of, widen_pipe, write_tensor
-
-PRIVATE_FD_FLOOR = 200
+from .output_wire import OutputWireError, header_of, tensor_bytes, widen_pipe, write_tensor
 
 
 class HandOverStopped(Exception):
@@ -58,7 +56,6 @@ class Handover:
         #: allocator's cached blocks back, so that the judge, on the same device, has the room);
         #: None in the timing stage, whose calls must not meet a cold allocator.
         self.release = release
-        self.count = 0
 
     def hand_over(self, output: Any, entry: dict) -> dict:
         """Hands `output` over with `entry`'s fields (`id`, seeds, digest, …); returns `entry`
@@ -80,7 +77,6 @@ class Handover:
         finally:
             if staging is not None:
                 staging.free()
-        self.count += 1
         return entry
 
     def _export(self, tensors: List[torch.Tensor]):
@@ -88,7 +84,7 @@ class Handover:
         runtime refuses (the `ipc` field then says why, and the pipe carries the bytes)."""
         if not tensors or any(tensor.device.type != "cuda" for tensor in tensors):
             return None, None
-        staging, problem = IpcStaging.of(tensors, tensors[0].device)
+        staging, problem = IpcStaging.of([tensor_bytes(tensor) for tensor in tensors], tensors[0].device)
         if staging is None:
             return None, {"handle": None, "error": problem}
         handle, problem = staging.handle()
@@ -126,8 +122,6 @@ class Handover:
                 raise ProtocolError(f"cannot open the hand-over pipe {self.pipe_path}: {error}") from error
             os.set_blocking(opened, True)
             widen_pipe(opened)
-            import fcntl
-
-            self.pipe_fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, PRIVATE_FD_FLOOR)
+            self.pipe_fd = private_copy(opened)
             os.close(opened)
         return self.pipe_fd

@@ -23,8 +23,8 @@ from typing import Any, Callable, List, Optional, Union
 import torch
 
 from ..device.cuda_ipc import copy_from_handle
-from .outputs import MAX_LEAVES, FlatOutput
-from .output_wire import DTYPES, PipeStalled, pending_bytes, read_tensor, value_leaf, widen_pipe
+from .outputs import MAX_LEAVES, FlatOutput, leaf_name
+from .output_wire import DTYPES, PipeStalled, pending_bytes, read_tensor, tensor_bytes, value_leaf, widen_pipe
 
 #: How long the judge waits for the next byte of an output on the pipe (a candidate that died in
 #: the middle of a hand-over costs this much before its verdict).
@@ -39,10 +39,6 @@ class Refusal:
 
     check: str
     message: str
-
-
-def _leaf_name(index: int, count: int) -> str:
-    return "the output" if count == 1 else f"output leaf {index}"
 
 
 def structure_of(flat: FlatOutput) -> FlatOutput:
@@ -98,7 +94,7 @@ def check_header(header: Optional[dict], expected: FlatOutput) -> Union[Refusal,
         )
     count, specs = len(entries), []
     for index, (info, entry, reference) in enumerate(zip(infos, entries, expected.leaves)):
-        name = _leaf_name(index, count)
+        name = leaf_name(index, count)
         if info["type"].startswith("tensor-subclass:"):
             kind = info["type"].split(":", 1)[1][:80]
             return Refusal("structure", f"{name} is a {kind} (a torch.Tensor subclass), not a plain torch.Tensor")
@@ -172,7 +168,7 @@ class HandoverReceiver:
         ipc = entry.header.get("ipc") if isinstance(entry.header, dict) else None
         ipc_error = None
         if targets and self.device.type == "cuda" and isinstance(ipc, dict) and isinstance(ipc.get("handle"), str):
-            ipc_error = copy_from_handle(ipc["handle"], targets)
+            ipc_error = copy_from_handle(ipc["handle"], [tensor_bytes(target) for target in targets])
             if ipc_error is None:
                 return "cuda-ipc", None
         elif isinstance(ipc, dict) and isinstance(ipc.get("error"), str):

@@ -98,6 +98,11 @@ def flatten(value: Any, keep_device: bool = False, copy: bool = False) -> FlatOu
     return FlatOutput(skeleton=skeleton, leaves=leaves, leaf_info=infos)
 
 
+def leaf_name(index: int, count: int) -> str:
+    """How a message names leaf `index` of an output of `count` leaves."""
+    return "the output" if count == 1 else f"output leaf {index}"
+
+
 def describe_leaf(leaf: Any, info: dict) -> str:
     if isinstance(leaf, torch.Tensor):
         dtype = str(leaf.dtype).replace("torch.", "")

@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Tuple
 import torch
 
 from ..problem.precision import comparable
-from ..protocol.outputs import FlatOutput
+from ..protocol.outputs import FlatOutput, leaf_name
 from .chunking import spans
 
 CHECK_ORDER = ("structure", "shape", "dtype", "nan", "mismatch")
@@ -190,16 +190,12 @@ def compare_value(reference: Any, candidate: Any, atol: float, rtol: float, name
     return result
 
 
-def _leaf_name(index: int, count: int) -> str:
-    return "the output" if count == 1 else f"output leaf {index}"
-
-
 def _structure_problem(reference: FlatOutput, candidate: FlatOutput) -> Optional[str]:
     if candidate.skeleton != reference.skeleton or len(candidate.leaves) != len(reference.leaves):
         return f"the output's structure is {candidate.skeleton}, the reference's is {reference.skeleton}"
     count = len(reference.leaves)
     for index, (ref_info, can_info) in enumerate(zip(reference.leaf_info, candidate.leaf_info)):
-        name = _leaf_name(index, count)
+        name = leaf_name(index, count)
         if can_info["type"].startswith("tensor-subclass:"):
             return (
                 f"{name} is a {can_info['type'].split(':', 1)[1]} (a torch.Tensor subclass), not a plain torch.Tensor"
@@ -217,7 +213,7 @@ def _leaf_results(reference: FlatOutput, candidate: FlatOutput, atol: float, rto
     count = len(reference.leaves)
     results = []
     for index, (ref, can) in enumerate(zip(reference.leaves, candidate.leaves)):
-        name = _leaf_name(index, count)
+        name = leaf_name(index, count)
         if not isinstance(ref, torch.Tensor):
             results.append(compare_value(ref, can, atol, rtol, name))
         elif tuple(can.shape) != tuple(ref.shape):
