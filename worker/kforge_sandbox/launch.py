@@ -313,9 +313,15 @@ def _choose_user(options: Options, report: IsolationReport, launcher_pid: int) -
     )
 
 
+#: Set for a worker whose Unix socket rules are still to come (seccomp.seal_sockets): the machine's
+#: architecture. The worker adds them once CUDA has started, before any untrusted code runs.
+SEAL_VARIABLE = "KFORGE_SEAL_SOCKETS"
+
+
 def _seccomp(report: IsolationReport) -> None:
     try:
-        seccomp.install(machine())
+        seccomp.install(machine(), "process")
+        os.environ[SEAL_VARIABLE] = machine()
         report.seccomp = True
         report.no_new_privs = True
     except KeyError:

@@ -12,6 +12,14 @@ connected to each other and reach nothing else. The C library's own AF_UNIX atte
 syslog) fail on EPERM and fall back. Everything else is allowed: compilers, ninja, nvcc, CUDA and
 Triton run as they do outside. The filter needs `no_new_privs` (or CAP_SYS_ADMIN) and is inherited
 by every child; it cannot be removed.
+
+The filter comes in two parts. The launcher installs the `process` part before the worker starts.
+The `sockets` part (the Unix socket rules) is installed by the worker itself once it has started
+CUDA, on every thread at once (`seal_sockets`, with SECCOMP_FILTER_FLAG_TSYNC), and before any
+problem or candidate code runs: the CUDA driver's initialisation opens Unix sockets of its own (an
+abstract listening socket for its memory file descriptors, and the MPS control pipe), and refusing
+them leaves a process that sees no device. A child process that starts CUDA afresh under the sealed
+filter sees none either.
 """
 
 import ctypes
@@ -56,12 +64,24 @@ class SockFprog(ctypes.Structure):
 Instruction = Tuple[int, object, object, int]
 
 
-def program(architecture: str) -> List[Tuple[int, int, int, int]]:
-    """The filter for `architecture` as (code, jt, jf, k) tuples. Raises KeyError for an unknown one.
+#: The parts of the filter: `process` (installed by the launcher), `sockets` (installed by the
+#: worker once CUDA has started), and `all` (both, in one program).
+PARTS = ("process", "sockets", "all")
+
+#: seccomp(2) operation and flag for a filter put on every thread of the process at once.
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1
+
+
+def program(architecture: str, part: str = "all") -> List[Tuple[int, int, int, int]]:
+    """The filter for `architecture` as (code, jt, jf, k) tuples: `part` is one of PARTS. Raises
+    KeyError for an unknown architecture or part.
 
     Arguments are compared in their low 32 bits only, as the kernel reads them (`int` arguments:
     high bits set by the caller change nothing for the kernel, so they must not for the filter).
     """
+    if part not in PARTS:
+        raise KeyError(part)
     numbers = NUMBERS[architecture]
     denied = sorted({numbers[name] for name in DENIED if name in numbers})
     # Jump targets are labels (a string naming a place in `code`) or "next" (fall through);
@@ -71,28 +91,41 @@ def program(architecture: str) -> List[Tuple[int, int, int, int]]:
         (BPF_JMP_JEQ_K, "next", "eperm", AUDIT_ARCH[architecture]),
         (BPF_LD_W_ABS, 0, 0, OFFSET_NR),
     ]
-    if architecture == "x86_64":
-        code.append((BPF_JMP_JGE_K, "eperm", "next", X32_SYSCALL_BIT))
-    for number in denied:
-        code.append((BPF_JMP_JEQ_K, "eperm", "next", number))
-    code += [
-        (BPF_JMP_JEQ_K, "enosys", "next", numbers["clone3"]),
-        (BPF_JMP_JEQ_K, "socket", "next", numbers["socket"]),
-        (BPF_JMP_JEQ_K, "socketpair", "next", numbers["socketpair"]),
-        (BPF_JMP_JEQ_K, "next", "allow", numbers["clone"]),
-        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
-        (BPF_JMP_JSET_K, "eperm", "allow", CLONE_NAMESPACE_FLAGS),
-        "socket",  # socket(domain, type, protocol): no AF_UNIX socket at all
-        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
-        (BPF_JMP_JEQ_K, "eperm", "allow", AF_UNIX),
-        "socketpair",  # socketpair(domain, type, protocol, sv): AF_UNIX only connected ones
-        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
-        (BPF_JMP_JEQ_K, "next", "allow", AF_UNIX),
-        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG1_LOW),
-        (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),
-    ]
-    for kind in CONNECTED_SOCKET_TYPES:
-        code.append((BPF_JMP_JEQ_K, "allow", "next", kind))
+    sockets = part in ("sockets", "all")
+    if part in ("process", "all"):
+        if architecture == "x86_64":
+            code.append((BPF_JMP_JGE_K, "eperm", "next", X32_SYSCALL_BIT))
+        for number in denied:
+            code.append((BPF_JMP_JEQ_K, "eperm", "next", number))
+        code.append((BPF_JMP_JEQ_K, "enosys", "next", numbers["clone3"]))
+        if sockets:
+            code += [
+                (BPF_JMP_JEQ_K, "socket", "next", numbers["socket"]),
+                (BPF_JMP_JEQ_K, "socketpair", "next", numbers["socketpair"]),
+            ]
+        code += [
+            (BPF_JMP_JEQ_K, "next", "allow", numbers["clone"]),
+            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+            (BPF_JMP_JSET_K, "eperm", "allow", CLONE_NAMESPACE_FLAGS),
+        ]
+    else:
+        code += [
+            (BPF_JMP_JEQ_K, "socket", "next", numbers["socket"]),
+            (BPF_JMP_JEQ_K, "socketpair", "allow", numbers["socketpair"]),
+        ]
+    if sockets:
+        code += [
+            "socket",  # socket(domain, type, protocol): no AF_UNIX socket at all
+            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+            (BPF_JMP_JEQ_K, "eperm", "allow", AF_UNIX),
+            "socketpair",  # socketpair(domain, type, protocol, sv): AF_UNIX only connected ones
+            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+            (BPF_JMP_JEQ_K, "next", "allow", AF_UNIX),
+            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG1_LOW),
+            (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),
+        ]
+        for kind in CONNECTED_SOCKET_TYPES:
+            code.append((BPF_JMP_JEQ_K, "allow", "next", kind))
     code += [
         (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
         "allow",
@@ -121,15 +154,37 @@ def program(architecture: str) -> List[Tuple[int, int, int, int]]:
     return [(op, jump(i, jt), jump(i, jf), k) for i, (op, jt, jf, k) in enumerate(instructions)]
 
 
-def install(architecture: str) -> int:
-    """Sets no_new_privs and installs the filter on this thread (and every child it starts later).
+def _fprog(architecture: str, part: str):
+    instructions = program(architecture, part)
+    array = (SockFilter * len(instructions))(*[SockFilter(*item) for item in instructions])
+    return SockFprog(len(instructions), ctypes.cast(array, ctypes.POINTER(SockFilter))), array
+
+
+def install(architecture: str, part: str = "process") -> int:
+    """Sets no_new_privs and installs `part` of the filter on this thread (and every child it starts
+    later): the launcher's `process` part by default, `all` for a process that will never start CUDA.
 
     Returns the number of denied system calls. Raises OSError where the kernel refuses (no seccomp,
     or a sandbox such as gVisor without filter support) and KeyError for an unknown architecture.
     """
-    instructions = program(architecture)
-    array = (SockFilter * len(instructions))(*[SockFilter(*item) for item in instructions])
-    fprog = SockFprog(len(instructions), ctypes.cast(array, ctypes.POINTER(SockFilter)))
+    fprog, _array = _fprog(architecture, part)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1)
     libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
     return sum(1 for name in DENIED if name in NUMBERS[architecture])
+
+
+def seal_sockets(architecture: str) -> None:
+    """Adds the `sockets` part on every thread of this process at once (seccomp(2) with
+    SECCOMP_FILTER_FLAG_TSYNC), on top of the filter already there. Call it after CUDA has started
+    and before any untrusted code runs. Raises OSError where the kernel refuses, naming the thread
+    that could not be synchronised."""
+    fprog, _array = _fprog(architecture, "sockets")
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1)
+    answer = libc.syscall(
+        NUMBERS[architecture]["seccomp"],
+        ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+        ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC),
+        ctypes.c_void_p(ctypes.addressof(fprog)),
+    )
+    if answer > 0:
+        raise OSError(errno.EBUSY, f"thread {answer} of this process has a filter of its own")

@@ -78,6 +78,7 @@ CONNECTED_SOCKET_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET
 
 NUMBERS = {
     "x86_64": {
+        "seccomp": 317,
         "socket": 41,
         "socketpair": 53,
         "clone": 56,
@@ -136,6 +137,7 @@ NUMBERS = {
         "mount_setattr": 442,
     },
     "aarch64": {
+        "seccomp": 277,
         "lookup_dcookie": 18,
         "umount2": 39,
         "mount": 40,

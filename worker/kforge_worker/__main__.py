@@ -59,6 +59,11 @@ def main(argv) -> None:
         except SystemExit as exit_request:
             status = exit_request.code if isinstance(exit_request.code, int) else 2
         _exit(status)
+    if len(argv) >= 2 and argv[1] == "describe":
+        _harden_import_path()
+        from .problem.problem_folder import main as describe_main
+
+        _exit(describe_main(list(argv[2:])))
     if len(argv) >= 2 and argv[1] == "prime":
         _harden_import_path()
         from .build.bytecode_cache import main as prime_main
@@ -129,6 +134,25 @@ def _profiled(role: str, channel) -> None:
         sampler.write()
 
 
+def _seal_sockets(isolation) -> None:
+    """Adds the sandbox's Unix socket rules (kforge_sandbox/seccomp.py) on every thread, after CUDA
+    has started (the driver opens sockets of its own as it starts) and before `hello`, so before
+    any problem or candidate code runs. A kernel that refuses is named in the isolation report."""
+    architecture = os.environ.pop("KFORGE_SEAL_SOCKETS", None)
+    if not architecture:
+        return
+    import torch
+
+    torch.cuda.is_available()  # starts the driver (cuInit) where there is one; else a no-op
+    from kforge_sandbox import seccomp
+
+    try:
+        seccomp.seal_sockets(architecture)
+    except (OSError, KeyError) as error:
+        if isolation is not None:
+            isolation.setdefault("missing", []).append(f"unix sockets: the kernel refused their filter ({error})")
+
+
 def _isolation_report():
     """The sandbox's report, removed from the environment; None when the worker was started without
     the launcher (or the value is not a JSON object)."""
@@ -158,6 +182,7 @@ def _serve(role: str, channel) -> None:
             warm_index = warm_up(warm_device, role, make_context)
         except ValueError as error:
             raise ProtocolError(str(error)) from error
+    _seal_sockets(isolation)
     environment = collect_environment(warm_index)
     if isolation is not None:
         environment["isolation"] = isolation

@@ -501,16 +501,68 @@ def test_seccomp_program_refuses_unix_sockets_that_could_reach_a_path_on_both_ar
         assert verdict_of("clone", 0x10000000) == eperm and verdict_of("clone", 0x01200011) == allow, architecture
 
 
+def test_the_two_parts_of_the_filter_together_are_the_whole_filter():
+    """The launcher's `process` part leaves Unix sockets to the `sockets` part, which touches
+    nothing else; stacked (the kernel takes the stricter answer) they decide as `all` does."""
+    eperm = seccomp.SECCOMP_RET_ERRNO | errno.EPERM
+    allow = seccomp.SECCOMP_RET_ALLOW
+    calls = [
+        ("socket", socket.AF_UNIX, socket.SOCK_SEQPACKET),
+        ("socket", socket.AF_INET, socket.SOCK_STREAM),
+        ("socketpair", socket.AF_UNIX, socket.SOCK_DGRAM),
+        ("socketpair", socket.AF_UNIX, socket.SOCK_STREAM),
+        ("ptrace", 16, 1),
+        ("clone", 0x10000000),
+        ("clone", 0x01200011),
+        ("clone3",),
+        ("mount",),
+        ("getpid",),
+    ]
+    for architecture in NUMBERS:
+        parts = {part: seccomp.program(architecture, part) for part in seccomp.PARTS}
+        for name, *args in calls:
+            if name not in NUMBERS[architecture]:
+                continue
+            answers = {part: _run_filter(code, architecture, name, *args) for part, code in parts.items()}
+            # SECCOMP_RET_ERRNO sorts below SECCOMP_RET_ALLOW: the smaller action value wins.
+            assert min(answers["process"], answers["sockets"]) == answers["all"], (architecture, name, args, answers)
+        assert _run_filter(parts["process"], architecture, "socket", socket.AF_UNIX, socket.SOCK_SEQPACKET) == allow
+        assert _run_filter(parts["sockets"], architecture, "socket", socket.AF_UNIX, socket.SOCK_SEQPACKET) == eperm
+        assert _run_filter(parts["sockets"], architecture, "ptrace", 16, 1) == allow
+    with pytest.raises(KeyError):
+        seccomp.program("x86_64", "network")
+
+
 def _under_the_filter(attempt) -> dict:
     """Runs `attempt()` (returning a JSON-able value) in a forked child that installed this
-    machine's filter first; its answer, or the error text with which the child failed."""
+    machine's filter the way a sandboxed worker does: the launcher's `process` part, then the
+    `sockets` part sealed on every thread at once. `attempt` runs on a thread started before the
+    seal. The child's answer (and whether a Unix socket could still be made before the seal), or
+    the error text with which it failed."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(read_end)
-            seccomp.install(machine())
-            answer = {"answer": attempt()}
+            seccomp.install(machine(), "process")
+            before = _errno_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
+            sealed, box = threading.Event(), {}
+
+            def on_a_thread():
+                sealed.wait()
+                try:
+                    box["answer"] = attempt()
+                except BaseException as error:  # noqa: BLE001 - reported to the parent
+                    box["error"] = f"{type(error).__name__}: {error}"
+
+            thread = threading.Thread(target=on_a_thread)
+            thread.start()
+            try:
+                seccomp.seal_sockets(machine())
+            finally:
+                sealed.set()
+                thread.join()
+            answer = {**box, "before_seal": before}
         except BaseException as error:  # whatever happens must reach the parent
             answer = {"error": f"{type(error).__name__}: {error}"}
         try:
@@ -581,6 +633,7 @@ def test_installed_filter_refuses_unix_sockets_but_not_pairs_or_inet(tmp_path):
     finally:
         server.close()
     assert "answer" in result, result
+    assert result["before_seal"] == 0, result  # CUDA's own sockets, opened as it starts, still work
     answer = result["answer"]
     assert answer.pop("inet6") in (0, errno.EAFNOSUPPORT), result  # (a kernel without IPv6 says so)
     assert answer == {
