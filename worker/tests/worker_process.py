@@ -234,6 +234,7 @@ def reference_request(
     generalisation_seeds=None,
     declared_tolerance=None,
     dtype_tolerances=None,
+    overrides=None,
 ) -> dict:
     request = {
         "type": "reference",
@@ -254,6 +255,7 @@ def reference_request(
         "generalisation_seeds": None if generalisation_seeds is None else list(generalisation_seeds),
         "declared_tolerance": declared_tolerance,
         "dtype_tolerances": dtype_tolerances,
+        "overrides": overrides,
     }
     request.update({key: value for key, value in optional.items() if value is not None})
     return request
@@ -277,6 +279,7 @@ def candidate_request(
     generalisation_seeds=None,
     cross_check=False,
     warmup_ms=None,
+    overrides=None,
 ) -> dict:
     request = {
         "type": "candidate",
@@ -293,6 +296,8 @@ def candidate_request(
         "handover_pipe": str(handover_pipe(scratch)),
         "build_dir": str(build_dir),
     }
+    if overrides is not None:
+        request["overrides"] = overrides
     if cross_check:
         request["cross_check"] = True
     if warmup_ms is not None:
@@ -311,6 +316,7 @@ def handover_pipe(scratch: Path) -> Path:
 
 
 SHARED_SETTINGS = (
+    "overrides",
     "backend",
     "precision",
     "preset",

@@ -7,7 +7,8 @@ wrapped to record their calls (extension_calls.py) before the candidate sees the
 
 - torch's `Error building extension` RuntimeError, a Triton CompilationError, or an extension
   that built but will not load (undefined symbol) → compile_error / build;
-- unreadable file, SyntaxError, no `ModelNew(torch.nn.Module)` → invalid_input / candidate-load;
+- unreadable file, SyntaxError, no `ModelNew(torch.nn.Module)` (nor a `Model` class of the file's
+  own, KernelBench-Hard's name for it) → invalid_input / candidate-load;
 - any other exception while importing → runtime_error / import (out of memory and device errors
   as in errors.py).
 """
@@ -179,11 +180,17 @@ def build_candidate(
     except (Exception, SystemExit) as exc:
         raise classify_build_exception(exc) from exc
     model_class = module.__dict__.get("ModelNew")
+    own_model = module.__dict__.get("Model")
+    if model_class is None and own_model is not (inherited or {}).get("Model"):
+        # KernelBench-Hard's solutions name their class `Model`: one of the file's own, not the
+        # problem's (which the namespace started with), stands for ModelNew.
+        model_class = own_model
     if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
         found = "no ModelNew" if model_class is None else f"ModelNew as a {type(model_class).__name__}"
         raise StageFailure(
             "invalid_input",
             "candidate-load",
-            f"the candidate file {path} defines {found}; it must define class ModelNew(torch.nn.Module)",
+            f"the candidate file {path} defines {found}; it must define class ModelNew(torch.nn.Module) "
+            "(or, as KernelBench-Hard's solutions do, a class Model of its own)",
         )
     return BuiltCandidate(module=module, model_class=model_class, shared_objects=shared_objects, extensions=extensions)

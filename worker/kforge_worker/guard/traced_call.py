@@ -23,6 +23,7 @@ from .extension_calls import ExtensionCalls
 from .kernel_names import OwnKernels
 from .kernel_trace import KernelTrace, profiled_call
 from .provenance import Provenance
+from .forbidden_names import CHECK, ForbiddenNames
 from .torch_fallback import Finding, judge
 
 OUTPUT_CONTEXT = dict(kind="runtime_error", check="forward", context="reading the candidate's output failed")
@@ -44,6 +45,8 @@ class TracedCallChecks:
         self.wall_ns = 0
         self._custom_operators: List[Any] = []
         self._traced = False
+        #: The problem's forbidden names (forbidden_names.py); its operators are judged here.
+        self.forbidden = ForbiddenNames()
 
     def expect_own_kernels(self, sources: OwnKernelSources) -> None:
         """What the candidate built (candidate_kernels.py), for `own-kernel`; after the build."""
@@ -139,6 +142,14 @@ class TracedCallChecks:
                 (f"{where}: {trace.tampered}; a candidate may not hide its PyTorch calls from the guard"),
             )
         self._traced = True
+        other = (self.kernels.other_threads if self.kernels is not None else None) or []
+        dispatched = self.forbidden.dispatched((entry.name, entry.count) for entry in [*trace.counts(), *other])
+        if dispatched:
+            raise StageFailure(
+                "rejected",
+                CHECK,
+                f"{where}: the problem forbids {', '.join(dispatched)} (its problem.yaml `forbidden`)",
+            )
         self._custom_operators = [entry for entry in trace.counts() if entry.kind == OWN]
         with failures_as(**OUTPUT_CONTEXT):
             elements = sum(leaf.numel() for leaf in tensor_leaves(output))

@@ -131,9 +131,12 @@ def parse_tolerances(mapping: Any) -> Dict[str, DeclaredTolerance]:
 
 
 def declared_tolerances(module) -> Dict[str, DeclaredTolerance]:
-    """The problem module's `KFORGE_TOLERANCE`, parsed (empty without one); a StageFailure
-    (invalid_input, problem-load) where it cannot be used."""
+    """The problem module's `KFORGE_TOLERANCE`, else its folder's problem.yaml `tolerance`, parsed
+    (empty without either); a StageFailure (invalid_input, problem-load) where it cannot be used."""
     mapping: Optional[Any] = module.__dict__.get(CONSTANT)
+    if mapping is None:
+        folder = module.__dict__.get("__kforge_folder__")
+        mapping = getattr(folder, "tolerance", None)
     if mapping is None:
         return {}
     try:

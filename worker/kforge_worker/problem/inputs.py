@@ -7,6 +7,13 @@ an H200 host (the values differ from a host draw, identically in both roles). A 
 that fails that way (it calls `.numpy()`, say) is drawn on the host instead, reseeded, in both
 roles alike. Models: seed again with the same seed, call `get_init_inputs()` and construct,
 so the reference's and the candidate's weights are identical.
+
+Parameters: a candidate model whose `state_dict` has the same names and shapes as the problem's
+`Model` is then given the reference's own values with `load_state_dict(strict=True)`, as
+KernelBench-Hard's harness does, so a kernel that creates its weights in another order, or leaves
+them uninitialised for the harness to load, is judged on the reference's weights. Where the names
+or shapes differ, KernelBench's rule stands alone: both were built from the same seed.
+`align_parameters` says which rule applied (the guard report's `parameters` note).
 """
 
 import hashlib
@@ -90,8 +97,52 @@ def make_model(
             f"get_init_inputs() returned a {type(init_inputs).__name__}, expected a list",
         )
     with failures_as(kind, check, context):
-        model = model_class(*init_inputs)
-        return cast_model(model, device, dtype)
+        model = cast_model(model_class(*init_inputs), device, dtype)
+    reference_class = getattr(problem, "Model", None)
+    if isinstance(reference_class, type) and model_class is not reference_class:
+        seed_everything(seed)
+        with failures_as("invalid_input", "problem-inputs", "the problem's Model(*get_init_inputs()) raised"):
+            reference = cast_model(reference_class(*problem.get_init_inputs()), torch.device("cpu"), dtype)
+        with failures_as(kind, check, f"{context} (loading the reference's state_dict)"):
+            ALIGNMENTS.append(align_parameters(model, reference))
+    return model
+
+
+#: What align_parameters said for each candidate model made in this process, latest last.
+ALIGNMENTS: List[str] = []
+
+
+def _differences(ours: dict, theirs: dict) -> str:
+    missing = sorted(set(theirs) - set(ours))
+    extra = sorted(set(ours) - set(theirs))
+    shaped = sorted(k for k in set(ours) & set(theirs) if tuple(ours[k].shape) != tuple(theirs[k].shape))
+    parts = [
+        f"{label} {', '.join(names[:3])}{'…' if len(names) > 3 else ''}"
+        for label, names in (("lacks", missing), ("adds", extra), ("reshapes", shaped))
+        if names
+    ]
+    return "; ".join(parts)
+
+
+def align_parameters(model: torch.nn.Module, reference: torch.nn.Module) -> str:
+    """Loads `reference`'s state_dict into `model` where both have the same names and shapes (see
+    the module docs); returns which rule applied, in words for the guard report."""
+    theirs = reference.state_dict()
+    if not theirs:
+        return "the problem's Model has no parameters or buffers"
+    ours = model.state_dict()
+    differences = _differences(ours, theirs)
+    if differences:
+        return (
+            f"same seed: ModelNew's state_dict differs from Model's ({differences}), so both were built from "
+            "the same seed (KernelBench's rule) and nothing was loaded"
+        )
+    with torch.no_grad():
+        model.load_state_dict(theirs, strict=True)
+    return (
+        f"loaded from Model's state_dict: its {len(theirs)} entries match ModelNew's by name and shape "
+        "(load_state_dict(strict=True), as KernelBench-Hard's harness does)"
+    )
 
 
 def cast_inputs(values: List[Any], device: torch.device, dtype: Optional[torch.dtype]) -> List[Any]:

@@ -220,6 +220,26 @@ _OPERATORS = {
 _FUNCTIONS = {"max": max, "min": min, "ceil": math.ceil, "floor": math.floor, "log2": math.log2, "sqrt": math.sqrt}
 
 
+def declared_work(folder: Optional["ProblemFolder"], constants: Dict[str, Any]) -> Dict[str, Optional[float]]:
+    """The folder's `flops_formula` and `bytes_formula` evaluated with the loaded module's
+    constants (a shape's constants once it is applied), each also under its lower-case spelling
+    (a formula may use a shape's key, `batch`, for the constant it set, `BATCH`); None for a
+    formula the folder lacks or that cannot be evaluated."""
+    names = {name: value for name, value in constants.items() if isinstance(value, (int, float))}
+    names.update({name.lower(): value for name, value in list(names.items()) if name.lower() not in names})
+    work: Dict[str, Optional[float]] = {"flops": None, "bytes": None}
+    for key, formula in (
+        ("flops", getattr(folder, "flops_formula", None)),
+        ("bytes", getattr(folder, "bytes_formula", None)),
+    ):
+        if formula:
+            try:
+                work[key] = evaluate_formula(formula, names)
+            except ValueError:
+                work[key] = None
+    return work
+
+
 def evaluate_formula(formula: str, names: Dict[str, Any]) -> float:
     """A flops or bytes formula (`2 * M * N * K`) evaluated with `names`: numbers, the four
     operations, //, %, **, parentheses and max/min/ceil/floor/log2/sqrt; nothing else is run.

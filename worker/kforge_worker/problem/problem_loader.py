@@ -11,6 +11,7 @@ import torch
 from ..protocol.errors import StageFailure, failures_as, shorten
 from .declared_tolerance import declared_tolerances
 from .overrides import compile_with_overrides
+from .problem_folder import ProblemFolder, folder_of, read_folder
 
 PROBLEM_MODULE_NAME = "kforge_problem"
 
@@ -80,14 +81,29 @@ def apply_preset(module: types.ModuleType, preset: str) -> None:
         setattr(module, name, value)
 
 
+#: The module attribute a problem folder's declarations (problem_folder.ProblemFolder) are kept in.
+FOLDER_ATTRIBUTE = "__kforge_folder__"
+
+
+def problem_folder(module: types.ModuleType) -> Optional[ProblemFolder]:
+    """The declarations of the folder a loaded problem came from, or None for a single file."""
+    folder = module.__dict__.get(FOLDER_ATTRIBUTE)
+    return folder if isinstance(folder, ProblemFolder) else None
+
+
 def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = None) -> types.ModuleType:
     """Loads a problem file (Model, get_inputs, get_init_inputs), applies the preset, and the
-    overrides of its constants (which win over the preset's). A `KFORGE_TOLERANCE` that cannot be
-    used is `problem-load` here, in every role, before anything runs."""
+    overrides of its constants (which win over the preset's). A problem folder (problem_folder.py)
+    loads its reference.py, its declarations kept on the module (`problem_folder`); the caller
+    picks a shape by passing that shape's constants as overrides. A `KFORGE_TOLERANCE` or a
+    problem.yaml that cannot be used is `problem-load` here, in every role, before anything runs."""
     path = os.path.abspath(path)
+    folder = read_folder(path) if folder_of(path) is not None else None
+    if folder is not None:
+        path = folder.reference
     code = read_source(path, "problem-load", "problem", overrides)
     with failures_as("invalid_input", "problem-load", f"the problem file {path} raised while loading"):
-        module = execute_source(code, PROBLEM_MODULE_NAME, path)
+        module = execute_source(code, PROBLEM_MODULE_NAME, path, {FOLDER_ATTRIBUTE: folder} if folder else None)
     model_class = module.__dict__.get("Model")
     if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
         raise StageFailure(

@@ -12,6 +12,7 @@ import gc
 import os
 import resource
 import time
+import sys
 
 from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info
@@ -22,8 +23,9 @@ from ..device.memory_usage import release_cached
 from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
 from ..guard.guard_settings import runtime_checks_enabled
-from ..guard.static_stage import run_static_guard
-from ..problem.inputs import make_model
+from ..guard.forbidden_names import check_loaded
+from ..guard.static_stage import forbidden_names, run_static_guard
+from ..problem.inputs import ALIGNMENTS, make_model
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem, problem_names
 from ..protocol.channel import Channel, ProtocolError
@@ -129,7 +131,10 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision, run.problem)
         guard.snapshot_state()
         guard.send = channel.send
+        guard.forbidden = forbidden_names(run.problem)
+        modules_before = set(sys.modules)
         built = build_candidate(request.candidate, request.build_dir, device, problem_names(problem))
+        check_loaded(guard.forbidden, modules_before, "importing the candidate")
         guard.watch_extensions(built.extensions, findings)
         build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
         if build_info is not None:
@@ -144,9 +149,12 @@ def _run_candidate(channel: Channel, message: dict) -> None:
             return
     with stage(channel.send, "load"):
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
+        if ALIGNMENTS:
+            guard.log.record("parameters", "note", ALIGNMENTS[-1])
         guard.check_state("constructing ModelNew")
     with stage(channel.send, "correctness"):
         saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard, handover)
+        check_loaded(guard.forbidden, modules_before, "the correctness trials")
         check_after(timers, guard, "the correctness trials")
         guard.record_call_checks()
         channel.send("guard-checks", stage="correctness", checks=guard.log.take())

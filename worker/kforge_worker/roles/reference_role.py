@@ -14,7 +14,8 @@ from ..device.device import resolve_device
 from ..device.memory_usage import release_cached
 from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import run_dtype
-from ..problem.problem_loader import load_problem
+from ..problem.problem_folder import declared_work
+from ..problem.problem_loader import load_problem, problem_folder
 from ..protocol import outputs
 from ..protocol.channel import Channel
 from ..protocol.environment import l2_cache_bytes
@@ -84,7 +85,8 @@ def run_reference(channel: Channel, message: dict) -> None:
         model, inputs = reference_trial(
             problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
         )
-        roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings)
+        declared = declared_work(problem_folder(problem), vars(problem))
+        roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings, declared)
         operators = reference_operators(model, inputs, run.correctness_seeds[0])
         del model, inputs
         release_cached()

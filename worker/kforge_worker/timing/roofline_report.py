@@ -12,8 +12,12 @@ from ..protocol.request import Ceilings
 from .roofline import lower_bound_ms, measure_reference
 
 
-def roofline_fields(model, inputs, seed: int, ceilings: Optional[Ceilings]) -> Dict[str, Any]:
-    """The fields of the `roofline` message (without `v` and `type`)."""
+def roofline_fields(
+    model, inputs, seed: int, ceilings: Optional[Ceilings], declared: Optional[Dict[str, Optional[float]]] = None
+) -> Dict[str, Any]:
+    """The fields of the `roofline` message (without `v` and `type`). `declared`: the FLOPs and
+    bytes the problem states for these sizes (a folder's problem.yaml formulas), which replace the
+    measured ones where given (`flop_method`/`bytes_method` say so)."""
     fields: Dict[str, Any] = {
         "seed": seed,
         "bytes": None,
@@ -22,6 +26,7 @@ def roofline_fields(model, inputs, seed: int, ceilings: Optional[Ceilings]) -> D
         "input_bytes": None,
         "state_bytes": None,
         "output_bytes": None,
+        "bytes_method": None,
         "lower_bound_ms": None,
         "error": None,
     }
@@ -37,11 +42,16 @@ def roofline_fields(model, inputs, seed: int, ceilings: Optional[Ceilings]) -> D
         input_bytes=measured["input_bytes"],
         state_bytes=measured["state_bytes"],
         output_bytes=measured["output_bytes"],
+        bytes_method="tensor sizes",
     )
+    for key, method in (("flops", "flop_method"), ("bytes", "bytes_method")):
+        if declared and declared.get(key) is not None:
+            fields[key] = declared[key]
+            fields[method] = f"problem.yaml {key}_formula"
     if ceilings is not None:
         try:
             fields["lower_bound_ms"] = lower_bound_ms(
-                measured["bytes_moved"], measured["flops"], ceilings.bandwidth_bytes_per_s, ceilings.peak_flops_per_s
+                fields["bytes"], fields["flops"], ceilings.bandwidth_bytes_per_s, ceilings.peak_flops_per_s
             )
         except ValueError as error:
             fields["error"] = str(error)
