@@ -727,3 +727,58 @@ def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path,
         for check in message["checks"]
     }
     assert checks.get("own-kernel") == "passed", checks
+
+
+SPAWNS_A_PROCESS = """
+import subprocess
+
+import torch
+import torch.nn as nn
+
+subprocess.run(["true"], check=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_what_the_sandbox_confines_is_a_note_only_inside_it(tmp_path, sandboxed):
+    """A candidate that starts a process is refused before it runs where nothing confines it, and
+    only noted where the sandbox's layers are all in force (static_stage.confine)."""
+    _open_to_others(tmp_path)
+    work = tmp_path / "spawn"
+    scratch = work / "scratch"
+    launcher = SandboxLauncher(hide=[Path.home()]) if sandboxed else None
+    if launcher is not None:
+        launcher("candidate", scratch)
+    candidate = scratch / "in" / "candidate" / "spawn.py"
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    candidate.write_text(SPAWNS_A_PROCESS)
+    problem = stage_problem(CORPUS / "problems" / "relu.py", scratch)
+    result = evaluate(
+        problem,
+        candidate,
+        work,
+        scratch / "build",
+        launcher=launcher,
+        run_timing=False,
+        guard={"policy": "kernelbench"},
+    )
+    findings = [
+        finding for finding in result.candidate.of_type("guard")[0]["findings"] if finding["check"] == "sandbox"
+    ]
+    assert findings, result.candidate.of_type("guard")
+    isolation = result.message("candidate", "hello")["environment"].get("isolation")
+    if sandboxed:
+        missing = [entry for entry in isolation["missing"] if not entry.startswith("cgroup")]
+        if missing:
+            pytest.skip(f"the sandbox lacks layers here: {missing}")
+        assert {finding["severity"] for finding in findings} == {"note"}, findings
+        assert "the sandbox confines it" in findings[0]["message"]
+        assert result.failures.get("candidate", {}).get("check") != "sandbox", result.failures
+    else:
+        assert findings[0]["severity"] == "reject"
+        assert (result.failures["candidate"]["kind"], result.failures["candidate"]["check"]) == ("rejected", "sandbox")

@@ -67,6 +67,20 @@ def _dtype_of(node: ast.AST | None, module: _Module) -> str | None:
     return _DTYPE_NAMES.get(qual)
 
 
+#: The modules whose functions kforge's worker calls while it evaluates (and those PyTorch's own
+#: calls go through): a candidate that replaces an attribute of one of them may change what the
+#: harness computes or times, so `timer-patch` rejects it. An assignment to any other module's
+#: attribute (`datetime.UTC`, a KernelBench-Hard `reference.M`) reaches only the candidate's code.
+HARNESS_MODULES = frozenset(
+    """
+    argparse ast builtins collections contextlib copy ctypes dataclasses errno faulthandler fcntl functools
+    gc hashlib importlib inspect io json logging math numpy os pickle platform random re resource select
+    shutil signal socket stat statistics struct subprocess sys tempfile threading time timeit torch
+    traceback triton types typing warnings weakref yaml
+    """.split()
+)
+
+
 class _ModuleChecker:
     def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any], precision: str):
         self.module = module
@@ -125,12 +139,14 @@ class _ModuleChecker:
                 f"the candidate imports {name}{_at(node)}: candidates run without "
                 f"network access; remove the import",
                 _line(node),
+                confined=True,
             )
         elif root in _PROCESS_MODULES:
             self.report.add(
                 "sandbox",
                 f"the candidate imports {name}{_at(node)}: candidates may not start " f"processes; remove the import",
                 _line(node),
+                confined=True,
             )
         elif root == "__main__" or root.startswith("kforge"):
             self.report.add(
@@ -224,12 +240,14 @@ class _ModuleChecker:
                 f"the candidate calls {label}(){at}: candidates may not start "
                 f"processes, send signals or change process state; remove it",
                 line,
+                confined=True,
             )
         elif qual.split(".")[0] in _NETWORK_MODULES:
             self.report.add(
                 "sandbox",
                 f"the candidate calls {label}(){at}: candidates run without network " f"access; remove it",
                 line,
+                confined=True,
             )
         elif qual in _DYNAMIC_CODE:
             self.report.add(
@@ -466,6 +484,7 @@ class _ModuleChecker:
                     f"the candidate writes to a computed path with {what}{at}: write "
                     f"only to constant relative paths inside the working directory",
                     line,
+                    confined=True,
                 )
             elif suspicious:
                 self.report.add(
@@ -474,6 +493,7 @@ class _ModuleChecker:
                     f"reading the problem, the harness or files outside the working "
                     f"directory is rejected",
                     line,
+                    confined=True,
                 )
             else:
                 self.report.add(
@@ -482,6 +502,7 @@ class _ModuleChecker:
                     f"the problem, the harness or other files is rejected",
                     line,
                     "note",
+                    confined=True,
                 )
             return
         lowered = text.lower()
@@ -500,6 +521,7 @@ class _ModuleChecker:
                 "sandbox",
                 f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
                 line,
+                confined=True,
             )
             return
         if text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random"):
@@ -512,6 +534,7 @@ class _ModuleChecker:
                 f"the candidate writes {text} with {what}{at}, outside the working "
                 f"directory: candidates may write only inside their scratch directory",
                 line,
+                confined=True,
             )
         elif not write and (
             outside
@@ -525,6 +548,7 @@ class _ModuleChecker:
                 f"the candidate reads {text} with {what}{at}: reading the problem, the "
                 f"harness or files outside the working directory is rejected",
                 line,
+                confined=True,
             )
 
     def _environment(self, node: ast.AST, key: ast.AST | None, write: bool, bulk: bool) -> None:
@@ -536,6 +560,7 @@ class _ModuleChecker:
                 f"the candidate {verb} the whole environment{at}: candidates run with a "
                 f"scrubbed environment and may not read or change it; remove it",
                 line,
+                confined=True,
             )
             return
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -568,6 +593,7 @@ class _ModuleChecker:
                     f"environment reduced to an allow-list (no secrets; HOME and TMPDIR are its scratch folder)",
                     line,
                     "note",
+                    confined=True,
                 )
             else:
                 self.report.add(
@@ -576,6 +602,7 @@ class _ModuleChecker:
                     f"candidates run with a scrubbed environment and may not read secrets "
                     f"or settings; remove it",
                     line,
+                    confined=True,
                 )
             return
         self.report.add(
@@ -583,6 +610,7 @@ class _ModuleChecker:
             f"the candidate {verb} an environment variable by a computed name{at}: "
             f"candidates may not read or change the environment; remove it",
             line,
+            confined=True,
         )
 
     def _matmul_precision(self, node: ast.Call) -> None:
@@ -737,6 +765,25 @@ class _ModuleChecker:
             )
             return
         what = "the builtin " + qual.split(".", 1)[1] if qual.startswith("builtins.") else qual
+        root = qual.split(".", 1)[0]
+        if root not in HARNESS_MODULES and not root.startswith("kforge"):
+            self.report.add(
+                "timer-patch",
+                f"the candidate sets {what}{at}: kforge's worker calls nothing of {root}, so the change "
+                f"reaches only the candidate's own code",
+                line,
+                "note",
+            )
+            return
+        if self._adds_a_missing_attribute(node, qual):
+            self.report.add(
+                "timer-patch",
+                f"the candidate adds {what}{at} where it is missing (`if not hasattr(...)`): nothing that "
+                f"used it before can see a change",
+                line,
+                "note",
+            )
+            return
         self.report.add(
             "timer-patch",
             f"the candidate replaces {what}{at}: a candidate may not modify modules "
@@ -744,6 +791,28 @@ class _ModuleChecker:
             f"assignment",
             line,
         )
+
+    def _adds_a_missing_attribute(self, node: ast.AST, qual: str) -> bool:
+        """Whether the assignment sits in `if not hasattr(OWNER, "NAME"):` for its own target."""
+        owner, _, name = qual.rpartition(".")
+        current = node
+        while current in self.module.parents:
+            parent = self.module.parents[current]
+            if isinstance(parent, ast.If) and current in parent.body:
+                test = parent.test
+                if (
+                    isinstance(test, ast.UnaryOp)
+                    and isinstance(test.op, ast.Not)
+                    and isinstance(test.operand, ast.Call)
+                    and self.qual(test.operand.func) == "builtins.hasattr"
+                    and len(test.operand.args) == 2
+                    and self.qual(test.operand.args[0]) == owner
+                    and isinstance(test.operand.args[1], ast.Constant)
+                    and test.operand.args[1].value == name
+                ):
+                    return True
+            current = parent
+        return False
 
     def _sys_modules_method(self, node: ast.Call, method: str) -> None:
         if method in ("pop", "update", "setdefault", "clear", "__setitem__", "__delitem__", "popitem"):

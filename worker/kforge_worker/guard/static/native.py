@@ -278,10 +278,18 @@ class _NativeScanner:
         self._precision(source, code)
         self._sandbox(source, code, commentless)
 
-    def _add(self, check: str, source: _NativeSource, offset: int, message: str, severity: str = "reject") -> None:
+    def _add(
+        self,
+        check: str,
+        source: _NativeSource,
+        offset: int,
+        message: str,
+        severity: str = "reject",
+        confined: bool = False,
+    ) -> None:
         line = source.line(offset)
         at = f" (line {line})" if line is not None else ""
-        self.report.add(check, message.replace("{at}", at), line, severity)
+        self.report.add(check, message.replace("{at}", at), line, severity, confined=confined)
 
     def _aten(self, source: _NativeSource, code: str) -> None:
         """ATen compute called from C++ is evidence, not a verdict: the run-time trace sees the operator
@@ -392,8 +400,10 @@ class _NativeScanner:
                 "global-state",
                 source,
                 match.start(),
-                f"the C++ source sets up persisting L2 cache ({match.group(0)}){{at}}: a persisting window "
-                f"survives the harness's L2 flush between timed calls; remove it",
+                f"the C++ source sets up persisting L2 cache ({match.group(0)}){{at}}: before timing the "
+                f"worker sets the persisting L2 limit to 0 (no line can persist through a window) and "
+                f"resets the stream's window, and a limit changed afterwards is rejected (`global-state`)",
+                "note",
             )
         for match in _CPP_CONTEXT_SETTER.finditer(code):
             setter = match.group(1)
@@ -467,6 +477,7 @@ class _NativeScanner:
                 match.start(1),
                 f"the C++ source calls {match.group(1)}(){{at}}: candidates may not start processes, open "
                 f"sockets, read the environment or signal processes; remove it",
+                confined=True,
             )
         match = _CPP_FILE_WRITE.search(code)
         if match:

@@ -23,17 +23,26 @@ class _Report:
     findings: list[dict[str, Any]] = field(default_factory=list)
 
     def add(
-        self, check: str, message: str, line: int | None, severity: str = "reject", definitive: bool = False
+        self,
+        check: str,
+        message: str,
+        line: int | None,
+        severity: str = "reject",
+        definitive: bool = False,
+        confined: bool = False,
     ) -> None:
         """`definitive`: a `torch-fallback` or `silent-fallback` finding that cannot be honest
         whatever runs (ModelNew is the reference, forward calls the reference Model; the
         reference is a `Model` the candidate imports or takes from the problem, never a class it
         defines itself); every other finding of those two checks is evidence for a person to read
         (a note), because a rejection for PyTorch use rests on what ran (torch.compile and
-        torch.jit included)."""
-        self.findings.append(
-            {"check": check, "severity": severity, "message": message, "line": line, "definitive": definitive}
-        )
+        torch.jit included). `confined`: a `sandbox` finding of something the sandbox confines
+        (processes, network, files outside the scratch, the environment): a note where the
+        candidate runs inside the sandbox with those layers in force (static_stage.py)."""
+        finding = {"check": check, "severity": severity, "message": message, "line": line, "definitive": definitive}
+        if confined:
+            finding["confined"] = True
+        self.findings.append(finding)
 
     def finish(self) -> list[dict[str, Any]]:
         policy = self.policy
