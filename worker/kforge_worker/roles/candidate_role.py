@@ -149,7 +149,7 @@ def _run_candidate(channel: Channel, message: dict) -> None:
             return
     with stage(channel.send, "load"):
         make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
-        if ALIGNMENTS:
+        if ALIGNMENTS and guard.enabled:
             guard.log.record("parameters", "note", ALIGNMENTS[-1])
         guard.check_state("constructing ModelNew")
     with stage(channel.send, "correctness"):
