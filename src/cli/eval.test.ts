@@ -97,20 +97,75 @@ describe('kforge eval --set: a constant the problem lacks is misuse, not a verdi
     assert.doesNotMatch(String(single.stderr), /could not be sized/, 'the size estimate failed for the same reason: no warning of its own');
     assert.match(
       String(single.stderr),
-      /^kforge eval: --set batchsize: the problem \S*scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features\)$/m,
+      /^kforge eval: --set batchsize=2: the problem scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features; did you mean batch_size\?\)$/m,
     );
     const batch = await kforge(
       ['eval', problem, honest, fixturePath('candidates', 'scale-add-incorrect.py'), '--backend', 'cpu', '--set', 'batchsize=2'],
       real,
     );
     assert.equal(batch.exitCode, 2, String(batch.stderr));
-    assert.match(String(batch.stderr), /kforge eval: --set batchsize: .*no module-level constant `batchsize`/);
+    assert.match(String(batch.stderr), /kforge eval: --set batchsize=2: .*no module-level constant `batchsize`/);
+    assert.doesNotMatch(String(batch.stderr), /did not build/, 'nothing was built for a misused command');
     const known = await kforge(
       ['eval', problem, honest, '--backend', 'cpu', '--set', 'batch_size=2', '--perf-trials', '10', '--guard-policy', 'pytorch', '--json'],
       real,
     );
     assert.equal(known.exitCode, 0, String(known.stderr));
     assert.deepEqual(JSON.parse(String(known.stdout)).problem_overrides, { batch_size: 2 });
+  });
+});
+
+describe('kforge eval --set over a batch of several problems', () => {
+  /** Two problems the fake worker accepts: a matrix product with `N`, an elementwise one with `batch_size`. */
+  const folder = path.join(cacheRoot, 'mixed');
+  mkdirSync(folder, { recursive: true });
+  const matmul = path.join(folder, '1_Square_matrix_multiplication_.py');
+  const relu = path.join(folder, '19_ReLU.py');
+  writeFileSync(matmul, '# A problem the fake reference accepts.\nN = 2048\nKFORGE_PRESETS = {}\n\n\nclass Model: pass\n');
+  writeFileSync(relu, '# A problem the fake reference accepts.\nbatch_size = 4096\ndim = 393216\n\n\nclass Model: pass\n');
+  const pairs = [`${matmul}:${candidate('correct')}`, `${relu}:${candidate('correct')}`];
+  const overridesOf = (stdout: string): Record<string, unknown> =>
+    Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { problem: string; problem_overrides?: unknown })
+        .map((result) => [path.basename(result.problem), result.problem_overrides ?? null]),
+    );
+
+  it('gives each problem the names it has, upper case included, and says which was left out of which', async () => {
+    const result = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', 'batch_size=64', '--set', 'N=512']);
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    assert.deepEqual(overridesOf(String(result.stdout)), { '1_Square_matrix_multiplication_.py': { N: 512 }, '19_ReLU.py': { batch_size: 64 } });
+    const stderr = String(result.stderr);
+    assert.match(
+      stderr,
+      /^kforge eval: --set batch_size=64 left out for 1_Square_matrix_multiplication_\.py, which has no module-level constant `batch_size` \(its constants: N\)$/m,
+    );
+    assert.match(stderr, /^kforge eval: --set N=512 left out for 19_ReLU\.py, which has no module-level constant `N` \(its constants: batch_size, dim\)$/m);
+    assert.doesNotMatch(stderr, /did not build|invalid_input/);
+  });
+
+  it('scopes a value to one problem; a problem with none of the names says so and keeps its sizes', async () => {
+    const scoped = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', '1_Square_matrix_multiplication_:N=256']);
+    assert.equal(scoped.exitCode, 0, String(scoped.stderr));
+    assert.deepEqual(overridesOf(String(scoped.stdout)), { '1_Square_matrix_multiplication_.py': { N: 256 }, '19_ReLU.py': null });
+    const none = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', 'dim=8']);
+    assert.equal(none.exitCode, 0, String(none.stderr));
+    assert.match(String(none.stderr), /--set dim=8 left out for 1_Square_matrix_multiplication_\.py, .*; it is evaluated at its own sizes$/m);
+  });
+
+  it('refuses, before evaluating anything, a name no problem has and a scope that names none', async () => {
+    const unknown = await kforge(['eval', ...pairs, '--backend', 'cpu', '--set', 'M=64']);
+    assert.equal(unknown.exitCode, 2);
+    assert.equal(String(unknown.stdout), '');
+    assert.equal(
+      String(unknown.stderr).trim(),
+      'kforge eval: --set M=64: none of the 2 problems has a module-level constant `M` (their constants: N, batch_size, dim; did you mean N?)',
+    );
+    const scope = await kforge(['eval', ...pairs, '--backend', 'cpu', '--set', '19_relu:dim=8']);
+    assert.equal(scope.exitCode, 2);
+    assert.match(String(scope.stderr), /^kforge eval: --set 19_relu:dim=8: no problem of this command is `19_relu` .*; did you mean 19_ReLU\?\)$/);
   });
 });
 

@@ -38,6 +38,7 @@ import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
+import { overridesForProblems } from '../problem-overrides.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';
 
@@ -260,8 +261,10 @@ async function newRunPlan(
   const { evaluation } = plan;
   const sizing = { set: flags.set, fit: flags.fit, device: evaluation.deviceIndex, preset: evaluation.preset, precision: evaluation.precision, timing: true };
   const problemOverrides: OptimizePlan['problemOverrides'] = {};
+  // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
+  const given = await overridesForProblems(plan.problems, flags.set, io, 'kforge optimize');
   for (const problem of plan.problems) {
-    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, overrides: given.get(problem) ?? {} });
     if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
   return { ...plan, problemOverrides };

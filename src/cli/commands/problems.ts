@@ -10,7 +10,7 @@ import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
-import { parseOverrides } from '../size-flags.js';
+import { overridesForProblems } from '../problem-overrides.js';
 import { collectRepeated } from '../repeated-option.js';
 import { declaredToleranceWins, toleranceFor } from '../../eval/run/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
@@ -109,11 +109,12 @@ async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, depend
     tolerance: toleranceFor(options.tolerance, options.precision),
     declaredTolerance: declaredToleranceWins(options.tolerance),
     timeoutMs: options.timeout * 1000,
-    overrides: parseOverrides(options.set),
   };
+  // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
+  const given = await overridesForProblems(files, options.set, io, 'kforge problems audit');
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const audits = await mapLimited(files, options.jobs, async (file) => {
-    const audit = await (dependencies.auditProblem ?? auditProblemFile)(file, auditorOptions);
+    const audit = await (dependencies.auditProblem ?? auditProblemFile)(file, { ...auditorOptions, overrides: given.get(file) ?? {} });
     io.stderr.write(`kforge problems audit: ${shown(file)} ${statusOf(audit)} (${(audit.durationMs / 1000).toFixed(1)} s)\n`);
     return audit;
   });
@@ -183,7 +184,12 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--timeout <seconds>', "limit on one problem's audit (default 300)")
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
-    .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', collectRepeated, [] as string[])
+    .option(
+      '--set <[PROBLEM:]NAME=VALUE>',
+      'replace a module constant of each problem that has it, e.g. batch_size=16, or with PROBLEM: of that one (repeatable; docs/sizes.md)',
+      collectRepeated,
+      [] as string[],
+    )
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
   addSuiteOptions(audit);
   return problems;
