@@ -115,6 +115,46 @@ describe('kforge eval --set: a constant the problem lacks is misuse, not a verdi
   });
 });
 
+describe('kforge eval: a wrong answer first, then the policy that would measure the candidate', { skip: torchUnavailable() }, () => {
+  const problem = fixturePath('problems', 'scale-add.py');
+  const real = { KFORGE_PYTHON: REAL_PYTHON, KFORGE_WORKER_DIR: path.join(REPOSITORY_ROOT, 'worker') };
+  const plain = (body: string): string => {
+    const file = path.join(cacheRoot, `plain-${body.length}.py`);
+    writeFileSync(
+      file,
+      `import torch\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self, features):\n        super().__init__()\n        self.scale = torch.nn.Parameter(torch.randn(features))\n        self.bias = torch.nn.Parameter(torch.randn(features))\n\n    def forward(self, x):\n        return ${body}\n`,
+    );
+    return file;
+  };
+
+  it('a plain PyTorch ModelNew is rejected under kernelbench, naming --guard-policy pytorch, which measures it', async () => {
+    const candidate = plain('torch.relu(x * self.scale + self.bias)');
+    const rejected = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing'], real);
+    assert.equal(rejected.exitCode, 1, String(rejected.stderr));
+    const stdout = String(rejected.stdout);
+    assert.match(stdout, /^rejected {2}plain-\d+\.py against scale-add\.py/);
+    assert.match(stdout, /\[torch-fallback\] .*\(the guard policy `pytorch` would measure it as a PyTorch program, no kernel of its own required\)$/m);
+    assert.match(stdout, /^ {2}to measure it as it is: run again with --guard-policy pytorch /m);
+    const measured = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing', '--guard-policy', 'pytorch', '--json'], real);
+    assert.equal(measured.exitCode, 0, String(measured.stderr));
+    assert.equal(JSON.parse(String(measured.stdout)).verdict, 'correct');
+  });
+
+  it('a plain PyTorch ModelNew of the wrong shape is incorrect (shape) first, the rejection after', async () => {
+    const candidate = plain('torch.relu(x * self.scale + self.bias)[:, :10]');
+    const result = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing', '--json'], real);
+    assert.equal(result.exitCode, 1, String(result.stderr));
+    const parsed = evaluationResultSchema.parse(JSON.parse(String(result.stdout)));
+    assert.equal(parsed.verdict, 'incorrect');
+    assert.deepEqual(
+      parsed.reasons.map((reason) => reason.check),
+      ['shape', 'torch-fallback'],
+    );
+    assert.match(parsed.reasons[0]!.message, /the output has shape \(8, 10\), the reference's is \(8, 64\)/);
+    assert.equal(parsed.correctness?.passed, 0);
+  });
+});
+
 describe('kforge eval --set over a batch of several problems', () => {
   /** Two problems the fake worker accepts: a matrix product with `N`, an elementwise one with `batch_size`. */
   const folder = path.join(cacheRoot, 'mixed');
