@@ -39,6 +39,16 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     ['a negative warm-up time', ['--warmup-ms', '-5'], /^kforge eval: expected `--warmup-ms` to be a non-negative number of milliseconds, got `-5`$/],
     ['a bad time limit', ['--timeout-build', '0'], /^kforge eval: expected `--timeout-build` to be a positive number of seconds, got `0`$/],
     ['an unknown flag', ['--jsno'], /^kforge eval: unknown option '--jsno' \(did you mean --json\?\); run `kforge eval --help` for usage$/],
+    [
+      'a typo of a backend',
+      ['--backend', 'cpuu'],
+      /^kforge eval: expected `--backend` to be one of cuda, triton, cpu, got `cpuu` \(did you mean --backend cpu\?\)$/,
+    ],
+    [
+      'a typo of a guard policy',
+      ['--guard-policy', 'pytorc'],
+      /^kforge eval: expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, pytorch, got `pytorc` \(did you mean --guard-policy pytorch\?\)$/,
+    ],
   ];
   for (const [name, flags, expected] of cases) {
     it(name, async () => {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
+import { choiceFlag } from '../flag-schemas.js';
 import { listCatalogProblems } from '../../agent/run/problem-catalog.js';
 import { selectProblems } from '../../agent/run/problem-selection.js';
 import { SuiteError } from '../../agent/run/suite-error.js';
@@ -27,9 +28,6 @@ export interface ProblemsCommandDependencies extends Partial<CliIo> {
   auditProblem?: (problemPath: string, options: ProblemAuditorOptions) => Promise<ProblemAudit>;
 }
 
-const choice = <const T extends readonly [string, ...string[]]>(flag: string, values: T) =>
-  z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${String(issue.input)}\`` });
-
 const positive = (flag: string, integer: boolean) =>
   z
     .string()
@@ -41,9 +39,9 @@ const positive = (flag: string, integer: boolean) =>
 const listOptionsSchema = z.object({ json: z.boolean().default(false), ...suiteFlagsShape });
 
 const auditOptionsSchema = z.object({
-  preset: choice('--preset', PRESETS).default('cpu'),
-  precision: choice('--precision', PRECISIONS).default('fp32'),
-  tolerance: choice('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
+  preset: choiceFlag('--preset', PRESETS).default('cpu'),
+  precision: choiceFlag('--precision', PRECISIONS).default('fp32'),
+  tolerance: choiceFlag('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
   timeout: positive('--timeout', false).default(300),
   jobs: positive('--jobs', true).default(1),
   json: z.boolean().default(false),
