@@ -39,6 +39,7 @@ import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
+import { nextSteps } from '../optimize-next-steps.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';
 
@@ -205,7 +206,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
     };
     const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
     progress.stop();
-    writeReport(report, flags.json, io);
+    writeReport(report, flags.json, io, storePath);
     return report.status === 'stopped' ? EXIT.cancelled : 0;
   } finally {
     progress.stop();
@@ -303,13 +304,11 @@ function reportFailure(error: unknown, io: CliIo): number {
   return usage ? EXIT.usage : EXIT.internal;
 }
 
-function writeReport(report: RunReport, json: boolean, io: CliIo): void {
+function writeReport(report: RunReport, json: boolean, io: CliIo, storePath: string): void {
   if (json) {
     io.stdout.write(`${JSON.stringify(toJsonOutput(report))}\n`);
     return;
   }
   io.stdout.write(`${formatReportTable(report)}\n`);
-  const written = report.problems.flatMap((problem) => (problem.best ? [problem.best.kernelPath] : []));
-  if (written.length > 0) io.stderr.write(`best kernels written to ${path.dirname(written[0]!)}\n`);
-  if (report.status === 'stopped' || report.status === 'paused') io.stderr.write(`resume with: kforge optimize --resume ${report.runId}\n`);
+  io.stderr.write(nextSteps(report, { storePath, cwd: io.cwd }));
 }
