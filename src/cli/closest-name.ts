@@ -1,7 +1,7 @@
 /**
  * The name among `names` that `text` most likely meant (a typo or a truncation), or null: the
  * smallest edit distance (insertions, deletions, substitutions) within a third of the longer
- * name's length, at least 1 and at most 3.
+ * name's length, rounded (`fle` is 2 from `files`), at least 1 and at most 3.
  *
  * @example
  * closestName('file', ['openai', 'files']); // 'files'
@@ -11,7 +11,7 @@ export function closestName(text: string, names: readonly string[]): string | nu
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const name of names) {
     const distance = editDistance(text.toLowerCase(), name.toLowerCase());
-    const allowed = Math.min(3, Math.max(1, Math.floor(Math.max(text.length, name.length) / 3)));
+    const allowed = Math.min(3, Math.max(1, Math.round(Math.max(text.length, name.length) / 3)));
     if (distance <= allowed && distance < bestDistance) [best, bestDistance] = [name, distance];
   }
   return best;

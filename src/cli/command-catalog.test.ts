@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
+import { execa } from 'execa';
+import { REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
 import { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { commandNamed, commandRegistrations, COMMAND_LOADERS } from './command-catalog.js';
@@ -67,4 +72,27 @@ test('--version with a Python that does not run says so in one line', async () =
     environment: { ...process.env, KFORGE_PYTHON: '/nonexistent/python3' },
   });
   assert.match(out.join(''), /Python: `\/nonexistent\/python3` did not run; set KFORGE_PYTHON/);
+});
+
+test('kforge --version reads PyTorch without importing it', async () => {
+  // A torch whose import would leave a mark and fail: --version must read its files, not run it.
+  const root = mkdtempSync(path.join(tmpdir(), 'kforge-version-'));
+  try {
+    const torch = path.join(root, 'site', 'torch');
+    mkdirSync(torch, { recursive: true });
+    const marker = path.join(root, 'imported');
+    writeFileSync(path.join(torch, '__init__.py'), `open(${JSON.stringify(marker)}, "w").close()\nraise ImportError("--version imported torch")\n`);
+    writeFileSync(path.join(torch, 'version.py'), "from typing import Optional\n__version__ = '2.5.1+cu124'\ndebug = False\ncuda: Optional[str] = '12.4'\n");
+    const result = await execa(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), '--version'], {
+      reject: false,
+      env: { KFORGE_PYTHON: TEST_PYTHON, PYTHONPATH: path.join(root, 'site') },
+    });
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    const lines = String(result.stdout).trim().split('\n');
+    assert.equal(lines[3], 'PyTorch 2.5.1+cu124', 'a 2.x version: no note about torch.compile');
+    assert.match(lines[4]!, /^CUDA: PyTorch built with CUDA 12\.4; /);
+    assert.equal(existsSync(marker), false, 'torch was imported');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

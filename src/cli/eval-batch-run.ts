@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { measuringPolicy } from '../core/measuring-policy.js';
 import type { EvaluationResult, Verdict } from '../core/verdict.js';
 import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
@@ -76,7 +77,9 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 /** One line of the human listing: the verdict, the speed-up, the two files. */
 function humanLine(result: EvaluationResult, note = ''): string {
   const speedup = result.timing ? ` ${formatSpeedup(result.timing.speedup_vs_best)} vs best` : '';
-  const reason = result.verdict === 'correct' ? '' : ` — ${result.reasons[0]?.message ?? ''}`;
+  const measuring = measuringPolicy(result);
+  const reason =
+    result.verdict === 'correct' ? '' : ` — ${result.reasons[0]?.message ?? ''}${measuring ? ` (to measure it as it is: --guard-policy ${measuring})` : ''}`;
   return `${result.verdict.padEnd(13)}${speedup}  ${path.basename(result.problem)}  ${path.basename(result.candidate)}${note}${reason}\n`;
 }
 

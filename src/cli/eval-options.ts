@@ -1,21 +1,15 @@
-import { DEFAULT_GUARD_POLICY, effectiveGuardPolicy, guardPolicyNameSchema } from '../core/guard-policy.js';
+import { DEFAULT_GUARD_POLICY } from '../core/guard-policy.js';
 import { z } from 'zod';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
 import type { Backend } from '../core/verdict.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
-import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
+import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
 import { parseDuration } from './size-flags.js';
 import { LOG_FORMATS } from './log-formats.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
 import { UsageError } from './usage-error.js';
 
 export { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
-
-const shown = (value: unknown): string => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
-
-function choice<const T extends readonly [string, ...string[]]>(flag: string, values: T) {
-  return z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got ${shown(issue.input)}` });
-}
 
 const seconds = (flag: string) => positiveNumberFlag(flag, 'seconds');
 const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), seconds(`--timeout-${stage}`).optional()])) as Record<
@@ -25,17 +19,17 @@ const timeoutShape = Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOp
 
 /** Validates the raw flags of `kforge eval` (as commander collected them). */
 export const evalOptionsSchema = z.object({
-  backend: choice('--backend', BACKENDS).optional(),
-  precision: choice('--precision', PRECISIONS).default('fp32'),
-  tolerance: choice('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
-  preset: choice('--preset', PRESETS).optional(),
+  backend: choiceFlag('--backend', BACKENDS).optional(),
+  precision: choiceFlag('--precision', PRECISIONS).default('fp32'),
+  tolerance: choiceFlag('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
+  preset: choiceFlag('--preset', PRESETS).optional(),
   trials: integerFlag('--trials', 1).optional(),
   perfTrials: integerFlag('--perf-trials', 1).optional(),
   warmup: integerFlag('--warmup', 0).optional(),
   device: integerFlag('--device', 0).optional(),
   refreshBaselines: z.boolean().default(false),
   timing: z.boolean().default(true),
-  guardPolicy: guardPolicyNameSchema('--guard-policy').transform(effectiveGuardPolicy).default(DEFAULT_GUARD_POLICY),
+  guardPolicy: guardPolicyFlag('--guard-policy').default(DEFAULT_GUARD_POLICY),
   shapes: z.boolean().default(false),
   shapesGate: z.boolean().default(false),
   crossCheck: z.boolean().default(false),
@@ -55,7 +49,7 @@ export const evalOptionsSchema = z.object({
   retries: integerFlag('--retries', 0).optional(),
   /** `--resume FILE`: a batch's results kept as they finish; those it holds are not evaluated again (eval-batch-resume.ts). */
   resume: z.string().min(1, 'expected `--resume` to name a file').optional(),
-  logFormat: choice('--log-format', LOG_FORMATS).optional(),
+  logFormat: choiceFlag('--log-format', LOG_FORMATS).optional(),
   ...timeoutShape,
 });
 export type EvalOptions = z.infer<typeof evalOptionsSchema>;

@@ -39,6 +39,16 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     ['a negative warm-up time', ['--warmup-ms', '-5'], /^kforge eval: expected `--warmup-ms` to be a non-negative number of milliseconds, got `-5`$/],
     ['a bad time limit', ['--timeout-build', '0'], /^kforge eval: expected `--timeout-build` to be a positive number of seconds, got `0`$/],
     ['an unknown flag', ['--jsno'], /^kforge eval: unknown option '--jsno' \(did you mean --json\?\); run `kforge eval --help` for usage$/],
+    [
+      'a typo of a backend',
+      ['--backend', 'cpuu'],
+      /^kforge eval: expected `--backend` to be one of cuda, triton, cpu, got `cpuu` \(did you mean --backend cpu\?\)$/,
+    ],
+    [
+      'a typo of a guard policy',
+      ['--guard-policy', 'pytorc'],
+      /^kforge eval: expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, pytorch, got `pytorc` \(did you mean --guard-policy pytorch\?\)$/,
+    ],
   ];
   for (const [name, flags, expected] of cases) {
     it(name, async () => {
@@ -97,20 +107,115 @@ describe('kforge eval --set: a constant the problem lacks is misuse, not a verdi
     assert.doesNotMatch(String(single.stderr), /could not be sized/, 'the size estimate failed for the same reason: no warning of its own');
     assert.match(
       String(single.stderr),
-      /^kforge eval: --set batchsize: the problem \S*scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features\)$/m,
+      /^kforge eval: --set batchsize=2: the problem scale-add\.py has no module-level constant `batchsize` \(its constants: batch_size, features; did you mean batch_size\?\)$/m,
     );
     const batch = await kforge(
       ['eval', problem, honest, fixturePath('candidates', 'scale-add-incorrect.py'), '--backend', 'cpu', '--set', 'batchsize=2'],
       real,
     );
     assert.equal(batch.exitCode, 2, String(batch.stderr));
-    assert.match(String(batch.stderr), /kforge eval: --set batchsize: .*no module-level constant `batchsize`/);
+    assert.match(String(batch.stderr), /kforge eval: --set batchsize=2: .*no module-level constant `batchsize`/);
+    assert.doesNotMatch(String(batch.stderr), /did not build/, 'nothing was built for a misused command');
     const known = await kforge(
       ['eval', problem, honest, '--backend', 'cpu', '--set', 'batch_size=2', '--perf-trials', '10', '--guard-policy', 'pytorch', '--json'],
       real,
     );
     assert.equal(known.exitCode, 0, String(known.stderr));
     assert.deepEqual(JSON.parse(String(known.stdout)).problem_overrides, { batch_size: 2 });
+  });
+});
+
+describe('kforge eval: a wrong answer first, then the policy that would measure the candidate', { skip: torchUnavailable() }, () => {
+  const problem = fixturePath('problems', 'scale-add.py');
+  const real = { KFORGE_PYTHON: REAL_PYTHON, KFORGE_WORKER_DIR: path.join(REPOSITORY_ROOT, 'worker') };
+  const plain = (body: string): string => {
+    const file = path.join(cacheRoot, `plain-${body.length}.py`);
+    writeFileSync(
+      file,
+      `import torch\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self, features):\n        super().__init__()\n        self.scale = torch.nn.Parameter(torch.randn(features))\n        self.bias = torch.nn.Parameter(torch.randn(features))\n\n    def forward(self, x):\n        return ${body}\n`,
+    );
+    return file;
+  };
+
+  it('a plain PyTorch ModelNew is rejected under kernelbench, naming --guard-policy pytorch, which measures it', async () => {
+    const candidate = plain('torch.relu(x * self.scale + self.bias)');
+    const rejected = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing'], real);
+    assert.equal(rejected.exitCode, 1, String(rejected.stderr));
+    const stdout = String(rejected.stdout);
+    assert.match(stdout, /^rejected {2}plain-\d+\.py against scale-add\.py/);
+    assert.match(stdout, /\[torch-fallback\] .*\(the guard policy `pytorch` would measure it as a PyTorch program, no kernel of its own required\)$/m);
+    assert.match(stdout, /^ {2}to measure it as it is: run again with --guard-policy pytorch /m);
+    const measured = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing', '--guard-policy', 'pytorch', '--json'], real);
+    assert.equal(measured.exitCode, 0, String(measured.stderr));
+    assert.equal(JSON.parse(String(measured.stdout)).verdict, 'correct');
+  });
+
+  it('a plain PyTorch ModelNew of the wrong shape is incorrect (shape) first, the rejection after', async () => {
+    const candidate = plain('torch.relu(x * self.scale + self.bias)[:, :10]');
+    const result = await kforge(['eval', problem, candidate, '--backend', 'cpu', '--no-timing', '--json'], real);
+    assert.equal(result.exitCode, 1, String(result.stderr));
+    const parsed = evaluationResultSchema.parse(JSON.parse(String(result.stdout)));
+    assert.equal(parsed.verdict, 'incorrect');
+    assert.deepEqual(
+      parsed.reasons.map((reason) => reason.check),
+      ['shape', 'torch-fallback'],
+    );
+    assert.match(parsed.reasons[0]!.message, /the output has shape \(8, 10\), the reference's is \(8, 64\)/);
+    assert.equal(parsed.correctness?.passed, 0);
+  });
+});
+
+describe('kforge eval --set over a batch of several problems', () => {
+  /** Two problems the fake worker accepts: a matrix product with `N`, an elementwise one with `batch_size`. */
+  const folder = path.join(cacheRoot, 'mixed');
+  mkdirSync(folder, { recursive: true });
+  const matmul = path.join(folder, '1_Square_matrix_multiplication_.py');
+  const relu = path.join(folder, '19_ReLU.py');
+  writeFileSync(matmul, '# A problem the fake reference accepts.\nN = 2048\nKFORGE_PRESETS = {}\n\n\nclass Model: pass\n');
+  writeFileSync(relu, '# A problem the fake reference accepts.\nbatch_size = 4096\ndim = 393216\n\n\nclass Model: pass\n');
+  const pairs = [`${matmul}:${candidate('correct')}`, `${relu}:${candidate('correct')}`];
+  const overridesOf = (stdout: string): Record<string, unknown> =>
+    Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { problem: string; problem_overrides?: unknown })
+        .map((result) => [path.basename(result.problem), result.problem_overrides ?? null]),
+    );
+
+  it('gives each problem the names it has, upper case included, and says which was left out of which', async () => {
+    const result = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', 'batch_size=64', '--set', 'N=512']);
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    assert.deepEqual(overridesOf(String(result.stdout)), { '1_Square_matrix_multiplication_.py': { N: 512 }, '19_ReLU.py': { batch_size: 64 } });
+    const stderr = String(result.stderr);
+    assert.match(
+      stderr,
+      /^kforge eval: --set batch_size=64 left out for 1_Square_matrix_multiplication_\.py, which has no module-level constant `batch_size` \(its constants: N\)$/m,
+    );
+    assert.match(stderr, /^kforge eval: --set N=512 left out for 19_ReLU\.py, which has no module-level constant `N` \(its constants: batch_size, dim\)$/m);
+    assert.doesNotMatch(stderr, /did not build|invalid_input/);
+  });
+
+  it('scopes a value to one problem; a problem with none of the names says so and keeps its sizes', async () => {
+    const scoped = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', '1_Square_matrix_multiplication_:N=256']);
+    assert.equal(scoped.exitCode, 0, String(scoped.stderr));
+    assert.deepEqual(overridesOf(String(scoped.stdout)), { '1_Square_matrix_multiplication_.py': { N: 256 }, '19_ReLU.py': null });
+    const none = await kforge(['eval', ...pairs, '--backend', 'cpu', '--json', '--set', 'dim=8']);
+    assert.equal(none.exitCode, 0, String(none.stderr));
+    assert.match(String(none.stderr), /--set dim=8 left out for 1_Square_matrix_multiplication_\.py, .*; it is evaluated at its own sizes$/m);
+  });
+
+  it('refuses, before evaluating anything, a name no problem has and a scope that names none', async () => {
+    const unknown = await kforge(['eval', ...pairs, '--backend', 'cpu', '--set', 'M=64']);
+    assert.equal(unknown.exitCode, 2);
+    assert.equal(String(unknown.stdout), '');
+    assert.equal(
+      String(unknown.stderr).trim(),
+      'kforge eval: --set M=64: none of the 2 problems has a module-level constant `M` (their constants: N, batch_size, dim; did you mean N?)',
+    );
+    const scope = await kforge(['eval', ...pairs, '--backend', 'cpu', '--set', '19_relu:dim=8']);
+    assert.equal(scope.exitCode, 2);
+    assert.match(String(scope.stderr), /^kforge eval: --set 19_relu:dim=8: no problem of this command is `19_relu` .*; did you mean 19_ReLU\?\)$/);
   });
 });
 

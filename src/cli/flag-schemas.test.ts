@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
+import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
 
 const parsed = (
   schema: { safeParse: (value: unknown) => { success: boolean; data?: unknown; error?: { issues: Array<{ message: string }> } } },
@@ -39,5 +39,24 @@ describe('command-line number flags', () => {
       [0, 250, 0.5],
     );
     assert.equal(parsed(warmup, '-0.5'), 'expected `--warmup-ms` to be a non-negative number of milliseconds, got `-0.5`');
+  });
+});
+
+describe('command-line choice flags', () => {
+  it('take one of the values and name the closest for a typo', () => {
+    const provider = choiceFlag('--provider', ['openai', 'anthropic', 'files'] as const);
+    assert.equal(parsed(provider, 'files'), 'files');
+    assert.equal(parsed(provider, 'fle'), 'expected `--provider` to be one of openai, anthropic, files, got `fle` (did you mean --provider files?)');
+    assert.equal(parsed(provider, 'mistral'), 'expected `--provider` to be one of openai, anthropic, files, got `mistral`');
+  });
+
+  it('resolve a guard policy or its alias, and name the closest policy for a typo', () => {
+    const policy = guardPolicyFlag('--guard-policy');
+    assert.equal(parsed(policy, 'pytorch'), 'pytorch');
+    assert.equal(parsed(policy, 'default'), 'own-kernels');
+    assert.equal(
+      parsed(policy, 'pytorc'),
+      'expected `--guard-policy` to be one of kernelbench, own-kernels, strict, permissive, pytorch, got `pytorc` (did you mean --guard-policy pytorch?)',
+    );
   });
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { GUARD_POLICIES, resolveGuardPolicy, type GuardPolicyName } from '../core/guard-policy.js';
+import { closestName } from './closest-name.js';
 
 /**
  * Parsers of command-line flag values (commander hands over strings), each failing with a message
@@ -35,3 +37,34 @@ export const nonNegativeNumberFlag = (flag: string, unit?: string) => numberFlag
 
 /** A finite number above zero; `unit` ends the message (`seconds`). */
 export const positiveNumberFlag = (flag: string, unit?: string) => numberFlag(flag, 'positive', unit);
+
+/** The message of a choice flag's bad value, with the closest valid value when one is close. */
+function choiceMessage(flag: string, values: readonly string[], text: string): string {
+  const near = closestName(text, values);
+  return `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${text}\`${near ? ` (did you mean ${flag} ${near}?)` : ''}`;
+}
+
+/**
+ * One of `values`; anything else fails naming the choices and, for a typo, the value meant.
+ *
+ * @example choiceFlag('--provider', PROVIDER_NAMES) // `fle` → "… got `fle` (did you mean --provider files?)"
+ */
+export const choiceFlag = <const T extends readonly string[]>(flag: string, values: T) =>
+  z.string().transform((text, context) => {
+    if (!values.includes(text)) {
+      context.addIssue({ code: 'custom', message: choiceMessage(flag, values, text) });
+      return z.NEVER;
+    }
+    return text as T[number];
+  });
+
+/** A shipped guard policy's name or an alias (`default`), resolved; anything else fails as {@link choiceFlag} does. */
+export const guardPolicyFlag = (flag: string) =>
+  z.string().transform((text, context): GuardPolicyName => {
+    const resolved = resolveGuardPolicy(text);
+    if (resolved === undefined) {
+      context.addIssue({ code: 'custom', message: choiceMessage(flag, GUARD_POLICIES, text) });
+      return z.NEVER;
+    }
+    return resolved;
+  });

@@ -9,19 +9,48 @@ export interface InstalledVersions {
   kforge: string;
   node: string;
   python: { executable: string; version: string | null; error?: string };
-  torch: { version: string; compile: boolean; cuda: string | null; cudaAvailable: boolean } | null;
+  /**
+   * PyTorch as its installed files say, read without importing it (an import takes 2–4 s):
+   * `compile` from the version (2.x has torch.compile), `cuda` the CUDA it was built with. Whether
+   * it can use a GPU here is `kforge doctor`'s to say.
+   */
+  torch: { version: string; compile: boolean; cuda: string | null } | null;
   /** The NVIDIA driver and the CUDA version it supports, from nvidia-smi; null without one. */
   driver: { version: string; cuda: string | null } | null;
 }
 
+/**
+ * The worker's Python and its PyTorch, without importing torch: `find_spec` locates the package,
+ * its `version.py` (plain assignments, parsed, not run) gives `__version__` and `cuda`, and the
+ * installed distribution's metadata the version where that file says nothing.
+ */
 const PYTHON_PROBE = [
-  'import json, sys',
-  'info = {"python": sys.version.split()[0]}',
+  'import ast, importlib.util, json, os, sys',
+  'info = {"python": sys.version.split()[0], "torch": None}',
   'try:',
-  '    import torch',
-  '    info["torch"] = {"version": torch.__version__, "compile": hasattr(torch, "compile"), "cuda": torch.version.cuda, "cudaAvailable": bool(torch.cuda.is_available())}',
+  '    spec = importlib.util.find_spec("torch")',
   'except Exception:',
-  '    info["torch"] = None',
+  '    spec = None',
+  'if spec is not None and spec.origin:',
+  '    fields = {}',
+  '    try:',
+  '        with open(os.path.join(os.path.dirname(spec.origin), "version.py"), encoding="utf-8") as source:',
+  '            for node in ast.parse(source.read()).body:',
+  '                targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []',
+  '                for target in targets:',
+  '                    if isinstance(target, ast.Name) and isinstance(node.value, ast.Constant):',
+  '                        fields[target.id] = node.value.value',
+  '    except (OSError, SyntaxError, ValueError):',
+  '        pass',
+  '    version = fields.get("__version__")',
+  '    if not isinstance(version, str):',
+  '        try:',
+  '            import importlib.metadata',
+  '            version = importlib.metadata.version("torch")',
+  '        except Exception:',
+  '            version = None',
+  '    cuda = fields.get("cuda")',
+  '    info["torch"] = {"version": version or "unknown", "cuda": cuda if isinstance(cuda, str) else None}',
   'print(json.dumps(info))',
 ].join('\n');
 
@@ -41,8 +70,9 @@ async function pythonAndTorch(environment: NodeJS.ProcessEnv): Promise<Pick<Inst
   const executable = pythonExecutable(environment);
   const stdout = await outputOf(executable, ['-c', PYTHON_PROBE], environment, 60_000);
   if (stdout === null) return { python: { executable, version: null, error: 'did not run' }, torch: null };
-  const found = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { python?: string; torch?: InstalledVersions['torch'] };
-  return { python: { executable, version: found.python ?? null }, torch: found.torch ?? null };
+  const found = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { python?: string; torch?: { version: string; cuda: string | null } | null };
+  const torch = found.torch ? { ...found.torch, compile: Number(/^(\d+)\./.exec(found.torch.version)?.[1] ?? 0) >= 2 } : null;
+  return { python: { executable, version: found.python ?? null }, torch };
 }
 
 async function nvidiaDriver(environment: NodeJS.ProcessEnv): Promise<InstalledVersions['driver']> {
@@ -55,8 +85,8 @@ async function nvidiaDriver(environment: NodeJS.ProcessEnv): Promise<InstalledVe
 
 /**
  * The versions of kforge, Node.js, Python, PyTorch and CUDA this process would evaluate with
- * (the worker's Python as `kforge eval` picks it). Probes run in parallel; about 1–2 s, the time
- * Python takes to import torch.
+ * (the worker's Python as `kforge eval` picks it). Probes run in parallel and import no torch:
+ * about 0.1–0.2 s, most of it Python's start and nvidia-smi.
  */
 export async function findInstalledVersions(environment: NodeJS.ProcessEnv): Promise<InstalledVersions> {
   const [kforge, pythonSide, driver] = await Promise.all([kforgeVersion(), pythonAndTorch(environment), nvidiaDriver(environment)]);
@@ -78,7 +108,7 @@ export function formatInstalledVersions(versions: InstalledVersions): string {
         ? `PyTorch ${torch.version}${torch.compile ? '' : ' (no torch.compile: baselines are eager only)'}`
         : `PyTorch: not installed for ${python.executable} (run \`kforge doctor\`)`,
     );
-  const builtWith = torch?.cuda ? `PyTorch built with CUDA ${torch.cuda}${torch.cudaAvailable ? '' : ' (no GPU usable)'}` : 'PyTorch built without CUDA';
+  const builtWith = torch?.cuda ? `PyTorch built with CUDA ${torch.cuda}` : 'PyTorch built without CUDA';
   const driverPart = driver ? `NVIDIA driver ${driver.version}${driver.cuda ? ` (CUDA ${driver.cuda})` : ''}` : 'no NVIDIA driver found';
   lines.push(`CUDA: ${torch ? `${builtWith}; ` : ''}${driverPart}`);
   return `${lines.join('\n')}\n`;

@@ -33,6 +33,11 @@ export interface SizingOptions {
    * model call per candidate for the same misuse.
    */
   validate?: boolean;
+  /**
+   * The problem's `--set` values, already resolved against the command's problems
+   * (problem-overrides.ts); left out, `flags.set` is this problem's alone.
+   */
+  overrides?: Record<string, number | boolean>;
 }
 
 /**
@@ -49,7 +54,7 @@ export async function sizesToEvaluate(
   io: CliIo,
   options: SizingOptions = { command: 'kforge eval' },
 ): Promise<Record<string, number | boolean>> {
-  const overrides = parseOverrides(flags.set);
+  const overrides = options.overrides ?? parseOverrides(flags.set);
   const checking = options.validate === true && Object.keys(overrides).length > 0;
   if (!flags.fit && !checking) return overrides;
   const device = backend === 'cpu' ? 'cpu' : `cuda:${flags.device ?? 0}`;

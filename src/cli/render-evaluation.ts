@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type picocolors from 'picocolors';
+import { measuringPolicy } from '../core/measuring-policy.js';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
 import { attributionLine } from '../eval/run/attribution-report.js';
 import { timingNotes } from './render-timing-notes.js';
@@ -39,6 +40,8 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
       colors.dim(`(${result.backend}, ${result.precision}${result.preset ? `, preset ${result.preset}` : ''})`),
   );
   for (const reason of result.reasons) lines.push(`  ${colors.dim(`[${reason.check}]`)} ${reason.message}`);
+  const measuring = measuringPolicy(result);
+  if (measuring) lines.push(`  ${colors.bold('to measure it as it is:')} run again with --guard-policy ${measuring} (docs/guard.md, "Policies")`);
   if (result.attribution) {
     const policy = result.guard?.policy ? colors.dim(` (policy ${result.guard.policy})`) : '';
     lines.push(`${colors.bold('attribution:')} ${attributionLine(result.attribution)}${policy}`);

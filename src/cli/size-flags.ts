@@ -2,23 +2,51 @@ import type { EvaluationResult } from '../core/verdict.js';
 import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../eval/pipeline/device-capacity.js';
 import { UsageError } from './usage-error.js';
 
+/** One `--set` value: a module constant's new value, for every problem that has it or for one problem. */
+export interface SizeSetting {
+  /**
+   * The problem it is for (`--set 1_Square_matrix_multiplication_:N=512`: a problem's file name,
+   * with or without `.py`, or its path), or null: every problem of the command that has the name.
+   */
+  scope: string | null;
+  name: string;
+  value: number | boolean;
+  /** The value as given, for messages. */
+  text: string;
+}
+
 /**
- * `--set NAME=VALUE` values as problem overrides: integers, decimals or true/false.
+ * `--set [PROBLEM:]NAME=VALUE` values: integers, decimals or true/false, each for every problem that
+ * has the constant or, with a `PROBLEM:` prefix, for that problem only (problem-overrides.ts).
+ *
+ * @example parseSizeSettings(['batch_size=256', '1_Square_matrix_multiplication_:N=512'])
+ */
+export function parseSizeSettings(values: readonly string[]): SizeSetting[] {
+  return values.map((text) => {
+    const match = /^\s*(?:(.+?)\s*:\s*)?([A-Za-z_]\w*)\s*=\s*(.+?)\s*$/.exec(text);
+    if (!match) throw new UsageError(`expected \`--set\` to be NAME=VALUE or PROBLEM:NAME=VALUE (e.g. --set batch_size=256), got \`${text}\``);
+    const [, scope, name, raw] = match as unknown as [string, string | undefined, string, string];
+    const lowered = raw.toLowerCase();
+    const value = lowered === 'true' ? true : lowered === 'false' ? false : Number(raw);
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new UsageError(`expected \`--set ${text.trim()}\` to give a number or true/false, got \`${raw}\``);
+    }
+    return { scope: scope ?? null, name, value, text: text.trim() };
+  });
+}
+
+/**
+ * `--set NAME=VALUE` values as the overrides of one problem, later values winning. A value scoped
+ * to a problem (`PROBLEM:NAME=VALUE`) is resolved against the command's problems instead
+ * (problem-overrides.ts), so here it is a usage error.
  *
  * @example parseOverrides(['batch_size=256', 'eps=1e-5']) // { batch_size: 256, eps: 0.00001 }
  */
 export function parseOverrides(values: readonly string[]): Record<string, number | boolean> {
   const overrides: Record<string, number | boolean> = {};
-  for (const text of values) {
-    const match = /^\s*([A-Za-z_]\w*)\s*=\s*(.+?)\s*$/.exec(text);
-    if (!match) throw new UsageError(`expected \`--set\` to be NAME=VALUE (e.g. --set batch_size=256), got \`${text}\``);
-    const [, name, raw] = match as unknown as [string, string, string];
-    const lowered = raw.toLowerCase();
-    const value = lowered === 'true' ? true : lowered === 'false' ? false : Number(raw);
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      throw new UsageError(`expected \`--set ${name}\` to be a number or true/false, got \`${raw}\``);
-    }
-    overrides[name] = value;
+  for (const setting of parseSizeSettings(values)) {
+    if (setting.scope !== null) throw new UsageError(`\`--set ${setting.text}\` names a problem; give NAME=VALUE here`);
+    overrides[setting.name] = setting.value;
   }
   return overrides;
 }

@@ -25,6 +25,13 @@ export const POLICIES_REJECTING_PYTORCH: readonly GuardPolicyName[] = ['own-kern
  */
 export const POLICIES_WITHOUT_OWN_WORK_RULE: readonly GuardPolicyName[] = ['pytorch'];
 
+/**
+ * Checks whose rejection the policy decides from what ran in the traced call (docs/guard.md, "What
+ * ran"): they say nothing of whether the answer is right, so a wrong answer is reported before them
+ * (docs/worker-protocol.md, "Verdicts from the guard").
+ */
+export const POLICY_DECIDED_CHECKS: ReadonlySet<string> = new Set(['torch-fallback', 'own-kernel', 'silent-fallback']);
+
 /** The shipped policy a name means (an alias resolved), or undefined for an unknown name. */
 export function resolveGuardPolicy(name: string): GuardPolicyName | undefined {
   if ((GUARD_POLICIES as readonly string[]).includes(name)) return name as GuardPolicyName;

@@ -1,6 +1,7 @@
 """`python3 -m kforge_worker reference|candidate` — docs/worker-protocol.md;
 `python3 -m kforge_worker audit PROBLEM [...]` (audit_command.py);
-`python3 -m kforge_worker estimate PROBLEM [...]` (estimate_command.py); and
+`python3 -m kforge_worker estimate PROBLEM [...]` (estimate_command.py);
+`python3 -m kforge_worker constants PROBLEM [...]` (constants_command.py, without torch); and
 `python3 -m kforge_worker prime DIR` (bytecode_cache.py).
 
 Exit status of a role: 0 after the role finished or wrote a `failure` message; 2 when the parent
@@ -64,6 +65,11 @@ def main(argv) -> None:
         from .problem.problem_folder import main as describe_main
 
         _exit(describe_main(list(argv[2:])))
+    if len(argv) >= 2 and argv[1] == "constants":
+        _harden_import_path()
+        from .roles.constants_command import main as constants_main
+
+        _exit(constants_main(list(argv[2:])))
     if len(argv) >= 2 and argv[1] == "prime":
         _harden_import_path()
         from .build.bytecode_cache import main as prime_main

@@ -118,6 +118,16 @@ class ModelNew(torch.nn.Module):
         return torch.relu(x)
 """
 
+# The same PyTorch program with the wrong shape: which comes first, its wrong answer or the policy's
+# rejection of what ran (policy_rejection.py)?
+RELU_TORCH_WRONG_SHAPE = """
+import torch
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)[:, :10]
+"""
+
 # A ReLU compiled with torch.jit.script (torch 1.13 has no torch.compile): the static guard only notes
 # the compiler; at run time the scripted graph's operators reach the dispatcher like any others.
 RELU_JIT_SCRIPTED = """

@@ -39,9 +39,14 @@ CASES = {
     "relu-torch-permissive": (RELU, guard_sources.RELU_TORCH),
     "relu-jit-scripted": (RELU, guard_sources.RELU_JIT_SCRIPTED),
     "relu-jit-scripted-kernelbench": (RELU, guard_sources.RELU_JIT_SCRIPTED),
+    "relu-torch-wrong-shape-kernelbench": (RELU, guard_sources.RELU_TORCH_WRONG_SHAPE),
 }
 #: The guard each case runs under where it is not PYTORCH.
-GUARDS = {"relu-torch-permissive": PERMISSIVE, "relu-jit-scripted-kernelbench": {"policy": "kernelbench"}}
+GUARDS = {
+    "relu-torch-permissive": PERMISSIVE,
+    "relu-jit-scripted-kernelbench": {"policy": "kernelbench"},
+    "relu-torch-wrong-shape-kernelbench": {"policy": "kernelbench"},
+}
 CEILINGS = {"bandwidth_bytes_per_s": 1e9, "peak_flops_per_s": 1e12}
 
 
@@ -198,8 +203,11 @@ def test_a_pytorch_program_is_rejected_under_permissive_and_correct_under_pytorc
     assert found["message"] == (
         "correctness trial 0 (seed 11): the output is PyTorch's own computation from the "
         "inputs (aten::relu) and no code of the candidate's changed it: no kernel of its own "
-        "did the work; compute the result in your kernel"
+        "did the work; compute the result in your kernel (the guard policy `pytorch` would measure it "
+        "as a PyTorch program, no kernel of its own required)"
     )
+    # The traced call's output was judged before the rejection was sent: it is right.
+    assert runs["relu-torch-permissive"].handed["correctness-0"]["passed"] is True
     checks = {entry["check"]: entry for entry in runs["relu-torch"].message("candidate", "guard-checks")["checks"]}
     assert checks["torch-fallback"]["status"] == "note"
     assert checks["torch-fallback"]["message"].startswith(
@@ -214,6 +222,24 @@ def test_a_pytorch_program_is_rejected_under_permissive_and_correct_under_pytorc
         "forward handed the work to PyTorch (aten::relu): its kernel is PyTorch; write the kernel (recorded only: "
         "the policy `pytorch` does not reject it)"
     )
+
+
+def test_a_wrong_answer_is_said_before_the_policys_rejection_of_what_ran(runs):
+    """A plain PyTorch program with the wrong shape under `kernelbench`: the policy rejects what ran
+    (`torch-fallback`, naming `pytorch` as the policy that would measure it), but only after the
+    traced call's output was handed to the judge, which finds the wrong shape: the parent says
+    `incorrect` (shape) first (docs/worker-protocol.md, "Verdicts from the guard")."""
+    result = runs["relu-torch-wrong-shape-kernelbench"]
+    found = failure(runs, "relu-torch-wrong-shape-kernelbench")
+    assert (found["stage"], found["kind"], found["check"]) == ("correctness", "rejected", "torch-fallback")
+    assert found["message"].endswith(
+        "(the guard policy `pytorch` would measure it as a PyTorch program, no kernel of its own required)"
+    )
+    handed = result.handed["correctness-0"]
+    assert (handed["passed"], handed["check"]) == (False, "shape"), handed
+    assert "(8, 10)" in handed["message"] and "(8, 64)" in handed["message"]
+    assert list(result.handed) == ["correctness-0"], "no trial runs after the rejection"
+    assert verdict(result) == ("incorrect", "shape")
 
 
 def test_roofline_bound_from_the_requested_ceilings(runs):

@@ -26,6 +26,8 @@ from kforge_worker.guard.kernel_names import OwnKernels, display_name, qualified
 from kforge_worker.guard import attribution
 from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
 from kforge_worker.guard.policy import POLICY_NAMES, load_policy
+from kforge_worker.guard.policy_rejection import PolicyRejection
+from kforge_worker.roles.correctness_stage import guarded_call
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)
@@ -120,7 +122,8 @@ def test_no_own_kernel_is_rejected_under_every_policy_but_pytorch(policy):
     assert finding.message == (
         f"{WHERE}: launched no kernel of the candidate's own: only "
         f"at::native::vectorized_elementwise_kernel<…> ×1 ran; it builds "
-        f"kforge_relu_kernel<…>, and forward must launch it"
+        f"kforge_relu_kernel<…>, and forward must launch it (the guard policy `pytorch` would measure it "
+        f"as a PyTorch program, no kernel of its own required)"
     )
 
 
@@ -173,6 +176,8 @@ def test_the_own_work_rules_reject_under_every_shipped_policy_but_pytorch(name):
     idle = own_work.cpu_kernel_ran(_extension(), [], policy, WHERE)
     assert (idle.check, idle.status) == ("own-kernel", level)
     assert ("recorded only" in idle.message) is (level == "note")
+    measured = "(the guard policy `pytorch` would measure it as a PyTorch program, no kernel of its own required)"
+    assert all(outcome.message.endswith(measured) is (level == "reject") for outcome in (raised, output, plain, idle))
     assert own_work.cpu_kernel_ran(_extension(4.0), [], policy, WHERE).status == "passed"
 
 
@@ -184,9 +189,7 @@ def test_a_severity_override_for_torch_fallback_does_not_change_own_kernel():
 def test_the_message_names_every_kernel_built():
     two = OwnKernels.of(cuda=[RELU, "kf::scale_kernel(float*, int)"])
     finding = own_kernel.judge({TORCH_RELU: 1}, two, DEFAULT, WHERE)
-    assert finding.message.endswith(
-        "it builds kf::scale_kernel, kforge_relu_kernel<…>, and forward must launch " "one of them"
-    )
+    assert "it builds kf::scale_kernel, kforge_relu_kernel<…>, and forward must launch one of them (" in finding.message
 
 
 def test_a_call_with_no_kernel_or_no_built_kernel_is_rejected():
@@ -427,3 +430,71 @@ def test_cuda_guard_records_passes_and_notes():
     untraced.kernels = None
     untraced.check_own_kernel(WHERE)
     assert untraced.log.take() == []
+
+
+# --- the policy that would measure a rejected candidate (policy_rejection.py) -----------------------
+
+WAIVED_FOR_PYTORCH = "(the guard policy `pytorch` would measure it as a PyTorch program, no kernel of its own required)"
+PYTORCH_BESIDE = (
+    "(the guard policy `kernelbench` would measure it with PyTorch operators beside its kernels reported, not rejected)"
+)
+
+
+def _library():
+    """A custom operator of the candidate's own whose kernel writes through numpy (past the
+    dispatcher, as a C++ loop would): `kforge_measure::twice`."""
+    library = torch.library.Library("kforge_measure", "DEF")
+    library.define("twice(Tensor x) -> Tensor")
+
+    def twice(x):
+        out = torch.empty_like(x)
+        out.numpy()[:] = x.numpy() * 2
+        return out
+
+    library.impl("twice", twice, "CPU")
+    return library
+
+
+LIBRARY = _library()
+
+
+def _rejection(policy, forward, values):
+    guard = GuardRuntime(torch.device("cpu"), load_policy(policy))
+    output = guard.forward(forward, traced=True, sources=[values])
+    with pytest.raises(PolicyRejection) as raised:
+        guard.check_dispatch(output, WHERE)
+        guard.check_own_kernel(WHERE)
+    return raised.value
+
+
+def test_a_plain_pytorch_program_is_rejected_naming_the_pytorch_policy():
+    values = torch.randn(4096)
+    for policy in ("kernelbench", "own-kernels"):
+        rejection = _rejection(policy, lambda: torch.relu(values), values)
+        assert (rejection.kind, rejection.check) == ("rejected", "torch-fallback")
+        assert rejection.message.endswith(WAIVED_FOR_PYTORCH), rejection.message
+
+
+def test_pytorch_compute_beside_its_own_operator_names_the_kernelbench_policy():
+    values = torch.randn(4096)
+    rejection = _rejection("own-kernels", lambda: torch.relu(torch.ops.kforge_measure.twice(values)), values)
+    assert (rejection.kind, rejection.check) == ("rejected", "torch-fallback")
+    assert "forward dispatched aten::relu ×1 to PyTorch" in rejection.message
+    assert rejection.message.endswith(PYTORCH_BESIDE), rejection.message
+    guard = GuardRuntime(torch.device("cpu"), load_policy("kernelbench"))
+    output = guard.forward(lambda: torch.relu(torch.ops.kforge_measure.twice(values)), traced=True, sources=[values])
+    guard.check_dispatch(output, WHERE)
+    guard.check_own_kernel(WHERE)  # what it names measures it: nothing is rejected under `kernelbench`
+
+
+def test_a_policy_rejection_carries_the_output_for_the_judge():
+    values = torch.randn(4096)
+    guard = GuardRuntime(torch.device("cpu"), load_policy("kernelbench"))
+
+    class PlainRelu(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    with pytest.raises(PolicyRejection) as raised:
+        guarded_call(PlainRelu(), [values], 11, torch.device("cpu"), guard, WHERE, traced=True)
+    assert torch.equal(raised.value.output, torch.relu(values))

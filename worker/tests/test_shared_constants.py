@@ -67,3 +67,22 @@ def test_the_profile_fallback_folder_is_the_one_the_parent_copies_out():
     found = re.search(r"export const PROFILE_FALLBACK = '([^']+)';", text)
     assert found, "scratch-directory.ts no longer exports PROFILE_FALLBACK"
     assert sampling_profile.PROFILE_FALLBACK == found.group(1)
+
+
+def test_the_parent_reads_the_policy_a_rejection_names():
+    """The parent finds the policy that would measure a rejected candidate in the reason's words
+    (src/core/measuring-policy.ts, MEASURED_UNDER_PATTERN): the worker's must match it."""
+    from kforge_worker.guard import policy_rejection
+
+    text = (SRC / "core/measuring-policy.ts").read_text()
+    found = re.search(r"export const MEASURED_UNDER_PATTERN = /(.+)/;", text)
+    assert found, "measuring-policy.ts no longer exports MEASURED_UNDER_PATTERN"
+    pattern = re.compile(found.group(1))
+    for clause, policy in (
+        (policy_rejection.own_work_waived(), "pytorch"),
+        (policy_rejection.pytorch_allowed(), "kernelbench"),
+    ):
+        matched = pattern.search(clause)
+        assert matched and matched.group(1) == policy, clause
+        words = re.search(rf"{policy}: '([^']+)'", text)
+        assert words and clause.endswith(words.group(1)), f"the parent's words for `{policy}` differ from {clause!r}"

@@ -7,6 +7,8 @@ from typing import Optional, Tuple
 from worker_process import Evaluation
 
 REJECTED_TRIAL_CHECKS = ("input-mutation", "degenerate-output", "handover", "handover-window")
+#: Rejections the policy decides from what ran: a wrong answer handed over before one is said first.
+POLICY_CHECKS = ("torch-fallback", "own-kernel", "silent-fallback")
 FASTER_THAN_LIGHT_RATIO = 0.5
 #: Policies under which PyTorch compute (and so a substituted operator) is a rejection.
 REJECTING_POLICIES = ("own-kernels", "strict")
@@ -128,6 +130,11 @@ def verdict(result: Evaluation, *, gate_specialisation: bool = False) -> Tuple[s
     for role in ("reference", "candidate"):
         failure = result.failures.get(role)
         if failure is not None:
+            if role == "candidate" and failure["kind"] == "rejected" and failure["check"] in POLICY_CHECKS:
+                handed = [trial for name, trial in result.handed.items() if name.startswith("correctness-")]
+                wrong = _strongest(_failed({"trials": handed}))
+                if wrong is not None:
+                    return ("rejected" if wrong["check"] in REJECTED_TRIAL_CHECKS else "incorrect"), wrong["check"]
             if role == "candidate" and failure["check"] == "torch-fallback" and substituted:
                 return "rejected", "substituted-op"
             return failure["kind"], failure["check"]

@@ -22,6 +22,7 @@ import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
+import { overridesForProblems } from '../problem-overrides.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../cli-logger.js';
 
@@ -62,7 +63,8 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
     if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
-    const overrides = await sizesToEvaluate(problemPath, backend, options, io);
+    const given = await overridesForProblems([problemPath], options.set, io, 'kforge eval');
+    const overrides = await sizesToEvaluate(problemPath, backend, options, io, { command: 'kforge eval', overrides: given.get(problemPath) ?? {} });
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({

@@ -18,6 +18,7 @@ import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';
 import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
+import { overridesForProblems } from '../problem-overrides.js';
 import { UsageError } from '../usage-error.js';
 import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 
@@ -85,7 +86,12 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const pairs = await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench });
     const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
     const sizes = new Map<string, Record<string, number | boolean>>();
-    for (const problem of new Set(pairs.map((pair) => pair.problemPath))) sizes.set(problem, await sizesToEvaluate(problem, backend, options, io));
+    const problems = [...new Set(pairs.map((pair) => pair.problemPath))];
+    // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
+    const given = await overridesForProblems(problems, options.set, io, 'kforge eval');
+    for (const problem of problems) {
+      sizes.set(problem, await sizesToEvaluate(problem, backend, options, io, { command: 'kforge eval', overrides: given.get(problem) ?? {} }));
+    }
     journal = options.resume ? await openResumeJournal(path.resolve(io.cwd, options.resume)) : undefined;
     if (journal && journal.unreadableLines > 0)
       io.stderr.write(

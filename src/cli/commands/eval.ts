@@ -45,8 +45,8 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .option('--json', 'print exactly one JSON object on stdout (progress stays on stderr); a batch prints one per line')
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`)
     .option(
-      '--set <NAME=VALUE>',
-      'replace a module constant of the problem, e.g. batch_size=256 (repeatable; recorded as problem_overrides)',
+      '--set <[PROBLEM:]NAME=VALUE>',
+      'replace a module constant, e.g. batch_size=256 or N=512; in a batch, of each problem that has it, or with PROBLEM: (its file name) of that one (repeatable; recorded as problem_overrides)',
       collectRepeated,
       [],
     )

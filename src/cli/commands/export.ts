@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
+import { choiceFlag } from '../flag-schemas.js';
 import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
@@ -21,14 +22,9 @@ export const EXPORT_FORMATS = ['jsonl'] as const;
 /** Values of `--only`. */
 const ONLY_VALUES = ['correct'] as const;
 
-const choice = <const T extends readonly [string, ...string[]]>(flag: string, values: T) =>
-  z.string().refine((text): text is T[number] => (values as readonly string[]).includes(text), {
-    error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${String(issue.input)}\``,
-  });
-
 const optionsSchema = z.object({
-  format: choice('--format', EXPORT_FORMATS).default('jsonl'),
-  only: choice('--only', ONLY_VALUES).optional(),
+  format: choiceFlag('--format', EXPORT_FORMATS).default('jsonl'),
+  only: choiceFlag('--only', ONLY_VALUES).optional(),
   store: z.string().min(1, 'expected `--store` to name a database file, got an empty string').optional(),
   out: z.string().min(1, 'expected `--out` to name a file, got an empty string').optional(),
   shaping: z.string().optional(),

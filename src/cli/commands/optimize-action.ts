@@ -38,6 +38,8 @@ import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
+import { overridesForProblems } from '../problem-overrides.js';
+import { nextSteps } from '../optimize-next-steps.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';
 
@@ -204,7 +206,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
     };
     const report = flags.resume ? await resumeOptimizeRun(flags.resume, dependenciesOfRun) : await startOptimizeRun(plan, dependenciesOfRun);
     progress.stop();
-    writeReport(report, flags.json, io);
+    writeReport(report, flags.json, io, storePath);
     return report.status === 'stopped' ? EXIT.cancelled : 0;
   } finally {
     progress.stop();
@@ -260,8 +262,10 @@ async function newRunPlan(
   const { evaluation } = plan;
   const sizing = { set: flags.set, fit: flags.fit, device: evaluation.deviceIndex, preset: evaluation.preset, precision: evaluation.precision, timing: true };
   const problemOverrides: OptimizePlan['problemOverrides'] = {};
+  // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
+  const given = await overridesForProblems(plan.problems, flags.set, io, 'kforge optimize');
   for (const problem of plan.problems) {
-    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, overrides: given.get(problem) ?? {} });
     if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
   return { ...plan, problemOverrides };
@@ -300,13 +304,11 @@ function reportFailure(error: unknown, io: CliIo): number {
   return usage ? EXIT.usage : EXIT.internal;
 }
 
-function writeReport(report: RunReport, json: boolean, io: CliIo): void {
+function writeReport(report: RunReport, json: boolean, io: CliIo, storePath: string): void {
   if (json) {
     io.stdout.write(`${JSON.stringify(toJsonOutput(report))}\n`);
     return;
   }
   io.stdout.write(`${formatReportTable(report)}\n`);
-  const written = report.problems.flatMap((problem) => (problem.best ? [problem.best.kernelPath] : []));
-  if (written.length > 0) io.stderr.write(`best kernels written to ${path.dirname(written[0]!)}\n`);
-  if (report.status === 'stopped' || report.status === 'paused') io.stderr.write(`resume with: kforge optimize --resume ${report.runId}\n`);
+  io.stderr.write(nextSteps(report, { storePath, cwd: io.cwd }));
 }

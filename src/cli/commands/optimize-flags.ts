@@ -3,12 +3,10 @@ import { z } from 'zod';
 import type { OptimizeRequest } from '../../agent/run/optimize-plan-builder.js';
 import { STALL_POLICIES } from '../../agent/search/stall-policies.js';
 import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
-import { GUARD_POLICIES, resolveGuardPolicy } from '../../core/guard-policy.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { PROVIDER_NAMES } from '../../core/config.js';
-import { closestName } from '../closest-name.js';
-import { integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
+import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { suiteFlagsShape } from '../suite-options.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from '../timeout-stages.js';
@@ -18,23 +16,12 @@ const positiveInteger = (flag: string) => integerFlag(flag, 1);
 const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);
 const positiveNumber = (flag: string) => positiveNumberFlag(flag);
 
-const oneOf = <const T extends readonly string[]>(flag: string, values: T) =>
-  z.string().transform((text, context) => {
-    if (!values.includes(text)) {
-      const near = closestName(text, values);
-      const hint = near ? ` (did you mean ${flag} ${near}?)` : '';
-      context.addIssue({ code: 'custom', message: `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${text}\`${hint}` });
-      return z.NEVER;
-    }
-    return text as T[number];
-  });
-
 const flagsSchema = z.object({
-  provider: oneOf('--provider', PROVIDER_NAMES).optional(),
+  provider: choiceFlag('--provider', PROVIDER_NAMES).optional(),
   model: z.string().min(1).optional(),
   baseUrl: z.string().min(1).optional(),
   dir: z.string().min(1).optional(),
-  strategy: oneOf('--strategy', STRATEGY_NAMES).optional(),
+  strategy: choiceFlag('--strategy', STRATEGY_NAMES).optional(),
   maxCandidates: positiveInteger('--max-candidates').optional(),
   maxMinutes: positiveNumber('--max-minutes').optional(),
   maxTokens: positiveInteger('--max-tokens').optional(),
@@ -42,20 +29,10 @@ const flagsSchema = z.object({
   maxGpuSeconds: positiveNumber('--max-gpu-seconds').optional(),
   targetSpeedup: positiveNumber('--target-speedup').optional(),
   concurrency: positiveInteger('--concurrency').optional(),
-  backend: oneOf('--backend', BACKENDS).optional(),
-  precision: oneOf('--precision', PRECISIONS).optional(),
-  tolerance: oneOf('--tolerance', TOLERANCE_PROFILES).optional(),
-  guardPolicy: z
-    .string()
-    .transform((text, context) => {
-      const resolved = resolveGuardPolicy(text);
-      if (resolved === undefined) {
-        context.addIssue({ code: 'custom', message: `expected \`--guard-policy\` to be one of ${GUARD_POLICIES.join(', ')}, got \`${text}\`` });
-        return z.NEVER;
-      }
-      return resolved;
-    })
-    .optional(),
+  backend: choiceFlag('--backend', BACKENDS).optional(),
+  precision: choiceFlag('--precision', PRECISIONS).optional(),
+  tolerance: choiceFlag('--tolerance', TOLERANCE_PROFILES).optional(),
+  guardPolicy: guardPolicyFlag('--guard-policy').optional(),
   trials: positiveInteger('--trials').optional(),
   perfTrials: positiveInteger('--perf-trials').optional(),
   warmup: nonNegativeInteger('--warmup').optional(),
@@ -65,14 +42,14 @@ const flagsSchema = z.object({
   redis: z.string().min(1).optional(),
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
   remoteSlots: positiveInteger('--remote-slots').optional(),
-  preset: oneOf('--preset', PRESETS).optional(),
+  preset: choiceFlag('--preset', PRESETS).optional(),
   /** `--set NAME=VALUE`, repeatable: module constants of every problem replaced (docs/sizes.md). */
   set: z.array(z.string()).default([]),
   /** `--fit`: each problem at sizes that fit this machine when its own do not. */
   fit: z.boolean().default(false),
   stallAfter: positiveInteger('--stall-after').optional(),
-  onStall: oneOf('--on-stall', STALL_POLICIES).optional(),
-  switchTo: oneOf('--switch-to', STRATEGY_NAMES).optional(),
+  onStall: choiceFlag('--on-stall', STALL_POLICIES).optional(),
+  switchTo: choiceFlag('--switch-to', STRATEGY_NAMES).optional(),
   store: z.string().min(1).optional(),
   out: z.string().min(1).optional(),
   resume: z.string().min(1).optional(),
@@ -80,7 +57,7 @@ const flagsSchema = z.object({
   json: z.boolean().default(false),
   dryRun: z.boolean().default(false),
   ...suiteFlagsShape,
-  logFormat: oneOf('--log-format', LOG_FORMATS).optional(),
+  logFormat: choiceFlag('--log-format', LOG_FORMATS).optional(),
   ...Object.fromEntries(TIMEOUT_STAGES.map((stage) => [timeoutOptionName(stage), positiveNumber(`--timeout-${stage}`).optional()])),
 });
 /** The flags of `kforge optimize` as parsed; `--timeout-<stage>` values under their commander names. */

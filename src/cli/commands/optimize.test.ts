@@ -444,7 +444,17 @@ test('--set naming a constant a problem lacks stops before the run, naming the p
   const cli = harness({ environment: REAL_WORKER_ENVIRONMENT, replies: [kernel('correct 0.5')] });
   await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--set', 'batch=4', '--store', 'misuse.db');
   assert.equal(cli.exitCode, 2);
-  assert.match(cli.stderr.join(''), /kforge optimize: 01_relu\.py: .*no module-level constant `batch` \(its constants: batch_size, dim\)/);
+  assert.match(
+    cli.stderr.join(''),
+    /^kforge optimize: --set batch=4: none of the 2 problems has a module-level constant `batch` \(their constants: batch_size, dim\)$/m,
+  );
+  const scoped = harness({ environment: REAL_WORKER_ENVIRONMENT, replies: [kernel('correct 0.5')] });
+  await scoped.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1', '--set', '01_relu:batch=4', '--store', 'misuse.db');
+  assert.equal(scoped.exitCode, 2);
+  assert.match(
+    scoped.stderr.join(''),
+    /^kforge optimize: --set 01_relu:batch=4: the problem 01_relu\.py has no module-level constant `batch` \(its constants: batch_size, dim\)$/m,
+  );
   assert.equal(cli.evaluator.calls.length, 0, 'nothing was evaluated');
   const malformed = harness();
   await malformed.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--set', 'batch_size');
@@ -487,6 +497,34 @@ test('--dry-run prints the problems, their sizes, estimated memory and audit fin
   assert.equal(modelCreated, false);
   assert.equal(cli.evaluator.calls.length, 0);
   await assert.rejects(readFile(path.join(folder, 'dry.db')), /ENOENT/);
+});
+
+test('--set over problems with different constants: each gets the names it has, or the one a PROBLEM: names', { timeout: 300_000 }, async () => {
+  await copyFile(path.join(REPOSITORY_ROOT, 'problems', 'level1', '09_matmul_square.py'), path.join(folder, 'level1', '09_matmul_square.py'));
+  const overridesOf = async (...set: string[]): Promise<{ exitCode: number | undefined; rows: Record<string, unknown>; stderr: string }> => {
+    const cli = harness({
+      environment: REAL_WORKER_ENVIRONMENT,
+      auditProblem: async (file) => ({ problemPath: file, findings: [], durationMs: 1, audit: { inputs: [], outputs: [] } as never }),
+    });
+    await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--dry-run', '--json', ...set.flatMap((value) => ['--set', value]));
+    const output = cli.stdout.length > 0 ? (JSON.parse(cli.stdout.join('')) as { problems: Array<{ problem: string; overrides: unknown }> }) : { problems: [] };
+    return {
+      exitCode: cli.exitCode,
+      rows: Object.fromEntries(output.problems.map((row) => [path.basename(row.problem), row.overrides])),
+      stderr: cli.stderr.join(''),
+    };
+  };
+  const mixed = await overridesOf('batch_size=4', 'n=64', '02_gelu:dim=32');
+  assert.equal(mixed.exitCode, 0, mixed.stderr);
+  assert.deepEqual(mixed.rows, { '01_relu.py': { batch_size: 4 }, '02_gelu.py': { batch_size: 4, dim: 32 }, '09_matmul_square.py': { n: 64 } });
+  assert.match(
+    mixed.stderr,
+    /^kforge optimize: --set batch_size=4 left out for 09_matmul_square\.py, which has no module-level constant `batch_size` \(its constants: n\)$/m,
+  );
+  assert.match(
+    mixed.stderr,
+    /^kforge optimize: --set n=64 left out for 01_relu\.py, which has no module-level constant `n` \(its constants: batch_size, dim\)$/m,
+  );
 });
 
 test('--dry-run with --filter and --limit audits the chosen problem with the real worker', { timeout: 300_000 }, async () => {

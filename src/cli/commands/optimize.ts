@@ -47,8 +47,8 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--perf-trials <n>', 'timed calls per candidate (default 100)')
     .option('--preset <preset>', 'problem sizes: cpu or gpu (default: by backend)')
     .option(
-      '--set <NAME=VALUE>',
-      "replace a module constant of every problem, e.g. batch_size=2 (repeatable; checked before the run, kept for --resume, recorded as each verdict's problem_overrides)",
+      '--set <[PROBLEM:]NAME=VALUE>',
+      "replace a module constant of each problem that has it, e.g. batch_size=2 or N=512, or with PROBLEM: (its file name) of that one (repeatable; checked before the run, kept for --resume, recorded as each verdict's problem_overrides)",
       collectRepeated,
       [],
     )

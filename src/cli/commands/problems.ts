@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
+import { choiceFlag } from '../flag-schemas.js';
 import { listCatalogProblems } from '../../agent/run/problem-catalog.js';
 import { selectProblems } from '../../agent/run/problem-selection.js';
 import { SuiteError } from '../../agent/run/suite-error.js';
@@ -10,7 +11,7 @@ import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
-import { parseOverrides } from '../size-flags.js';
+import { overridesForProblems } from '../problem-overrides.js';
 import { collectRepeated } from '../repeated-option.js';
 import { declaredToleranceWins, toleranceFor } from '../../eval/run/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
@@ -27,9 +28,6 @@ export interface ProblemsCommandDependencies extends Partial<CliIo> {
   auditProblem?: (problemPath: string, options: ProblemAuditorOptions) => Promise<ProblemAudit>;
 }
 
-const choice = <const T extends readonly [string, ...string[]]>(flag: string, values: T) =>
-  z.enum(values, { error: (issue) => `expected \`${flag}\` to be one of ${values.join(', ')}, got \`${String(issue.input)}\`` });
-
 const positive = (flag: string, integer: boolean) =>
   z
     .string()
@@ -41,9 +39,9 @@ const positive = (flag: string, integer: boolean) =>
 const listOptionsSchema = z.object({ json: z.boolean().default(false), ...suiteFlagsShape });
 
 const auditOptionsSchema = z.object({
-  preset: choice('--preset', PRESETS).default('cpu'),
-  precision: choice('--precision', PRECISIONS).default('fp32'),
-  tolerance: choice('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
+  preset: choiceFlag('--preset', PRESETS).default('cpu'),
+  precision: choiceFlag('--precision', PRECISIONS).default('fp32'),
+  tolerance: choiceFlag('--tolerance', TOLERANCE_PROFILES).default('kernelbench'),
   timeout: positive('--timeout', false).default(300),
   jobs: positive('--jobs', true).default(1),
   json: z.boolean().default(false),
@@ -109,11 +107,12 @@ async function runAudit(io: CliIo, inputs: string[], rawOptions: unknown, depend
     tolerance: toleranceFor(options.tolerance, options.precision),
     declaredTolerance: declaredToleranceWins(options.tolerance),
     timeoutMs: options.timeout * 1000,
-    overrides: parseOverrides(options.set),
   };
+  // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
+  const given = await overridesForProblems(files, options.set, io, 'kforge problems audit');
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
   const audits = await mapLimited(files, options.jobs, async (file) => {
-    const audit = await (dependencies.auditProblem ?? auditProblemFile)(file, auditorOptions);
+    const audit = await (dependencies.auditProblem ?? auditProblemFile)(file, { ...auditorOptions, overrides: given.get(file) ?? {} });
     io.stderr.write(`kforge problems audit: ${shown(file)} ${statusOf(audit)} (${(audit.durationMs / 1000).toFixed(1)} s)\n`);
     return audit;
   });
@@ -183,7 +182,12 @@ export function registerProblemsCommand(program: Command, dependencies: Problems
     .option('--timeout <seconds>', "limit on one problem's audit (default 300)")
     .option('--jobs <n>', 'audits at once (default 1)')
     .option('--json', 'print one JSON object { problems, errors, warnings } on stdout')
-    .option('--set <NAME=VALUE>', 'replace a module constant of each problem, e.g. batch_size=16 (repeatable; docs/sizes.md)', collectRepeated, [] as string[])
+    .option(
+      '--set <[PROBLEM:]NAME=VALUE>',
+      'replace a module constant of each problem that has it, e.g. batch_size=16, or with PROBLEM: of that one (repeatable; docs/sizes.md)',
+      collectRepeated,
+      [] as string[],
+    )
     .action((paths: string[], rawOptions: unknown) => act((io) => runAudit(io, paths, rawOptions, dependencies))());
   addSuiteOptions(audit);
   return problems;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { choiceFlag } from '../flag-schemas.js';
 import { buildRunReport } from '../../server/report/report-data.js';
-import { REPORT_FORMATS, renderReport, reportFormatSchema } from '../../server/report/report-format.js';
+import { REPORT_FORMATS, renderReport } from '../../server/report/report-format.js';
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { resolveCliIo, type CliIo } from '../cli-io.js';
@@ -17,15 +18,7 @@ export interface ReportCommandDependencies extends Partial<CliIo> {
 }
 
 const optionsSchema = z.object({
-  format: z
-    .string()
-    .default('md')
-    .transform((text, context) => {
-      const parsed = reportFormatSchema.safeParse(text);
-      if (parsed.success) return parsed.data;
-      context.addIssue({ code: 'custom', message: `expected \`--format\` to be one of ${REPORT_FORMATS.join(', ')}, got \`${text}\`` });
-      return z.NEVER;
-    }),
+  format: choiceFlag('--format', REPORT_FORMATS).default('md'),
   store: z.string().min(1, 'expected `--store` to name a database file, got an empty string').optional(),
   out: z.string().min(1, 'expected `--out` to name a file, got an empty string').optional(),
 });

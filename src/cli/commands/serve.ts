@@ -23,7 +23,7 @@ import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOp
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
-import { integerFlag } from '../flag-schemas.js';
+import { choiceFlag, integerFlag } from '../flag-schemas.js';
 import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
@@ -76,9 +76,7 @@ const optionsSchema = z.object({
   rewardQueue: positiveCount('--reward-queue', 0).optional(),
   redis: z.string().min(1, 'expected `--redis` to be a Redis URL such as redis://127.0.0.1:6379').optional(),
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').optional(),
-  logFormat: z
-    .enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` })
-    .optional(),
+  logFormat: choiceFlag('--log-format', LOG_FORMATS).optional(),
 });
 
 /** Whether `host` is this machine's loopback interface (nobody else can connect). */

@@ -16,7 +16,7 @@ import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
 import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { UsageError } from '../usage-error.js';
-import { integerFlag, positiveNumberFlag } from '../flag-schemas.js';
+import { choiceFlag, integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 
 /** What `kforge worker` needs beyond its io; tests replace any of it. */
 export interface WorkerCommandDependencies extends Partial<CliIo> {
@@ -43,15 +43,13 @@ const flagsSchema = z.object({
       return entries.map(Number);
     })
     .optional(),
-  backend: z.enum(BACKENDS, { error: (issue) => `expected \`--backend\` to be one of ${BACKENDS.join(', ')}, got \`${String(issue.input)}\`` }).optional(),
+  backend: choiceFlag('--backend', BACKENDS).optional(),
   queue: z.string().regex(QUEUE_NAME_PATTERN, 'expected `--queue` to be letters, digits, `_`, `.` or `-` (at most 64)').default(DEFAULT_QUEUE_NAME),
   concurrency: count('--concurrency').optional(),
   stallTimeout: seconds('--stall-timeout').optional(),
   heartbeat: seconds('--heartbeat').optional(),
   cacheDir: z.string().min(1).optional(),
-  logFormat: z
-    .enum(LOG_FORMATS, { error: (issue) => `expected \`--log-format\` to be one of ${LOG_FORMATS.join(', ')}, got \`${String(issue.input)}\`` })
-    .optional(),
+  logFormat: choiceFlag('--log-format', LOG_FORMATS).optional(),
 });
 type WorkerFlags = z.infer<typeof flagsSchema>;
 

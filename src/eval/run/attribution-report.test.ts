@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { measuredUnder, measuringPolicy } from '../../core/measuring-policy.js';
 import { test } from 'node:test';
 import { applySubstitution, attributionLine, buildAttribution, operatorFamily } from './attribution-report.js';
 import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
@@ -107,11 +108,23 @@ test('a substituted operator rejects under own-kernels and strict, and is report
   assert.equal(rejected.verdict, 'rejected');
   assert.equal(rejected.reasons[0]?.check, 'substituted-op');
   assert.match(rejected.reasons[0]?.message ?? '', /aten::_softmax \(90% of the call's time\), which the reference never runs/);
+  // The policy that would measure it is named: `kernelbench` allows the operator.
+  assert.match(
+    rejected.reasons[0]?.message ?? '',
+    /\(the guard policy `kernelbench` would measure it with PyTorch operators beside its kernels reported, not rejected\)$/,
+  );
+  assert.equal(measuringPolicy(rejected), 'kernelbench');
   const fallback = { verdict: 'rejected' as const, reasons: [{ check: 'torch-fallback', message: 'forward dispatched aten::_softmax ×1' }] };
   assert.deepEqual(
     applySubstitution(fallback, attribution, 'strict').reasons.map((reason) => reason.check),
     ['substituted-op', 'torch-fallback'],
   );
+  // Where the worker's own rejection names `pytorch` (no kernel of its own did the work), so does this one.
+  const plain = {
+    verdict: 'rejected' as const,
+    reasons: [{ check: 'torch-fallback', message: `no kernel of its own did the work (${measuredUnder('pytorch')})` }],
+  };
+  assert.equal(measuringPolicy(applySubstitution(plain, attribution, 'own-kernels')), 'pytorch');
   const other = { verdict: 'rejected' as const, reasons: [{ check: 'stale-output', message: 'never written' }] };
   assert.equal(applySubstitution(other, attribution, 'strict'), other);
 });

@@ -1,4 +1,5 @@
 import { POLICIES_REJECTING_PYTORCH } from '../../core/guard-policy.js';
+import { measuredUnder, measuringPolicy } from '../../core/measuring-policy.js';
 import type { Attribution, Reason } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
 import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
@@ -91,9 +92,13 @@ export function applySubstitution(outcome: Outcome, attribution: Attribution, po
       return totalMs > 0 ? `${op} (${percent(ms / totalMs)} of the call's time)` : op;
     })
     .join(', ');
+  // The policy that would measure it: `kernelbench` allows the operator; where the worker rejected
+  // the call already, the one its reason names (`pytorch` when no kernel of its own did the work).
+  const measured = outcome.verdict === 'rejected' ? measuringPolicy(outcome) : 'kernelbench';
+  const measuredBy = measured === 'kernelbench' || measured === 'pytorch' ? ` (${measuredUnder(measured)})` : '';
   const reason: Reason = {
     check: 'substituted-op',
-    message: `PyTorch's ${named}, which the reference never runs, does the work: the policy \`${policy}\` requires every compute operator to be your own; write the kernel instead of substituting a faster PyTorch operator`,
+    message: `PyTorch's ${named}, which the reference never runs, does the work: the policy \`${policy}\` requires every compute operator to be your own; write the kernel instead of substituting a faster PyTorch operator${measuredBy}`,
   };
   return { ...outcome, verdict: 'rejected', reasons: [reason, ...(outcome.verdict === 'rejected' ? outcome.reasons : [])] };
 }

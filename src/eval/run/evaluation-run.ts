@@ -8,7 +8,7 @@ import type { EvaluationProgress } from '../evaluator.js';
 import { withReportedTolerance, type EvaluationSettings } from './evaluation-settings.js';
 import { referenceToleranceFields } from './tolerance.js';
 import { outcomeOfFailure } from './failure-outcome.js';
-import { outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
+import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
 import type { BuildInfoMessage, HandedOutput, HelloMessage, MessageOfType, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
@@ -401,9 +401,23 @@ export class EvaluationRun {
     this.#blame = worker.role;
     if (message.type === 'fault') throw machineFault(worker.role, message);
     if (message.type === 'failure') {
-      return { ok: false, outcome: this.#guard.staticRejection(outcomeOfFailure(message, this.#environment?.cuda ?? null)) };
+      return { ok: false, outcome: this.#correctnessFirst(this.#guard.staticRejection(outcomeOfFailure(message, this.#environment?.cuda ?? null))) };
     }
     return this.#breach(worker, `expected \`${expected}\`, got \`${message.type}\``);
+  }
+
+  /**
+   * A rejection the policy decided from what ran (`torch-fallback`, `own-kernel`,
+   * `silent-fallback`) comes after the traced call's output was handed over and judged: when that
+   * answer is wrong, the judgement's verdict is said first (`incorrect`, with the policy's reasons
+   * after its own) and its error profile kept (docs/worker-protocol.md, "Verdicts from the guard").
+   */
+  #correctnessFirst(ended: Outcome): Outcome {
+    const judged = this.#outputs.judgedSoFar('correctness-');
+    const { tolerance, toleranceProfile } = this.#context.settings;
+    const first = answerBeforePolicy(ended, judged, tolerance);
+    if (first !== ended && judged) this.#correctness = summarizeCorrectness(judged, tolerance, toleranceProfile);
+    return first;
   }
 
   /** Kills a worker that sent something out of order and reports it as a protocol failure. */

@@ -1,3 +1,4 @@
+import { POLICY_DECIDED_CHECKS } from '../../core/guard-policy.js';
 import type { CorrectnessSummary, Reason, ToleranceProfile } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
 import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
@@ -63,6 +64,22 @@ export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Toler
     return { verdict: 'rejected', reasons: [reason!, ...reasons] };
   }
   return { verdict: 'incorrect', reasons };
+}
+
+/**
+ * Which comes first when the policy rejected what ran (`torch-fallback`, `own-kernel`,
+ * `silent-fallback`: POLICY_DECIDED_CHECKS) after the traced call's output was judged: a wrong
+ * answer (`judged` failed) is said first — `incorrect`, or the judgement's own `rejected` for a
+ * dishonest output — with the policy's reasons after the judgement's. Any other outcome, or a
+ * right answer, is `ended` itself.
+ *
+ * @example answerBeforePolicy(torchFallbackRejection, wrongShapeJudgement, tolerance) // verdict 'incorrect', reasons [shape, torch-fallback]
+ */
+export function answerBeforePolicy(ended: Outcome, judged: JudgementMessage | null, tolerance: Tolerance): Outcome {
+  if (ended.verdict !== 'rejected' || !POLICY_DECIDED_CHECKS.has(ended.reasons[0]?.check ?? '')) return ended;
+  if (judged === null || judged.passed) return ended;
+  const answer = outcomeOfJudgement(judged, tolerance);
+  return { verdict: answer.verdict, reasons: [...answer.reasons, ...ended.reasons], ...(ended.diagnostics ? { diagnostics: ended.diagnostics } : {}) };
 }
 
 /**

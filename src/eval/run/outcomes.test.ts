@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { outcomeOfFailure } from './failure-outcome.js';
-import { outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
+import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { drawSeedPlan, MAX_SEED } from './seeds.js';
@@ -54,6 +54,31 @@ describe('judgement outcomes', () => {
       result.reasons.map((reason) => reason.check),
       ['input-mutation', 'mismatch'],
     );
+  });
+
+  it("says a wrong answer before the policy's rejection of what ran, and only then", () => {
+    const fallback = { verdict: 'rejected' as const, reasons: [{ check: 'torch-fallback', message: 'no kernel of its own did the work' }] };
+    const wrongShape = judgement([trial(5, { passed: false, check: 'shape', message: "the output has shape (8, 10), the reference's is (8, 64)" })]);
+    assert.deepEqual(answerBeforePolicy(fallback, wrongShape, tolerance), {
+      verdict: 'incorrect',
+      reasons: [
+        { check: 'shape', message: "the output has shape (8, 10), the reference's is (8, 64) (trial 1 of 1, seed 5)" },
+        { check: 'torch-fallback', message: 'no kernel of its own did the work' },
+      ],
+    });
+    const mutated = judgement([trial(5, { passed: false, check: 'input-mutation', message: 'changed its inputs' })]);
+    assert.deepEqual(
+      answerBeforePolicy(fallback, mutated, tolerance).reasons.map((reason) => reason.check),
+      ['input-mutation', 'torch-fallback'],
+    );
+    assert.equal(answerBeforePolicy(fallback, mutated, tolerance).verdict, 'rejected');
+    // A right answer, no answer yet, or a rejection the policy does not decide: the outcome stands.
+    assert.equal(answerBeforePolicy(fallback, judgement([trial(5)]), tolerance), fallback);
+    assert.equal(answerBeforePolicy(fallback, null, tolerance), fallback);
+    const stale = { verdict: 'rejected' as const, reasons: [{ check: 'stale-output', message: 'never written' }] };
+    assert.equal(answerBeforePolicy(stale, wrongShape, tolerance), stale);
+    const crash = { verdict: 'runtime_error' as const, reasons: [{ check: 'forward', message: 'raised' }] };
+    assert.equal(answerBeforePolicy(crash, wrongShape, tolerance), crash);
   });
 
   it('summarizes the error profile over trials', () => {

@@ -33,6 +33,24 @@ function judge(asked: HandedOutput[], receiveMs = 1, bytes = 4096) {
 }
 
 describe('OutputHandover', () => {
+  it('gives the judgement of the outputs handed over so far, of one kind, in their order', async () => {
+    const outputs = new OutputHandover({ judge: judge([]), tellCandidate: () => undefined });
+    assert.equal(outputs.judgedSoFar('correctness-'), null, 'nothing handed over yet');
+    await outputs.accept(handover('correctness-0', 2));
+    assert.equal(outputs.judgedSoFar('correctness-')?.passed, true);
+    await outputs.accept(handover('generalisation-0', 5));
+    await outputs.accept(handover('correctness-1', 3));
+    const judged = outputs.judgedSoFar('correctness-');
+    assert.deepEqual(
+      judged?.trials.map((trial) => [trial.seed, trial.passed]),
+      [
+        [2, true],
+        [3, false],
+      ],
+    );
+    assert.equal(judged?.passed, false);
+  });
+
   it('lets the candidate write, then go on, only after the judge answered; listed outputs reuse those answers in order', async () => {
     const asked: HandedOutput[] = [];
     const told: string[] = [];

@@ -144,6 +144,17 @@ export class OutputHandover {
     return { ok: true, value: { v: 1, type: 'judgement', passed, degenerate, trials } };
   }
 
+  /**
+   * The judgement of every output handed over so far whose id starts with `prefix`, in the order
+   * they were handed over; null when there is none (an evaluation that ended before its first).
+   */
+  judgedSoFar(prefix: string): JudgementMessage | null {
+    const judged = [...this.#judged.entries()].filter(([id]) => id.startsWith(prefix)).map(([, entry]) => entry);
+    if (judged.length === 0) return null;
+    const trials = judged.map((entry) => entry.trial);
+    return { v: 1, type: 'judgement', passed: trials.every((trial) => trial.passed), degenerate: judged.some((entry) => entry.degenerate), trials };
+  }
+
   /** The trial, or a `handover-window` failure when the judge took longer than the bound to hold its copy. */
   #windowed(trial: JudgedTrial, received: HandoverReceived, id: string): JudgedTrial {
     const figures = this.#figures;

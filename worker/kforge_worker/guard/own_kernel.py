@@ -21,6 +21,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from .kernel_names import OwnKernels, display_name
 from .policy import requires_own_work
+from .policy_rejection import own_work_waived
 from .torch_fallback import Finding
 
 CHECK = "own-kernel"
@@ -85,6 +86,8 @@ def judge(
     message = f"{where}: launched no kernel of the candidate's own: {what}; {builds}"
     if level == "note":
         message += f" (recorded only: the policy `{policy.get('name', '?')}` does not reject it)"
+    else:
+        message += f" ({own_work_waived()})"
     return Finding(level, message, [kernel for kernel, _ in others])
 
 

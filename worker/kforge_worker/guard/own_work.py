@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Sequence
 
 from .own_kernel import severity
+from .policy_rejection import own_work_waived
 
 CHECK_FALLBACK = "silent-fallback"
 CHECK_TORCH = "torch-fallback"
@@ -40,7 +41,11 @@ def _level(policy: Mapping[str, Any], check: str) -> str:
 
 
 def _noted(level: str, policy: Mapping[str, Any]) -> str:
-    return "" if level == "reject" else f" (recorded only: the policy `{policy.get('name', '?')}` does not reject it)"
+    """How a message ends: a rejection names the policy that would measure the candidate as it is;
+    a note says the policy does not reject it."""
+    if level == "reject":
+        return f" ({own_work_waived()})"
+    return f" (recorded only: the policy `{policy.get('name', '?')}` does not reject it)"
 
 
 def _fallback_context(static_fallbacks: Sequence[Mapping[str, Any]], failed_builds: Sequence[str]) -> Optional[str]:

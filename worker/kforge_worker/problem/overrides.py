@@ -7,10 +7,14 @@ value is inserted. Constants computed from it further down the file (`bias_shape
 1, 1)`) therefore follow, as they would had the file been edited. A name the file never assigns at
 its top level is `invalid_input` with its own check, `problem-override` (the command was misused:
 `kforge eval` exits 2 on it), naming the constants the file has. Values are numbers or booleans.
+
+Any name the file assigns at its top level can be overridden, in any case (`batch_size`, and
+KernelBench's `N`, `M`, `K`, `BATCH`); the ones listed to a person (`public_constants`) leave
+out private names (`_cache`) and kforge's own declarations (`KFORGE_PRESETS`, `KFORGE_TOLERANCE`).
 """
 
 import ast
-from typing import Dict, List, Optional, Union
+from typing import Dict, Iterable, List, Optional, Union
 
 from ..protocol.channel import ProtocolError
 from ..protocol.errors import StageFailure
@@ -19,6 +23,8 @@ Value = Union[int, float, bool]
 NAME_PATTERN_HINT = "a Python identifier"
 # The check of an override naming a constant the problem lacks: the caller's misuse, not the file's.
 OVERRIDE_CHECK = "problem-override"
+#: Names of kforge's own declarations in a problem file (`KFORGE_PRESETS`), never a size.
+KFORGE_PREFIX = "KFORGE_"
 
 
 def parse_overrides(raw) -> Optional[Dict[str, Value]]:
@@ -56,6 +62,12 @@ def module_constants(tree: ast.Module) -> List[str]:
     return list(dict.fromkeys(name for statement in tree.body for name in _assigned_names(statement)))
 
 
+def public_constants(names: Iterable[str]) -> List[str]:
+    """The constants to name to a person (and that `--fit` may change): every assigned name but
+    private ones (`_x`) and kforge's own declarations (`KFORGE_*`), upper case included (`N`)."""
+    return [name for name in names if not name.startswith("_") and not name.startswith(KFORGE_PREFIX)]
+
+
 def _assignment(name: str, value: Value, like: ast.stmt) -> ast.stmt:
     statement = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(value=value))
     return ast.copy_location(statement, like)
@@ -68,7 +80,7 @@ def compile_with_overrides(source: bytes, path: str, overrides: Dict[str, Value]
     known = module_constants(tree)
     missing = [name for name in overrides if name not in known]
     if missing:
-        constants = [name for name in known if not name.startswith("_") and name[0].islower()]
+        constants = public_constants(known)
         raise StageFailure(
             "invalid_input",
             OVERRIDE_CHECK,

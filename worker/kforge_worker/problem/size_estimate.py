@@ -50,6 +50,7 @@ from ..timing.baselines import BATCH_POOL_BYTES as BASELINE_BATCH_POOL_BYTES
 from ..timing.baselines import MAX_BATCH_CALLS as BASELINE_MAX_BATCH_CALLS
 from ..timing.timing_inputs import CONTENT_POOL_BYTES, calls_of_model
 from ..tolerance.chunking import DEVICE_CHUNK_ELEMENTS, HOST_CHUNK_ELEMENTS
+from .overrides import public_constants
 from .precision import cast_module, cast_tensor, run_dtype
 
 GIB = 1024**3
@@ -242,12 +243,10 @@ def roles(figures: Dict[str, Any], precision: str, device_type: str, timing: boo
 
 
 def size_constants(problem) -> Dict[str, int]:
-    """The problem's module-level integer constants (what `--set` can change)."""
-    return {
-        name: value
-        for name, value in vars(problem).items()
-        if type(value) is int and not name.startswith("_") and name[:1].islower()
-    }
+    """The problem's module-level integer constants (what `--set` can change), upper case included
+    (KernelBench's `N`, `M`, `K`): overrides.public_constants."""
+    names = public_constants(vars(problem))
+    return {name: vars(problem)[name] for name in names if type(vars(problem)[name]) is int}
 
 
 def shrink_order(constants: Dict[str, int]):

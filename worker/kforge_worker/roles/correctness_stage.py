@@ -7,7 +7,8 @@ run-time guard's checks on the output. The first call is a warm call on the firs
 correctness trial (a fresh model's first call, after the process's one-time set-up in the warm
 call) runs under the dispatch trace and the profiler: the ATen operators its forward dispatches
 (`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
-checks; its output is saved and judged like the others.
+checks; its output is saved and judged like the others, also when the policy rejects what ran
+(policy_rejection.py): the output is handed over first, so a wrong answer is reported before it.
 Each output is handed to the judge right after its call and checks (handover.py), before any more
 of the candidate's code runs; the reference outputs never exist in this process.
 """
@@ -18,6 +19,7 @@ import torch
 
 from ..device.device import synchronize
 from ..guard.guard_runtime import GuardRuntime
+from ..guard.policy_rejection import PolicyRejection
 from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
 from ..protocol.errors import StageFailure, failures_as
@@ -49,8 +51,12 @@ def guarded_call(
             output = guard.forward(lambda: model(*inputs), traced, sources)
         synchronize(device)
     guard.after_call(output, where)
-    guard.check_dispatch(output, where)
-    guard.check_own_kernel(where)
+    try:
+        guard.check_dispatch(output, where)
+        guard.check_own_kernel(where)
+    except PolicyRejection as rejection:
+        rejection.output = output
+        raise
     return output
 
 
@@ -65,9 +71,17 @@ def run_trials(
     handed = []
     for index, seed in enumerate(seeds):
         model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
-        output = guarded_call(
-            model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
-        )
+        try:
+            output = guarded_call(
+                model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
+            )
+        except PolicyRejection as rejection:
+            if rejection.output is None:
+                raise
+            # Whether the answer is right is said first: the judge takes the output before the rejection.
+            entry = {"id": f"correctness-{index}", "seed": seed, "input_digest": input_digest(inputs)}
+            handover.hand_over(rejection.output, entry)
+            raise
         entry = {"id": f"correctness-{index}", "seed": seed, "input_digest": input_digest(inputs)}
         handed.append(handover.hand_over(output, entry))
         del model, inputs, output
