@@ -1,8 +1,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { REFERENCE_FILE } from '../eval/problem/problem-folder.js';
 import { UsageError } from './usage-error.js';
 
-/** One evaluation of a batch: a problem file and a candidate file, both absolute. */
+/** One evaluation of a batch: a problem (a file, or a problem folder) and a candidate file, both absolute. */
 export interface EvaluationPair {
   problemPath: string;
   candidatePath: string;
@@ -23,20 +24,30 @@ async function kind(file: string): Promise<'file' | 'directory' | null> {
   }
 }
 
+/** Whether `absolute` is a problem folder: a folder holding reference.py (docs/problems.md); it is a problem, never a folder of pairs. */
+async function isProblemFolder(absolute: string): Promise<boolean> {
+  return (await kind(absolute)) === 'directory' && (await kind(path.join(absolute, REFERENCE_FILE))) === 'file';
+}
+
+/** A problem as a batch names it: a file, or a problem folder. */
+async function isProblem(absolute: string): Promise<boolean> {
+  return (await kind(absolute)) === 'file' || (await isProblemFolder(absolute));
+}
+
 async function existingFile(given: string, cwd: string, what: string): Promise<string> {
   const absolute = path.resolve(cwd, given);
   if ((await kind(absolute)) !== 'file') throw new UsageError(`the ${what} file \`${given}\` does not exist (or is a folder)`);
   return absolute;
 }
 
-/** `PROBLEM:CANDIDATE`, split at the colon that leaves two existing files (paths may hold colons). */
+/** `PROBLEM:CANDIDATE`, split at the colon that leaves an existing problem (a file or a problem folder) and candidate file (paths may hold colons). */
 async function splitPair(text: string, cwd: string): Promise<EvaluationPair> {
   for (let index = text.indexOf(':'); index > 0; index = text.indexOf(':', index + 1)) {
     const problem = path.resolve(cwd, text.slice(0, index));
     const candidate = path.resolve(cwd, text.slice(index + 1));
-    if ((await kind(problem)) === 'file' && (await kind(candidate)) === 'file') return { problemPath: problem, candidatePath: candidate };
+    if ((await isProblem(problem)) && (await kind(candidate)) === 'file') return { problemPath: problem, candidatePath: candidate };
   }
-  throw new UsageError(`\`${text}\` is not PROBLEM:CANDIDATE with two existing files`);
+  throw new UsageError(`\`${text}\` is not PROBLEM:CANDIDATE with an existing problem (a file, or a folder with ${REFERENCE_FILE}) and candidate file`);
 }
 
 /** The problem file of KernelBench problem `number` of `level` in a KernelBench checkout's problem folder. */
@@ -89,18 +100,20 @@ function naturally(left: string, right: string): number {
 }
 
 /**
- * The evaluations `kforge eval` was given: `PROBLEM CANDIDATE…` (one problem, its candidates),
+ * The evaluations `kforge eval` was given: `PROBLEM CANDIDATE…` (one problem, a file or a problem
+ * folder, and its candidates),
  * `PROBLEM:CANDIDATE…` pairs, or folders — a folder with `pairs.txt`, or a KernelBench run folder
  * (`level_<L>_problem_<N>_sample_<S>_kernel.py`, problems from `--kernelbench`).
  */
 export async function collectPairs(argumentsGiven: readonly string[], options: { cwd: string; kernelBench?: string | undefined }): Promise<EvaluationPair[]> {
   if (argumentsGiven.length === 0) throw new UsageError('give a problem and its candidates, PROBLEM:CANDIDATE pairs, or a folder of them');
   const first = argumentsGiven[0]!;
-  const firstKind = await kind(path.resolve(options.cwd, first));
-  if (firstKind === 'file' && argumentsGiven.length === 1 && !first.includes(':')) {
+  // A problem folder (reference.py inside) is a problem, never a folder of pairs.
+  const firstIsProblem = await isProblem(path.resolve(options.cwd, first));
+  if (firstIsProblem && argumentsGiven.length === 1 && !first.includes(':')) {
     throw new UsageError("missing required argument 'candidate'; run `kforge eval --help` for usage");
   }
-  if (firstKind === 'file' && argumentsGiven.length >= 2 && !(await everyIsPair(argumentsGiven, options.cwd))) {
+  if (firstIsProblem && argumentsGiven.length >= 2 && !(await everyIsPair(argumentsGiven, options.cwd))) {
     const problemPath = path.resolve(options.cwd, first);
     return Promise.all(
       argumentsGiven.slice(1).map(async (candidate) => ({ problemPath, candidatePath: await existingFile(candidate, options.cwd, 'candidate') })),

@@ -9,7 +9,7 @@ import { WorkerFaultError } from '../eval/process/worker-fault-error.js';
 import { EXIT, type TextSink } from './cli-io.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
 import { resumeKey, type ResumeJournal } from './eval-batch-resume.js';
-import { formatDuration, formatSpeedup } from './format.js';
+import { formatDuration, formatProblemName, formatSpeedup } from './format.js';
 
 /** A batch line for a candidate the machine (or kforge) could not evaluate: no verdict. */
 export interface UnevaluatedLine {
@@ -80,7 +80,7 @@ function humanLine(result: EvaluationResult, note = ''): string {
   const measuring = measuringPolicy(result);
   const reason =
     result.verdict === 'correct' ? '' : ` — ${result.reasons[0]?.message ?? ''}${measuring ? ` (to measure it as it is: --guard-policy ${measuring})` : ''}`;
-  return `${result.verdict.padEnd(13)}${speedup}  ${path.basename(result.problem)}  ${path.basename(result.candidate)}${note}${reason}\n`;
+  return `${result.verdict.padEnd(13)}${speedup}  ${formatProblemName(result.problem)}  ${path.basename(result.candidate)}${note}${reason}\n`;
 }
 
 /**
@@ -126,6 +126,8 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
   };
   const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
     const key = keys.get(pair) ?? null;
+    // Its first build only: a problem folder's later shapes, and a retry, reuse that build.
+    let buildReported = false;
     for (let attempt = 1; ; attempt += 1) {
       try {
         const shared = options.evaluateOptions?.onPipelineEvent;
@@ -133,7 +135,8 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         // before its first verdict, and should say it is alive.
         const onPipelineEvent: EvaluateOptions['onPipelineEvent'] = (event) => {
           shared?.(event);
-          if (event.kind !== 'build-finished' || attempt > 1) return;
+          if (event.kind !== 'build-finished' || buildReported) return;
+          buildReported = true;
           builds += 1;
           const how = !event.built
             ? 'did not build'
@@ -170,7 +173,7 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> 
         options.stdout.write(
           options.json
             ? `${JSON.stringify(line)}\n`
-            : `${'not evaluated'.padEnd(13)}  ${path.basename(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${withHint(line.error)}\n`,
+            : `${'not evaluated'.padEnd(13)}  ${formatProblemName(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${withHint(line.error)}\n`,
         );
         await keep(key, line, pair.candidatePath);
         return;

@@ -43,6 +43,8 @@ export const evalOptionsSchema = z.object({
   wait: z.string().optional(),
   /** `--fit`: at sizes that fit this machine when the problem's own do not. */
   fit: z.boolean().default(false),
+  /** `--shape N`: one shape of a problem folder (0-based; docs/problems.md). */
+  shape: integerFlag('--shape', 0).optional(),
   /** `--kernelbench PATH`: where a KernelBench run folder's problems are. */
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */
@@ -85,6 +87,7 @@ export function evaluationRequestOf(
 ): EvaluationRequest {
   return {
     ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    ...(options.shape !== undefined ? { shape: options.shape } : {}),
     ...(options.wait !== undefined ? { deviceWaitMs: parseDuration(options.wait) } : {}),
     problemPath: pair.problemPath,
     candidatePath: pair.candidatePath,

@@ -65,7 +65,10 @@ describe('kforge eval: misuse exits 2 with one line saying what to do', () => {
     const missing = await kforge(['eval', 'nope.py', candidate('correct'), '--json']);
     assert.equal(missing.exitCode, 2);
     assert.equal(missing.stdout, '');
-    assert.equal(String(missing.stderr).trim(), 'kforge eval: the problem file `nope.py` does not exist; pass the path of a KernelBench-style problem file');
+    assert.equal(
+      String(missing.stderr).trim(),
+      'kforge eval: the problem file `nope.py` does not exist; pass the path of a KernelBench-style problem file or a problem folder (reference.py with shapes.py)',
+    );
     const directory = await kforge(['eval', PROBLEM, cacheRoot]);
     assert.equal(directory.exitCode, 2);
     assert.match(String(directory.stderr), /is a directory; pass a candidate file that defines ModelNew/);

@@ -21,7 +21,10 @@ export function firstMismatchLine(result: EvaluationResult): string | null {
   const difference =
     typeof first.expected === 'number' && typeof first.actual === 'number' ? ` (difference ${formatValue(first.actual - first.expected)})` : '';
   const seed = ` (seed ${trial.seed})`;
-  return `trial ${position + 1}${seed}, ${leaf}[${first.index.join(', ')}]: expected ${formatValue(first.expected)}, got ${formatValue(first.actual)}${difference}`;
+  // A problem folder's sweep marks each trial with its shape (docs/problems.md): counted within it.
+  const shape = typeof trial.shape === 'number' ? trial.shape : null;
+  const number = shape === null ? position + 1 : trials.slice(0, position + 1).filter((each) => each.shape === shape).length;
+  return `${shape === null ? '' : `shape ${shape}, `}trial ${number}${seed}, ${leaf}[${first.index.join(', ')}]: expected ${formatValue(first.expected)}, got ${formatValue(first.actual)}${difference}`;
 }
 
 /**

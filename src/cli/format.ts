@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 /** `850 ms`, `45.2 s`, `3 min 5 s`. */
 export function formatDuration(milliseconds: number): string {
   if (milliseconds < 1000) return `${milliseconds < 10 ? milliseconds.toFixed(1) : Math.round(milliseconds)} ms`;
@@ -21,4 +23,13 @@ export function formatError(value: number | null | undefined): string {
 /** A speedup: `1.42x`, or `—` when there is none. */
 export function formatSpeedup(value: number | null | undefined): string {
   return value === null || value === undefined ? '—' : `${value.toFixed(2)}x`;
+}
+
+/**
+ * A problem's file as a line names it: its file name (`02_gelu.py`), with its folder for a
+ * problem folder's reference.py (`01_fp8_gemm/reference.py`), whose name alone says nothing.
+ */
+export function formatProblemName(problemPath: string): string {
+  const name = path.basename(problemPath);
+  return name === 'reference.py' ? path.join(path.basename(path.dirname(problemPath)), name) : name;
 }

@@ -75,6 +75,7 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
       outputs: problem.size.outputs,
       estimated_bytes: problem.size.estimatedBytes,
       overrides: plan.problemOverrides[problem.path] ?? {},
+      ...(plan.problemFolders[problem.path] ? { shapes: plan.problemFolders[problem.path]!.shapes } : {}),
       findings: problem.audit.findings,
     }));
     io.stdout.write(
@@ -87,10 +88,14 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     `${problems.length} problem${problems.length === 1 ? '' : 's'} would run (nothing was sent to a model or stored)`,
     `backend ${evaluation.backend}, preset ${preset}, ${evaluation.precision}, tolerance ${evaluation.tolerance}; strategy ${plan.strategy}, model ${model}, ${budgetWords(plan)}`,
   ];
-  const sizes = (file: string): string =>
-    Object.entries(plan.problemOverrides[file] ?? {})
-      .map(([name, value]) => `${name}=${String(value)}`)
-      .join(' ');
+  // A problem folder is audited at reference.py's own constants; its shapes are evaluated one by one.
+  const sizes = (file: string): string => {
+    const shapes = plan.problemFolders[file]?.shapes.length;
+    return [
+      ...Object.entries(plan.problemOverrides[file] ?? {}).map(([name, value]) => `${name}=${String(value)}`),
+      ...(shapes ? [`${shapes} shape${shapes === 1 ? '' : 's'}`] : []),
+    ].join(' ');
+  };
   const rows = problems.map((problem) => [
     shown(problem.path) + (sizes(problem.path) ? ` (${sizes(problem.path)})` : ''),
     problem.size.inputs.map(formatTensor).join(', ') || '—',

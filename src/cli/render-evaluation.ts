@@ -4,10 +4,12 @@ import { measuringPolicy } from '../core/measuring-policy.js';
 import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
 import { attributionLine } from '../eval/run/attribution-report.js';
 import { timingNotes } from './render-timing-notes.js';
+import { renderShapes } from './render-shapes.js';
+import { shapeLabel } from '../eval/problem/problem-folder.js';
 import { formatTextTable } from '../core/text-table.js';
 import { compilerErrorExcerpt } from './compiler-excerpt.js';
 import { firstMismatchLine, guardNoteLines, withoutNoise } from './evaluation-notes.js';
-import { formatDuration, formatError, formatMilliseconds, formatSpeedup } from './format.js';
+import { formatDuration, formatError, formatMilliseconds, formatProblemName, formatSpeedup } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;
 
@@ -35,8 +37,9 @@ const TAIL_LINES = 12;
 export function renderEvaluation(result: EvaluationResult, colors: Colors): string {
   const lines: string[] = [];
   const verdict = colors.bold(colors[VERDICT_COLOR[result.verdict]](result.verdict));
+  const problem = formatProblemName(result.problem);
   lines.push(
-    `${verdict}  ${path.basename(result.candidate)} against ${path.basename(result.problem)}  ` +
+    `${verdict}  ${path.basename(result.candidate)} against ${problem}  ` +
       colors.dim(`(${result.backend}, ${result.precision}${result.preset ? `, preset ${result.preset}` : ''})`),
   );
   for (const reason of result.reasons) lines.push(`  ${colors.dim(`[${reason.check}]`)} ${reason.message}`);
@@ -64,6 +67,8 @@ export function renderEvaluation(result: EvaluationResult, colors: Colors): stri
   if (notes.length > 0) lines.push('', colors.bold('guard notes:'), ...notes.map((note) => `  ${note}`));
   if (result.correctness) lines.push('', ...renderCorrectness(result, colors));
   if (result.timing) lines.push('', ...renderTiming(result, colors));
+  const shapes = renderShapes(result, colors);
+  if (shapes.length > 0) lines.push('', ...shapes);
   const stages = renderStages(result.stages ?? {});
   if (stages) lines.push('', `${colors.bold('stages:')} ${stages}`);
   if (result.environment) {
@@ -100,7 +105,11 @@ function toleranceOrigin(correctness: NonNullable<EvaluationResult['correctness'
 }
 
 function renderTiming(result: EvaluationResult, colors: Colors): string[] {
-  const timing = result.timing!;
+  // A problem folder's sweep: the statistics are its first shape's, and so are the speedups of this
+  // table; the top-level speedups are the geometric means, shown with the shapes (docs/problems.md).
+  const first = result.shapes?.[0];
+  const sweep = first?.timing ? { label: first, speedups: first.timing } : null;
+  const timing = sweep ? { ...result.timing!, ...sweep.speedups } : result.timing!;
   const row = (name: string, stats: TimingStats | null, speedup: string, note?: string): string[] => {
     if (!stats) return [name, '—', '', '', note ?? 'not measured'];
     return [name, formatMilliseconds(stats.median), `[${formatMilliseconds(stats.ci95[0])}, ${formatMilliseconds(stats.ci95[1])}]`, String(stats.n), speedup];
@@ -113,10 +122,11 @@ function renderTiming(result: EvaluationResult, colors: Colors): string[] {
   ];
   const table = formatTextTable(rows).map((text, index) => `  ${index === 0 ? colors.dim(text) : text}`);
   const cached = timing.baseline_cached ? colors.dim(' (baselines from the cache)') : '';
+  const of = sweep ? ` of ${shapeLabel(sweep.label)}` : '';
   return [
-    `${colors.bold('timing')}${cached}`,
+    `${colors.bold(`timing${of}`)}${cached}`,
     ...table,
-    `  ${colors.bold(`speedup vs best baseline: ${formatSpeedup(timing.speedup_vs_best)}`)}`,
+    `  ${colors.bold(`speedup vs best baseline${of}: ${formatSpeedup(timing.speedup_vs_best)}`)}`,
     ...timingNotes(timing, colors),
   ];
 }

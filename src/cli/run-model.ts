@@ -1,7 +1,7 @@
-import path from 'node:path';
 import type { OptimizePlan } from '../agent/run/optimize-plan.js';
 import type { SearchEventListener } from '../agent/search/search-events.js';
 import type { ModelSettings } from '../core/config.js';
+import { problemStem } from '../eval/problem/problem-folder.js';
 import type { KernelModel } from '../llm/kernel-model.js';
 import { ModelConfigurationError } from '../llm/model-configuration-error.js';
 import { PerProblemFilesKernelModel, type ReplayedProblem } from '../llm/per-problem-files-kernel-model.js';
@@ -19,22 +19,22 @@ export interface RunModelWiring {
   createModel?: (settings: ModelSettings) => Promise<KernelModel>;
 }
 
-const stemOf = (file: string): string => path.basename(file, '.py');
-
-/** The run's problems by stem, each with the replies its search took (model calls that replied). */
+/** The run's problems by stem (a problem folder's name for its reference.py), each with the replies its search took (model calls that replied). */
 async function replayedProblems(wiring: RunModelWiring): Promise<ReplayedProblem[]> {
   const { plan, store, resumeRunId } = wiring;
-  if (!resumeRunId) return plan.problems.map((file) => ({ name: stemOf(file) }));
+  if (!resumeRunId) return Promise.all(plan.problems.map(async (file) => ({ name: await problemStem(file) })));
   const [records, calls] = await Promise.all([store.listRunProblems(resumeRunId), store.listModelCalls(resumeRunId)]);
   const served = new Map<string, number>();
   for (const call of calls) {
     if (call.problemHash === null || call.error !== null || call.replyText === null) continue;
     served.set(call.problemHash, (served.get(call.problemHash) ?? 0) + 1);
   }
-  return records.map((record) => {
-    const given = plan.problemPaths[record.hash];
-    return { name: given ? stemOf(given) : record.name, repliesServed: served.get(record.hash) ?? 0 };
-  });
+  return Promise.all(
+    records.map(async (record) => {
+      const given = plan.problemPaths[record.hash];
+      return { name: given ? await problemStem(given) : record.name, repliesServed: served.get(record.hash) ?? 0 };
+    }),
+  );
 }
 
 /**

@@ -294,6 +294,51 @@ export const outputDiagnosticsSchema = diagnosticsSchema.extend({
   traceback: z.never().optional(),
 });
 
+/** A shape's values as shapes.py writes them, and the module constants set: numbers or booleans. */
+const shapeValuesSchema = z.record(z.string(), z.union([z.number(), z.boolean()]));
+
+/**
+ * The timing figures of one `correct` shape of a problem folder's sweep, in milliseconds (medians),
+ * and its speedups (null where that baseline was not measured).
+ */
+export const shapeTimingSchema = z.object({
+  candidate_median_ms: z.number(),
+  eager_median_ms: z.number().nullable(),
+  compile_median_ms: z.number().nullable(),
+  speedup_vs_eager: z.number().nullable(),
+  speedup_vs_compile: z.number().nullable(),
+  speedup_vs_best: z.number().nullable(),
+});
+export type ShapeTiming = z.infer<typeof shapeTimingSchema>;
+
+/**
+ * One shape of a problem folder's sweep (docs/problems.md, "Problem folders"): its index in
+ * shapes.py's `SHAPES`, its values as written there, the module constants it was evaluated with
+ * (`--set` included), the keys no constant took, its own verdict and reasons, its error profile, and
+ * its timing when it is `correct` and was timed.
+ */
+export const shapeOutcomeSchema = z.object({
+  index: z.number().int().nonnegative(),
+  values: shapeValuesSchema,
+  overrides: shapeValuesSchema,
+  unused: z.array(z.string()),
+  verdict: verdictSchema,
+  reasons: z.array(reasonSchema),
+  max_abs_error: z.number().nullable().optional(),
+  max_rel_error: z.number().nullable().optional(),
+  timing: shapeTimingSchema.optional(),
+});
+export type ShapeOutcome = z.infer<typeof shapeOutcomeSchema>;
+
+/** Geometric means of the per-shape speedups of a `correct` sweep; null where a shape lacks that figure. */
+export const shapeGeomeanSchema = z.object({
+  shapes: z.number().int().positive(),
+  speedup_vs_eager: z.number().nullable(),
+  speedup_vs_compile: z.number().nullable(),
+  speedup_vs_best: z.number().nullable(),
+});
+export type ShapeGeomean = z.infer<typeof shapeGeomeanSchema>;
+
 /** Fields every result has, whatever its verdict (docs/spec.md section 6). */
 const resultFields = {
   problem: z.string(),
@@ -315,6 +360,14 @@ const resultFields = {
   /** Module constants of the problem replaced for this run (`--set`): figures at other sizes than the problem's own. */
   problem_overrides: z.record(z.string(), z.union([z.number(), z.boolean()])).optional(),
   environment: environmentSchema.nullable(),
+  /**
+   * A problem folder's sweep: one entry per shape evaluated, in order (absent for a single-file
+   * problem and in results stored before 2026-12-07). The rest of the result is the first shape's,
+   * or the first failing shape's; docs/problems.md says which figure is which.
+   */
+  shapes: z.array(shapeOutcomeSchema).optional(),
+  /** Only a `correct` sweep has geometric means. */
+  shape_geomean: z.never().optional(),
   /** Only a `correct` verdict is timed. */
   timing: z.never().optional(),
   /** Only `correct` and `rejected` verdicts carry attribution. */
@@ -337,6 +390,8 @@ export const correctResultSchema = z.object({
   diagnostics: outputDiagnosticsSchema,
   timing: timingSummarySchema.optional(),
   attribution: attributionSchema.optional(),
+  /** A problem folder's sweep, timed: the per-shape speedups' geometric means (also the speedups of `timing`). */
+  shape_geomean: shapeGeomeanSchema.optional(),
 });
 
 /** `rejected`: the guard's reasons; `attribution` as on `correct`; never timing. */

@@ -53,6 +53,12 @@ export interface EvaluationRequest {
    */
   overrides?: Readonly<Record<string, number | boolean>>;
   /**
+   * A problem folder's shape to evaluate alone (`--shape N`, 0-based index into shapes.py's
+   * `SHAPES`); unset, every shape is (docs/problems.md). Only a {@link Evaluator} that sweeps
+   * shapes (ShapeSweepEvaluator) reads it: it never reaches a worker or a job.
+   */
+  shape?: number;
+  /**
    * Longest wait for room on the device (its host-wide lock and memory budget), in ms; past it the
    * evaluation fails with a `MachineFaultError` (no verdict). Default: no limit.
    */
@@ -79,6 +85,19 @@ export interface EvaluateOptions {
   onProgress?: (event: EvaluationProgress) => void;
   /** What a pipelined evaluation reports besides its stages: its build, its wait for the device, its lease. */
   onPipelineEvent?: (event: PipelineEvent) => void;
+  /** A problem folder's sweep starts evaluating a shape (ShapeSweepEvaluator; docs/problems.md). */
+  onShape?: (event: ShapeStartedEvent) => void;
+}
+
+/** A sweep over a problem folder's shapes starts one: its index in `SHAPES`, its place in the sweep, and its label. */
+export interface ShapeStartedEvent {
+  index: number;
+  /** 1-based position among the shapes this sweep evaluates. */
+  position: number;
+  /** Shapes this sweep evaluates (1 with `--shape`). */
+  total: number;
+  /** `shape 2 (M=32, N=8192, K=8192)`. */
+  label: string;
 }
 
 /** The device an evaluation used and how long, in ms. */

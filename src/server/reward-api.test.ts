@@ -337,6 +337,7 @@ describe('a problem that cannot be evaluated', () => {
             timing: undefined,
             correctness: undefined,
             attribution: undefined,
+            shape_geomean: undefined,
           }
         : {
             ...judgeByMarker('', request),
@@ -345,6 +346,7 @@ describe('a problem that cannot be evaluated', () => {
             timing: undefined,
             correctness: undefined,
             attribution: undefined,
+            shape_geomean: undefined,
           };
     const { app } = await rewardServer(new FakeEvaluator({ judge: brokenProblem }));
     const refused = await post(app, '/api/reward', { problemSource: 'x = 1\n', candidateSource: '# blame-problem', backend: 'cpu' });

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
 import type { EvaluationResult, TimingSummary, Verdict } from '../../core/verdict.js';
 import type { Attempt, EvaluatedAttempt } from '../search/attempt.js';
 import type { BudgetUsage } from '../run/budget.js';
@@ -64,15 +65,24 @@ function outcomeOf(problem: ProblemReport): ProblemOutcome {
   };
 }
 
+/**
+ * The folder a problem's metrics are grouped by: its file's folder (`level1`), or for a problem
+ * folder's reference.py the folder above it (`problems` of KernelBench-Hard's `problems/01_fp8_gemm/`).
+ */
+function levelOf(problemPath: string): string {
+  const folder = path.dirname(problemPath);
+  return path.basename(path.basename(problemPath) === REFERENCE_FILE ? path.dirname(folder) : folder);
+}
+
 /** The report of a run from its problems' reports. */
 export function buildRunReport(runId: string, status: RunOutcomeStatus, problems: ProblemReport[]): RunReport {
   const sum = (pick: (problem: ProblemReport) => number): number => problems.reduce((total, problem) => total + pick(problem), 0);
-  const folders = [...new Set(problems.map((problem) => path.basename(path.dirname(problem.path))))];
+  const folders = [...new Set(problems.map((problem) => levelOf(problem.path)))];
   const levels =
     folders.length > 1
       ? folders.map((level) => ({
           level,
-          metrics: computeSuiteMetrics(problems.filter((problem) => path.basename(path.dirname(problem.path)) === level).map(outcomeOf)),
+          metrics: computeSuiteMetrics(problems.filter((problem) => levelOf(problem.path) === level).map(outcomeOf)),
         }))
       : [];
   return {

@@ -7,6 +7,17 @@ import { stallPolicySchema } from '../search/stall-detector.js';
 
 const positiveInteger = z.number().int().positive();
 
+/** A problem folder's declarations as a prompt shows them: its name, shapes, forbidden names and declared tolerance. */
+export const problemFolderNotesSchema = z.object({
+  name: z.string().min(1),
+  /** Each shape as shapes.py writes it. */
+  shapes: z.array(z.record(z.string(), z.union([z.number(), z.boolean()]))),
+  forbidden: z.array(z.string()).default([]),
+  /** problem.yaml's `tolerance` as written (per dtype). */
+  tolerance: z.unknown().optional(),
+});
+export type ProblemFolderNotes = z.infer<typeof problemFolderNotesSchema>;
+
 const positiveNumber = z.number().positive();
 
 const budgetLimitsSchema = z.object({
@@ -34,6 +45,11 @@ export const optimizePlanSchema = z.object({
    * resume evaluates at the same sizes.
    */
   problemOverrides: z.record(z.string(), z.record(z.string(), z.union([z.number(), z.boolean()]))).default({}),
+  /**
+   * What each problem folder declares (docs/problems.md), by the absolute path in `problems` of its
+   * reference.py: shown to the model beside the reference. The evaluator reads the folder itself.
+   */
+  problemFolders: z.record(z.string(), problemFolderNotesSchema).default({}),
   strategy: strategyNameSchema,
   strategies: z
     .object({

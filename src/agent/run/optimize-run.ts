@@ -1,6 +1,7 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Evaluator } from '../../eval/evaluator.js';
+import { META_FILE, problemFolderOf, problemStem, REFERENCE_FILE, SHAPES_FILE } from '../../eval/problem/problem-folder.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { sha256Hex } from '../../store/content-hash.js';
 import type { JsonObject, ProblemRecord, Run, RunStore } from '../../store/run-store.js';
@@ -44,21 +45,31 @@ function givenPath(record: ProblemRecord, plan: OptimizePlan): string | null {
   return plan.problemPaths[record.hash] ?? record.path;
 }
 
-/** The file the evaluator reads: the original while it still holds the stored source, else a snapshot. */
+/**
+ * The file the evaluator reads: the original while it still holds the stored source, else a
+ * snapshot; a problem folder's snapshot is a folder with the stored reference.py and the folder's
+ * shapes.py and problem.yaml as they are now, so that its shapes are still swept.
+ */
 async function problemFile(record: ProblemRecord, given: string | null, candidatesDir: string, stem: string): Promise<string> {
   if (given) {
     const current = await readFile(given, 'utf8').catch(() => null);
     if (current !== null && sha256Hex(current) === record.hash) return path.resolve(given);
   }
-  const snapshot = path.resolve(candidatesDir, 'problems', `${stem}-${record.hash.slice(0, 8)}.py`);
+  const folder = given ? await problemFolderOf(given) : null;
+  const snapshot = folder
+    ? path.resolve(candidatesDir, 'problems', `${stem}-${record.hash.slice(0, 8)}`, REFERENCE_FILE)
+    : path.resolve(candidatesDir, 'problems', `${stem}-${record.hash.slice(0, 8)}.py`);
   await mkdir(path.dirname(snapshot), { recursive: true });
   await writeFile(snapshot, record.source, 'utf8');
+  for (const name of folder ? [SHAPES_FILE, META_FILE] : []) {
+    await copyFile(path.join(folder!, name), path.join(path.dirname(snapshot), name)).catch(() => undefined);
+  }
   return snapshot;
 }
 
 async function problemEntries(records: readonly ProblemRecord[], plan: OptimizePlan): Promise<ProblemEntry[]> {
   const given = records.map((record) => givenPath(record, plan));
-  const stems = records.map((record, index) => (given[index] ? path.basename(given[index], '.py') : record.name));
+  const stems = await Promise.all(records.map((record, index) => (given[index] ? problemStem(given[index]) : record.name)));
   return Promise.all(
     records.map(async (record, index) => {
       const shared = stems.filter((stem) => stem === stems[index]).length > 1;
@@ -83,7 +94,7 @@ export async function startOptimizeRun(input: OptimizePlanInput, deps: OptimizeD
   const records: ProblemRecord[] = [];
   for (const file of plan.problems) {
     const source = await readFile(file, 'utf8');
-    const record = await deps.store.upsertProblem({ name: path.basename(file, '.py'), source, path: file });
+    const record = await deps.store.upsertProblem({ name: await problemStem(file), source, path: file });
     if (records.some((known) => known.hash === record.hash)) continue;
     records.push(record);
     plan.problemPaths[record.hash] = file;

@@ -47,3 +47,32 @@ test('the shipped level 1 folder resolves to every problem in it, in order', asy
   );
   assert.match(files[0]!, /01_relu\.py$/);
 });
+
+test('a problem folder is its reference.py: named itself, or met while a suite folder is walked; its other files are no problems', async () => {
+  const folder = await mkdtemp(path.join(tmpdir(), 'kforge-suite-'));
+  try {
+    // KernelBench-Hard's layout: problems/<name>/ with reference.py, shapes.py, problem.yaml, check.py and a solution defining Model.
+    for (const name of ['10_topk', '02_kda']) {
+      const problem = path.join(folder, 'problems', name);
+      await mkdir(problem, { recursive: true });
+      await writeFile(path.join(problem, 'reference.py'), PROBLEM);
+      await writeFile(path.join(problem, 'shapes.py'), 'SHAPES = [{"M": 1}]\n');
+      await writeFile(path.join(problem, 'solution.py'), PROBLEM);
+      await writeFile(path.join(problem, 'check.py'), 'import reference\n');
+    }
+    await writeFile(path.join(folder, 'problems', '01_single.py'), PROBLEM);
+    const walked = await resolveProblemFiles(['problems'], folder);
+    assert.deepEqual(
+      walked.map((file) => path.relative(folder, file)),
+      ['problems/01_single.py', 'problems/02_kda/reference.py', 'problems/10_topk/reference.py'],
+    );
+    const named = await resolveProblemFiles(['problems/10_topk', 'problems/10_topk/reference.py'], folder);
+    assert.deepEqual(
+      named.map((file) => path.relative(folder, file)),
+      ['problems/10_topk/reference.py'],
+      'the folder and its reference.py are one problem',
+    );
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});

@@ -1,13 +1,20 @@
 import type { EvaluationResult } from '../../core/verdict.js';
+import { geometricMean } from '../../eval/problem/shape-sweep-result.js';
 import { VERDICT_RANK } from '../../store/run-store.js';
 import type { Attempt, EvaluatedAttempt } from './attempt.js';
 
 /** Which baseline a speedup is measured against. `best` is the faster of eager and compile. */
 export type SpeedupBaseline = 'eager' | 'compile' | 'best';
 
-/** Median candidate time in ms of a correct result, or null. */
+/**
+ * Median candidate time in ms of a correct result, or null. For a problem folder's sweep
+ * (docs/problems.md), the geometric mean of its shapes' medians: every candidate of the problem is
+ * timed at the same shapes, so the sweep as a whole is compared, never its first shape alone.
+ */
 export function medianMs(result: EvaluationResult): number | null {
   if (result.verdict !== 'correct' || !result.timing) return null;
+  const shapes = result.shapes ?? [];
+  if (shapes.length > 1) return geometricMean(shapes.map((shape) => shape.timing?.candidate_median_ms)) ?? result.timing.candidate_ms.median;
   return result.timing.candidate_ms.median;
 }
 

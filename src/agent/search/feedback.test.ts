@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compileErrorResult, correctResult, incorrectResult, rejectedResult, runtimeErrorResult } from '../../../test-support/fake-evaluator.js';
+import { combineShapeResults } from '../../eval/problem/shape-sweep-result.js';
 import { firstCompilerError, sourceLineOf, summarizeEvaluation } from './feedback.js';
 
 test('a compile error shows the first error with its line, the known cause, and nearby output only', () => {
@@ -50,4 +51,24 @@ test('feedback is cut to its character limit', () => {
   const text = summarizeEvaluation(result, { maxChars: 400 });
   assert.ok(text.length <= 400);
   assert.match(text, /feedback cut/);
+});
+
+test("a problem folder's sweep: each shape's verdict, time and speedup, the failing trial's shape, and the geometric mean", () => {
+  const shapes = [
+    { index: 0, values: { M: 4096 }, overrides: { M: 4096 }, unused: [] },
+    { index: 1, values: { M: 32 }, overrides: { M: 32 }, unused: [] },
+  ];
+  const failing = combineShapeResults([
+    { shape: shapes[0]!, overrides: { M: 4096 }, result: correctResult({ medianMs: 1, eagerMs: 2 }) },
+    { shape: shapes[1]!, overrides: { M: 32 }, result: incorrectResult() },
+  ]);
+  const text = summarizeEvaluation(failing);
+  assert.match(text, /^- \[mismatch\] shape 1 \(M=32\): output differs/m);
+  assert.match(text, /^- shape 1, seed 11, mismatch/m);
+  assert.match(text, /^Shapes:\n- shape 0 \(M=4096\): correct, 1 ms, speedup 2\.00x against the best baseline\n- shape 1 \(M=32\): incorrect \[mismatch\]/m);
+  const correct = combineShapeResults([
+    { shape: shapes[0]!, overrides: { M: 4096 }, result: correctResult({ medianMs: 1, eagerMs: 2 }) },
+    { shape: shapes[1]!, overrides: { M: 32 }, result: correctResult({ medianMs: 1, eagerMs: 8 }) },
+  ]);
+  assert.match(summarizeEvaluation(correct), /- geometric mean over the shapes: speedup 4\.00x against the best baseline/);
 });

@@ -35,8 +35,31 @@ export function summarizeEvaluation(result: EvaluationResult, options: FeedbackO
   if (['runtime_error', 'crashed', 'timeout', 'invalid_input'].includes(result.verdict)) {
     parts.push(...tracebackLines(result, options.tailLines ?? 12));
   }
-  if (result.verdict === 'correct') parts.push(...timingLines(result));
+  if (result.shapes && result.shapes.length > 0) parts.push(...shapeLines(result));
+  else if (result.verdict === 'correct') parts.push(...timingLines(result));
   return clip(parts.join('\n'), maxChars);
+}
+
+/** A problem folder's sweep: each shape's verdict (its time and speedup when correct, else its first reason), and the geometric mean. */
+function shapeLines(result: EvaluationResult): string[] {
+  const lines = ['Shapes:'];
+  for (const shape of result.shapes ?? []) {
+    const values = Object.entries(shape.values)
+      .map(([key, value]) => `${key}=${String(value)}`)
+      .join(', ');
+    const timing = shape.timing;
+    const reason = shape.reasons[0];
+    const detail = timing
+      ? `, ${formatMs(timing.candidate_median_ms)}, speedup ${formatSpeedup(timing.speedup_vs_best)} against the best baseline`
+      : reason
+        ? ` [${reason.check}] ${reason.message}`
+        : '';
+    lines.push(`- shape ${shape.index} (${values}): ${shape.verdict}${detail}`);
+  }
+  if (result.verdict === 'correct' && result.shape_geomean) {
+    lines.push(`- geometric mean over the shapes: speedup ${formatSpeedup(result.shape_geomean.speedup_vs_best)} against the best baseline`);
+  }
+  return lines;
 }
 
 function reasonLines(result: EvaluationResult): string[] {
@@ -101,7 +124,8 @@ function mismatchLines(result: EvaluationResult): string[] {
 }
 
 function describeTrial(trial: TrialDetail): string {
-  const parts = [`seed ${trial.seed}`];
+  // A problem folder's sweep marks each trial with its shape.
+  const parts = [...(typeof trial.shape === 'number' ? [`shape ${trial.shape}`] : []), `seed ${trial.seed}`];
   if (typeof trial.check === 'string') parts.push(trial.check);
   const mismatched = trial.mismatch_count;
   const total = trial.numel;

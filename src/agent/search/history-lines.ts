@@ -1,5 +1,5 @@
 import type { Attempt } from './attempt.js';
-import { speedupOf } from './candidate-ranking.js';
+import { medianMs, speedupOf } from './candidate-ranking.js';
 import { formatMs, formatSpeedup } from '../report/number-format.js';
 
 /** One line about an attempt, for the "attempts so far" part of a prompt. */
@@ -16,7 +16,9 @@ export function describeAttempt(attempt: Attempt): string {
   const { result } = attempt;
   const name = `#${attempt.candidate.id} (${origin})`;
   if (result.verdict === 'correct' && result.timing) {
-    return `${name} correct, ${formatMs(result.timing.candidate_ms.median)}, ${formatSpeedup(speedupOf(result, 'eager'))} vs eager`;
+    // A problem folder's sweep: the geometric means over its shapes (medianMs, the speedups).
+    const shapes = result.shapes && result.shapes.length > 1 ? ` (geometric mean over ${result.shapes.length} shapes)` : '';
+    return `${name} correct, ${formatMs(medianMs(result) ?? result.timing.candidate_ms.median)}, ${formatSpeedup(speedupOf(result, 'eager'))} vs eager${shapes}`;
   }
   const reason = result.reasons[0]?.message ?? result.diagnostics.first_error ?? '';
   return `${name} ${result.verdict}${reason ? `: ${reason.slice(0, 160)}` : ''}`;

@@ -84,6 +84,7 @@ export async function searchProblem(
   const hash = problem.record.hash;
   const budget = new BudgetTracker(plan.perProblem, { parent: context.runBudget, spent: state.spent, now: context.now });
   const hints = (await store.listHints(runId, hash)).flatMap((action) => (action.note ? [action.note] : []));
+  const folder = plan.problemFolders[problem.givenPath];
   const session = new RecordedProblemSession({
     runId,
     problem: { hash, name: problem.stem, path: problem.path },
@@ -94,6 +95,7 @@ export async function searchProblem(
       precision: plan.evaluation.precision,
       target,
       hints,
+      ...(folder ? { folder } : {}),
     },
     store,
     model: context.model,

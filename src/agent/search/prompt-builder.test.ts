@@ -80,3 +80,22 @@ test('the ideas prompt lists tried ideas and the bank and asks for JSON, not cod
   assert.match(user!.content, /Propose 3 distinct optimisation ideas/);
   assert.match(user!.content, /JSON array/);
 });
+
+test("a problem folder's prompt lists its shapes, its forbidden names and its declared tolerance", () => {
+  const folder = {
+    shapes: [
+      { M: 4096, N: 4096, K: 4127 },
+      { M: 32, N: 8192, K: 8192 },
+    ],
+    forbidden: ['torch._scaled_mm'],
+    tolerance: { bfloat16: 0.2 },
+  };
+  const [, user] = buildKernelPrompt({ problem: problem({ folder }), task: { kind: 'write' } });
+  assert.match(user!.content, /checked and timed at each of these 2 shapes/);
+  assert.match(user!.content, /^- shape 0: M=4096, N=4096, K=4127$/m);
+  assert.match(user!.content, /^- shape 1: M=32, N=8192, K=8192$/m);
+  assert.match(user!.content, /Do not use: `torch\._scaled_mm`/);
+  assert.match(user!.content, /Declared tolerance per output dtype: \{"bfloat16":0\.2\}/);
+  const [, plain] = buildKernelPrompt({ problem: problem(), task: { kind: 'write' } });
+  assert.doesNotMatch(plain!.content, /shapes|Do not use/);
+});

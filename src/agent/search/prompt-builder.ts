@@ -14,6 +14,16 @@ export interface PromptProblem {
   target: TargetDevice;
   /** Notes a person left for this problem (hints), oldest first. */
   hints: readonly string[];
+  /**
+   * A problem folder's declarations (docs/problems.md): the shapes every candidate is checked and
+   * timed at (module constants as shapes.py writes them), names it must not use, and its declared
+   * tolerance per dtype. Absent for a single-file problem.
+   */
+  folder?: {
+    shapes: readonly Readonly<Record<string, number | boolean>>[];
+    forbidden: readonly string[];
+    tolerance?: unknown;
+  };
 }
 
 /** A candidate shown to the model: its id, source and what the evaluator found. */
@@ -73,12 +83,35 @@ function problemSection(problem: PromptProblem, history: readonly string[]): str
   const lines = [
     `Problem \`${problem.name}\`, run precision ${problem.precision === 'native' ? "native (the problem's own dtypes, uncast)" : problem.precision}. The reference:`,
     fenced('python', problem.referenceSource),
+    ...folderLines(problem),
     '',
     'Target:',
     ...describeTarget(problem.target).map((line) => `- ${line}`),
   ];
   if (history.length > 0) lines.push('', 'Attempts so far:', ...history.map((line) => `- ${line}`));
   if (problem.hints.length > 0) lines.push('', 'Notes from the engineer overseeing this search:', ...problem.hints.map((hint) => `- ${hint}`));
+  return lines;
+}
+
+/** A problem folder's shapes, forbidden names and declared tolerance, under the reference. */
+function folderLines(problem: PromptProblem): string[] {
+  const folder = problem.folder;
+  if (!folder) return [];
+  const lines: string[] = [];
+  if (folder.shapes.length > 0) {
+    lines.push(
+      '',
+      `Every candidate is checked and timed at each of these ${folder.shapes.length} shapes (each sets the reference's module constants of those names, matched by case); it must be correct at all of them, and its speedup is the geometric mean over them:`,
+      ...folder.shapes.map(
+        (shape, index) =>
+          `- shape ${index}: ${Object.entries(shape)
+            .map(([key, value]) => `${key}=${String(value)}`)
+            .join(', ')}`,
+      ),
+    );
+  }
+  if (folder.forbidden.length > 0) lines.push('', `Do not use: ${folder.forbidden.map((name) => `\`${name}\``).join(', ')} (the problem forbids them).`);
+  if (folder.tolerance !== undefined) lines.push('', `Declared tolerance per output dtype: ${JSON.stringify(folder.tolerance)}.`);
   return lines;
 }
 

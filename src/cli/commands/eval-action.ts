@@ -5,7 +5,7 @@ import picocolors from 'picocolors';
 import type { Logger } from 'pino';
 import { evaluationResultSchema, type Backend, type EvaluationResult } from '../../core/verdict.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
-import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator, ShapeStartedEvent } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
@@ -25,6 +25,8 @@ import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../cli-logger.js';
+import { checkedProblem, problemFolderReaderFor } from '../problem-folders.js';
+import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */
 export interface EvalCommandDependencies extends Partial<CliIo> {
@@ -59,8 +61,10 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
   try {
     const options = parseEvalOptions(rawOptions);
     checkDeviceMemoryVariable(io.environment);
-    const problemPath = await readableFile(problem, 'problem', io.cwd);
+    const problemGiven = await readableFile(problem, 'problem', io.cwd);
     const candidatePath = await readableFile(candidate, 'candidate', io.cwd);
+    const readFolder = problemFolderReaderFor(io);
+    const { problemPath } = await checkedProblem(problemGiven, options, readFolder);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
     if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const given = await overridesForProblems([problemPath], options.set, io, 'kforge eval');
@@ -68,6 +72,7 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({
+      problemFolders: readFolder,
       kind: 'local',
       wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
       // The pipeline's only device is the one asked for (`--device`).
@@ -80,6 +85,7 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
         evaluationRequestOf({ problemPath, candidatePath }, backend, options, overrides),
         stageProgressWriter(io.stderr, errorColors),
         deviceWaitWriter(io.stderr, 'kforge eval'),
+        (shape) => io.stderr.write(errorColors.bold(`kforge eval: ${shape.label}, ${shape.position} of ${shape.total}\n`)),
       );
     } finally {
       await close();
@@ -126,13 +132,14 @@ async function evaluateWithInterrupts(
   evaluationRequest: EvaluationRequest,
   onProgress: ReturnType<typeof stageProgressWriter>,
   onPipelineEvent: (event: PipelineEvent) => void,
+  onShape: (event: ShapeStartedEvent) => void,
 ): Promise<EvaluationResult> {
   const controller = new AbortController();
   const cancel = (): void => controller.abort();
   process.on('SIGINT', cancel);
   process.on('SIGTERM', cancel);
   try {
-    const evaluateOptions: EvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent };
+    const evaluateOptions: EvaluateOptions = { signal: controller.signal, onProgress, onPipelineEvent, onShape };
     return (await evaluator.evaluate(evaluationRequest, evaluateOptions)).result;
   } finally {
     process.off('SIGINT', cancel);
@@ -140,13 +147,27 @@ async function evaluateWithInterrupts(
   }
 }
 
-/** The absolute path of a readable file, or a {@link UsageError} saying what is wrong with it. */
+/**
+ * The absolute path of a readable file (or, for the problem, of a problem folder holding
+ * reference.py), or a {@link UsageError} saying what is wrong with it.
+ */
 async function readableFile(given: string, what: 'problem' | 'candidate', cwd: string): Promise<string> {
   const absolute = path.resolve(cwd, given);
-  const expected = what === 'problem' ? 'a KernelBench-style problem file' : 'a candidate file that defines ModelNew';
+  const expected =
+    what === 'problem' ? 'a KernelBench-style problem file or a problem folder (reference.py with shapes.py)' : 'a candidate file that defines ModelNew';
   try {
     const info = await stat(absolute);
-    if (info.isDirectory()) throw new UsageError(`the ${what} \`${given}\` is a directory; pass ${expected}`);
+    if (info.isDirectory()) {
+      const holdsReference =
+        what === 'problem' &&
+        (await stat(path.join(absolute, REFERENCE_FILE)).then(
+          (file) => file.isFile(),
+          () => false,
+        ));
+      if (!holdsReference)
+        throw new UsageError(`the ${what} \`${given}\` is a directory${what === 'problem' ? ` without ${REFERENCE_FILE}` : ''}; pass ${expected}`);
+      return absolute;
+    }
     await access(absolute, constants.R_OK);
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -11,6 +11,7 @@ import type { BudgetHolder } from '../../eval/pipeline/memory-budget.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
 import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON } from '../../../test-support/torch-python.js';
 import { deviceWaitWriter } from './eval-batch.js';
 import { registerEvalCommand } from './eval.js';
 import { TOO_SLOW_HINT, TOO_SLOW_MESSAGE, tooSlowFault } from '../../../test-support/too-slow-fault.js';
@@ -429,5 +430,83 @@ describe('the line a waiting evaluation writes on stderr', () => {
       /^kforge eval: waiting for room for a worker's CUDA context on cuda:0: contexts outside a lease hold 1\.50 GiB of their 1\.50 GiB \(KFORGE_CONTEXT_BUDGET_BYTES\)/,
     );
     assert.match(line, /held by pid 41 \(pid 41: candidate worker's context, 0\.75 GiB\), pid 42 /);
+  });
+});
+
+describe('kforge eval with a problem folder in a batch', () => {
+  const FOLDER = fixturePath('problem-folders', 'scale-shift');
+  const ENVIRONMENT = { KFORGE_PYTHON: TORCH_PYTHON, PATH: process.env.PATH ?? '' };
+
+  async function runWith(evaluator: Evaluator, cwd: string, ...argv: string[]) {
+    const seen = { stdout: '', stderr: '', exitCode: undefined as number | undefined };
+    const program = new Command().exitOverride();
+    registerEvalCommand(program, {
+      createEvaluator: () => evaluator,
+      stdout: { write: (text: string) => void (seen.stdout += text) },
+      stderr: { write: (text: string) => void (seen.stderr += text) },
+      setExitCode: (code) => void (seen.exitCode = code),
+      environment: ENVIRONMENT,
+      cwd,
+      color: false,
+    });
+    await program.parseAsync(['node', 'kforge', 'eval', ...argv, '--backend', 'cpu']);
+    return seen;
+  }
+
+  it('FOLDER CAND…, FOLDER:CAND pairs and pairs.txt lines: each candidate swept over the shapes, its first build counted once', async () => {
+    const folder = await folderWith({
+      'a.py': candidate('correct 0.5'),
+      'b.py': candidate('correct 0.25'),
+      'pairs/pairs.txt': `${FOLDER}:../a.py\n`,
+    });
+    class BuildingEvaluator extends FakeEvaluator {
+      override async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}) {
+        options.onPipelineEvent?.({ kind: 'build-finished', device: 'cpu', buildKey: null, built: true, cacheHit: false, durationMs: 1000 });
+        return super.evaluate(request, options);
+      }
+    }
+    try {
+      const evaluator = new BuildingEvaluator();
+      const seen = await runWith(evaluator, folder, FOLDER, 'a.py', 'b.py', '--json');
+      assert.equal(seen.exitCode, 0, seen.stderr);
+      const results = lines(seen.stdout).map((line) => evaluationResultSchema.parse(line));
+      assert.deepEqual(
+        results.map((result) => [result.problem, result.shapes?.length]),
+        [
+          [path.join(FOLDER, 'reference.py'), 3],
+          [path.join(FOLDER, 'reference.py'), 3],
+        ],
+      );
+      assert.equal(evaluator.calls.length, 6);
+      assert.match(seen.stderr, /\(2 of 2 builds done\)/);
+      assert.doesNotMatch(seen.stderr, /\(3 of 2 builds done\)/, "a sweep's later shapes reuse its build");
+
+      const paired = await runWith(new FakeEvaluator(), folder, `${FOLDER}:a.py`, `${path.join(FOLDER, 'reference.py')}:b.py`);
+      assert.equal(paired.exitCode, 0, paired.stderr);
+      assert.match(paired.stdout, /^correct +[\d.]+x vs best {2}scale-shift\/reference\.py {2}a\.py$/m);
+      assert.match(paired.stdout, /^correct +[\d.]+x vs best {2}scale-shift\/reference\.py {2}b\.py$/m);
+
+      const listed = await runWith(new FakeEvaluator(), folder, 'pairs', '--json');
+      assert.equal(listed.exitCode, 0, listed.stderr);
+      assert.equal(evaluationResultSchema.parse(lines(listed.stdout)[0]).shapes?.length, 3);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('--shape past the last shape, or with a single-file problem, is a usage error before anything runs', async () => {
+    const folder = await folderWith({ 'a.py': candidate('correct 0.5'), 'b.py': candidate('correct 0.25') });
+    try {
+      const evaluator = new FakeEvaluator();
+      const outside = await runWith(evaluator, folder, FOLDER, 'a.py', 'b.py', '--shape', '3');
+      assert.equal(outside.exitCode, 2);
+      assert.equal(outside.stderr.trim(), `kforge eval: --shape 3: the problem folder ${FOLDER} has 3 shapes (0 to 2)`);
+      const single = await runWith(evaluator, folder, `${PROBLEM}:a.py`, `${FOLDER}:b.py`, '--shape', '0');
+      assert.equal(single.exitCode, 2);
+      assert.match(single.stderr, /--shape picks a shape of a problem folder \(reference\.py with shapes\.py\); .*problem\.py is a single-file problem/);
+      assert.equal(evaluator.calls.length, 0);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -12,7 +12,9 @@ import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
-import { collectPairs } from '../eval-batch-inputs.js';
+import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
+import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../problem-folders.js';
+import type { ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';
 import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
@@ -39,6 +41,17 @@ export async function isBatch(argumentsGiven: readonly string[], cwd: string): P
       () => false,
     ))
   );
+}
+
+/**
+ * The pairs with each problem checked once (`checkedProblem`): a problem folder becomes its
+ * reference.py, whose shapes are swept; a folder that cannot be used, or `--shape`/`--fit` that
+ * does not fit a problem, is a usage error naming it.
+ */
+async function problemFoldersChecked(pairs: EvaluationPair[], flags: ShapeFlags, readFolder: ProblemFolderReader): Promise<EvaluationPair[]> {
+  const evaluated = new Map<string, string>();
+  for (const problem of new Set(pairs.map((pair) => pair.problemPath))) evaluated.set(problem, (await checkedProblem(problem, flags, readFolder)).problemPath);
+  return pairs.map((pair) => ({ ...pair, problemPath: evaluated.get(pair.problemPath) ?? pair.problemPath }));
 }
 
 /** Writes a waiting evaluation's line on stderr: who holds the device, or how much room it waits for. */
@@ -83,7 +96,8 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
   try {
     const options = parseEvalOptions(rawOptions);
     checkDeviceMemoryVariable(io.environment);
-    const pairs = await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench });
+    const readFolder = problemFolderReaderFor(io);
+    const pairs = await problemFoldersChecked(await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench }), options, readFolder);
     const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
     const sizes = new Map<string, Record<string, number | boolean>>();
     const problems = [...new Set(pairs.map((pair) => pair.problemPath))];
@@ -100,6 +114,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({
+      problemFolders: readFolder,
       kind: 'local',
       wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
       pipeline: backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },

@@ -19,7 +19,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     .description(COMMAND_DESCRIPTIONS.eval)
     .argument(
       '<problem>',
-      'problem file (KernelBench format: Model, get_inputs, get_init_inputs); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)',
+      'problem file (KernelBench format: Model, get_inputs, get_init_inputs) or problem folder (reference.py, shapes.py, problem.yaml: every shape; docs/problems.md); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)',
     )
     .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
     .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
@@ -50,6 +50,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
       collectRepeated,
       [],
     )
+    .option('--shape <n>', "a problem folder's shape to evaluate alone: its 0-based index in shapes.py's SHAPES (default: every shape)")
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
     .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')

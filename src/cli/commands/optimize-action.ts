@@ -26,6 +26,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { connectedWorkersBackend } from '../connected-workers-backend.js';
 import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
+import { problemFolderNotes, problemFolderReaderFor } from '../problem-folders.js';
 import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { UsageError } from '../usage-error.js';
@@ -187,6 +188,8 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
             kind: 'redis',
             options: { url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr },
             ...(openRemoteEvaluation ? { open: openRemoteEvaluation } : {}),
+            // Problem folders' shapes are swept here, each shape one job (docs/problems.md).
+            problemFolders: problemFolderReaderFor(io),
           }
         : {
             kind: 'local',
@@ -256,7 +259,8 @@ async function newRunPlan(
     throw new UsageError(
       "`--fit` sizes each problem for this machine's device, but with `--redis` the workers' devices evaluate: give the sizes with `--set NAME=VALUE`",
     );
-  const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+  const built = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
+  const plan = { ...built, problemFolders: await problemFolderNotes(built.problems, flags.fit, problemFolderReaderFor(io)) };
   if (flags.set.length === 0 && !flags.fit) return plan;
   // Sized with the plan's own settings (its precision, preset and device, defaults filled in).
   const { evaluation } = plan;

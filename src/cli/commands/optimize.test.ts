@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
@@ -8,7 +8,8 @@ import { Command } from 'commander';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { FakeEvaluator, type FakeEvaluatorOptions } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kernel-model.js';
-import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON } from '../../../test-support/torch-python.js';
 import { registerOptimizeCommand, type OptimizeCommandDependencies } from './optimize.js';
 
 let folder: string;
@@ -553,4 +554,49 @@ test('--filter that keeps nothing, and --resume with a subset flag, are misuse',
   await resumed.run('--resume', 'r1', '--limit', '3');
   assert.equal(resumed.exitCode, 2);
   assert.match(resumed.stderr.join(''), /drop --limit/);
+});
+
+test('a problem folder is one problem named by its folder: every candidate is swept over its shapes, and the prompt shows them', async () => {
+  const problem = path.join(folder, 'kbh', 'scale-shift');
+  await cp(fixturePath('problem-folders', 'scale-shift'), problem, { recursive: true });
+  await writeFile(path.join(problem, 'check.py'), 'import torch\nclass Model(torch.nn.Module):\n    pass\n');
+  const model = new FakeKernelModel({ replies: [kernel('correct 0.5')] });
+  const cli = harness({ createModel: async () => model, environment: { KFORGE_PYTHON: TORCH_PYTHON, PATH: process.env.PATH ?? '' } });
+  await cli.run('kbh', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1', '--json', '--set', 'ROWS=2');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  assert.deepEqual(
+    cli.evaluator.calls.map((call) => [path.relative(folder, call.request.problemPath), call.request.overrides]),
+    [
+      ['kbh/scale-shift/reference.py', { ROWS: 2, COLS: 64 }],
+      ['kbh/scale-shift/reference.py', { ROWS: 2, COLS: 128 }],
+      ['kbh/scale-shift/reference.py', { ROWS: 2, COLS: 300 }],
+    ],
+    'one evaluation per shape, --set winning; check.py is no problem',
+  );
+  const prompt = model.calls[0]!.messages.at(-1)!.content;
+  assert.match(prompt, /^Problem `scale-shift`/m);
+  assert.match(prompt, /^- shape 2: rows=4, cols=300, wide=true$/m);
+  assert.match(prompt, /Do not use: `torch\.addcmul`/);
+  const output = JSON.parse(cli.stdout[0]!) as { problems: Array<{ problem: string; best: { verdict: string; path: string } | null }> };
+  assert.equal(output.problems.length, 1);
+  assert.equal(output.problems[0]!.best?.verdict, 'correct');
+  assert.equal(output.problems[0]!.best?.path, path.join(folder, 'kforge-out', 'scale-shift.py'));
+  const verdict = JSON.parse(await readFile(path.join(folder, 'kforge-out', 'scale-shift.verdict.json'), 'utf8')) as { shapes: unknown[] };
+  assert.equal(verdict.shapes.length, 3);
+  assert.ok(cli.stderr.some((line) => line.startsWith('event=candidate-evaluated problem=scale-shift')));
+});
+
+test('a problem folder that cannot be used stops the run before any model call, with the reason', async () => {
+  const problem = path.join(folder, 'broken');
+  await cp(fixturePath('problem-folders', 'scale-shift'), problem, { recursive: true });
+  await writeFile(path.join(problem, 'shapes.py'), 'SHAPES = [{"rows": 2}, "wide"]\n');
+  const model = new FakeKernelModel({ replies: [kernel('correct 0.5')] });
+  const cli = harness({ createModel: async () => model, environment: { KFORGE_PYTHON: TORCH_PYTHON, PATH: process.env.PATH ?? '' } });
+  await cli.run('broken', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(cli.exitCode, 2);
+  assert.equal(
+    cli.stderr.join('').trim(),
+    `kforge optimize: ${path.join(problem, 'shapes.py')}: SHAPES[1] is 'wide'; each shape is a non-empty dict of constants`,
+  );
+  assert.equal(model.calls.length, 0);
 });

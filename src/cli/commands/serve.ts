@@ -15,6 +15,7 @@ import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
 import { REWARD_DEFAULTS } from '../../server/reward/reward-server-options.js';
 import { openRedisJobQueue, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
 import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
+import { problemFolderReaderFor } from '../problem-folders.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
@@ -142,7 +143,7 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
         ...(parsed.data.queue ? { queueName: parsed.data.queue } : {}),
         logger,
       });
-      const remote = await openEvaluator({ kind: 'queue', queue });
+      const remote = await openEvaluator({ kind: 'queue', queue, problemFolders: problemFolderReaderFor(io) });
       opened.push(remote);
       editing = remote.evaluator;
       if (rewardToken !== undefined) rewarding = remote.evaluator;

@@ -125,6 +125,8 @@ async function runWorker(flags: WorkerFlags, io: CliIo, dependencies: WorkerComm
     kind: 'local',
     wiring,
     pipeline: workerPipelineOptions(wiring),
+    // A job is one shape already: the coordinator swept a problem folder's shapes (docs/problems.md).
+    problemFolders: false,
     ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}),
   });
   let worker: QueueWorker;
