@@ -92,6 +92,25 @@ describe('kforge eval on a problem folder', { skip }, () => {
     assert.match(String(run.stderr), /^kforge eval: shape 2 \(rows=4, cols=300, wide=true\), 1 of 1$/m);
   });
 
+  it("judges a solution named Model on the reference's weights, under problem.yaml's tolerance and forbidden names", { timeout: 600_000 }, async () => {
+    const run = await kforge([FOLDER, candidate('loaded'), candidate('forbidden'), '--backend', 'cpu', '--trials', '2', '--no-timing', '--guard-policy', 'pytorch', '--json']);
+    assert.equal(run.exitCode, 1, String(run.stderr));
+    const results = String(run.stdout)
+      .trim()
+      .split('\n')
+      .map((line) => evaluationResultSchema.parse(JSON.parse(line)));
+    const byCandidate = new Map<string, EvaluationResult>(results.map((result) => [path.basename(result.candidate), result]));
+    const loaded = byCandidate.get('scale-shift-loaded.py')!;
+    assert.equal(loaded.verdict, 'correct', JSON.stringify(loaded.reasons));
+    const parameters = loaded.guard?.checks?.find((check) => check.check === 'parameters');
+    assert.match(String(parameters?.message), /loaded from Model's state_dict/);
+    assert.equal(loaded.correctness.tolerance_source, 'problem', 'problem.yaml declares the float32 tolerance');
+    const forbidden = byCandidate.get('scale-shift-forbidden.py')!;
+    assert.equal(forbidden.verdict, 'rejected');
+    assert.equal(forbidden.reasons[0]?.check, 'forbidden');
+    assert.match(forbidden.reasons[0]!.message, /forbids `torch\.addcmul` \(aten::addcmul dispatched/);
+  });
+
   it('refuses what cannot be evaluated with exit 2 and what to do: a shape past the last, --shape on a single file, a malformed folder', async () => {
     const outside = await kforge([FOLDER, candidate('correct'), '--backend', 'cpu', '--shape', '3']);
     assert.equal(outside.exitCode, 2);

@@ -1,4 +1,4 @@
-import { copyFile, mkdir } from 'node:fs/promises';
+import { access, copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ScratchDirectory } from '../process/scratch-directory.js';
 
@@ -12,7 +12,10 @@ export interface CandidateInputs {
  * Copies the problem and the candidate into the scratch's `in` folder (`in/problem/<name>`,
  * `in/candidate/<name>`), which the candidate sees read-only: it never learns where the originals
  * live (the project, the parent's home) and cannot change the problem that the reference loads.
- * The file names are kept, so messages and tracebacks still name them.
+ * The file names are kept, so messages and tracebacks still name them. A problem folder's
+ * `reference.py` travels with the declarations beside it (`shapes.py`, `problem.yaml`: its
+ * tolerance and forbidden names, which the candidate's worker enforces), never with anything else
+ * of the folder (its `check.py`, solutions).
  */
 export async function stageCandidateInputs(scratch: ScratchDirectory, problemPath: string, candidatePath: string): Promise<CandidateInputs> {
   const problemFolder = path.join(scratch.inputDirectory, 'problem');
@@ -22,8 +25,22 @@ export async function stageCandidateInputs(scratch: ScratchDirectory, problemPat
     problemPath: path.join(problemFolder, path.basename(problemPath)),
     candidatePath: path.join(candidateFolder, path.basename(candidatePath)),
   };
-  await Promise.all([copyFile(problemPath, inputs.problemPath), copyFile(candidatePath, inputs.candidatePath)]);
+  const declarations = path.basename(problemPath) === FOLDER_REFERENCE ? await present(FOLDER_DECLARATIONS.map((name) => path.join(path.dirname(problemPath), name))) : [];
+  await Promise.all([
+    copyFile(problemPath, inputs.problemPath),
+    copyFile(candidatePath, inputs.candidatePath),
+    ...declarations.map((file) => copyFile(file, path.join(problemFolder, path.basename(file)))),
+  ]);
   return inputs;
+}
+
+/** A problem folder's reference, and the declarations beside it that make it one (worker problem_folder.py). */
+const FOLDER_REFERENCE = 'reference.py';
+const FOLDER_DECLARATIONS = ['shapes.py', 'problem.yaml'];
+
+async function present(files: string[]): Promise<string[]> {
+  const found = await Promise.all(files.map((file) => access(file).then(() => file, () => null)));
+  return found.filter((file): file is string => file !== null);
 }
 
 /** Every string in `value` (objects and arrays walked) with each `from` path replaced by its `to`. */
