@@ -8,6 +8,7 @@ import { OptimizeRunError } from '../../agent/run/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/run/optimize-run.js';
 import { progressLine } from '../../agent/run/progress-lines.js';
 import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
+import { outputWidth } from '../output-width.js';
 import { formatReportTable } from '../../agent/report/report-table.js';
 import { describeNamedDevice } from '../../agent/run/target-device.js';
 import { toJsonOutput, type RunReport } from '../../agent/report/run-report.js';
@@ -305,7 +306,7 @@ function writeReport(report: RunReport, json: boolean, io: CliIo): void {
     io.stdout.write(`${JSON.stringify(toJsonOutput(report))}\n`);
     return;
   }
-  io.stdout.write(`${formatReportTable(report)}\n`);
+  io.stdout.write(`${formatReportTable(report, { widthColumns: outputWidth(io.stdout, io.environment) })}\n`);
   const written = report.problems.flatMap((problem) => (problem.best ? [problem.best.kernelPath] : []));
   if (written.length > 0) io.stderr.write(`best kernels written to ${path.dirname(written[0]!)}\n`);
   if (report.status === 'stopped' || report.status === 'paused') io.stderr.write(`resume with: kforge optimize --resume ${report.runId}\n`);

@@ -114,7 +114,8 @@ test('--json prints exactly one object: run_id and per problem its candidate cou
 });
 
 test('without --json the table gives per-problem results and the suite totals', async () => {
-  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')] });
+  // Wide enough for every column (the fitting to narrower widths has its own test).
+  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')], environment: { COLUMNS: '200' } });
   await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
   const table = cli.stdout.join('');
   assert.match(table, /problem\s+best verdict\s+candidates\s+correct\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s/);
@@ -515,4 +516,22 @@ test('--filter that keeps nothing, and --resume with a subset flag, are misuse',
   await resumed.run('--resume', 'r1', '--limit', '3');
   assert.equal(resumed.exitCode, 2);
   assert.match(resumed.stderr.join(''), /drop --limit/);
+});
+
+test('the final table fits the width of the output: 80 columns off a terminal, COLUMNS where it is set', async () => {
+  const widest = (lines: string[]): number =>
+    Math.max(
+      ...lines
+        .join('')
+        .split('\n')
+        .map((line) => line.length),
+    );
+  const narrow = harness({ replies: [kernel('correct 0.5'), kernel('compile_error')] });
+  await narrow.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(narrow.exitCode, 0, narrow.stderr.join(''));
+  assert.ok(widest(narrow.stdout) <= 80, narrow.stdout.join(''));
+  assert.match(narrow.stdout.join(''), /^problem\s+verdict\s+cand/m);
+  const wide = harness({ replies: [kernel('correct 0.5'), kernel('compile_error')], environment: { COLUMNS: '200' } });
+  await wide.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.match(wide.stdout.join(''), /^problem\s+best verdict\s+candidates\s+correct\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s$/m);
 });
