@@ -79,7 +79,7 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
 const WARM_ONE_OF_EACH = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
 
 /** Search events that only a live view shows; the line-by-line form keeps one line per outcome. */
-const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-stage']);
+const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-submitted', 'candidate-stage']);
 
 /** Progress on stderr: where the command writes notices, and where search events go. */
 interface ProgressOutput {
@@ -195,6 +195,9 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
             ...(createEvaluator ? { create: () => createEvaluator({ logger, backend }) } : {}),
           },
     );
+    // The workers start now, importing PyTorch while the run starts and the model writes its first
+    // reply; started by the first candidate instead, they kept it waiting 3–7 s on a 2-core machine.
+    opened.warmUp?.(backend);
     const dependenciesOfRun: OptimizeDependencies = {
       store,
       model,

@@ -518,6 +518,25 @@ test('--filter that keeps nothing, and --resume with a subset flag, are misuse',
   assert.match(resumed.stderr.join(''), /drop --limit/);
 });
 
+test('the evaluator starts its workers before the model is first asked, so they start while it answers', async () => {
+  const order: string[] = [];
+  class WarmedEvaluator extends FakeEvaluator {
+    async warmUp(backend: string): Promise<readonly string[]> {
+      order.push(`warm-up ${backend}`);
+      return ['cpu'];
+    }
+  }
+  const asked: FakeStep = () => {
+    order.push('model asked');
+    return kernel('correct 0.5');
+  };
+  const cli = harness({ replies: [asked] });
+  cli.evaluator = new WarmedEvaluator();
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  assert.deepEqual(order, ['warm-up cpu', 'model asked']);
+});
+
 test('the final table fits the width of the output: 80 columns off a terminal, COLUMNS where it is set', async () => {
   const widest = (lines: string[]): number =>
     Math.max(
