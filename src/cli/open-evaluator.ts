@@ -1,3 +1,4 @@
+import type { Backend } from '../core/verdict.js';
 import type { Evaluator } from '../eval/evaluator.js';
 import type { ProblemFolderReader } from '../eval/problem/problem-folder-reader.js';
 import { ShapeSweepEvaluator } from '../eval/problem/shape-sweep-evaluator.js';
@@ -55,8 +56,13 @@ export async function openEvaluator(place: EvaluatorPlace): Promise<OpenedEvalua
 async function openPlace(place: EvaluatorPlace): Promise<OpenedEvaluator> {
   switch (place.kind) {
     case 'local': {
-      const evaluator = place.create ? await place.create() : createLocalPipelinedEvaluator(place.wiring, place.pipeline);
-      return { evaluator, close: async () => evaluator.close?.() };
+      const evaluator: Evaluator & { warmUp?: (backend: Backend) => Promise<unknown> } = place.create
+        ? await place.create()
+        : createLocalPipelinedEvaluator(place.wiring, place.pipeline);
+      const { logger } = place.wiring;
+      const warmUp = (backend: Backend): void =>
+        void evaluator.warmUp?.(backend).catch((error: unknown) => logger.debug({ err: error }, 'the warm-up failed; the first evaluation starts its workers'));
+      return { evaluator, close: async () => evaluator.close?.(), warmUp };
     }
     case 'redis':
       return (place.open ?? openRemoteEvaluation)(place.options);

@@ -52,11 +52,23 @@ test('the running problems get rows before finished ones, and long names are cut
   assert.match(lines.at(-1)!, /… 80 more problems: 80 done$/);
 });
 
-test('all columns at 80 wide: stage, elapsed ticking on for a running problem, candidates, best, tokens, cost', () => {
-  const lines = renderProgressFrame(snapshot([problem(0, { name: '01_relu' })], 3), { columns: 80, rows: 24 }, 12_000, plain);
-  assert.match(lines[1]!, /problem\s+stage\s+elapsed\s+cand\s+best\s+tokens\s+cost/);
+test("80 wide: stage, elapsed ticking on for a running problem, candidates, best and the last verdict in full; the run's tokens and cost on the summary line", () => {
+  const lines = renderProgressFrame(snapshot([problem(0, { name: '01_relu', last: '#12 compile_error' })], 3), { columns: 80, rows: 24 }, 12_000, plain);
+  assert.match(lines[1]!, /problem\s+stage\s+elapsed\s+cand\s+best\s+last$/);
   // 5 s at the last event, 2 s since: 7 s.
-  assert.match(lines[2]!, /01_relu\s+building #1\s+7s\s+2\s+1\.25x\s+12\.3k\s+\$0\.42/);
+  assert.match(lines[2]!, /01_relu\s+building #1\s+7s\s+2\s+1\.25x\s+#12 compile_error$/);
+  assert.match(lines[0]!, /12\.3k tok {2}\$0\.42/);
+  const ended = renderProgressFrame(
+    snapshot([problem(0, { name: '01_relu', status: 'done', stage: 'done: no replies left', last: '#3 correct 12.34x' })]),
+    { columns: 80, rows: 24 },
+    12_000,
+    plain,
+  );
+  assert.match(ended[2]!, /01_relu\s+done: no replies left\s+5s\s+2\s+1\.25x\s+#3 correct 12\.34x$/, 'nothing cut');
+  const wide = renderProgressFrame(snapshot([problem(0, { name: '01_relu' })], 3), { columns: 100, rows: 24 }, 12_000, plain);
+  assert.match(wide[1]!, /problem\s+stage\s+elapsed\s+cand\s+best\s+tokens\s+cost\s+last$/, 'a wider terminal has every column');
+  const narrow = renderProgressFrame(snapshot([problem(0, { name: '01_relu' })], 3), { columns: 60, rows: 24 }, 12_000, plain);
+  assert.match(narrow[1]!, /problem\s+stage\s+elapsed\s+cand\s+best$/, 'the last outcome goes after the tokens and the cost');
   const later = renderProgressFrame(snapshot([problem(0, { name: '01_relu' })], 3), { columns: 80, rows: 24 }, 75_000, plain);
   assert.match(later[2]!, /1m10s/);
   assert.match(lines.at(-1)!, /… 2 more problems: 2 waiting/);

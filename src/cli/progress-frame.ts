@@ -23,7 +23,11 @@ interface Column {
   growOrder?: number;
   /** Right-aligned (figures). */
   right?: boolean;
-  /** Columns with the highest number are dropped first when the terminal is too narrow. */
+  /**
+   * Columns with the highest number are dropped first when the terminal is too narrow: a problem's
+   * tokens, then its cost (the summary line keeps the run's), then its last outcome, so that an
+   * 80-column terminal still shows each candidate's verdict in full.
+   */
   dropOrder: number;
 }
 
@@ -55,9 +59,10 @@ const COLUMNS: readonly Column[] = [
   { header: 'elapsed', cell: (problem, nowMs) => formatClock(elapsedMs(problem, nowMs)), width: 7, right: true, dropOrder: 0 },
   { header: 'cand', cell: (problem) => String(problem.usage?.candidates ?? 0), width: 4, right: true, dropOrder: 0 },
   { header: 'best', cell: (problem) => formatSpeedup(problem.usage?.bestSpeedup), width: 7, right: true, dropOrder: 0 },
-  { header: 'tokens', cell: (problem) => formatTokens(problem.usage?.tokens ?? 0), width: 6, right: true, dropOrder: 1 },
+  { header: 'tokens', cell: (problem) => formatTokens(problem.usage?.tokens ?? 0), width: 6, right: true, dropOrder: 3 },
   { header: 'cost', cell: (problem) => formatUsd(problem.usage?.costUsd ?? 0), width: 7, right: true, dropOrder: 2 },
-  { header: 'last', cell: (problem) => problem.last, width: 12, growOrder: 3, dropOrder: 3 },
+  // Room for a verdict: `#12 compile_error`, `#3 correct 12.34x`.
+  { header: 'last', cell: (problem) => problem.last, width: 17, growOrder: 3, dropOrder: 1 },
 ];
 
 /**

@@ -120,7 +120,9 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   }
   registerOpenApiRoute(app);
 
-  const fallback = await registerWebApp(app, options.webRoot === undefined ? DEFAULT_WEB_ROOT : options.webRoot);
+  const fallback = await registerWebApp(app, options.webRoot === undefined ? DEFAULT_WEB_ROOT : options.webRoot, {
+    embedInitialData: options.token === undefined,
+  });
   installNotFoundHandler(app, fallback);
 
   app.addHook('preClose', async () => streams.closeAll());

@@ -13,19 +13,25 @@ let seededStore: SeededTestStore;
 let webRoot: string;
 let app: ZodApp;
 let unbuilt: ZodApp;
+let withToken: ZodApp;
 
 before(async () => {
   seededStore = await openSeededTestStore();
   webRoot = await mkdtemp(path.join(tmpdir(), 'kforge-web-'));
   await mkdir(path.join(webRoot, 'assets'));
-  await writeFile(path.join(webRoot, 'index.html'), '<!doctype html><title>kforge</title><script type="module" src="/assets/index-abc123.js"></script>');
+  await writeFile(
+    path.join(webRoot, 'index.html'),
+    '<!doctype html><html><head><title>kforge</title><script type="module" src="/assets/index-abc123.js"></script></head><body><div id="root"></div></body></html>',
+  );
   await writeFile(path.join(webRoot, 'assets', 'index-abc123.js'), 'console.info("app")');
   app = await createServer({ store: seededStore.store, evaluator: new FakeEvaluator(), webRoot });
   unbuilt = await createServer({ store: seededStore.store, evaluator: new FakeEvaluator(), webRoot: path.join(webRoot, 'missing') });
+  withToken = await createServer({ store: seededStore.store, evaluator: new FakeEvaluator(), webRoot, token: 'a-token-of-sixteen-chars' });
 });
 after(async () => {
   await app.close();
   await unbuilt.close();
+  await withToken.close();
   await seededStore.cleanup();
   await rm(webRoot, { recursive: true, force: true });
 });
@@ -39,6 +45,23 @@ describe('the web app', () => {
       assert.match(String(response.headers['content-security-policy']), /default-src 'self'/);
       assert.equal(response.headers['cache-control'], 'no-cache');
     }
+  });
+
+  it("puts the first view's API answers in the page: the runs list at /, a run and the list at /runs/RUN", async () => {
+    const embedded = async (server: ZodApp, url: string): Promise<Record<string, unknown> | null> => {
+      const body = (await server.inject({ url })).body;
+      const block = /<script id="kforge-initial-data" type="application\/json">(.*?)<\/script><\/head>/s.exec(body);
+      return block ? (JSON.parse(block[1]!) as Record<string, unknown>) : null;
+    };
+    const runs = (await app.inject({ url: '/api/runs' })).json<{ runs: Array<{ id: string }> }>();
+    assert.deepEqual(await embedded(app, '/'), { '/api/runs': runs }, 'the same answer as the API gives');
+    const run = await embedded(app, '/runs/cpu-demo');
+    assert.deepEqual(Object.keys(run ?? {}), ['/api/runs/cpu-demo', '/api/runs']);
+    assert.equal((run?.['/api/runs/cpu-demo'] as { run: { id: string } } | undefined)?.run.id, 'cpu-demo');
+    assert.deepEqual(Object.keys((await embedded(app, '/runs/no-such-run')) ?? {}), ['/api/runs'], 'a 404 is left for the page to ask and show');
+    assert.equal(await embedded(app, '/compare/runs?a=cpu-demo&b=h200-demo'), null, 'pages that load their parts on demand get none');
+    assert.equal(await embedded(withToken, '/'), null, 'the page is served without the token, so it carries no data');
+    assert.equal((await withToken.inject({ url: '/' })).statusCode, 200);
   });
 
   it('serves hashed assets with a long cache lifetime', async () => {

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { embedInitialData, initialPageData } from './initial-page-data.js';
 import type { ZodApp } from './server-context.js';
 
 /**
@@ -18,15 +20,25 @@ const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 <p>The JSON API works without it: <a href="/api/runs">/api/runs</a>, described at <a href="/api/openapi.json">/api/openapi.json</a>.</p></body></html>`;
 
 /** Decides what a GET that matched no route gets: the page (its router shows the view), or nothing. */
-export type PageFallback = (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+export type PageFallback = (request: FastifyRequest, reply: FastifyReply) => FastifyReply | Promise<FastifyReply> | undefined;
+
+/** Options of {@link registerWebApp}. */
+export interface WebAppOptions {
+  /**
+   * Put the answers of a page's first API requests in the page itself (initial-page-data.ts), so
+   * that its first paint shows the runs rather than "Loading runs…". Only where the API needs no
+   * token: the page itself is served without one. Default false.
+   */
+  embedInitialData?: boolean;
+}
 
 /**
  * Serves the built web app from `webRoot` (hashed assets cached for a year, `index.html` never;
  * files are looked up per request, so a rebuild needs no restart), and returns the fallback that
- * answers every other page URL with `index.html`. Without a build, page URLs get a page that
- * says how to build it.
+ * answers every other page URL with `index.html`, with its first view's data where
+ * `embedInitialData` says so. Without a build, page URLs get a page that says how to build it.
  */
-export async function registerWebApp(app: ZodApp, webRoot: string | null): Promise<PageFallback> {
+export async function registerWebApp(app: ZodApp, webRoot: string | null, options: WebAppOptions = {}): Promise<PageFallback> {
   /** A page URL (not the API, not a missing asset: a missing script must not get HTML back). */
   const isPage = (request: FastifyRequest): boolean => {
     const pathname = request.url.split('?')[0] ?? '';
@@ -51,10 +63,14 @@ export async function registerWebApp(app: ZodApp, webRoot: string | null): Promi
       if (filePath.endsWith('.html')) response.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
     },
   });
-  const sendPage = (reply: FastifyReply): FastifyReply => {
-    reply.header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY).header('cache-control', 'no-cache');
-    return reply.type('text/html; charset=utf-8').sendFile('index.html');
+  const root = webRoot;
+  const sendPage = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    reply.header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
+    if (!options.embedInitialData) return reply.sendFile('index.html');
+    // Data the page could not get this way (a store that failed to answer) it asks for itself.
+    const [html, answers] = await Promise.all([readFile(path.join(root, 'index.html'), 'utf8'), initialPageData(app, request).catch(() => ({}))]);
+    return reply.send(embedInitialData(html, answers));
   };
-  app.get('/', { schema: { hide: true } }, (_request, reply) => sendPage(reply));
-  return (request, reply) => (isPage(request) ? sendPage(reply) : undefined);
+  app.get('/', { schema: { hide: true } }, (request, reply) => sendPage(request, reply));
+  return (request, reply) => (isPage(request) ? sendPage(request, reply) : undefined);
 }

@@ -10,6 +10,7 @@ import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import type { OptimizePlanInput } from './optimize-plan.js';
 import { resumeOptimizeRun, startOptimizeRun } from './optimize-run.js';
 import { toJsonOutput } from '../report/run-report.js';
+import type { SearchEvent } from '../search/search-events.js';
 
 let folder: string;
 let store: SqliteRunStore;
@@ -160,4 +161,72 @@ test('an edited problem file is evaluated from the stored source on resume', asy
   await resumeOptimizeRun(stopped.runId, { store, model: new FakeKernelModel({ replies: [kernel('correct 0.4')] }), evaluator });
   assert.notEqual(evaluator.calls[0]!.request.problemPath, problems[0]);
   assert.match(evaluator.calls[0]!.request.problemPath, /problems\/01_relu-[0-9a-f]{8}\.py$/);
+});
+
+/** What the progress events say about each candidate: problem, store id, number, and the candidate count then. */
+function numbering(events: readonly SearchEvent[], type: 'candidate-submitted' | 'candidate-evaluated'): Array<[string, number, number, number]> {
+  return events.flatMap((event) =>
+    event.type === type ? [[event.problem, event.candidateId, event.candidateNumber, event.usage.candidates] as [string, number, number, number]] : [],
+  );
+}
+
+test("progress events number each problem's candidates from 1, as its candidate count does, whatever their store ids", async () => {
+  const events: SearchEvent[] = [];
+  const model = new FakeKernelModel({
+    replies: [kernel('compile_error', 'relu-a'), kernel('correct 0.5', 'relu-b'), 'I would rather not write code.', kernel('correct 0.4', 'gelu-b')],
+  });
+  const report = await startOptimizeRun(plan({ problems, perProblem: { maxCandidates: 2 } }), {
+    store,
+    model,
+    evaluator: new FakeEvaluator(),
+    onEvent: (event) => events.push(event),
+  });
+  const ids = (await store.listCandidates(report.runId)).map((candidate) => candidate.id);
+  assert.equal(ids.length, 3);
+  assert.deepEqual(numbering(events, 'candidate-evaluated'), [
+    ['01_relu', ids[0]!, 1, 1],
+    ['01_relu', ids[1]!, 2, 2],
+    // 02_gelu's first reply held no code: it took number 1, as it took a slot of --max-candidates.
+    ['02_gelu', ids[2]!, 2, 2],
+  ]);
+  assert.deepEqual(numbering(events, 'candidate-submitted'), numbering(events, 'candidate-evaluated'), 'each candidate is announced before its evaluation');
+});
+
+test('a replay that runs out ends the problem with model-exhausted, not a failed model call', async () => {
+  const events: SearchEvent[] = [];
+  const model = new FakeKernelModel({ replies: [kernel('runtime_error', 'only')] });
+  const report = await startOptimizeRun(plan(), { store, model, evaluator: new FakeEvaluator(), onEvent: (event) => events.push(event) });
+  assert.equal(report.status, 'finished');
+  const types = events.map((event) => event.type);
+  assert.ok(types.includes('model-exhausted'), types.join(' '));
+  assert.ok(!types.includes('model-call-failed'), types.join(' '));
+  const finished = events.find((event) => event.type === 'problem-finished');
+  assert.equal(finished?.type === 'problem-finished' && finished.reason, 'model-exhausted');
+});
+
+test('a resumed problem numbers its pending candidate and its new ones after those of the first session', async () => {
+  const controller = new AbortController();
+  const stopOnSecond = new FakeEvaluator({
+    judge: (source, request, index) => {
+      if (index === 1) {
+        controller.abort();
+        throw new Error('the evaluation was cancelled');
+      }
+      return judgeByMarker(source, request);
+    },
+  });
+  const first = new FakeKernelModel({ replies: [kernel('correct 0.8', 'a'), kernel('correct 0.5', 'b')] });
+  const stopped = await startOptimizeRun(plan(), { store, model: first, evaluator: stopOnSecond, signal: controller.signal });
+  assert.equal(stopped.status, 'stopped');
+  const events: SearchEvent[] = [];
+  const again = new FakeKernelModel({ replies: [kernel('correct 0.3', 'c')] });
+  await resumeOptimizeRun(stopped.runId, { store, model: again, evaluator: new FakeEvaluator(), onEvent: (event) => events.push(event) });
+  const ids = (await store.listCandidates(stopped.runId)).map((candidate) => candidate.id);
+  assert.deepEqual(
+    numbering(events, 'candidate-evaluated').map(([, id, number]) => [id, number]),
+    [
+      [ids[1]!, 2],
+      [ids[2]!, 3],
+    ],
+  );
 });

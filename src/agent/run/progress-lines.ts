@@ -21,9 +21,12 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
       return { index: event.index + 1, of: event.total, strategy: event.strategy };
     case 'model-called':
       return {};
+    case 'candidate-submitted':
+      return { candidate: event.candidateId, candidate_number: event.candidateNumber };
     case 'candidate-stage':
       return {
         candidate: event.candidateId,
+        candidate_number: event.candidateNumber,
         stage: event.progress.stage,
         role: event.progress.role,
         status: event.progress.kind === 'stage-started' ? 'started' : 'finished',
@@ -31,11 +34,12 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
     case 'model-replied':
       return { reply_tokens: event.tokens, latency_ms: event.latencyMs };
     case 'model-call-failed':
-      return { message: event.message, exhausted: event.exhausted };
+    case 'model-exhausted':
+      return { message: event.message };
     case 'reply-without-code':
       return { reason: event.reason };
     case 'candidate-evaluated':
-      return { candidate: event.candidateId, verdict: event.verdict, speedup: event.speedup, reused: event.reused };
+      return { candidate: event.candidateId, candidate_number: event.candidateNumber, verdict: event.verdict, speedup: event.speedup, reused: event.reused };
     case 'best-improved':
       return { candidate: event.candidateId, speedup: event.speedup, median_ms: event.medianMs };
     case 'problem-stalled':
@@ -53,7 +57,7 @@ function eventFields(event: SearchEvent): Record<string, string | number | boole
  * One `key=value` line per event (logfmt), for logs and pipes: stable keys, values quoted only
  * where they hold spaces, so `grep` and log tools read it as easily as a person.
  *
- * @example event=candidate-evaluated problem=01_relu candidate=3 verdict=correct speedup=1.25 candidates=3 tokens=812 cost_usd=0 device_s=1.2
+ * @example event=candidate-evaluated problem=01_relu candidate=41 candidate_number=3 verdict=correct speedup=1.25 candidates=3 tokens=812 cost_usd=0 device_s=1.2
  */
 export function progressLine(event: SearchEvent): string {
   const fields: Record<string, string | number | boolean | null> = { event: event.type };

@@ -6,6 +6,7 @@ import type { Attempt, CandidateRecord, EvaluatedAttempt, Lineage } from '../sea
 import type { BudgetTracker } from './budget.js';
 import { bestAttempt, isImprovement, medianMs, speedupOf, type SpeedupBaseline } from '../search/candidate-ranking.js';
 import { CandidateEvaluator } from './candidate-evaluator.js';
+import { CandidateNumbers } from './candidate-numbers.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { summarizeEvaluation, type FeedbackOptions } from '../search/feedback.js';
@@ -58,11 +59,13 @@ export class RecordedProblemSession implements ProblemSession {
   private consecutiveModelFailures = 0;
   private ended: SessionStopReason | null = null;
   private readonly candidates: CandidateEvaluator;
+  private readonly numbers: CandidateNumbers;
 
   constructor(private readonly options: RecordedProblemSessionOptions) {
     this.history = [...options.history];
     this.prompt = options.prompt;
     this.bestSoFar = bestAttempt(this.history);
+    this.numbers = new CandidateNumbers(this.history);
     this.candidates = new CandidateEvaluator({
       runId: options.runId,
       problem: options.problem,
@@ -76,7 +79,7 @@ export class RecordedProblemSession implements ProblemSession {
         // No verdict: recorded for the run's history, the candidate stays unevaluated meanwhile.
         void this.record('evaluation-machine-fault', { attempt: fault.attempt, willRetry: fault.willRetry, message: fault.message }).catch(() => undefined);
       },
-      onProgress: (candidateId, progress) => this.emit({ type: 'candidate-stage', candidateId, progress }),
+      onProgress: (candidateId, progress) => this.emit({ type: 'candidate-stage', candidateId, candidateNumber: this.numbers.of(candidateId), progress }),
     });
   }
 
@@ -117,10 +120,11 @@ export class RecordedProblemSession implements ProblemSession {
         message: called.message,
         exhausted: called.exhausted,
       });
-      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
+      this.emitCallFailed(called);
       this.history.push(attempt);
       return attempt;
     }
+    const candidateNumber = this.numbers.nextReply();
     const extraction = (this.options.extract ?? extractCandidate)(called.reply.text);
     if (isExtractionFailure(extraction)) {
       const attempt: Attempt = { kind: 'no-code', lineage: request.lineage, modelCallId: called.modelCallId, reason: extraction.message };
@@ -136,6 +140,7 @@ export class RecordedProblemSession implements ProblemSession {
       return attempt;
     }
     const candidate = await this.candidates.add(extraction.code, request.lineage, called.modelCallId);
+    this.numbers.assign(candidate.id, candidateNumber);
     return this.evaluate(candidate);
   }
 
@@ -157,6 +162,8 @@ export class RecordedProblemSession implements ProblemSession {
 
   /** Evaluates a stored candidate (a new one, or one a killed run left unevaluated) and records it. */
   async evaluate(candidate: CandidateRecord): Promise<EvaluatedAttempt> {
+    const candidateNumber = this.numbers.of(candidate.id);
+    this.emit({ type: 'candidate-submitted', candidateId: candidate.id, candidateNumber });
     const evaluated = await this.candidates.evaluate(candidate);
     const { result } = evaluated;
     this.options.budget.recordDeviceTime(evaluated.deviceMs);
@@ -170,6 +177,7 @@ export class RecordedProblemSession implements ProblemSession {
     this.emit({
       type: 'candidate-evaluated',
       candidateId: candidate.id,
+      candidateNumber,
       verdict: result.verdict,
       speedup,
       deviceMs: evaluated.deviceMs,
@@ -198,7 +206,7 @@ export class RecordedProblemSession implements ProblemSession {
         purpose: 'ideas',
         exhausted: called.exhausted,
       });
-      this.emit({ type: 'model-call-failed', message: called.message, exhausted: called.exhausted });
+      this.emitCallFailed(called);
       return null;
     }
     return called.reply.text;
@@ -272,6 +280,12 @@ export class RecordedProblemSession implements ProblemSession {
     budget.recordModelUsage(tokens, reply.priced ? reply.costUsd : null);
     this.emit({ type: 'model-replied', tokens, costUsd: reply.costUsd, latencyMs: reply.latencyMs });
     return { kind: 'replied', reply, modelCallId: call.id };
+  }
+
+  /** A replay that ran out is the end of its replies, not a failure of the model. */
+  private emitCallFailed(called: { message: string; exhausted: boolean }): void {
+    if (called.exhausted) this.emit({ type: 'model-exhausted', message: called.message });
+    else this.emit({ type: 'model-call-failed', message: called.message });
   }
 
   private async observeStall(improved: boolean): Promise<void> {

@@ -8,13 +8,17 @@ export interface ProblemProgress {
   /** 0-based place in the run. */
   index: number;
   status: 'running' | 'done';
-  /** What it is doing now (`building #3`, `asking the model`), or how it ended (`done: target speedup`). */
+  /**
+   * What it is doing now (`building #3`, `asking the model`), or how it ended (`done: target
+   * speedup`). Candidates are named by their number within the problem (`candidateNumber`), as
+   * the candidate count counts them.
+   */
   stage: string;
   /** Usage as of the last event; null before the first. */
   usage: BudgetUsage | null;
   /** Clock time of the last usage, in ms, so a running problem's elapsed time can tick on. */
   usageAtMs: number;
-  /** The last outcome: `#7 correct 1.50x`, `reply without code`. */
+  /** The last outcome: `#3 correct 1.50x`, `#4 crashed`, `reply without code`; a replay running out leaves it as it was. */
   last: string;
 }
 
@@ -122,19 +126,27 @@ function applyProblemEvent(problem: ProblemProgress, event: ProblemEvent): void 
       problem.stage = 'reading the reply';
       return;
     case 'model-call-failed':
-      problem.last = event.exhausted ? 'no replies left' : `model call failed: ${event.message}`;
+      problem.last = `model call failed: ${event.message}`;
+      return;
+    case 'model-exhausted':
+      // The replay's normal end: the stage says so, and the last verdict stays in view.
+      problem.stage = 'no replies left';
       return;
     case 'reply-without-code':
       problem.last = 'reply without code';
       return;
+    case 'candidate-submitted':
+      // Until its first stage: a worker process starting (Python importing PyTorch), the device, a build slot.
+      problem.stage = `starting #${event.candidateNumber}`;
+      return;
     case 'candidate-stage': {
       const name = STAGE_NAMES[event.progress.stage] ?? event.progress.stage;
-      if (event.progress.kind === 'stage-started') problem.stage = `${name} #${event.candidateId}`;
+      if (event.progress.kind === 'stage-started') problem.stage = `${name} #${event.candidateNumber}`;
       return;
     }
     case 'candidate-evaluated':
-      problem.last = `#${event.candidateId} ${event.verdict}${event.speedup === null ? '' : ` ${formatSpeedup(event.speedup)}`}`;
-      problem.stage = 'evaluated';
+      problem.last = `#${event.candidateNumber} ${event.verdict}${event.speedup === null ? '' : ` ${formatSpeedup(event.speedup)}`}`;
+      problem.stage = `evaluated #${event.candidateNumber}`;
       return;
     case 'best-improved':
       return;

@@ -18,7 +18,15 @@ export type ProblemEndReason =
   | 'model-unavailable'
   | 'model-exhausted';
 
-/** Fields every problem event carries, for progress views. */
+/**
+ * Fields every problem event carries, for progress views.
+ *
+ * A candidate is named twice in events: `candidateId`, the store's id (unique in the store, as
+ * `kforge runs show`, the dashboard and the candidate files name it), and `candidateNumber`, its
+ * place among the problem's replies that counted against `--max-candidates`, in the order they
+ * came (1, 2, …; a reply without code takes its number too). Progress views show the number: it
+ * matches the candidate count (`usage.candidates`) beside it.
+ */
 interface ProblemEventBase {
   /** The problem's name (file stem). */
   problem: string;
@@ -36,14 +44,22 @@ export type SearchEvent =
   /** The model was asked for a kernel (or for ideas); its reply comes as `model-replied` or `model-call-failed`. */
   | (ProblemEventBase & { type: 'model-called' })
   | (ProblemEventBase & { type: 'model-replied'; tokens: number; costUsd: number; latencyMs: number })
-  /** `exhausted`: the model will never answer again (a replay's replies ran out), not a failure of the provider. */
-  | (ProblemEventBase & { type: 'model-call-failed'; message: string; exhausted: boolean })
+  /** The provider failed to answer (after its own retries), or the wall-clock budget cut the call. */
+  | (ProblemEventBase & { type: 'model-call-failed'; message: string })
+  /** The model will never answer again: a replay (`--provider files`) served its last reply. The normal end of a replay, not a failure. */
+  | (ProblemEventBase & { type: 'model-exhausted'; message: string })
+  /**
+   * A candidate was handed to the evaluator (taken from a reply, or left pending by a stopped run):
+   * until its first stage starts, it waits for a worker process, the device or a build slot.
+   */
+  | (ProblemEventBase & { type: 'candidate-submitted'; candidateId: number; candidateNumber: number })
   /** A stage of a candidate's evaluation started or finished (`build`, `reference`, `correctness`, `timing`, …). */
-  | (ProblemEventBase & { type: 'candidate-stage'; candidateId: number; progress: EvaluationProgress })
+  | (ProblemEventBase & { type: 'candidate-stage'; candidateId: number; candidateNumber: number; progress: EvaluationProgress })
   | (ProblemEventBase & { type: 'reply-without-code'; reason: string })
   | (ProblemEventBase & {
       type: 'candidate-evaluated';
       candidateId: number;
+      candidateNumber: number;
       verdict: Verdict;
       speedup: number | null;
       deviceMs: number;

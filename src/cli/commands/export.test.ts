@@ -373,7 +373,7 @@ describe('kforge export: rough edges', () => {
       '--json',
     ]);
     assert.equal(io.exitCode, 0, io.stderr);
-    assert.match(io.stderr, /exhausted=true/, 'the replay ran out while the search went on');
+    assert.match(io.stderr, /event=model-exhausted problem=/, 'the replay ran out while the search went on');
     const runId = (JSON.parse(io.stdout) as { run_id: string }).run_id;
     const turns = lines((await exportRun([runId, '--store', 'replay.db'])).stdout);
     assert.deepEqual(

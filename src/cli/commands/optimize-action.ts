@@ -8,6 +8,7 @@ import { OptimizeRunError } from '../../agent/run/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/run/optimize-run.js';
 import { progressLine } from '../../agent/run/progress-lines.js';
 import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
+import { outputWidth } from '../output-width.js';
 import { formatReportTable } from '../../agent/report/report-table.js';
 import { describeNamedDevice } from '../../agent/run/target-device.js';
 import { toJsonOutput, type RunReport } from '../../agent/report/run-report.js';
@@ -81,7 +82,7 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
 const WARM_ONE_OF_EACH = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
 
 /** Search events that only a live view shows; the line-by-line form keeps one line per outcome. */
-const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-stage']);
+const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-submitted', 'candidate-stage']);
 
 /** Progress on stderr: where the command writes notices, and where search events go. */
 interface ProgressOutput {
@@ -199,6 +200,9 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
             ...(createEvaluator ? { create: () => createEvaluator({ logger, backend }) } : {}),
           },
     );
+    // The workers start now, importing PyTorch while the run starts and the model writes its first
+    // reply; started by the first candidate instead, they kept it waiting 3–7 s on a 2-core machine.
+    opened.warmUp?.(backend);
     const dependenciesOfRun: OptimizeDependencies = {
       store,
       model,
@@ -313,6 +317,6 @@ function writeReport(report: RunReport, json: boolean, io: CliIo, storePath: str
     io.stdout.write(`${JSON.stringify(toJsonOutput(report))}\n`);
     return;
   }
-  io.stdout.write(`${formatReportTable(report)}\n`);
+  io.stdout.write(`${formatReportTable(report, { widthColumns: outputWidth(io.stdout, io.environment) })}\n`);
   io.stderr.write(nextSteps(report, { storePath, cwd: io.cwd }));
 }

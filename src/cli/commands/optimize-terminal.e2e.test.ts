@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
+import { terminalFrames, type TerminalFrame } from '../../../test-support/terminal-frames.js';
 
 /**
  * `kforge optimize` over 100 problems in a real pseudo-terminal (test-support/pty-run.py), as a
@@ -29,38 +30,9 @@ after(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-// log-update's erasure of the previous frame: erase the line, go up, …, then to column 1.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
-const ERASE = /((?:\u001b\[2K(?:\u001b\[1A)?)+)\u001b\[G/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
-
-interface Frame {
-  lines: string[];
-  /** Lines the erasure before this frame went up: the height of the frame before it. */
-  erasedAbove: number;
-}
-
-/** The frames the view drew, ANSI codes removed; the last one ends at its `… N more problems` line (the report follows it). */
-function framesOf(raw: string): Frame[] {
-  const frames: Frame[] = [];
-  let erasedAbove = 0;
-  let start = 0;
-  const push = (text: string): void => {
-    const lines = text.replace(/\r/g, '').replace(ANSI, '').split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    frames.push({ lines, erasedAbove });
-  };
-  for (const match of raw.matchAll(ERASE)) {
-    push(raw.slice(start, match.index));
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI escape sequences this test reads.
-    erasedAbove = (match[1]!.match(/\u001b\[1A/g) ?? []).length;
-    start = match.index + match[0].length;
-  }
-  const last = raw.slice(start).replace(/\r/g, '').replace(ANSI, '').split('\n');
-  const end = last.findIndex((line) => line.startsWith('… '));
-  frames.push({ lines: last.slice(0, end + 1), erasedAbove });
-  return frames;
+/** The frames the view drew; the last one ends at its `… N more problems` line (the report follows it). */
+function framesOf(raw: string): TerminalFrame[] {
+  return terminalFrames(raw, (lines) => lines.findIndex((line) => line.startsWith('… ')) + 1).frames;
 }
 
 async function runInTerminal(columns: number, rows: number): Promise<{ exitCode: number | undefined; raw: string }> {

@@ -115,7 +115,8 @@ test('--json prints exactly one object: run_id and per problem its candidate cou
 });
 
 test('without --json the table gives per-problem results and the suite totals', async () => {
-  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')] });
+  // Wide enough for every column (the fitting to narrower widths has its own test).
+  const cli = harness({ replies: [kernel('correct 0.5'), kernel('incorrect')], environment: { COLUMNS: '200' } });
   await cli.run('level1', '--provider', 'vllm', '--backend', 'cpu', '--max-candidates', '1');
   const table = cli.stdout.join('');
   assert.match(table, /problem\s+best verdict\s+candidates\s+correct\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s/);
@@ -599,4 +600,41 @@ test('a problem folder that cannot be used stops the run before any model call, 
     `kforge optimize: ${path.join(problem, 'shapes.py')}: SHAPES[1] is 'wide'; each shape is a non-empty dict of constants`,
   );
   assert.equal(model.calls.length, 0);
+});
+
+test('the evaluator starts its workers before the model is first asked, so they start while it answers', async () => {
+  const order: string[] = [];
+  class WarmedEvaluator extends FakeEvaluator {
+    async warmUp(backend: string): Promise<readonly string[]> {
+      order.push(`warm-up ${backend}`);
+      return ['cpu'];
+    }
+  }
+  const asked: FakeStep = () => {
+    order.push('model asked');
+    return kernel('correct 0.5');
+  };
+  const cli = harness({ replies: [asked] });
+  cli.evaluator = new WarmedEvaluator();
+  await cli.run('level1/01_relu.py', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(cli.exitCode, 0, cli.stderr.join(''));
+  assert.deepEqual(order, ['warm-up cpu', 'model asked']);
+});
+
+test('the final table fits the width of the output: 80 columns off a terminal, COLUMNS where it is set', async () => {
+  const widest = (lines: string[]): number =>
+    Math.max(
+      ...lines
+        .join('')
+        .split('\n')
+        .map((line) => line.length),
+    );
+  const narrow = harness({ replies: [kernel('correct 0.5'), kernel('compile_error')] });
+  await narrow.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.equal(narrow.exitCode, 0, narrow.stderr.join(''));
+  assert.ok(widest(narrow.stdout) <= 80, narrow.stdout.join(''));
+  assert.match(narrow.stdout.join(''), /^problem\s+verdict\s+cand/m);
+  const wide = harness({ replies: [kernel('correct 0.5'), kernel('compile_error')], environment: { COLUMNS: '200' } });
+  await wide.run('level1', '--provider', 'vllm', '--model', 'm', '--backend', 'cpu', '--max-candidates', '1');
+  assert.match(wide.stdout.join(''), /^problem\s+best verdict\s+candidates\s+correct\s+best ms\s+vs eager\s+vs compile\s+vs best\s+tokens\s+cost\s+device s$/m);
 });

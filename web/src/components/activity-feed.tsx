@@ -12,6 +12,9 @@ function describe(event: RunEventView, names: ReadonlyMap<string, string>): stri
       return `candidate #${String(payload.candidateId)}: ${String(payload.verdict ?? 'evaluated').replace(/_/g, ' ')}${typeof payload.speedupVsBest === 'number' ? `, ${(payload.speedupVsBest as number).toFixed(2)}×` : ''}`;
     case 'candidate-evaluation-failed':
       return `candidate #${String(payload.candidateId)} could not be evaluated: ${String(payload.message)}`;
+    case 'model-call-failed':
+      // A replay (`--provider files`) that served its last reply ends so: its normal end, not a failure.
+      return payload.exhausted === true ? `no replies left${on}` : `the model call failed${on}: ${String(payload.message)}`;
     case 'action-recorded':
       return `a person: ${String(payload.type)}${on}`;
     default:

@@ -5,8 +5,31 @@ import type { CandidateNode } from '../../../src/server/api-types';
 import { bestSoFar } from '../lib/best-so-far';
 import { VERDICT_COLORS } from '../lib/verdicts';
 
-/** One uPlot chart that follows its container's width. */
-function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabel: string; title: string; onPick: (index: number) => void }) {
+/** Tick steps of a count: whole numbers only (1, 2, 5, 10, … candidates), never 1.1 or 2.5. */
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10_000, 20_000, 50_000, 100_000];
+
+/** The x axis of a count: whole-number ticks, half a step of room around the first and last point. */
+const COUNT_SCALE: uPlot.Scale = { time: false, range: (_u, min, max) => [Math.floor(min ?? 1) - 0.5, Math.ceil(max ?? 1) + 0.5] };
+
+/**
+ * One uPlot chart that follows its container's width. On a count axis, the labels of the x axis's
+ * ticks as drawn are also on the host's `data-x-ticks` (space-separated): the canvas holds them
+ * only as pixels.
+ */
+function Chart({
+  data,
+  xLabel,
+  title,
+  onPick,
+  countX = false,
+}: {
+  data: uPlot.AlignedData;
+  xLabel: string;
+  title: string;
+  onPick: (index: number) => void;
+  /** The x values count things (candidates): whole-number ticks only. */
+  countX?: boolean;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const pick = useRef(onPick);
   pick.current = onPick;
@@ -19,9 +42,25 @@ function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabe
       height: 190,
       cursor: { points: { size: 7 } },
       legend: { show: false },
-      scales: { x: { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
+      scales: { x: countX ? COUNT_SCALE : { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
       axes: [
-        { label: xLabel, labelSize: 16, size: 36, stroke: '#59636e', grid: { stroke: '#eef1f4' } },
+        {
+          label: xLabel,
+          labelSize: 16,
+          size: 36,
+          stroke: '#59636e',
+          grid: { stroke: '#eef1f4' },
+          ...(countX
+            ? {
+                incrs: WHOLE_STEPS,
+                values: (_u: uPlot, splits: number[]) => {
+                  const labels = splits.map((value) => String(Math.round(value)));
+                  element.dataset.xTicks = labels.join(' ');
+                  return labels;
+                },
+              }
+            : {}),
+        },
         {
           label: 'speedup (×)',
           labelSize: 16,
@@ -55,7 +94,7 @@ function Chart({ data, xLabel, title, onPick }: { data: uPlot.AlignedData; xLabe
       resize.disconnect();
       plot.destroy();
     };
-  }, [data, xLabel, title]);
+  }, [data, xLabel, title, countX]);
   return <div ref={host} className="chart" />;
 }
 
@@ -87,7 +126,7 @@ export function ProgressCharts({
   return (
     <div className="charts">
       <div className="panel panel-body" data-testid="chart-candidates">
-        <Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} />
+        <Chart data={byIndex} xLabel="candidates evaluated" title="Best speedup so far, by candidate" onPick={choose} countX />
       </div>
       <div className="panel panel-body" data-testid="chart-time">
         <Chart

@@ -1,10 +1,12 @@
 import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent, type ReactNode } from 'react';
+import { forgetInitialAnswers } from './initial-data';
 
 /** A tiny history-API router: the server answers every page URL with the app. */
 
 const listeners = new Set<() => void>();
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  forgetInitialAnswers();
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   window.scrollTo(0, 0);
@@ -12,6 +14,7 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
 }
 
 window.addEventListener('popstate', () => {
+  forgetInitialAnswers();
   for (const listener of listeners) listener();
 });
 

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from './api';
+import { initialAnswer } from './initial-data';
 
 export interface ApiState<T> {
   data: T | undefined;
@@ -9,19 +10,29 @@ export interface ApiState<T> {
   reload: () => void;
 }
 
-/** GETs `url` (null: nothing yet) and again on `reload`; stale answers to an older URL are dropped. */
+/**
+ * GETs `url` (null: nothing yet) and again on `reload`; stale answers to an older URL are dropped.
+ * An answer the page came with (initial-data.ts) is the first one, without a request.
+ */
 export function useApi<T>(url: string | null): ApiState<T> {
-  const [data, setData] = useState<T>();
+  const [initial] = useState(() => (url === null ? undefined : initialAnswer<T>(url)));
+  const [data, setData] = useState<T | undefined>(initial);
   const [error, setError] = useState<Error>();
-  const [loading, setLoading] = useState(url !== null);
+  const [loading, setLoading] = useState(url !== null && initial === undefined);
   const [generation, setGeneration] = useState(0);
   const current = useRef(url);
   current.current = url;
-  const shown = useRef<string | null>(null);
+  const shown = useRef<string | null>(initial === undefined ? null : url);
+  /** The URL whose first fetch the page's own answer stands for, until that fetch would have happened. */
+  const given = useRef<string | null>(initial === undefined ? null : url);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: generation is the trigger: reload() bumps it to fetch the same URL again.
   useEffect(() => {
     if (url === null) return;
+    if (given.current === url) {
+      given.current = null;
+      return;
+    }
     if (shown.current !== url) {
       setLoading(true);
       setData(undefined);

@@ -29,7 +29,7 @@ function RunRow({ run, picked, onPick }: { run: RunListItem; picked: boolean; on
       </td>
       <td title={run.startedAt}>{ago(run.startedAt)}</td>
       <td>{run.strategy}</td>
-      <td className="mono" style={{ maxWidth: 290, overflow: 'hidden', textOverflow: 'ellipsis' }} title={run.model}>
+      <td className="mono cut" title={run.model}>
         {run.model}
       </td>
       <td>{run.backend ?? '–'}</td>
@@ -90,40 +90,51 @@ export function RunsPage() {
             Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}
           </button>
         </div>
-        <table className="data">
-          <thead>
-            <tr>
-              <th />
-              <th>run</th>
-              <th>status</th>
-              <th>started</th>
-              <th>strategy</th>
-              <th>model</th>
-              <th>backend</th>
-              <th className="num">solved</th>
-              <th className="num">correct share</th>
-              <th className="num">best speedup</th>
-              <th className="num">tokens</th>
-              <th className="num">cost</th>
-              <th className="num">device time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.runs.map((run) => (
-              <RunRow
-                key={run.id}
-                run={run}
-                picked={picked.includes(run.id)}
-                onPick={(on) =>
-                  setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))
-                }
-              />
-            ))}
-          </tbody>
-        </table>
+        {/* Fits 1280 px: the model (a files replay's is a whole path) is cut, short headers; narrower windows scroll the table, not the page. */}
+        <div className="table-scroll">
+          <table className="data runs-table">
+            <thead>
+              <tr>
+                <th />
+                <th>run</th>
+                <th>status</th>
+                <th>started</th>
+                <th>strategy</th>
+                <th>model</th>
+                <th>backend</th>
+                <th className="num" title="problems with a correct kernel, of the run's problems">
+                  solved
+                </th>
+                <th className="num" title="correct candidates over evaluated ones">
+                  correct
+                </th>
+                <th className="num" title="the fastest correct kernel of any problem against the faster of eager and torch.compile">
+                  best
+                </th>
+                <th className="num">tokens</th>
+                <th className="num">cost</th>
+                <th className="num" title="time the evaluations held a device">
+                  device
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.runs.map((run) => (
+                <RunRow
+                  key={run.id}
+                  run={run}
+                  picked={picked.includes(run.id)}
+                  onPick={(on) =>
+                    setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))
+                  }
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
         <p className="faint" style={{ padding: '0 14px 10px', margin: 0, fontSize: 12 }}>
-          Best speedup: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct share: correct candidates over
-          evaluated ones.
+          Best: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct: correct candidates over evaluated ones.
+          Device: the time evaluations held a device.
         </p>
       </div>
     );
