@@ -93,7 +93,19 @@ describe('kforge eval on a problem folder', { skip }, () => {
   });
 
   it("judges a solution named Model on the reference's weights, under problem.yaml's tolerance and forbidden names", { timeout: 600_000 }, async () => {
-    const run = await kforge([FOLDER, candidate('loaded'), candidate('forbidden'), '--backend', 'cpu', '--trials', '2', '--no-timing', '--guard-policy', 'pytorch', '--json']);
+    const run = await kforge([
+      FOLDER,
+      candidate('loaded'),
+      candidate('forbidden'),
+      '--backend',
+      'cpu',
+      '--trials',
+      '2',
+      '--no-timing',
+      '--guard-policy',
+      'pytorch',
+      '--json',
+    ]);
     assert.equal(run.exitCode, 1, String(run.stderr));
     const results = String(run.stdout)
       .trim()

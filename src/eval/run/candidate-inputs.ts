@@ -25,7 +25,8 @@ export async function stageCandidateInputs(scratch: ScratchDirectory, problemPat
     problemPath: path.join(problemFolder, path.basename(problemPath)),
     candidatePath: path.join(candidateFolder, path.basename(candidatePath)),
   };
-  const declarations = path.basename(problemPath) === FOLDER_REFERENCE ? await present(FOLDER_DECLARATIONS.map((name) => path.join(path.dirname(problemPath), name))) : [];
+  const declarations =
+    path.basename(problemPath) === FOLDER_REFERENCE ? await present(FOLDER_DECLARATIONS.map((name) => path.join(path.dirname(problemPath), name))) : [];
   await Promise.all([
     copyFile(problemPath, inputs.problemPath),
     copyFile(candidatePath, inputs.candidatePath),
@@ -39,7 +40,14 @@ const FOLDER_REFERENCE = 'reference.py';
 const FOLDER_DECLARATIONS = ['shapes.py', 'problem.yaml'];
 
 async function present(files: string[]): Promise<string[]> {
-  const found = await Promise.all(files.map((file) => access(file).then(() => file, () => null)));
+  const found = await Promise.all(
+    files.map((file) =>
+      access(file).then(
+        () => file,
+        () => null,
+      ),
+    ),
+  );
   return found.filter((file): file is string => file !== null);
 }
 
