@@ -30,6 +30,12 @@ class _Handle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_char * IPC_HANDLE_BYTES)]
 
 
+def handle_hex(handle: _Handle) -> str:
+    """All 64 bytes of an IPC handle as hex. Reading the `c_char` field instead would stop at its
+    first zero byte (handles hold several), and the judge would be given a different handle."""
+    return ctypes.string_at(ctypes.addressof(handle), IPC_HANDLE_BYTES).hex()
+
+
 def _runtime():
     runtime = CudaRuntime.discover()
     if not runtime.available:
@@ -96,7 +102,7 @@ class IpcStaging:
         if status != 0:
             self.library.cudaGetLastError()
             return None, _error(self.library, status, "cudaIpcGetMemHandle")
-        return bytes(handle.reserved).ljust(IPC_HANDLE_BYTES, b"\0").hex(), None
+        return handle_hex(handle), None
 
     def free(self) -> None:
         if self.pointer:
