@@ -50,7 +50,8 @@ export async function openEvaluator(place: EvaluatorPlace): Promise<OpenedEvalua
   const opened = await openPlace(place);
   const readFolder = place.problemFolders ?? (place.kind === 'local' ? problemFolderReaderFor(place.wiring) : false);
   if (readFolder === false) return opened;
-  return { evaluator: new ShapeSweepEvaluator({ inner: opened.evaluator, readFolder }), close: (options) => opened.close(options) };
+  // The sweep wraps the evaluator only: the warm-up and close of the one underneath stay the command's.
+  return { ...opened, evaluator: new ShapeSweepEvaluator({ inner: opened.evaluator, readFolder }) };
 }
 
 async function openPlace(place: EvaluatorPlace): Promise<OpenedEvaluator> {
