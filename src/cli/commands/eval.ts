@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/run/stage-limits.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { collectRepeated } from '../repeated-option.js';
-import { TIMEOUT_STAGES } from '../timeout-stages.js';
+import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../timeout-stages.js';
 import type { EvalCommandDependencies } from './eval-action.js';
 
 export type { EvalCommandDependencies } from './eval-action.js';
@@ -60,7 +59,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     );
   for (const stage of TIMEOUT_STAGES) {
     const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
-    command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+    command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${timeoutDefaultHelp(stage)})`);
   }
   command.addHelpText(
     'after',
