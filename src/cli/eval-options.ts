@@ -49,6 +49,8 @@ export const evalOptionsSchema = z.object({
   wait: z.string().optional(),
   /** `--fit`: at sizes that fit this machine when the problem's own do not. */
   fit: z.boolean().default(false),
+  /** `--eval-budget DURATION`: at sizes whose evaluation takes about that long on this machine (problem-sizing.ts). */
+  evalBudget: z.string().optional(),
   /** `--kernelbench PATH`: where a KernelBench run folder's problems are. */
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */

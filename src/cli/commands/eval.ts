@@ -50,6 +50,10 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
       [],
     )
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
+    .option(
+      '--eval-budget <duration>',
+      'evaluate at the largest halving of the batch at which one evaluation takes about this long on this machine, e.g. 60s, 5m (cpu backend; recorded as problem_overrides)',
+    )
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
     .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')
     .option('--retries <n>', 'batch: further attempts of a candidate the machine could not evaluate (default: 2)')

@@ -250,15 +250,23 @@ async function newRunPlan(
   storePath: string,
   backend: Backend,
 ): Promise<OptimizePlan> {
-  if (flags.fit && flags.redis)
+  if ((flags.fit || flags.evalBudget !== undefined) && flags.redis)
     throw new UsageError(
-      "`--fit` sizes each problem for this machine's device, but with `--redis` the workers' devices evaluate: give the sizes with `--set NAME=VALUE`",
+      `\`${flags.fit ? '--fit' : '--eval-budget'}\` sizes each problem for this machine's device, but with \`--redis\` the workers' devices evaluate: give the sizes with \`--set NAME=VALUE\``,
     );
   const plan = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
-  if (flags.set.length === 0 && !flags.fit) return plan;
+  if (flags.set.length === 0 && !flags.fit && flags.evalBudget === undefined) return plan;
   // Sized with the plan's own settings (its precision, preset and device, defaults filled in).
   const { evaluation } = plan;
-  const sizing = { set: flags.set, fit: flags.fit, device: evaluation.deviceIndex, preset: evaluation.preset, precision: evaluation.precision, timing: true };
+  const sizing = {
+    set: flags.set,
+    fit: flags.fit,
+    evalBudget: flags.evalBudget,
+    device: evaluation.deviceIndex,
+    preset: evaluation.preset,
+    precision: evaluation.precision,
+    timing: true,
+  };
   const problemOverrides: OptimizePlan['problemOverrides'] = {};
   for (const problem of plan.problems) {
     const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });

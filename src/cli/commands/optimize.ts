@@ -52,6 +52,10 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       [],
     )
     .option('--fit', 'evaluate each problem that does not fit this machine at its own sizes at sizes that do (said per problem; kept for --resume)')
+    .option(
+      '--eval-budget <duration>',
+      'evaluate each problem at the largest halving of its batch at which one evaluation takes about this long on this machine, e.g. 60s (cpu backend; said per problem; kept for --resume)',
+    )
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--warmup-ms <ms>', 'after those, warm up on until this much time has passed, so clocks settle (default: 1000 on a GPU, 0 on cpu)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')

@@ -139,7 +139,7 @@ function setupError(result: WorkerProcessResult): EvaluatorSetupError | MachineF
       {
         resource: 'worker-start',
         role: result.role,
-        hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget, --wait) or evaluate fewer candidates at once',
+        hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget by itself, docs/sizes.md) or evaluate fewer candidates at once',
         detail: result.stderr,
       },
     );
