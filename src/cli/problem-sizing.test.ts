@@ -54,6 +54,16 @@ describe('sizesToEvaluate: --set and --fit', { timeout: 300_000 }, () => {
     assert.match(kept.join(''), /^kforge eval: 02_gelu\.py takes about \d+ s per evaluation at the sizes given on this machine, within --eval-budget 10m\n$/);
   });
 
+  it('in a suite, warns of an --eval-budget it cannot meet and keeps the closest size', async () => {
+    const { io: cli, stderr } = io('64G');
+    const overrides = await sizesToEvaluate(GELU, 'cpu', { ...FLAGS, evalBudget: '1s' }, cli, { command: 'kforge optimize', unmetBudget: 'warn' });
+    assert.deepEqual(overrides, { batch_size: 1 });
+    assert.match(
+      stderr.join(''),
+      /^kforge optimize: --eval-budget 1s: no size of 02_gelu\.py fits it on this machine: an evaluation takes about \d+ s even at --set batch_size=1; .*; evaluating it at --set batch_size=1, the closest\n$/,
+    );
+  });
+
   it('refuses an --eval-budget it cannot meet or read, and on a GPU backend', async () => {
     const { io: cli } = io('64G');
     await assert.rejects(

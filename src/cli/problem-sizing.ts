@@ -36,6 +36,12 @@ export interface SizingOptions {
    * model call per candidate for the same misuse.
    */
   validate?: boolean;
+  /**
+   * What `--eval-budget` does with a problem it cannot meet (no size within it, or no time told):
+   * `refuse` (a usage error: `kforge eval`), or `warn` and keep the sizes closest to it (a suite of
+   * `kforge optimize`, which one such problem should not stop).
+   */
+  unmetBudget?: 'refuse' | 'warn';
 }
 
 /** `--eval-budget`'s milliseconds, or undefined; a GPU backend cannot take it. */
@@ -72,11 +78,13 @@ export async function sizesToEvaluate(
   const checking = options.validate === true && Object.keys(overrides).length > 0;
   if (!flags.fit && budgetMs === undefined && !checking) return overrides;
   const sizing = flags.fit || budgetMs !== undefined;
-  const estimated = await estimateFor(problemPath, backend, flags, io, overrides, {
-    capacity: sizing,
-    // On the cpu backend --fit times the problem too, to say how long its sizes take.
-    timeBudgetMs: backend === 'cpu' && sizing ? (budgetMs ?? OFFERED_EVALUATION_MS) : undefined,
-  });
+  // On the cpu backend --fit times the problem too, to say how long its sizes take.
+  const timeBudgetMs = backend === 'cpu' && sizing ? (budgetMs ?? OFFERED_EVALUATION_MS) : undefined;
+  let estimated = await estimateFor(problemPath, backend, flags, io, overrides, { capacity: sizing, timeBudgetMs });
+  if (!estimated.ok && estimated.cause === 'command' && timeBudgetMs !== undefined && budgetMs === undefined) {
+    // The time is --fit's advice only: a probe that did not finish leaves the sizing by memory.
+    estimated = await estimateFor(problemPath, backend, flags, io, overrides, { capacity: sizing, timeBudgetMs: undefined });
+  }
   const name = path.basename(problemPath);
   if (!estimated.ok) {
     const flag = budgetMs !== undefined ? '--eval-budget' : '--fit';
@@ -86,7 +94,7 @@ export async function sizesToEvaluate(
     return overrides;
   }
   const { estimate, capacity } = estimated;
-  if (budgetMs !== undefined) return sizedByTime(name, estimate, budgetMs, overrides, io, options.command);
+  if (budgetMs !== undefined) return sizedByTime(name, estimate, budgetMs, overrides, io, options);
   if (!flags.fit || capacity === null) return overrides;
   const asked = Object.keys(overrides).length > 0 ? 'the sizes given' : 'its own sizes';
   if (estimate.fits !== false) {
@@ -114,19 +122,25 @@ export async function sizesToEvaluate(
   return { ...estimate.fit.overrides };
 }
 
-/** `--eval-budget`: the estimate's size for that time, said on stderr; a usage error where none fits. */
+/** `--eval-budget`: the estimate's size for that time, said on stderr; one it cannot meet is refused or warned of. */
 function sizedByTime(
   name: string,
   estimate: SizeEstimate,
   budgetMs: number,
   overrides: Record<string, number | boolean>,
   io: CliIo,
-  command: string,
+  options: SizingOptions,
 ): Record<string, number | boolean> {
+  const { command } = options;
   const time = estimate.time;
   const budget = `--eval-budget ${formatBudgetFlag(budgetMs)}`;
+  const unmet = (sentence: string, kept: Record<string, number | boolean>, keptWords: string): Record<string, number | boolean> => {
+    if (options.unmetBudget !== 'warn') throw new UsageError(`${budget}: ${sentence}`);
+    io.stderr.write(`${command}: ${budget}: ${sentence}; ${keptWords}\n`);
+    return kept;
+  };
   if (!time || time.error !== null || time.evaluation_s === null) {
-    throw new UsageError(`${budget}: ${name} cannot be timed on this machine: ${time?.error ?? 'the estimate did not time it'}`);
+    return unmet(`${name} cannot be timed on this machine: ${time?.error ?? 'the estimate did not time it'}`, overrides, 'evaluating it at the sizes given');
   }
   const asked = Object.keys(overrides).length > 0 ? 'the sizes given' : 'its own sizes';
   if (time.evaluation_s * 1000 <= budgetMs && estimate.fits !== false) {
@@ -137,9 +151,9 @@ function sizedByTime(
   if (!fit) {
     const smallest = time.sizes?.at(-1);
     const least = smallest && time.constant ? ` even at --set ${time.constant}=${smallest.value}` : ` at ${asked} (it has no size constant to make smaller)`;
-    throw new UsageError(
-      `${budget}: no size of ${name} fits it on this machine: an evaluation takes ${formatEvaluationTime(smallest?.evaluation_s ?? time.evaluation_s)}${least}; give a longer budget, or the sizes with --set NAME=VALUE`,
-    );
+    const sentence = `no size of ${name} fits it on this machine: an evaluation takes ${formatEvaluationTime(smallest?.evaluation_s ?? time.evaluation_s)}${least}; give a longer budget, or the sizes with --set NAME=VALUE`;
+    if (!smallest || !time.constant || estimate.fits === false) return unmet(sentence, overrides, `evaluating it at ${asked}`);
+    return unmet(sentence, { ...overrides, [time.constant]: smallest.value }, `evaluating it at --set ${time.constant}=${smallest.value}, the closest`);
   }
   io.stderr.write(
     `${command}: ${name} takes ${formatEvaluationTime(time.evaluation_s)} per evaluation at ${asked} on this machine; evaluating it with ${setFlags(fit.overrides)} (${formatEvaluationTime(fit.evaluation_s)}, within ${budget}), recorded as problem_overrides\n`,

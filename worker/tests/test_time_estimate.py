@@ -139,3 +139,13 @@ def test_the_command_prints_the_time_beside_the_memory(tmp_path):
     )
     assert refused.returncode == 2
     assert "expected a positive number of seconds, got '-3'" in refused.stderr
+
+
+def test_a_problem_that_cannot_be_made_small_is_not_probed_at_its_own_size(tmp_path):
+    """Without a size constant the probe would be the problem itself (KernelBench's 4096² matrix
+    product, whose upper-case `N` is no constant here, took two minutes a probe): it is not timed."""
+    fixed = LINEAR.replace("batch_size = 64\n", "").replace("torch.zeros(batch_size, 4)", "torch.zeros(8, 1024 * 1024)")
+    result = estimate_time(_problem(tmp_path, fixed), None, "fp32", {}, budget_s=60)
+    assert result["probes"] == [] and result["fit"] is None and result["evaluation_s"] is None
+    assert "has no size constant kforge can make smaller" in result["error"]
+    assert "too large to time quickly" in result["error"]

@@ -269,7 +269,7 @@ async function newRunPlan(
   };
   const problemOverrides: OptimizePlan['problemOverrides'] = {};
   for (const problem of plan.problems) {
-    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true });
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, unmetBudget: 'warn' });
     if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
   return { ...plan, problemOverrides };

@@ -62,26 +62,22 @@ CORRECTNESS_TRIALS = 5
 FIXED_S = 10.0
 #: A probe whose time says nothing about the growth (timer noise), ms.
 NOISE_MS = 50.0
+#: No probe starts once the probes have taken this long, s.
+PROBE_TOTAL_S = 30.0
 #: A problem's batch constant is halved at most this many times for the first probe.
 MAX_HALVINGS = 24
 
 
-def _probe_ms(path: str, preset: Optional[str], precision: str, overrides: Dict, warm: bool) -> float:
-    """One probe (see the module docs), ms by this process's clock; `warm` runs one untimed first."""
+def _probe_ms(path: str, preset: Optional[str], precision: str, overrides: Dict) -> float:
+    """One probe (see the module docs), ms by this process's clock."""
     problem = load_problem(path, preset, overrides or None)
     store = ReferenceStore(problem, torch.device("cpu"), run_dtype(precision), keep_bytes=0)
-    for seed in (11, 12) if warm else (12,):
-        started = time.perf_counter()
-        record = store.compute(seed)
-        # The judge's own copy of the candidate's output, then the comparison.
-        copy = replace(
-            record.output,
-            leaves=[leaf.clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in record.output.leaves],
-        )
-        compare_outputs(record.output, copy, 0.01, 0.01, record.output_fp64)
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        del record, copy
-    return elapsed_ms
+    started = time.perf_counter()
+    record = store.compute(12)
+    # The judge's own copy of the candidate's output, then the comparison.
+    leaves = [leaf.clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in record.output.leaves]
+    compare_outputs(record.output, replace(record.output, leaves=leaves), 0.01, 0.01, record.output_fp64)
+    return (time.perf_counter() - started) * 1000
 
 
 def _bytes_at(path: str, preset: Optional[str], precision: str, overrides: Dict) -> int:
@@ -133,26 +129,44 @@ class Pace:
         return ms * (value / nearest) ** self.exponent()
 
 
+class CannotTime(Exception):
+    """The problem cannot be probed quickly: no size constant makes it small enough."""
+
+
 def measure_pace(path: str, preset: Optional[str], precision: str, overrides: Dict) -> Tuple[Optional[str], Pace]:
-    """(the batch constant, the probes): see the module docs. Raises StageFailure when the problem
-    cannot run at a probe's sizes."""
+    """(the batch constant, the probes): see the module docs. Raises CannotTime when no probe can be
+    small enough (the problem has no size constant that makes it so), StageFailure when the problem
+    cannot run at a probe's sizes. A probe that is under PROBE_TARGET_MS is taken again warm (the
+    first call of a process pays for its set-up); no probe starts past PROBE_TOTAL_S."""
+    started = time.perf_counter()
     problem = load_problem(path, preset, overrides or None)
     constants = size_constants(problem)
     order = shrink_order(constants)
-    if not order:
-        return None, Pace([(1, _probe_ms(path, preset, precision, overrides, warm=True))])
-    name, wanted = order[0], constants[order[0]]
+    name = order[0] if order else None
+    wanted = constants[name] if name else 1
+
+    def sized(value: int) -> Dict:
+        return {**overrides, name: value} if name else dict(overrides)
+
     value = wanted
     for _ in range(MAX_HALVINGS):
-        if value <= 1 or _bytes_at(path, preset, precision, {**overrides, name: value}) <= PROBE_START_BYTES:
+        if name is None or value <= 1 or _bytes_at(path, preset, precision, sized(value)) <= PROBE_START_BYTES:
             break
         value //= 2
-    probes = [(value, _probe_ms(path, preset, precision, {**overrides, name: value}, warm=True))]
-    while value < wanted and probes[-1][1] < PROBE_TARGET_MS:
+    # Without a constant to make it smaller, the probe is the problem itself: only a small one is probed.
+    most = PROBE_MAX_BYTES if name else PROBE_START_BYTES
+    if _bytes_at(path, preset, precision, sized(value)) > most:
+        what = f"at {name}={value}" if name else "at its own sizes (it has no size constant kforge can make smaller)"
+        raise CannotTime(f"its inputs and output are over {most // 1024**2} MiB even {what}: too large to time quickly")
+    probe_ms = _probe_ms(path, preset, precision, sized(value))
+    if probe_ms < PROBE_TARGET_MS:
+        probe_ms = _probe_ms(path, preset, precision, sized(value))
+    probes = [(value, probe_ms)]
+    while value < wanted and probes[-1][1] < PROBE_TARGET_MS and time.perf_counter() - started < PROBE_TOTAL_S:
         value = min(wanted, value * 2)
-        if _bytes_at(path, preset, precision, {**overrides, name: value}) > PROBE_MAX_BYTES:
+        if _bytes_at(path, preset, precision, sized(value)) > PROBE_MAX_BYTES:
             break
-        probes.append((value, _probe_ms(path, preset, precision, {**overrides, name: value}, warm=False)))
+        probes.append((value, _probe_ms(path, preset, precision, sized(value))))
     return name, Pace(probes)
 
 
@@ -170,6 +184,15 @@ def estimate_time(
     `fit`); or why the time could not be told (`error`)."""
     try:
         name, pace = measure_pace(path, preset, precision, overrides)
+    except CannotTime as error:
+        return {
+            "constant": None,
+            "probes": [],
+            "evaluation_s": None,
+            "budget_s": budget_s,
+            "fit": None,
+            "error": str(error),
+        }
     except StageFailure as failure:
         return {
             "constant": None,
