@@ -45,6 +45,8 @@ export const evalOptionsSchema = z.object({
   fit: z.boolean().default(false),
   /** `--shape N`: one shape of a problem folder (0-based; docs/problems.md). */
   shape: integerFlag('--shape', 0).optional(),
+  /** `--eval-budget DURATION`: at sizes whose evaluation takes about that long on this machine (problem-sizing.ts). */
+  evalBudget: z.string().optional(),
   /** `--kernelbench PATH`: where a KernelBench run folder's problems are. */
   kernelbench: z.string().min(1).optional(),
   /** Further attempts of a batch candidate after a machine fault. */

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import type { OptimizePlan } from '../agent/run/optimize-plan.js';
 import { formatTextTable } from '../core/text-table.js';
@@ -5,6 +6,7 @@ import type { ProblemAudit } from '../eval/problem/problem-audit.js';
 import type { ProblemAuditorOptions } from '../eval/problem/problem-auditor.js';
 import { declaredToleranceWins, toleranceFor } from '../eval/run/tolerance.js';
 import type { CliIo } from './cli-io.js';
+import { mapBounded } from './map-bounded.js';
 import { formatBytes, formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
 
 export interface DryRunOptions {
@@ -13,7 +15,29 @@ export interface DryRunOptions {
   /** The auditor's Python, worker folder and environment. */
   auditor: Pick<ProblemAuditorOptions, 'python' | 'workerDirectory' | 'environment'>;
   json: boolean;
+  /** Audits at once. Default: the host's cores (`os.availableParallelism()`). */
+  concurrency?: number;
+  /** Every audit of the dry run ends within this, ms, from its start. Default {@link DRY_RUN_BUDGET_MS}. */
+  budgetMs?: number;
+  /** One audit's limit, ms. Default {@link DRY_RUN_AUDIT_LIMIT_MS}. */
+  auditLimitMs?: number;
+  /** A monotonic clock, ms (default `performance.now`). */
+  now?: () => number;
 }
+
+/**
+ * The dry run's time: its audits run at once up to the host's cores, each within a minute (a problem
+ * whose reference is slower than that at these sizes is said to be too slow after its first trial,
+ * with a size that fits), and all of them within five minutes; a problem whose audit could not start
+ * within the budget is listed as not audited, with the command that audits it alone.
+ */
+export const DRY_RUN_BUDGET_MS = 300_000;
+export const DRY_RUN_AUDIT_LIMIT_MS = 60_000;
+/** What a dry run's audit past its limit says to do: flags `kforge optimize` takes, or the command that has `--timeout`. */
+export const DRY_RUN_LIMIT_HINT =
+  'audit it at smaller sizes (--set NAME=VALUE, or --eval-budget 60s to size each problem by time), or alone with a longer limit: kforge problems audit PROBLEM --timeout SECONDS';
+/** An audit is not started with less of the budget left than this, ms (importing torch takes seconds). */
+const LEAST_AUDIT_MS = 10_000;
 
 interface DryRunProblem {
   path: string;
@@ -32,6 +56,22 @@ function budgetWords(plan: OptimizePlan): string {
   return words.length === 0 ? 'no per-problem limit' : `at most ${words.join(', ')} per problem`;
 }
 
+/** A problem whose audit could not start within the dry run's budget: a warning, not an error of the problem. */
+function notAudited(file: string, budgetMs: number): ProblemAudit {
+  return {
+    problemPath: file,
+    audit: null,
+    durationMs: 0,
+    findings: [
+      {
+        level: 'warning',
+        check: 'not-audited',
+        message: `not audited: the dry run's ${Math.round(budgetMs / 1000)} s were spent on the others (audit it alone: kforge problems audit PROBLEM)`,
+      },
+    ],
+  };
+}
+
 function summaryOf(audit: ProblemAudit): string {
   if (audit.findings.length === 0) return 'ok';
   return audit.findings.map((finding) => `${finding.level}: ${finding.check} — ${finding.message}`).join('; ');
@@ -41,7 +81,8 @@ function summaryOf(audit: ProblemAudit): string {
  * `kforge optimize --dry-run`: what the run would do, without calling a model or writing the
  * store. Each problem is audited by the worker on this machine's CPU at the run's preset and
  * precision (does it load and run; does a trivial output pass its tolerance), which also measures
- * its tensors; then one table: problem, inputs, estimated memory, audit findings.
+ * its tensors; the audits run at once up to the host's cores, within {@link DRY_RUN_BUDGET_MS};
+ * then one table: problem, inputs, estimated memory, audit findings.
  *
  * @returns the exit status: 1 when a problem has an error-level finding (it would waste the run), else 0.
  */
@@ -55,17 +96,23 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     precision: evaluation.precision,
     tolerance: toleranceFor(evaluation.tolerance, evaluation.precision),
     declaredTolerance: declaredToleranceWins(evaluation.tolerance),
-    // kforge optimize has no flag for the audit's limit: name the command that does.
-    raiseLimitHint: 'audit it alone with a longer limit: kforge problems audit PROBLEM --timeout SECONDS',
+    // kforge optimize has no flag for the audit's limit: name the command that does, and the sizes it takes.
+    raiseLimitHint: DRY_RUN_LIMIT_HINT,
   };
   const shown = (file: string): string => path.relative(io.cwd, file) || file;
-  const problems: DryRunProblem[] = [];
-  for (const file of plan.problems) {
+  const now = options.now ?? (() => performance.now());
+  const budgetMs = options.budgetMs ?? DRY_RUN_BUDGET_MS;
+  const deadlineMs = now() + budgetMs;
+  const concurrency = Math.max(1, options.concurrency ?? os.availableParallelism());
+  const problems = await mapBounded(plan.problems, concurrency, async (file): Promise<DryRunProblem> => {
+    const leftMs = deadlineMs - now();
+    if (leftMs < LEAST_AUDIT_MS) return { path: file, size: sizeEstimateFromAudit(null), audit: notAudited(file, budgetMs) };
     const overrides = plan.problemOverrides[file];
-    const audit = await options.auditProblem(file, overrides ? { ...auditOptions, overrides } : auditOptions);
+    const limited = { ...auditOptions, timeoutMs: Math.floor(Math.min(options.auditLimitMs ?? DRY_RUN_AUDIT_LIMIT_MS, leftMs)) };
+    const audit = await options.auditProblem(file, overrides ? { ...limited, overrides } : limited);
     io.stderr.write(`kforge optimize --dry-run: audited ${shown(file)} (${(audit.durationMs / 1000).toFixed(1)} s)\n`);
-    problems.push({ path: file, size: sizeEstimateFromAudit(audit.audit), audit });
-  }
+    return { path: file, size: sizeEstimateFromAudit(audit.audit), audit };
+  });
   const errors = problems.filter((problem) => problem.audit.findings.some((finding) => finding.level === 'error')).length;
   const warnings = problems.filter((problem) => problem.audit.findings.some((finding) => finding.level === 'warning')).length;
   if (options.json) {
@@ -106,6 +153,7 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
   const footer = [
     `${errors} with errors, ${warnings} with warnings (\`kforge problems audit\` explains the checks)`,
     "memory: one call's inputs and outputs at the run's precision, a lower bound (weights, workspace and the workers' copies come on top)",
+    `audits: ${Math.min(concurrency, problems.length)} at once, each within ${Math.round((options.auditLimitMs ?? DRY_RUN_AUDIT_LIMIT_MS) / 1000)} s, all within ${Math.round(budgetMs / 1000)} s`,
   ];
   io.stdout.write(`${[...header, '', ...table, '', ...footer].join('\n')}\n`);
   return errors > 0 ? 1 : 0;

@@ -66,13 +66,13 @@ export function overrideMisuse(result: EvaluationResult): string | null {
 const DURATION_UNITS_MS: Record<string, number> = { '': 1000, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
- * `--wait DURATION` in ms: seconds by default, or with `s`, `m`, `h` (`90`, `90s`, `10m`, `1.5h`).
+ * `--wait DURATION` (or `flag`'s) in ms: seconds by default, or with `s`, `m`, `h` (`90`, `90s`, `10m`, `1.5h`).
  *
  * @example parseDuration('10m') // 600000
  */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, flag = '--wait'): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$/i.exec(text);
-  if (!match) throw new UsageError(`expected \`--wait\` to be a duration such as 90s, 10m or 1h, got \`${text}\``);
+  if (!match) throw new UsageError(`expected \`${flag}\` to be a duration such as 90s, 10m or 1h, got \`${text}\``);
   return Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]!.toLowerCase()]!);
 }
 

@@ -339,6 +339,25 @@ export const shapeGeomeanSchema = z.object({
 });
 export type ShapeGeomean = z.infer<typeof shapeGeomeanSchema>;
 
+/**
+ * One stage's time limit as the evaluation applied it: `limit_ms`, and `source`: `reference` (a
+ * multiple of the reference's own measured time for the stage's `trials`, with a floor; docs/sizes.md,
+ * "Stage limits"), `flag` (a `--timeout-<stage>` the user gave) or `default`.
+ */
+export const stageLimitReportSchema = z.object({
+  limit_ms: z.number().positive(),
+  source: z.enum(['reference', 'flag', 'default']),
+  trials: z.number().positive().optional(),
+});
+export type StageLimitReport = z.infer<typeof stageLimitReportSchema>;
+
+/** The result's `stage_limits`: every stage's limit, and the reference's time for one trial they were sized by (null: not measured). */
+export const stageLimitsSchema = z.object({
+  reference_trial_ms: z.number().nonnegative().nullable(),
+  stages: z.record(z.string(), stageLimitReportSchema),
+});
+export type StageLimits = z.infer<typeof stageLimitsSchema>;
+
 /** Fields every result has, whatever its verdict (docs/spec.md section 6). */
 const resultFields = {
   problem: z.string(),
@@ -355,6 +374,8 @@ const resultFields = {
   guard: guardReportSchema.optional(),
   /** Wall time of each stage the workers finished, in milliseconds, keyed by stage name. */
   stages: z.record(z.string(), z.number()).optional(),
+  /** The time limit of each stage and how it was chosen (results stored before it lack it). */
+  stage_limits: stageLimitsSchema.optional(),
   /** Peak memory of each worker (per stage too), and the estimate made before the run. */
   memory: evaluationMemorySchema.optional(),
   /** Module constants of the problem replaced for this run (`--set`): figures at other sizes than the problem's own. */

@@ -31,7 +31,9 @@ describe('evaluation job payloads', () => {
     assert.equal(options.guardPolicy, 'kernelbench');
     assert.equal(normaliseJobOptions({ ...base, guardPolicy: 'default' }).guardPolicy, 'own-kernels', 'the former name');
     assert.equal(options.timeoutsSeconds.build, 30);
-    assert.equal(options.timeoutsSeconds.load, 120);
+    // Limits not given stay the worker's: it sizes them by the reference's measured time.
+    assert.equal(options.timeoutsSeconds.load, undefined);
+    assert.deepEqual(normaliseJobOptions({ ...base, timeoutsSeconds: { correctness: 300 } }).timeoutsSeconds, { correctness: 300 });
     assert.equal('deviceIndex' in options, false);
     assert.equal(normaliseJobOptions({ ...base, backend: 'cuda', shapesGate: true }).shapes, true);
     const payload = createJobPayload({ problem, candidate, options: { ...base } });

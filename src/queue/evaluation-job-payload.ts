@@ -8,6 +8,7 @@ import { canonicalJson } from '../core/canonical-json.js';
 import { EVALUATION_DEFAULTS, resolveEvaluationSettings } from '../eval/run/evaluation-settings.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
+import { SIZED_STAGES } from '../eval/run/sized-stage-limits.js';
 import { unreadableInput } from '../eval/run/unreadable-input.js';
 
 /** Version of the payload format; a worker refuses a payload of another version. */
@@ -22,7 +23,7 @@ export const MAX_ATTEMPTS_LIMIT = 20;
 /** Largest problem or candidate source a job carries, in bytes of UTF-16 text (4 MiB). */
 const MAX_SOURCE_LENGTH = 4 * 1024 * 1024;
 
-const positiveSeconds = z.number().positive().finite();
+const positiveSeconds = z.number().positive().finite().optional();
 const timeoutsSchema = z
   .object(
     Object.fromEntries(Object.keys(DEFAULT_STAGE_TIMEOUTS_SECONDS).map((stage) => [stage, positiveSeconds])) as Record<
@@ -49,7 +50,11 @@ export const evaluationJobOptionsSchema = z
     warmupTrials: z.number().int().nonnegative(),
     refreshBaselines: z.boolean(),
     skipTiming: z.boolean(),
-    /** Per-stage limits in seconds. */
+    /**
+     * The per-stage limits in seconds that the request set (`--timeout-<stage>`); the others are the
+     * worker's: its defaults, and the limits it sizes by the reference's measured time
+     * (docs/sizes.md, "Stage limits"), which only the machine that evaluates can measure.
+     */
     timeoutsSeconds: timeoutsSchema,
     guardPolicy: z.string().min(1),
     shapes: z.boolean(),
@@ -95,7 +100,14 @@ export type EvaluationJobPayload = z.infer<typeof evaluationJobPayloadSchema>;
 
 /** The job options of a request, every default filled in (as {@link resolveEvaluationSettings} fills them). */
 export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>): EvaluationJobOptions {
-  const defined = Object.fromEntries(Object.entries(request.timeoutsSeconds ?? {}).filter(([, value]) => value !== undefined));
+  // A limit given at its default is the default, except where a given limit stops the sizing.
+  const defined = Object.fromEntries(
+    Object.entries(request.timeoutsSeconds ?? {}).filter(
+      ([stage, value]) =>
+        value !== undefined &&
+        ((SIZED_STAGES as readonly string[]).includes(stage) || value !== DEFAULT_STAGE_TIMEOUTS_SECONDS[stage as keyof StageTimeoutsSeconds]),
+    ),
+  );
   return {
     backend: request.backend,
     precision: request.precision,
@@ -106,7 +118,7 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
     warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,
     refreshBaselines: request.refreshBaselines === true,
     skipTiming: request.skipTiming === true,
-    timeoutsSeconds: { ...DEFAULT_STAGE_TIMEOUTS_SECONDS, ...defined },
+    timeoutsSeconds: defined,
     guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,
     shapesGate: request.shapesGate === true,

@@ -183,6 +183,8 @@ def test_forged_headers_are_refused_before_any_byte(tmp_path, linear_problem):
         worker.send({**reference_request(linear_problem), "handover_pipe": str(pipe)})
         ready = worker.read_until("reference-ready")
         assert ready["type"] == "reference-ready"
+        # Each trial's pace, by which the parent sizes the candidate's stage limits.
+        assert all(trial["trial_ms"] >= trial["forward_ms"] > 0 for trial in ready["trials"])
         shape = [int(size) for size in ready["trials"][0]["output"].split("(")[1].split(")")[0].split(",")]
         forged = [
             ("huge", _tensor_header([1 << 20, 1 << 18]), "shape"),

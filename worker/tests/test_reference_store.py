@@ -46,3 +46,40 @@ def test_only_the_error_profiles_records_carry_the_float64_twin(tmp_path):
 def test_without_profile_seeds_every_record_has_it(tmp_path):
     store = _store(tmp_path)
     assert store.compute(7, input_seed=99).output_fp64 is not None
+
+
+SLOW_PROBLEM = """
+import time
+import torch
+
+batch_size = 4
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        time.sleep(0.2)
+        return x * 2
+
+
+def get_inputs():
+    time.sleep(0.1)
+    return [torch.randn(batch_size, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_records_time_in_the_runs_precision_is_measured_without_its_float64_twin(tmp_path):
+    """`trial_ms` (inputs drawn to the forward's return) and `forward_ms` size the candidate's stage
+    limits (docs/sizes.md): the twin, which the candidate never runs, is left out."""
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_PROBLEM)
+    store = ReferenceStore(load_problem(str(path), None), torch.device("cpu"), None, profile_seeds=[1])
+    assert store.duration(1) == {}
+    record = store.compute(1)
+    assert record.output_fp64 is not None, "the twin ran (another 0.3 s of inputs and forward)"
+    duration = store.duration(1)
+    assert 200 <= duration["forward_ms"] < 300
+    assert 300 <= duration["trial_ms"] < 550

@@ -11,7 +11,7 @@ import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
-import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
+import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
 import { UsageError } from '../usage-error.js';
@@ -21,7 +21,7 @@ import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
-import { sizesToEvaluate } from '../problem-sizing.js';
+import { sizesToEvaluate, tooLargeWithTime } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../cli-logger.js';
@@ -58,6 +58,8 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
   const colors = picocolors.createColors(io.color);
   const errorColors = picocolors.createColors(io.color && process.stderr.isTTY === true);
   let result: EvaluationResult;
+  /** What a too-large refusal is said again with, timed (problem-sizing.ts). */
+  let sized: { problemPath: string; backend: Backend; options: EvalOptions } | undefined;
   try {
     const options = parseEvalOptions(rawOptions);
     checkDeviceMemoryVariable(io.environment);
@@ -69,6 +71,7 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const given = await overridesForProblems([problemPath], options.set, io, 'kforge eval');
     const overrides = await sizesToEvaluate(problemPath, backend, options, io, { command: 'kforge eval', overrides: given.get(problemPath) ?? {} });
+    sized = { problemPath, backend, options };
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({
@@ -107,7 +110,9 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
       return EXIT.usage;
     }
     if (error instanceof ProblemTooLargeError) {
-      io.stderr.write(`kforge eval: ${error.message}\n`);
+      // On the cpu backend, said with how long an evaluation takes at the sizes that fit.
+      const said = sized ? await tooLargeWithTime(error, sized.problemPath, sized.backend, sized.options, io) : error;
+      io.stderr.write(`kforge eval: ${said.message}\n`);
       return EXIT.usage;
     }
     if (error instanceof WorkerFaultError) {

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/run/stage-limits.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { collectRepeated } from '../repeated-option.js';
-import { TIMEOUT_STAGES } from '../timeout-stages.js';
+import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../timeout-stages.js';
 import type { EvalCommandDependencies } from './eval-action.js';
 
 export type { EvalCommandDependencies } from './eval-action.js';
@@ -52,6 +51,10 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     )
     .option('--shape <n>', "a problem folder's shape to evaluate alone: its 0-based index in shapes.py's SHAPES (default: every shape)")
     .option('--fit', 'when the problem does not fit this machine at its own sizes, evaluate it at sizes that do (recorded as problem_overrides)')
+    .option(
+      '--eval-budget <duration>',
+      'evaluate at the largest halving of the batch at which one evaluation takes about this long on this machine, e.g. 60s, 5m (cpu backend; recorded as problem_overrides)',
+    )
     .option('--wait <duration>', 'longest wait for room on the device, e.g. 90s, 10m, 1h (default: no limit)')
     .option('--kernelbench <path>', 'a KernelBench checkout: the problems of a KernelBench run folder (level_<L>_problem_<N>_sample_<S>_kernel.py)')
     .option('--retries <n>', 'batch: further attempts of a candidate the machine could not evaluate (default: 2)')
@@ -61,7 +64,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
     );
   for (const stage of TIMEOUT_STAGES) {
     const what = stage === 'startup' ? 'limit on a worker starting up, and on any wait outside a stage' : `limit of the ${stage} stage`;
-    command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+    command.option(`--timeout-${stage} <seconds>`, `${what} (default: ${timeoutDefaultHelp(stage)})`);
   }
   command.addHelpText(
     'after',

@@ -259,21 +259,29 @@ async function newRunPlan(
   storePath: string,
   backend: Backend,
 ): Promise<OptimizePlan> {
-  if (flags.fit && flags.redis)
+  if ((flags.fit || flags.evalBudget !== undefined) && flags.redis)
     throw new UsageError(
-      "`--fit` sizes each problem for this machine's device, but with `--redis` the workers' devices evaluate: give the sizes with `--set NAME=VALUE`",
+      `\`${flags.fit ? '--fit' : '--eval-budget'}\` sizes each problem for this machine's device, but with \`--redis\` the workers' devices evaluate: give the sizes with \`--set NAME=VALUE\``,
     );
   const built = buildOptimizePlan(requestFromFlags({ ...flags, backend }, await resolveSuite(problemArguments, flags, io.cwd), io.cwd, storePath), config);
   const plan = { ...built, problemFolders: await problemFolderNotes(built.problems, flags.fit, problemFolderReaderFor(io)) };
-  if (flags.set.length === 0 && !flags.fit) return plan;
+  if (flags.set.length === 0 && !flags.fit && flags.evalBudget === undefined) return plan;
   // Sized with the plan's own settings (its precision, preset and device, defaults filled in).
   const { evaluation } = plan;
-  const sizing = { set: flags.set, fit: flags.fit, device: evaluation.deviceIndex, preset: evaluation.preset, precision: evaluation.precision, timing: true };
+  const sizing = {
+    set: flags.set,
+    fit: flags.fit,
+    evalBudget: flags.evalBudget,
+    device: evaluation.deviceIndex,
+    preset: evaluation.preset,
+    precision: evaluation.precision,
+    timing: true,
+  };
   const problemOverrides: OptimizePlan['problemOverrides'] = {};
   // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
   const given = await overridesForProblems(plan.problems, flags.set, io, 'kforge optimize');
   for (const problem of plan.problems) {
-    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, overrides: given.get(problem) ?? {} });
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, overrides: given.get(problem) ?? {}, unmetBudget: 'warn' });
     if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
   return { ...plan, problemOverrides };

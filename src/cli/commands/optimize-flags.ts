@@ -47,6 +47,8 @@ const flagsSchema = z.object({
   set: z.array(z.string()).default([]),
   /** `--fit`: each problem at sizes that fit this machine when its own do not. */
   fit: z.boolean().default(false),
+  /** `--eval-budget DURATION`: each problem at sizes whose evaluation takes about that long on this machine. */
+  evalBudget: z.string().optional(),
   stallAfter: positiveInteger('--stall-after').optional(),
   onStall: choiceFlag('--on-stall', STALL_POLICIES).optional(),
   switchTo: choiceFlag('--switch-to', STRATEGY_NAMES).optional(),
@@ -79,7 +81,7 @@ const NEW_RUN_FLAGS = [
     'targetSpeedup',
     'concurrency',
   ],
-  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'warmupMs', 'device', 'preset', 'set', 'fit'],
+  ...['backend', 'precision', 'tolerance', 'guardPolicy', 'trials', 'perfTrials', 'warmup', 'warmupMs', 'device', 'preset', 'set', 'fit', 'evalBudget'],
   ...['stallAfter', 'onStall', 'switchTo', 'out'],
   ...['filter', 'limit', 'problems', 'dryRun'],
   ...TIMEOUT_STAGES.map(timeoutOptionName),

@@ -11,6 +11,10 @@ import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kerne
 import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { TORCH_PYTHON } from '../../../test-support/torch-python.js';
 import { registerOptimizeCommand, type OptimizeCommandDependencies } from './optimize.js';
+import { DRY_RUN_LIMIT_HINT } from '../optimize-dry-run.js';
+
+/** The flags `kforge optimize` takes. */
+const optimizeFlags = new Set(registerOptimizeCommand(new Command()).options.map((option) => option.long ?? ''));
 
 let folder: string;
 
@@ -479,7 +483,10 @@ test('--dry-run prints the problems, their sizes, estimated memory and audit fin
     auditProblem: async (file, options) => {
       audited.push(`${path.basename(file)} ${options.preset} ${options.precision}`);
       // kforge optimize has no --timeout: the audit's message must name a command that has one.
-      assert.equal(options.raiseLimitHint, 'audit it alone with a longer limit: kforge problems audit PROBLEM --timeout SECONDS');
+      assert.equal(options.raiseLimitHint, DRY_RUN_LIMIT_HINT);
+      for (const flag of DRY_RUN_LIMIT_HINT.match(/--[a-z][a-z-]*[a-z]/g) ?? []) {
+        if (flag !== '--timeout') assert.ok(optimizeFlags.has(flag), `kforge optimize takes ${flag}`);
+      }
       const tensor = { shape: [256, 8192], dtype: 'float32', bytes: 256 * 8192 * 4 };
       const warning = path.basename(file) === '02_gelu.py' ? [{ level: 'warning' as const, check: 'degenerate', message: 'a trivial output passes' }] : [];
       return { problemPath: file, findings: warning, durationMs: 5, audit: { inputs: [tensor], outputs: [tensor] } as never };

@@ -3,13 +3,12 @@ import { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from '../../agent/run/opt
 import { STALL_POLICIES } from '../../agent/search/stall-policies.js';
 import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/run/stage-limits.js';
 import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
 import { addSuiteOptions } from '../add-suite-options.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { LOG_FORMATS } from '../log-formats.js';
 import { collectRepeated } from '../repeated-option.js';
-import { TIMEOUT_STAGES } from '../timeout-stages.js';
+import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../timeout-stages.js';
 import type { OptimizeCommandDependencies } from './optimize-action.js';
 
 export { connectedWorkersBackend } from '../connected-workers-backend.js';
@@ -53,6 +52,10 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
       [],
     )
     .option('--fit', 'evaluate each problem that does not fit this machine at its own sizes at sizes that do (said per problem; kept for --resume)')
+    .option(
+      '--eval-budget <duration>',
+      'evaluate each problem at the largest halving of its batch at which one evaluation takes about this long on this machine, e.g. 60s (cpu backend; said per problem; kept for --resume)',
+    )
     .option('--warmup <n>', 'untimed calls before timing (default 10)')
     .option('--warmup-ms <ms>', 'after those, warm up on until this much time has passed, so clocks settle (default: 1000 on a GPU, 0 on cpu)')
     .option('--device <index>', 'GPU index on multi-GPU hosts (default 0)')
@@ -72,7 +75,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--log-format <format>', `log lines on stderr: ${LOG_FORMATS.join(' or ')} (default: text, or $KFORGE_LOG_FORMAT)`);
   addSuiteOptions(command);
   for (const stage of TIMEOUT_STAGES) {
-    command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${DEFAULT_STAGE_TIMEOUTS_SECONDS[stage]})`);
+    command.option(`--timeout-${stage} <seconds>`, `evaluator limit of the ${stage} stage (default ${timeoutDefaultHelp(stage)})`);
   }
   return command.action(async (problemArguments: string[], rawOptions: unknown) => {
     // Loaded only now: the agent, the store and the evaluator are for running, not for `--help`.

@@ -22,6 +22,23 @@ export const sizeEstimateSchema = z.looseObject({
   capacity_bytes: z.number().nullable(),
   fits: z.boolean().nullable(),
   fit: z.object({ overrides: z.record(z.string(), z.union([z.number(), z.boolean()])), evaluation_bytes: z.number() }).nullable(),
+  /** With `time`: the evaluation's time on this host's CPU (worker/kforge_worker/problem/time_estimate.py). */
+  time: z
+    .looseObject({
+      /** The batch constant the time was scaled by (null: the problem has none). */
+      constant: z.string().nullable(),
+      probes: z.array(z.object({ value: z.number(), probe_ms: z.number() })),
+      /** Seconds of one evaluation at the sizes asked for (null: it could not be timed). */
+      evaluation_s: z.number().nullable(),
+      /** Seconds at each halving of the batch constant, the sizes asked for first. */
+      sizes: z.array(z.object({ value: z.number(), evaluation_s: z.number() })).optional(),
+      budget_s: z.number().nullable(),
+      /** The largest halving within the budget that also fits the capacity. */
+      fit: z.object({ overrides: z.record(z.string(), z.union([z.number(), z.boolean()])), evaluation_s: z.number() }).nullable(),
+      /** Why the time could not be told. */
+      error: z.string().nullable(),
+    })
+    .optional(),
 });
 export type SizeEstimate = z.infer<typeof sizeEstimateSchema>;
 
@@ -37,6 +54,11 @@ export interface SizeEstimateOptions {
   /** Bytes the evaluation may use; with it the estimate says whether it fits and which sizes would. */
   capacityBytes?: number | null | undefined;
   timing?: boolean;
+  /**
+   * Also time it on this host's CPU (the reference's pace measured at small sizes; a few seconds
+   * more), and with `budgetMs` find the largest halving of its batch that fits that time.
+   */
+  time?: { budgetMs?: number | undefined } | undefined;
   /** Limit on the estimate process, ms. Default 120 000. */
   timeoutMs?: number;
 }
@@ -74,6 +96,8 @@ export async function estimateEvaluationSize(options: SizeEstimateOptions): Prom
     for (const [name, value] of Object.entries(options.overrides ?? {})) args.push('--set', `${name}=${String(value)}`);
     if (options.capacityBytes) args.push('--capacity', String(Math.floor(options.capacityBytes)));
     if (options.timing === false) args.push('--no-timing');
+    if (options.time) args.push('--time');
+    if (options.time?.budgetMs !== undefined) args.push('--time-budget-s', String(options.time.budgetMs / 1000));
     const result = await execa(options.python, args, { cwd: scratch, env, extendEnv: false, reject: false, timeout: options.timeoutMs ?? 120_000 });
     let parsed: unknown;
     try {

@@ -115,6 +115,14 @@ export const referenceTrialSchema = z.object({
   seed,
   input_digest: z.string(),
   output: z.string(),
+  /**
+   * How long the reference took for this trial in the run's precision, by its own clock: from
+   * drawing the inputs to the forward's return (`trial_ms`), and the forward alone (`forward_ms`).
+   * The parent sizes the candidate's stage limits by them (docs/sizes.md, "Stage limits"). Absent
+   * from workers older than these fields.
+   */
+  trial_ms: milliseconds.optional(),
+  forward_ms: milliseconds.optional(),
 });
 
 /**

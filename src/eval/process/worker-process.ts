@@ -8,6 +8,7 @@ import { workerRequestSchema, type WorkerRequest } from './worker-requests.js';
 import { ProtocolError } from './protocol-error.js';
 import { ProtocolLineReader } from './protocol-line-reader.js';
 import { MessageOrder } from './message-order.js';
+import { StageClock } from './stage-clock.js';
 import type { WorkerRole } from './worker-role.js';
 import type { WorkerAssignment, WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
 
@@ -54,7 +55,7 @@ export class WorkerProcess {
   readonly #result: Promise<WorkerProcessResult>;
   readonly #order: MessageOrder;
   #waiting = 0;
-  #stageTimer: NodeJS.Timeout | undefined;
+  readonly #stageClock = new StageClock({ onExpire: (limitMs) => this.#expire(this.#order.activeStage ?? 'idle', limitMs) });
   #idleTimer: NodeJS.Timeout | undefined;
   #killTimer: NodeJS.Timeout | undefined;
   #exited = false;
@@ -123,6 +124,31 @@ export class WorkerProcess {
   adopt(assignment: WorkerAssignment): void {
     this.#options = { ...this.#options, ...assignment };
     if (assignment.cancelSignal) this.#listenForCancel(assignment.cancelSignal);
+  }
+
+  /**
+   * New limits for this worker's stages, ms (those not named keep theirs). A stage that is running
+   * ends at its new limit, counted from its start (at once when that has passed).
+   */
+  setStageLimits(limitsMs: Partial<Record<Stage, number>>): void {
+    this.#options = { ...this.#options, stageLimitsMs: { ...this.#options.stageLimitsMs, ...limitsMs } };
+    const running = this.#order.activeStage;
+    const limitMs = running === null ? undefined : limitsMs[running];
+    if (limitMs !== undefined) this.#stageClock.setLimit(limitMs);
+  }
+
+  /**
+   * Stops counting the running stage's time against its limit while kforge works for the worker
+   * (the judge taking and judging an output the worker handed over and waits on), until
+   * {@link resumeStageClock}; it goes on counting where it stopped.
+   */
+  pauseStageClock(): void {
+    this.#stageClock.pause();
+  }
+
+  /** Counts the running stage's time again after {@link pauseStageClock}. */
+  resumeStageClock(): void {
+    this.#stageClock.resume();
   }
 
   /** The result, available once the worker has exited and its group was killed. */
@@ -276,9 +302,7 @@ export class WorkerProcess {
   #onStage(message: StageMessage): void {
     if (message.status === 'start') {
       const limitMs = this.#options.stageLimitsMs[message.stage];
-      if (limitMs !== undefined) {
-        this.#stageTimer = setTimeout(() => this.#expire(message.stage, limitMs), limitMs);
-      }
+      if (limitMs !== undefined) this.#stageClock.start(limitMs);
     } else {
       this.#stopStageTimer();
       const previous = this.#stageDurationsMs[message.stage] ?? 0;
@@ -291,8 +315,7 @@ export class WorkerProcess {
 
   /** A failed stage never ends: its limit stops with the `failure` message (the stage stays named). */
   #stopStageTimer(): void {
-    clearTimeout(this.#stageTimer);
-    this.#stageTimer = undefined;
+    this.#stageClock.stop();
   }
 
   #updateIdleTimer(): void {
@@ -330,7 +353,7 @@ export class WorkerProcess {
   }
 
   #clearTimers(): void {
-    clearTimeout(this.#stageTimer);
+    this.#stageClock.stop();
     clearTimeout(this.#idleTimer);
     clearTimeout(this.#killTimer);
   }

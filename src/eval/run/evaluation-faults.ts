@@ -8,7 +8,7 @@ import { limitFlag } from './stage-limits.js';
 /** What to do about each resource a worker's `fault` names (`time`: {@link timeHint}). */
 const FAULT_HINTS: Record<Exclude<FaultMessage['resource'], 'time'>, string> = {
   'device-memory':
-    'another process holds the device memory, or the problem does not fit at these sizes: wait and try again (kforge waits for room with --wait), evaluate fewer candidates at once, or evaluate at smaller sizes (--set NAME=VALUE)',
+    'another process holds the device memory, or the problem does not fit at these sizes: wait and try again (kforge waits for room in the device memory budget by itself, docs/sizes.md), evaluate fewer candidates at once, or evaluate at smaller sizes (--set NAME=VALUE)',
   'host-memory': 'the host ran out of memory: evaluate fewer candidates at once or at smaller sizes (--set NAME=VALUE)',
   disk: 'free space in the scratch folder (TMPDIR) and in KFORGE_CACHE_DIR, then try again',
   device: "the device reported an error outside the candidate's code: check it (`nvidia-smi`, `kforge doctor`) and try again",

@@ -1,6 +1,6 @@
 import type { BuildInfo } from '../../core/build-info.js';
 import type { GuardReport } from '../../core/guard-report.js';
-import type { Attribution, CorrectnessSummary, EvaluationMemory, EvaluationResult, TimingSummary } from '../../core/verdict.js';
+import type { Attribution, CorrectnessSummary, EvaluationMemory, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import type { Outcome } from './outcome.js';
 import type { BuildInfoMessage, WorkerEnvironment } from '../process/protocol.js';
@@ -13,6 +13,8 @@ export interface ResultParts {
   output: Pick<WorkerProcessResult, 'stdout' | 'stderr' | 'droppedBytes'> | null;
   /** Stage wall times of both workers, in milliseconds. */
   stageDurationsMs: Record<string, number>;
+  /** Each stage's limit and how it was chosen. */
+  stageLimits?: StageLimits | undefined;
   environment: WorkerEnvironment | null;
   correctness?: CorrectnessSummary | undefined;
   timing?: TimingSummary | undefined;
@@ -43,6 +45,7 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
     preset: settings.preset,
     diagnostics: { ...outcome.diagnostics, stdout, stderr },
     stages: parts.stageDurationsMs,
+    ...(parts.stageLimits ? { stage_limits: parts.stageLimits } : {}),
     environment: parts.environment,
     ...(parts.memory ? { memory: parts.memory } : {}),
     ...(Object.keys(settings.overrides ?? {}).length > 0 ? { problem_overrides: { ...settings.overrides } } : {}),

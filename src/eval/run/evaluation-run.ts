@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { CorrectnessSummary, EvaluationResult, TimingSummary } from '../../core/verdict.js';
+import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipeline.js';
@@ -11,7 +11,16 @@ import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
-import type { BuildInfoMessage, HandedOutput, HelloMessage, MessageOfType, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
+import type {
+  BuildInfoMessage,
+  HandedOutput,
+  HelloMessage,
+  MessageOfType,
+  Stage,
+  WorkerEnvironment,
+  WorkerMessage,
+  WorkerMessageType,
+} from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
@@ -26,6 +35,8 @@ import { isolationNote, isolationOf, type IsolationReport } from '../process/iso
 import { OutputHandover, handoverWindowBoundMs, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../process/worker-role.js';
+import { limitBasis, referenceTrialMs, sizedStageLimits } from './sized-stage-limits.js';
+import { limitFlag } from './stage-limits.js';
 
 export interface EvaluationRunContext {
   settings: EvaluationSettings;
@@ -67,6 +78,8 @@ export class EvaluationRun {
   #buildInfo: BuildInfoMessage | undefined;
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
+  /** Each stage's limit and how it was chosen, once the reference measured its trials (sized-stage-limits.ts). */
+  #stageLimits: StageLimits | undefined;
   readonly #guard = new GuardRecorder();
   /** Where the candidate worker reads the problem and the candidate (copies in its scratch). */
   #staged: CandidateInputs | undefined;
@@ -212,6 +225,7 @@ export class EvaluationRun {
     if (!ready.ok) return ready;
     // The run's tolerance, chosen by the reference role from its output's dtype: every judge request uses it.
     this.#context.settings = withReportedTolerance(settings, ready.value);
+    this.#sizeStageLimits(referenceTrialMs(ready.value));
     if (!settings.timing) return { ok: true, value: null };
     // `cached` (the result's `baseline_cached`) says the baselines were measured before this
     // evaluation began; ones a pipeline's prefetch measured during its build were measured for it.
@@ -220,6 +234,27 @@ export class EvaluationRun {
     if (!measured.ok) return measured;
     await storeBaselines(this.#context, this.#environment, measured.value);
     return { ok: true, value: { eager: measured.value.eager, compile: measured.value.compile, cached: false } };
+  }
+
+  /**
+   * The stage limits that follow the problem: a multiple of the reference's time for one trial
+   * (measured just now, on this machine) for the candidate's stages and the judge; the flags the user
+   * gave win. Workers already running get them too (the reference's baseline stage may be running).
+   */
+  #sizeStageLimits(trialMs: number | null): void {
+    const { stagesMs, limits } = sizedStageLimits(this.#context.settings, trialMs);
+    this.#context.settings = { ...this.#context.settings, stageLimitsMs: stagesMs };
+    this.#stageLimits = { reference_trial_ms: trialMs, stages: limits };
+    for (const worker of Object.values(this.#workers)) worker.setStageLimits(stagesMs);
+  }
+
+  /** Why a stage's limit is what it is, for a time-out's sentence. */
+  #limitBasis(stage: string): string | null {
+    if (!(stage in this.#context.settings.stageLimitsMs)) return null;
+    const limits = this.#stageLimits ?? { reference_trial_ms: null, stages: sizedStageLimits(this.#context.settings, null).limits };
+    const stages: Partial<Record<string, StageLimits['stages'][string]>> = limits.stages;
+    const basis = limitBasis(stage as Stage, stages[stage], limits.reference_trial_ms, limitFlag(stage));
+    return stage === 'correctness' || stage === 'timing' ? `${basis}; the judge's time is not counted` : basis;
   }
 
   /** The hand-over pipe: a FIFO the judge makes in the scratch's `in` folder, read-only to the candidate. */
@@ -371,6 +406,8 @@ export class EvaluationRun {
       if (role === 'candidate' && event.kind === 'stage-finished' && event.stage === 'build') this.#buildDurationMs = event.durationMs;
       this.#context.onProgress?.(event);
     });
+    // The limits as they stand now: sized already when the reference measured its trials first.
+    worker.setStageLimits(this.#context.settings.stageLimitsMs);
     this.#workers[role] = worker;
     return worker;
   }
@@ -385,7 +422,14 @@ export class EvaluationRun {
         // takes and judges it before the candidate goes on. Only once there is a reference to
         // judge it: a `handover` written during the build is forged.
         if (!this.#workers.reference) return this.#breach(worker, 'sent `handover` before any output could have been computed');
-        const failed = await this.#outputs.accept(event.message);
+        // The candidate waits while the judge takes and judges its output: not its time.
+        worker.pauseStageClock();
+        let failed: Awaited<ReturnType<OutputHandover['accept']>>;
+        try {
+          failed = await this.#outputs.accept(event.message);
+        } finally {
+          worker.resumeStageClock();
+        }
         if (failed) return failed;
       } else break;
       event = await worker.next();
@@ -393,7 +437,7 @@ export class EvaluationRun {
     const expected = types.join('` or `');
     if (event.type === 'exit') {
       this.#blame = worker.role;
-      return { ok: false, outcome: outcomeOfWorkerEnd(event.result, expected, this.#helloSeen.has(worker.role)) };
+      return { ok: false, outcome: outcomeOfWorkerEnd(event.result, expected, this.#helloSeen.has(worker.role), (stage) => this.#limitBasis(stage)) };
     }
     const message = event.message;
     if (message.type === 'hello') this.#helloSeen.add(worker.role);
@@ -493,6 +537,7 @@ export class EvaluationRun {
       attribution,
       output: blamed ? await blamed.result : null,
       stageDurationsMs: Object.assign({}, ...results.map((result) => result.stageDurationsMs)),
+      stageLimits: this.#stageLimits ?? { reference_trial_ms: null, stages: sizedStageLimits(this.#context.settings, null).limits },
       memory: memoryOfWorkers(results),
       environment: this.#environment && this.#isolation ? { ...this.#environment, isolation: this.#isolation } : this.#environment,
       correctness: this.#correctness,

@@ -36,6 +36,11 @@ export interface EvaluationSettings {
   timing: boolean;
   refreshBaselines: boolean;
   stageLimitsMs: Record<Stage, number>;
+  /**
+   * Stages whose limit the request set (`--timeout-<stage>`): those keep it; the others' limits are
+   * sized once the reference has measured the problem's pace (sized-stage-limits.ts).
+   */
+  flagLimits: ReadonlySet<Stage>;
   /** Limit on waiting for a worker outside any stage (the `startup` limit), ms. */
   idleLimitMs: number;
   /** The guard policy's name, sent to both roles. */
@@ -75,6 +80,9 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     timing: request.skipTiming !== true,
     refreshBaselines: request.refreshBaselines === true,
     stageLimitsMs: limits.stages,
+    flagLimits: new Set(
+      Object.entries(request.timeoutsSeconds ?? {}).flatMap(([stage, value]) => (value === undefined || stage === 'startup' ? [] : [stage as Stage])),
+    ),
     idleLimitMs: limits.idleMs,
     guardPolicy: effectiveGuardPolicy(request.guardPolicy),
     shapes: request.shapes === true || request.shapesGate === true,

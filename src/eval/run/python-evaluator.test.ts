@@ -130,6 +130,35 @@ describe('PythonEvaluator (fake worker)', () => {
     assert.ok(Date.now() - started < 15_000);
   });
 
+  it("sizes the candidate's stage limits by the reference's measured trials and reports them", async () => {
+    const { result } = await evaluator().evaluator.evaluate(
+      request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-paced.py'), timeoutsSeconds: { timing: 50 } }),
+    );
+    assert.equal(result.verdict, 'correct');
+    assert.equal(result.stage_limits?.reference_trial_ms, 20_000);
+    // Five times the reference's 20 s for a warm call and five trials: past the old fixed 300 s.
+    assert.deepEqual(result.stage_limits?.stages.correctness, { limit_ms: 600_000, source: 'reference', trials: 6 });
+    assert.deepEqual(result.stage_limits?.stages.timing, { limit_ms: 50_000, source: 'flag' }, 'a limit the user set wins');
+    assert.deepEqual(result.stage_limits?.stages.build, { limit_ms: 600_000, source: 'default' });
+    const { result: unpaced } = await evaluator().evaluator.evaluate(request('correct'));
+    assert.equal(unpaced.stage_limits?.reference_trial_ms, null, 'a worker that reports no pace keeps the defaults');
+    assert.equal(unpaced.stage_limits?.stages.correctness?.source, 'default');
+  });
+
+  it("does not count the judge's time against the candidate's stage, which waits for it", async () => {
+    // Five outputs judged for 1 s each while the candidate waits: 5 s, under a 2 s limit of the candidate's own time.
+    const { result } = await evaluator().evaluator.evaluate(
+      request('correct', { problemPath: fixturePath('fake-scenarios', 'problem-slow-judge.py'), skipTiming: true, timeoutsSeconds: { correctness: 2 } }),
+    );
+    assert.equal(result.verdict, 'correct', JSON.stringify(result.reasons));
+    const { result: slow } = await evaluator().evaluator.evaluate(request('slow-correctness', { skipTiming: true, timeoutsSeconds: { correctness: 2 } }));
+    assert.equal(slow.verdict, 'timeout', "the candidate's own 8 s still count");
+    assert.match(
+      slow.reasons[0]?.message ?? '',
+      /the correctness stage ran past its limit of 2 s \(set by --timeout-correctness; the judge's time is not counted\)/,
+    );
+  });
+
   it('reports death by signal as crashed, naming the signal and the stage', async () => {
     const { result } = await evaluator().evaluator.evaluate(request('segfault'));
     assert.equal(result.verdict, 'crashed');

@@ -16,7 +16,13 @@ import type { WorkerProcessResult } from '../process/worker-process-types.js';
  * worker's end is never the candidate's verdict: {@link MachineFaultError} or {@link WorkerFaultError}.
  * A cancelled evaluation throws {@link EvaluationCancelledError}.
  */
-export function outcomeOfWorkerEnd(result: WorkerProcessResult, expected: string, helloSeen: boolean): Outcome {
+export function outcomeOfWorkerEnd(
+  result: WorkerProcessResult,
+  expected: string,
+  helloSeen: boolean,
+  /** Why a stage's limit is what it is (`5 × the reference's own time …`), said with a time-out; null: nothing to add. */
+  limitBasis: (stage: string) => string | null = () => null,
+): Outcome {
   const who = result.role === 'candidate' ? 'the candidate process' : 'the reference process (which never imports the candidate)';
   if (result.cancelled) throw new EvaluationCancelledError();
   if (!helloSeen) throw setupError(result);
@@ -37,10 +43,11 @@ export function outcomeOfWorkerEnd(result: WorkerProcessResult, expected: string
         `${who} stopped responding outside any stage for ${seconds} while kforge waited for \`${expected}\`, and was killed; raise the limit with ${flag} if the machine is just slow`,
       );
     }
+    const basis = limitBasis(result.timedOut);
     return outcome(
       'timeout',
       `timeout-${result.timedOut}`,
-      `the ${result.timedOut} stage ran past its limit of ${seconds} and was killed; if it is only slow, raise the limit with ${flag}`,
+      `the ${result.timedOut} stage ran past its limit of ${seconds}${basis ? ` (${basis})` : ''} and was killed; if it is only slow, raise the limit with ${flag}`,
     );
   }
   if (result.protocolError) {
@@ -132,7 +139,7 @@ function setupError(result: WorkerProcessResult): EvaluatorSetupError | MachineF
       {
         resource: 'worker-start',
         role: result.role,
-        hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget, --wait) or evaluate fewer candidates at once',
+        hint: 'other processes hold the device or host memory: wait for them (kforge waits for room in its host-wide budget by itself, docs/sizes.md) or evaluate fewer candidates at once',
         detail: result.stderr,
       },
     );

@@ -1,7 +1,10 @@
 """`python3 -m kforge_worker estimate PROBLEM [--preset P] [--precision fp32] [--device-type cpu|cuda]
-[--set NAME=VALUE ...] [--capacity BYTES] [--no-timing]`: an evaluation's peak memory before it
-runs (size_estimate.py), and, when `--capacity` is given and it does not fit, the problem sizes that
-would (`fit`: the `--set` values, halving `batch_size` first).
+[--set NAME=VALUE ...] [--capacity BYTES] [--no-timing] [--time [--time-budget-s S]]`: an
+evaluation's peak memory before it runs (size_estimate.py), and, when `--capacity` is given and it
+does not fit, the problem sizes that would (`fit`: the `--set` values, halving `batch_size` first).
+With `--time`, also its time on this host's CPU (`time`, time_estimate.py: the reference's pace
+measured by running it at small sizes), and with `--time-budget-s` the largest halving of the batch
+constant whose evaluation takes at most that long and fits `--capacity` (`time.fit`).
 
 Prints one JSON object on stdout and exits 0; exits 1 with `{"problem", "error": {kind, check,
 message}}` when the problem cannot be loaded or its inputs cannot be made without allocating them;
@@ -17,6 +20,7 @@ from ..problem.overrides import Value
 from ..problem.precision import PRECISIONS
 from ..problem.problem_loader import load_problem
 from ..problem.size_estimate import measure_shapes, roles, shrink_order, size_constants
+from ..problem.time_estimate import estimate_time
 from ..protocol.errors import StageFailure, describe_exception
 from .audit_command import _override
 
@@ -42,7 +46,24 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--set", dest="overrides", type=_override, action="append", default=[], metavar="NAME=VALUE")
     command.add_argument("--capacity", type=int, default=None, help="bytes the evaluation may use")
     command.add_argument("--no-timing", dest="timing", action="store_false")
+    command.add_argument("--time", action="store_true", help="also estimate the evaluation's time on this host's CPU")
+    command.add_argument(
+        "--time-budget-s",
+        type=_positive_seconds,
+        default=None,
+        help="with --time: the sizes whose evaluation fits this",
+    )
     return command
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from error
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def estimate(
@@ -82,6 +103,25 @@ def fitting(path: str, arguments, base: dict, capacity: int) -> Optional[dict]:
     return None
 
 
+def _time(arguments, overrides: Dict[str, Value]) -> dict:
+    """The `time` field: estimate_time, with sizes that also fit `--capacity` where it is given."""
+
+    def fits_memory(sized: Dict[str, Value]) -> bool:
+        if arguments.capacity is None:
+            return True
+        try:
+            trial = estimate(
+                arguments.problem, arguments.preset, arguments.precision, arguments.device_type, sized, arguments.timing
+            )
+        except StageFailure:
+            return False
+        return trial["evaluation_bytes"] <= arguments.capacity
+
+    return estimate_time(
+        arguments.problem, arguments.preset, arguments.precision, overrides, arguments.time_budget_s, fits_memory
+    )
+
+
 def main(argv: List[str]) -> int:
     arguments = parser().parse_args(argv)
     overrides = dict(arguments.overrides)
@@ -101,6 +141,7 @@ def main(argv: List[str]) -> int:
         return 1
     fits = None if arguments.capacity is None else result["evaluation_bytes"] <= arguments.capacity
     fit = fitting(arguments.problem, arguments, result, arguments.capacity) if fits is False else None
+    timed = _time(arguments, overrides) if arguments.time else None
     print(
         json.dumps(
             {
@@ -113,6 +154,7 @@ def main(argv: List[str]) -> int:
                 "capacity_bytes": arguments.capacity,
                 "fits": fits,
                 "fit": fit,
+                **({} if timed is None else {"time": timed}),
             }
         )
     )

@@ -38,11 +38,18 @@ def _unique(seeds: List[int]) -> List[int]:
     return list(dict.fromkeys(seeds))
 
 
-def _ready(record, receiver: HandoverReceiver) -> dict:
+def _ready(record, receiver: HandoverReceiver, store: ReferenceStore) -> dict:
     """A `reference-ready` trial (the record's outputs may be dropped once it is described; the
-    receiver keeps their structure, to check a timed output's header before its reference exists)."""
+    receiver keeps their structure, to check a timed output's header before its reference exists),
+    with how long it took (`trial_ms`, `forward_ms`: the parent sizes the candidate's stage limits
+    by them, docs/sizes.md)."""
     receiver.remember(None, record.output)
-    return {"seed": record.seed, "input_digest": record.input_digest, "output": outputs.describe(record.output)}
+    return {
+        "seed": record.seed,
+        "input_digest": record.input_digest,
+        "output": outputs.describe(record.output),
+        **store.duration(record.seed),
+    }
 
 
 def run_reference(channel: Channel, message: dict) -> None:
@@ -76,10 +83,10 @@ def run_reference(channel: Channel, message: dict) -> None:
         timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
         pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
         trials = [
-            _ready(store.compute(seed, with_inputs=audit_trial if choice else None), receiver)
+            _ready(store.compute(seed, with_inputs=audit_trial if choice else None), receiver, store)
             for seed in pace.paced(correctness_seeds)
         ]
-        trials += [_ready(store.compute(seed), receiver) for seed in timing_only]
+        trials += [_ready(store.compute(seed), receiver, store) for seed in timing_only]
         chosen = None if choice is None else choice.chosen
         audit = None if chosen is None else summary(audits.finish(chosen.atol, chosen.rtol))
         model, inputs = reference_trial(

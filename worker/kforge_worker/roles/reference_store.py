@@ -23,6 +23,7 @@ would take more memory than the device has; recomputing one trial at a time need
 """
 
 import json
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 
@@ -86,6 +87,11 @@ class ReferenceStore:
         self.records: Dict[Key, ReferenceRecord] = {}
         self.digests: Dict[Key, str] = {}
         self.recomputed = 0
+        #: How long each record computed in the run's precision took, by key (the pace of docs/sizes.md,
+        #: "Stage limits"): `trial_ms` from drawing the inputs to the forward's return (inputs cast,
+        #: their digest, the model built: what the candidate's process does for a trial), and
+        #: `forward_ms` the forward alone; the float64 twin is not counted.
+        self.durations: Dict[Key, Dict[str, float]] = {}
 
     def _twin_output(self, seed: int, input_seed: int, dtype) -> Optional[outputs.FlatOutput]:
         """The reference run with every floating tensor in `dtype`, or None where it raises (but
@@ -130,6 +136,7 @@ class ReferenceStore:
         if key in self.records:
             return self.records[key]
         with generalisation.overridden(self.problem, variant):
+            started = time.perf_counter()
             model, inputs = reference_trial(
                 self.problem,
                 seed,
@@ -139,8 +146,14 @@ class ReferenceStore:
                 "the reference Model(*get_init_inputs()) raised",
             )
             digest = input_digest(inputs)
+            forward_started = time.perf_counter()
             with failures_as(context="the reference's forward raised", **REFERENCE_CONTEXT):
                 output = call_model(model, inputs, input_seed, self.device)
+            ended = time.perf_counter()
+            self.durations[key] = {
+                "trial_ms": round((ended - started) * 1000, 3),
+                "forward_ms": round((ended - forward_started) * 1000, 3),
+            }
             flat = _flatten_reference(output)
             narrow = narrow_floats([inputs, list(model.parameters()), list(model.buffers()), flat.leaves])
             del model, output
@@ -168,6 +181,10 @@ class ReferenceStore:
             self.records[key] = record
             self.kept_bytes += size
         return record
+
+    def duration(self, seed: int, input_seed: Optional[int] = None, variant: Optional[dict] = None) -> Dict[str, float]:
+        """`{"trial_ms", "forward_ms"}` of the last time the record was computed ({} before)."""
+        return dict(self.durations.get(record_key(seed, input_seed, variant), {}))
 
     def holds(self, seed: int, input_seed: Optional[int], variant: Optional[dict]) -> bool:
         """Whether the record of (seed, input seed, variant) is kept (a lookup needs no computing)."""
