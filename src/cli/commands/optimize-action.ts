@@ -281,7 +281,12 @@ async function newRunPlan(
   // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
   const given = await overridesForProblems(plan.problems, flags.set, io, 'kforge optimize');
   for (const problem of plan.problems) {
-    const overrides = await sizesToEvaluate(problem, backend, sizing, io, { command: 'kforge optimize', validate: true, overrides: given.get(problem) ?? {}, unmetBudget: 'warn' });
+    const overrides = await sizesToEvaluate(problem, backend, sizing, io, {
+      command: 'kforge optimize',
+      validate: true,
+      overrides: given.get(problem) ?? {},
+      unmetBudget: 'warn',
+    });
     if (Object.keys(overrides).length > 0) problemOverrides[problem] = overrides;
   }
   return { ...plan, problemOverrides };
