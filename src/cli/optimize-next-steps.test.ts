@@ -46,9 +46,10 @@ describe('nextSteps', () => {
     assert.equal(
       nextSteps(report('finished', [['02_gelu', 'correct']]), { storePath: DEFAULT_STORE, cwd: CWD }),
       [
-        'best kernel: kforge-out/02_gelu.py (its verdict: kforge-out/02_gelu.verdict.json)',
-        "next: kforge report 20261207-061317-a333d5   the run's report: verdicts, speed-ups, tokens and cost",
-        '      kforge serve                           the dashboard at http://127.0.0.1:4319: every candidate, its code and verdict',
+        'best kernel: kforge-out/02_gelu.py',
+        '  its verdict: kforge-out/02_gelu.verdict.json',
+        "next: kforge report 20261207-061317-a333d5   the run's verdicts and speed-ups",
+        '      kforge serve                           the dashboard (127.0.0.1:4319)',
         '',
       ].join('\n'),
     );
@@ -58,10 +59,18 @@ describe('nextSteps', () => {
     const text = nextSteps(report('finished', [['01_relu', 'incorrect']]), { storePath: '/data/runs.db', cwd: CWD });
     assert.match(
       text,
-      /^best kernel: kforge-out\/01_relu\.py \(its verdict: kforge-out\/01_relu\.verdict\.json\) — incorrect, the furthest any candidate got$/m,
+      /^best kernel: kforge-out\/01_relu\.py — incorrect, the furthest any candidate got\n {2}its verdict: kforge-out\/01_relu\.verdict\.json$/m,
     );
-    assert.match(text, /^next: kforge report 20261207-061317-a333d5 --store \/data\/runs\.db {3}/m);
-    assert.match(text, /^ {6}kforge serve --store \/data\/runs\.db {3}/m);
+    // Too wide for 80 columns side by side: each description goes on a line of its own.
+    assert.match(text, /^next: kforge report 20261207-061317-a333d5 --store \/data\/runs\.db\n {8}the run's verdicts and speed-ups$/m);
+    assert.match(text, /^ {6}kforge serve --store \/data\/runs\.db\n {8}the dashboard/m);
+    assert.ok(
+      text.split('\n').every((line) => line.length <= 80),
+      text,
+    );
+    const wide = nextSteps(report('finished', [['01_relu', 'incorrect']]), { storePath: '/data/runs.db', cwd: CWD, widthColumns: 200 });
+    assert.match(wide, /^best kernel: kforge-out\/01_relu\.py \(its verdict: kforge-out\/01_relu\.verdict\.json\) — incorrect/m);
+    assert.match(wide, /^next: kforge report 20261207-061317-a333d5 --store \/data\/runs\.db {3}the run's verdicts/m);
     const many = nextSteps(
       report('finished', [
         ['a', 'correct'],
@@ -77,7 +86,10 @@ describe('nextSteps', () => {
 
   it('puts the resume first for a stopped run', () => {
     const text = nextSteps(report('stopped', [['02_gelu', null]]), { storePath: DEFAULT_STORE, cwd: CWD });
-    assert.match(text, /^no kernel was written: no candidate was evaluated\nnext: kforge optimize --resume 20261207-061317-a333d5 {3}go on where it stopped\n/);
+    assert.match(
+      text,
+      /^no kernel was written: no candidate was evaluated\nnext: kforge optimize --resume 20261207-061317-a333d5\n {8}go on where it stopped\n/,
+    );
   });
 });
 
@@ -105,9 +117,9 @@ describe('after kforge optimize, the compiled CLI says what to do next, and thos
     const stderr = String(run.stderr);
     const runId = /event=run-started run=(\S+)/.exec(stderr)?.[1];
     assert.ok(runId, stderr);
-    assert.match(stderr, /^best kernel: kforge-out\/02_gelu\.py \(its verdict: kforge-out\/02_gelu\.verdict\.json\)$/m);
-    assert.match(stderr, new RegExp(`^next: kforge report ${runId} +the run's report`, 'm'));
-    assert.match(stderr, /^ {6}kforge serve +the dashboard at http:\/\/127\.0\.0\.1:4319/m);
+    assert.match(stderr, /^best kernel: kforge-out\/02_gelu\.py\n {2}its verdict: kforge-out\/02_gelu\.verdict\.json$/m);
+    assert.match(stderr, new RegExp(`^next: kforge report ${runId} +the run's verdicts and speed-ups`, 'm'));
+    assert.match(stderr, /^ {6}kforge serve +the dashboard \(127\.0\.0\.1:4319\)/m);
     const reported = await kforge('report', runId);
     assert.equal(reported.exitCode, 0, String(reported.stderr));
     assert.match(String(reported.stdout), /02_gelu/);

@@ -10,6 +10,8 @@ export interface NextStepsOptions {
   storePath: string;
   /** Where paths are shown relative to. */
   cwd: string;
+  /** Columns the lines must fit (the terminal's, 80 off one): a description that would not fit goes on its own line. */
+  widthColumns?: number;
 }
 
 /**
@@ -20,9 +22,11 @@ export interface NextStepsOptions {
  *
  * @example
  * nextSteps(report, { storePath, cwd });
- * // best kernel: kforge-out/02_gelu.py (its verdict: kforge-out/02_gelu.verdict.json)
- * // next: kforge report 20261207-061317-a333d5   the run's report: verdicts, speed-ups, tokens and cost
- * //       kforge serve                           the dashboard at http://127.0.0.1:4319: every candidate, its code and verdict
+ * // best kernel: kforge-out/gelu.py (its verdict: kforge-out/gelu.verdict.json)
+ * // next: kforge report 20261207-061317-a333d5   the run's verdicts and speed-ups
+ * //       kforge serve                           the dashboard (127.0.0.1:4319)
+ * (Lines that would not fit `widthColumns` are split: the verdict file, or each command's
+ * description, on a line of its own.)
  */
 export function nextSteps(report: RunReport, options: NextStepsOptions): string {
   const shown = (file: string): string => {
@@ -30,13 +34,16 @@ export function nextSteps(report: RunReport, options: NextStepsOptions): string 
     return relative && !relative.startsWith('..') ? relative : file;
   };
   const lines: string[] = [];
+  const columns = options.widthColumns ?? 80;
   const best = report.problems.flatMap((problem) => (problem.best ? [problem.best] : []));
   if (best.length === 0) {
     lines.push('no kernel was written: no candidate was evaluated');
   } else if (best.length <= NAMED_KERNELS) {
     for (const kernel of best) {
       const mark = kernel.verdict === 'correct' ? '' : ` — ${kernel.verdict}, the furthest any candidate got`;
-      lines.push(`best kernel: ${shown(kernel.kernelPath)} (its verdict: ${shown(kernel.verdictPath)})${mark}`);
+      const line = `best kernel: ${shown(kernel.kernelPath)} (its verdict: ${shown(kernel.verdictPath)})${mark}`;
+      if (line.length <= columns) lines.push(line);
+      else lines.push(`best kernel: ${shown(kernel.kernelPath)}${mark}`, `  its verdict: ${shown(kernel.verdictPath)}`);
     }
   } else {
     const correct = best.filter((kernel) => kernel.verdict === 'correct').length;
@@ -47,11 +54,14 @@ export function nextSteps(report: RunReport, options: NextStepsOptions): string 
   const store = options.storePath === resolveStorePath({ cwd: options.cwd }) ? '' : ` --store ${shown(options.storePath)}`;
   const commands: Array<[string, string]> = [];
   if (report.status === 'stopped' || report.status === 'paused') commands.push([`kforge optimize --resume ${report.runId}${store}`, 'go on where it stopped']);
-  commands.push([`kforge report ${report.runId}${store}`, "the run's report: verdicts, speed-ups, tokens and cost"]);
-  commands.push([`kforge serve${store}`, 'the dashboard at http://127.0.0.1:4319: every candidate, its code and verdict']);
+  commands.push([`kforge report ${report.runId}${store}`, "the run's verdicts and speed-ups"]);
+  commands.push([`kforge serve${store}`, 'the dashboard (127.0.0.1:4319)']);
   const width = Math.max(...commands.map(([command]) => command.length));
+  const sideBySide = commands.every(([, what]) => 6 + width + 3 + what.length <= columns);
   commands.forEach(([command, what], index) => {
-    lines.push(`${index === 0 ? 'next:' : '     '} ${command.padEnd(width)}   ${what}`);
+    const lead = index === 0 ? 'next:' : '     ';
+    if (sideBySide) lines.push(`${lead} ${command.padEnd(width)}   ${what}`);
+    else lines.push(`${lead} ${command}`, `        ${what}`);
   });
   return `${lines.join('\n')}\n`;
 }

@@ -331,5 +331,5 @@ function writeReport(report: RunReport, json: boolean, io: CliIo, storePath: str
     return;
   }
   io.stdout.write(`${formatReportTable(report, { widthColumns: outputWidth(io.stdout, io.environment) })}\n`);
-  io.stderr.write(nextSteps(report, { storePath, cwd: io.cwd }));
+  io.stderr.write(nextSteps(report, { storePath, cwd: io.cwd, widthColumns: outputWidth(io.stderr, io.environment) }));
 }
