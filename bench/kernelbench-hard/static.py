@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "worker"))
 
 from kforge_worker.guard.policy import load_policy  # noqa: E402
 from kforge_worker.guard.static import analyze_file, rejections  # noqa: E402
-from kforge_worker.guard.static_stage import confine, forbidden_in_source  # noqa: E402
+from kforge_worker.guard.static_stage import confine, forbidden_in_source, forbidden_names  # noqa: E402
 
 IN_FORCE = "read-only view, loopback network, own pid namespace, seccomp (assumed)"
 
@@ -31,7 +31,8 @@ def main(argv) -> int:
             for problem, solution in pairs:
                 problem_path, path = str(corpus / problem), str(corpus / solution)
                 found = analyze_file(path, policy, precision="native", problem_path=problem_path)
-                first = rejections(forbidden_in_source(path, problem_path) + confine(found, sandbox))
+                names = forbidden_names(problem_path)
+                first = rejections(forbidden_in_source(path, names) + confine(found, sandbox))
                 if first:
                     refused.append((Path(solution).stem, first[0]["check"], first[0]["message"]))
             checks = collections.Counter(check for _, check, _ in refused)

@@ -56,16 +56,19 @@ def confine(findings: List[Dict[str, Any]], confinement: Optional[str]) -> List[
 
 
 def forbidden_names(problem_path: Optional[str]) -> ForbiddenNames:
-    """The forbidden names of the problem folder `problem_path` stands for (none for a single file)."""
+    """The forbidden names of the problem folder `problem_path` stands for (none for a single file),
+    read from its files: for a caller that has the path alone (the candidate role takes them from
+    the problem it loaded)."""
     if not problem_path or folder_of(problem_path) is None:
         return ForbiddenNames()
     return ForbiddenNames.of(read_folder(problem_path).forbidden)
 
 
-def forbidden_in_source(path: str, problem_path: Optional[str]) -> List[Dict[str, Any]]:
+def forbidden_in_source(path: str, names: ForbiddenNames) -> List[Dict[str, Any]]:
     """A `reject` finding for each forbidden name the candidate's source uses where nothing at run
-    time could tell (forbidden_names.py); the problem's loading already checked the folder."""
-    names = forbidden_names(problem_path)
+    time could tell (forbidden_names.py)."""
+    if not names:
+        return []
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             source = handle.read()
@@ -86,11 +89,17 @@ def forbidden_in_source(path: str, problem_path: Optional[str]) -> List[Dict[str
 
 
 def analyse(
-    path: str, guard: GuardSettings, precision: str, problem_path: Optional[str] = None
+    path: str,
+    guard: GuardSettings,
+    precision: str,
+    problem_path: Optional[str] = None,
+    forbidden: Optional[ForbiddenNames] = None,
 ) -> List[Dict[str, Any]]:
+    """The static findings: the guard's, the problem's `forbidden` names the source uses, and
+    with the sandbox in force its confined findings as notes."""
     try:
         found = analyze_file(path, guard.policy, precision=precision, problem_path=problem_path)
-        return forbidden_in_source(path, problem_path) + confine(found, sandbox_in_force())
+        return forbidden_in_source(path, forbidden or ForbiddenNames()) + confine(found, sandbox_in_force())
     except OSError:
         return []
     except Exception as error:  # a fault of the analyser: reject rather than let the candidate pass
@@ -105,11 +114,16 @@ def analyse(
 
 
 def run_static_guard(
-    send: Callable[..., None], path: str, guard: GuardSettings, precision: str, problem_path: Optional[str] = None
+    send: Callable[..., None],
+    path: str,
+    guard: GuardSettings,
+    precision: str,
+    problem_path: Optional[str] = None,
+    forbidden: Optional[ForbiddenNames] = None,
 ) -> List[dict]:
-    """Analyses the candidate file (beside its problem's, whose names it may use), writes the `guard`
-    message, raises on a rejection."""
-    findings = analyse(path, guard, precision, problem_path)
+    """Analyses the candidate file (beside its problem's, whose names it may use, and against the
+    problem's `forbidden` names), writes the `guard` message, raises on a rejection."""
+    findings = analyse(path, guard, precision, problem_path, forbidden)
     send("guard", policy=guard.policy_name, findings=findings)
     rejected = rejections(findings)
     if rejected:

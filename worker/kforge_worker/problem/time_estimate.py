@@ -182,35 +182,18 @@ def estimate_time(
     asked for and at each halving of the batch constant (`sizes`), and with `budget_s` the largest
     halving whose evaluation takes at most that long and fits memory (`fits_memory(overrides)`,
     `fit`); or why the time could not be told (`error`)."""
+
+    def untimed(why: str) -> dict:
+        return {"constant": None, "probes": [], "evaluation_s": None, "budget_s": budget_s, "fit": None, "error": why}
+
     try:
         name, pace = measure_pace(path, preset, precision, overrides)
     except CannotTime as error:
-        return {
-            "constant": None,
-            "probes": [],
-            "evaluation_s": None,
-            "budget_s": budget_s,
-            "fit": None,
-            "error": str(error),
-        }
+        return untimed(str(error))
     except StageFailure as failure:
-        return {
-            "constant": None,
-            "probes": [],
-            "evaluation_s": None,
-            "budget_s": budget_s,
-            "fit": None,
-            "error": failure.message,
-        }
+        return untimed(failure.message)
     except Exception as error:  # a problem that runs at its own sizes but not at a probe's
-        return {
-            "constant": None,
-            "probes": [],
-            "evaluation_s": None,
-            "budget_s": budget_s,
-            "fit": None,
-            "error": f"the reference could not be timed at a small size: {describe_exception(error)}",
-        }
+        return untimed(f"the reference could not be timed at a small size: {describe_exception(error)}")
     problem = load_problem(path, preset, overrides or None)
     constants = size_constants(problem)
     wanted = constants.get(name, 1) if name else 1

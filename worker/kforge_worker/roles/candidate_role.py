@@ -23,11 +23,11 @@ from ..device.memory_usage import release_cached
 from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
 from ..guard.guard_settings import runtime_checks_enabled
-from ..guard.forbidden_names import check_loaded
-from ..guard.static_stage import forbidden_names, run_static_guard
+from ..guard.forbidden_names import ForbiddenNames, check_loaded
+from ..guard.static_stage import run_static_guard
 from ..problem.inputs import ALIGNMENTS, make_model
 from ..problem.precision import run_dtype
-from ..problem.problem_loader import load_problem, problem_names
+from ..problem.problem_loader import load_problem, problem_folder, problem_names
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.errors import StageFailure
 from ..protocol.handover import Handover, HandOverStopped
@@ -128,10 +128,13 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         problem = load_problem(run.problem, run.preset, run.overrides)
         gc.collect()
         os.chdir(scratch_dir)
-        findings = run_static_guard(channel.send, request.candidate, request.guard, run.precision, run.problem)
+        folder = problem_folder(problem)
+        guard.forbidden = ForbiddenNames.of(folder.forbidden if folder else [])
+        findings = run_static_guard(
+            channel.send, request.candidate, request.guard, run.precision, run.problem, guard.forbidden
+        )
         guard.snapshot_state()
         guard.send = channel.send
-        guard.forbidden = forbidden_names(run.problem)
         modules_before = set(sys.modules)
         built = build_candidate(request.candidate, request.build_dir, device, problem_names(problem))
         check_loaded(guard.forbidden, modules_before, "importing the candidate")
