@@ -958,3 +958,19 @@ def test_every_module_the_worker_imports_is_a_harness_module():
                 imported.add(node.module.split(".")[0])
     imported -= {"__future__", "kforge_worker", "kforge_sandbox"}
     assert imported <= HARNESS_MODULES, sorted(imported - HARNESS_MODULES)
+
+
+def test_an_assignment_the_harness_cannot_see_is_a_note():
+    """timer-patch rejects a replaced attribute of a module the worker calls, and notes one of a
+    module it never calls, or one that only adds a missing attribute under `if not hasattr`."""
+
+    def patched(header: str):
+        return run(model("return x", header=header))
+
+    added = patched('import datetime\nif not hasattr(datetime, "UTC"):\n    datetime.UTC = datetime.timezone.utc\n')
+    assert "timer-patch" not in rejected(added) and "timer-patch" in noted(added)
+    elsewhere = patched("def warm():\n    import reference as r\n    r.M = 3\n")
+    assert "timer-patch" not in rejected(elsewhere) and "timer-patch" in noted(elsewhere)
+    assert "timer-patch" in rejected(patched("torch.softmax = None\n"))
+    # Guarded by another name's absence, it still replaces what the harness calls.
+    assert "timer-patch" in rejected(patched('if not hasattr(torch, "foo"):\n    torch.softmax = None\n'))

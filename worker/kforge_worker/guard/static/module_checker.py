@@ -663,16 +663,20 @@ class _ModuleChecker:
             self.policy["precision_downgrade"],
         )
 
-    def _guarded_by_dtype(self, node: ast.AST) -> bool:
-        """True inside ``if x.dtype == torch.float16:`` (a branch for inputs of that dtype)."""
+    def _branch_tests(self, node: ast.AST):
+        """The tests of the `if` statements whose body holds `node`, innermost first."""
         current = node
         while current in self.module.parents:
             parent = self.module.parents[current]
             if isinstance(parent, ast.If) and current in parent.body:
-                test = ast.unparse(parent.test)
-                if "dtype" in test and any(word in test for word in ("float16", "half", "bfloat16")):
-                    return True
+                yield parent.test
             current = parent
+
+    def _guarded_by_dtype(self, node: ast.AST) -> bool:
+        """True inside ``if x.dtype == torch.float16:`` (a branch for inputs of that dtype)."""
+        for test in map(ast.unparse, self._branch_tests(node)):
+            if "dtype" in test and any(word in test for word in ("float16", "half", "bfloat16")):
+                return True
         return False
 
     # -- assignments and patches -----------------------------------------------------------
@@ -795,24 +799,17 @@ class _ModuleChecker:
     def _adds_a_missing_attribute(self, node: ast.AST, qual: str) -> bool:
         """Whether the assignment sits in `if not hasattr(OWNER, "NAME"):` for its own target."""
         owner, _, name = qual.rpartition(".")
-        current = node
-        while current in self.module.parents:
-            parent = self.module.parents[current]
-            if isinstance(parent, ast.If) and current in parent.body:
-                test = parent.test
-                if (
-                    isinstance(test, ast.UnaryOp)
-                    and isinstance(test.op, ast.Not)
-                    and isinstance(test.operand, ast.Call)
-                    and self.qual(test.operand.func) == "builtins.hasattr"
-                    and len(test.operand.args) == 2
-                    and self.qual(test.operand.args[0]) == owner
-                    and isinstance(test.operand.args[1], ast.Constant)
-                    and test.operand.args[1].value == name
-                ):
-                    return True
-            current = parent
-        return False
+        return any(
+            isinstance(test, ast.UnaryOp)
+            and isinstance(test.op, ast.Not)
+            and isinstance(test.operand, ast.Call)
+            and self.qual(test.operand.func) == "builtins.hasattr"
+            and len(test.operand.args) == 2
+            and self.qual(test.operand.args[0]) == owner
+            and isinstance(test.operand.args[1], ast.Constant)
+            and test.operand.args[1].value == name
+            for test in self._branch_tests(node)
+        )
 
     def _sys_modules_method(self, node: ast.Call, method: str) -> None:
         if method in ("pop", "update", "setdefault", "clear", "__setitem__", "__delitem__", "popitem"):
