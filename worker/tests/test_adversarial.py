@@ -20,7 +20,7 @@ import pytest
 from kforge_worker.guard.kernel_trace import all_threads_config
 from kforge_worker.guard.policy import DEFAULT_POLICY, POLICY_NAMES
 from native_exceptions import platform_crash
-from verdicts import generalisation_failures, reported_figure, substituted_ops, verdict
+from verdicts import batch_per_call, generalisation_failures, reported_figure, substituted_ops, verdict
 from worker_process import evaluate
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
@@ -154,14 +154,20 @@ def test_a_forged_clock_gains_nothing_and_an_honest_one_keeps_its_figure(runs, c
     if case["figure"] == "own":
         assert (reported, source) == (in_process, "in-process")
         return
-    honest, honest_source = reported_figure(runs[case["twin"]])
+    honest_source = reported_figure(runs[case["twin"]])[1]
     assert honest_source == "in-process"
     assert source == "trusted-batch", (in_process, result.batches)
     # A batch's calls legitimately run faster than single timed calls (no per-call synchronize or
-    # flush): 4.4 times in a full-suite run of 2026-12-06 (7.2 us against 32 us), so the reported
-    # figure is held to a tenth of the real time, still ten times the forged figure.
+    # flush): 4.4 to 4.9 times in full-suite runs of 2026-12-06 and 12-07, so the reported figure is
+    # held to a tenth of the real time, still ten times the forged figure, and is compared with the
+    # twin's own batches, measured the same way.
     assert in_process * FORGED_SHRINK / 10 < reported, "the forgery took effect in the candidate's process"
-    assert reported > honest / 4, f"{reported} ms reported against {honest} ms for the honest relu"
+    twin_batches = batch_per_call(runs[case["twin"]])
+    assert twin_batches, "the honest twin ran no trusted batches"
+    honest_batch = statistics.median(twin_batches)
+    assert (
+        reported > honest_batch / 4
+    ), f"{reported} ms reported against {honest_batch} ms for the honest relu's batches"
 
 
 def test_value_keyed_cache_never_sees_the_same_contents_twice(runs):

@@ -2,7 +2,7 @@
 applied to an Evaluation so that tests assert the verdict a user would see."""
 
 import statistics
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from worker_process import Evaluation
 
@@ -93,6 +93,11 @@ TRUSTED_RELATIVE_SLACK = 0.1
 OVERHEAD_FACTOR = 1.5
 
 
+def batch_per_call(result: Evaluation) -> List[float]:
+    """Per-call ms of each trusted batch, less its smallest measured overhead."""
+    return [max(0.0, batch.elapsed_ms - min(batch.overhead_ms)) / batch.calls for batch in result.batches]
+
+
 def reported_figure(result: Evaluation) -> Tuple[float, str]:
     """(median ms, source) the parent reports for the candidate: its in-process median unless that
     is below the trusted batches' bound divided by the load factor eager showed beside it (its
@@ -106,7 +111,7 @@ def reported_figure(result: Evaluation) -> Tuple[float, str]:
         load = max(1.0, statistics.median(eager["batch_ms"]) / statistics.median(single))
     if not result.batches:
         return in_process, "in-process"
-    per_call = [max(0.0, batch.elapsed_ms - min(batch.overhead_ms)) / batch.calls for batch in result.batches]
+    per_call = batch_per_call(result)
     tight = [batch for batch in result.batches if OVERHEAD_FACTOR * max(batch.overhead_ms) <= 0.5 * batch.elapsed_ms]
     bound = (
         min(
