@@ -13,8 +13,10 @@ Three processes:
 
 Options: `--writable DIR` (the scratch folder), `--read-only DIR` (its `in` folder), `--hide DIR`
 (the cache root, the parent's home), `--expose DIR` (read-only inside a hidden one: the bytecode
-cache, the build staging folder), `--pycache-prefix DIR`, `--sandbox on|off|require`, and
-`--worker-dir DIR` (handled by kforge_bootstrap.py: the folder holding `kforge_worker`).
+cache, the build staging folder), `--pycache-prefix DIR`, `--sandbox on|off|require`,
+`--handover-socket PATH` (the candidate's hand-over listener, bound there before any namespace:
+listener.py), and `--worker-dir DIR` (handled by kforge_bootstrap.py: the folder holding
+`kforge_worker`).
 The report reaches the worker as the `KFORGE_ISOLATION` variable (JSON), which the worker removes
 from its environment before `hello`.
 The reference role gets the namespaces and the cgroup (the candidate cannot see it) but keeps the
@@ -32,7 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import List
 
-from . import cgroup, credentials, filesystem, namespaces, seccomp
+from . import cgroup, credentials, filesystem, listener, namespaces, seccomp
 from .report import IsolationReport, set_current
 from .syscalls import machine
 
@@ -54,6 +56,9 @@ class Options:
     pycache_prefix: str = ""
     worker_dir: str = ""
     sandbox: str = "on"
+    handover_socket: str = ""
+    #: The hand-over listener's descriptor once bound (candidate role with --handover-socket), else -1.
+    listener_fd: int = -1
 
 
 def parse(argv: List[str]) -> Options:
@@ -68,7 +73,7 @@ def parse(argv: List[str]) -> Options:
     items = list(argv)
     while items:
         item = items.pop(0)
-        if item in lists or item in ("--pycache-prefix", "--sandbox", "--worker-dir"):
+        if item in lists or item in ("--pycache-prefix", "--sandbox", "--worker-dir", "--handover-socket"):
             if not items:
                 _usage(f"{item} needs a value")
             value = items.pop(0)
@@ -78,6 +83,8 @@ def parse(argv: List[str]) -> Options:
                 options.pycache_prefix = os.path.abspath(value)
             elif item == "--worker-dir":
                 options.worker_dir = os.path.abspath(value)
+            elif item == "--handover-socket":
+                options.handover_socket = os.path.abspath(value)
             elif value not in ("on", "off", "require"):
                 _usage(f"expected --sandbox to be on, off or require, got `{value}`")
             else:
@@ -94,7 +101,7 @@ def parse(argv: List[str]) -> Options:
 def _usage(message: str) -> None:
     print(
         f"kforge sandbox: {message}; usage: kforge_bootstrap.py [--writable DIR]... [--read-only DIR]... "
-        f"[--hide DIR]... [--expose DIR]... [--pycache-prefix DIR] [--worker-dir DIR] "
+        f"[--hide DIR]... [--expose DIR]... [--pycache-prefix DIR] [--worker-dir DIR] [--handover-socket PATH] "
         f"[--sandbox on|off|require] "
         f"{'|'.join(ROLES)}",
         file=sys.stderr,
@@ -106,6 +113,7 @@ def main(argv: List[str]) -> None:
     options = parse(argv)
     report = IsolationReport(role="candidate" if options.role == "probe" else options.role)
     report.python = "isolated (-I)" if sys.flags.isolated else "not isolated: started without -I"
+    _bind_listener(options)
     if options.sandbox == "off" or not sys.platform.startswith("linux"):
         report.enabled = False
         report.lack(
@@ -122,6 +130,7 @@ def main(argv: List[str]) -> None:
         os.close(status_read)
         _init(options, report, entered, status_write, launcher_pid)
     os.close(status_write)
+    _close_listener(options)
     _quiet_own_descriptors()
     status = _read_status(status_read, child)
     if group is not None:
@@ -175,6 +184,7 @@ def _init(options: Options, report: IsolationReport, entered: List[str], status_
     if worker == 0:
         os.close(status_write)
         _worker(options, report, launcher_pid)
+    _close_listener(options)
     for descriptor in (0, 3):
         try:
             os.close(descriptor)
@@ -257,8 +267,9 @@ def _worker(options: Options, report: IsolationReport, launcher_pid: int) -> Non
     try:
         if options.role != "reference":
             _choose_user(options, report, launcher_pid)
-        os.closerange(4, _descriptor_limit())
-        report.descriptors = "0-3 only"
+        _keep_listener(options)
+        os.closerange(listener.DESCRIPTOR + 1 if options.listener_fd >= 0 else 4, _descriptor_limit())
+        report.descriptors = "0-3 and the hand-over listener" if options.listener_fd >= 0 else "0-3 only"
         if options.role != "reference":
             _seccomp(report)
         if options.sandbox == "require" and report.missing:
@@ -272,6 +283,37 @@ def _worker(options: Options, report: IsolationReport, launcher_pid: int) -> Non
         print(f"kforge sandbox: {error}", file=sys.stderr)
         os._exit(1)
     _run(options, report)
+
+
+def _bind_listener(options: Options) -> None:
+    """The candidate's hand-over listener, bound before any namespace (so the judge, outside them,
+    reaches it at its path); a failure leaves the hand-over to the pipe."""
+    if options.role != "candidate" or not options.handover_socket:
+        return
+    try:
+        options.listener_fd = _high(listener.listen(options.handover_socket).detach())
+    except OSError as error:
+        print(f"kforge sandbox: no hand-over socket ({error.strerror}); outputs will go by pipe", file=sys.stderr)
+        return
+    os.environ[listener.LISTENER_VARIABLE] = str(options.listener_fd)
+
+
+def _keep_listener(options: Options) -> None:
+    """Moves the listener to listener.DESCRIPTOR, where the worker's variable says it is."""
+    if options.listener_fd < 0:
+        return
+    if options.listener_fd != listener.DESCRIPTOR:
+        os.dup2(options.listener_fd, listener.DESCRIPTOR, inheritable=False)
+        os.close(options.listener_fd)
+        options.listener_fd = listener.DESCRIPTOR
+    os.environ[listener.LISTENER_VARIABLE] = str(listener.DESCRIPTOR)
+
+
+def _close_listener(options: Options) -> None:
+    """The launcher and the init keep no copy: once the worker is gone, the socket refuses the judge."""
+    if options.listener_fd >= 0:
+        os.close(options.listener_fd)
+        options.listener_fd = -1
 
 
 def _descriptor_limit() -> int:

@@ -3,7 +3,7 @@
 ```json
 {"enabled": true, "user": "uid 61234 (no passwd entry)", "namespaces": ["user", "pid", "mount", ...],
  "seccomp": true, "no_new_privs": true, "cgroup": "v2", "filesystem": "read-only view",
- "network": "loopback only", "python": "isolated (-I)", "descriptors": "0-3 only",
+ "network": "loopback only", "python": "isolated (-I)", "descriptors": "0-3 and the hand-over listener",
  "missing": ["cgroup: /sys/fs/cgroup is read-only"]}
 ```
 

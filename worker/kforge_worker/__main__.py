@@ -189,6 +189,10 @@ def _serve(role: str, channel) -> None:
         except ValueError as error:
             raise ProtocolError(str(error)) from error
     _seal_sockets(isolation)
+    if role == "candidate":
+        from .protocol.handover_socket import take_listener
+
+        take_listener()
     environment = collect_environment(warm_index)
     if isolation is not None:
         environment["isolation"] = isolation

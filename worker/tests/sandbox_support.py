@@ -52,6 +52,8 @@ class SandboxLauncher:
             "--read-only",
             str(cwd / "in"),
         ]
+        if role == "candidate":
+            command += ["--handover-socket", str(cwd / "in" / "handover.sock")]
         for path in self.hide:
             command += ["--hide", str(path)]
         for path in self.expose:

@@ -174,17 +174,3 @@ def test_a_flattened_output_is_freed_when_dropped_without_the_cyclic_collector(k
         assert [leaf() for leaf in leaves] == [None, None]
     finally:
         gc.enable()
-
-
-def test_an_ipc_handle_travels_with_every_byte_zeros_included():
-    """A CUDA IPC handle holds zero bytes in the middle; its hex must keep all 64 bytes (the
-    c_char field alone stops at the first zero: the judge then opened another handle and CUDA
-    said cudaErrorInvalidValue, on the H100 on 2026-12-07)."""
-    import ctypes
-
-    from kforge_worker.device.cuda_ipc import IPC_HANDLE_BYTES, _Handle, handle_hex
-
-    raw = bytes([0x90, 0x55, 0x78, 0x26, 0, 0, 0, 0, 0x11, 0, 0x22] + [0] * 40 + [0x33] * 13)
-    handle = _Handle()
-    ctypes.memmove(ctypes.addressof(handle), raw, IPC_HANDLE_BYTES)
-    assert bytes.fromhex(handle_hex(handle)) == raw

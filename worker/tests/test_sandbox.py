@@ -390,7 +390,7 @@ def test_every_layer_is_in_force(run):
         assert missing == [], (name, isolation)
         assert {"pid", "mount", "network"} <= set(isolation["namespaces"])
         assert isolation["seccomp"] and isolation["no_new_privs"] and isolation["filesystem"] == "read-only view"
-        assert isolation["python"] == "isolated (-I)" and isolation["descriptors"] == "0-3 only"
+        assert isolation["python"] == "isolated (-I)" and isolation["descriptors"] == "0-3 and the hand-over listener"
 
 
 def test_no_other_process_is_reached(run):
@@ -693,7 +693,9 @@ def _cuda_available() -> bool:
 @pytest.mark.parametrize("example", ["level1_02_gelu/cuda_fast.py"])
 def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path, example):
     """nvcc, ninja and the driver run inside the sandbox, /dev/nvidia* stays reachable, the
-    profiler's own-kernel check works under the seccomp filter, and every layer is in force."""
+    profiler's own-kernel check works under the seccomp filter, every layer is in force, and the
+    outputs reach the judge, in its own PID namespace, device to device by descriptor (a legacy
+    IPC handle cannot cross PID namespaces)."""
     root = Path(__file__).resolve().parents[2]
     _open_to_others(tmp_path)
     work = tmp_path / "cuda"
@@ -727,6 +729,8 @@ def test_cuda_candidate_builds_runs_and_is_profiled_inside_the_sandbox(tmp_path,
         for check in message["checks"]
     }
     assert checks.get("own-kernel") == "passed", checks
+    received = result.reference.of_type("handover-received")
+    assert received and {message["transport"] for message in received} == {"cuda-ipc"}, received
 
 
 SPAWNS_A_PROCESS = """

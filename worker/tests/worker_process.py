@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from timing_driver import Batch, drive_timing
+from kforge_sandbox.listener import LISTENER_VARIABLE, listen
 
 WORKER_ROOT = Path(__file__).resolve().parent.parent
 MESSAGE_TIMEOUT_SECONDS = 240
@@ -195,7 +196,8 @@ class Evaluation:
             if reply is None or reply["type"] == "failure":
                 break
             if reply["type"] == "handover-ready":
-                self.candidate.send({"type": "handover-send"})
+                transport = {"transport": reply["transport"]} if reply.get("transport") else {}
+                self.candidate.send({"type": "handover-send", **transport})
             elif reply["type"] == "judgement":
                 self.handed[output["id"]] = reply["trials"][0]
                 self.degenerate = self.degenerate or bool(reply.get("degenerate"))
@@ -315,6 +317,12 @@ def handover_pipe(scratch: Path) -> Path:
     return scratch / "in" / "handover"
 
 
+def handover_socket(scratch: Path) -> Path:
+    """Where the candidate's launcher binds the hand-over socket (beside the pipe)."""
+    (scratch / "in").mkdir(parents=True, exist_ok=True)
+    return scratch / "in" / "handover.sock"
+
+
 SHARED_SETTINGS = (
     "overrides",
     "backend",
@@ -362,7 +370,12 @@ def evaluate(
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     if launcher is None:
         reference = Worker("reference", work / "reference")
-        candidate = Worker("candidate", work / "scratch", env=candidate_env)
+        # What the launcher does for a sandboxed candidate: the hand-over listener, inherited.
+        listener = listen(str(handover_socket(work / "scratch")))
+        os.set_inheritable(listener.fileno(), True)
+        inherited = {LISTENER_VARIABLE: str(listener.fileno())}
+        candidate = Worker("candidate", work / "scratch", env={**(candidate_env or {}), **inherited})
+        listener.close()
     else:
         command, environment = launcher("reference", work / "reference")
         reference = Worker("reference", work / "reference", command=command, base_env=environment)
@@ -381,7 +394,13 @@ def evaluate(
             dtype_tolerances=dtype_tolerances,
             **shared,
         )
-        reference.send({**request, "handover_pipe": str(handover_pipe(work / "scratch"))})
+        reference.send(
+            {
+                **request,
+                "handover_pipe": str(handover_pipe(work / "scratch")),
+                "handover_socket": str(handover_socket(work / "scratch")),
+            }
+        )
         candidate.send(candidate_request(problem, candidate_file, work / "scratch", build_dir, **settings))
         result.ready = reference.read_until("reference-ready")
         chosen = (result.ready or {}).get("tolerance")

@@ -39,7 +39,7 @@ describe('worker protocol parsing', () => {
     parsed('{"v":1,"type":"correctness-outputs","outputs":[{"seed":11,"id":"correctness-0","input_digest":"ab"}]}');
     parsed('{"v":1,"type":"timing","times_ms":[0.1,0.2],"wall_ms":[0.11,0.21],"samples":[{"id":"timed-3","call":3,"seed":22}]}');
     const handover = parsed(
-      '{"v":1,"type":"handover","output":{"id":"timed-3","seed":22,"input_seed":7,"call":3,"input_digest":"ab","skeleton":"T","leaf_info":[{"type":"tensor","device":"cuda"}],"leaves":[{"tensor":{"dtype":"float32","shape":[4],"nbytes":16}}],"ipc":{"handle":"00","error":null}}}',
+      '{"v":1,"type":"handover","output":{"id":"timed-3","seed":22,"input_seed":7,"call":3,"input_digest":"ab","skeleton":"T","leaf_info":[{"type":"tensor","device":"cuda"}],"leaves":[{"tensor":{"dtype":"float32","shape":[4],"nbytes":16}}],"ipc":{"transport":"descriptor","error":null}}}',
     );
     assert.ok(handover.type === 'handover' && handover.output.id === 'timed-3');
     parsed('{"v":1,"type":"handover-ready","id":"timed-3"}');

@@ -346,8 +346,16 @@ export const handoverMessageSchema = z.object({
     .strict(),
 });
 
-/** The judge checked a hand-over's header and waits for its bytes on the pipe: the parent lets the candidate write. */
-export const handoverReadyMessageSchema = z.object({ v: version, type: z.literal('handover-ready'), id: handoverId });
+/**
+ * The judge checked a hand-over's header and waits for the output: its descriptor on the hand-over
+ * socket (`transport: 'descriptor'`) or its bytes on the pipe. The parent relays it as `handover-send`.
+ */
+export const handoverReadyMessageSchema = z.object({
+  v: version,
+  type: z.literal('handover-ready'),
+  id: handoverId,
+  transport: z.literal('descriptor').optional(),
+});
 
 /** The judge holds its own copy of a handed-over output (`transport`: how the bytes came). */
 export const handoverReceivedMessageSchema = z.object({

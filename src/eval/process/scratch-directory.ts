@@ -59,6 +59,14 @@ async function collectProfiles(temporaryDirectory: string, destination: string):
   }
 }
 
+/**
+ * The candidate's hand-over socket: its launcher binds it in the `in` folder (read-only to the
+ * candidate), and the judge connects to it for output descriptors (docs/worker-protocol.md).
+ */
+export function handoverSocketPath(scratch: Pick<ScratchDirectory, 'inputDirectory'>): string {
+  return path.join(scratch.inputDirectory, 'handover.sock');
+}
+
 /** Creates a fresh `kforge-XXXXXX` directory with its `in`, `build`, `home` and `tmp` folders. */
 export async function createScratchDirectory(options: ScratchDirectoryOptions = {}): Promise<ScratchDirectory> {
   const directory = await mkdtemp(path.join(options.root ?? os.tmpdir(), 'kforge-'));

@@ -48,6 +48,8 @@ export const referenceRequestSchema = z.object({
   stage_limit_ms: z.number().positive().optional(),
   /** Where the judge makes the hand-over pipe, a FIFO the candidate writes outputs into (docs/worker-protocol.md, "The output hand-over"). */
   handover_pipe: z.string().min(1).optional(),
+  /** The candidate's hand-over socket, which its launcher made: cuda outputs come over it by descriptor. */
+  handover_socket: z.string().min(1).optional(),
   baselines: z
     .object({
       eager: z.boolean(),
@@ -116,8 +118,11 @@ export type JudgeRequest = z.infer<typeof judgeRequestSchema>;
 
 export const stopRequestSchema = z.object({ v: version, type: z.literal('stop') });
 
-/** The judge is ready for a handed-over output's bytes: write them into the hand-over pipe. */
-export const handoverSendRequestSchema = z.object({ v: version, type: z.literal('handover-send') });
+/**
+ * The judge is ready for a handed-over output: send its allocation's descriptor over the hand-over
+ * socket (`transport: 'descriptor'`), or write its bytes into the hand-over pipe.
+ */
+export const handoverSendRequestSchema = z.object({ v: version, type: z.literal('handover-send'), transport: z.literal('descriptor').optional() });
 
 /** The judge holds its own copy of the handed-over output and has judged it: the candidate goes on. */
 export const handoverDoneRequestSchema = z.object({ v: version, type: z.literal('handover-done') });

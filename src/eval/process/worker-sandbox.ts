@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import { PROFILE_FALLBACK, type ScratchDirectory } from './scratch-directory.js';
+import { handoverSocketPath, PROFILE_FALLBACK, type ScratchDirectory } from './scratch-directory.js';
 import type { WorkerRole } from './worker-role.js';
 
 /** `KFORGE_SANDBOX`: `1`/`on` (default) isolate as far as the machine allows, `0`/`off` not at all, `require` refuse to evaluate without every layer. */
@@ -133,6 +133,7 @@ export function workerLaunch(options: WorkerLaunchOptions): { command: string; a
     policy.mode,
   ];
   args.push('--writable', scratch.path, '--read-only', scratch.inputDirectory);
+  if (options.role === 'candidate') args.push('--handover-socket', handoverSocketPath(scratch));
   for (const hidden of policy.hiddenPaths) args.push('--hide', hidden);
   for (const exposed of policy.exposedPaths) args.push('--expose', exposed);
   if (options.bytecodePrefix) args.push('--pycache-prefix', options.bytecodePrefix);

@@ -25,7 +25,7 @@ import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
 import { lookUpBaselines, peekBaselines, storeBaselines } from '../timing/run-baselines.js';
-import type { ScratchDirectory } from '../process/scratch-directory.js';
+import { handoverSocketPath, type ScratchDirectory } from '../process/scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
 import type { RandomInteger } from './seeds.js';
@@ -209,6 +209,7 @@ export class EvaluationRun {
       ...this.#sizeFields(),
       stage_limit_ms: settings.stageLimitsMs.reference,
       handover_pipe: this.#handoverPipe(),
+      handover_socket: handoverSocketPath(this.#context.scratch),
       baselines:
         settings.timing && !cached
           ? {
@@ -478,7 +479,7 @@ export class EvaluationRun {
   }
 
   /** One handed-over output through the judge: `handover-ready` relayed to the candidate, `handover-received`, the judgement. */
-  async #judgeHandedOver(output: HandedOutput, onReady: () => void): Promise<HandoverJudged> {
+  async #judgeHandedOver(output: HandedOutput, onReady: (transport?: 'descriptor') => void): Promise<HandoverJudged> {
     const reference = this.#workers.reference!;
     const { tolerance, stageLimitsMs } = this.#context.settings;
     reference.send({ v: 1, type: 'judge', atol: tolerance.atol, rtol: tolerance.rtol, outputs: [output], stage_limit_ms: stageLimitsMs.judge });
@@ -496,7 +497,7 @@ export class EvaluationRun {
       }
       if (message.id !== output.id)
         return { step: await this.#breach(reference, `answered about output ${message.id} while judging ${output.id}`), received, receivedAtMs };
-      if (message.type === 'handover-ready') onReady();
+      if (message.type === 'handover-ready') onReady(message.transport);
       else [received, receivedAtMs] = [message, clock()];
     }
   }

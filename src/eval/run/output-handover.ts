@@ -36,11 +36,12 @@ export function handoverWindowBoundMs(bytes: number): number {
 export interface OutputHandoverOptions {
   /**
    * Sends one `judge` request for a handed-over output to the reference role and reads its answer;
-   * `onReady` runs when the judge asks for the bytes on the pipe (the parent then lets the candidate write).
+   * `onReady` runs when the judge asks for the output (its descriptor, or its bytes on the pipe):
+   * the parent then lets the candidate send it.
    */
-  judge: (output: HandedOutput, onReady: () => void) => Promise<HandoverJudged>;
+  judge: (output: HandedOutput, onReady: (transport?: 'descriptor') => void) => Promise<HandoverJudged>;
   /** Writes one line to the candidate worker (`handover-send`, `handover-done`). */
-  tellCandidate: (message: { v: 1; type: 'handover-send' | 'handover-done' }) => void;
+  tellCandidate: (message: { v: 1; type: 'handover-send' | 'handover-done'; transport?: 'descriptor' }) => void;
   /** The parent's monotonic clock in ms (default `performance.now`). */
   clockMs?: () => number;
 }
@@ -103,7 +104,9 @@ export class OutputHandover {
     const startedMs = clock();
     let answered: HandoverJudged;
     try {
-      answered = await this.#options.judge(output, () => this.#options.tellCandidate({ v: 1, type: 'handover-send' }));
+      answered = await this.#options.judge(output, (transport) =>
+        this.#options.tellCandidate(transport ? { v: 1, type: 'handover-send', transport } : { v: 1, type: 'handover-send' }),
+      );
     } finally {
       this.#judgingMs += clock() - startedMs;
     }

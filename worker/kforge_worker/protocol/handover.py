@@ -7,9 +7,11 @@ code runs on this thread, the worker sends `handover` with the output's header
 never runs candidate code), which checks it against the reference's own output and then takes
 the bytes:
 
-- on cuda, from a `cudaMalloc` block of this process exported by IPC handle (cuda_ipc.py): the
-  judge copies it device to device into memory of its own, and no byte crosses the host;
-- otherwise (the cpu backend, or a cuda handle the judge could not open), through the hand-over
+- on cuda, from a shareable allocation of this process (cuda_vmm.py): on `handover-send` with
+  `transport: "descriptor"` the worker sends its descriptor over the hand-over socket
+  (handover_socket.py), and the judge copies it device to device into memory of its own, so no
+  byte crosses the host;
+- otherwise (the cpu backend, or a descriptor the judge could not use), through the hand-over
   pipe, a FIFO the judge made in the scratch's read-only `in` folder: on `handover-send` the
   worker writes every tensor leaf's bytes into it, and the judge reads them into memory of its own.
 
@@ -23,8 +25,9 @@ from typing import Any, List, Optional
 
 import torch
 
-from ..device.cuda_ipc import IpcStaging
+from ..device.cuda_vmm import ExportedBlock
 from . import outputs
+from .handover_socket import sender
 from .channel import Channel, ProtocolError, private_copy
 from .errors import StageFailure
 from .output_wire import OutputWireError, header_of, tensor_bytes, widen_pipe, write_tensor
@@ -70,30 +73,28 @@ class Handover:
         tensors = [leaf for leaf in flat.leaves if isinstance(leaf, torch.Tensor)]
         if self.release is not None:
             self.release()  # before the staging block: the allocator's cache would leave it no room
-        staging, ipc = self._export(tensors)
+        block, ipc = self._export(tensors)
         try:
             self.channel.send("handover", output={**entry, **header, "ipc": ipc})
-            self._await_judge(tensors)
+            self._await_judge(entry["id"], tensors, block)
         finally:
-            if staging is not None:
-                staging.free()
+            if block is not None:
+                block.free()
         return entry
 
     def _export(self, tensors: List[torch.Tensor]):
-        """(staging block, the `ipc` field) for cuda leaves; (None, None) elsewhere or where the
-        runtime refuses (the `ipc` field then says why, and the pipe carries the bytes)."""
+        """(shared block, the `ipc` field) for cuda leaves; (None, None) elsewhere, (None, why not)
+        where there is no socket or the driver refuses: the pipe then carries the bytes."""
         if not tensors or any(tensor.device.type != "cuda" for tensor in tensors):
             return None, None
-        staging, problem = IpcStaging.of([tensor_bytes(tensor) for tensor in tensors], tensors[0].device)
-        if staging is None:
-            return None, {"handle": None, "error": problem}
-        handle, problem = staging.handle()
-        if handle is None:
-            staging.free()
-            return None, {"handle": None, "error": problem}
-        return staging, {"handle": handle, "error": None}
+        if not sender().available:
+            return None, {"transport": None, "error": sender().broken}
+        block, problem = ExportedBlock.of([tensor_bytes(tensor) for tensor in tensors], tensors[0].device)
+        if block is None:
+            return None, {"transport": None, "error": problem}
+        return block, {"transport": "descriptor", "error": None}
 
-    def _await_judge(self, tensors: List[torch.Tensor]) -> None:
+    def _await_judge(self, output_id: str, tensors: List[torch.Tensor], block: Optional[ExportedBlock]) -> None:
         while True:
             reply = self.channel.receive()
             kind = None if reply is None else reply.get("type")
@@ -105,6 +106,11 @@ class Handover:
                 raise ProtocolError(
                     f"expected 'handover-send', 'handover-done' or 'stop' after `handover`, got {kind!r}"
                 )
+            if reply.get("transport") == "descriptor":
+                # A failure here is the judge's to see (no descriptor comes); it then asks for the pipe.
+                if block is not None:
+                    sender().send(output_id, block.descriptor)
+                continue
             fd = self._pipe()
             try:
                 for tensor in tensors:

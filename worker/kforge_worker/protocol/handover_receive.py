@@ -7,9 +7,12 @@ one already computed at the same problem sizes): the same skeleton, a plain tens
 reference has one, the same shape and dtype. Nothing is allocated and no byte
 is read before that check passes; an output that fails it is the candidate's `incorrect` (check
 `structure`, `shape` or `dtype`), with a message that depends only on the header and the reference. Then
-it allocates fresh tensors of the sizes it computed itself and takes the bytes: by IPC handle on
-cuda (cuda_ipc.py), else through the pipe after writing `handover-ready` (the parent then lets
-the candidate write). It writes `handover-received` once the copy is its own, then judges it.
+it allocates fresh tensors of the sizes it computed itself and takes the bytes: on cuda by
+descriptor of a shared allocation (`handover-ready` with `transport: "descriptor"`; the candidate
+sends it over the hand-over socket, handover_socket.py, and cuda_vmm.py copies it device to
+device), else, or when that fails, through the pipe after writing `handover-ready` (the parent
+then lets the candidate write). It writes `handover-received` once the copy is its own, then
+judges it.
 
 A pipe that stalls, ends inside an output, or holds bytes nobody asked for is the candidate's
 doing (check `handover`); the pipe is then out of step and every later output is refused too.
@@ -22,7 +25,8 @@ from typing import Any, Callable, List, Optional, Union
 
 import torch
 
-from ..device.cuda_ipc import copy_from_handle
+from ..device.cuda_vmm import copy_from_descriptor
+from .handover_socket import DescriptorReceiver
 from .outputs import MAX_LEAVES, FlatOutput, leaf_name
 from .output_wire import DTYPES, PipeStalled, pending_bytes, read_tensor, tensor_bytes, value_leaf, widen_pipe
 
@@ -119,8 +123,15 @@ def check_header(header: Optional[dict], expected: FlatOutput) -> Union[Refusal,
 class HandoverReceiver:
     """Takes the candidate's outputs for the judge (one reference worker, one evaluation)."""
 
-    def __init__(self, pipe_path: Optional[str], send: Callable[..., None], device: torch.device):
+    def __init__(
+        self,
+        pipe_path: Optional[str],
+        send: Callable[..., None],
+        device: torch.device,
+        socket_path: Optional[str] = None,
+    ):
         self.send, self.device = send, device
+        self.descriptors = DescriptorReceiver(socket_path)
         self.pipe_fd: Optional[int] = None
         self.broken: Optional[str] = None
         #: The structure of a computed reference per problem variant (None: the preset's sizes).
@@ -164,11 +175,11 @@ class HandoverReceiver:
         return FlatOutput(skeleton=entry.header["skeleton"], leaves=leaves, leaf_info=list(entry.header["leaf_info"]))
 
     def _take(self, entry, targets: List[torch.Tensor]):
-        """('cuda-ipc' or 'pipe', why IPC was not used or None), or a Refusal."""
+        """('cuda-ipc' or 'pipe', why the device-to-device copy was not used or None), or a Refusal."""
         ipc = entry.header.get("ipc") if isinstance(entry.header, dict) else None
         ipc_error = None
-        if targets and self.device.type == "cuda" and isinstance(ipc, dict) and isinstance(ipc.get("handle"), str):
-            ipc_error = copy_from_handle(ipc["handle"], [tensor_bytes(target) for target in targets])
+        if targets and self.device.type == "cuda" and isinstance(ipc, dict) and ipc.get("transport") == "descriptor":
+            ipc_error = self._by_descriptor(entry.id, targets)
             if ipc_error is None:
                 return "cuda-ipc", None
         elif isinstance(ipc, dict) and isinstance(ipc.get("error"), str):
@@ -188,6 +199,24 @@ class HandoverReceiver:
         if pending_bytes(self.pipe_fd):
             return Refusal("handover", "more bytes than the output holds were written into the hand-over pipe"), None
         return "pipe", ipc_error
+
+    def _by_descriptor(self, output_id: str, targets: List[torch.Tensor]) -> Optional[str]:
+        """Asks for the output's shared allocation and copies it into `targets`; None when done, else
+        why not (the socket is then not used again: every later output comes by pipe)."""
+        problem = self.descriptors.connect()
+        if problem is not None:
+            return problem
+        self.send("handover-ready", id=output_id, transport="descriptor")
+        descriptor, problem = self.descriptors.receive(output_id)
+        if descriptor is None:
+            return problem
+        try:
+            problem = copy_from_descriptor(descriptor, [tensor_bytes(target) for target in targets])
+        finally:
+            os.close(descriptor)
+        if problem is not None:
+            self.descriptors.stop(problem)
+        return problem
 
 
 def _variant_key(variant: Optional[dict]) -> tuple:

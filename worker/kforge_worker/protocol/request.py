@@ -127,8 +127,11 @@ class ReferenceRequest:
     #: sizes for it is a `fault` after its first trial (reference_pace.py), not a kill at the limit.
     stage_limit_ms: Optional[float] = None
     #: Where this worker makes the hand-over pipe (a FIFO) that the candidate writes outputs into
-    #: (handover_receive.py); None: outputs come by IPC handle only.
+    #: (handover_receive.py); None: outputs come by descriptor only.
     handover_pipe: Optional[str] = None
+    #: The candidate's hand-over socket, which its launcher made (handover_socket.py); None: cuda
+    #: outputs come by pipe.
+    handover_socket: Optional[str] = None
 
 
 def _tolerance(message: dict) -> Optional[Tolerance]:
@@ -213,6 +216,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
         generalisation_seeds=_generalisation_seeds(message),
         stage_limit_ms=_budget(message, "stage_limit_ms"),
         handover_pipe=_optional_path(message, "handover_pipe"),
+        handover_socket=_optional_path(message, "handover_socket"),
     )
 
 

@@ -57,7 +57,7 @@ def run_reference(channel: Channel, message: dict) -> None:
     run = request.run
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
-    receiver = HandoverReceiver(request.handover_pipe, channel.send, device)
+    receiver = HandoverReceiver(request.handover_pipe, channel.send, device, request.handover_socket)
     with stage(channel.send, "reference"):
         pace = ReferencePace(request.stage_limit_ms)
         problem = load_problem(run.problem, run.preset, run.overrides)
