@@ -35,11 +35,11 @@ def unix_address(path: str) -> Iterator[str]:
 
 
 def listen(path: str) -> socket.socket:
-    """A listening SOCK_SEQPACKET socket bound at `path` (a file already there is replaced), mode
+    """A listening Unix stream socket bound at `path` (a file already there is replaced), mode
     0600, backlog 1."""
     if os.path.lexists(path):
         os.unlink(path)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         with unix_address(path) as address:
             listener.bind(address)

@@ -28,12 +28,6 @@ def _memfd(contents: bytes) -> int:
     return descriptor
 
 
-def _send_later(sender: DescriptorSender, output_id: str, descriptor: int) -> threading.Thread:
-    thread = threading.Thread(target=sender.send, args=(output_id, descriptor))
-    thread.start()
-    return thread
-
-
 @pytest.fixture
 def pair(tmp_path):
     path = str(tmp_path / "handover.sock")
@@ -43,65 +37,126 @@ def pair(tmp_path):
     receiver.close()
 
 
-def test_a_descriptor_reaches_the_judge_with_its_output_id(pair):
-    sender, receiver, path = pair
+def _hand_over(sender, receiver, output_id: str, contents: bytes):
+    """One output's descriptor from the worker's end to the judge's: (what the judge read back
+    through the descriptor it got or None, the judge's problem, the worker's problem)."""
     assert receiver.connect() is None
-    for index in range(2):
-        descriptor = _memfd(f"output {index}".encode())
-        thread = _send_later(sender, f"correctness-{index}", descriptor)
-        received, problem = receiver.receive(f"correctness-{index}")
-        thread.join()
-        os.close(descriptor)  # the sender's copy: the judge's stays valid
-        assert problem is None
-        assert os.pread(received, 64, 0) == f"output {index}".encode()
+    descriptor = _memfd(contents)
+    sent = []
+    thread = threading.Thread(target=lambda: sent.append(sender.send(output_id, descriptor)))
+    thread.start()
+    received, problem = receiver.receive(output_id)
+    thread.join()
+    os.close(descriptor)  # the worker's copy: the judge's stays valid
+    read = None
+    if received is not None:
         assert os.get_inheritable(received) is False
+        read = os.pread(received, 64, 0)
         os.close(received)
-    # The worker took the one connection and closed its listener: nobody else can connect now.
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as late:
+    return read, problem, sent[0]
+
+
+def test_each_output_s_descriptor_reaches_the_judge_on_a_connection_of_its_own(pair):
+    sender, receiver, path = pair
+    for index in range(3):
+        assert _hand_over(sender, receiver, f"correctness-{index}", f"output {index}".encode()) == (
+            f"output {index}".encode(),
+            None,
+            None,
+        )
+    sender.close()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as late:
         with pytest.raises(ConnectionRefusedError):
             late.connect(path)
 
 
-def test_a_descriptor_for_another_output_breaks_the_socket(pair):
+def test_a_descriptor_for_another_output_goes_unused_and_the_pipe_takes_over(pair):
     sender, receiver, _ = pair
-    receiver.connect()
+    assert receiver.connect() is None
     descriptor = _memfd(b"stale")
-    thread = _send_later(sender, "timed-1", descriptor)
+    thread = threading.Thread(target=sender.send, args=("timed-1", descriptor))
+    thread.start()
     received, problem = receiver.receive("timed-2")
     thread.join()
-    assert received is None and problem == "a descriptor came for another output"
-    assert receiver.available is False
-    assert receiver.receive("timed-3") == (None, problem)  # every later output comes by pipe
     os.close(descriptor)
+    assert received is None and problem == "the hand-over connection did not carry this output's id and one descriptor"
+    assert receiver.available is False and receiver.connect() == problem  # every later output by pipe
 
 
-def test_a_message_without_a_descriptor_or_with_two_breaks_the_socket(tmp_path):
-    path = str(tmp_path / "handover.sock")
-    listener = listen(path)
-    receiver = DescriptorReceiver(path)
-    receiver.connect()
-    connection, _ = listener.accept()
-    connection.send(b"correctness-0")
-    assert receiver.receive("correctness-0") == (None, "a hand-over message carried no descriptor, or more than one")
-    receiver = DescriptorReceiver(path)
-    receiver.connect()
-    connection, _ = listener.accept()
-    first, second = _memfd(b"a"), _memfd(b"b")
-    socket.send_fds(connection, [b"correctness-0"], [first, second])
-    received, problem = receiver.receive("correctness-0")
-    assert received is None and problem == "a hand-over message carried no descriptor, or more than one"
-    for descriptor in (first, second):
-        os.close(descriptor)
-    listener.close()
-
-
-def test_a_silent_worker_costs_the_judge_its_patience_once(pair, monkeypatch):
-    _, receiver, _ = pair
-    monkeypatch.setattr(handover_socket, "PATIENCE_S", 0.2)
+def test_a_connection_taken_by_other_code_is_the_worker_s_rejection(pair, monkeypatch):
+    """Code of the candidate's that accepts the judge's connection first: the judge may take what
+    it sends, but the worker's own accept then finds nothing, and says so."""
+    sender, receiver, path = pair
+    monkeypatch.setattr(handover_socket, "PATIENCE_S", 0.3)
     assert receiver.connect() is None
+    thief = socket.socket(fileno=os.dup(sender.listener.fileno()))
+    stolen, _ = thief.accept()
+    forged = _memfd(b"the right answer")
+    socket.send_fds(stolen, [b"correctness-0"], [forged])
+    stolen.close()
     received, problem = receiver.receive("correctness-0")
-    assert received is None and problem == "no descriptor came (TimeoutError)"
-    assert receiver.connect() == problem
+    assert problem is None and os.pread(received, 64, 0) == b"the right answer"
+    honest = _memfd(b"the kernel's answer")
+    assert sender.send("correctness-0", honest) == (
+        "the judge's connection was not there to accept (TimeoutError): other code took it"
+    )
+    for opened in (received, forged, honest):
+        os.close(opened)
+    thief.detach()
+
+
+@pytest.mark.parametrize("interference", ["second message", "held open"])
+def test_more_than_the_worker_sends_leaves_the_output_to_the_pipe(pair, monkeypatch, interference):
+    """Code of the candidate's that sends on the worker's accepted connection, or keeps a copy of
+    it open: the judge uses nothing that came on it."""
+    sender, receiver, _ = pair
+    monkeypatch.setattr(handover_socket, "PATIENCE_S", 0.3)
+    assert receiver.connect() is None
+    connection, _ = sender.listener.accept()
+    first, second = _memfd(b"a"), _memfd(b"b")
+    socket.send_fds(connection, [b"correctness-0"], [first])
+    if interference == "second message":
+        socket.send_fds(connection, [b"correctness-0"], [second])
+        connection.close()
+        expected = "the hand-over connection did not end as sent (more than the worker sends)"
+    else:
+        expected = "the hand-over connection did not end as sent (TimeoutError)"
+    received, problem = receiver.receive("correctness-0")
+    assert received is None and problem == expected
+    connection.close()
+    for opened in (first, second):
+        os.close(opened)
+
+
+def test_a_connection_without_a_descriptor_goes_unused(pair):
+    sender, receiver, _ = pair
+    assert receiver.connect() is None
+    connection, _ = sender.listener.accept()
+    connection.sendall(b"correctness-0")
+    connection.close()
+    assert receiver.receive("correctness-0") == (
+        None,
+        "the hand-over connection did not carry this output's id and one descriptor",
+    )
+
+
+def test_the_worker_rejects_its_stage_when_its_descriptor_cannot_go(tmp_path, monkeypatch):
+    from kforge_worker.protocol.errors import StageFailure
+    from kforge_worker.protocol.handover import Handover
+
+    monkeypatch.setattr(handover_socket, "PATIENCE_S", 0.2)
+    sender = DescriptorSender(listen(str(tmp_path / "handover.sock")))
+    monkeypatch.setattr(handover_socket, "_SENDER", [sender])
+
+    class Block:
+        descriptor = _memfd(b"x")
+
+    with pytest.raises(StageFailure) as failed:
+        Handover._send_descriptor("timed-3", Block())
+    assert (failed.value.kind, failed.value.check) == ("rejected", "handover")
+    assert "output timed-3 could not be handed over: the judge's connection was not there" in failed.value.message
+    os.close(Block.descriptor)
+    sender.close()
 
 
 def test_the_judge_connects_only_to_a_socket(tmp_path):
@@ -120,16 +175,8 @@ def test_a_path_longer_than_a_socket_address_still_works(tmp_path):
     path = str(folder / "handover.sock")
     assert len(path) > 107
     sender, receiver = DescriptorSender(listen(path)), DescriptorReceiver(path)
-    assert receiver.connect() is None
-    descriptor = _memfd(b"far away")
-    thread = _send_later(sender, "correctness-0", descriptor)
-    received, problem = receiver.receive("correctness-0")
-    thread.join()
-    assert problem is None and os.pread(received, 64, 0) == b"far away"
-    for opened in (descriptor, received):
-        os.close(opened)
+    assert _hand_over(sender, receiver, "correctness-0", b"far away") == (b"far away", None, None)
     sender.close()
-    receiver.close()
 
 
 def test_a_worker_without_a_listener_says_so():
@@ -149,7 +196,7 @@ FAKE_WORKER = textwrap.dedent(
     if architecture:
         seccomp.seal_sockets(architecture)
     try:
-        socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close()
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
         own_socket = "made"
     except PermissionError:
         own_socket = "refused"
@@ -160,6 +207,7 @@ FAKE_WORKER = textwrap.dedent(
     os.write(memory, b"from inside the sandbox")
     report = json.dumps({"named": named, "own_socket": own_socket, "sealed": bool(architecture)})
     socket.send_fds(connection, [b"correctness-0"], [memory])
+    connection.close()
     print(report, flush=True)
     """
 )
@@ -190,6 +238,7 @@ def test_the_launcher_leaves_the_listener_to_the_worker_and_the_judge_reaches_it
             worker.poll()
             assert worker.returncode is None, worker.stderr.read().decode()
             threading.Event().wait(0.05)
+        assert receiver.connect() is None
         received, problem = receiver.receive("correctness-0")
         assert problem is None, (problem, worker.stderr.read().decode() if worker.poll() is not None else "")
         assert os.pread(received, 64, 0) == b"from inside the sandbox"
@@ -204,7 +253,7 @@ def test_the_launcher_leaves_the_listener_to_the_worker_and_the_judge_reaches_it
     if report["sealed"]:
         assert report["own_socket"] == "refused"
     # The worker is gone and the launcher kept no copy of the listener: the socket refuses.
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as late:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as late:
         with pytest.raises(ConnectionRefusedError):
             late.connect(str(path))
     assert LISTENER_VARIABLE not in os.environ

@@ -5,7 +5,7 @@ The CUDA "kernel" copies its input to a fresh output (wrong for ReLU wherever x 
 every output it returned. At the start of each later call it launches max(x, 0) over those earlier
 outputs, on the current stream, so a harness that copied or read an output only after the next
 call would see the right answer. Defence: the output is handed to the judge (a device-to-device
-copy into the judge's own memory through a CUDA IPC handle) before the candidate's next call, so
+copy into the judge's own memory, from an allocation shared by descriptor) before the candidate's next call, so
 the wrong answer is what is judged: `incorrect`.
 """
 

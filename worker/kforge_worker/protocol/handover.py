@@ -107,9 +107,7 @@ class Handover:
                     f"expected 'handover-send', 'handover-done' or 'stop' after `handover`, got {kind!r}"
                 )
             if reply.get("transport") == "descriptor":
-                # A failure here is the judge's to see (no descriptor comes); it then asks for the pipe.
-                if block is not None:
-                    sender().send(output_id, block.descriptor)
+                self._send_descriptor(output_id, block)
                 continue
             fd = self._pipe()
             try:
@@ -117,6 +115,16 @@ class Handover:
                     write_tensor(fd, tensor)
             except BrokenPipeError:
                 pass  # the judge stopped reading (it says why in its judgement); wait for the parent
+
+    @staticmethod
+    def _send_descriptor(output_id: str, block: Optional[ExportedBlock]) -> None:
+        """Sends the block's descriptor to the judge, who connected before it asked: a send that
+        fails means other code in this process took or broke the connection, and the judge may
+        already hold what that code sent (handover_socket.py)."""
+        problem = "no allocation was exported for this output" if block is None else None
+        problem = problem or sender().send(output_id, block.descriptor)
+        if problem is not None:
+            raise StageFailure("rejected", "handover", f"output {output_id} could not be handed over: {problem}")
 
     def _pipe(self) -> int:
         if self.pipe_fd is None:

@@ -246,7 +246,7 @@ class CandidateRequest:
     guard: GuardSettings = None
     generalisation_seeds: List[int] = ()
     cross_check: bool = False
-    #: The hand-over pipe the judge made (handover.py); None: outputs travel by IPC handle only.
+    #: The hand-over pipe the judge made (handover.py); None: outputs travel by descriptor only.
     handover_pipe: Optional[str] = None
     #: Warm-up by time (the parent paces it): the parent may ask for warm-up calls past
     #: `warmup_trials`, up to timing.warmup_call_limit(warmup_trials, warmup_ms).
