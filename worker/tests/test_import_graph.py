@@ -56,15 +56,21 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def import_graph() -> Dict[str, Set[str]]:
-    """Module -> the modules of PACKAGES it imports at module level."""
+def import_graph(every_import: bool = False) -> Dict[str, Set[str]]:
+    """Module -> the modules of PACKAGES it imports at module level (with `every_import`, also
+    inside functions: what it depends on, whenever the import runs)."""
     modules = _modules()
     graph: Dict[str, Set[str]] = {}
     for module, path in modules.items():
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         targets: Set[str] = set()
-        for node in _module_level_imports(tree):
+        nodes = (
+            [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+            if every_import
+            else _module_level_imports(tree)
+        )
+        for node in nodes:
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
             else:
@@ -126,3 +132,68 @@ def test_imports_inside_functions_are_left_out():
     tree = ast.parse("import os\nif True:\n    import sys\ndef f():\n    import json\nclass C:\n    import re\n")
     names = [alias.name for node in _module_level_imports(tree) for alias in node.names]
     assert names == ["os", "sys", "re"]
+
+
+#: kforge_worker's rooms, each importing only rooms after it: the entry, the roles that run the
+#: stages, the timing stage, the judge's comparison, the guard, the build, the problem, the
+#: protocol's messages and errors, the device; the package itself holds only the protocol version.
+ROOM_ORDER = ("__main__", "roles", "timing", "tolerance", "guard", "build", "problem", "protocol", "device", "")
+
+#: Imports that still run back up, each with what it needs from the room above. Issue 42 asks for
+#: none: this list may only shrink (a new back edge fails the test, and so does one that is gone
+#: but still listed).
+KNOWN_BACK_EDGES = {
+    # the build wraps an extension's functions to record their calls for the guard
+    ("kforge_worker.build.build", "kforge_worker.guard.extension_calls"),
+    # the run's device is checked against the request and refused as a protocol error
+    ("kforge_worker.device.device", "kforge_worker.protocol.channel"),
+    # the request parses the guard's settings and the problem's overrides and seed range
+    ("kforge_worker.protocol.request", "kforge_worker.guard.guard_settings"),
+    ("kforge_worker.protocol.request", "kforge_worker.problem.inputs"),
+    ("kforge_worker.protocol.request", "kforge_worker.problem.overrides"),
+    # a stage's bracket feeds the sampling profiler (KFORGE_WORKER_PROFILE)
+    ("kforge_worker.protocol.stages", "kforge_worker.roles"),
+    ("kforge_worker.protocol.stages", "kforge_worker.roles.sampling_profile"),
+    # the warm-up counts a tiny matmul's FLOPs the way the roofline does
+    ("kforge_worker.protocol.environment", "kforge_worker.timing.roofline"),
+}
+
+
+def room_of(module: str) -> str:
+    """`kforge_worker.guard.static.names` -> `guard`; the package itself -> ``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def back_edges(graph: Dict[str, Set[str]]) -> Set[tuple]:
+    """(importer, imported) of kforge_worker whose rooms run against ROOM_ORDER."""
+    found = set()
+    for module, targets in graph.items():
+        if not module.startswith("kforge_worker"):
+            continue
+        for target in targets:
+            if not target.startswith("kforge_worker"):
+                continue
+            if ROOM_ORDER.index(room_of(module)) > ROOM_ORDER.index(room_of(target)):
+                found.add((module, target))
+    return found
+
+
+def test_every_room_is_in_the_order():
+    rooms = {room_of(module) for module in _modules() if module.startswith("kforge_worker")}
+    assert rooms == set(ROOM_ORDER), rooms ^ set(ROOM_ORDER)
+
+
+def test_rooms_import_one_way_but_for_the_listed_edges():
+    found = back_edges(import_graph(every_import=True))
+    assert found - KNOWN_BACK_EDGES == set(), "imports running back up: " + ", ".join(
+        f"{module} -> {target}" for module, target in sorted(found - KNOWN_BACK_EDGES)
+    )
+    assert KNOWN_BACK_EDGES - found == set(), "gone, remove from KNOWN_BACK_EDGES: " + ", ".join(
+        f"{module} -> {target}" for module, target in sorted(KNOWN_BACK_EDGES - found)
+    )
+
+
+def test_a_back_edge_is_found():
+    graph = {"kforge_worker.device.x": {"kforge_worker.roles.y"}, "kforge_worker.roles.y": {"kforge_worker.device.x"}}
+    assert back_edges(graph) == {("kforge_worker.device.x", "kforge_worker.roles.y")}

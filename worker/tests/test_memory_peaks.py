@@ -21,7 +21,7 @@ import torch
 from kforge_worker.device.memory_usage import resident_bytes
 from kforge_worker.problem.inputs import input_digest, make_inputs
 from kforge_worker.problem.problem_loader import load_problem
-from kforge_worker.problem.size_estimate import measure_shapes, roles
+from kforge_worker.roles.size_estimate import measure_shapes, roles
 from kforge_worker.protocol import outputs
 from kforge_worker.protocol.channel import Channel
 from kforge_worker.protocol.output_wire import header_of

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kforge_worker.problem.problem_loader import load_problem
-from kforge_worker.problem.size_estimate import size_constants
+from kforge_worker.roles.size_estimate import size_constants
 from kforge_worker.protocol.errors import StageFailure
 from worker_process import WORKER_ROOT
 

@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-from kforge_worker.problem import size_estimate
+from kforge_worker.roles import size_estimate
 from kforge_worker.roles import sampling_profile
 from kforge_worker.timing import timing_inputs
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kforge_worker.problem.time_estimate import (
+from kforge_worker.roles.time_estimate import (
     EVALUATION_PROBES,
     FIXED_S,
     KEPT_PROBES,

@@ -22,7 +22,7 @@ export const sizeEstimateSchema = z.looseObject({
   capacity_bytes: z.number().nullable(),
   fits: z.boolean().nullable(),
   fit: z.object({ overrides: z.record(z.string(), z.union([z.number(), z.boolean()])), evaluation_bytes: z.number() }).nullable(),
-  /** With `time`: the evaluation's time on this host's CPU (worker/kforge_worker/problem/time_estimate.py). */
+  /** With `time`: the evaluation's time on this host's CPU (worker/kforge_worker/roles/time_estimate.py). */
   time: z
     .looseObject({
       /** The batch constant the time was scaled by (null: the problem has none). */

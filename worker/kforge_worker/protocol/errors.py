@@ -143,6 +143,11 @@ def classify(exc: BaseException, kind: str, check: str, context: str) -> StageFa
     return StageFailure(kind, check, shorten(f"{context}: {described}"), traceback_text=trace)
 
 
+#: `failures_as` contexts of the candidate's calls: building its model, and its forward.
+CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
+FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
+
+
 @contextmanager
 def failures_as(kind: str, check: str, context: str) -> Iterator[None]:
     """Turns any exception (and SystemExit) raised inside the block into a StageFailure, except a

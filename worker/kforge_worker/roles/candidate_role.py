@@ -29,14 +29,14 @@ from ..problem.inputs import ALIGNMENTS, make_model
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem, problem_folder, problem_names
 from ..protocol.channel import Channel, ProtocolError
-from ..protocol.errors import StageFailure
+from ..protocol.errors import CONSTRUCT, StageFailure
 from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
 from ..timing.timing import changed_timers, timer_identities
 from ..timing.timing_dialogue import contents_override
 from ..timing.timing_stage import run_timing
-from .correctness_stage import CONSTRUCT, run_correctness
+from .correctness_stage import run_correctness
 
 
 def limit_resources() -> None:

@@ -22,11 +22,9 @@ from ..guard.guard_runtime import GuardRuntime
 from ..guard.policy_rejection import PolicyRejection
 from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
-from ..protocol.errors import StageFailure, failures_as
+from ..protocol.errors import CONSTRUCT, FORWARD, StageFailure, failures_as
 from ..protocol.handover import Handover
 
-CONSTRUCT = dict(kind="runtime_error", check="construct", context="ModelNew(*get_init_inputs()) raised")
-FORWARD = dict(kind="runtime_error", check="forward", context="the candidate's forward raised")
 #: Failures of a generalisation trial that are recorded as its result instead of ending the role.
 TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
 

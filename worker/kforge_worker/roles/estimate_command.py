@@ -19,8 +19,8 @@ from typing import Dict, List, Optional
 from ..problem.overrides import Value
 from ..problem.precision import PRECISIONS
 from ..problem.problem_loader import load_problem
-from ..problem.size_estimate import measure_shapes, roles, shrink_order, size_constants
-from ..problem.time_estimate import estimate_time
+from .size_estimate import measure_shapes, roles, shrink_order, size_constants
+from .time_estimate import estimate_time
 from ..protocol.errors import StageFailure, describe_exception
 from .audit_command import _override
 

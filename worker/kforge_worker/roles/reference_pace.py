@@ -14,7 +14,7 @@ problem has a batch size, one that would fit.
 import time
 from typing import Callable, Iterable, Iterator, Optional
 
-from ..problem.size_estimate import shrink_order, size_constants
+from .size_estimate import shrink_order, size_constants
 from ..protocol.machine_fault import MachineFault
 
 #: Stop only when the stage would take this many times its limit: the first trial also pays for

@@ -26,9 +26,8 @@ from ..guard.side_stream import side_stream_problem
 from ..problem.inputs import input_digest, seed_everything
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.environment import l2_cache_bytes
-from ..protocol.errors import StageFailure, failures_as
+from ..protocol.errors import CONSTRUCT, FORWARD, StageFailure, failures_as
 from ..protocol.handover import Handover
-from ..roles.correctness_stage import CONSTRUCT, FORWARD
 from .candidate_batches import CandidateBatches
 from .cross_check import cross_check
 from .timing import bound_calls, time_calls, warmup_call_limit

@@ -45,13 +45,13 @@ from typing import Any, Dict, Optional
 import torch
 
 from ..guard.poison import CPU_MAX_POISON_BLOCK_BYTES, MAX_POISON_BYTES
-from ..roles.reference_store import KEEP_BYTES
+from ..problem.overrides import public_constants
+from ..problem.precision import cast_module, cast_tensor, run_dtype
 from ..timing.baselines import BATCH_POOL_BYTES as BASELINE_BATCH_POOL_BYTES
 from ..timing.baselines import MAX_BATCH_CALLS as BASELINE_MAX_BATCH_CALLS
 from ..timing.timing_inputs import CONTENT_POOL_BYTES, calls_of_model
 from ..tolerance.chunking import DEVICE_CHUNK_ELEMENTS, HOST_CHUNK_ELEMENTS
-from .overrides import public_constants
-from .precision import cast_module, cast_tensor, run_dtype
+from .reference_store import KEEP_BYTES
 
 GIB = 1024**3
 CANDIDATE_BATCH_POOL_BYTES = 512 * 1024**2  # BATCH_POOL_BYTES, candidate-timing-driver.ts

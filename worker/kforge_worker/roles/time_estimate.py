@@ -39,11 +39,11 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
+from ..problem.precision import run_dtype
+from ..problem.problem_loader import load_problem
 from ..protocol.errors import StageFailure, describe_exception
-from ..roles.reference_store import KEEP_BYTES, ReferenceStore
 from ..tolerance.compare import compare_outputs
-from .precision import run_dtype
-from .problem_loader import load_problem
+from .reference_store import KEEP_BYTES, ReferenceStore
 from .size_estimate import measure_shapes, shrink_order, size_constants
 
 #: The first probe's inputs and output at most this many bytes (the batch constant halved till then).
