@@ -176,7 +176,8 @@ def _isolation_report():
 
 def _serve(role: str, channel) -> None:
     from .protocol.channel import ProtocolError
-    from .protocol.environment import WARM_CONTEXT_VARIABLE, WARM_DEVICE_VARIABLE, collect_environment, warm_up
+    from .protocol.environment import collect_environment
+    from .roles.warm_start import WARM_CONTEXT_VARIABLE, WARM_DEVICE_VARIABLE, warm_up
     from .protocol.errors import StageFailure
 
     isolation = _isolation_report()

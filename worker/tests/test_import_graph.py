@@ -145,8 +145,6 @@ ROOM_ORDER = ("__main__", "roles", "timing", "tolerance", "guard", "build", "pro
 KNOWN_BACK_EDGES = {
     # the build wraps an extension's functions to record their calls for the guard
     ("kforge_worker.build.build", "kforge_worker.guard.extension_calls"),
-    # the run's device is checked against the request and refused as a protocol error
-    ("kforge_worker.device.device", "kforge_worker.protocol.channel"),
     # the request parses the guard's settings and the problem's overrides and seed range
     ("kforge_worker.protocol.request", "kforge_worker.guard.guard_settings"),
     ("kforge_worker.protocol.request", "kforge_worker.problem.inputs"),
@@ -154,8 +152,6 @@ KNOWN_BACK_EDGES = {
     # a stage's bracket feeds the sampling profiler (KFORGE_WORKER_PROFILE)
     ("kforge_worker.protocol.stages", "kforge_worker.roles"),
     ("kforge_worker.protocol.stages", "kforge_worker.roles.sampling_profile"),
-    # the warm-up counts a tiny matmul's FLOPs the way the roofline does
-    ("kforge_worker.protocol.environment", "kforge_worker.timing.roofline"),
 }
 
 

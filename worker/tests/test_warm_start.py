@@ -1,4 +1,4 @@
-"""The worker's warm start (protocol/environment.py `warm_up`): what it does before `hello`."""
+"""The worker's warm start (roles/warm_start.py `warm_up`): what it does before `hello`."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kforge_worker.protocol import environment
+from kforge_worker.roles import warm_start as environment
 
 WORKER_ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,8 @@ def test_the_worker_reads_the_variable_and_leaves_it_out_of_the_candidates_envir
         "from kforge_worker import __main__ as main\n"
         "seen = {}\n"
         "import kforge_worker.protocol.environment as env\n"
-        "env.warm_up = lambda device, role, make_context=True: seen.update(device=device, make_context=make_context)\n"
+        "import kforge_worker.roles.warm_start as warm\n"
+        "warm.warm_up = lambda device, role, make_context=True: seen.update(device=device, make_context=make_context)\n"
         "class Stop(Exception): pass\n"
         "def collect(index=None):\n"
         "    seen['left'] = [n for n in ('KFORGE_WARM_DEVICE', 'KFORGE_WARM_CONTEXT') if n in os.environ]\n"

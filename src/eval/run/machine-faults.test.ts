@@ -14,7 +14,7 @@ const ended = (fields: Partial<WorkerProcessResult>): WorkerProcessResult => end
 
 const CUDA_STARTUP_FAILURE = [
   'Traceback (most recent call last):',
-  '  File "/repo/worker/kforge_worker/protocol/environment.py", line 180, in warm_up',
+  '  File "/repo/worker/kforge_worker/roles/warm_start.py", line 40, in warm_up',
   '    torch.cuda.init()',
   'RuntimeError: CUDA error: out of memory',
   'CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.',

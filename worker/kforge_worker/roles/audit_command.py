@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from ..device.device import resolve_device
+from ..protocol.run_device import resolve_device
 from ..problem.overrides import Value
 from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import PRECISIONS, run_dtype

@@ -18,7 +18,7 @@ from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info
 from ..build.candidate_kernels import sources as own_kernel_sources
 from ..build.source_times import keep_unchanged_source_times
-from ..device.device import resolve_device
+from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime

@@ -10,7 +10,7 @@ This process never imports the candidate.
 
 from typing import List
 
-from ..device.device import resolve_device
+from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import run_dtype
