@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a GPU-sized evaluation's worker time goes, and what the workers' bytecode cache changes:
 # `kforge eval` of the shipped Triton ReLU (no nvcc) at GPU size with KFORGE_WORKER_PROFILE set, so
-# that every worker role writes a sampling profile (worker/kforge_worker/roles/sampling_profile.py), with
+# that every worker role writes a sampling profile (worker/kforge_worker/protocol/sampling_profile.py), with
 # the workers' bytecode cache on (primed first where torch has no bytecode of its own; PROFILE_OFF=1
 # also runs it with the cache off); then `import torch` timed with and without the cache.
 #

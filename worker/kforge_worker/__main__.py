@@ -123,7 +123,7 @@ def _profiled(role: str, channel) -> None:
     if not directory:
         _serve(role, channel)
         return
-    from .roles import sampling_profile
+    from .protocol import sampling_profile
 
     usable = sampling_profile.writable_directory(directory)
     if usable != directory:

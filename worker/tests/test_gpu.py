@@ -220,7 +220,7 @@ def test_the_cross_check_sums_the_kernels_own_durations():
 def test_the_memory_profile_writes_a_snapshot_per_stage_naming_what_was_allocated(tmp_path):
     import pickle
 
-    from kforge_worker.roles import sampling_profile
+    from kforge_worker.protocol import sampling_profile
 
     sampler = sampling_profile.Sampler(directory=str(tmp_path), role="candidate", memory=True)
     sampler.enter("correctness")

@@ -145,13 +145,8 @@ ROOM_ORDER = ("__main__", "roles", "timing", "tolerance", "guard", "build", "pro
 KNOWN_BACK_EDGES = {
     # the build wraps an extension's functions to record their calls for the guard
     ("kforge_worker.build.build", "kforge_worker.guard.extension_calls"),
-    # the request parses the guard's settings and the problem's overrides and seed range
+    # the request parses the guard's settings (a policy given as an object is loaded to check it)
     ("kforge_worker.protocol.request", "kforge_worker.guard.guard_settings"),
-    ("kforge_worker.protocol.request", "kforge_worker.problem.inputs"),
-    ("kforge_worker.protocol.request", "kforge_worker.problem.overrides"),
-    # a stage's bracket feeds the sampling profiler (KFORGE_WORKER_PROFILE)
-    ("kforge_worker.protocol.stages", "kforge_worker.roles"),
-    ("kforge_worker.protocol.stages", "kforge_worker.roles.sampling_profile"),
 }
 
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from kforge_worker.roles import size_estimate
-from kforge_worker.roles import sampling_profile
+from kforge_worker.protocol import sampling_profile
 from kforge_worker.timing import timing_inputs
 
 SRC = Path(__file__).resolve().parents[2] / "src"

@@ -25,9 +25,8 @@ import torch
 from ..device.device import synchronize
 from ..device.device_digest import word_digest
 from ..protocol.errors import StageFailure, failures_as
+from ..protocol.request import MAX_SEED
 from .precision import cast_model, cast_value, is_fp8
-
-MAX_SEED = 2**32 - 1
 
 
 def seed_everything(seed: int) -> None:

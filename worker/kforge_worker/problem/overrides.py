@@ -16,29 +16,13 @@ out private names (`_cache`) and kforge's own declarations (`KFORGE_PRESETS`, `K
 import ast
 from typing import Dict, Iterable, List, Optional, Union
 
-from ..protocol.channel import ProtocolError
 from ..protocol.errors import StageFailure
 
 Value = Union[int, float, bool]
-NAME_PATTERN_HINT = "a Python identifier"
 # The check of an override naming a constant the problem lacks: the caller's misuse, not the file's.
 OVERRIDE_CHECK = "problem-override"
 #: Names of kforge's own declarations in a problem file (`KFORGE_PRESETS`), never a size.
 KFORGE_PREFIX = "KFORGE_"
-
-
-def parse_overrides(raw) -> Optional[Dict[str, Value]]:
-    """The request's `overrides` (absent or null: none); a bad one is a ProtocolError."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise ProtocolError(f"expected `overrides` to be an object of problem constants, got {raw!r}")
-    for name, value in raw.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ProtocolError(f"expected every key of `overrides` to be {NAME_PATTERN_HINT}, got {name!r}")
-        if not isinstance(value, (int, float, bool)):
-            raise ProtocolError(f"expected `overrides.{name}` to be a number or a boolean, got {value!r}")
-    return dict(raw)
 
 
 def _assigned_names(statement: ast.stmt) -> List[str]:

@@ -3,12 +3,16 @@ the field and the bad value. A bad request is a ProtocolError: the worker exits 
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from ..guard.guard_settings import GuardSettings, parse_guard
-from ..problem.inputs import MAX_SEED
-from ..problem.overrides import parse_overrides
 from .channel import ProtocolError
+
+
+#: The largest seed a request may name (seeds feed torch.manual_seed and numpy's 32-bit seeding).
+MAX_SEED = 2**32 - 1
+#: An override's value: a problem constant's new number or flag.
+OverrideValue = Union[int, float, bool]
 
 
 def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:
@@ -275,6 +279,20 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         handover_pipe=_optional_path(message, "handover_pipe"),
         warmup_ms=_warmup_ms(message),
     )
+
+
+def parse_overrides(raw) -> Optional[Dict[str, OverrideValue]]:
+    """The request's `overrides` (absent or null: none); a bad one is a ProtocolError."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"expected `overrides` to be an object of problem constants, got {raw!r}")
+    for name, value in raw.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ProtocolError(f"expected every key of `overrides` to be a Python identifier, got {name!r}")
+        if not isinstance(value, (int, float, bool)):
+            raise ProtocolError(f"expected `overrides.{name}` to be a number or a boolean, got {value!r}")
+    return dict(raw)
 
 
 def _optional_path(message: dict, name: str) -> Optional[str]:

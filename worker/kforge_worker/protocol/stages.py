@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from ..device.memory_usage import StagePeaks
-from ..roles import sampling_profile
+from . import sampling_profile
 from .errors import StageFailure
 from .machine_fault import MachineFault
 
