@@ -247,6 +247,29 @@ describe('AiSdkKernelModel over HTTP (@ai-sdk/openai-compatible)', () => {
   });
 });
 
+describe('candidates in replies served over HTTP, as the worker accepts them', () => {
+  it('takes a KernelBench-Hard style class Model (with ModelNew = Model or without), and names both when a reply has neither', async () => {
+    const ownModel = CANDIDATE.replace('class ModelNew(', 'class Model(');
+    const aliased = `${ownModel}\n\nModelNew = Model\n`;
+    const server = await serve([
+      `Solution:\n\`\`\`python\n${ownModel}\`\`\`\n`,
+      `\`\`\`python\n${aliased}\`\`\``,
+      '```python\nimport torch\n\ndef relu(x):\n    return x.clamp_min(0)\n```',
+    ]);
+    const model = compatibleModel(server);
+    const extractions = [];
+    for (let turn = 0; turn < 3; turn++) extractions.push(extractCandidate((await model.generate({ messages: conversation })).text));
+    assert.deepEqual(extractions.slice(0, 2), [
+      { code: ownModel, language: 'python', from: 'fenced-block', blockCount: 1 },
+      { code: aliased, language: 'python', from: 'fenced-block', blockCount: 1 },
+    ]);
+    const neither = extractions[2]!;
+    assert.ok(isExtractionFailure(neither));
+    assert.equal(neither.error, 'no-model-new');
+    assert.match(neither.message, /none defines `class ModelNew` \(nor a `class Model` of its own, the name KernelBench-Hard solutions use\)/);
+  });
+});
+
 describe('AiSdkKernelModel over HTTP (@ai-sdk/openai with a base URL)', () => {
   it('talks to the chat completions API', async () => {
     const server = await serve([{ reply: 'chat reply', usage: { promptTokens: 1000, completionTokens: 500 } }]);

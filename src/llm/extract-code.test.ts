@@ -160,18 +160,41 @@ describe('extractCandidate', () => {
     assert.match(result.message, /class ModelNew/);
   });
 
-  it('reports code blocks that never define ModelNew', () => {
-    const result = extractCandidate('```python\nimport torch\n\nclass Model(torch.nn.Module):\n    pass\n```\n```cpp\nint main() {}\n```');
+  it('reports code blocks that define neither ModelNew nor a Model of their own, naming both', () => {
+    const result = extractCandidate('```python\nimport torch\n\ndef fused(x):\n    return x\n```\n```cpp\nclass Model : public Base {};\n```');
     assert.ok(isExtractionFailure(result));
     assert.equal(result.error, 'no-model-new');
     assert.equal(result.blockCount, 2);
     assert.match(result.message, /python, cpp/);
+    assert.match(result.message, /none defines `class ModelNew` \(nor a `class Model` of its own/);
   });
 
-  it('reports bare code without ModelNew as no-model-new', () => {
+  it('reports bare code without ModelNew or Model as no-model-new, naming both', () => {
     const result = extractCandidate('import torch\n\ndef fused(x):\n    return x\n');
     assert.ok(isExtractionFailure(result));
     assert.equal(result.error, 'no-model-new');
+    assert.match(result.message, /does not define `class ModelNew` \(nor a `class Model` of its own/);
+  });
+
+  // The worker takes a file's own `class Model` as its candidate, and `ModelNew = Model` as naming
+  // it (worker/kforge_worker/build/build.py): KernelBench-Hard's solutions are written so.
+  const OWN_MODEL = MODEL_NEW.replace('class ModelNew(nn.Module):', 'class Model(nn.Module):');
+
+  it('accepts a block whose own class Model is the candidate, as the worker does', () => {
+    const result = extractCandidate(`Here is the kernel:\n\`\`\`python\n${OWN_MODEL}\`\`\`\n`);
+    assert.equal(code(result), OWN_MODEL);
+    assert.equal((result as { from: string }).from, 'fenced-block');
+    assert.equal(code(extractCandidate(OWN_MODEL)), OWN_MODEL, 'a bare reply too');
+  });
+
+  it('accepts ModelNew = Model, and a ModelNew block over a block that quotes the reference Model', () => {
+    const aliased = `${OWN_MODEL}\n\nModelNew = Model\n`;
+    assert.equal(code(extractCandidate(`\`\`\`python\n${aliased}\`\`\``)), aliased);
+    const annotated = `${OWN_MODEL}\nModelNew: type = Model  # the harness's name\n`;
+    assert.equal(code(extractCandidate(`\`\`\`python\n${annotated}\`\`\``)), annotated);
+    const reference = 'import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n';
+    const reply = `The reference:\n\`\`\`python\n${reference}\`\`\`\nMy version:\n\`\`\`python\n${MODEL_NEW}\`\`\`\nAs the reference again:\n\`\`\`python\n${reference}\`\`\``;
+    assert.equal(code(extractCandidate(reply)), MODEL_NEW, 'ModelNew wins over a later quoted Model');
   });
 
   it('skips empty blocks', () => {

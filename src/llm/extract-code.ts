@@ -29,6 +29,20 @@ const PYTHON_LANGUAGES = new Set([null, 'python', 'py', 'python3', 'py3', 'ipyth
 
 /** A Python class statement for ModelNew (a C++ `class ModelNew : public …{` does not match). */
 const DEFINES_MODEL_NEW = /^[ \t]*class[ \t]+ModelNew\b[^\n]*:[ \t]*(?:#[^\n]*)?$/m;
+/** A module-level `ModelNew = SomeClass` (KernelBench-Hard's solutions alias their `Model` so). */
+const ALIASES_MODEL_NEW = /^ModelNew[ \t]*(?::[^=\n]*)?=[ \t]*[A-Za-z_][\w.]*[ \t]*(?:#[^\n]*)?$/m;
+/** A module-level Python class statement for `Model`: a file's own `Model` is its candidate to the worker. */
+const DEFINES_OWN_MODEL = /^class[ \t]+Model\b[^\n]*:[ \t]*(?:#[^\n]*)?$/m;
+
+/**
+ * How surely a piece of code is a candidate, as the worker reads one (worker/kforge_worker/build/build.py):
+ * 2 where it defines or names `ModelNew`, 1 where it defines a `class Model` of its own (which
+ * the worker takes as the candidate when there is no `ModelNew`), 0 otherwise.
+ */
+function candidateRank(code: string): 0 | 1 | 2 {
+  if (DEFINES_MODEL_NEW.test(code) || ALIASES_MODEL_NEW.test(code)) return 2;
+  return DEFINES_OWN_MODEL.test(code) ? 1 : 0;
+}
 
 /** Lines that start Python code, for trimming prose before a bare reply. */
 const CODE_START = /^(?:import\s|from\s+\S+\s+import\s|class\s|def\s|@|#|"""|''')/;
@@ -37,15 +51,22 @@ const ASK =
   'Reply with the complete candidate in one ```python code block that defines ' +
   '`class ModelNew(torch.nn.Module)` with the same constructor and forward signature as `Model`.';
 
+/** What a candidate must define, as a failure names it: both names the worker accepts. */
+const NEITHER = '`class ModelNew` (nor a `class Model` of its own, the name KernelBench-Hard solutions use)';
+
 /**
- * Extracts the candidate program from a model's reply.
+ * Extracts the candidate program from a model's reply: code the worker accepts as a candidate
+ * file, one that defines `class ModelNew`, binds `ModelNew = SomeClass`, or (KernelBench-Hard's
+ * form) defines a `class Model` of its own.
  *
- * - Fenced blocks (```python, ```py, ```, ~~~, longer fences): the block defining `class ModelNew`
- *   wins; among several, the last complete one (models put their final version last); Python-tagged
- *   blocks before others. Blocks in other languages (```cpp, ```cuda) are never merged in: a Python
- *   block that refers to them by a placeholder is returned as it is, and fails to build.
+ * - Fenced blocks (```python, ```py, ```, ~~~, longer fences): a block defining or naming
+ *   `ModelNew` wins, else one defining its own `class Model` (a reply that quotes the reference
+ *   `Model` and then gives its `ModelNew` yields the latter); among several, the last complete one
+ *   (models put their final version last); Python-tagged blocks before others. Blocks in other
+ *   languages (```cpp, ```cuda) are never merged in: a Python block that refers to them by a
+ *   placeholder is returned as it is, and fails to build.
  * - A final fence the reply never closed (a truncated reply) is used when nothing better exists.
- * - A reply without fences that defines ModelNew is taken from its first line of code.
+ * - A reply without fences that defines a candidate so is taken from its first line of code.
  * - `<think>…</think>` sections (reasoning models served raw) are ignored.
  *
  * A reply with no usable code is a failure value, never an exception.
@@ -58,13 +79,13 @@ export function extractCandidate(replyText: string): CandidateExtraction {
   }
   const blocks = findFencedBlocks(answer).filter((block) => block.content.trim() !== '');
   if (blocks.length > 0) return fromBlocks(blocks);
-  if (DEFINES_MODEL_NEW.test(answer)) {
+  if (candidateRank(answer) > 0) {
     return { code: trimLeadingProse(answer), language: null, from: 'bare-reply', blockCount: 0 };
   }
   if (looksLikePython(answer)) {
     return {
       error: 'no-model-new',
-      message: `The reply's code does not define \`class ModelNew\`. ${ASK}`,
+      message: `The reply's code does not define ${NEITHER}. ${ASK}`,
       blockCount: 0,
     };
   }
@@ -77,9 +98,11 @@ export function isExtractionFailure(result: CandidateExtraction): result is Extr
 }
 
 function fromBlocks(blocks: FencedBlock[]): CandidateExtraction {
-  const withModelNew = blocks.filter((block) => DEFINES_MODEL_NEW.test(block.content));
-  const python = withModelNew.filter((block) => PYTHON_LANGUAGES.has(block.language));
-  const pool = python.length > 0 ? python : withModelNew;
+  const ranks = blocks.map((block) => candidateRank(block.content));
+  const best = Math.max(...ranks);
+  const candidates = blocks.filter((_block, index) => best > 0 && ranks[index] === best);
+  const python = candidates.filter((block) => PYTHON_LANGUAGES.has(block.language));
+  const pool = python.length > 0 ? python : candidates;
   const chosen = pool.filter((block) => block.terminated).at(-1) ?? pool.at(-1);
   if (chosen) {
     return {
@@ -93,7 +116,7 @@ function fromBlocks(blocks: FencedBlock[]): CandidateExtraction {
   return {
     error: 'no-model-new',
     message:
-      `The reply has ${blocks.length} code block(s) (${languages}) but none defines \`class ModelNew\`. ` +
+      `The reply has ${blocks.length} code block(s) (${languages}) but none defines ${NEITHER}. ` +
       `Put the C++/CUDA source inside the Python file as strings passed to load_inline. ${ASK}`,
     blockCount: blocks.length,
   };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -104,6 +105,60 @@ describe('evaluation job payloads', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+
+  it("carries a problem folder's shapes.py and problem.yaml with its reference.py, and nothing else of the folder", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'kforge-payload-folder-'));
+    try {
+      const folder = path.join(root, '01_scale');
+      await mkdir(folder);
+      for (const name of ['reference.py', 'shapes.py', 'problem.yaml', 'check.py', 'solution.py']) await writeFile(path.join(folder, name), `# ${name}\n`);
+      const candidatePath = path.join(root, 'c.py');
+      await writeFile(candidatePath, candidate.source);
+      const read = await readJobPayload({ problemPath: path.join(folder, 'reference.py'), candidatePath, ...base });
+      assert.ok('payload' in read);
+      assert.deepEqual(read.payload.declarations, [
+        { name: 'shapes.py', source: '# shapes.py\n' },
+        { name: 'problem.yaml', source: '# problem.yaml\n' },
+      ]);
+      assert.ok(evaluationJobPayloadSchema.safeParse(read.payload).success);
+
+      // A declaration is part of the evaluation: another tolerance or shape is another job.
+      const { declarations: _declarations, ...bare } = read.payload;
+      const changed = { ...read.payload, declarations: [{ name: 'problem.yaml' as const, source: 'tolerance: {fp32: 0.5}\n' }] };
+      assert.notEqual(evaluationJobId(bare), evaluationJobId(read.payload));
+      assert.notEqual(evaluationJobId(changed), evaluationJobId(read.payload));
+
+      await rm(path.join(folder, 'shapes.py'));
+      const yamlOnly = await readJobPayload({ problemPath: path.join(folder, 'reference.py'), candidatePath, ...base });
+      assert.ok('payload' in yamlOnly);
+      assert.deepEqual(
+        yamlOnly.payload.declarations?.map((file) => file.name),
+        ['problem.yaml'],
+      );
+      const single = await readJobPayload({ problemPath: path.join(folder, 'check.py'), candidatePath, ...base });
+      assert.ok('payload' in single);
+      assert.equal('declarations' in single.payload, false, 'a single-file problem carries none, and keeps the id it had');
+      const { v, problem: file, candidate: candidateFile, options } = single.payload;
+      const before = canonicalJson({ v, problem: file.source, candidate: candidateFile.source, options });
+      assert.equal(evaluationJobId(single.payload), `sha256-${createHash('sha256').update(before, 'utf8').digest('hex')}`);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses declarations of another name, twice the same, or beside a file other than reference.py', () => {
+    const folderProblem = { name: 'reference.py', source: problem.source };
+    const shapes = { name: 'shapes.py' as const, source: 'SHAPES = []\n' };
+    const payload = createJobPayload({ problem: folderProblem, declarations: [shapes], candidate, options: base });
+    assert.ok(evaluationJobPayloadSchema.safeParse(payload).success);
+    assert.equal(evaluationJobPayloadSchema.safeParse({ ...payload, declarations: [{ name: 'check.py', source: '' }] }).success, false);
+    assert.equal(evaluationJobPayloadSchema.safeParse({ ...payload, declarations: [{ name: '../shapes.py', source: '' }] }).success, false);
+    assert.equal(evaluationJobPayloadSchema.safeParse({ ...payload, declarations: [shapes, shapes] }).success, false);
+    assert.throws(
+      () => createJobPayload({ problem, declarations: [shapes], candidate, options: base }),
+      /declarations only beside a problem folder's reference\.py/,
+    );
   });
 
   it('makes a valid crashed result that names every attempt', () => {

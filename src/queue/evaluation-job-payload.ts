@@ -10,6 +10,7 @@ import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.
 import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
 import { SIZED_STAGES } from '../eval/run/sized-stage-limits.js';
 import { unreadableInput } from '../eval/run/unreadable-input.js';
+import { DECLARATION_FILES, declarationsBeside, REFERENCE_FILE, type DeclarationFile } from '../eval/problem/problem-folder.js';
 
 /** Version of the payload format; a worker refuses a payload of another version. */
 export const JOB_PAYLOAD_VERSION = 1;
@@ -82,6 +83,10 @@ const fileNameSchema = z
 const sourceFileSchema = z.object({ name: fileNameSchema, source: z.string().max(MAX_SOURCE_LENGTH) }).strict();
 export type SourceFile = z.infer<typeof sourceFileSchema>;
 
+/** A problem folder's declaration (shapes.py or problem.yaml) as it travels beside its reference.py. */
+const declarationFileSchema = z.object({ name: z.enum(DECLARATION_FILES), source: z.string().max(MAX_SOURCE_LENGTH) }).strict();
+export type DeclarationSource = z.infer<typeof declarationFileSchema>;
+
 /**
  * One evaluation job as it crosses machines: the problem and candidate SOURCES (a remote worker
  * cannot read the coordinator's files), their names, and the evaluation options. `maxAttempts`
@@ -91,11 +96,26 @@ export const evaluationJobPayloadSchema = z
   .object({
     v: z.literal(JOB_PAYLOAD_VERSION),
     problem: sourceFileSchema,
+    /**
+     * A problem folder's shapes.py and problem.yaml (docs/problems.md), which the worker writes
+     * beside the problem so that it judges by the folder's tolerance and forbidden names as a
+     * local evaluation does; present only for a folder's `reference.py` that has them, so a
+     * payload without them keeps the id it had before they travelled.
+     */
+    declarations: z
+      .array(declarationFileSchema)
+      .min(1)
+      .refine((files) => new Set(files.map((file) => file.name)).size === files.length, { message: 'expected each declaration file once' })
+      .optional(),
     candidate: sourceFileSchema,
     options: evaluationJobOptionsSchema,
     maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT),
   })
-  .strict();
+  .strict()
+  .refine((payload) => payload.declarations === undefined || payload.problem.name === REFERENCE_FILE, {
+    message: `expected declarations only beside a problem folder's ${REFERENCE_FILE}`,
+    path: ['declarations'],
+  });
 export type EvaluationJobPayload = z.infer<typeof evaluationJobPayloadSchema>;
 
 /** The job options of a request, every default filled in (as {@link resolveEvaluationSettings} fills them). */
@@ -131,6 +151,8 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
 
 export interface JobPayloadParts {
   problem: SourceFile;
+  /** A problem folder's shapes.py and problem.yaml, for a folder's reference.py. */
+  declarations?: DeclarationSource[];
   candidate: SourceFile;
   /** The request's options (paths and `deviceIndex` are ignored). */
   options: Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
@@ -142,6 +164,7 @@ export function createJobPayload(parts: JobPayloadParts): EvaluationJobPayload {
   return evaluationJobPayloadSchema.parse({
     v: JOB_PAYLOAD_VERSION,
     problem: parts.problem,
+    ...(parts.declarations && parts.declarations.length > 0 ? { declarations: parts.declarations } : {}),
     candidate: parts.candidate,
     options: normaliseJobOptions(parts.options),
     maxAttempts: parts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
@@ -158,11 +181,16 @@ export async function readJobPayload(
 ): Promise<{ payload: EvaluationJobPayload } | { result: EvaluationResult }> {
   const unreadable = await unreadableInput(resolveEvaluationSettings(request));
   if (unreadable) return { result: unreadable };
-  const [problem, candidate] = await Promise.all([readFile(request.problemPath, 'utf8'), readFile(request.candidatePath, 'utf8')]);
+  const [problem, candidate, declarations] = await Promise.all([
+    readFile(request.problemPath, 'utf8'),
+    readFile(request.candidatePath, 'utf8'),
+    readDeclarations(request.problemPath),
+  ]);
   const { problemPath: _problem, candidatePath: _candidate, ...options } = request;
   return {
     payload: createJobPayload({
       problem: { name: path.basename(request.problemPath), source: problem },
+      declarations,
       candidate: { name: path.basename(request.candidatePath), source: candidate },
       options,
       maxAttempts,
@@ -170,15 +198,29 @@ export async function readJobPayload(
   };
 }
 
+/** The declarations beside a problem folder's reference.py, read (shapes.py, problem.yaml). */
+async function readDeclarations(problemPath: string): Promise<DeclarationSource[]> {
+  const files = await declarationsBeside(problemPath);
+  return Promise.all(files.map(async (file) => ({ name: path.basename(file) as DeclarationFile, source: await readFile(file, 'utf8') })));
+}
+
 /**
- * The job's id: `sha256-` and the hex sha256 of the problem source, the candidate source and the
- * normalised options (names and `maxAttempts` left out). Equal evaluations get equal ids, so the
- * queue holds one job and one result for them.
+ * The job's id: `sha256-` and the hex sha256 of the problem source, a problem folder's
+ * declarations (by name; only when there are any, so other jobs keep their ids), the candidate
+ * source and the normalised options (other names and `maxAttempts` left out). Equal evaluations
+ * get equal ids, so the queue holds one job and one result for them.
  *
  * @example evaluationJobId(payload) // 'sha256-3f2a…' (71 characters)
  */
-export function evaluationJobId(payload: Pick<EvaluationJobPayload, 'v' | 'problem' | 'candidate' | 'options'>): string {
-  const material = canonicalJson({ v: payload.v, problem: payload.problem.source, candidate: payload.candidate.source, options: payload.options });
+export function evaluationJobId(payload: Pick<EvaluationJobPayload, 'v' | 'problem' | 'declarations' | 'candidate' | 'options'>): string {
+  const declarations = payload.declarations ? { declarations: Object.fromEntries(payload.declarations.map((file) => [file.name, file.source])) } : {};
+  const material = canonicalJson({
+    v: payload.v,
+    problem: payload.problem.source,
+    ...declarations,
+    candidate: payload.candidate.source,
+    options: payload.options,
+  });
   return `sha256-${createHash('sha256').update(material, 'utf8').digest('hex')}`;
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { correctResult } from '../../test-support/fake-evaluator.js';
@@ -7,22 +7,27 @@ import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js'
 import type { EvaluateOptions, Evaluation, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
 import { EvaluatorSetupError } from '../eval/evaluator-setup-error.js';
 import { MachineFaultError, type MachineFaultResource } from '../eval/machine-fault-error.js';
+import { declarationsBeside } from '../eval/problem/problem-folder.js';
 import { JobQueueClosedError } from './job-queue-closed-error.js';
 import type { JobQueue } from './job-queue.js';
 
 /**
- * The evaluator behind a queue under test: it records its calls; a candidate holding `HOLD:<tag>`
+ * The evaluator behind a queue under test: it records its calls (the candidate's source, and the
+ * problem folder's declarations it finds beside the problem); a candidate holding `HOLD:<tag>`
  * waits until `release(tag)` (or its abort), one holding `SETUP-FAULT` throws an EvaluatorSetupError,
  * one holding `MACHINE-FAULT:<resource>` a MachineFaultError of that resource.
  */
 export class ScriptedEvaluator implements Evaluator {
-  readonly calls: Array<{ source: string; aborted: boolean }> = [];
+  readonly calls: Array<{ source: string; aborted: boolean; declarations: Record<string, string> }> = [];
   readonly #held = new Map<string, () => void>();
   readonly #waiting = new Map<string, () => void>();
 
   async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
     const source = await readFile(request.candidatePath, 'utf8');
-    const call = { source, aborted: false };
+    const declarations = Object.fromEntries(
+      await Promise.all((await declarationsBeside(request.problemPath)).map(async (file) => [path.basename(file), await readFile(file, 'utf8')] as const)),
+    );
+    const call = { source, aborted: false, declarations };
     this.calls.push(call);
     if (source.includes('SETUP-FAULT')) throw new EvaluatorSetupError('python3 cannot import torch', { hint: 'run `kforge doctor`' });
     const machine = /MACHINE-FAULT:([\w-]+)/.exec(source)?.[1];
@@ -170,6 +175,17 @@ export function describeJobQueueConformance(backend: string, open: () => Promise
         assert.equal(subject.evaluator.calls.length - before, options.sharesEqualJobs ? 1 : 2);
       },
     );
+
+    it("evaluates a problem folder's reference.py with the folder's shapes.py and problem.yaml beside it", async () => {
+      const folder = path.join(subject.folder, `01_scale-${(unique += 1)}`);
+      await mkdir(folder);
+      const declared = { 'shapes.py': 'SHAPES = [{"rows": 8}]\n', 'problem.yaml': `tolerance: {fp32: 0.05}\nforbidden: [torch.addcmul]\n# ${unique}\n` };
+      for (const [name, text] of Object.entries({ 'reference.py': 'import torch\n', ...declared })) await writeFile(path.join(folder, name), text);
+      const asked = { ...(await request(`# folder ${Date.now()}\n`)), problemPath: path.join(folder, 'reference.py') };
+      const result = await subject.queue.submit(asked);
+      assert.equal(result.verdict, 'correct');
+      assert.deepEqual(subject.evaluator.calls.at(-1)?.declarations, declared, 'the evaluator reads the folder the user gave');
+    });
 
     it('cancels a waiting job without evaluating it, and stops a running one', async () => {
       const running = await request(`# running ${Date.now()}\nHOLD:running\n`);

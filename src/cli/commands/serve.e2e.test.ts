@@ -17,7 +17,8 @@ import { after, before, describe, it } from 'node:test';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { browserUnavailable, openBrowser, type BrowserSession } from '../../server/fixtures/browser-session.js';
 import { seedPlan } from '../../server/fixtures/seed-dashboard-store.js';
-import { correct } from '../../server/fixtures/seed-results.js';
+import type { ShapeOutcome } from '../../core/verdict.js';
+import { correct, incorrect } from '../../server/fixtures/seed-results.js';
 import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { torchUnavailable } from '../../../test-support/torch-python.js';
@@ -33,6 +34,94 @@ let base = '';
 let browser: BrowserSession;
 let reader: SqliteRunStore;
 let editRoot = 0;
+/** The run of a problem folder (docs/problems.md) and its two candidates: a correct sweep and one failing at shape 2. */
+const folderRun = { id: 'e2e-folder', problemHash: '', correctId: 0, failingId: 0 };
+
+const FOLDER_SHAPES: Array<Pick<ShapeOutcome, 'index' | 'values' | 'overrides' | 'unused'>> = [
+  { index: 0, values: { rows: 8, cols: 64 }, overrides: { ROWS: 8, COLS: 64 }, unused: [] },
+  { index: 1, values: { rows: 16, cols: 128 }, overrides: { ROWS: 16, COLS: 128 }, unused: [] },
+  { index: 2, values: { rows: 4, cols: 300, wide: true }, overrides: { ROWS: 4, COLS: 300 }, unused: ['wide'] },
+];
+
+/** A timed shape: the candidate's and eager's medians in ms (no torch.compile on this host). */
+function timedShape(shape: (typeof FOLDER_SHAPES)[number], medianMs: number, eagerMs: number): ShapeOutcome {
+  const vsEager = eagerMs / medianMs;
+  const timing = {
+    candidate_median_ms: medianMs,
+    eager_median_ms: eagerMs,
+    compile_median_ms: null,
+    speedup_vs_eager: vsEager,
+    speedup_vs_compile: null,
+    speedup_vs_best: vsEager,
+  };
+  return { ...shape, verdict: 'correct' as const, reasons: [], max_abs_error: 2.4e-7, max_rel_error: 1.1e-6, timing };
+}
+
+/** A run over the scale-shift problem folder, stored as `kforge optimize` stores a sweep's results. */
+async function addFolderRun(store: SeededTestStore['store'], folder: string): Promise<void> {
+  const referencePath = fixturePath('problem-folders', 'scale-shift', 'reference.py');
+  const problem = await store.upsertProblem({ name: 'scale-shift', source: readFileSync(referencePath, 'utf8'), path: referencePath });
+  folderRun.problemHash = problem.hash;
+  await store.createRun({
+    id: folderRun.id,
+    strategy: 'refine',
+    model: 'files:scripted',
+    config: seedPlan({ problems: [problem], backend: 'cpu', strategy: 'refine', workDirectory: folder, provider: 'files', model: 'scripted' }),
+    problemHashes: [problem.hash],
+  });
+  const source = readFileSync(fixturePath('problem-folders', 'candidates', 'scale-shift-cpp.py'), 'utf8');
+  const fast = await store.addCandidate({ runId: folderRun.id, problemHash: problem.hash, round: 0, source, origin: 'files' });
+  const shapes = [timedShape(FOLDER_SHAPES[0]!, 0.02, 0.03), timedShape(FOLDER_SHAPES[1]!, 0.025, 0.05), timedShape(FOLDER_SHAPES[2]!, 0.03, 0.03)];
+  const vsEager = Math.cbrt(1.5 * 2 * 1);
+  const sweep = correct('cpu', { medianMs: 0.02, eagerMs: 0.03, compileMs: null });
+  if (sweep.verdict !== 'correct' || !sweep.timing) throw new Error('expected a timed correct result');
+  await store.recordEvaluation({
+    candidateId: fast.id,
+    result: {
+      ...sweep,
+      timing: { ...sweep.timing, speedup_vs_eager: vsEager, speedup_vs_compile: null, speedup_vs_best: vsEager },
+      shapes,
+      shape_geomean: { shapes: 3, speedup_vs_eager: vsEager, speedup_vs_compile: null, speedup_vs_best: vsEager },
+    },
+    gpuSeconds: 6,
+    optionsHash: 'seed',
+    cacheKey: 'e2e-folder-fast',
+  });
+  const narrowSource = readFileSync(fixturePath('problem-folders', 'candidates', 'scale-shift-narrow.py'), 'utf8');
+  const narrow = await store.addCandidate({
+    runId: folderRun.id,
+    problemHash: problem.hash,
+    round: 1,
+    source: narrowSource,
+    origin: 'files',
+    parentId: fast.id,
+  });
+  const message = 'the output: 1200 of 1200 elements differ by more than atol 0.0001 + rtol 0.0001·|reference| (max abs error 2.1, first at index (0, 256))';
+  const nan = 'the output has 12 NaN/Inf values where the reference is finite (first at index (3, 5))';
+  const failingAt1 = {
+    ...FOLDER_SHAPES[1]!,
+    verdict: 'incorrect' as const,
+    reasons: [{ check: 'nan', message: nan }],
+    max_abs_error: null,
+    max_rel_error: null,
+  };
+  const failingAt2 = { ...FOLDER_SHAPES[2]!, verdict: 'incorrect' as const, reasons: [{ check: 'mismatch', message }], max_abs_error: 2.1, max_rel_error: 0.9 };
+  const wrong = incorrect('cpu', { maxAbsError: 2.1, maxRelError: 0.9, mismatched: 1200, numel: 1200, message });
+  await store.recordEvaluation({
+    candidateId: narrow.id,
+    result: {
+      ...wrong,
+      reasons: [{ check: 'nan', message: `shape 1 (rows=16, cols=128): ${nan}` }],
+      shapes: [timedShape(FOLDER_SHAPES[0]!, 0.02, 0.03), failingAt1, failingAt2],
+    },
+    gpuSeconds: 5,
+    optionsHash: 'seed',
+    cacheKey: 'e2e-folder-narrow',
+  });
+  await store.updateRunStatus(folderRun.id, 'finished');
+  folderRun.correctId = fast.id;
+  folderRun.failingId = narrow.id;
+}
 
 /** `kforge serve` as a child process: the compiled binary, as a user starts it. */
 async function startServe(folder: string, storePath: string): Promise<{ child: ChildProcess; url: string }> {
@@ -100,6 +189,7 @@ before(async () => {
   });
   await store.updateRunStatus('e2e-scale-add', 'finished');
   editRoot = root.id;
+  await addFolderRun(store, folder);
   await seededStore.closeStore();
   const started = await startServe(folder, seededStore.storePath);
   server = started.child;
@@ -230,6 +320,39 @@ describe('the dashboard in a browser', { skip }, () => {
     await page.goto(`${base}/compare/candidates?a=${ids.reluOmp}&b=${ids.reluChunked}`);
     await page.locator('.d2h-wrapper').waitFor();
     await screenshot('compare-candidates');
+  });
+
+  it("shows a problem folder's shapes in the candidate panel: per-shape figures and the geometric mean", async () => {
+    const { page } = browser;
+    const problemPage = `${base}/runs/${folderRun.id}/problems/${folderRun.problemHash}`;
+    await page.goto(`${problemPage}?candidate=${folderRun.correctId}`);
+    await page.getByTestId('shapes-table').waitFor();
+    const rows = page.getByTestId('shapes-table').locator('tbody tr');
+    assert.equal(await rows.count(), 3);
+    const cells = async (index: number) => (await page.getByTestId(`shape-row-${index}`).locator('td').allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual(await cells(1), ['1', 'rows=16, cols=128', 'correct', '2.4e-7', '0.0250 ms', '0.0500 ms', '2.00×', '2.00×']);
+    assert.equal(await page.getByTestId('shapes-table').getByText('torch.compile').count(), 0, 'no shape has a torch.compile figure');
+    assert.deepEqual((await cells(2)).slice(0, 3), ['2', 'rows=4, cols=300, wide=true (unused: wide)', 'correct']);
+    assert.equal(
+      (await page.getByTestId('shape-geomean').innerText()).trim(),
+      'Geometric mean over 3 shapes: 1.44× vs best baseline (1.44× vs eager, – vs torch.compile)',
+    );
+    assert.equal(await page.getByTestId('timing-heading').textContent(), 'Timing of shape 0 (rows=8, cols=64)');
+    const fit = await page.getByTestId('shapes-table').evaluate((table) => ({ table: table.scrollWidth, room: table.parentElement!.clientWidth }));
+    assert.ok(fit.table <= fit.room, `the shapes table is ${fit.table}px in ${fit.room}px`);
+    await page.getByTestId('timing-table').waitFor();
+    await screenshot('candidate-shapes', 200);
+
+    await page.goto(`${problemPage}?candidate=${folderRun.failingId}`);
+    await page.getByTestId('shape-row-2').waitFor();
+    assert.deepEqual((await cells(1)).slice(0, 5), ['1', 'rows=16, cols=128', 'incorrect', '–', '–']);
+    assert.deepEqual((await cells(2)).slice(0, 5), ['2', 'rows=4, cols=300, wide=true (unused: wide)', 'incorrect', '2.1e+0', '–']);
+    assert.match(await page.getByTestId('verdict-reason').first().innerText(), /shape 1 \(rows=16, cols=128\): the output has 12 NaN/);
+    assert.equal(await page.getByTestId('shape-geomean').count(), 0, 'only a correct sweep has geometric means');
+    // The first failing shape's reason is the verdict's own, said once; another failing shape's is listed under the table.
+    const shapeReasons = await page.getByTestId('shape-reason').allInnerTexts();
+    assert.equal(shapeReasons.length, 1);
+    assert.match(shapeReasons[0]!, /^shape 2 · mismatch\s+the output: 1200 of 1200 elements differ/);
   });
 
   it('says what to do when the store has no runs', async () => {

@@ -8,6 +8,13 @@ export const REFERENCE_FILE = 'reference.py';
 export const SHAPES_FILE = 'shapes.py';
 /** A problem folder's declarations: tolerance per dtype, forbidden names, flops and bytes formulas. */
 export const META_FILE = 'problem.yaml';
+/**
+ * The files beside a folder's reference.py that make it a problem folder and travel with it
+ * wherever it is evaluated (the candidate's staged inputs, a queued job); nothing else of the
+ * folder does (its `check.py`, its solutions).
+ */
+export const DECLARATION_FILES = [SHAPES_FILE, META_FILE] as const;
+export type DeclarationFile = (typeof DECLARATION_FILES)[number];
 
 const valuesSchema = z.record(z.string(), z.union([z.number(), z.boolean()]));
 
@@ -60,6 +67,19 @@ export async function problemFolderOf(given: string): Promise<string | null> {
   const folder = path.dirname(absolute);
   if (path.basename(absolute) !== REFERENCE_FILE) return null;
   return (await isFile(path.join(folder, SHAPES_FILE))) || (await isFile(path.join(folder, META_FILE))) ? folder : null;
+}
+
+/**
+ * The declaration files (shapes.py, problem.yaml) present beside `problemPath` where it is a
+ * folder's reference.py, as paths; none for any other problem file. Read from the file system only.
+ *
+ * @example await declarationsBeside('kbh/01_fp8_gemm/reference.py') // ['kbh/01_fp8_gemm/shapes.py', 'kbh/01_fp8_gemm/problem.yaml']
+ */
+export async function declarationsBeside(problemPath: string): Promise<string[]> {
+  if (path.basename(problemPath) !== REFERENCE_FILE) return [];
+  const files = DECLARATION_FILES.map((name) => path.join(path.dirname(problemPath), name));
+  const present = await Promise.all(files.map(isFile));
+  return files.filter((_file, index) => present[index]);
 }
 
 /**

@@ -182,6 +182,8 @@ export const baselineMessageSchema = z.object({
 
 export const TRIAL_CHECKS = [
   'mismatch',
+  /** A mismatch whose error against the float64 twin is of the size narrower arithmetic gives (worker tolerance/precision_loss.py): `incorrect`. */
+  'precision-loss',
   'shape',
   'dtype',
   'structure',

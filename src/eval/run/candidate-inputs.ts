@@ -1,5 +1,6 @@
-import { access, copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { declarationsBeside } from '../problem/problem-folder.js';
 import type { ScratchDirectory } from '../process/scratch-directory.js';
 
 /** Where the candidate worker reads the problem and its own file. */
@@ -25,30 +26,13 @@ export async function stageCandidateInputs(scratch: ScratchDirectory, problemPat
     problemPath: path.join(problemFolder, path.basename(problemPath)),
     candidatePath: path.join(candidateFolder, path.basename(candidatePath)),
   };
-  const declarations =
-    path.basename(problemPath) === FOLDER_REFERENCE ? await present(FOLDER_DECLARATIONS.map((name) => path.join(path.dirname(problemPath), name))) : [];
+  const declarations = await declarationsBeside(problemPath);
   await Promise.all([
     copyFile(problemPath, inputs.problemPath),
     copyFile(candidatePath, inputs.candidatePath),
     ...declarations.map((file) => copyFile(file, path.join(problemFolder, path.basename(file)))),
   ]);
   return inputs;
-}
-
-/** A problem folder's reference, and the declarations beside it that make it one (worker problem_folder.py). */
-const FOLDER_REFERENCE = 'reference.py';
-const FOLDER_DECLARATIONS = ['shapes.py', 'problem.yaml'];
-
-async function present(files: string[]): Promise<string[]> {
-  const found = await Promise.all(
-    files.map((file) =>
-      access(file).then(
-        () => file,
-        () => null,
-      ),
-    ),
-  );
-  return found.filter((file): file is string => file !== null);
 }
 
 /** Every string in `value` (objects and arrays walked) with each `from` path replaced by its `to`. */

@@ -46,7 +46,11 @@ export interface EvaluationJobProcessorOptions {
 /** A BullMQ processor (three parameters, so BullMQ passes its AbortSignal). */
 export type EvaluationJobProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<EvaluationJobOutcome>;
 
-/** Writes the job's sources to a fresh scratch folder: `problem/<name>` and `candidate/<name>`. */
+/**
+ * Writes the job's sources to a fresh scratch folder: `problem/<name>` with a problem folder's
+ * declarations beside it (`problem/shapes.py`, `problem/problem.yaml`: the folder the worker then
+ * reads, as it reads the original on a local evaluation) and `candidate/<name>`.
+ */
 async function writeSources(
   payload: EvaluationJobPayload,
   scratchRoot: string | undefined,
@@ -55,7 +59,11 @@ async function writeSources(
   const problemPath = path.join(folder, 'problem', payload.problem.name);
   const candidatePath = path.join(folder, 'candidate', payload.candidate.name);
   await Promise.all([mkdir(path.dirname(problemPath)), mkdir(path.dirname(candidatePath))]);
-  await Promise.all([writeFile(problemPath, payload.problem.source, 'utf8'), writeFile(candidatePath, payload.candidate.source, 'utf8')]);
+  await Promise.all([
+    writeFile(problemPath, payload.problem.source, 'utf8'),
+    ...(payload.declarations ?? []).map((file) => writeFile(path.join(path.dirname(problemPath), file.name), file.source, 'utf8')),
+    writeFile(candidatePath, payload.candidate.source, 'utf8'),
+  ]);
   return { folder, problemPath, candidatePath };
 }
 

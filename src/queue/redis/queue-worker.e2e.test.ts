@@ -8,7 +8,9 @@
  * killed mid-job has its job retried by the other, and the result arrives once; a coordinator
  * killed mid-run loses and duplicates nothing; a Redis restart mid-run is survived; a candidate
  * that takes its worker down every time (test-support/dying-worker-main.ts) ends
- * `crashed` after the attempts bound while the workers go on; `kforge workers` lists both.
+ * `crashed` after the attempts bound while the workers go on; `kforge workers` lists both; a
+ * problem folder's shapes, queued one job each, are judged by its problem.yaml (declared
+ * tolerance, forbidden names) as `kforge eval` judges them on this host.
  * Needs redis-server and a Python with PyTorch; skipped, saying why, otherwise.
  */
 import assert from 'node:assert/strict';
@@ -21,7 +23,11 @@ import { Queue } from 'bullmq';
 import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { startKforgeWorker, type KforgeWorkerProcess } from '../../../test-support/kforge-worker-process.js';
 import { redisUnavailable, startTestRedis, type TestRedis } from '../../../test-support/redis-server.js';
-import { evaluationResultSchema } from '../../core/verdict.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
+import { createProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
+import { ShapeSweepEvaluator } from '../../eval/problem/shape-sweep-evaluator.js';
+import { JobQueueEvaluator } from '../job-queue-evaluator.js';
 import { openRedisJobQueue, type BullmqJobQueue, type FinishedEvaluationJob } from './bullmq-job-queue.js';
 import { createJobPayload, evaluationJobId, type EvaluationJobPayload } from '../evaluation-job-payload.js';
 import { bullmqQueueName } from './redis-keys.js';
@@ -246,6 +252,58 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
       'no worker died',
     );
     await until(async () => (await queue.workers()).length === 2, 'both heartbeats after the restart');
+  });
+
+  it("judges a problem folder's queued shapes by its problem.yaml, as `kforge eval` does here", async () => {
+    const folder = fixturePath('problem-folders', 'scale-shift');
+    // Off by 1e-3: correct under the kernelbench profile's 1e-2, incorrect under the 1e-4 that the
+    // folder's problem.yaml declares for float32; the other uses a name problem.yaml forbids.
+    const offset = path.join(root, 'scale-shift-offset.py');
+    const loaded = await readFile(fixturePath('problem-folders', 'candidates', 'scale-shift-loaded.py'), 'utf8');
+    await writeFile(offset, loaded.replace('return x * self.scale + 1.0', 'return x * self.scale + 1.001'));
+    const candidates = [offset, fixturePath('problem-folders', 'candidates', 'scale-shift-forbidden.py')];
+    const environment = { ...process.env, KFORGE_PYTHON: PYTHON };
+    const remote = new ShapeSweepEvaluator({
+      inner: new JobQueueEvaluator(queue),
+      readFolder: createProblemFolderReader({ python: PYTHON, workerDirectory: WORKER_DIRECTORY, environment }),
+    });
+    const options = { backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench', trials: 2, skipTiming: true, guardPolicy: 'pytorch' } as const;
+    const queued = await Promise.all(candidates.map((candidatePath) => remote.evaluate({ problemPath: folder, candidatePath, ...options })));
+    // The same settings as `options`, on this host.
+    const flags = '--backend cpu --trials 2 --no-timing --guard-policy pytorch --json'.split(' ');
+    const local = spawnSync(process.execPath, [path.join(REPOSITORY_ROOT, 'bin', 'kforge.js'), 'eval', folder, ...candidates, ...flags], {
+      encoding: 'utf8',
+      cwd: root,
+      env: { ...environment, KFORGE_CACHE_DIR: path.join(root, 'cache'), NODE_OPTIONS: '' },
+      timeout: 600_000,
+    });
+    assert.equal(local.status, 1, local.stderr);
+    const locals = local.stdout
+      .trim()
+      .split('\n')
+      .map((line) => evaluationResultSchema.parse(JSON.parse(line)));
+    const summary = (result: EvaluationResult) => ({
+      verdict: result.verdict,
+      checks: result.reasons.map((reason) => reason.check),
+      toleranceSource: result.correctness?.tolerance_source,
+      shapes: result.shapes?.map((shape) => [shape.index, shape.verdict]),
+    });
+    assert.deepEqual(
+      queued.map(({ result }) => summary(result)),
+      locals.map(summary),
+    );
+    assert.deepEqual(summary(queued[0]!.result), {
+      verdict: 'incorrect',
+      checks: ['mismatch'],
+      toleranceSource: 'problem',
+      shapes: [
+        [0, 'incorrect'],
+        [1, 'incorrect'],
+        [2, 'incorrect'],
+      ],
+    });
+    assert.equal(queued[1]!.result.verdict, 'rejected');
+    assert.equal(queued[1]!.result.reasons[0]?.check, 'forbidden');
   });
 
   it('ends a job whose candidate takes every worker down `crashed` after the attempts bound, and the workers go on', async () => {

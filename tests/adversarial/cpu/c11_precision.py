@@ -1,7 +1,9 @@
 """CHEAT (docs/hacks.md #11, precision downgrade): rounds the input to float16 in an fp32 run.
 
-The relative error is about 5e-4, well inside atol = rtol = 1e-2, so a loose check passes.
-Static check ``precision``; the float64 error profile shows the loss.
+The relative error is about 5e-4, well inside atol = rtol = 1e-2, so a loose check passes: under
+the `kernelbench` tolerance it is correct, as KernelBench's rule has it, with its error against the
+float64 reference reported. Under the `strict` tolerance (fp32: 1e-4) it is incorrect with check
+``precision-loss``: the error it fails by is float16's rounding. The cast is a static note only.
 """
 
 import torch

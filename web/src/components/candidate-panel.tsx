@@ -12,6 +12,7 @@ import { CodeView } from './code-view';
 import { DiffView } from './diff-view';
 import { GuardSection } from './guard-section';
 import { PromptView } from './prompt-view';
+import { shapeValues } from './shapes-table';
 import { ErrorState, Loading } from './states';
 import { TimingTable } from './timing-table';
 import { VerdictDetails } from './verdict-details';
@@ -62,6 +63,25 @@ function AcceptForm({ detail, onDone }: { detail: CandidateDetail; onDone: () =>
         Accept
       </ActionButton>
     </span>
+  );
+}
+
+/**
+ * The timing section's heading. A problem folder's sweep reports the first shape's statistics with
+ * the sweep's geometric-mean speedups (docs/problems.md): the heading says so.
+ */
+function TimingHeading({ result }: { result: NonNullable<CandidateDetail['evaluation']>['result'] }) {
+  const first = result.shapes?.[0];
+  if (!first) return <h3>Timing</h3>;
+  return (
+    <>
+      <h3 data-testid="timing-heading">
+        Timing of shape {first.index} ({shapeValues(first)})
+      </h3>
+      <p className="muted" style={{ marginTop: 0 }}>
+        The statistics are this shape's; the speedups are the geometric means over the {result.shapes!.length} shapes above.
+      </p>
+    </>
   );
 }
 
@@ -201,7 +221,7 @@ export function CandidatePanel({
               timing={
                 evaluation.result.timing ? (
                   <>
-                    <h3>Timing</h3>
+                    <TimingHeading result={evaluation.result} />
                     <TimingTable result={evaluation.result} speedOfLight={data.speedOfLight} />
                   </>
                 ) : null

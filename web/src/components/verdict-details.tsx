@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import type { CandidateDetail } from '../../../src/server/api-types';
 import { error, ms } from '../lib/format';
 import { VerdictBadge } from './badges';
+import { ShapesTable } from './shapes-table';
 
 type Result = NonNullable<CandidateDetail['evaluation']>['result'];
 type Attribution = NonNullable<Result['attribution']>;
@@ -49,8 +50,8 @@ function AttributionSection({ attribution }: { attribution: Attribution }) {
 }
 
 /**
- * The verdict, the guard's and the harness's reasons, then `timing` (what matters most for a
- * correct candidate), the error profile and the diagnostics.
+ * The verdict, the guard's and the harness's reasons, a problem folder's shapes, then `timing`
+ * (what matters most for a correct candidate), the error profile and the diagnostics.
  */
 export function VerdictDetails({ result, timing, guard }: { result: Result; timing?: ReactNode; guard?: ReactNode }) {
   const { correctness, diagnostics } = result;
@@ -79,6 +80,7 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
         </>
       ) : null}
       {result.attribution ? <AttributionSection attribution={result.attribution} /> : null}
+      <ShapesTable result={result} />
       {timing}
       {guard}
       {correctness ? (

@@ -15,8 +15,7 @@ a test on each side):
   in ``forward`` or inside the extension is a ``torch-fallback`` rejection. Vendor libraries are
   allowed. (The policy called ``default`` before 2026-12-04; :data:`POLICY_ALIASES` maps that
   name here so stored runs and configuration files keep their meaning.)
-- ``strict``: ``own-kernels`` without vendor libraries, and native low-precision arithmetic in
-  an fp32 run rejected.
+- ``strict``: ``own-kernels`` without vendor libraries.
 - ``permissive``: every static finding recorded, none rejected, and PyTorch compute that ran (beside
   a kernel of the candidate's own) reported, never rejected; the run-time checks still reject,
   the own-work rule below included.
@@ -59,7 +58,8 @@ glue_torch_namespaces : list[str]
     of their own (side streams, seeds, precision flags).
 glue_tensor_methods : list[str]
     Tensor methods allowed in ``forward`` (``view``, ``contiguous``, ``size`` ...). Casts are listed
-    here too; a cast to a lower precision than the run's is judged by ``precision_downgrade``.
+    here too; what a cast below the run precision costs is judged by the measured error (the
+    judge's ``precision-loss``), under every policy.
 vendor_libraries : list[str]
     Native libraries the C++/CUDA sources may call, each one of :data:`KNOWN_VENDOR_LIBRARIES`.
     A call into a library not listed is a ``library-policy`` rejection.
@@ -67,13 +67,6 @@ aten_compute_in_native : bool
     Whether C++ sources may call ATen/LibTorch compute ops (``at::matmul``, ``torch::softmax``,
     ``input.sum()``): ``True`` in ``kernelbench``, ``permissive`` and ``pytorch`` (reported), ``False`` in
     ``own-kernels`` and ``strict`` (the operator seen at run time is a ``torch-fallback``).
-precision_downgrade : "reject" | "note"
-    Severity of a cast below the run precision in Python (``.half()`` in an fp32 run) and of
-    switches such as ``torch.backends.cuda.matmul.allow_tf32 = True``.
-native_low_precision : "reject" | "note"
-    Severity of half/bfloat16/TF32 arithmetic found in native or Triton sources in an fp32 run
-    (``__float2half``, ``wmma``, ``tl.dot`` without ``input_precision="ieee"``). The float64 error
-    profile of the run decides whether it matters, so only ``strict`` rejects it.
 environment_keys : list[str]
     Build knobs the candidate may read or set (``TORCH_CUDA_ARCH_LIST``, ``CUDA_HOME``), noted as
     build settings. Any other variable read or set by name is a ``sandbox`` note too (the change
@@ -83,6 +76,11 @@ environment_keys : list[str]
     environment or by a computed name, are ``sandbox`` rejections.
 severity : dict[str, "reject" | "note"]
     Per-check overrides, applied after the defaults (``{"side-stream": "reject"}``).
+
+Two former fields, ``precision_downgrade`` and ``native_low_precision`` (the severities of casts
+below the run precision and of half/TF32 arithmetic in the source), are still accepted in a policy
+object so that stored ones load, and change nothing: since issue 41 the precision checks judge
+the measured error profile, never the casts in the source (docs/guard.md, `precision-loss`).
 """
 
 from __future__ import annotations
@@ -92,6 +90,9 @@ import json
 from typing import Any, Mapping
 
 SEVERITIES = ("reject", "note")
+
+#: Fields a policy object may still carry from before issue 41, accepted and dropped (module docs).
+FORMER_FIELDS = ("precision_downgrade", "native_low_precision")
 
 #: Native libraries the guard recognises in C++/CUDA sources.
 KNOWN_VENDOR_LIBRARIES = (
@@ -287,8 +288,6 @@ _OWN_KERNELS: dict[str, Any] = {
     "glue_tensor_methods": list(GLUE_TENSOR_METHODS),
     "vendor_libraries": list(KNOWN_VENDOR_LIBRARIES),
     "aten_compute_in_native": False,
-    "precision_downgrade": "reject",
-    "native_low_precision": "note",
     "environment_keys": list(DEFAULT_ENVIRONMENT_KEYS),
     "severity": {},
 }
@@ -302,7 +301,6 @@ _KERNELBENCH_OVERRIDES: dict[str, Any] = {
 _STRICT_OVERRIDES: dict[str, Any] = {
     "name": "strict",
     "vendor_libraries": [],
-    "native_low_precision": "reject",
 }
 
 _PERMISSIVE_OVERRIDES: dict[str, Any] = {
@@ -311,7 +309,6 @@ _PERMISSIVE_OVERRIDES: dict[str, Any] = {
     "forward_torch": "any",
     "vendor_libraries": list(KNOWN_VENDOR_LIBRARIES),
     "aten_compute_in_native": True,
-    "precision_downgrade": "note",
 }
 
 _PYTORCH_OVERRIDES: dict[str, Any] = {
@@ -395,6 +392,10 @@ def _string_list(policy: Mapping[str, Any], field: str) -> None:
 def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     """Check every field of a complete policy; return a deep copy or raise :class:`PolicyError`."""
     _require(isinstance(policy, Mapping), "<policy>", "an object", policy)
+    for field in FORMER_FIELDS:
+        if field in policy:
+            _require(policy[field] in SEVERITIES, field, '"reject" or "note"', policy[field])
+    policy = {key: value for key, value in policy.items() if key not in FORMER_FIELDS}
     policy = {**policy, "own_work": policy.get("own_work", "reject")}
     missing = [key for key in _OWN_KERNELS if key not in policy]
     if missing:
@@ -431,8 +432,7 @@ def validate_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
         "true or false",
         policy["aten_compute_in_native"],
     )
-    for field in ("own_work", "precision_downgrade", "native_low_precision"):
-        _require(policy[field] in SEVERITIES, field, '"reject" or "note"', policy[field])
+    _require(policy["own_work"] in SEVERITIES, "own_work", '"reject" or "note"', policy["own_work"])
     severity = policy["severity"]
     _require(isinstance(severity, Mapping), "severity", "an object of check id to severity", severity)
     for check, level in severity.items():

@@ -10,6 +10,7 @@ from ..protocol import outputs
 from ..protocol.handover_receive import HandoverReceiver, Refusal
 from ..protocol.request import JudgeRequest, JudgedOutput
 from .compare import compare_outputs
+from .precision_loss import precision_loss
 from .scale_aware_judge import judge_scale_aware
 
 
@@ -86,6 +87,10 @@ def judge_trial(
     if mutated:
         trial["check"] = "input-mutation"
         trial["message"] = "the candidate changed its inputs in place (their bytes differ after the call)"
+    elif trial["check"] == "mismatch":
+        lost = precision_loss(record.output, record.output_fp64, candidate, atol, rtol)
+        if lost is not None:
+            trial["check"], trial["message"] = "precision-loss", f"{lost} ({trial['message']})"
     elif trial["check"] is None and audit is not None and audit["degenerate"]:
         scale_aware = judge_scale_aware(record.output, candidate, audit["scale_aware_threshold"])
         trial["check"], trial["message"] = scale_aware.pop("check"), scale_aware.pop("message")

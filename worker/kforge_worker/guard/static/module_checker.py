@@ -41,7 +41,7 @@ from .names import (
     _TORCH_COMPILERS,
     _WRITE_PATH_CALLS,
 )
-from .report import _Report, _at, _line
+from .report import _Report, _at, _line, measured_precision_note
 from .symbols import _Module, _call_argument, _fold_string, _qualname, _resolve_text
 
 #: Names that hold credentials: reading one is a rejection even though the sandbox leaves it unset.
@@ -300,14 +300,7 @@ class _ModuleChecker:
             self._runtime_state_note("precision", qual, node)
         elif qual in _PRECISION_CALLS:
             if self.run_dtype == "float32":
-                self.report.add(
-                    "precision",
-                    f"the candidate runs under {label}(){at} while the run precision "
-                    f"is {self.precision}: autocast computes in float16/bfloat16; "
-                    f"keep {self.precision} arithmetic",
-                    line,
-                    self.policy["precision_downgrade"],
-                )
+                self._measured_precision_note(f"runs under {label}(){at}, which computes in float16/bfloat16", line)
         elif qual in _TORCH_COMPILERS:
             self._compiler_note(label, node)
         elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
@@ -627,12 +620,10 @@ class _ModuleChecker:
                 return
             if keyword.arg == "allow_tf32" and isinstance(value, ast.Constant) and value.value is False:
                 return
-        self.report.add(
-            "precision",
-            f"tl.dot{_at(node)} uses TF32 for float32 inputs by default; pass "
-            f'input_precision="ieee" if the kernel should keep full float32',
+        self._measured_precision_note(
+            f"calls tl.dot{_at(node)}, which uses TF32 for float32 inputs by default "
+            f'(input_precision="ieee" keeps full float32)',
             _line(node),
-            self.policy["native_low_precision"],
         )
 
     def _cast(self, node: ast.Call) -> None:
@@ -653,15 +644,12 @@ class _ModuleChecker:
             return
         if self._guarded_by_dtype(node):
             return
-        self.report.add(
-            "precision",
-            f"the candidate casts to {target} with `{ast.unparse(node)}`{_at(node)} while "
-            f"the run precision is {self.precision}: lower-precision arithmetic can "
-            f"pass a loose tolerance while losing accuracy; keep "
-            f"{self.run_dtype} arithmetic",
-            _line(node),
-            self.policy["precision_downgrade"],
-        )
+        self._measured_precision_note(f"casts to {target} with `{ast.unparse(node)}`{_at(node)}", _line(node))
+
+    def _measured_precision_note(self, what: str, line: int | None) -> None:
+        """Arithmetic below the run precision, as the source shows it: a note, because the measured
+        error profile judges what it costs (docs/guard.md, `precision-loss`)."""
+        self.report.add("precision", measured_precision_note(f"the candidate {what}", self.precision), line, "note")
 
     def _branch_tests(self, node: ast.AST):
         """The tests of the `if` statements whose body holds `node`, innermost first."""
@@ -739,13 +727,10 @@ class _ModuleChecker:
             last = qual.rsplit(".", 1)[1]
             lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
             if last in _PRECISION_FLAGS and lowers:
-                self.report.add(
-                    "precision",
-                    f"the candidate sets {qual} = {ast.unparse(value)}{at}: it lets "
-                    f"float32 matmuls or convolutions run in reduced precision, and the run-time "
-                    f"snapshot does not read this switch back; remove it",
+                self._measured_precision_note(
+                    f"sets {qual} = {ast.unparse(value)}{at}, which lets float32 matmuls or convolutions "
+                    f"run in reduced precision in its own process",
                     line,
-                    self.policy["precision_downgrade"],
                 )
             else:
                 self.report.add(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .names import COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS, _RUN_PRECISIONS
-from .report import _Report, _at, _line
+from .report import _Report, _at, _line, measured_precision_note
 from .symbols import _Module, _Segments, _call_argument, _join_segments, _line_at, _qualname, _resolve_text
 
 
@@ -263,10 +263,13 @@ class _NativeScanner:
         if self.fp32 and re.search(r"(?:^|\s)-{1,2}(?:use_fast_math|ffast-math)\b", text):
             self.report.add(
                 "precision",
-                f"load_inline{at} compiles with fast math ({keyword}): approximate "
-                f"exp/div/sqrt lower float32 accuracy; the float64 error profile decides",
+                measured_precision_note(
+                    f"load_inline{at} compiles with fast math ({keyword}), whose approximate exp/div/sqrt "
+                    f"lower float32 accuracy,",
+                    self.precision,
+                ),
                 line,
-                self.policy["native_low_precision"],
+                "note",
             )
 
     def scan(self, source: _NativeSource) -> None:
@@ -412,9 +415,10 @@ class _NativeScanner:
                     "precision",
                     source,
                     match.start(),
-                    f"the C++ source calls globalContext().{setter}(){{at}}: it lets float32 matmuls or "
-                    f"convolutions run in reduced precision; remove it",
-                    self.policy["precision_downgrade"],
+                    f"the C++ source calls globalContext().{setter}(){{at}}: judged at run time (the worker "
+                    f"compares torch's precision switches, which this one sets, before and after the import, "
+                    f"the construction, the correctness trials and the timed calls, and rejects a change)",
+                    "note",
                 )
             else:
                 self._add(
@@ -444,29 +448,20 @@ class _NativeScanner:
     def _precision(self, source: _NativeSource, code: str) -> None:
         if not self.fp32:
             return
-        match = _CPP_TYPE_DOWNGRADE.search(code)
-        if match:
-            self._add(
-                "precision",
-                source,
-                match.start(),
-                f"the C++ source casts a tensor to lower precision ({match.group(0).strip()}){{at}} while "
-                f"the run precision is {self.precision}; keep float32 arithmetic",
-                self.policy["precision_downgrade"],
-            )
         for pattern, what in (
-            (_CPP_LOW_PRECISION, "half/bfloat16/TF32 arithmetic"),
-            (_CPP_MATH_MODES, "a reduced-precision math mode"),
+            (_CPP_TYPE_DOWNGRADE, "casts a tensor to lower precision"),
+            (_CPP_LOW_PRECISION, "uses half/bfloat16/TF32 arithmetic"),
+            (_CPP_MATH_MODES, "uses a reduced-precision math mode"),
         ):
             match = pattern.search(code)
             if match:
+                found = match.group(0).strip()
                 self._add(
                     "precision",
                     source,
                     match.start(),
-                    f"the C++ source uses {what} ({match.group(0)}){{at}} while the run precision is "
-                    f"{self.precision}; the float64 error profile shows what it costs",
-                    self.policy["native_low_precision"],
+                    measured_precision_note(f"the C++ source {what} ({found}){{at}}", self.precision),
+                    "note",
                 )
 
     def _sandbox(self, source: _NativeSource, code: str, commentless: str) -> None:

@@ -64,6 +64,16 @@ class _Report:
         return out
 
 
+def measured_precision_note(what: str, precision: str) -> str:
+    """The message of a `precision` note: arithmetic below the run precision seen in the source
+    (`what`, a sentence's start naming it and its line), which the measured error decides."""
+    return (
+        f"{what} while the run precision is {precision}: judged by the measured error, not the source "
+        f"(an output within the tolerance passes; one whose error against the float64 reference shows "
+        f"precision lost beyond it is incorrect, check `precision-loss`)"
+    )
+
+
 def _line(node: ast.AST | None) -> int | None:
     return getattr(node, "lineno", None)
 
