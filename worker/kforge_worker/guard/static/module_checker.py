@@ -73,7 +73,7 @@ def _dtype_of(node: ast.AST | None, module: _Module) -> str | None:
 #: attribute (`datetime.UTC`, a KernelBench-Hard `reference.M`) reaches only the candidate's code.
 HARNESS_MODULES = frozenset(
     """
-    argparse ast builtins collections contextlib copy ctypes dataclasses errno faulthandler fcntl functools
+    argparse array ast builtins collections contextlib copy ctypes dataclasses errno faulthandler fcntl functools
     gc hashlib importlib inspect io json logging math numpy os pickle platform random re resource select
     shutil signal socket stat statistics struct subprocess sys tempfile threading time timeit torch
     traceback triton types typing warnings weakref yaml
