@@ -143,8 +143,6 @@ ROOM_ORDER = ("__main__", "roles", "timing", "tolerance", "guard", "build", "pro
 #: none: this list may only shrink (a new back edge fails the test, and so does one that is gone
 #: but still listed).
 KNOWN_BACK_EDGES = {
-    # the build wraps an extension's functions to record their calls for the guard
-    ("kforge_worker.build.build", "kforge_worker.guard.extension_calls"),
     # the request parses the guard's settings (a policy given as an object is loaded to check it)
     ("kforge_worker.protocol.request", "kforge_worker.guard.guard_settings"),
 }

@@ -20,7 +20,7 @@ from kforge_worker.build.candidate_kernels import OwnKernelSources, sources, tri
 from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, glue_operators
 from kforge_worker.guard.dispatch_ops import OWN as OWN_OPERATOR
 from kforge_worker.protocol.errors import StageFailure
-from kforge_worker.guard.extension_calls import ExtensionCalls
+from kforge_worker.build.extension_calls import ExtensionCalls
 from kforge_worker.guard.guard_runtime import GuardRuntime
 from kforge_worker.guard.kernel_names import OwnKernels, display_name, qualified_name
 from kforge_worker.guard import attribution

@@ -22,7 +22,7 @@ from typing import List, Optional
 
 import torch
 
-from ..guard.extension_calls import ExtensionCalls
+from .extension_calls import ExtensionCalls
 from ..problem.problem_loader import execute_source, read_source
 from ..protocol.errors import StageFailure, classify, format_traceback, shorten
 

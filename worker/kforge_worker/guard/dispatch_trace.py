@@ -5,7 +5,7 @@ duration of one forward call. Every operator that reaches the dispatcher on this
 is pushed, from Python or from C++ (an extension calling `at::matmul` goes through the dispatcher
 too), is counted with the element count of its largest tensor and of its results, the host time
 it took (`elapsed_ns`: the operator itself, not the recorder) and how many of its calls came from
-inside the candidate's extension functions (extension_calls.py); the operator itself runs
+inside the candidate's extension functions (build/extension_calls.py); the operator itself runs
 unchanged (`func(*args, **kwargs)`), so results are those of an untraced call. An operator whose
 results only alias an argument (`view`, `unfold`, `expand`, `as_strided`) is glue whatever its
 name. With a :class:`~kforge_worker.guard.provenance.Provenance`, each operator also updates the record
@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tup
 import torch
 
 from .dispatch_ops import COMPUTE, GLUE, classify, operator_name
-from .extension_calls import ExtensionCalls
+from ..build.extension_calls import ExtensionCalls
 from .provenance import Provenance, is_view
 
 try:  # PyTorch 1.13 and 2.x

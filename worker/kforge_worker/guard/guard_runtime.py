@@ -6,7 +6,7 @@ allocator (`stale-output`), watches threads and checks the output's leaves (`def
 on cuda reads the runtime's last error after the synchronize (`device-error`); before timing it
 clears persisting-L2 state (`l2-persist`); around one untimed correctness call it records the
 ATen operators dispatched (`torch-fallback`, dispatch_trace.py and torch_fallback.py), the calls of
-the candidate's extension functions (extension_calls.py), on cpu which tensors hold PyTorch's own
+the candidate's extension functions (build/extension_calls.py), on cpu which tensors hold PyTorch's own
 computation (provenance.py) and, through the profiler, the GPU kernels launched and the operators
 of other threads (`own-kernel`, kernel_trace.py and own_kernel.py; other threads' operators join
 `torch-fallback`); from that record it sends the call's `attribution` (attribution.py) and judges

@@ -3,7 +3,7 @@ every policy whose `own_work` is `"reject"` (policy.requires_own_work: every shi
 `pytorch`, which records them as notes), decided from what ran, never from how the source reads:
 
 - **a fallback ran** (`silent-fallback`): an extension function of the candidate's raised during
-  the traced call (extension_calls.py) and forward still returned an answer;
+  the traced call (build/extension_calls.py) and forward still returned an answer;
 - **PyTorch computed the output** (cpu, `torch-fallback`): every output leaf holds what PyTorch
   operators computed from the inputs and nothing of the candidate's own changed it since
   (provenance.py) — a wrapper around ATen, in Python or inside the extension;

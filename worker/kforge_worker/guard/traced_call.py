@@ -2,7 +2,7 @@
 
 The first correctness trial runs through `forward(..., traced=True)`: under the dispatch trace
 (dispatch_trace.py) inside the profiler (kernel_trace.py), with the candidate's extension calls
-recorded (extension_calls.py) and, on cpu, the provenance of its tensors (provenance.py). After the
+recorded (build/extension_calls.py) and, on cpu, the provenance of its tensors (provenance.py). After the
 output's own checks, `check_dispatch` sends the call's `attribution` (attribution.py) and applies
 `torch-fallback` and the own-work rules (own_work.py); `check_own_kernel` applies `own-kernel`
 (own_kernel.py on cuda and triton, own_work.py on cpu). docs/guard.md, "What ran". What the policy
@@ -21,7 +21,7 @@ from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import tensor_leaves
 from .dispatch_ops import OWN
 from .dispatch_trace import DispatchRecorder, traced_call
-from .extension_calls import ExtensionCalls
+from ..build.extension_calls import ExtensionCalls
 from .kernel_names import OwnKernels
 from .kernel_trace import KernelTrace, profiled_call
 from .policy import load_policy
