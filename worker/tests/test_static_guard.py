@@ -978,7 +978,7 @@ def test_every_module_the_worker_imports_is_a_harness_module():
     import ast as syntax
     from pathlib import Path
 
-    from kforge_worker.guard.static.module_checker import HARNESS_MODULES
+    from kforge_worker.guard.static.patch_rules import HARNESS_MODULES
 
     imported = set()
     for path in (Path(__file__).resolve().parents[1] / "kforge_worker").rglob("*.py"):

@@ -25,7 +25,6 @@ import torch
 from ..device.device import synchronize
 from ..device.device_digest import word_digest
 from ..protocol.errors import StageFailure, failures_as
-from ..protocol.request import MAX_SEED
 from .precision import cast_model, cast_value, is_fp8
 
 

@@ -14,7 +14,7 @@ out private names (`_cache`) and kforge's own declarations (`KFORGE_PRESETS`, `K
 """
 
 import ast
-from typing import Dict, Iterable, List, Optional, Union
+from typing import Dict, Iterable, List, Union
 
 from ..protocol.errors import StageFailure
 

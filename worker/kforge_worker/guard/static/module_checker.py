@@ -5,7 +5,6 @@ precision, torch.compile.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any, Mapping
 
 from .names import (
@@ -17,35 +16,29 @@ from .names import (
     _FD_CALLS,
     _FRAME_ATTRIBUTES,
     _GLOBAL_STATE_CALLS,
-    _HARNESS_ENVIRONMENT_PREFIXES,
     _HARNESS_READ_CALLS,
-    _INJECTING_ENVIRONMENT,
     _JOIN_METHODS,
     _NETWORK_MODULES,
     _PATH_READ_METHODS,
     _PATH_WRITE_METHODS,
     _PRECISION_CALLS,
-    _PRECISION_FLAGS,
     _PROCESS_MODULES,
     _RANK,
     _READ_PATH_CALLS,
     _RUN_PRECISIONS,
     _RUNTIME_STATE_CALLS,
-    _RUNTIME_STATE_FLAGS,
     _SEED_CALLS,
     _SIDE_STREAM_CALLS,
     _SUBPROCESS_CALLS,
     _SUBPROCESS_PREFIXES,
     _TENSOR_BASES,
-    _TIMING_TARGETS,
     _TORCH_COMPILERS,
     _WRITE_PATH_CALLS,
 )
+from .file_rules import _FileRules
+from .patch_rules import _PatchRules
 from .report import _Report, _at, _line, measured_precision_note
-from .symbols import _Module, _call_argument, _fold_string, _qualname, _resolve_text
-
-#: Names that hold credentials: reading one is a rejection even though the sandbox leaves it unset.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+from .symbols import _Module, _call_argument, _fold_string, _qualname
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,21 +60,7 @@ def _dtype_of(node: ast.AST | None, module: _Module) -> str | None:
     return _DTYPE_NAMES.get(qual)
 
 
-#: The modules whose functions kforge's worker calls while it evaluates (and those PyTorch's own
-#: calls go through): a candidate that replaces an attribute of one of them may change what the
-#: harness computes or times, so `timer-patch` rejects it. An assignment to any other module's
-#: attribute (`datetime.UTC`, a KernelBench-Hard `reference.M`) reaches only the candidate's code.
-HARNESS_MODULES = frozenset(
-    """
-    argparse array ast builtins collections contextlib copy ctypes dataclasses errno faulthandler fcntl functools
-    gc hashlib importlib inspect io json logging math numpy os pickle platform random re resource select
-    shutil signal socket stat statistics struct subprocess sys tempfile threading time timeit torch
-    traceback triton types typing warnings weakref yaml
-    """.split()
-)
-
-
-class _ModuleChecker:
+class _ModuleChecker(_FileRules, _PatchRules):
     def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any], precision: str):
         self.module = module
         self.report = report
@@ -193,8 +172,16 @@ class _ModuleChecker:
             self._method_call(node)
             return
         label = ast.unparse(node.func)
-        line = _line(node)
-        at = _at(node)
+        rules = (self._call_reaching_out, self._call_on_files, self._call_on_work_and_state, self._call_patching)
+        for rule in rules:
+            if rule(node, qual, label):
+                break
+        self._cast(node)
+
+    def _call_reaching_out(self, node: ast.Call, qual: str, label: str) -> bool:
+        """Calls that reach outside the candidate: the harness's state, raw memory, libraries,
+        processes, the network, code built at run time, imports by name. False when none applies."""
+        line, at = _line(node), _at(node)
         if qual in _HARNESS_READ_CALLS:
             self.report.add(
                 "harness-read",
@@ -267,7 +254,13 @@ class _ModuleChecker:
                     f"write the import out so it can be checked",
                     line,
                 )
-        elif qual in _FD_CALLS:
+        else:
+            return False
+        return True
+
+    def _call_on_files(self, node: ast.Call, qual: str, label: str) -> bool:
+        """Calls on files, descriptors and the environment. False when none applies."""
+        if qual in _FD_CALLS:
             self._fd_call(node, qual)
         elif qual in ("builtins.open", "io.open", "os.open", "codecs.open", "io.FileIO"):
             self._open(node, qual)
@@ -278,7 +271,15 @@ class _ModuleChecker:
         elif qual in ("os.getenv", "os.getenvb", "os.putenv", "os.unsetenv"):
             key = node.args[0] if node.args else None
             self._environment(node, key, write=qual in ("os.putenv", "os.unsetenv"), bulk=False)
-        elif qual in _DEFERRED_CALLS or qual.startswith(_DEFERRED_PREFIXES):
+        else:
+            return False
+        return True
+
+    def _call_on_work_and_state(self, node: ast.Call, qual: str, label: str) -> bool:
+        """Calls that defer work, use streams, or change global state, precision or compilation.
+        False when none applies."""
+        line, at = _line(node), _at(node)
+        if qual in _DEFERRED_CALLS or qual.startswith(_DEFERRED_PREFIXES):
             description = _DEFERRED_CALLS.get(qual, "starts a process")
             self.report.add(
                 "deferred-work",
@@ -303,7 +304,15 @@ class _ModuleChecker:
                 self._measured_precision_note(f"runs under {label}(){at}, which computes in float16/bfloat16", line)
         elif qual in _TORCH_COMPILERS:
             self._compiler_note(label, node)
-        elif qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
+        else:
+            return False
+        return True
+
+    def _call_patching(self, node: ast.Call, qual: str, label: str) -> bool:
+        """Calls that patch or look up attributes, and the remaining special cases. False when none
+        applies."""
+        line, at = _line(node), _at(node)
+        if qual in ("builtins.setattr", "builtins.delattr", "object.__setattr__", "object.__delattr__"):
             self._setattr(node)
         elif (
             qual == "builtins.getattr"
@@ -342,7 +351,9 @@ class _ModuleChecker:
             pass  # handled where os.environ itself appears
         elif qual.startswith("pathlib.") and isinstance(node.func, ast.Attribute):
             self._method_call(node)
-        self._cast(node)
+        else:
+            return False
+        return True
 
     def _method_call(self, node: ast.Call) -> None:
         func = node.func
@@ -411,201 +422,6 @@ class _ModuleChecker:
         parent = self.module.parents.get(node)
         return isinstance(parent, ast.withitem)
 
-    def _fd_call(self, node: ast.Call, qual: str) -> None:
-        first = node.args[0] if node.args else None
-        if (
-            isinstance(first, ast.Constant)
-            and isinstance(first.value, int)
-            and first.value in (0, 1, 2)
-            and qual in ("os.write", "os.read", "os.fdopen")
-        ):
-            return
-        target = ast.unparse(first) if first is not None else "a descriptor"
-        self.report.add(
-            "sandbox",
-            f"the candidate calls {qual}({target}){_at(node)}: file descriptors other "
-            f"than stdin/stdout/stderr belong to the worker (its result channel); "
-            f"print to stdout instead",
-            _line(node),
-        )
-
-    def _write_mode(self, mode: ast.AST | None) -> bool:
-        if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-            return any(flag in mode.value for flag in "wax+")
-        return mode is not None
-
-    def _open(self, node: ast.Call, qual: str) -> None:
-        path = _call_argument(node, "file", 0) or _call_argument(node, "path", None)
-        if qual == "os.open":
-            flags = _call_argument(node, "flags", 1)
-            text = ast.unparse(flags) if flags is not None else ""
-            write = any(flag in text for flag in ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"))
-        else:
-            write = self._write_mode(_call_argument(node, "mode", 1))
-        if isinstance(path, ast.Constant) and isinstance(path.value, int):
-            if path.value not in (0, 1, 2):
-                self.report.add(
-                    "sandbox",
-                    f"the candidate opens file descriptor {path.value}{_at(node)}: "
-                    f"descriptors other than stdin/stdout/stderr belong to the worker "
-                    f"(its result channel); print to stdout instead",
-                    _line(node),
-                )
-            return
-        self._path(node, path, write, "open")
-
-    def _path(self, node: ast.AST, path: ast.AST | None, write: bool, what: str) -> None:
-        if path is None:
-            return
-        text = _constant_path(path, self.module)
-        line, at = _line(node), _at(node)
-        if text is None:
-            pieces = [
-                inner.value
-                for inner in ast.walk(path)
-                if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
-            ]
-            names = {self.qual(inner) for inner in ast.walk(path) if isinstance(inner, (ast.Name, ast.Attribute))}
-            suspicious = (
-                any(".." in piece or piece.startswith("/") for piece in pieces)
-                or bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"})
-                or any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
-            )
-            if write:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate writes to a computed path with {what}{at}: write "
-                    f"only to constant relative paths inside the working directory",
-                    line,
-                    confined=True,
-                )
-            elif suspicious:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
-                    f"reading the problem, the harness or files outside the working "
-                    f"directory is rejected",
-                    line,
-                    confined=True,
-                )
-            else:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads a computed path with {what}{at}; reading "
-                    f"the problem, the harness or other files is rejected",
-                    line,
-                    "note",
-                    confined=True,
-                )
-            return
-        lowered = text.lower()
-        if lowered.startswith("/proc/") or lowered in ("/dev/mem", "/dev/kmem", "/dev/port"):
-            if any(word in lowered for word in ("/mem", "/maps", "/pagemap", "/smaps", "kmem", "/port")):
-                self.report.add(
-                    "harness-read",
-                    f"the candidate opens {text}{at}, the process's memory: "
-                    f"reading the harness's state is rejected",
-                    line,
-                )
-                return
-            if lowered.startswith(("/proc/cpuinfo", "/proc/meminfo")) and not write:
-                return
-            self.report.add(
-                "sandbox",
-                f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
-                line,
-                confined=True,
-            )
-            return
-        if text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random"):
-            return
-        parts = re.split(r"[\\/]", text)
-        outside = text.startswith(("/", "~", "\\")) or bool(re.match(r"[A-Za-z]:", text)) or ".." in parts
-        if write and outside:
-            self.report.add(
-                "sandbox",
-                f"the candidate writes {text} with {what}{at}, outside the working "
-                f"directory: candidates may write only inside their scratch directory",
-                line,
-                confined=True,
-            )
-        elif not write and (
-            outside
-            or text.endswith(".py")
-            or any(word in lowered for word in ("problem", "harness", "kforge", "reference"))
-        ):
-            if text.startswith(("/sys/devices/system/cpu", "/proc/cpuinfo")):
-                return
-            self.report.add(
-                "sandbox",
-                f"the candidate reads {text} with {what}{at}: reading the problem, the "
-                f"harness or files outside the working directory is rejected",
-                line,
-                confined=True,
-            )
-
-    def _environment(self, node: ast.AST, key: ast.AST | None, write: bool, bulk: bool) -> None:
-        line, at = _line(node), _at(node)
-        verb = "sets" if write else "reads"
-        if bulk:
-            self.report.add(
-                "sandbox",
-                f"the candidate {verb} the whole environment{at}: candidates run with a "
-                f"scrubbed environment and may not read or change it; remove it",
-                line,
-                confined=True,
-            )
-            return
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            if key.value in self.policy["environment_keys"]:
-                self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
-            elif write and (key.value in _INJECTING_ENVIRONMENT or key.value.startswith(_HARNESS_ENVIRONMENT_PREFIXES)):
-                self.report.add(
-                    "sandbox",
-                    f"the candidate sets the environment variable {key.value}{at}: it loads code into the "
-                    f"processes the build starts or changes the harness's own settings, which nothing at "
-                    f"run time can see; remove it",
-                    line,
-                )
-            elif write and not _SECRET_NAME.search(key.value):
-                # PATH to find nvcc, LD_LIBRARY_PATH, a library's own knob: the change stays inside the
-                # candidate's process and the processes its build starts, all in the sandbox.
-                self.report.add(
-                    "sandbox",
-                    f"the candidate sets the environment variable {key.value}{at}: the change stays in its "
-                    f"own process and the processes its build starts, inside the sandbox",
-                    line,
-                    "note",
-                )
-            elif not write and not _SECRET_NAME.search(key.value):
-                # A setting looked up by name (KernelBench's ThunderKittens example reads
-                # THUNDERKITTENS_ROOT): the environment is an allow-list, so it finds the default.
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads the environment variable {key.value}{at}: candidates run with an "
-                    f"environment reduced to an allow-list (no secrets; HOME and TMPDIR are its scratch folder)",
-                    line,
-                    "note",
-                    confined=True,
-                )
-            else:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate {verb} the environment variable {key.value}{at}: "
-                    f"candidates run with a scrubbed environment and may not read secrets "
-                    f"or settings; remove it",
-                    line,
-                    confined=True,
-                )
-            return
-        self.report.add(
-            "sandbox",
-            f"the candidate {verb} an environment variable by a computed name{at}: "
-            f"candidates may not read or change the environment; remove it",
-            line,
-            confined=True,
-        )
-
     def _matmul_precision(self, node: ast.Call) -> None:
         value = node.args[0] if node.args else _call_argument(node, "precision", None)
         lowers = not (isinstance(value, ast.Constant) and value.value == "highest")
@@ -667,160 +483,6 @@ class _ModuleChecker:
                 return True
         return False
 
-    # -- assignments and patches -----------------------------------------------------------
-
-    def _target(self, target: ast.AST, node: ast.AST, value: ast.AST | None) -> None:
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self._target(element, node, None)
-        elif isinstance(target, ast.Attribute):
-            qual = self.qual(target)
-            if qual:
-                self._patch(node, qual, value)
-        elif isinstance(target, ast.Subscript):
-            base = self.qual(target.value)
-            if base == "sys.modules":
-                self.report.add(
-                    "timer-patch",
-                    f"the candidate edits sys.modules{_at(node)}: replacing loaded "
-                    f"modules patches the harness; remove it",
-                    _line(node),
-                )
-            elif base == "os.environ":
-                self._environment(node, target.slice, write=True, bulk=False)
-            elif base and base.endswith(".__dict__"):
-                self._patch(node, f"{base[: -len('.__dict__')]}.{ast.unparse(target.slice)}", value)
-            elif isinstance(target.value, ast.Name) and target.value.id == "__builtins__":
-                self._patch(node, "builtins", value)
-            elif (
-                isinstance(target.value, ast.Call)
-                and self.qual(target.value.func) == "builtins.vars"
-                and target.value.args
-                and self.qual(target.value.args[0])
-            ):
-                self._patch(node, f"{self.qual(target.value.args[0])}.{ast.unparse(target.slice)}", value)
-
-    def _setattr(self, node: ast.Call) -> None:
-        if len(node.args) < 2:
-            return
-        owner = self.qual(node.args[0])
-        if owner is None:
-            return
-        name = node.args[1]
-        attribute = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "<computed>"
-        self._patch(node, f"{owner}.{attribute}", node.args[2] if len(node.args) > 2 else None)
-
-    def _patch(self, node: ast.AST, qual: str, value: ast.AST | None = None) -> None:
-        line, at = _line(node), _at(node)
-        if qual in _RUNTIME_STATE_FLAGS:
-            shown = f" = {ast.unparse(value)}" if value is not None else ""
-            self.report.add(
-                "precision" if qual.rsplit(".", 1)[1] in _PRECISION_FLAGS else "global-state",
-                f"the candidate sets {qual}{shown}{at}: judged at run time (the worker compares this "
-                f"switch before and after the import, the construction, the correctness trials and the "
-                f"timed calls, and rejects a change)",
-                line,
-                "note",
-            )
-            return
-        if qual.startswith("torch.backends."):
-            last = qual.rsplit(".", 1)[1]
-            lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
-            if last in _PRECISION_FLAGS and lowers:
-                self._measured_precision_note(
-                    f"sets {qual} = {ast.unparse(value)}{at}, which lets float32 matmuls or convolutions "
-                    f"run in reduced precision in its own process",
-                    line,
-                )
-            else:
-                self.report.add(
-                    "global-state",
-                    f"the candidate sets {qual}{at}: a torch switch the run-time snapshot "
-                    f"does not read back, so what it changes cannot be judged; remove the "
-                    f"assignment",
-                    line,
-                )
-            return
-        if qual in ("sys.stdout", "sys.stderr", "sys.dont_write_bytecode"):
-            self.report.add("timer-patch", f"the candidate replaces {qual}{at}", line, "note")
-            return
-        if qual.startswith(_TIMING_TARGETS) or qual.startswith(("time.", "timeit.")):
-            self.report.add(
-                "timer-patch",
-                f"the candidate replaces {qual}{at}: the harness's timing and "
-                f"synchronisation functions must stay untouched; remove the "
-                f"assignment",
-                line,
-            )
-            return
-        what = "the builtin " + qual.split(".", 1)[1] if qual.startswith("builtins.") else qual
-        root = qual.split(".", 1)[0]
-        if root not in HARNESS_MODULES and not root.startswith("kforge"):
-            self.report.add(
-                "timer-patch",
-                f"the candidate sets {what}{at}: kforge's worker calls nothing of {root}, so the change "
-                f"reaches only the candidate's own code",
-                line,
-                "note",
-            )
-            return
-        if self._adds_a_missing_attribute(node, qual):
-            self.report.add(
-                "timer-patch",
-                f"the candidate adds {what}{at} where it is missing (`if not hasattr(...)`): nothing that "
-                f"used it before can see a change",
-                line,
-                "note",
-            )
-            return
-        self.report.add(
-            "timer-patch",
-            f"the candidate replaces {what}{at}: a candidate may not modify modules "
-            f"it did not define (torch, time, builtins, the harness); remove the "
-            f"assignment",
-            line,
-        )
-
-    def _adds_a_missing_attribute(self, node: ast.AST, qual: str) -> bool:
-        """Whether the assignment sits in `if not hasattr(OWNER, "NAME"):` for its own target."""
-        owner, _, name = qual.rpartition(".")
-        return any(
-            isinstance(test, ast.UnaryOp)
-            and isinstance(test.op, ast.Not)
-            and isinstance(test.operand, ast.Call)
-            and self.qual(test.operand.func) == "builtins.hasattr"
-            and len(test.operand.args) == 2
-            and self.qual(test.operand.args[0]) == owner
-            and isinstance(test.operand.args[1], ast.Constant)
-            and test.operand.args[1].value == name
-            for test in self._branch_tests(node)
-        )
-
-    def _sys_modules_method(self, node: ast.Call, method: str) -> None:
-        if method in ("pop", "update", "setdefault", "clear", "__setitem__", "__delitem__", "popitem"):
-            self.report.add(
-                "timer-patch",
-                f"the candidate edits sys.modules with .{method}(){_at(node)}: "
-                f"replacing loaded modules patches the harness; remove it",
-                _line(node),
-            )
-        else:
-            first = node.args[0] if node.args else None
-            if (
-                method == "get"
-                and isinstance(first, ast.Constant)
-                and isinstance(first.value, str)
-                and first.value != "__main__"
-                and not first.value.startswith("kforge")
-            ):
-                return
-            self.report.add(
-                "harness-read",
-                f"the candidate searches sys.modules with .{method}(){_at(node)}: "
-                f"a candidate may not reach into the harness's modules; remove it",
-                _line(node),
-            )
-
     # -- classes, attributes, decorators ---------------------------------------------------
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -858,63 +520,6 @@ class _ModuleChecker:
             return
         self._module_object(node)
 
-    def _module_object(self, node: ast.Name | ast.Attribute) -> None:
-        """Uses of os.environ and sys.modules, however they were imported."""
-        qual = self.qual(node)
-        parent = self.module.parents.get(node)
-        if qual == "os.environ":
-            self._environ_use(node, parent)
-        elif qual == "sys.modules" and isinstance(parent, ast.Subscript) and parent.value is node:
-            key = parent.slice
-            if isinstance(parent.ctx, (ast.Store, ast.Del)):
-                return  # reported as an assignment
-            if (
-                isinstance(key, ast.Constant)
-                and isinstance(key.value, str)
-                and key.value != "__main__"
-                and not key.value.startswith("kforge")
-            ):
-                return
-            if isinstance(key, ast.Name) and key.id == "__name__":
-                return
-            self.report.add(
-                "harness-read",
-                f"the candidate looks up `{ast.unparse(parent)}`{_at(node)}: a "
-                f"candidate may not reach into the harness's modules; remove it",
-                _line(node),
-            )
-        elif qual == "sys.modules" and not isinstance(parent, ast.Attribute):
-            self.report.add(
-                "harness-read",
-                f"the candidate reads sys.modules{_at(node)}: a candidate may not "
-                f"reach into the harness's modules; remove it",
-                _line(node),
-            )
-
-    def _environ_use(self, node: ast.AST, parent: ast.AST | None) -> None:
-        if isinstance(parent, ast.Subscript) and parent.value is node:
-            if isinstance(parent.ctx, ast.Load):
-                self._environment(node, parent.slice, write=False, bulk=False)
-            return  # stores are reported as assignments
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            call = self.module.parents.get(parent)
-            method = parent.attr
-            key = call.args[0] if isinstance(call, ast.Call) and call.args else None
-            if method in ("get", "__getitem__", "__contains__"):
-                self._environment(node, key, write=False, bulk=False)
-            elif method in ("setdefault", "pop", "__setitem__", "__delitem__"):
-                self._environment(node, key, write=True, bulk=False)
-            elif method == "update" and isinstance(call, ast.Call) and _named_update(call):
-                for named in _named_update(call):
-                    self._environment(node, named, write=True, bulk=False)
-            else:
-                self._environment(node, None, write=method in ("update", "clear", "popitem"), bulk=True)
-            return
-        if isinstance(parent, ast.Compare) and parent.left is not node:
-            self._environment(node, parent.left, write=False, bulk=False)
-            return
-        self._environment(node, None, write=False, bulk=True)
-
     def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -940,47 +545,3 @@ class _ModuleChecker:
             _line(first),
             "note",
         )
-
-
-def _named_update(call: ast.Call) -> list[ast.AST]:
-    """The keys of `os.environ.update({"PATH": ...}, CC=...)` when every one is written out; [] otherwise."""
-    keys: list[ast.AST] = []
-    for argument in call.args:
-        if not isinstance(argument, ast.Dict) or any(key is None for key in argument.keys):
-            return []
-        keys.extend(key for key in argument.keys if key is not None)
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            return []
-        keys.append(ast.Constant(keyword.arg))
-    if not all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in keys):
-        return []
-    return keys
-
-
-def _constant_path(node: ast.AST, module: _Module) -> str | None:
-    if isinstance(node, ast.Call):
-        qual = _qualname(node.func, module.aliases)
-        if qual in ("os.path.join", "pathlib.Path", "pathlib.PurePath", "posixpath.join"):
-            parts = [_constant_path(argument, module) for argument in node.args]
-            return "/".join(parts) if parts and all(part is not None for part in parts) else None
-        if qual in (
-            "os.path.expanduser",
-            "os.path.abspath",
-            "os.path.realpath",
-            "os.path.normpath",
-            "builtins.str",
-            "os.fspath",
-        ):
-            inner = _constant_path(node.args[0], module) if node.args else None
-            if inner is not None and qual in ("os.path.abspath", "os.path.realpath"):
-                return inner if inner.startswith("/") else inner
-            return inner
-        return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        left, right = _constant_path(node.left, module), _constant_path(node.right, module)
-        return f"{left}/{right}" if left is not None and right is not None else None
-    segments = _resolve_text(node, module)
-    if segments is None:
-        return None
-    return "".join(text for text, _ in segments)
