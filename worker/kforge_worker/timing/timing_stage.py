@@ -61,93 +61,25 @@ def run_timing(
         refilled=guard.enabled,
         **CONSTRUCT,
     )
-    count, contents = len(models), len(models[0].contents)
-    samples: List[dict] = []
-    # The parent paces a warm-up by time call by call; this is the most it may ask for.
-    warmup_limit = warmup_call_limit(request.warmup_trials, request.warmup_ms)
-    limits = {"warmup": warmup_limit, "timed": request.perf_trials}
-    batches = CandidateBatches(
-        problem,
-        models,
-        contents,
-        device,
-        dtype,
-        channel,
-        lambda output, where: guard.after_call(output, where),
-        handover,
-    )
-
-    def slot(phase: str, index: int):
-        model_index, content = content_index(phase, index, count, request.warmup_trials, contents)
-        return models[model_index], content
-
-    def prepare(phase: str, index: int) -> None:
-        timed, content = slot(phase, index)
-        if guard.enabled:
-            refill(timed.live, timed.contents[content])
-        seed_everything(timed.content_seeds[content])
-        guard.before_call(timed.live)
-
-    def after(phase: str, index: int, output: Any) -> None:
-        guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
-
-    def keep(index: int, output: Any) -> None:
-        timed, content = slot("timed", index)
-        entry = {
-            "id": f"timed-{index}",
-            "call": index,
-            "seed": timed.seed,
-            "input_seed": timed.content_seeds[content],
-            "input_digest": input_digest(timed.live),
-        }
-        samples.append(handover.hand_over(output, entry))
-
-    def proceed(phase: str, index: int, output: Any) -> bool:
-        channel.send("called", phase=phase, index=index)
-        kept = False
-        while True:
-            step = receive_step(channel)
-            if step.keep:
-                if phase != "timed" or kept:
-                    raise ProtocolError(f"`keep` is for a timed call's output, once ({phase} call {index})")
-                kept = True
-                keep(index, output)
-            if step.next == "batch":
-                with failures_as(**FORWARD):
-                    batches.run(step.calls, step.reseed)
-                continue
-            if step.next == "call" and index + 1 >= limits[phase]:
-                raise ProtocolError(
-                    f"the parent asked for {phase} call {index + 1}; the request allows {limits[phase]}"
-                )
-            return step.next == "call"
-
+    stage = _TimedCalls(problem, models, request, device, dtype, guard, channel, handover)
     with failures_as(**FORWARD), torch.no_grad():
         timed_calls = time_calls(
             bound_calls([(timed.model, timed.live) for timed in models]),
-            warmup_limit,
+            stage.warmup_limit,
             request.perf_trials,
             device,
             l2_cache_bytes(device),
-            prepare=prepare,
-            after=after,
-            proceed=proceed,
+            prepare=stage.prepare,
+            after=stage.after,
+            proceed=stage.proceed,
         )
-    if guard.enabled and device.type == "cuda":
-        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms) or side_stream_problem(
-            timed_calls.times_ms, timed_calls.warmup_gap_ms, calls="warm-up calls (no hold ahead of them)"
-        )
-        if problem_text:
-            raise StageFailure("rejected", "side-stream", problem_text)
-        guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
-    elif guard.enabled:
-        guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
+    _check_side_streams(guard, device, timed_calls)
     result = {
         "times_ms": timed_calls.times_ms,
         "wall_ms": timed_calls.wall_ms,
         "gap_ms": timed_calls.gap_ms,
-        "samples": samples,
-        "contents_per_model": contents,
+        "samples": stage.samples,
+        "contents_per_model": stage.contents,
         "warmup_calls": timed_calls.warmup_calls,
     }
     if device.type == "cuda":
@@ -163,3 +95,85 @@ def run_timing(
             )
     guard.record_call_checks()
     return result
+
+
+class _TimedCalls:
+    """What happens around each warm-up and timed call (the hooks of `time_calls`): the refill,
+    reseed and poison before it, the guard's checks after it, then the parent's step: keep its
+    output (handed over at once), run a trusted batch, go on or stop."""
+
+    def __init__(self, problem, models, request, device, dtype, guard: GuardRuntime, channel: Channel, handover):
+        self.models, self.request, self.guard, self.channel, self.handover = models, request, guard, channel, handover
+        self.count, self.contents = len(models), len(models[0].contents)
+        self.samples: List[dict] = []
+        # The parent paces a warm-up by time call by call; this is the most it may ask for.
+        self.warmup_limit = warmup_call_limit(request.warmup_trials, request.warmup_ms)
+        self.limits = {"warmup": self.warmup_limit, "timed": request.perf_trials}
+        self.batches = CandidateBatches(
+            problem,
+            models,
+            self.contents,
+            device,
+            dtype,
+            channel,
+            lambda output, where: guard.after_call(output, where),
+            handover,
+        )
+
+    def slot(self, phase: str, index: int):
+        model_index, content = content_index(phase, index, self.count, self.request.warmup_trials, self.contents)
+        return self.models[model_index], content
+
+    def prepare(self, phase: str, index: int) -> None:
+        timed, content = self.slot(phase, index)
+        if self.guard.enabled:
+            refill(timed.live, timed.contents[content])
+        seed_everything(timed.content_seeds[content])
+        self.guard.before_call(timed.live)
+
+    def after(self, phase: str, index: int, output: Any) -> None:
+        self.guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
+
+    def keep(self, index: int, output: Any) -> None:
+        timed, content = self.slot("timed", index)
+        entry = {
+            "id": f"timed-{index}",
+            "call": index,
+            "seed": timed.seed,
+            "input_seed": timed.content_seeds[content],
+            "input_digest": input_digest(timed.live),
+        }
+        self.samples.append(self.handover.hand_over(output, entry))
+
+    def proceed(self, phase: str, index: int, output: Any) -> bool:
+        self.channel.send("called", phase=phase, index=index)
+        kept = False
+        while True:
+            step = receive_step(self.channel)
+            if step.keep:
+                if phase != "timed" or kept:
+                    raise ProtocolError(f"`keep` is for a timed call's output, once ({phase} call {index})")
+                kept = True
+                self.keep(index, output)
+            if step.next == "batch":
+                with failures_as(**FORWARD):
+                    self.batches.run(step.calls, step.reseed)
+                continue
+            if step.next == "call" and index + 1 >= self.limits[phase]:
+                raise ProtocolError(
+                    f"the parent asked for {phase} call {index + 1}; the request allows {self.limits[phase]}"
+                )
+            return step.next == "call"
+
+
+def _check_side_streams(guard: GuardRuntime, device, timed_calls) -> None:
+    """`side-stream` on the timed calls' gaps (cuda), or why it does not apply."""
+    if guard.enabled and device.type == "cuda":
+        problem_text = side_stream_problem(timed_calls.times_ms, timed_calls.gap_ms) or side_stream_problem(
+            timed_calls.times_ms, timed_calls.warmup_gap_ms, calls="warm-up calls (no hold ahead of them)"
+        )
+        if problem_text:
+            raise StageFailure("rejected", "side-stream", problem_text)
+        guard.log.record("side-stream", "passed", "no call left work on another stream after its own")
+    elif guard.enabled:
+        guard.log.record("side-stream", "skipped", "host clock on cpu: there is no stream to escape")
