@@ -78,15 +78,7 @@ def timed_entry(calls, settings: Baselines, device: torch.device, l2_bytes: Opti
         proceed=budget,
         options=TimingOptions(warmup_min_ms=settings.warmup_ms),
     )
-    entry = {
-        "times_ms": timed.times_ms,
-        "wall_ms": timed.wall_ms,
-        "warmup_calls": timed.warmup_calls,
-        "budget_stopped": budget.stopped,
-    }
-    if device.type == "cuda":
-        entry["hold_ms"] = timed.hold_ms
-        entry["exposed_calls"] = timed.exposed_calls
+    entry = {**timed.figures(device), "budget_stopped": budget.stopped}
     if settings.budget_ms is None or budget.elapsed_ms() < settings.budget_ms:
         entry["batch_ms"] = batch_figures(
             calls, statistics.median(timed.times_ms), device, output_bytes=sizes[0] if sizes else None

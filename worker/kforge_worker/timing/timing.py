@@ -104,6 +104,18 @@ class TimedCalls:
     hold_ms: float = 0.0
     exposed_calls: int = 0
 
+    def figures(self, device) -> Dict[str, Any]:
+        """The fields both the candidate's `timing` and a baseline report: the times, the wall
+        times and the warm-up calls, and on cuda the hold and the exposed calls."""
+        figures: Dict[str, Any] = {
+            "times_ms": self.times_ms,
+            "wall_ms": self.wall_ms,
+            "warmup_calls": self.warmup_calls,
+        }
+        if device.type == "cuda":
+            figures.update(hold_ms=self.hold_ms, exposed_calls=self.exposed_calls)
+        return figures
+
 
 _OWN_NAMES = (
     "time_calls",

@@ -75,16 +75,11 @@ def run_timing(
         )
     _check_side_streams(guard, device, timed_calls)
     result = {
-        "times_ms": timed_calls.times_ms,
-        "wall_ms": timed_calls.wall_ms,
+        **timed_calls.figures(device),
         "gap_ms": timed_calls.gap_ms,
         "samples": stage.samples,
         "contents_per_model": stage.contents,
-        "warmup_calls": timed_calls.warmup_calls,
     }
-    if device.type == "cuda":
-        result["hold_ms"] = timed_calls.hold_ms
-        result["exposed_calls"] = timed_calls.exposed_calls
     if request.cross_check:
         with failures_as(**FORWARD), torch.no_grad():
             result["cross_check"] = cross_check(
