@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import type { Backend, Precision, Preset } from '../core/verdict.js';
-import { deviceCapacityBytes } from '../eval/pipeline/device-capacity.js';
-import { formatBytes } from '../eval/pipeline/memory-budget.js';
+import { deviceCapacityBytes } from '../eval/devices/device-capacity.js';
+import { formatBytes } from '../eval/locks/memory-budget.js';
 import { evaluationSecondsAt, formatBudgetFlag, formatEvaluationTime, OFFERED_EVALUATION_MS, setFlags, timeFitWords } from '../eval/problem/evaluation-time.js';
 import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
 import { estimateEvaluationSize, type SizeEstimate } from '../eval/problem/size-estimate.js';

@@ -7,7 +7,7 @@ import { evaluationResultSchema, type Backend, type EvaluationResult } from '../
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator, ShapeStartedEvent } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
+import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
@@ -16,7 +16,7 @@ import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
 import { UsageError } from '../usage-error.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
+import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';

@@ -7,8 +7,8 @@ import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { describeHolders, formatBytes } from '../../eval/pipeline/memory-budget.js';
-import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
+import { describeHolders, formatBytes } from '../../eval/locks/memory-budget.js';
+import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
@@ -22,7 +22,7 @@ import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { UsageError } from '../usage-error.js';
-import { isGpuVisible } from '../../eval/pipeline/gpu-detection.js';
+import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
 
 /** What a batch needs of `kforge eval`'s dependencies (tests replace them). */
 export interface BatchDependencies {

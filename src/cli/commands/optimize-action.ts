@@ -19,7 +19,7 @@ import type { Backend } from '../../core/verdict.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { CandidateUnevaluatedError } from '../../agent/run/candidate-unevaluated-error.js';
-import { detectGpus, type DetectedGpu } from '../../eval/pipeline/gpu-detection.js';
+import { detectGpus, type DetectedGpu } from '../../eval/devices/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';

@@ -13,7 +13,7 @@ import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audi
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { collectRepeated } from '../repeated-option.js';
-import { declaredToleranceWins, toleranceFor } from '../../eval/run/tolerance.js';
+import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
 import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
 import { pythonExecutable } from '../python-executable.js';

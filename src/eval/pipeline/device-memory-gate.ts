@@ -1,11 +1,12 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { deviceCapacityBytes, parseByteSize } from './device-capacity.js';
+import { deviceCapacityBytes, parseByteSize } from '../devices/device-capacity.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
-import { hostGpuName } from './host-device-names.js';
+import { hostGpuName } from '../devices/host-device-names.js';
 import { MachineFaultError } from '../machine-fault-error.js';
-import { MemoryBudget, type BudgetHolder, type BudgetReservation } from './memory-budget.js';
+import { MemoryBudget, type BudgetReservation } from '../locks/memory-budget.js';
+import type { BudgetHolder } from '../pipeline-events.js';
 import { ProblemTooLargeError } from '../problem/problem-too-large-error.js';
 import { estimateEvaluationSize, type SizeEstimateOutcome } from '../problem/size-estimate.js';
 

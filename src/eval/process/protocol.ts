@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { buildInfoSchema } from '../../core/build-info.js';
 import { guardCheckSchema, guardFindingSchema, toleranceAuditSchema } from '../../core/guard-report.js';
 import { firstMismatchSchema, type Verdict } from '../../core/verdict.js';
+import { FAULT_RESOURCES } from '../machine-fault-error.js';
 import { ProtocolError } from './protocol-error.js';
-import { workerRoleSchema, type WorkerRole } from './worker-role.js';
+import { workerRoleSchema, type WorkerRole } from '../worker-role.js';
 
 /**
  * Schemas of worker protocol version 1 (docs/worker-protocol.md). Worker → parent messages arrive
@@ -97,7 +98,6 @@ export const failureMessageSchema = z.object({
 });
 
 /** What ran out when the machine, not the candidate, ended the evaluation (docs/worker-protocol.md, "Faults"). */
-export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device', 'time'] as const;
 export type FaultResource = (typeof FAULT_RESOURCES)[number];
 
 /** The machine could not evaluate: never a verdict (docs/spec.md section 3). */

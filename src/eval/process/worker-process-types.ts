@@ -1,6 +1,6 @@
 import type { ProtocolError } from './protocol-error.js';
 import type { Stage, StageMemory, StageMessage, WorkerMessage } from './protocol.js';
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 
 export interface WorkerProcessOptions {
   role: WorkerRole;

@@ -9,7 +9,7 @@ import { ProtocolError } from './protocol-error.js';
 import { ProtocolLineReader } from './protocol-line-reader.js';
 import { MessageOrder } from './message-order.js';
 import { StageClock } from './stage-clock.js';
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import type { WorkerAssignment, WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
 
 /** How long a worker gets between SIGTERM and SIGKILL, in milliseconds. */

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { TimingSummary } from '../../core/verdict.js';
 import type { BaselineEntry, MessageOfType, RooflineMessage, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
-import { CandidateTimingDriver, type DrivenTiming } from '../timing/candidate-timing-driver.js';
+import { CandidateTimingDriver, type DrivenTiming } from './candidate-timing-driver.js';
 import { median } from '../timing/statistics.js';
 import { contentCount } from '../timing/timed-contents.js';
 import { TimingBudget } from '../timing/timing-budget.js';

@@ -2,7 +2,7 @@ import type { EvaluationMemory, RoleMemory } from '../../core/verdict.js';
 import { MachineFaultError } from '../machine-fault-error.js';
 import type { FaultMessage } from '../process/protocol.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { limitFlag } from './stage-limits.js';
 
 /** What to do about each resource a worker's `fault` names (`time`: {@link timeHint}). */

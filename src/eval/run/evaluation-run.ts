@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
-import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipeline.js';
+import type { EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import type { EvaluationProgress } from '../evaluator.js';
 import { withReportedTolerance, type EvaluationSettings } from './evaluation-settings.js';
-import { referenceToleranceFields } from './tolerance.js';
+import { referenceToleranceFields } from '../../core/tolerance.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
@@ -24,7 +24,7 @@ import type {
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
-import { lookUpBaselines, peekBaselines, storeBaselines } from '../timing/run-baselines.js';
+import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.js';
 import type { ScratchDirectory } from '../process/scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
@@ -34,7 +34,7 @@ import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './c
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
 import { OutputHandover, handoverWindowBoundMs, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { limitBasis, referenceTrialMs, sizedStageLimits } from './sized-stage-limits.js';
 import { limitFlag } from './stage-limits.js';
 

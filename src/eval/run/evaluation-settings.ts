@@ -5,7 +5,7 @@ import type { EvaluationRequest } from '../evaluator.js';
 import type { ReferenceReadyMessage, Stage } from '../process/protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
 import { DEFAULT_TIMING_BUDGET_MS, defaultWarmupMs } from '../timing/timing-budget.js';
-import { profileTolerance, type RunTolerance } from './tolerance.js';
+import { profileTolerance, type RunTolerance } from '../../core/tolerance.js';
 
 /** Defaults of docs/spec.md sections 4 and 5. */
 export const EVALUATION_DEFAULTS = {

@@ -2,7 +2,7 @@ import { POLICY_DECIDED_CHECKS } from '../../core/guard-policy.js';
 import type { CorrectnessSummary, Reason, ToleranceProfile } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
 import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
-import type { RunTolerance, Tolerance } from './tolerance.js';
+import type { RunTolerance, Tolerance } from '../../core/tolerance.js';
 
 /**
  * The error profile of a judgement (docs/spec.md section 4): trials passed, largest errors against the

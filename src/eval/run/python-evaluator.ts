@@ -8,7 +8,7 @@ import { problemIdentity } from '../problem/problem-identity.js';
 import { EvaluationRun } from './evaluation-run.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
-import { Semaphore } from '../pipeline/semaphore.js';
+import { Semaphore } from '../locks/semaphore.js';
 import { createScratchDirectory, type ScratchDirectory } from '../process/scratch-directory.js';
 import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
 import type { RandomInteger } from './seeds.js';
@@ -16,7 +16,7 @@ import { unreadableInput } from './unreadable-input.js';
 import { defaultBaselineCacheDirectory } from '../cache/baseline-cache.js';
 import { buildWorkerEnvironment } from '../process/worker-environment.js';
 import { WorkerProcess } from '../process/worker-process.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { prepareSandboxFolders, roleEnvironment, sandboxPolicy, workerLaunch, type SandboxPolicy } from '../process/worker-sandbox.js';
 
 export interface PythonEvaluatorOptions {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { parseWorkerMessage, type ReferenceReadyMessage } from '../process/protocol.js';
 import { workerRequestSchema } from '../process/worker-requests.js';
 import { resolveEvaluationSettings, withReportedTolerance } from './evaluation-settings.js';
-import { declaredToleranceWins, dtypeTolerances, referenceToleranceFields, toleranceFor } from './tolerance.js';
+import { declaredToleranceWins, dtypeTolerances, referenceToleranceFields, toleranceFor } from '../../core/tolerance.js';
 
 function ready(line: string): ReferenceReadyMessage {
   const result = parseWorkerMessage(line, 'reference');

@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
-import type { ScratchDirectory } from './scratch-directory.js';
-import type { WorkerProcess } from './worker-process.js';
-import type { WorkerRole } from './worker-role.js';
+import type { ScratchDirectory } from '../process/scratch-directory.js';
+import type { WorkerProcess } from '../process/worker-process.js';
+import type { WorkerRole } from '../worker-role.js';
 
 /** A worker started ahead of its evaluation, in its own scratch directory. */
 export interface WarmWorker {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { acquireFileLock, currentLockOwner, isFileLockHeld, lockOwnerSchema } from './file-lock.js';
 import { MachineFaultError } from '../machine-fault-error.js';
+import type { BudgetHolder } from '../pipeline-events.js';
 
 /** One reservation of the budget, as its file holds it (the lock-owner fields of file-lock.ts, plus what it holds). */
 const entrySchema = lockOwnerSchema.extend({
@@ -17,16 +18,7 @@ const entrySchema = lockOwnerSchema.extend({
   kind: z.enum(['evaluation', 'context', 'wanted']).default('evaluation'),
 });
 export type BudgetEntry = z.infer<typeof entrySchema>;
-type HeldKind = Exclude<BudgetEntry['kind'], 'wanted'>;
-
-/** Who holds part of a budget, for a waiting process's message. */
-export interface BudgetHolder {
-  pid: number;
-  label: string;
-  bytes: number;
-  since: string;
-  kind: HeldKind;
-}
+type HeldKind = BudgetHolder['kind'];
 
 export interface MemoryBudgetOptions {
   /** The budget's folder, shared by every kforge process of the host (one per device). */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { baselineCacheKey, type BaselineCache, type BaselineKeyMaterial, type CachedBaselines } from '../cache/baseline-cache.js';
-import type { EvaluationSettings } from '../run/evaluation-settings.js';
+import type { EvaluationSettings } from './evaluation-settings.js';
 import type { MessageOfType, WorkerEnvironment } from '../process/protocol.js';
 
 /** What one evaluation needs to look up and store its baselines. */

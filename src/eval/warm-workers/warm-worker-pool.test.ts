@@ -5,12 +5,12 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fixturePath, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { isProcessAlive, waitForDeath } from '../../../test-support/process-liveness.js';
-import { signalProcessGroup } from './process-group.js';
-import { createScratchDirectory } from './scratch-directory.js';
+import { signalProcessGroup } from '../process/process-group.js';
+import { createScratchDirectory } from '../process/scratch-directory.js';
 import { WarmWorkerPool, WarmWorkerPoolClosedError, type WarmWorker } from './warm-worker-pool.js';
-import { buildWorkerEnvironment } from './worker-environment.js';
-import { WorkerProcess } from './worker-process.js';
-import type { WorkerRole } from './worker-role.js';
+import { buildWorkerEnvironment } from '../process/worker-environment.js';
+import { WorkerProcess } from '../process/worker-process.js';
+import type { WorkerRole } from '../worker-role.js';
 
 /** Real worker processes: the fake worker of test-support says hello at once and waits on stdin. */
 const root = mkdtempSync(path.join(os.tmpdir(), 'kforge-warm-pool-test-'));

@@ -6,11 +6,11 @@ import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import { fixturePath, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { DeviceMemoryGate, WORKER_CONTEXT_BYTES } from '../pipeline/device-memory-gate.js';
-import { MemoryBudget } from '../pipeline/memory-budget.js';
-import { ProcessGroupPauser } from './process-group-pauser.js';
+import { MemoryBudget } from '../locks/memory-budget.js';
+import { ProcessGroupPauser } from '../process/process-group-pauser.js';
 import { WarmWorkerPool, type WarmWorker } from './warm-worker-pool.js';
 import { WarmWorkerSpawner } from './warm-worker-spawner.js';
-import { sandboxPolicy } from './worker-sandbox.js';
+import { sandboxPolicy } from '../process/worker-sandbox.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 
 /** Real worker processes (test-support's fake worker says hello at once) on a device whose budget is a folder here. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CandidateTimingDriver } from './candidate-timing-driver.js';
-import { outcome, type Step } from '../run/outcome.js';
+import { outcome, type Step } from './outcome.js';
 import type { WorkerMessage } from '../process/protocol.js';
-import { BatchContents, timedCallContents } from './timed-contents.js';
-import { TimingBudget } from './timing-budget.js';
+import { BatchContents, timedCallContents } from '../timing/timed-contents.js';
+import { TimingBudget } from '../timing/timing-budget.js';
 import type { WorkerRequest } from '../process/worker-requests.js';
 import type { WorkerProcess } from '../process/worker-process.js';
 

@@ -1,9 +1,9 @@
-import type { Outcome, Step } from '../run/outcome.js';
+import type { Outcome, Step } from './outcome.js';
 import type { MessageOfType, TimedSample, WorkerMessageType } from '../process/protocol.js';
-import type { RandomInteger } from '../run/seeds.js';
-import { BatchContents, timedCallContents, type ExpectedContents } from './timed-contents.js';
-import type { TimingBudget } from './timing-budget.js';
-import type { TimedBatch } from './trusted-bound.js';
+import type { RandomInteger } from './seeds.js';
+import { BatchContents, timedCallContents, type ExpectedContents } from '../timing/timed-contents.js';
+import type { TimingBudget } from '../timing/timing-budget.js';
+import type { TimedBatch } from '../timing/trusted-bound.js';
 import type { WorkerProcess } from '../process/worker-process.js';
 
 /** Trusted batches per evaluation: after the warm-up, in the middle of the timed calls, at their end. */

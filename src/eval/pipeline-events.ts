@@ -1,4 +1,14 @@
-import type { BudgetHolder } from './memory-budget.js';
+/** Who holds part of a device's memory budget (locks/memory-budget.ts), for a waiting process's message. */
+export interface BudgetHolder {
+  pid: number;
+  label: string;
+  /** Bytes it holds. */
+  bytes: number;
+  /** When it took them (ISO 8601). */
+  since: string;
+  /** `evaluation`: a lease's grant; `context`: a worker's CUDA context, held outside any lease. */
+  kind: 'evaluation' | 'context';
+}
 
 /**
  * What a pipelined evaluation reports besides its stages, in order: the build waits for its

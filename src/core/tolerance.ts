@@ -1,4 +1,4 @@
-import type { Precision, ToleranceProfile } from '../../core/verdict.js';
+import type { Precision, ToleranceProfile } from './verdict.js';
 
 /** Absolute and relative tolerance: an element passes when |c − r| ≤ atol + rtol·|r|. */
 export interface Tolerance {

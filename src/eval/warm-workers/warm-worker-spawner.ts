@@ -1,12 +1,12 @@
-import type { BudgetHolder } from '../pipeline/memory-budget.js';
-import type { ProcessGroupPauser } from './process-group-pauser.js';
-import { createScratchDirectory } from './scratch-directory.js';
+import type { BudgetHolder } from '../pipeline-events.js';
+import type { ProcessGroupPauser } from '../process/process-group-pauser.js';
+import { createScratchDirectory } from '../process/scratch-directory.js';
 import { stageLimitsMs } from '../run/stage-limits.js';
 import type { WarmWorker } from './warm-worker-pool.js';
-import { buildWorkerEnvironment } from './worker-environment.js';
-import { WorkerProcess } from './worker-process.js';
-import type { WorkerRole } from './worker-role.js';
-import { prepareSandboxFolders, roleEnvironment, workerLaunch, type SandboxPolicy } from './worker-sandbox.js';
+import { buildWorkerEnvironment } from '../process/worker-environment.js';
+import { WorkerProcess } from '../process/worker-process.js';
+import type { WorkerRole } from '../worker-role.js';
+import { prepareSandboxFolders, roleEnvironment, workerLaunch, type SandboxPolicy } from '../process/worker-sandbox.js';
 
 /** The variable that asks a worker to make a CUDA device's context before `hello` (docs/worker-protocol.md). */
 export const WARM_DEVICE_VARIABLE = 'KFORGE_WARM_DEVICE';

@@ -1,6 +1,6 @@
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
 import type { EvaluationProgress } from '../evaluator.js';
-import type { HelloMessage } from './protocol.js';
+import type { HelloMessage } from '../process/protocol.js';
 import type { WarmWorker } from './warm-worker-pool.js';
 
 /**
