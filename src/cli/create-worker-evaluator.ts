@@ -7,8 +7,8 @@ import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../e
 import { FileBaselineCache } from '../eval/cache/file-baseline-cache.js';
 import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipeline/pipelined-evaluator.js';
 import { sandboxPolicy, type SandboxPolicy } from '../eval/process/worker-sandbox.js';
-import { pythonExecutable } from './python-executable.js';
-import { UsageError } from './usage-error.js';
+import { pythonExecutable } from './io/python-executable.js';
+import { UsageError } from './io/usage-error.js';
 
 export interface WorkerEvaluatorWiring {
   environment: NodeJS.ProcessEnv;

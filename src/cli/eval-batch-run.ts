@@ -6,7 +6,7 @@ import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../eval/eval
 import { MachineFaultError } from '../eval/machine-fault-error.js';
 import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
 import { WorkerFaultError } from '../eval/process/worker-fault-error.js';
-import { EXIT, type TextSink } from './cli-io.js';
+import { EXIT, type TextSink } from './io/cli-io.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
 import { resumeKey, type ResumeJournal } from './eval-batch-resume.js';
 import { formatDuration, formatProblemName, formatSpeedup } from './format.js';

@@ -5,9 +5,9 @@ import type { Backend } from '../core/verdict.js';
 import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
 import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
 import { parseDuration } from './size-flags.js';
-import { LOG_FORMATS } from './log-formats.js';
+import { LOG_FORMATS } from './io/log-formats.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from './io/usage-error.js';
 
 export { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
 

@@ -4,8 +4,8 @@ import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import { problemFolderOf, type ProblemFolder } from '../eval/problem/problem-folder.js';
 import { createProblemFolderReader, type ProblemFolderReader } from '../eval/problem/problem-folder-reader.js';
 import { shapeOutOfRange } from '../eval/problem/shape-sweep-evaluator.js';
-import { pythonExecutable } from './python-executable.js';
-import { UsageError } from './usage-error.js';
+import { pythonExecutable } from './io/python-executable.js';
+import { UsageError } from './io/usage-error.js';
 
 /**
  * The problem-folder reader of a command: `python3 -m kforge_worker describe` under the worker's

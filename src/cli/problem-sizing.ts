@@ -6,10 +6,10 @@ import { formatBytes } from '../eval/locks/memory-budget.js';
 import { evaluationSecondsAt, formatBudgetFlag, formatEvaluationTime, OFFERED_EVALUATION_MS, setFlags, timeFitWords } from '../eval/problem/evaluation-time.js';
 import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
 import { estimateEvaluationSize, type SizeEstimate } from '../eval/problem/size-estimate.js';
-import type { CliIo } from './cli-io.js';
-import { pythonExecutable } from './python-executable.js';
+import type { CliIo } from './io/cli-io.js';
+import { pythonExecutable } from './io/python-executable.js';
 import { parseDuration, parseOverrides } from './size-flags.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from './io/usage-error.js';
 
 /** The flags that decide a problem's sizes (`kforge eval` and `kforge optimize` share them). */
 export interface SizingFlags {

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT, resolveCliIo, type CliIo } from './cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from './io/cli-io.js';
 
 /** Adds one command (and its subcommands) to the program. */
 export type CommandRegistration = (program: Command, io?: Partial<CliIo>) => Command;

@@ -8,7 +8,7 @@ import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.j
 import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/cache/build-cache.js';
 import { directorySizeBytes } from '../../eval/cache/directory-size.js';
 import { COMPILE_CACHE_FOLDER } from '../../eval/process/worker-sandbox.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),

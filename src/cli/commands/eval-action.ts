@@ -8,13 +8,13 @@ import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.
 import type { EvaluateOptions, EvaluationRequest, Evaluator, ShapeStartedEvent } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../eval-options.js';
 import { renderEvaluation } from '../render-evaluation.js';
 import { stageProgressWriter } from '../stage-progress.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
@@ -24,7 +24,7 @@ import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
 import { sizesToEvaluate, tooLargeWithTime } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
-import { createCliLogger } from '../cli-logger.js';
+import { createCliLogger } from '../io/cli-logger.js';
 import { checkedProblem, problemFolderReaderFor } from '../problem-folders.js';
 import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
 

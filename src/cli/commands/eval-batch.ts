@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import picocolors from 'picocolors';
 import type { Logger } from 'pino';
-import { createCliLogger } from '../cli-logger.js';
+import { createCliLogger } from '../io/cli-logger.js';
 import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.js';
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
@@ -10,7 +10,7 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { describeHolders, formatBytes } from '../../eval/locks/memory-budget.js';
 import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
-import { EXIT, type CliIo, type TextSink } from '../cli-io.js';
+import { EXIT, type CliIo, type TextSink } from '../io/cli-io.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
 import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../problem-folders.js';
@@ -21,7 +21,7 @@ import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
 
 /** What a batch needs of `kforge eval`'s dependencies (tests replace them). */

@@ -6,10 +6,10 @@ import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { resolveCliIo, type CliIo } from '../cli-io.js';
+import { resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { storeCommandFailure } from '../store-command-errors.js';
-import { UsageError } from '../usage-error.js';
-import { writeCommandOutput } from '../command-output.js';
+import { UsageError } from '../io/usage-error.js';
+import { writeCommandOutput } from '../io/command-output.js';
 import { unknownRunMessage } from '../unknown-run-message.js';
 
 /** What `kforge export` needs beyond its io; tests replace any of it. */

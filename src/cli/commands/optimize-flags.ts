@@ -7,10 +7,10 @@ import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/ve
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { PROVIDER_NAMES } from '../../core/config.js';
 import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
-import { LOG_FORMATS } from '../log-formats.js';
+import { LOG_FORMATS } from '../io/log-formats.js';
 import { suiteFlagsShape } from '../suite-options.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from '../timeout-stages.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 const positiveInteger = (flag: string) => integerFlag(flag, 1);
 const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);

@@ -6,7 +6,7 @@ import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies
 import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
 import { addSuiteOptions } from '../add-suite-options.js';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
-import { LOG_FORMATS } from '../log-formats.js';
+import { LOG_FORMATS } from '../io/log-formats.js';
 import { collectRepeated } from '../repeated-option.js';
 import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../timeout-stages.js';
 import type { OptimizeCommandDependencies } from './optimize-action.js';

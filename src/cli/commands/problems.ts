@@ -15,10 +15,10 @@ import { overridesForProblems } from '../problem-overrides.js';
 import { collectRepeated } from '../repeated-option.js';
 import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { pythonExecutable } from '../python-executable.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { pythonExecutable } from '../io/python-executable.js';
 import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge problems` needs beyond its io; tests replace any of it. */
 export interface ProblemsCommandDependencies extends Partial<CliIo> {

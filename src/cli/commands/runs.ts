@@ -7,7 +7,7 @@ import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOp
 import type { RunStatus, RunStore, RunSummary } from '../../store/run-store.js';
 import { unknownRunMessage } from '../unknown-run-message.js';
 import { storeCommandFailure } from '../store-command-errors.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge runs` needs from the outside world; tests replace any of it. */
 export interface RunsCommandDependencies {

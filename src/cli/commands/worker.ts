@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
-import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { createCliLogger, LOG_FORMATS } from '../io/cli-logger.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
@@ -12,10 +12,10 @@ import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { hostGpuName } from '../../eval/devices/host-device-names.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
-import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
+import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../io/cli-io.js';
 import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 import { choiceFlag, integerFlag, positiveNumberFlag } from '../flag-schemas.js';
 
 /** What `kforge worker` needs beyond its io; tests replace any of it. */

@@ -7,8 +7,8 @@ import type { LaneKind } from '../../eval/pipeline/pipeline-lane.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import type { WorkerHeartbeat } from '../../queue/redis/queue-worker-heartbeat.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { UsageError } from '../usage-error.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge workers` needs beyond its io; tests replace any of it. */
 export interface WorkersCommandDependencies extends Partial<CliIo> {

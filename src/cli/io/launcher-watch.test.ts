@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { execa } from 'execa';
-import { REPOSITORY_ROOT } from '../core/repository-paths.js';
-import { isProcessAlive, waitForDeath } from '../../test-support/process-liveness.js';
+import { REPOSITORY_ROOT } from '../../core/repository-paths.js';
+import { isProcessAlive, waitForDeath } from '../../../test-support/process-liveness.js';
 import { watchLauncher } from './launcher-watch.js';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'kforge-launcher-'));
