@@ -2,9 +2,9 @@ import path from 'node:path';
 import { WORKER_DIRECTORY } from '../core/repository-paths.js';
 import { readProblemConstants, type ProblemConstants } from '../eval/problem/problem-constants.js';
 import type { CliIo } from './io/cli-io.js';
-import { closestName } from './closest-name.js';
+import { closestName } from './flags/closest-name.js';
 import { pythonExecutable } from './io/python-executable.js';
-import { parseSizeSettings, type SizeSetting } from './size-flags.js';
+import { parseSizeSettings, type SizeSetting } from './flags/size-flags.js';
 import { UsageError } from './io/usage-error.js';
 
 /** Each problem's overrides (a problem given none is absent), and a sentence per problem some `--set` left out. */

@@ -8,7 +8,7 @@ import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js
 import { estimateEvaluationSize, type SizeEstimate } from '../eval/problem/size-estimate.js';
 import type { CliIo } from './io/cli-io.js';
 import { pythonExecutable } from './io/python-executable.js';
-import { parseDuration, parseOverrides } from './size-flags.js';
+import { parseDuration, parseOverrides } from './flags/size-flags.js';
 import { UsageError } from './io/usage-error.js';
 
 /** The flags that decide a problem's sizes (`kforge eval` and `kforge optimize` share them). */

@@ -17,8 +17,8 @@ import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../prob
 import type { ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';
-import { evaluationRequestOf, parseEvalOptions } from '../eval-options.js';
-import { checkDeviceMemoryVariable, overrideMisuse } from '../size-flags.js';
+import { evaluationRequestOf, parseEvalOptions } from '../flags/eval-options.js';
+import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { UsageError } from '../io/usage-error.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
 import { z } from 'zod';
-import { choiceFlag } from '../flag-schemas.js';
+import { choiceFlag } from '../flags/flag-schemas.js';
 import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';

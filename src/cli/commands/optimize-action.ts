@@ -34,7 +34,7 @@ import { UsageError } from '../io/usage-error.js';
 import { assertBackendRunsHere } from '../gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
 import { runOptimizeDryRun, type DryRunOptions } from '../optimize-dry-run.js';
-import { resolveSuite } from '../suite-options.js';
+import { resolveSuite } from '../flags/suite-options.js';
 import { pythonExecutable } from '../io/python-executable.js';
 import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { choiceFlag } from '../flag-schemas.js';
+import { choiceFlag } from '../flags/flag-schemas.js';
 import { buildRunReport } from '../../server/report/report-data.js';
 import { REPORT_FORMATS, renderReport } from '../../server/report/report-format.js';
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';

@@ -24,7 +24,7 @@ import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOp
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { UsageError } from '../io/usage-error.js';
-import { choiceFlag, integerFlag } from '../flag-schemas.js';
+import { choiceFlag, integerFlag } from '../flags/flag-schemas.js';
 import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */

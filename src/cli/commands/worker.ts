@@ -16,7 +16,7 @@ import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../io/cli-io.js';
 import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
 import { openEvaluator } from '../open-evaluator.js';
 import { UsageError } from '../io/usage-error.js';
-import { choiceFlag, integerFlag, positiveNumberFlag } from '../flag-schemas.js';
+import { choiceFlag, integerFlag, positiveNumberFlag } from '../flags/flag-schemas.js';
 
 /** What `kforge worker` needs beyond its io; tests replace any of it. */
 export interface WorkerCommandDependencies extends Partial<CliIo> {

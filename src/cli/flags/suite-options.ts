@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { readProblemList, selectProblems } from '../agent/run/problem-selection.js';
-import { resolveProblemFiles } from '../agent/run/suite.js';
+import { readProblemList, selectProblems } from '../../agent/run/problem-selection.js';
+import { resolveProblemFiles } from '../../agent/run/suite.js';
 import { integerFlag } from './flag-schemas.js';
 
 export { addSuiteOptions } from './add-suite-options.js';

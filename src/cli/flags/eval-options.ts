@@ -1,13 +1,13 @@
-import { DEFAULT_GUARD_POLICY } from '../core/guard-policy.js';
+import { DEFAULT_GUARD_POLICY } from '../../core/guard-policy.js';
 import { z } from 'zod';
-import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../core/verdict.js';
-import type { Backend } from '../core/verdict.js';
-import type { EvaluationRequest, StageTimeoutsSeconds } from '../eval/evaluator.js';
+import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
+import type { Backend } from '../../core/verdict.js';
+import type { EvaluationRequest, StageTimeoutsSeconds } from '../../eval/evaluator.js';
 import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from './flag-schemas.js';
 import { parseDuration } from './size-flags.js';
-import { LOG_FORMATS } from './io/log-formats.js';
+import { LOG_FORMATS } from '../io/log-formats.js';
 import { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
-import { UsageError } from './io/usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 export { TIMEOUT_STAGES, timeoutOptionName } from './timeout-stages.js';
 

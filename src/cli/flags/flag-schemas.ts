@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GUARD_POLICIES, resolveGuardPolicy, type GuardPolicyName } from '../core/guard-policy.js';
+import { GUARD_POLICIES, resolveGuardPolicy, type GuardPolicyName } from '../../core/guard-policy.js';
 import { closestName } from './closest-name.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { StageTimeoutsSeconds } from '../eval/evaluator.js';
-import { SIZED_STAGES, STAGE_LIMIT_FLOORS_MS, STAGE_LIMIT_MULTIPLE } from '../eval/run/sized-stage-limits.js';
-import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../eval/run/stage-limits.js';
+import type { StageTimeoutsSeconds } from '../../eval/evaluator.js';
+import { SIZED_STAGES, STAGE_LIMIT_FLOORS_MS, STAGE_LIMIT_MULTIPLE } from '../../eval/run/sized-stage-limits.js';
+import { DEFAULT_STAGE_TIMEOUTS_SECONDS } from '../../eval/run/stage-limits.js';
 
 /**
  * The limits a `--timeout-<stage>` flag exists for, in the order the help lists them. Apart from

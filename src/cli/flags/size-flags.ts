@@ -1,6 +1,6 @@
-import type { EvaluationResult } from '../core/verdict.js';
-import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../eval/devices/device-capacity.js';
-import { UsageError } from './io/usage-error.js';
+import type { EvaluationResult } from '../../core/verdict.js';
+import { DEVICE_MEMORY_VARIABLE, parseByteSize } from '../../eval/devices/device-capacity.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** One `--set` value: a module constant's new value, for every problem that has it or for one problem. */
 export interface SizeSetting {
