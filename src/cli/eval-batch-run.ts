@@ -9,7 +9,7 @@ import { WorkerFaultError } from '../eval/process/worker-fault-error.js';
 import { EXIT, type TextSink } from './io/cli-io.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
 import { resumeKey, type ResumeJournal } from './eval-batch-resume.js';
-import { formatDuration, formatProblemName, formatSpeedup } from './format.js';
+import { formatDuration, formatProblemName, formatSpeedup } from './rendering/format.js';
 
 /** A batch line for a candidate the machine (or kforge) could not evaluate: no verdict. */
 export interface UnevaluatedLine {

@@ -7,7 +7,7 @@ import { OptimizeRequestError } from '../../agent/run/optimize-request-error.js'
 import { OptimizeRunError } from '../../agent/run/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/run/optimize-run.js';
 import { progressLine } from '../../agent/run/progress-lines.js';
-import { LiveProgressView, type TerminalStream } from '../live-progress-view.js';
+import { LiveProgressView, type TerminalStream } from '../rendering/live-progress-view.js';
 import { outputWidth } from '../io/output-width.js';
 import { formatReportTable } from '../../agent/report/report-table.js';
 import { describeNamedDevice } from '../../agent/run/target-device.js';
@@ -41,7 +41,7 @@ import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
 import { sizesToEvaluate } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
-import { nextSteps } from '../optimize-next-steps.js';
+import { nextSteps } from '../rendering/optimize-next-steps.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';
 

@@ -1,6 +1,6 @@
 import type picocolors from 'picocolors';
-import type { EvaluationProgress } from '../eval/evaluator.js';
-import type { TextSink } from './io/cli-io.js';
+import type { EvaluationProgress } from '../../eval/evaluator.js';
+import type { TextSink } from '../io/cli-io.js';
 import { formatDuration } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;

@@ -1,6 +1,6 @@
-import type { TimingSummary } from '../core/verdict.js';
-import { warmupCallLimit } from '../eval/timing/timing-budget.js';
-import { EXPOSED_SHARE } from '../eval/timing/timing-summary.js';
+import type { TimingSummary } from '../../core/verdict.js';
+import { warmupCallLimit } from '../../eval/timing/timing-budget.js';
+import { EXPOSED_SHARE } from '../../eval/timing/timing-summary.js';
 import { formatMilliseconds } from './format.js';
 
 interface Styles {

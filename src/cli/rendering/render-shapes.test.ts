@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import picocolors from 'picocolors';
-import type { EvaluationResult } from '../core/verdict.js';
-import type { ProblemFolderShape } from '../eval/problem/problem-folder.js';
-import { combineShapeResults } from '../eval/problem/shape-sweep-result.js';
-import { correctResult, runtimeErrorResult, incorrectResult } from '../../test-support/fake-evaluator.js';
+import type { EvaluationResult } from '../../core/verdict.js';
+import type { ProblemFolderShape } from '../../eval/problem/problem-folder.js';
+import { combineShapeResults } from '../../eval/problem/shape-sweep-result.js';
+import { correctResult, runtimeErrorResult, incorrectResult } from '../../../test-support/fake-evaluator.js';
 import { renderEvaluation } from './render-evaluation.js';
 
 const PROBLEM = '/kbh/problems/01_fp8_gemm/reference.py';

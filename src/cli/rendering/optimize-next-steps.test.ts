@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { RunReport } from '../agent/report/run-report.js';
-import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
+import type { RunReport } from '../../agent/report/run-report.js';
+import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
 import { nextSteps } from './optimize-next-steps.js';
 
 const CWD = '/home/me/work';

@@ -1,6 +1,6 @@
 import type picocolors from 'picocolors';
-import type { EvaluationResult, ShapeOutcome } from '../core/verdict.js';
-import { formatTextTable } from '../core/text-table.js';
+import type { EvaluationResult, ShapeOutcome } from '../../core/verdict.js';
+import { formatTextTable } from '../../core/text-table.js';
 import { formatMilliseconds, formatSpeedup } from './format.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;

@@ -1,7 +1,7 @@
 import cliTruncate from 'cli-truncate';
 import type picocolors from 'picocolors';
-import { formatCount, formatSpeedup, formatUsd } from '../agent/report/number-format.js';
-import type { ProblemProgress, RunProgressSnapshot } from '../agent/run/run-progress.js';
+import { formatCount, formatSpeedup, formatUsd } from '../../agent/report/number-format.js';
+import type { ProblemProgress, RunProgressSnapshot } from '../../agent/run/run-progress.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;
 

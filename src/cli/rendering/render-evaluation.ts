@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type picocolors from 'picocolors';
-import { measuringPolicy } from '../core/measuring-policy.js';
-import type { EvaluationResult, TimingStats, Verdict } from '../core/verdict.js';
-import { attributionLine } from '../eval/run/attribution-report.js';
+import { measuringPolicy } from '../../core/measuring-policy.js';
+import type { EvaluationResult, TimingStats, Verdict } from '../../core/verdict.js';
+import { attributionLine } from '../../eval/run/attribution-report.js';
 import { timingNotes } from './render-timing-notes.js';
 import { renderShapes } from './render-shapes.js';
-import { shapeLabel } from '../eval/problem/problem-folder.js';
-import { formatTextTable } from '../core/text-table.js';
+import { shapeLabel } from '../../eval/problem/problem-folder.js';
+import { formatTextTable } from '../../core/text-table.js';
 import { compilerErrorExcerpt } from './compiler-excerpt.js';
 import { firstMismatchLine, guardNoteLines, withoutNoise } from './evaluation-notes.js';
 import { formatDuration, formatError, formatMilliseconds, formatProblemName, formatSpeedup } from './format.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import picocolors from 'picocolors';
-import type { RunProgressSnapshot, ProblemProgress } from '../agent/run/run-progress.js';
+import type { RunProgressSnapshot, ProblemProgress } from '../../agent/run/run-progress.js';
 import { formatClock, renderProgressFrame } from './progress-frame.js';
 
 const plain = picocolors.createColors(false);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EvaluationResult } from '../core/verdict.js';
+import type { EvaluationResult } from '../../core/verdict.js';
 import { firstMismatchLine, guardNoteLines, withoutNoise } from './evaluation-notes.js';
 
 const base: EvaluationResult = {

@@ -1,4 +1,4 @@
-import type { EvaluationResult } from '../core/verdict.js';
+import type { EvaluationResult } from '../../core/verdict.js';
 
 /** A value with enough digits to tell two close floats apart: `0.1234568`, `-3.5e-7`, `nan`. */
 function formatValue(value: number | string): string {
