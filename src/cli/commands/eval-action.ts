@@ -23,7 +23,7 @@ import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.j
 import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
 import { sizesToEvaluate, tooLargeWithTime } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
-import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
 import { checkedProblem, problemFolderReaderFor } from '../problem-folders.js';
 import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';

@@ -31,7 +31,7 @@ import { problemFolderNotes, problemFolderReaderFor } from '../problem-folders.j
 import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { UsageError } from '../io/usage-error.js';
-import { assertBackendRunsHere } from '../gpu-backend-check.js';
+import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
 import { runOptimizeDryRun, type DryRunOptions } from '../optimize-dry-run.js';
 import { resolveSuite } from '../flags/suite-options.js';

@@ -1,9 +1,9 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { WORKER_DIRECTORY } from '../core/repository-paths.js';
-import { isolationReportSchema, type IsolationReport } from '../eval/process/isolation-report.js';
-import { sandboxMode, SANDBOX_VARIABLE } from '../eval/process/worker-sandbox.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import { isolationReportSchema, type IsolationReport } from '../../eval/process/isolation-report.js';
+import { sandboxMode, SANDBOX_VARIABLE } from '../../eval/process/worker-sandbox.js';
 import type { DoctorCheck, ToolRunner } from './doctor-check.js';
 
 export interface IsolationCheckOptions {

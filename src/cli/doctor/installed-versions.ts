@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { REPOSITORY_ROOT } from '../core/repository-paths.js';
-import { pythonExecutable } from './io/python-executable.js';
+import { REPOSITORY_ROOT } from '../../core/repository-paths.js';
+import { pythonExecutable } from '../io/python-executable.js';
 
 /** What `kforge --version` found on this machine; null where a piece is missing. */
 export interface InstalledVersions {

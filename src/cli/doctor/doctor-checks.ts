@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
-import type { Backend } from '../core/verdict.js';
+import type { Backend } from '../../core/verdict.js';
 import type { DoctorCheck, ToolRun, ToolRunner } from './doctor-check.js';
 import { isolationCheck } from './doctor-isolation.js';
-import { defaultBaselineCacheDirectory } from '../eval/cache/baseline-cache.js';
-import { sandboxPolicy } from '../eval/process/worker-sandbox.js';
+import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
+import { sandboxPolicy } from '../../eval/process/worker-sandbox.js';
 
 export type { DoctorCheck, ToolRun, ToolRunner } from './doctor-check.js';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fixturePath } from '../../test-support/fixture-paths.js';
-import { registerDoctorCommand } from './commands/doctor.js';
-import type { ToolRun, ToolRunner } from './doctor-checks.js';
-import { runProgram } from './run-program.js';
+import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { registerDoctorCommand } from './doctor.js';
+import type { ToolRun, ToolRunner } from '../doctor/doctor-checks.js';
+import { runProgram } from '../run-program.js';
 
 const PROBE_OK = JSON.stringify({
   python: '3.11.2',

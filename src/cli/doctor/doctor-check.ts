@@ -1,4 +1,4 @@
-import type { Backend } from '../core/verdict.js';
+import type { Backend } from '../../core/verdict.js';
 
 /** Output of a short diagnostic command. `ok` is false when it is missing, failed or timed out. */
 export interface ToolRun {

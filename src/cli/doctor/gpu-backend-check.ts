@@ -1,5 +1,5 @@
-import type { Backend } from '../core/verdict.js';
-import { UsageError } from './io/usage-error.js';
+import type { Backend } from '../../core/verdict.js';
+import { UsageError } from '../io/usage-error.js';
 
 /**
  * Refuses a GPU backend on a machine where no GPU is visible, in one sentence saying what to do,
