@@ -9,8 +9,8 @@ import type { EvaluateOptions, EvaluationRequest, Evaluator, ShapeStartedEvent }
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
-import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
-import { openEvaluator } from '../open-evaluator.js';
+import { ON_DEMAND_SIZING } from '../evaluator/create-worker-evaluator.js';
+import { openEvaluator } from '../evaluator/open-evaluator.js';
 import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../flags/eval-options.js';
 import { renderEvaluation } from '../rendering/render-evaluation.js';
 import { stageProgressWriter } from '../rendering/stage-progress.js';
@@ -25,7 +25,7 @@ import { sizesToEvaluate, tooLargeWithTime } from '../problem-sizing.js';
 import { overridesForProblems } from '../problem-overrides.js';
 import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
-import { checkedProblem, problemFolderReaderFor } from '../problem-folders.js';
+import { checkedProblem, problemFolderReaderFor } from '../evaluator/problem-folders.js';
 import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
 
 /** What `kforge eval` needs beyond its io; tests replace any of it. */

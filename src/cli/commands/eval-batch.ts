@@ -11,9 +11,9 @@ import { describeHolders, formatBytes } from '../../eval/locks/memory-budget.js'
 import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { EXIT, type CliIo, type TextSink } from '../io/cli-io.js';
-import { openEvaluator } from '../open-evaluator.js';
+import { openEvaluator } from '../evaluator/open-evaluator.js';
 import { collectPairs, type EvaluationPair } from '../eval-batch-inputs.js';
-import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../problem-folders.js';
+import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../evaluator/problem-folders.js';
 import type { ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../eval-batch-run.js';
 import { openResumeJournal, type ResumeJournal } from '../eval-batch-resume.js';

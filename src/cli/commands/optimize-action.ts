@@ -25,10 +25,10 @@ import { ModelConfigurationError } from '../../llm/model-configuration-error.js'
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
-import { connectedWorkersBackend } from '../connected-workers-backend.js';
-import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
-import { problemFolderNotes, problemFolderReaderFor } from '../problem-folders.js';
-import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
+import { connectedWorkersBackend } from '../evaluator/connected-workers-backend.js';
+import { openEvaluator, type OpenedEvaluator } from '../evaluator/open-evaluator.js';
+import { problemFolderNotes, problemFolderReaderFor } from '../evaluator/problem-folders.js';
+import type { RemoteEvaluation, RemoteEvaluationOptions } from '../evaluator/remote-evaluation.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { UsageError } from '../io/usage-error.js';
 import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';

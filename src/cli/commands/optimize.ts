@@ -11,7 +11,7 @@ import { collectRepeated } from '../flags/repeated-option.js';
 import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../flags/timeout-stages.js';
 import type { OptimizeCommandDependencies } from './optimize-action.js';
 
-export { connectedWorkersBackend } from '../connected-workers-backend.js';
+export { connectedWorkersBackend } from '../evaluator/connected-workers-backend.js';
 export type { OptimizeCommandDependencies } from './optimize-action.js';
 
 /**

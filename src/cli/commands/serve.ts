@@ -14,8 +14,8 @@ import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
 import { LOOPBACK_HOST_NAMES } from '../../server/request-guard.js';
 import { REWARD_DEFAULTS } from '../../server/reward/reward-server-options.js';
 import { openRedisJobQueue, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
-import { openEvaluator, type OpenedEvaluator } from '../open-evaluator.js';
-import { problemFolderReaderFor } from '../problem-folders.js';
+import { openEvaluator, type OpenedEvaluator } from '../evaluator/open-evaluator.js';
+import { problemFolderReaderFor } from '../evaluator/problem-folders.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
@@ -25,7 +25,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { UsageError } from '../io/usage-error.js';
 import { choiceFlag, integerFlag } from '../flags/flag-schemas.js';
-import { ON_DEMAND_SIZING } from '../create-worker-evaluator.js';
+import { ON_DEMAND_SIZING } from '../evaluator/create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';

@@ -13,8 +13,8 @@ import { hostGpuName } from '../../eval/devices/host-device-names.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../io/cli-io.js';
-import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
-import { openEvaluator } from '../open-evaluator.js';
+import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../evaluator/create-worker-evaluator.js';
+import { openEvaluator } from '../evaluator/open-evaluator.js';
 import { UsageError } from '../io/usage-error.js';
 import { choiceFlag, integerFlag, positiveNumberFlag } from '../flags/flag-schemas.js';
 

@@ -1,4 +1,4 @@
-import type { Backend } from '../core/verdict.js';
+import type { Backend } from '../../core/verdict.js';
 
 /**
  * The backend the workers connected to a Redis queue serve: cuda when any GPU worker is connected,
@@ -6,7 +6,7 @@ import type { Backend } from '../core/verdict.js';
  * runs, so that `kforge optimize --help`, whose module re-exports this, does not load it.
  */
 export async function connectedWorkersBackend(options: { url: string; queueName?: string | undefined }): Promise<Backend | null> {
-  const { openRedisJobQueue } = await import('../queue/redis/bullmq-job-queue.js');
+  const { openRedisJobQueue } = await import('../../queue/redis/bullmq-job-queue.js');
   const queue = await openRedisJobQueue({ url: options.url, ...(options.queueName ? { queueName: options.queueName } : {}) });
   try {
     if ((await queue.slots('cuda')) > 0) return 'cuda';

@@ -1,14 +1,14 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { WORKER_DIRECTORY } from '../core/repository-paths.js';
-import type { Backend } from '../core/verdict.js';
-import { defaultBaselineCacheDirectory } from '../eval/cache/baseline-cache.js';
-import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../eval/cache/build-cache.js';
-import { FileBaselineCache } from '../eval/cache/file-baseline-cache.js';
-import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../eval/pipeline/pipelined-evaluator.js';
-import { sandboxPolicy, type SandboxPolicy } from '../eval/process/worker-sandbox.js';
-import { pythonExecutable } from './io/python-executable.js';
-import { UsageError } from './io/usage-error.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import type { Backend } from '../../core/verdict.js';
+import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
+import { BuildCache, buildCacheMaxBytes, defaultBuildCacheDirectory } from '../../eval/cache/build-cache.js';
+import { FileBaselineCache } from '../../eval/cache/file-baseline-cache.js';
+import { PipelinedEvaluator, type PipelinedEvaluatorOptions } from '../../eval/pipeline/pipelined-evaluator.js';
+import { sandboxPolicy, type SandboxPolicy } from '../../eval/process/worker-sandbox.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { UsageError } from '../io/usage-error.js';
 
 export interface WorkerEvaluatorWiring {
   environment: NodeJS.ProcessEnv;

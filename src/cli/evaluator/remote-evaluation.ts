@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { Backend } from '../core/verdict.js';
-import { openRedisJobQueue, type BullmqJobQueue, type OpenRedisJobQueueOptions } from '../queue/redis/bullmq-job-queue.js';
-import { JobQueueEvaluator } from '../queue/job-queue-evaluator.js';
-import { redactRedisUrl } from '../queue/redis/redis-connection.js';
-import type { TextSink } from './io/cli-io.js';
+import type { Backend } from '../../core/verdict.js';
+import { openRedisJobQueue, type BullmqJobQueue, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
+import { JobQueueEvaluator } from '../../queue/job-queue-evaluator.js';
+import { redactRedisUrl } from '../../queue/redis/redis-connection.js';
+import type { TextSink } from '../io/cli-io.js';
 import type { OpenedEvaluator } from './opened-evaluator.js';
 
 /** How often the connected workers' devices are counted again, in ms. */

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import type { ProblemFolderNotes } from '../agent/run/optimize-plan.js';
-import { WORKER_DIRECTORY } from '../core/repository-paths.js';
-import { problemFolderOf, type ProblemFolder } from '../eval/problem/problem-folder.js';
-import { createProblemFolderReader, type ProblemFolderReader } from '../eval/problem/problem-folder-reader.js';
-import { shapeOutOfRange } from '../eval/problem/shape-sweep-evaluator.js';
-import { pythonExecutable } from './io/python-executable.js';
-import { UsageError } from './io/usage-error.js';
+import type { ProblemFolderNotes } from '../../agent/run/optimize-plan.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import { problemFolderOf, type ProblemFolder } from '../../eval/problem/problem-folder.js';
+import { createProblemFolderReader, type ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
+import { shapeOutOfRange } from '../../eval/problem/shape-sweep-evaluator.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { UsageError } from '../io/usage-error.js';
 
 /**
  * The problem-folder reader of a command: `python3 -m kforge_worker describe` under the worker's

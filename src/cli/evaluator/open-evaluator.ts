@@ -1,10 +1,10 @@
-import type { Backend } from '../core/verdict.js';
-import type { Evaluator } from '../eval/evaluator.js';
-import type { ProblemFolderReader } from '../eval/problem/problem-folder-reader.js';
-import { ShapeSweepEvaluator } from '../eval/problem/shape-sweep-evaluator.js';
-import { JobQueueEvaluator } from '../queue/job-queue-evaluator.js';
-import type { JobQueue } from '../queue/job-queue.js';
-import type { PipelinedEvaluatorOptions } from '../eval/pipeline/pipelined-evaluator.js';
+import type { Backend } from '../../core/verdict.js';
+import type { Evaluator } from '../../eval/evaluator.js';
+import type { ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
+import { ShapeSweepEvaluator } from '../../eval/problem/shape-sweep-evaluator.js';
+import { JobQueueEvaluator } from '../../queue/job-queue-evaluator.js';
+import type { JobQueue } from '../../queue/job-queue.js';
+import type { PipelinedEvaluatorOptions } from '../../eval/pipeline/pipelined-evaluator.js';
 import { createLocalPipelinedEvaluator, type LocalPipelineWiring } from './create-worker-evaluator.js';
 import type { OpenedEvaluator } from './opened-evaluator.js';
 import { problemFolderReaderFor } from './problem-folders.js';

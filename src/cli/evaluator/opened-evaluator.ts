@@ -1,5 +1,5 @@
-import type { Backend } from '../core/verdict.js';
-import type { Evaluator } from '../eval/evaluator.js';
+import type { Backend } from '../../core/verdict.js';
+import type { Evaluator } from '../../eval/evaluator.js';
 
 /** The evaluator a command evaluates with, and how to let it go when the command ends. */
 export interface OpenedEvaluator {
