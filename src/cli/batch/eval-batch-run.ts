@@ -1,15 +1,15 @@
 import path from 'node:path';
-import { measuringPolicy } from '../core/measuring-policy.js';
-import type { EvaluationResult, Verdict } from '../core/verdict.js';
-import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
-import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
-import { MachineFaultError } from '../eval/machine-fault-error.js';
-import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
-import { WorkerFaultError } from '../eval/process/worker-fault-error.js';
-import { EXIT, type TextSink } from './io/cli-io.js';
+import { measuringPolicy } from '../../core/measuring-policy.js';
+import type { EvaluationResult, Verdict } from '../../core/verdict.js';
+import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
+import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
+import { MachineFaultError } from '../../eval/machine-fault-error.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
+import { EXIT, type TextSink } from '../io/cli-io.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
 import { resumeKey, type ResumeJournal } from './eval-batch-resume.js';
-import { formatDuration, formatProblemName, formatSpeedup } from './rendering/format.js';
+import { formatDuration, formatProblemName, formatSpeedup } from '../rendering/format.js';
 
 /** A batch line for a candidate the machine (or kforge) could not evaluate: no verdict. */
 export interface UnevaluatedLine {

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { REFERENCE_FILE } from '../eval/problem/problem-folder.js';
-import { UsageError } from './io/usage-error.js';
+import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** One evaluation of a batch: a problem (a file, or a problem folder) and a candidate file, both absolute. */
 export interface EvaluationPair {

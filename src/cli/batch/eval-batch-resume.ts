@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
-import { canonicalJson } from '../core/canonical-json.js';
-import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import type { EvaluationRequest } from '../eval/evaluator.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
+import type { EvaluationRequest } from '../../eval/evaluator.js';
 import type { EvaluationPair } from './eval-batch-inputs.js';
-import { UsageError } from './io/usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 /**
  * `kforge eval … --resume FILE` (docs/batch.md): every finished candidate's line is appended to
