@@ -21,8 +21,8 @@ import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.js';
 import { deviceWaitWriter, isBatch, runEvalBatch } from './eval-batch.js';
-import { sizesToEvaluate, tooLargeWithTime } from '../problem-sizing.js';
-import { overridesForProblems } from '../problem-overrides.js';
+import { sizesToEvaluate, tooLargeWithTime } from '../sizing/problem-sizing.js';
+import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
 import { checkedProblem, problemFolderReaderFor } from '../evaluator/problem-folders.js';

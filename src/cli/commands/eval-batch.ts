@@ -19,8 +19,8 @@ import { batchExitCode, formatBatchSummary, runBatch } from '../batch/eval-batch
 import { openResumeJournal, type ResumeJournal } from '../batch/eval-batch-resume.js';
 import { evaluationRequestOf, parseEvalOptions } from '../flags/eval-options.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.js';
-import { sizesToEvaluate } from '../problem-sizing.js';
-import { overridesForProblems } from '../problem-overrides.js';
+import { sizesToEvaluate } from '../sizing/problem-sizing.js';
+import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { UsageError } from '../io/usage-error.js';
 import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
 

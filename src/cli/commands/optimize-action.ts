@@ -33,14 +33,14 @@ import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error
 import { UsageError } from '../io/usage-error.js';
 import { assertBackendRunsHere } from '../doctor/gpu-backend-check.js';
 import { createCliLogger } from '../io/cli-logger.js';
-import { runOptimizeDryRun, type DryRunOptions } from '../optimize-dry-run.js';
+import { runOptimizeDryRun, type DryRunOptions } from '../sizing/optimize-dry-run.js';
 import { resolveSuite } from '../flags/suite-options.js';
 import { pythonExecutable } from '../io/python-executable.js';
 import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { createRunModel, routeProblemEvents } from '../run-model.js';
-import { sizesToEvaluate } from '../problem-sizing.js';
-import { overridesForProblems } from '../problem-overrides.js';
+import { sizesToEvaluate } from '../sizing/problem-sizing.js';
+import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { nextSteps } from '../rendering/optimize-next-steps.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { parseOptimizeFlags, requestFromFlags, type OptimizeFlags } from './optimize-flags.js';

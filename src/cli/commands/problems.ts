@@ -11,7 +11,7 @@ import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
-import { overridesForProblems } from '../problem-overrides.js';
+import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { collectRepeated } from '../flags/repeated-option.js';
 import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';

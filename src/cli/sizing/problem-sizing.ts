@@ -1,15 +1,22 @@
 import path from 'node:path';
-import { WORKER_DIRECTORY } from '../core/repository-paths.js';
-import type { Backend, Precision, Preset } from '../core/verdict.js';
-import { deviceCapacityBytes } from '../eval/devices/device-capacity.js';
-import { formatBytes } from '../eval/locks/memory-budget.js';
-import { evaluationSecondsAt, formatBudgetFlag, formatEvaluationTime, OFFERED_EVALUATION_MS, setFlags, timeFitWords } from '../eval/problem/evaluation-time.js';
-import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
-import { estimateEvaluationSize, type SizeEstimate } from '../eval/problem/size-estimate.js';
-import type { CliIo } from './io/cli-io.js';
-import { pythonExecutable } from './io/python-executable.js';
-import { parseDuration, parseOverrides } from './flags/size-flags.js';
-import { UsageError } from './io/usage-error.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import type { Backend, Precision, Preset } from '../../core/verdict.js';
+import { deviceCapacityBytes } from '../../eval/devices/device-capacity.js';
+import { formatBytes } from '../../eval/locks/memory-budget.js';
+import {
+  evaluationSecondsAt,
+  formatBudgetFlag,
+  formatEvaluationTime,
+  OFFERED_EVALUATION_MS,
+  setFlags,
+  timeFitWords,
+} from '../../eval/problem/evaluation-time.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import { estimateEvaluationSize, type SizeEstimate } from '../../eval/problem/size-estimate.js';
+import type { CliIo } from '../io/cli-io.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { parseDuration, parseOverrides } from '../flags/size-flags.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** The flags that decide a problem's sizes (`kforge eval` and `kforge optimize` share them). */
 export interface SizingFlags {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ProblemConstants } from '../eval/problem/problem-constants.js';
+import type { ProblemConstants } from '../../eval/problem/problem-constants.js';
 import { resolveProblemOverrides } from './problem-overrides.js';
-import { parseSizeSettings } from './flags/size-flags.js';
-import { UsageError } from './io/usage-error.js';
+import { parseSizeSettings } from '../flags/size-flags.js';
+import { UsageError } from '../io/usage-error.js';
 
 const MATMUL = '/suite/level1/1_Square_matrix_multiplication_.py';
 const RELU = '/suite/level1/19_ReLU.py';

@@ -1,11 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { OptimizePlan } from '../agent/run/optimize-plan.js';
-import { formatTextTable } from '../core/text-table.js';
-import type { ProblemAudit } from '../eval/problem/problem-audit.js';
-import type { ProblemAuditorOptions } from '../eval/problem/problem-auditor.js';
-import { declaredToleranceWins, toleranceFor } from '../core/tolerance.js';
-import type { CliIo } from './io/cli-io.js';
+import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
+import { formatTextTable } from '../../core/text-table.js';
+import type { ProblemAudit } from '../../eval/problem/problem-audit.js';
+import type { ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
+import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
+import type { CliIo } from '../io/cli-io.js';
 import { mapBounded } from './map-bounded.js';
 import { formatBytes, formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
-import { resolveCliIo } from './io/cli-io.js';
-import { estimateEvaluationSize } from '../eval/problem/size-estimate.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import { resolveCliIo } from '../io/cli-io.js';
+import { estimateEvaluationSize } from '../../eval/problem/size-estimate.js';
 import { sizesToEvaluate, tooLargeWithTime, type SizingFlags } from './problem-sizing.js';
-import { UsageError } from './io/usage-error.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** 02_gelu at its own sizes: two 16384×16384 float32 tensors a call, about 6 GiB to evaluate. */
 const GELU = path.join(REPOSITORY_ROOT, 'problems', 'level1', '02_gelu.py');

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { optimizePlanSchema } from '../agent/run/optimize-plan.js';
-import type { ProblemAudit } from '../eval/problem/problem-audit.js';
-import type { ProblemAuditorOptions } from '../eval/problem/problem-auditor.js';
-import { resolveCliIo } from './io/cli-io.js';
+import { optimizePlanSchema } from '../../agent/run/optimize-plan.js';
+import type { ProblemAudit } from '../../eval/problem/problem-audit.js';
+import type { ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
+import { resolveCliIo } from '../io/cli-io.js';
 import { DRY_RUN_AUDIT_LIMIT_MS, runOptimizeDryRun } from './optimize-dry-run.js';
 
 /** A plan of `count` problems (`/p/p0.py` …) on the cpu backend. */

@@ -1,4 +1,4 @@
-import type { TensorSize, WorkerAudit } from '../eval/problem/problem-audit.js';
+import type { TensorSize, WorkerAudit } from '../../eval/problem/problem-audit.js';
 
 /**
  * What one problem needs at the sizes a run would use, before it runs: its tensors and a memory

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { WORKER_DIRECTORY } from '../core/repository-paths.js';
-import { readProblemConstants, type ProblemConstants } from '../eval/problem/problem-constants.js';
-import type { CliIo } from './io/cli-io.js';
-import { closestName } from './flags/closest-name.js';
-import { pythonExecutable } from './io/python-executable.js';
-import { parseSizeSettings, type SizeSetting } from './flags/size-flags.js';
-import { UsageError } from './io/usage-error.js';
+import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
+import { readProblemConstants, type ProblemConstants } from '../../eval/problem/problem-constants.js';
+import type { CliIo } from '../io/cli-io.js';
+import { closestName } from '../flags/closest-name.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { parseSizeSettings, type SizeSetting } from '../flags/size-flags.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** Each problem's overrides (a problem given none is absent), and a sentence per problem some `--set` left out. */
 export interface ProblemOverrides {
