@@ -38,6 +38,19 @@ const ROOMS: Record<string, Record<string, readonly string[]>> = {
     'warm-workers': ['.', 'process', 'run'],
     pipeline: ['.', 'locks', 'devices', 'process', 'cache', 'problem', 'run', 'warm-workers'],
   },
+  // The command line: `io` at the bottom, one room per concern above it, the commands above them,
+  // and at the top the program (`main.ts`, its command catalog).
+  cli: {
+    io: [],
+    flags: ['io'],
+    rendering: ['io'],
+    doctor: ['io'],
+    evaluator: ['io'],
+    sizing: ['io', 'flags'],
+    batch: ['io', 'rendering'],
+    commands: ['io', 'flags', 'rendering', 'doctor', 'evaluator', 'sizing', 'batch'],
+    '.': ['io', 'doctor', 'commands'],
+  },
 };
 
 function sourceFiles(folder: string): string[] {

@@ -1,7 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import picocolors from 'picocolors';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { LOG_FORMATS } from '../io/log-formats.js';
 import { collectRepeated } from '../flags/repeated-option.js';
 import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../flags/timeout-stages.js';

@@ -38,7 +38,7 @@ import { resolveSuite } from '../flags/suite-options.js';
 import { pythonExecutable } from '../io/python-executable.js';
 import { auditProblemFile } from '../../eval/problem/problem-auditor.js';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import { createRunModel, routeProblemEvents } from '../run-model.js';
+import { createRunModel, routeProblemEvents } from './run-model.js';
 import { sizesToEvaluate } from '../sizing/problem-sizing.js';
 import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { nextSteps } from '../rendering/optimize-next-steps.js';

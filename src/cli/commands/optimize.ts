@@ -5,7 +5,7 @@ import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
 import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
 import { addSuiteOptions } from '../flags/add-suite-options.js';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { LOG_FORMATS } from '../io/log-formats.js';
 import { collectRepeated } from '../flags/repeated-option.js';
 import { TIMEOUT_STAGES, timeoutDefaultHelp } from '../flags/timeout-stages.js';

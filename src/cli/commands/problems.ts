@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { z } from 'zod';
 import { choiceFlag } from '../flags/flag-schemas.js';
 import { listCatalogProblems } from '../../agent/run/problem-catalog.js';

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
 import { z } from 'zod';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStatus, RunStore, RunSummary } from '../../store/run-store.js';
-import { unknownRunMessage } from '../unknown-run-message.js';
-import { storeCommandFailure } from '../store-command-errors.js';
+import { unknownRunMessage } from './unknown-run-message.js';
+import { storeCommandFailure } from './store-command-errors.js';
 import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge runs` needs from the outside world; tests replace any of it. */

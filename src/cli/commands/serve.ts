@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { createCliLogger, LOG_FORMATS } from '../io/cli-logger.js';
 import { watchLauncher, type LauncherWatch } from '../io/launcher-watch.js';
 import type { Logger } from 'pino';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { createCliLogger, LOG_FORMATS } from '../io/cli-logger.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';

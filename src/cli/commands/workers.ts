@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatTextTable } from '../../core/text-table.js';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { z } from 'zod';
 import { openRedisJobQueue, type BullmqJobQueue, type LaneJobCounts, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
 import type { LaneKind } from '../../eval/pipeline/pipeline-lane.js';

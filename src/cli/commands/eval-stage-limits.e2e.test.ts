@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema } from '../core/verdict.js';
-import { fixturePath, REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
-import { STAGE_LIMIT_FLOORS_MS } from '../eval/run/sized-stage-limits.js';
+import { evaluationResultSchema } from '../../core/verdict.js';
+import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
+import { STAGE_LIMIT_FLOORS_MS } from '../../eval/run/sized-stage-limits.js';
 
 /**
  * A candidate that hangs, evaluated by the built `kforge eval` with the real worker, as a user

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema } from '../core/verdict.js';
-import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
-import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
+import { evaluationResultSchema } from '../../core/verdict.js';
+import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /** `kforge eval` as a user runs it: bin/kforge.js in a child process, against the fake worker. */
 const cacheRoot = mkdtempSync(path.join(os.tmpdir(), 'kforge-cli-test-'));

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import { BuildCache } from '../eval/cache/build-cache.js';
-import { buildKey, buildKeyMaterialOf } from '../eval/cache/build-key.js';
-import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
+import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
+import { BuildCache } from '../../eval/cache/build-cache.js';
+import { buildKey, buildKeyMaterialOf } from '../../eval/cache/build-key.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * `kforge eval` of attack candidates (tests/adversarial/isolation) through the real parent and

@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import { BuildCache } from '../eval/cache/build-cache.js';
-import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
+import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
+import { BuildCache } from '../../eval/cache/build-cache.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * `kforge eval` twice on one C++ candidate in one KFORGE_CACHE_DIR, through the real worker on the

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema } from '../core/verdict.js';
-import { REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
+import { evaluationResultSchema } from '../../core/verdict.js';
+import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * A problem too large and too slow for this machine at its own sizes (02_gelu's gpu preset:

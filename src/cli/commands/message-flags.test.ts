@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Command } from 'commander';
-import { ProblemTooLargeError } from '../eval/problem/problem-too-large-error.js';
-import type { SizeEstimate } from '../eval/problem/size-estimate.js';
-import { machineFault } from '../eval/run/evaluation-faults.js';
-import { resolveEvaluationSettings } from '../eval/run/evaluation-settings.js';
-import { limitBasis, sizedStageLimits } from '../eval/run/sized-stage-limits.js';
-import { limitFlag } from '../eval/run/stage-limits.js';
-import { outcomeOfWorkerEnd } from '../eval/run/worker-end-outcome.js';
-import type { Stage } from '../eval/process/protocol.js';
-import { registerEvalCommand } from './commands/eval.js';
-import { registerOptimizeCommand } from './commands/optimize.js';
-import { endedWorker } from '../../test-support/worker-process-result.js';
+import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
+import type { SizeEstimate } from '../../eval/problem/size-estimate.js';
+import { machineFault } from '../../eval/run/evaluation-faults.js';
+import { resolveEvaluationSettings } from '../../eval/run/evaluation-settings.js';
+import { limitBasis, sizedStageLimits } from '../../eval/run/sized-stage-limits.js';
+import { limitFlag } from '../../eval/run/stage-limits.js';
+import { outcomeOfWorkerEnd } from '../../eval/run/worker-end-outcome.js';
+import type { Stage } from '../../eval/process/protocol.js';
+import { registerEvalCommand } from './eval.js';
+import { registerOptimizeCommand } from './optimize.js';
+import { endedWorker } from '../../../test-support/worker-process-result.js';
 
 /**
  * Issue 43: a message once told the user to "raise --timeout", which the command they ran did not

@@ -1,9 +1,9 @@
-import { StoreDataError } from '../store/errors/store-data-error.js';
-import { StoreNotFoundError } from '../store/errors/store-not-found-error.js';
-import { StoreOpenError } from '../store/errors/store-open-error.js';
-import { StoreSchemaError } from '../store/errors/store-schema-error.js';
-import { EXIT } from './io/cli-io.js';
-import { UsageError } from './io/usage-error.js';
+import { StoreDataError } from '../../store/errors/store-data-error.js';
+import { StoreNotFoundError } from '../../store/errors/store-not-found-error.js';
+import { StoreOpenError } from '../../store/errors/store-open-error.js';
+import { StoreSchemaError } from '../../store/errors/store-schema-error.js';
+import { EXIT } from '../io/cli-io.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** Errors of a store-reading command that are the user's to fix: a bad flag, a store that is missing, unopenable or of another schema. */
 const USAGE_ERRORS = [UsageError, StoreNotFoundError, StoreOpenError, StoreSchemaError];

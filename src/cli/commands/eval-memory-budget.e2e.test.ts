@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ResultPromise } from 'execa';
-import { evaluationResultSchema } from '../core/verdict.js';
-import { fixturePath } from '../../test-support/fixture-paths.js';
-import { kforgeWithFakeWorker } from '../../test-support/kforge-cli.js';
+import { evaluationResultSchema } from '../../core/verdict.js';
+import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { kforgeWithFakeWorker } from '../../../test-support/kforge-cli.js';
 
 /**
  * Two `kforge eval` processes on the cpu backend of one host, with an artificial device budget

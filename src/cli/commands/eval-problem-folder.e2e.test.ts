@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import { evaluationResultSchema, type EvaluationResult } from '../core/verdict.js';
-import { fixturePath, REPOSITORY_ROOT } from '../../test-support/fixture-paths.js';
-import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
+import { evaluationResultSchema, type EvaluationResult } from '../../core/verdict.js';
+import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
+import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../../test-support/torch-python.js';
 
 /**
  * `kforge eval` on a KernelBench-Hard problem folder as a user runs it (bin/kforge.js, the real

@@ -3,8 +3,8 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fixturePath } from '../../test-support/fixture-paths.js';
-import { kforgeWithFakeWorker } from '../../test-support/kforge-cli.js';
+import { fixturePath } from '../../../test-support/fixture-paths.js';
+import { kforgeWithFakeWorker } from '../../../test-support/kforge-cli.js';
 
 /**
  * A batch stopped part-way and finished by the same command (`--resume FILE`), as a user whose
