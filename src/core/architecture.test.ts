@@ -57,8 +57,7 @@ function sourceFiles(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
     const path = join(folder, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    // Conformance suites (`*-conformance.ts`) are test code that tests share: they may use test-support.
-    return path.endsWith('.ts') && !path.endsWith('.test.ts') && !path.endsWith('-conformance.ts') ? [path] : [];
+    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
   });
 }
 
@@ -157,6 +156,15 @@ test('there are no import cycles', () => {
   };
   for (const file of graph.keys()) if (!state.has(file)) visit(file);
   assert.deepEqual(cycles, []);
+});
+
+test('src/ holds the product and its tests: test code elsewhere lives in test-support/', () => {
+  const testCode = files.filter((file) => /from\s+['"](?:node:test|[^'"]*test-support\/)/.test(readFileSync(file, 'utf8')));
+  assert.deepEqual(
+    testCode.map((file) => relative(sourceRoot, file)),
+    [],
+    'fakes, fixtures and conformance suites belong in test-support/ (CONTRIBUTING.md, convention 10)',
+  );
 });
 
 test('the checker sees the source tree', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { StoreReferenceError } from '../errors/store-reference-error.js';
-import { StoreValidationError } from '../errors/store-validation-error.js';
+import { StoreReferenceError } from '../../../src/store/errors/store-reference-error.js';
+import { StoreValidationError } from '../../../src/store/errors/store-validation-error.js';
 import { seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
 export function describeIdeasEventsActions(open: OpenEmptyStore): void {

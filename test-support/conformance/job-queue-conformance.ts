@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { correctResult } from '../../test-support/fake-evaluator.js';
-import { EvaluationCancelledError } from '../eval/evaluation-cancelled-error.js';
-import type { EvaluateOptions, Evaluation, EvaluationRequest, Evaluator } from '../eval/evaluator.js';
-import { EvaluatorSetupError } from '../eval/evaluator-setup-error.js';
-import { MachineFaultError, type MachineFaultResource } from '../eval/machine-fault-error.js';
-import { JobQueueClosedError } from './job-queue-closed-error.js';
-import type { JobQueue } from './job-queue.js';
+import { correctResult } from '../fake-evaluator.js';
+import { EvaluationCancelledError } from '../../src/eval/evaluation-cancelled-error.js';
+import type { EvaluateOptions, Evaluation, EvaluationRequest, Evaluator } from '../../src/eval/evaluator.js';
+import { EvaluatorSetupError } from '../../src/eval/evaluator-setup-error.js';
+import { MachineFaultError, type MachineFaultResource } from '../../src/eval/machine-fault-error.js';
+import { JobQueueClosedError } from '../../src/queue/job-queue-closed-error.js';
+import type { JobQueue } from '../../src/queue/job-queue.js';
 
 /**
  * The evaluator behind a queue under test: it records its calls; a candidate holding `HOLD:<tag>`

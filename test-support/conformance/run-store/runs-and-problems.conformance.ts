@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sha256Hex } from '../content-hash.js';
-import { StoreReferenceError } from '../errors/store-reference-error.js';
-import { StoreValidationError } from '../errors/store-validation-error.js';
+import { sha256Hex } from '../../../src/store/content-hash.js';
+import { StoreReferenceError } from '../../../src/store/errors/store-reference-error.js';
+import { StoreValidationError } from '../../../src/store/errors/store-validation-error.js';
 import { PROBLEM_SOURCES, seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
 export function describeRunsAndProblems(open: OpenEmptyStore): void {

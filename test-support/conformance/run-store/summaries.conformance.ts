@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { correctResult, failedResult } from '../fixtures/evaluation-results.js';
-import type { EvaluationResult } from '../../core/verdict.js';
+import { correctResult, failedResult } from '../../evaluation-results.js';
+import type { EvaluationResult } from '../../../src/core/verdict.js';
 import { seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
 export function describeSummaries(open: OpenEmptyStore): void {

@@ -1,11 +1,11 @@
 import { describe } from 'node:test';
-import { describeCandidatesAndEvaluations } from './conformance/candidates-and-evaluations.conformance.js';
-import type { OpenEmptyStore } from './conformance/conformance-setup.js';
-import { describeIdeasEventsActions } from './conformance/ideas-events-actions.conformance.js';
-import { describeRunsAndProblems } from './conformance/runs-and-problems.conformance.js';
-import { describeSummaries } from './conformance/summaries.conformance.js';
+import { describeCandidatesAndEvaluations } from './run-store/candidates-and-evaluations.conformance.js';
+import type { OpenEmptyStore } from './run-store/conformance-setup.js';
+import { describeIdeasEventsActions } from './run-store/ideas-events-actions.conformance.js';
+import { describeRunsAndProblems } from './run-store/runs-and-problems.conformance.js';
+import { describeSummaries } from './run-store/summaries.conformance.js';
 
-export type { OpenEmptyStore } from './conformance/conformance-setup.js';
+export type { OpenEmptyStore } from './run-store/conformance-setup.js';
 
 /**
  * The behaviour every `RunStore` backend must have, as node:test suites. A backend's test file

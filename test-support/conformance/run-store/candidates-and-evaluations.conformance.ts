@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../content-hash.js';
-import { StoreReferenceError } from '../errors/store-reference-error.js';
-import { StoreValidationError } from '../errors/store-validation-error.js';
-import { correctResult, failedResult } from '../fixtures/evaluation-results.js';
-import type { RunStore } from '../run-store.js';
+import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../../../src/store/content-hash.js';
+import { StoreReferenceError } from '../../../src/store/errors/store-reference-error.js';
+import { StoreValidationError } from '../../../src/store/errors/store-validation-error.js';
+import { correctResult, failedResult } from '../../evaluation-results.js';
+import type { RunStore } from '../../../src/store/run-store.js';
 import { seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
 const OPTIONS_HASH = hashEvaluationOptions({ backend: 'cpu', precision: 'fp32', trials: 5 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach } from 'node:test';
-import type { ProblemRecord, Run, RunStore } from '../run-store.js';
+import type { ProblemRecord, Run, RunStore } from '../../../src/store/run-store.js';
 
 /**
  * How the conformance suite gets a fresh, empty store: each test opens one with a fake clock and
