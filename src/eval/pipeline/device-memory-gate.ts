@@ -15,7 +15,7 @@ const UNSIZED_BYTES = 1024 ** 3;
 
 /**
  * A CUDA worker's fixed cost on its device: the context and the warm start's lazy paths (612 MiB
- * measured on an H100 by bench/gpu/context_probe.py), as the size estimate counts a process
+ * measured on an H100 by a probe kept in git history, 34a21c1:bench/gpu/context_probe.py), as the size estimate counts a process
  * (DEVICE_PROCESS_BYTES of worker/kforge_worker/problem/size_estimate.py).
  */
 export const WORKER_CONTEXT_BYTES = 768 * 1024 ** 2;
