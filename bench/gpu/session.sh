@@ -13,7 +13,10 @@
 # SIZES_BATCH_LIMIT_S (default 330): how long the sizes phase's batch of 40 may run;
 # SIZES_CONCURRENT_LIMIT_S (default 120, 0 skips it): its eight concurrent evaluations.
 # SIZES_RESUME_FROM: a folder (relative to the tree) with an earlier sizes run's batch.kept.jsonl and
-# batch.parts: the batch goes on from there (kforge eval --resume) rather than starting again.
+# batch.parts: the batch goes on from there (kforge eval --resume) rather than starting again. A
+# recorded run is an archive: unpack it first (tar -xJf bench/gpu/results/RUN.tar.xz -C bench/gpu/results).
+# Results come back in $OUT's archives; one a record cites goes into the tree through
+# scripts/archive-bench-run.sh (docs/benchmarks/README.md).
 # TIMING_DEADLINE_S (default 1250): when timing-full starts no more timing processes; TIMING_ONLY
 # (comma-separated kernel names of timing_record.py): only those; TIMING_CORPUS_ROWS (default
 # 13,37,40,45,52): its published kernels from issue 15's corpus; TIMING_NCU_CLOCKS (both, base or
