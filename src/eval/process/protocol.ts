@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { buildInfoSchema } from '../../core/build-info.js';
 import { guardCheckSchema, guardFindingSchema, toleranceAuditSchema } from '../../core/guard-report.js';
-import { firstMismatchSchema, type Verdict } from '../../core/verdict.js';
+import { environmentSchema, firstMismatchSchema, type Environment, type Verdict } from '../../core/verdict.js';
 import { FAULT_RESOURCES } from '../machine-fault-error.js';
 import { ProtocolError } from './protocol-error.js';
 import { workerRoleSchema, type WorkerRole } from '../worker-role.js';
@@ -29,24 +29,15 @@ const milliseconds = z.number().finite().nonnegative();
 /** An error figure; `null` where it does not exist (no tensor leaves, NaN in the output). */
 const errorFigure = z.number().nullable().optional();
 
-/** What the worker reports about the machine it runs on, sent in `hello`. */
-export const workerEnvironmentSchema = z
-  .object({
-    device: z.string(),
-    torch: z.string(),
-    cuda: z.string().nullable(),
-    driver: z.string().nullable(),
-    python: z.string().optional(),
-  })
-  .catchall(z.unknown());
-export type WorkerEnvironment = z.infer<typeof workerEnvironmentSchema>;
+/** What the worker reports about the machine it runs on, sent in `hello`: the result's `environment`. */
+export type WorkerEnvironment = Environment;
 
 export const helloMessageSchema = z.object({
   v: version,
   type: z.literal('hello'),
   role: workerRoleSchema,
   pid: z.number().int().positive(),
-  environment: workerEnvironmentSchema,
+  environment: environmentSchema,
 });
 
 /** A process's memory peaks during a stage, in bytes (null where the worker cannot read them). */
@@ -483,27 +474,9 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
 export type WorkerMessage = z.infer<typeof workerMessageSchema>;
 export type WorkerMessageType = WorkerMessage['type'];
 export type MessageOfType<T extends WorkerMessageType> = Extract<WorkerMessage, { type: T }>;
-export type HelloMessage = MessageOfType<'hello'>;
-export type StageMessage = MessageOfType<'stage'>;
-export type FailureMessage = MessageOfType<'failure'>;
-export type FaultMessage = MessageOfType<'fault'>;
-export type ReferenceReadyMessage = MessageOfType<'reference-ready'>;
-export type BaselineMessage = MessageOfType<'baseline'>;
-export type JudgementMessage = MessageOfType<'judgement'>;
-export type BuildInfoMessage = MessageOfType<'build-info'>;
-export type BuiltMessage = MessageOfType<'built'>;
-export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
-export type TimingMessage = MessageOfType<'timing'>;
-export type HandoverMessage = MessageOfType<'handover'>;
-export type HandedOutput = HandoverMessage['output'];
+export type HandedOutput = MessageOfType<'handover'>['output'];
 export type TimedSample = z.infer<typeof timedSampleSchema>;
 export type CrossCheckMessage = z.infer<typeof crossCheckSchema>;
-export type GuardMessage = MessageOfType<'guard'>;
-export type GuardChecksMessage = MessageOfType<'guard-checks'>;
-export type AuditMessage = MessageOfType<'audit'>;
-export type RooflineMessage = MessageOfType<'roofline'>;
-export type AttributionMessage = MessageOfType<'attribution'>;
-export type ReferenceOpsMessage = MessageOfType<'reference-ops'>;
 
 const MESSAGE_TYPES = new Set<string>(workerMessageSchema.options.map((option) => option.shape.type.value));
 

@@ -11,16 +11,7 @@ import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
-import type {
-  BuildInfoMessage,
-  HandedOutput,
-  HelloMessage,
-  MessageOfType,
-  Stage,
-  WorkerEnvironment,
-  WorkerMessage,
-  WorkerMessageType,
-} from '../process/protocol.js';
+import type { HandedOutput, MessageOfType, Stage, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
@@ -75,7 +66,7 @@ export class EvaluationRun {
   #blame: WorkerRole = 'candidate';
   #correctness: CorrectnessSummary | undefined;
   #timing: TimingSummary | undefined;
-  #buildInfo: BuildInfoMessage | undefined;
+  #buildInfo: MessageOfType<'build-info'> | undefined;
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
   /** Each stage's limit and how it was chosen, once the reference measured its trials (sized-stage-limits.ts). */
@@ -286,7 +277,7 @@ export class EvaluationRun {
   }
 
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
-  #environmentOf(hello: HelloMessage): WorkerEnvironment {
+  #environmentOf(hello: MessageOfType<'hello'>): WorkerEnvironment {
     const environment = hello.environment;
     return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
   }

@@ -1,6 +1,6 @@
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
 import type { EvaluationProgress } from '../evaluator.js';
-import type { HelloMessage } from '../process/protocol.js';
+import type { MessageOfType } from '../process/protocol.js';
 import type { WarmWorker } from './warm-worker-pool.js';
 
 /**
@@ -28,7 +28,7 @@ export function adoptWarmWorker(
 }
 
 /** The worker's hello, or null when it ended without one or did not say it within `limitMs`. */
-export function helloWithin(warm: WarmWorker, limitMs: number): Promise<HelloMessage | null> {
+export function helloWithin(warm: WarmWorker, limitMs: number): Promise<MessageOfType<'hello'> | null> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), limitMs)));
   return Promise.race([warm.worker.hello, expired]).finally(() => clearTimeout(timer));
