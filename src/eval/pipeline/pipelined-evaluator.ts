@@ -6,7 +6,6 @@ import type { EvaluationResult } from '../../core/verdict.js';
 import { EXIT_WINDOW_MS } from '../process/worker-process.js';
 import { adoptWarmWorker, helloWithin } from '../warm-workers/adopt-warm-worker.js';
 import { BaselinePrefetcher, type PrefetchStats } from './baseline-prefetcher.js';
-import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { BuildCache, BuildReservation } from '../cache/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../cache/build-key.js';
 import { prepareBytecodeCache } from '../cache/bytecode-cache.js';
@@ -27,7 +26,6 @@ import { createPipelineLane, type LaneKind, type PipelineLane } from './pipeline
 import type { PipelineSizing } from './pipeline-sizing.js';
 import { ProcessGroupPauser } from '../process/process-group-pauser.js';
 import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
-import type { RandomInteger } from '../run/seeds.js';
 import type { Release } from '../locks/semaphore.js';
 import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { unreadableInput } from '../run/unreadable-input.js';
@@ -35,24 +33,10 @@ import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../wa
 import { WarmWorkerSpawner } from '../warm-workers/warm-worker-spawner.js';
 import { sandboxPolicy, type SandboxPolicy } from '../process/worker-sandbox.js';
 import { isolationOf } from '../process/isolation-report.js';
+import type { WorkerEvaluatorOptions } from '../run/worker-evaluator-options.js';
 
-export interface PipelinedEvaluatorOptions {
-  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
-  workerDirectory: string;
-  baselineCache: BaselineCache;
+export interface PipelinedEvaluatorOptions extends WorkerEvaluatorOptions {
   buildCache: BuildCache;
-  /** Python executable. Default `python3`. */
-  python?: string;
-  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
-  environment?: NodeJS.ProcessEnv;
-  /** Where scratch directories are made. Default: the system's temporary folder. */
-  scratchRoot?: string;
-  keepScratch?: boolean;
-  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
-  terminationGraceMs?: number;
-  logger?: Logger;
-  randomInteger?: RandomInteger;
-  now?: () => Date;
   /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
   cudaDevices?: readonly string[];
   /** Overrides of the sizing derived from the host's cores and memory. */
