@@ -7,7 +7,8 @@ import { CONTEXT_BUDGET_VARIABLE } from '../../eval/pipeline/device-memory-gate.
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { describeHolders, formatBytes } from '../../eval/locks/memory-budget.js';
+import { describeHolders } from '../../eval/locks/describe-holders.js';
+import { formatBytes } from '../../eval/locks/format-bytes.js';
 import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { EXIT, type CliIo, type TextSink } from '../io/cli-io.js';

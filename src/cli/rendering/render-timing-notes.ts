@@ -24,43 +24,52 @@ function shortWarmup(budget: TimingSummary['budget']): string | null {
   return `warm-up: ${budget.warmup_calls} calls in ${formatMilliseconds(budget.warmup_ms)} ms, short of the ${formatMilliseconds(budget.requested_warmup_ms)} ms asked for (a tenth of the timing budget): the clocks may not have settled`;
 }
 
-/**
- * The lines under `kforge eval`'s timing table (docs/timing.md): host-inclusive times, a
- * launch-bound problem, the trusted bound when it set the figure, the time budget, the
- * cross-check and the baselines' re-anchoring, and a machine too busy for the figures to hold.
- */
-export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
-  const warn = styles.yellow ?? ((text: string) => text);
-  const lines: string[] = [];
+/** How a note is styled: dim for what informs, warn for what a reader should act on. */
+interface NoteStyles {
+  dim: (text: string) => string;
+  warn: (text: string) => string;
+}
+
+/** One kind of note: its lines for this timing, none when it does not apply. */
+type TimingNote = (timing: TimingSummary, styles: NoteStyles) => string[];
+
+const hostInclusiveNote: TimingNote = (timing, { dim }) => {
   const walls = [
     ['candidate', timing.candidate_wall_ms],
     ['eager', timing.eager_wall_ms],
     ['torch.compile', timing.compile_wall_ms],
   ].filter((entry): entry is [string, NonNullable<TimingSummary['candidate_wall_ms']>] => entry[1] !== undefined);
-  if (walls.length > 0 && timing.clock !== 'host') {
-    lines.push(styles.dim(`host-inclusive per call: ${walls.map(([name, stats]) => `${name} ${formatMilliseconds(stats.median)} ms`).join(', ')}`));
-  }
+  if (walls.length === 0 || timing.clock === 'host') return [];
+  return [dim(`host-inclusive per call: ${walls.map(([name, stats]) => `${name} ${formatMilliseconds(stats.median)} ms`).join(', ')}`)];
+};
+
+const launchBoundNote: TimingNote = (timing, { warn }) => {
   const bound = timing.launch_bound;
-  if (bound && (bound.candidate || bound.eager || bound.compile)) {
-    const which = [bound.candidate && 'the candidate', bound.eager && 'eager', bound.compile && 'torch.compile'].filter(Boolean).join(', ');
-    lines.push(
-      warn(
-        `launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`,
-      ),
-    );
-  }
+  if (!bound || !(bound.candidate || bound.eager || bound.compile)) return [];
+  const which = [bound.candidate && 'the candidate', bound.eager && 'eager', bound.compile && 'torch.compile'].filter(Boolean).join(', ');
+  return [
+    warn(
+      `launch-bound (${which}): the host takes well longer per call than the device; device time flatters every candidate alike here, and a user pays the host-inclusive time`,
+    ),
+  ];
+};
+
+const exposedLaunchNote: TimingNote = (timing, { warn }) => {
   const exposed = Object.entries(timing.hold ?? {}).filter(
     ([, figure]) => figure !== null && figure.calls > 0 && figure.exposed_calls / figure.calls > EXPOSED_SHARE,
   );
-  if (exposed.length > 0) {
-    const which = exposed.map(([name, figure]) => `${name === 'compile' ? 'torch.compile' : name} ${figure?.exposed_calls} of ${figure?.calls}`).join(', ');
-    lines.push(
-      warn(
-        `the host was still launching when the device ran out of work ahead of the call (${which} timed calls): those device times may include launch latency`,
-      ),
-    );
-  }
+  if (exposed.length === 0) return [];
+  const which = exposed.map(([name, figure]) => `${name === 'compile' ? 'torch.compile' : name} ${figure?.exposed_calls} of ${figure?.calls}`).join(', ');
+  return [
+    warn(
+      `the host was still launching when the device ran out of work ahead of the call (${which} timed calls): those device times may include launch latency`,
+    ),
+  ];
+};
+
+const trustedBoundNotes: TimingNote = (timing, { dim, warn }) => {
   const trusted = timing.trusted;
+  const lines: string[] = [];
   if (trusted?.source === 'trusted-batch') {
     lines.push(
       warn(
@@ -69,30 +78,38 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
     );
   }
   if (trusted?.loose) {
-    lines.push(
-      styles.dim(`the trusted bound is loose here: the channel's round trip (${formatMilliseconds(trusted.overhead_ms)} ms) is large against a batch`),
-    );
+    lines.push(dim(`the trusted bound is loose here: the channel's round trip (${formatMilliseconds(trusted.overhead_ms)} ms) is large against a batch`));
   }
-  if (timing.budget?.reason) lines.push(warn(`budget: ${timing.budget.reason}`));
+  return lines;
+};
+
+const budgetNotes: TimingNote = (timing, { warn }) => {
   const warmup = shortWarmup(timing.budget);
-  if (warmup) lines.push(warn(warmup));
+  return [...(timing.budget?.reason ? [warn(`budget: ${timing.budget.reason}`)] : []), ...(warmup ? [warn(warmup)] : [])];
+};
+
+const crossCheckNotes: TimingNote = (timing, { dim, warn }) => {
   const check = timing.cross_check;
-  if (check) {
-    const ratio = check.ratio === null ? '—' : check.ratio.toFixed(3);
-    lines.push(
-      check.agrees
-        ? styles.dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
-        : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`),
-    );
-    const kernels = check.kernels;
-    if (kernels?.unavailable) lines.push(styles.dim(`cross-check (${kernels.method}): not measured: ${kernels.unavailable}`));
-    else if (kernels?.median_ms !== undefined) {
-      const kernelRatio = kernels.ratio == null ? '—' : kernels.ratio.toFixed(3);
-      const said = `cross-check (${kernels.method}): ${formatMilliseconds(kernels.median_ms)} ms, ratio ${kernelRatio}`;
-      lines.push(kernels.agrees ? styles.dim(`${said}, within ${percent(check.bound)}`) : warn(`${said}: ${kernels.finding ?? 'the methods disagree'}`));
-    }
+  if (!check) return [];
+  const ratio = check.ratio === null ? '—' : check.ratio.toFixed(3);
+  const lines = [
+    check.agrees
+      ? dim(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}, within ${percent(check.bound)}`)
+      : warn(`cross-check (${check.method}): ${formatMilliseconds(check.median_ms)} ms, ratio ${ratio}: ${check.finding ?? 'the methods disagree'}`),
+  ];
+  const kernels = check.kernels;
+  if (kernels?.unavailable) lines.push(dim(`cross-check (${kernels.method}): not measured: ${kernels.unavailable}`));
+  else if (kernels?.median_ms !== undefined) {
+    const kernelRatio = kernels.ratio == null ? '—' : kernels.ratio.toFixed(3);
+    const said = `cross-check (${kernels.method}): ${formatMilliseconds(kernels.median_ms)} ms, ratio ${kernelRatio}`;
+    lines.push(kernels.agrees ? dim(`${said}, within ${percent(check.bound)}`) : warn(`${said}: ${kernels.finding ?? 'the methods disagree'}`));
   }
+  return lines;
+};
+
+const anchorNotes: TimingNote = (timing, { warn }) => {
   const anchor = timing.baseline_anchor;
+  const lines: string[] = [];
   if (anchor?.used === 'anchor') {
     lines.push(
       warn(
@@ -101,5 +118,26 @@ export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
     );
   }
   if (anchor?.too_busy) lines.push(warn(`the machine was too busy for these figures to hold: ${anchor.reasons.join('; ')}`));
-  return lines.map((line) => `  ${line}`);
+  return lines;
+};
+
+/** The notes in the order they are printed; a new note is one more entry. */
+const TIMING_NOTES: readonly TimingNote[] = [
+  hostInclusiveNote,
+  launchBoundNote,
+  exposedLaunchNote,
+  trustedBoundNotes,
+  budgetNotes,
+  crossCheckNotes,
+  anchorNotes,
+];
+
+/**
+ * The lines under `kforge eval`'s timing table (docs/timing.md): host-inclusive times, a
+ * launch-bound problem, the trusted bound when it set the figure, the time budget, the
+ * cross-check and the baselines' re-anchoring, and a machine too busy for the figures to hold.
+ */
+export function timingNotes(timing: TimingSummary, styles: Styles): string[] {
+  const noteStyles = { dim: styles.dim, warn: styles.yellow ?? ((text: string) => text) };
+  return TIMING_NOTES.flatMap((note) => note(timing, noteStyles)).map((line) => `  ${line}`);
 }

@@ -5,6 +5,8 @@ import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { acquireFileLock, currentLockOwner, isFileLockHeld, lockOwnerSchema } from './file-lock.js';
 import { MachineFaultError } from '../machine-fault-error.js';
 import type { BudgetHolder } from '../pipeline-events.js';
+import { describeHolders } from './describe-holders.js';
+import { formatBytes } from './format-bytes.js';
 
 /** One reservation of the budget, as its file holds it (the lock-owner fields of file-lock.ts, plus what it holds). */
 const entrySchema = lockOwnerSchema.extend({
@@ -86,35 +88,6 @@ export interface BudgetReservation {
   /** Milliseconds spent waiting for room. */
   readonly waitedMs: number;
   release(): Promise<void>;
-}
-
-const GIB = 1024 ** 3;
-
-/** Bytes as a person reads them: `6.00 GiB`, `512.0 MiB`. */
-export function formatBytes(bytes: number): string {
-  return bytes >= 0.1 * GIB ? `${(bytes / GIB).toFixed(2)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-}
-
-/**
- * Who holds a budget, for a person: each evaluation by its label, and each process's contexts in one
- * item when it holds several (a batch's workers waiting for the device hold a dozen or more).
- *
- * @example describeHolders(holders) // 'pid 619 (17 workers' contexts, 12.75 GiB), pid 619 (pid 619: 19_ReLU.py relu.py, 43.75 GiB)'
- */
-export function describeHolders(holders: readonly BudgetHolder[]): string {
-  const contexts = new Map<number, BudgetHolder[]>();
-  for (const holder of holders) if (holder.kind === 'context') contexts.set(holder.pid, [...(contexts.get(holder.pid) ?? []), holder]);
-  const items: string[] = [];
-  for (const holder of holders) {
-    const own = holder.kind === 'context' ? contexts.get(holder.pid)! : null;
-    if (own && own.length > 1) {
-      if (own[0] !== holder) continue;
-      items.push(`pid ${holder.pid} (${own.length} workers' contexts, ${formatBytes(own.reduce((sum, context) => sum + context.bytes, 0))})`);
-      continue;
-    }
-    items.push(`pid ${holder.pid} (${holder.label}, ${formatBytes(holder.bytes)})`);
-  }
-  return items.join(', ');
 }
 
 function holderOf(entry: BudgetEntry & { kind: HeldKind }): BudgetHolder {
