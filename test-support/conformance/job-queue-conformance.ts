@@ -108,6 +108,9 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
  * behaviour (stored results, workers, device locks, listener faults) stays in the backend's tests.
  *
  * @example describeJobQueueConformance('InProcessJobQueue', async () => { … }, { sharesEqualJobs: false });
+ *
+ * Longer than convention 4's 60 lines: a suite is a list of tests, one `it` each, read top to
+ * bottom; a function per test would only move them apart.
  */
 export function describeJobQueueConformance(backend: string, open: () => Promise<JobQueueUnderTest>, options: JobQueueConformanceOptions): void {
   describe(`JobQueue conformance: ${backend}`, { skip: options.skip ?? false, timeout: options.timeout ?? 60_000 }, () => {

@@ -11,6 +11,9 @@ export type { EvalCommandDependencies } from './eval-action.js';
 /**
  * Adds `kforge eval PROBLEM CANDIDATE` (docs/spec.md section 6): exit 0 for `correct`, 1 for any other
  * verdict, 2 for misuse; with `--json`, stdout is exactly one JSON object.
+ *
+ * Longer than convention 4's 60 lines: it is one commander declaration, the arguments and flags in the order
+ * `kforge eval --help` lists them, and splitting it would part a flag from its neighbours.
  */
 export function registerEvalCommand(program: Command, dependencies: EvalCommandDependencies = {}): Command {
   const command = program

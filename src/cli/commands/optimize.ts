@@ -20,6 +20,9 @@ export type { OptimizeCommandDependencies } from './optimize-action.js';
  * JSON, and prints the per-problem and total table (or, with `--json`, one JSON object). Exit
  * status 0 when the run finished or paused, 130 when it was stopped (resumable), 2 for misuse,
  * 3 when the run failed for a reason of kforge's or the machine's.
+ *
+ * Longer than convention 4's 60 lines: it is one commander declaration, the arguments and flags in the order
+ * `kforge optimize --help` lists them, and splitting it would part a flag from its neighbours.
  */
 export function registerOptimizeCommand(program: Command, dependencies: OptimizeCommandDependencies = {}): Command {
   const command = program

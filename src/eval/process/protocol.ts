@@ -9,6 +9,10 @@ import { workerRoleSchema, type WorkerRole } from '../worker-role.js';
 /**
  * Schemas of worker protocol version 1 (docs/worker-protocol.md). Worker → parent messages arrive
  * on fd 3, one JSON object per line; parent → worker requests go to the worker's stdin.
+ *
+ * Longer than convention 4's 300 lines: this file is the protocol's contract, every message the
+ * worker may write, in the order docs/worker-protocol.md gives them, so that a change to the
+ * protocol is one diff here beside the page's; what reads the messages lives elsewhere.
  */
 export const PROTOCOL_VERSION = 1;
 

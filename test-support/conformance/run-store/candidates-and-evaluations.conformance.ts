@@ -32,6 +32,12 @@ async function modelCall(store: RunStore, runId: string, problemHash: string) {
   });
 }
 
+/**
+ * The RunStore conformance suite's part on candidates, their evaluations and model calls (run-store-conformance.ts runs every part).
+ *
+ * Longer than convention 4's 60 lines: a suite is a list of tests, one `it` each, read top to
+ * bottom; a function per test would only move them apart.
+ */
 export function describeCandidatesAndEvaluations(open: OpenEmptyStore): void {
   describe('model calls and candidates', () => {
     const handle = useFreshStore(open);

@@ -4,6 +4,12 @@ import { StoreReferenceError } from '../../../src/store/errors/store-reference-e
 import { StoreValidationError } from '../../../src/store/errors/store-validation-error.js';
 import { seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
+/**
+ * The RunStore conformance suite's part on ideas, run events and people's actions (run-store-conformance.ts runs every part).
+ *
+ * Longer than convention 4's 60 lines: a suite is a list of tests, one `it` each, read top to
+ * bottom; a function per test would only move them apart.
+ */
 export function describeIdeasEventsActions(open: OpenEmptyStore): void {
   describe('ideas', () => {
     const handle = useFreshStore(open);

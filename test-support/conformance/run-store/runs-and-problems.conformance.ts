@@ -5,6 +5,12 @@ import { StoreReferenceError } from '../../../src/store/errors/store-reference-e
 import { StoreValidationError } from '../../../src/store/errors/store-validation-error.js';
 import { PROBLEM_SOURCES, seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
+/**
+ * The RunStore conformance suite's part on runs and their problems (run-store-conformance.ts runs every part).
+ *
+ * Longer than convention 4's 60 lines: a suite is a list of tests, one `it` each, read top to
+ * bottom; a function per test would only move them apart.
+ */
 export function describeRunsAndProblems(open: OpenEmptyStore): void {
   describe('problems', () => {
     const handle = useFreshStore(open);

@@ -4,6 +4,12 @@ import { correctResult, failedResult } from '../../evaluation-results.js';
 import type { EvaluationResult } from '../../../src/core/verdict.js';
 import { seedRun, useFreshStore, type OpenEmptyStore } from './conformance-setup.js';
 
+/**
+ * The RunStore conformance suite's part on run summaries (run-store-conformance.ts runs every part).
+ *
+ * Longer than convention 4's 60 lines: a suite is a list of tests, one `it` each, read top to
+ * bottom; a function per test would only move them apart.
+ */
 export function describeSummaries(open: OpenEmptyStore): void {
   describe('run summaries', () => {
     const handle = useFreshStore(open);
