@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paths=(worker clients/python bench)
-# What a benchmark recorded (the candidates it ran, as they ran) stays as it was written.
+# A benchmark's recorded runs are archives (docs/benchmarks/README.md); a run unpacked to read, or the
+# one run bench/handover/results keeps unpacked, stays as it was written.
 excluded='/results/'
 for tool in flake8 black; do
   if ! command -v "$tool" >/dev/null; then

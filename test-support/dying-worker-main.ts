@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { registerWorkerCommand } from '../src/cli/commands/worker.js';
-import { createLocalPipelinedEvaluator, workerPipelineOptions } from '../src/cli/create-worker-evaluator.js';
+import { createLocalPipelinedEvaluator, workerPipelineOptions } from '../src/cli/evaluator/create-worker-evaluator.js';
 import { runProgram } from '../src/cli/run-program.js';
 import type { Evaluator } from '../src/eval/evaluator.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { EvaluationResult, ResultOfVerdict, TimingStats } from '../src/core/verdict.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationRequest, type Evaluator } from '../src/eval/evaluator.js';
-import { Semaphore } from '../src/eval/pipeline/semaphore.js';
+import { Semaphore } from '../src/eval/locks/semaphore.js';
 
 /** A CPU environment as the worker reports it. */
 export const FAKE_ENVIRONMENT = {

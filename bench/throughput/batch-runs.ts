@@ -4,7 +4,7 @@ import { BuildCache, defaultBuildCacheDirectory } from '../../src/eval/cache/bui
 import type { EvaluationRequest } from '../../src/eval/evaluator.js';
 import { FileBaselineCache } from '../../src/eval/cache/file-baseline-cache.js';
 import { InProcessJobQueue } from '../../src/queue/in-process-job-queue.js';
-import type { PipelineEvent } from '../../src/eval/pipeline/pipeline-events.js';
+import type { PipelineEvent } from '../../src/eval/pipeline-events.js';
 import type { PipelineSizing } from '../../src/eval/pipeline/pipeline-sizing.js';
 import { PipelinedEvaluator, type PipelineUsage } from '../../src/eval/pipeline/pipelined-evaluator.js';
 import { PythonEvaluator } from '../../src/eval/run/python-evaluator.js';

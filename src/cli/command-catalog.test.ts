@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { execa } from 'execa';
 import { REPOSITORY_ROOT, TEST_PYTHON } from '../../test-support/fixture-paths.js';
 import { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './commands/command-descriptions.js';
 import { commandNamed, commandRegistrations, COMMAND_LOADERS } from './command-catalog.js';
 import { runProgram } from './run-program.js';
 

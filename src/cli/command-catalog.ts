@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS, type CommandName } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS, type CommandName } from './commands/command-descriptions.js';
 import type { CommandRegistration } from './run-program.js';
 
 /** Loads a command's module and gives its registration. */

@@ -1,4 +1,4 @@
-import { exitQuietlyWhenReaderCloses } from './closed-pipe.js';
+import { exitQuietlyWhenReaderCloses } from './io/closed-pipe.js';
 import { commandRegistrations } from './command-catalog.js';
 import { runProgram } from './run-program.js';
 

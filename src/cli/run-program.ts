@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT, resolveCliIo, type CliIo } from './cli-io.js';
+import { EXIT, resolveCliIo, type CliIo } from './io/cli-io.js';
 
 /** Adds one command (and its subcommands) to the program. */
 export type CommandRegistration = (program: Command, io?: Partial<CliIo>) => Command;
@@ -35,7 +35,7 @@ export async function runProgram(
   for (const register of registrations) register(program, io);
   try {
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-      const { findInstalledVersions, formatInstalledVersions } = await import('./installed-versions.js');
+      const { findInstalledVersions, formatInstalledVersions } = await import('./doctor/installed-versions.js');
       io.stdout.write(formatInstalledVersions(await findInstalledVersions(io.environment)));
       return EXIT.correct;
     }

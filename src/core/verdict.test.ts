@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as fake from '../../test-support/fake-evaluator.js';
-import * as seeded from '../server/fixtures/seed-results.js';
-import { correctResult, failedResult } from '../store/fixtures/evaluation-results.js';
+import * as seeded from '../../test-support/seeded-store/seed-results.js';
+import { correctResult, failedResult } from '../../test-support/evaluation-results.js';
 import { evaluationResultSchema, VERDICTS, type EvaluationResult, type Verdict } from './verdict.js';
 
 /**

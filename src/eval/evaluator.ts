@@ -1,5 +1,5 @@
 import type { Backend, EvaluationResult, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
-import type { PipelineEvent } from './pipeline/pipeline-events.js';
+import type { PipelineEvent } from './pipeline-events.js';
 
 /** Per-stage time limits in seconds. A stage that runs past its limit ends in `timeout`. */
 export interface StageTimeoutsSeconds {

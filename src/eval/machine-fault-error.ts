@@ -1,5 +1,7 @@
-import { FAULT_RESOURCES } from './process/protocol.js';
-import type { WorkerRole } from './process/worker-role.js';
+import type { WorkerRole } from './worker-role.js';
+
+/** What a worker's `fault` message may name as run out (docs/worker-protocol.md, "Faults"). */
+export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device', 'time'] as const;
 
 /** What ran out or failed: a worker's `fault` resources, or the time and processes around them. */
 export const MACHINE_FAULT_RESOURCES = [...FAULT_RESOURCES, 'worker-start', 'reference-process', 'device-wait'] as const;

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { evaluationResultSchema } from '../core/verdict.js';
 import type { EvaluationProgress } from '../eval/evaluator.js';
 import { MACHINE_FAULT_RESOURCES } from '../eval/machine-fault-error.js';
-import { workerRoleSchema } from '../eval/process/worker-role.js';
-import type { PipelineEvent } from '../eval/pipeline/pipeline-events.js';
+import { workerRoleSchema } from '../eval/worker-role.js';
+import type { PipelineEvent } from '../eval/pipeline-events.js';
 
 /** One start of a job on a worker (recorded in Redis when the worker takes the job). */
 export const jobAttemptSchema = z.object({

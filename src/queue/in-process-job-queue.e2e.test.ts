@@ -10,7 +10,7 @@ import { BuildCache } from '../eval/cache/build-cache.js';
 import type { EvaluationRequest } from '../eval/evaluator.js';
 import { FileBaselineCache } from '../eval/cache/file-baseline-cache.js';
 import { InProcessJobQueue } from './in-process-job-queue.js';
-import type { PipelineEvent } from '../eval/pipeline/pipeline-events.js';
+import type { PipelineEvent } from '../eval/pipeline-events.js';
 import { PipelinedEvaluator } from '../eval/pipeline/pipelined-evaluator.js';
 import { compilerUnavailable, TORCH_PYTHON, torchUnavailable } from '../../test-support/torch-python.js';
 

@@ -10,7 +10,7 @@ import type { EvaluateOptions, Evaluation, EvaluationRequest, Evaluator } from '
 import { InProcessJobQueue } from './in-process-job-queue.js';
 import { JobQueueClosedError } from './job-queue-closed-error.js';
 import type { JobQueueEvents } from './job-queue.js';
-import { describeJobQueueConformance, ScriptedEvaluator } from './job-queue-conformance.js';
+import { describeJobQueueConformance, ScriptedEvaluator } from '../../test-support/conformance/job-queue-conformance.js';
 
 function request(name: string): EvaluationRequest {
   return { problemPath: '/p.py', candidatePath: `/${name}.py`, backend: 'cpu', precision: 'fp32', tolerance: 'kernelbench' };

@@ -1,6 +1,6 @@
 import type { EvaluationResult } from '../core/verdict.js';
 import type { EvaluationProgress, EvaluationRequest } from '../eval/evaluator.js';
-import type { PipelineEvent } from '../eval/pipeline/pipeline-events.js';
+import type { PipelineEvent } from '../eval/pipeline-events.js';
 
 /** Events of a {@link JobQueue}, by name; `jobId` ties them to one `submit`. Times in ms. */
 export interface JobQueueEvents {

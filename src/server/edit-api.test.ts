@@ -5,7 +5,7 @@ import { FakeEvaluator, judgeByMarker } from '../../test-support/fake-evaluator.
 import type { EvaluationRequest } from '../eval/evaluator.js';
 import type { CandidateDetail, EditResponse } from './api-types.js';
 import { createServer } from './create-server.js';
-import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
 import type { ZodApp } from './server-context.js';
 
 let seededStore: SeededTestStore;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { compileErrorResult, FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import type { CandidateDetail, ProblemView } from './api-types.js';
 import { createServer } from './create-server.js';
-import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
 import type { ZodApp } from './server-context.js';
 
 let seededStore: SeededTestStore;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import { createServer } from './create-server.js';
-import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
 import { hostNameOf } from './request-guard.js';
 import type { ZodApp } from './server-context.js';
 

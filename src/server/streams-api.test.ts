@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import { createServer } from './create-server.js';
-import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
 import type { ZodApp } from './server-context.js';
 
 interface ReceivedEvent {

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
+import { fixturePath } from '../../test-support/fixture-paths.js';
 import { DetachedProcessLauncher } from './actions/detached-process-launcher.js';
 import { createServer } from './create-server.js';
-import { openSeededTestStore, type SeededTestStore } from './fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
 import type { ZodApp } from './server-context.js';
 
 let seededStore: SeededTestStore;
@@ -95,7 +96,7 @@ describe('the web app', () => {
 
 describe('DetachedProcessLauncher', () => {
   it('runs `optimize --resume RUN --store PATH` detached, with its output in a log beside the store', async () => {
-    const program = path.join(import.meta.dirname, 'fixtures', 'programs', 'print-arguments.mjs');
+    const program = fixturePath('programs', 'print-arguments.mjs');
     const launcher = new DetachedProcessLauncher({
       command: [process.execPath, program],
       cwd: seededStore.folder,

@@ -6,11 +6,12 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { correctResult } from './fixtures/evaluation-results.js';
+import { correctResult } from '../../test-support/evaluation-results.js';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repositoryRoot = resolve(here, '..', '..');
+const CRASH_WRITER = join(repositoryRoot, 'test-support', 'fixtures', 'programs', 'crash-writer.ts');
 const CRASH_RUN_ID = 'crash-run';
 const folder = mkdtempSync(join(tmpdir(), 'kforge-crash-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
@@ -20,7 +21,7 @@ after(() => rmSync(folder, { recursive: true, force: true }));
  * Returns every line it printed and the signal it died of.
  */
 async function runUntilKilled(path: string, mode: 'search' | 'hold', shouldKill: (line: string, lines: string[]) => boolean) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', 'crash-writer.ts'), path, mode, CRASH_RUN_ID], {
+  const child = spawn(process.execPath, ['--import', 'tsx', CRASH_WRITER, path, mode, CRASH_RUN_ID], {
     cwd: repositoryRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

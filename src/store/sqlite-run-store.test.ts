@@ -8,11 +8,11 @@ import { StoreDataError } from './errors/store-data-error.js';
 import { StoreNotFoundError } from './errors/store-not-found-error.js';
 import { StoreOpenError } from './errors/store-open-error.js';
 import { StoreSchemaError } from './errors/store-schema-error.js';
-import { correctResult } from './fixtures/evaluation-results.js';
+import { correctResult } from '../../test-support/evaluation-results.js';
 import { LATEST_STORE_MIGRATION } from './migrations/store-migrations.js';
 import { DEFAULT_STORE_PATH, openRunStore } from './open-run-store.js';
-import { seedRun } from './conformance/conformance-setup.js';
-import { describeRunStoreConformance } from './run-store-conformance.js';
+import { seedRun } from '../../test-support/conformance/run-store/conformance-setup.js';
+import { describeRunStoreConformance } from '../../test-support/conformance/run-store-conformance.js';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'kforge-store-'));

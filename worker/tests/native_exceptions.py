@@ -2,11 +2,11 @@
 
 A case whose cheat relies on catching an error its extension raised (a `TORCH_CHECK` fired inside a
 `load_inline` function, then an `except` that falls back to PyTorch) cannot show its cheat where
-that exception kills the process instead: on the H200 host (torch 2.11, 2026-12-05,
-bench/gpu/crash_probe.py) c07c died of SIGSEGV at the extension call in a bare Python process with
-nothing of kforge loaded. The candidate then ends `crashed`, which is its own verdict and no cheat
-passed; the test cannot tell more, so it skips, saying why, once a minimal extension that raises
-in a process of its own confirms the platform does the same.
+that exception kills the process instead: on the H200 host (torch 2.11, 2026-12-05, a probe
+since removed: git show 34a21c1:bench/gpu/crash_probe.py) c07c died of SIGSEGV at the extension
+call in a bare Python process with nothing of kforge loaded. The candidate then ends `crashed`,
+which is its own verdict and no cheat passed; the test cannot tell more, so it skips, saying why,
+once a minimal extension that raises in a process of its own confirms the platform does the same.
 
 What kills it there is the message, not the exception. On the H100 host of 2026-12-06 (torch
 2.11.0+cu130, g++ 13.3) a load_inline extension carries its own static copy of libstdc++ (no
@@ -14,7 +14,7 @@ libstdc++ among its NEEDED libraries, its own `num_put` facet), and writing an i
 inside it segfaults, raised or not: `TORCH_CHECK(false, "text")` reached Python's except while
 `TORCH_CHECK(x.dim() == 1, "got ", x.dim())` and a bare `c10::str("n", x.dim())` killed the process.
 c07c's message names the dimension count, so the probe's names a number too
-(bench/gpu/format_probe.py; docs/benchmarks/guard-h200.md, "2026-12-06, an H100").
+(git show 34a21c1:bench/gpu/format_probe.py; docs/benchmarks/guard-h200.md, "2026-12-06, an H100").
 """
 
 import functools

@@ -39,7 +39,7 @@ def _default(name: str) -> int:
 
 
 def test_the_candidates_trusted_batches_are_held_within_the_parents_limits():
-    driver = "eval/timing/candidate-timing-driver.ts"
+    driver = "eval/run/candidate-timing-driver.ts"
     assert size_estimate.CANDIDATE_BATCH_POOL_BYTES == _exported(driver, "BATCH_POOL_BYTES")
     assert size_estimate.CANDIDATE_MAX_BATCH_CALLS == _exported(driver, "MAX_BATCH_CALLS")
 

@@ -1,5 +1,5 @@
 """Test support: the parent's side of the candidate's timing stage (docs/timing.md), as
-src/eval/timing/candidate-timing-driver.ts drives it: a `step` after every `called` (keep the sampled
+src/eval/run/candidate-timing-driver.ts drives it: a `step` after every `called` (keep the sampled
 calls' outputs, decided only now), three trusted batches (after the warm-up, in the middle and at
 the end of the timed calls) timed with this process's clock from `go` to `batch-done`, with the
 channel's round trip measured on the reference worker just before, and one output of each batch

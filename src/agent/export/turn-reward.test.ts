@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_REWARD_SHAPING, resolveRewardShaping } from '../../core/reward-shaping-schema.js';
-import { correct, incorrect } from '../../server/fixtures/seed-results.js';
+import { correct, incorrect } from '../../../test-support/seeded-store/seed-results.js';
 import { turnReward } from './turn-reward.js';
 
 const fast = correct('cpu', { medianMs: 1, eagerMs: 4, compileMs: 2 });

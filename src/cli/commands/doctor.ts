@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import picocolors from 'picocolors';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { pythonExecutable } from '../python-executable.js';
-import { DEBIAN_INSTALL_LINE, runDoctorChecks, type DoctorReport, type ToolRunner } from '../doctor-checks.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { DEBIAN_INSTALL_LINE, runDoctorChecks, type DoctorReport, type ToolRunner } from '../doctor/doctor-checks.js';
 
 /** What `kforge doctor` needs beyond its io; tests replace the tool runner. */
 export interface DoctorCommandDependencies extends Partial<CliIo> {

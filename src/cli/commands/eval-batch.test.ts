@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { evaluationResultSchema } from '../../core/verdict.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import type { BudgetHolder } from '../../eval/pipeline/memory-budget.js';
+import type { BudgetHolder } from '../../eval/pipeline-events.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
 import { fixturePath } from '../../../test-support/fixture-paths.js';

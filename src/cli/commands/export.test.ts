@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { execa } from 'execa';
 import type { ExportedTurn } from '../../agent/export/exported-turn.js';
-import { correct, incorrect } from '../../server/fixtures/seed-results.js';
+import { correct, incorrect } from '../../../test-support/seeded-store/seed-results.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel } from '../../../test-support/fake-kernel-model.js';

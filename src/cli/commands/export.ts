@@ -1,16 +1,16 @@
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { z } from 'zod';
-import { choiceFlag } from '../flag-schemas.js';
+import { choiceFlag } from '../flags/flag-schemas.js';
 import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { resolveCliIo, type CliIo } from '../cli-io.js';
-import { storeCommandFailure } from '../store-command-errors.js';
-import { UsageError } from '../usage-error.js';
-import { writeCommandOutput } from '../command-output.js';
-import { unknownRunMessage } from '../unknown-run-message.js';
+import { resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { storeCommandFailure } from './store-command-errors.js';
+import { UsageError } from '../io/usage-error.js';
+import { writeCommandOutput } from '../io/command-output.js';
+import { unknownRunMessage } from './unknown-run-message.js';
 
 /** What `kforge export` needs beyond its io; tests replace any of it. */
 export interface ExportCommandDependencies extends Partial<CliIo> {

@@ -6,11 +6,11 @@ import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { PROVIDER_NAMES } from '../../core/config.js';
-import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flag-schemas.js';
-import { LOG_FORMATS } from '../log-formats.js';
-import { suiteFlagsShape } from '../suite-options.js';
-import { TIMEOUT_STAGES, timeoutOptionName } from '../timeout-stages.js';
-import { UsageError } from '../usage-error.js';
+import { choiceFlag, guardPolicyFlag, integerFlag, nonNegativeNumberFlag, positiveNumberFlag } from '../flags/flag-schemas.js';
+import { LOG_FORMATS } from '../io/log-formats.js';
+import { suiteFlagsShape } from '../flags/suite-options.js';
+import { TIMEOUT_STAGES, timeoutOptionName } from '../flags/timeout-stages.js';
+import { UsageError } from '../io/usage-error.js';
 
 const positiveInteger = (flag: string) => integerFlag(flag, 1);
 const nonNegativeInteger = (flag: string) => integerFlag(flag, 0);

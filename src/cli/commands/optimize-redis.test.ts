@@ -11,7 +11,7 @@ import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { freePort } from '../../../test-support/redis-server.js';
 import { InProcessJobQueue } from '../../queue/in-process-job-queue.js';
 import { JobQueueEvaluator } from '../../queue/job-queue-evaluator.js';
-import type { RemoteEvaluation, RemoteEvaluationOptions } from '../remote-evaluation.js';
+import type { RemoteEvaluation, RemoteEvaluationOptions } from '../evaluator/remote-evaluation.js';
 import type { Backend } from '../../core/verdict.js';
 import { registerOptimizeCommand } from './optimize.js';
 

@@ -11,7 +11,7 @@ import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kerne
 import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { TORCH_PYTHON } from '../../../test-support/torch-python.js';
 import { registerOptimizeCommand, type OptimizeCommandDependencies } from './optimize.js';
-import { DRY_RUN_LIMIT_HINT } from '../optimize-dry-run.js';
+import { DRY_RUN_LIMIT_HINT } from '../sizing/optimize-dry-run.js';
 
 /** The flags `kforge optimize` takes. */
 const optimizeFlags = new Set(registerOptimizeCommand(new Command()).options.map((option) => option.long ?? ''));

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { z } from 'zod';
-import { choiceFlag } from '../flag-schemas.js';
+import { choiceFlag } from '../flags/flag-schemas.js';
 import { listCatalogProblems } from '../../agent/run/problem-catalog.js';
 import { selectProblems } from '../../agent/run/problem-selection.js';
 import { SuiteError } from '../../agent/run/suite-error.js';
@@ -11,14 +11,14 @@ import { PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import type { FindingLevel, ProblemAudit } from '../../eval/problem/problem-audit.js';
 import { auditProblemFile, type ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
-import { overridesForProblems } from '../problem-overrides.js';
-import { collectRepeated } from '../repeated-option.js';
-import { declaredToleranceWins, toleranceFor } from '../../eval/run/tolerance.js';
+import { overridesForProblems } from '../sizing/problem-overrides.js';
+import { collectRepeated } from '../flags/repeated-option.js';
+import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
 import { formatTextTable } from '../../core/text-table.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { pythonExecutable } from '../python-executable.js';
-import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../suite-options.js';
-import { UsageError } from '../usage-error.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { pythonExecutable } from '../io/python-executable.js';
+import { addSuiteOptions, resolveSuite, suiteFlagsShape } from '../flags/suite-options.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge problems` needs beyond its io; tests replace any of it. */
 export interface ProblemsCommandDependencies extends Partial<CliIo> {

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { choiceFlag } from '../flag-schemas.js';
+import { choiceFlag } from '../flags/flag-schemas.js';
 import { buildRunReport } from '../../server/report/report-data.js';
 import { REPORT_FORMATS, renderReport } from '../../server/report/report-format.js';
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
-import { resolveCliIo, type CliIo } from '../cli-io.js';
-import { storeCommandFailure } from '../store-command-errors.js';
-import { UsageError } from '../usage-error.js';
-import { writeCommandOutput } from '../command-output.js';
-import { unknownRunMessage } from '../unknown-run-message.js';
+import { resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { storeCommandFailure } from './store-command-errors.js';
+import { UsageError } from '../io/usage-error.js';
+import { writeCommandOutput } from '../io/command-output.js';
+import { unknownRunMessage } from './unknown-run-message.js';
 
 /** What `kforge report` needs beyond its io; tests replace any of it. */
 export interface ReportCommandDependencies extends Partial<CliIo> {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
-import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { registerReportCommand } from './report.js';
 
 let seededStore: SeededTestStore;

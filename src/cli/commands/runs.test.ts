@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
-import { seedRun } from '../../store/conformance/conformance-setup.js';
-import { correctResult, failedResult } from '../../store/fixtures/evaluation-results.js';
+import { seedRun } from '../../../test-support/conformance/run-store/conformance-setup.js';
+import { correctResult, failedResult } from '../../../test-support/evaluation-results.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { registerRunsCommand } from './runs.js';
 

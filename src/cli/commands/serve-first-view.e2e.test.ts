@@ -14,10 +14,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
-import { browserUnavailable, CHROMIUM_PATH, openBrowser, type BrowserSession } from '../../server/fixtures/browser-session.js';
-import { seedPlan } from '../../server/fixtures/seed-dashboard-store.js';
-import { correct } from '../../server/fixtures/seed-results.js';
-import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
+import { browserUnavailable, CHROMIUM_PATH, openBrowser, type BrowserSession } from '../../../test-support/browser-session.js';
+import { seedPlan } from '../../../test-support/seeded-store/seed-dashboard-store.js';
+import { correct } from '../../../test-support/seeded-store/seed-results.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import type { ProblemRecord } from '../../store/run-store.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 

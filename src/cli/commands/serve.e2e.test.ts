@@ -15,11 +15,11 @@ import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixturePath, REPOSITORY_ROOT, TEST_PYTHON } from '../../../test-support/fixture-paths.js';
-import { browserUnavailable, openBrowser, type BrowserSession } from '../../server/fixtures/browser-session.js';
-import { seedPlan } from '../../server/fixtures/seed-dashboard-store.js';
+import { browserUnavailable, openBrowser, type BrowserSession } from '../../../test-support/browser-session.js';
+import { seedPlan } from '../../../test-support/seeded-store/seed-dashboard-store.js';
 import type { ShapeOutcome } from '../../core/verdict.js';
-import { correct, incorrect } from '../../server/fixtures/seed-results.js';
-import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
+import { correct, incorrect } from '../../../test-support/seeded-store/seed-results.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
 import { torchUnavailable } from '../../../test-support/torch-python.js';
 

@@ -4,7 +4,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
-import { openSeededTestStore, type SeededTestStore } from '../../server/fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { isLoopbackHost, registerServeCommand, serverUrl } from './serve.js';
 
 let seededStore: SeededTestStore;

@@ -1,22 +1,22 @@
 import type { Command } from 'commander';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
-import { createCliLogger, LOG_FORMATS } from '../cli-logger.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { createCliLogger, LOG_FORMATS } from '../io/cli-logger.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
-import { detectVisibleCudaDevices } from '../../eval/pipeline/cuda-devices.js';
+import { detectVisibleCudaDevices } from '../../eval/devices/cuda-devices.js';
 import { DeviceLockHeldError } from '../../eval/pipeline/device-lock-held-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALL_TIMEOUT_MS, QueueWorker, type QueueWorkerEvent } from '../../queue/redis/queue-worker.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { hostGpuName } from '../../eval/pipeline/host-device-names.js';
+import { hostGpuName } from '../../eval/devices/host-device-names.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
-import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../cli-io.js';
-import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../create-worker-evaluator.js';
-import { openEvaluator } from '../open-evaluator.js';
-import { UsageError } from '../usage-error.js';
-import { choiceFlag, integerFlag, positiveNumberFlag } from '../flag-schemas.js';
+import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../io/cli-io.js';
+import { workerPipelineOptions, type WorkerEvaluatorWiring } from '../evaluator/create-worker-evaluator.js';
+import { openEvaluator } from '../evaluator/open-evaluator.js';
+import { UsageError } from '../io/usage-error.js';
+import { choiceFlag, integerFlag, positiveNumberFlag } from '../flags/flag-schemas.js';
 
 /** What `kforge worker` needs beyond its io; tests replace any of it. */
 export interface WorkerCommandDependencies extends Partial<CliIo> {

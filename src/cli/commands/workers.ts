@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { formatTextTable } from '../../core/text-table.js';
-import { COMMAND_DESCRIPTIONS } from '../command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { z } from 'zod';
 import { openRedisJobQueue, type BullmqJobQueue, type LaneJobCounts, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
 import type { LaneKind } from '../../eval/pipeline/pipeline-lane.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import type { WorkerHeartbeat } from '../../queue/redis/queue-worker-heartbeat.js';
-import { EXIT, resolveCliIo, type CliIo } from '../cli-io.js';
-import { UsageError } from '../usage-error.js';
+import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
+import { UsageError } from '../io/usage-error.js';
 
 /** What `kforge workers` needs beyond its io; tests replace any of it. */
 export interface WorkersCommandDependencies extends Partial<CliIo> {

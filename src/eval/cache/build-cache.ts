@@ -6,7 +6,7 @@ import { readBuildCacheEntry, writeBuildCacheEntry, type BuildCacheEntry } from 
 import type { BuildKeyMaterial } from './build-key.js';
 import { captureBuild, MAX_BUILD_SNAPSHOT_BYTES, restoreBuild, type BuildDigests } from './build-snapshot.js';
 import { directorySizeBytes } from './directory-size.js';
-import { acquireFileLock, isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from '../pipeline/file-lock.js';
+import { acquireFileLock, isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from '../locks/file-lock.js';
 
 /** Default bound of the build cache: 20 GiB (a CUDA extension's folder is 5–50 MB). */
 export const DEFAULT_BUILD_CACHE_MAX_BYTES = 20 * 1024 ** 3;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { acquireFileLock } from '../pipeline/file-lock.js';
+import { acquireFileLock } from '../locks/file-lock.js';
 import { buildWorkerEnvironment } from '../process/worker-environment.js';
 
 /** Set to `0` to keep workers off the bytecode cache (to compare, or to rule it out). */

@@ -2,12 +2,12 @@ import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { EXIT_WINDOW_MS } from '../process/worker-process.js';
-import { adoptWarmWorker } from '../process/adopt-warm-worker.js';
+import { adoptWarmWorker } from '../warm-workers/adopt-warm-worker.js';
 import type { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import type { EvaluationProgress, EvaluationRequest } from '../evaluator.js';
-import type { HeldDevice } from './evaluation-pipeline.js';
-import type { PipelineEvent } from './pipeline-events.js';
+import type { HeldDevice } from '../run/evaluation-pipeline.js';
+import type { PipelineEvent } from '../pipeline-events.js';
 import type { PipelineLane } from './pipeline-lane.js';
 import type { PreparedRoom } from './device-memory-gate.js';
 import { EvaluationRun } from '../run/evaluation-run.js';
@@ -15,8 +15,8 @@ import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import type { RandomInteger } from '../run/seeds.js';
 import { problemIdentity } from '../problem/problem-identity.js';
-import { Semaphore } from './semaphore.js';
-import type { WarmWorker, WarmWorkerPool } from '../process/warm-worker-pool.js';
+import { Semaphore } from '../locks/semaphore.js';
+import type { WarmWorker, WarmWorkerPool } from '../warm-workers/warm-worker-pool.js';
 
 /**
  * A baseline prefetch takes the device only when no evaluation is waiting for it: on the H200

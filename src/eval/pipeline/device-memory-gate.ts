@@ -1,11 +1,12 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { deviceCapacityBytes, parseByteSize } from './device-capacity.js';
+import { deviceCapacityBytes, parseByteSize } from '../devices/device-capacity.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
-import { hostGpuName } from './host-device-names.js';
+import { hostGpuName } from '../devices/host-device-names.js';
 import { MachineFaultError } from '../machine-fault-error.js';
-import { MemoryBudget, type BudgetHolder, type BudgetReservation } from './memory-budget.js';
+import { MemoryBudget, type BudgetReservation } from '../locks/memory-budget.js';
+import type { BudgetHolder } from '../pipeline-events.js';
 import { ProblemTooLargeError } from '../problem/problem-too-large-error.js';
 import { estimateEvaluationSize, type SizeEstimateOutcome } from '../problem/size-estimate.js';
 
@@ -14,7 +15,7 @@ const UNSIZED_BYTES = 1024 ** 3;
 
 /**
  * A CUDA worker's fixed cost on its device: the context and the warm start's lazy paths (612 MiB
- * measured on an H100 by bench/gpu/context_probe.py), as the size estimate counts a process
+ * measured on an H100 by a probe kept in git history, 34a21c1:bench/gpu/context_probe.py), as the size estimate counts a process
  * (DEVICE_PROCESS_BYTES of worker/kforge_worker/roles/size_estimate.py).
  */
 export const WORKER_CONTEXT_BYTES = 768 * 1024 ** 2;

@@ -1,5 +1,5 @@
-import type { HeldDevice } from './evaluation-pipeline.js';
-import { Semaphore } from './semaphore.js';
+import type { HeldDevice } from '../run/evaluation-pipeline.js';
+import { Semaphore } from '../locks/semaphore.js';
 
 export interface DevicePoolOptions {
   /** Device names, e.g. `['cuda:0', 'cuda:1']` or `['cpu']`. */

@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
-import { isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from './file-lock.js';
-import { hostGpuName } from './host-device-names.js';
+import { isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from '../locks/file-lock.js';
+import { hostGpuName } from '../devices/host-device-names.js';
 
 /**
  * The folder of the host-wide device locks: `kforge-device-locks` in the system's temporary folder
@@ -141,7 +141,7 @@ async function lockHolder(lockPath: string): Promise<{ pid: number | null; comma
 /**
  * Holds a GPU for this process alone among every kforge process of the host: waits until its lock
  * file ({@link deviceLockPath}) can be created, polling while a live process holds it; a lock left
- * by a dead process is taken over (see `file-lock.ts`). Null for a device that is not locked
+ * by a dead process is taken over (see `locks/file-lock.ts`). Null for a device that is not locked
  * host-wide (`cpu`). An abort rejects with `EvaluationCancelledError`; a folder that cannot hold
  * the lock (not writable) with `EvaluatorSetupError`.
  */

@@ -1,8 +1,8 @@
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
-import { detectVisibleCudaDevices } from './cuda-devices.js';
+import { detectVisibleCudaDevices } from '../devices/cuda-devices.js';
 import { DevicePool } from './device-pool.js';
 import { sizePipelineForHost, type PipelineSizing } from './pipeline-sizing.js';
-import { Semaphore } from './semaphore.js';
+import { Semaphore } from '../locks/semaphore.js';
 
 /** The two kinds of device a pipeline times on. */
 export type LaneKind = 'cpu' | 'gpu';

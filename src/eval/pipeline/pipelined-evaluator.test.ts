@@ -9,7 +9,7 @@ import { BuildCache } from '../cache/build-cache.js';
 import type { EvaluationRequest } from '../evaluator.js';
 import { FileBaselineCache } from '../cache/file-baseline-cache.js';
 import { MachineFaultError } from '../machine-fault-error.js';
-import type { PipelineEvent } from './pipeline-events.js';
+import type { PipelineEvent } from '../pipeline-events.js';
 import { PipelinedEvaluator } from './pipelined-evaluator.js';
 
 /**

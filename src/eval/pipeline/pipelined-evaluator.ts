@@ -4,9 +4,8 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../../core/verdict.js';
 import { EXIT_WINDOW_MS } from '../process/worker-process.js';
-import { adoptWarmWorker, helloWithin } from '../process/adopt-warm-worker.js';
+import { adoptWarmWorker, helloWithin } from '../warm-workers/adopt-warm-worker.js';
 import { BaselinePrefetcher, type PrefetchStats } from './baseline-prefetcher.js';
-import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { BuildCache, BuildReservation } from '../cache/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../cache/build-key.js';
 import { prepareBytecodeCache } from '../cache/bytecode-cache.js';
@@ -14,45 +13,30 @@ import { probeCompilerIdentity } from '../cache/compiler-identity.js';
 import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
-import type { BuildReport, EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
+import type { BuildReport, EvaluationPipeline, HeldDevice } from '../run/evaluation-pipeline.js';
 import { EvaluationRun } from '../run/evaluation-run.js';
 import { problemIdentity } from '../problem/problem-identity.js';
 import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
 import { DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
-import type { BudgetReservation } from './memory-budget.js';
+import type { BudgetReservation } from '../locks/memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
-import type { PipelineEvent } from './pipeline-events.js';
+import type { PipelineEvent } from '../pipeline-events.js';
 import { createPipelineLane, type LaneKind, type PipelineLane } from './pipeline-lane.js';
 import type { PipelineSizing } from './pipeline-sizing.js';
 import { ProcessGroupPauser } from '../process/process-group-pauser.js';
 import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
-import type { RandomInteger } from '../run/seeds.js';
-import type { Release } from './semaphore.js';
+import type { Release } from '../locks/semaphore.js';
 import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { unreadableInput } from '../run/unreadable-input.js';
-import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../process/warm-worker-pool.js';
-import { WarmWorkerSpawner } from '../process/warm-worker-spawner.js';
+import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../warm-workers/warm-worker-pool.js';
+import { WarmWorkerSpawner } from '../warm-workers/warm-worker-spawner.js';
 import { sandboxPolicy, type SandboxPolicy } from '../process/worker-sandbox.js';
 import { isolationOf } from '../process/isolation-report.js';
+import type { WorkerEvaluatorOptions } from '../run/worker-evaluator-options.js';
 
-export interface PipelinedEvaluatorOptions {
-  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
-  workerDirectory: string;
-  baselineCache: BaselineCache;
+export interface PipelinedEvaluatorOptions extends WorkerEvaluatorOptions {
   buildCache: BuildCache;
-  /** Python executable. Default `python3`. */
-  python?: string;
-  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
-  environment?: NodeJS.ProcessEnv;
-  /** Where scratch directories are made. Default: the system's temporary folder. */
-  scratchRoot?: string;
-  keepScratch?: boolean;
-  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
-  terminationGraceMs?: number;
-  logger?: Logger;
-  randomInteger?: RandomInteger;
-  now?: () => Date;
   /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
   cudaDevices?: readonly string[];
   /** Overrides of the sizing derived from the host's cores and memory. */

@@ -4,11 +4,11 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Precision } from '../../core/verdict.js';
 import { CappedOutput } from '../process/capped-output.js';
-import { formatBytes } from '../pipeline/memory-budget.js';
+import { formatBytes } from '../locks/format-bytes.js';
 import { estimateEvaluationSize } from './size-estimate.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { findingOfFailure, findingsOfAudit, workerAuditFailureSchema, workerAuditSchema, type ProblemAudit } from './problem-audit.js';
-import type { Tolerance } from '../run/tolerance.js';
+import type { Tolerance } from '../../core/tolerance.js';
 import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/process-group.js';
 import { buildWorkerEnvironment } from '../process/worker-environment.js';
 

@@ -1,5 +1,5 @@
 import type { SizeEstimate } from './size-estimate.js';
-import { formatBytes } from '../pipeline/memory-budget.js';
+import { formatBytes } from '../locks/format-bytes.js';
 import { evaluationSecondsAt, formatBudgetFlag, formatEvaluationTime, setFlags, timeFitWords } from './evaluation-time.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ROLE_STAGES, type Stage, type WorkerMessage } from './protocol.js';
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 
 /**
  * The ordering rules of protocol v1 that hold for every message of a role: `hello` first and only

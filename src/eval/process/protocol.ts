@@ -1,13 +1,18 @@
 import { z } from 'zod';
 import { buildInfoSchema } from '../../core/build-info.js';
 import { guardCheckSchema, guardFindingSchema, toleranceAuditSchema } from '../../core/guard-report.js';
-import { firstMismatchSchema, type Verdict } from '../../core/verdict.js';
+import { environmentSchema, firstMismatchSchema, type Environment, type Verdict } from '../../core/verdict.js';
+import { FAULT_RESOURCES } from '../machine-fault-error.js';
 import { ProtocolError } from './protocol-error.js';
-import { workerRoleSchema, type WorkerRole } from './worker-role.js';
+import { workerRoleSchema, type WorkerRole } from '../worker-role.js';
 
 /**
  * Schemas of worker protocol version 1 (docs/worker-protocol.md). Worker → parent messages arrive
  * on fd 3, one JSON object per line; parent → worker requests go to the worker's stdin.
+ *
+ * Longer than convention 4's 300 lines: this file is the protocol's contract, every message the
+ * worker may write, in the order docs/worker-protocol.md gives them, so that a change to the
+ * protocol is one diff here beside the page's; what reads the messages lives elsewhere.
  */
 export const PROTOCOL_VERSION = 1;
 
@@ -28,24 +33,15 @@ const milliseconds = z.number().finite().nonnegative();
 /** An error figure; `null` where it does not exist (no tensor leaves, NaN in the output). */
 const errorFigure = z.number().nullable().optional();
 
-/** What the worker reports about the machine it runs on, sent in `hello`. */
-export const workerEnvironmentSchema = z
-  .object({
-    device: z.string(),
-    torch: z.string(),
-    cuda: z.string().nullable(),
-    driver: z.string().nullable(),
-    python: z.string().optional(),
-  })
-  .catchall(z.unknown());
-export type WorkerEnvironment = z.infer<typeof workerEnvironmentSchema>;
+/** What the worker reports about the machine it runs on, sent in `hello`: the result's `environment`. */
+export type WorkerEnvironment = Environment;
 
 export const helloMessageSchema = z.object({
   v: version,
   type: z.literal('hello'),
   role: workerRoleSchema,
   pid: z.number().int().positive(),
-  environment: workerEnvironmentSchema,
+  environment: environmentSchema,
 });
 
 /** A process's memory peaks during a stage, in bytes (null where the worker cannot read them). */
@@ -97,7 +93,6 @@ export const failureMessageSchema = z.object({
 });
 
 /** What ran out when the machine, not the candidate, ended the evaluation (docs/worker-protocol.md, "Faults"). */
-export const FAULT_RESOURCES = ['device-memory', 'host-memory', 'disk', 'device', 'time'] as const;
 export type FaultResource = (typeof FAULT_RESOURCES)[number];
 
 /** The machine could not evaluate: never a verdict (docs/spec.md section 3). */
@@ -493,27 +488,9 @@ export const workerMessageSchema = z.discriminatedUnion('type', [
 export type WorkerMessage = z.infer<typeof workerMessageSchema>;
 export type WorkerMessageType = WorkerMessage['type'];
 export type MessageOfType<T extends WorkerMessageType> = Extract<WorkerMessage, { type: T }>;
-export type HelloMessage = MessageOfType<'hello'>;
-export type StageMessage = MessageOfType<'stage'>;
-export type FailureMessage = MessageOfType<'failure'>;
-export type FaultMessage = MessageOfType<'fault'>;
-export type ReferenceReadyMessage = MessageOfType<'reference-ready'>;
-export type BaselineMessage = MessageOfType<'baseline'>;
-export type JudgementMessage = MessageOfType<'judgement'>;
-export type BuildInfoMessage = MessageOfType<'build-info'>;
-export type BuiltMessage = MessageOfType<'built'>;
-export type CorrectnessOutputsMessage = MessageOfType<'correctness-outputs'>;
-export type TimingMessage = MessageOfType<'timing'>;
-export type HandoverMessage = MessageOfType<'handover'>;
-export type HandedOutput = HandoverMessage['output'];
+export type HandedOutput = MessageOfType<'handover'>['output'];
 export type TimedSample = z.infer<typeof timedSampleSchema>;
 export type CrossCheckMessage = z.infer<typeof crossCheckSchema>;
-export type GuardMessage = MessageOfType<'guard'>;
-export type GuardChecksMessage = MessageOfType<'guard-checks'>;
-export type AuditMessage = MessageOfType<'audit'>;
-export type RooflineMessage = MessageOfType<'roofline'>;
-export type AttributionMessage = MessageOfType<'attribution'>;
-export type ReferenceOpsMessage = MessageOfType<'reference-ops'>;
 
 const MESSAGE_TYPES = new Set<string>(workerMessageSchema.options.map((option) => option.shape.type.value));
 

@@ -1,4 +1,4 @@
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 
 export interface WorkerFaultContext {
   role: WorkerRole;

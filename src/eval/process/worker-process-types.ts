@@ -1,6 +1,6 @@
 import type { ProtocolError } from './protocol-error.js';
-import type { Stage, StageMemory, StageMessage, WorkerMessage } from './protocol.js';
-import type { WorkerRole } from './worker-role.js';
+import type { Stage, StageMemory, WorkerMessage, MessageOfType } from './protocol.js';
+import type { WorkerRole } from '../worker-role.js';
 
 export interface WorkerProcessOptions {
   role: WorkerRole;
@@ -28,7 +28,7 @@ export interface WorkerProcessOptions {
   /** Aborting kills the worker's process group; the result then has `cancelled: true`. */
   cancelSignal?: AbortSignal;
   /** Called for every stage message, in order. */
-  onStage?: (message: StageMessage) => void;
+  onStage?: (message: MessageOfType<'stage'>) => void;
 }
 
 /**
@@ -74,4 +74,4 @@ export interface WorkerProcessResult {
 }
 
 /** What {@link WorkerProcess.next} yields: a non-stage message, or the end of the worker. */
-export type WorkerEvent = { type: 'message'; message: Exclude<WorkerMessage, StageMessage> } | { type: 'exit'; result: WorkerProcessResult };
+export type WorkerEvent = { type: 'message'; message: Exclude<WorkerMessage, MessageOfType<'stage'>> } | { type: 'exit'; result: WorkerProcessResult };

@@ -3,13 +3,13 @@ import type { Readable, Writable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT_BYTES } from './capped-output.js';
 import { signalProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js';
-import { parseWorkerMessage, type HelloMessage, type Stage, type StageMemory, type StageMessage } from './protocol.js';
+import { parseWorkerMessage, type Stage, type StageMemory, type MessageOfType } from './protocol.js';
 import { workerRequestSchema, type WorkerRequest } from './worker-requests.js';
 import { ProtocolError } from './protocol-error.js';
 import { ProtocolLineReader } from './protocol-line-reader.js';
 import { MessageOrder } from './message-order.js';
 import { StageClock } from './stage-clock.js';
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import type { WorkerAssignment, WorkerEvent, WorkerProcessOptions, WorkerProcessResult } from './worker-process-types.js';
 
 /** How long a worker gets between SIGTERM and SIGKILL, in milliseconds. */
@@ -64,8 +64,8 @@ export class WorkerProcess {
   #cancelled = false;
   #protocolError: ProtocolError | null = null;
   #exitEvent: WorkerEvent | undefined;
-  readonly #hello: Promise<HelloMessage | null>;
-  #resolveHello: (hello: HelloMessage | null) => void = () => undefined;
+  readonly #hello: Promise<MessageOfType<'hello'> | null>;
+  #resolveHello: (hello: MessageOfType<'hello'> | null) => void = () => undefined;
   readonly #cancelListeners: Array<() => void> = [];
 
   private constructor(options: WorkerProcessOptions) {
@@ -107,7 +107,7 @@ export class WorkerProcess {
    * The worker's `hello`, once it arrived (it stays queued for {@link next}), or null when the
    * worker ended without one. Lets a pool wait for readiness without consuming the message.
    */
-  get hello(): Promise<HelloMessage | null> {
+  get hello(): Promise<MessageOfType<'hello'> | null> {
     return this.#hello;
   }
 
@@ -299,7 +299,7 @@ export class WorkerProcess {
     this.#cancelListeners.push(() => signal.removeEventListener('abort', onAbort));
   }
 
-  #onStage(message: StageMessage): void {
+  #onStage(message: MessageOfType<'stage'>): void {
     if (message.status === 'start') {
       const limitMs = this.#options.stageLimitsMs[message.stage];
       if (limitMs !== undefined) this.#stageClock.start(limitMs);

@@ -35,7 +35,7 @@ export const referenceRequestSchema = z.object({
   timing_seeds: z.array(seed),
   atol: z.number().nonnegative().optional(),
   rtol: z.number().nonnegative().optional(),
-  /** `--precision native`: the profile's tolerance per reference output dtype (src/eval/run/tolerance.ts). */
+  /** `--precision native`: the profile's tolerance per reference output dtype (src/core/tolerance.ts). */
   dtype_tolerances: z.record(z.string(), z.object({ atol: z.number().nonnegative(), rtol: z.number().nonnegative() })).optional(),
   /** Whether a tolerance the problem declares for its output's dtype wins over atol/rtol (the `kernelbench` profile). */
   declared_tolerance: z.boolean().optional(),

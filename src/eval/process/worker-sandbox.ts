@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import { handoverSocketPath, PROFILE_FALLBACK, type ScratchDirectory } from './scratch-directory.js';
-import type { WorkerRole } from './worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 
 /** `KFORGE_SANDBOX`: `1`/`on` (default) isolate as far as the machine allows, `0`/`off` not at all, `require` refuse to evaluate without every layer. */
 export const SANDBOX_VARIABLE = 'KFORGE_SANDBOX';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { measuredUnder, measuringPolicy } from '../../core/measuring-policy.js';
 import { test } from 'node:test';
 import { applySubstitution, attributionLine, buildAttribution, operatorFamily } from './attribution-report.js';
-import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
+import type { MessageOfType } from '../process/protocol.js';
 
-function measured(ops: Array<{ op: string; ms: number; compute?: boolean }>, own: number, library = 0): AttributionMessage {
+function measured(ops: Array<{ op: string; ms: number; compute?: boolean }>, own: number, library = 0): MessageOfType<'attribution'> {
   const torch = ops.reduce((sum, entry) => sum + entry.ms, 0);
   return {
     v: 1,
@@ -17,7 +17,7 @@ function measured(ops: Array<{ op: string; ms: number; compute?: boolean }>, own
   };
 }
 
-function reference(...ops: string[]): ReferenceOpsMessage {
+function reference(...ops: string[]): MessageOfType<'reference-ops'> {
   return { v: 1, type: 'reference-ops', ops: ops.map((op) => ({ op, calls: 1 })), unavailable: null };
 }
 

@@ -2,7 +2,7 @@ import { POLICIES_REJECTING_PYTORCH } from '../../core/guard-policy.js';
 import { measuredUnder, measuringPolicy } from '../../core/measuring-policy.js';
 import type { Attribution, Reason } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
-import type { AttributionMessage, ReferenceOpsMessage } from '../process/protocol.js';
+import type { MessageOfType } from '../process/protocol.js';
 
 /**
  * Operators that count as the same computation when the reference runs any of them: a candidate
@@ -52,7 +52,11 @@ export function operatorFamily(name: string): string {
  * does not move with a noisy clock. Without a measurement, `own_share` is null and `unavailable`
  * says why (`missingReason`).
  */
-export function buildAttribution(measured: AttributionMessage | undefined, reference: ReferenceOpsMessage | undefined, missingReason: string): Attribution {
+export function buildAttribution(
+  measured: MessageOfType<'attribution'> | undefined,
+  reference: MessageOfType<'reference-ops'> | undefined,
+  missingReason: string,
+): Attribution {
   if (!measured) return { own_share: null, by_origin_ms: null, torch_ops: [], substituted_ops: [], unavailable: missingReason };
   const known = reference && reference.unavailable === null ? new Set(reference.ops.map((entry) => operatorFamily(entry.op))) : null;
   const origin = measured.by_origin_ms;

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import type { TimingSummary } from '../../core/verdict.js';
-import type { BaselineEntry, MessageOfType, RooflineMessage, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
+import type { BaselineEntry, MessageOfType, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
-import { CandidateTimingDriver, type DrivenTiming } from '../timing/candidate-timing-driver.js';
+import { CandidateTimingDriver, type DrivenTiming } from './candidate-timing-driver.js';
 import { median } from '../timing/statistics.js';
 import { contentCount } from '../timing/timed-contents.js';
 import { TimingBudget } from '../timing/timing-budget.js';
@@ -33,7 +33,7 @@ export interface CandidateTimingStageOptions {
   reference: WorkerProcess;
   baselines: Baselines;
   /** The candidate's roofline message: its input and output bytes size the timed contents. */
-  roofline: RooflineMessage | undefined;
+  roofline: MessageOfType<'roofline'> | undefined;
   /** The next message of `worker`, of one of `types` (guard messages are recorded on the way). */
   expect: <T extends WorkerMessageType>(worker: WorkerProcess, ...types: T[]) => Promise<Step<MessageOfType<T>>>;
   /** Ends the candidate for breaking the timing protocol: its outcome. */

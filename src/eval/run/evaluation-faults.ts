@@ -1,12 +1,12 @@
 import type { EvaluationMemory, RoleMemory } from '../../core/verdict.js';
 import { MachineFaultError } from '../machine-fault-error.js';
-import type { FaultMessage } from '../process/protocol.js';
+import type { MessageOfType } from '../process/protocol.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { limitFlag } from './stage-limits.js';
 
 /** What to do about each resource a worker's `fault` names (`time`: {@link timeHint}). */
-const FAULT_HINTS: Record<Exclude<FaultMessage['resource'], 'time'>, string> = {
+const FAULT_HINTS: Record<Exclude<MessageOfType<'fault'>['resource'], 'time'>, string> = {
   'device-memory':
     'another process holds the device memory, or the problem does not fit at these sizes: wait and try again (kforge waits for room in the device memory budget by itself, docs/sizes.md), evaluate fewer candidates at once, or evaluate at smaller sizes (--set NAME=VALUE)',
   'host-memory': 'the host ran out of memory: evaluate fewer candidates at once or at smaller sizes (--set NAME=VALUE)',
@@ -20,7 +20,7 @@ function timeHint(stage: string | null): string {
 }
 
 /** The {@link MachineFaultError} of a worker's `fault` message (no verdict). */
-export function machineFault(role: WorkerRole, message: FaultMessage): MachineFaultError {
+export function machineFault(role: WorkerRole, message: MessageOfType<'fault'>): MachineFaultError {
   const where = message.stage ? ` (${role} process, ${message.stage} stage)` : ` (${role} process)`;
   return new MachineFaultError(`the machine could not evaluate: ${message.message}${where}; no verdict`, {
     resource: message.resource,

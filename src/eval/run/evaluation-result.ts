@@ -3,7 +3,7 @@ import type { GuardReport } from '../../core/guard-report.js';
 import type { Attribution, CorrectnessSummary, EvaluationMemory, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 import type { Outcome } from './outcome.js';
-import type { BuildInfoMessage, WorkerEnvironment } from '../process/protocol.js';
+import type { WorkerEnvironment, MessageOfType } from '../process/protocol.js';
 import type { WorkerProcessResult } from '../process/worker-process-types.js';
 
 export interface ResultParts {
@@ -18,7 +18,7 @@ export interface ResultParts {
   environment: WorkerEnvironment | null;
   correctness?: CorrectnessSummary | undefined;
   timing?: TimingSummary | undefined;
-  buildInfo?: BuildInfoMessage | undefined;
+  buildInfo?: MessageOfType<'build-info'> | undefined;
   guard?: GuardReport | null;
   /** Where the traced call's time went; kept on `correct` and `rejected` verdicts only. */
   attribution?: Attribution | undefined;
@@ -77,7 +77,7 @@ export function assembleResult(parts: ResultParts): EvaluationResult {
 }
 
 /** The result's `build`: the `build-info` message without its protocol fields. */
-function buildOf(message: BuildInfoMessage): BuildInfo {
+function buildOf(message: MessageOfType<'build-info'>): BuildInfo {
   const { v: _version, type: _type, ...build } = message;
   return build;
 }

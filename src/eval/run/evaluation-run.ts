@@ -3,28 +3,19 @@ import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
 import type { BaselineCache } from '../cache/baseline-cache.js';
-import type { EvaluationPipeline, HeldDevice } from '../pipeline/evaluation-pipeline.js';
+import type { EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import type { EvaluationProgress } from '../evaluator.js';
 import { withReportedTolerance, type EvaluationSettings } from './evaluation-settings.js';
-import { referenceToleranceFields } from './tolerance.js';
+import { referenceToleranceFields } from '../../core/tolerance.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
-import type {
-  BuildInfoMessage,
-  HandedOutput,
-  HelloMessage,
-  MessageOfType,
-  Stage,
-  WorkerEnvironment,
-  WorkerMessage,
-  WorkerMessageType,
-} from '../process/protocol.js';
+import type { HandedOutput, MessageOfType, Stage, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
-import { lookUpBaselines, peekBaselines, storeBaselines } from '../timing/run-baselines.js';
+import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.js';
 import { handoverSocketPath, type ScratchDirectory } from '../process/scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
@@ -34,7 +25,7 @@ import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './c
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
 import { OutputHandover, handoverWindowBoundMs, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { limitBasis, referenceTrialMs, sizedStageLimits } from './sized-stage-limits.js';
 import { limitFlag } from './stage-limits.js';
 
@@ -75,7 +66,7 @@ export class EvaluationRun {
   #blame: WorkerRole = 'candidate';
   #correctness: CorrectnessSummary | undefined;
   #timing: TimingSummary | undefined;
-  #buildInfo: BuildInfoMessage | undefined;
+  #buildInfo: MessageOfType<'build-info'> | undefined;
   #buildDurationMs: number | null = null;
   #heldDevice: HeldDevice | undefined;
   /** Each stage's limit and how it was chosen, once the reference measured its trials (sized-stage-limits.ts). */
@@ -287,7 +278,7 @@ export class EvaluationRun {
   }
 
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
-  #environmentOf(hello: HelloMessage): WorkerEnvironment {
+  #environmentOf(hello: MessageOfType<'hello'>): WorkerEnvironment {
     const environment = hello.environment;
     return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
   }

@@ -2,10 +2,10 @@ import { effectiveGuardPolicy } from '../../core/guard-policy.js';
 import path from 'node:path';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import type { EvaluationRequest } from '../evaluator.js';
-import type { ReferenceReadyMessage, Stage } from '../process/protocol.js';
+import type { Stage, MessageOfType } from '../process/protocol.js';
 import { stageLimitsMs } from './stage-limits.js';
 import { DEFAULT_TIMING_BUDGET_MS, defaultWarmupMs } from '../timing/timing-budget.js';
-import { profileTolerance, type RunTolerance } from './tolerance.js';
+import { profileTolerance, type RunTolerance } from '../../core/tolerance.js';
 
 /** Defaults of docs/spec.md sections 4 and 5. */
 export const EVALUATION_DEFAULTS = {
@@ -100,7 +100,7 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
  * The settings with the tolerance the reference role chose from its output's dtype (`reference-ready`'s
  * `tolerance`: the problem's declaration where it wins, docs/spec.md section 4); unchanged without one.
  */
-export function withReportedTolerance(settings: EvaluationSettings, ready: ReferenceReadyMessage): EvaluationSettings {
+export function withReportedTolerance(settings: EvaluationSettings, ready: MessageOfType<'reference-ready'>): EvaluationSettings {
   const reported = ready.tolerance;
   if (!reported) return settings;
   return { ...settings, tolerance: { atol: reported.atol, rtol: reported.rtol, source: reported.source, dtype: reported.dtype } };

@@ -1,6 +1,6 @@
 import { diagnoseCompilerOutput, formatCompilerError } from './diagnostics.js';
 import type { Outcome } from './outcome.js';
-import type { FailureMessage } from '../process/protocol.js';
+import type { MessageOfType } from '../process/protocol.js';
 
 /** Stages whose failures are worth a look for compiler or loader diagnostics. */
 const BUILD_STAGES = new Set(['build', 'load']);
@@ -10,7 +10,7 @@ const BUILD_STAGES = new Set(['build', 'load']);
  * message the reason. For a build or load failure the compiler output is searched for the first
  * error and a known cause, which are added to the reason and kept in the diagnostics.
  */
-export function outcomeOfFailure(failure: FailureMessage, cudaVersion: string | null): Outcome {
+export function outcomeOfFailure(failure: MessageOfType<'failure'>, cudaVersion: string | null): Outcome {
   const diagnostics: NonNullable<Outcome['diagnostics']> = {};
   if (failure.compiler_output) diagnostics.compiler = failure.compiler_output;
   if (failure.traceback) diagnostics.traceback = failure.traceback;

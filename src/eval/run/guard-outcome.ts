@@ -2,16 +2,7 @@ import type { GeneralisationReport, GuardReport, StagedGuardCheck } from '../../
 import type { Attribution, Reason } from '../../core/verdict.js';
 import { applySubstitution, buildAttribution } from './attribution-report.js';
 import type { Outcome } from './outcome.js';
-import type {
-  AttributionMessage,
-  AuditMessage,
-  GeneralisationOutput,
-  GuardChecksMessage,
-  GuardMessage,
-  JudgementMessage,
-  ReferenceOpsMessage,
-  RooflineMessage,
-} from '../process/protocol.js';
+import type { GeneralisationOutput, MessageOfType } from '../process/protocol.js';
 
 /** The report's types live in src/core (the verdict's schema); re-exported for the evaluator's readers. */
 export type { GeneralisationReport, GuardReport, SpeedOfLight } from '../../core/guard-report.js';
@@ -24,23 +15,23 @@ export const IMPOSSIBLE_SHARE_OF_BOUND = 0.5;
 
 /** Gathers the guard's messages; turns them into the result's report and into verdicts where they decide one. */
 export class GuardRecorder {
-  #guard: GuardMessage | undefined;
+  #guard: MessageOfType<'guard'> | undefined;
   readonly #checks: StagedGuardCheck[] = [];
-  #audit: AuditMessage | undefined;
-  #roofline: RooflineMessage | undefined;
+  #audit: MessageOfType<'audit'> | undefined;
+  #roofline: MessageOfType<'roofline'> | undefined;
   #generalisation: GeneralisationReport | null = null;
   #boundShare: number | null = null;
   readonly #notes: string[] = [];
-  #attribution: AttributionMessage | undefined;
-  #referenceOps: ReferenceOpsMessage | undefined;
+  #attribution: MessageOfType<'attribution'> | undefined;
+  #referenceOps: MessageOfType<'reference-ops'> | undefined;
 
   /** The reference's roofline message, once it arrived (its `input_bytes` and `output_bytes` size the timing stage). */
-  get roofline(): RooflineMessage | undefined {
+  get roofline(): MessageOfType<'roofline'> | undefined {
     return this.#roofline;
   }
 
   /** Records one of the guard's informational messages. */
-  record(message: GuardMessage | GuardChecksMessage | AuditMessage | RooflineMessage | AttributionMessage | ReferenceOpsMessage): void {
+  record(message: MessageOfType<'guard' | 'guard-checks' | 'audit' | 'roofline' | 'attribution' | 'reference-ops'>): void {
     if (message.type === 'guard') this.#guard = message;
     else if (message.type === 'guard-checks') this.#checks.push(...message.checks.map((check) => ({ ...check, stage: message.stage })));
     else if (message.type === 'audit') this.#audit = message;
@@ -88,7 +79,7 @@ export class GuardRecorder {
    * Judged generalisation trials: with the gate on, a failing or raising variant rejects the
    * candidate (`generalisation`); with it off, it is reported only.
    */
-  generalisation(entries: readonly GeneralisationOutput[], judgement: JudgementMessage | null, gated: boolean): Outcome | null {
+  generalisation(entries: readonly GeneralisationOutput[], judgement: MessageOfType<'judgement'> | null, gated: boolean): Outcome | null {
     const judged = judgement?.trials ?? [];
     let next = 0;
     const trials = entries.map((entry) => {
@@ -173,7 +164,7 @@ export class GuardRecorder {
 }
 
 /** The report's `audit`: the `audit` message without its protocol fields. */
-function auditOf(message: AuditMessage): NonNullable<GuardReport['audit']> {
+function auditOf(message: MessageOfType<'audit'>): NonNullable<GuardReport['audit']> {
   const { v: _version, type: _type, ...audit } = message;
   return audit;
 }

@@ -1,15 +1,15 @@
 import { POLICY_DECIDED_CHECKS } from '../../core/guard-policy.js';
 import type { CorrectnessSummary, Reason, ToleranceProfile } from '../../core/verdict.js';
 import type { Outcome } from './outcome.js';
-import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
-import type { RunTolerance, Tolerance } from './tolerance.js';
+import type { JudgedTrial, MessageOfType } from '../process/protocol.js';
+import type { RunTolerance, Tolerance } from '../../core/tolerance.js';
 
 /**
  * The error profile of a judgement (docs/spec.md section 4): trials passed, largest errors against the
  * run-precision and float64 references, elements outside tolerance, the tolerance used and where it
  * came from, and every trial's details.
  */
-export function summarizeCorrectness(judgement: JudgementMessage, tolerance: RunTolerance, profile: ToleranceProfile): CorrectnessSummary {
+export function summarizeCorrectness(judgement: MessageOfType<'judgement'>, tolerance: RunTolerance, profile: ToleranceProfile): CorrectnessSummary {
   const trials = judgement.trials;
   const fp64Abs = largest(trials.map((trial) => trial.fp64_max_abs_error));
   const fp64Rel = largest(trials.map((trial) => trial.fp64_max_rel_error));
@@ -38,7 +38,7 @@ const DISHONEST_CHECKS: ReadonlySet<string> = new Set(['input-mutation', 'degene
  * `rejected` when any trial changed its inputs (docs/hacks.md #2); otherwise `incorrect`, with one
  * reason per kind of failure, naming the first trial that failed that way.
  */
-export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Tolerance): Outcome {
+export function outcomeOfJudgement(judgement: MessageOfType<'judgement'>, tolerance: Tolerance): Outcome {
   const failing = judgement.trials.filter((trial) => !trial.passed);
   if (judgement.passed && failing.length === 0) return { verdict: 'correct', reasons: [] };
   const total = judgement.trials.length;
@@ -75,7 +75,7 @@ export function outcomeOfJudgement(judgement: JudgementMessage, tolerance: Toler
  *
  * @example answerBeforePolicy(torchFallbackRejection, wrongShapeJudgement, tolerance) // verdict 'incorrect', reasons [shape, torch-fallback]
  */
-export function answerBeforePolicy(ended: Outcome, judged: JudgementMessage | null, tolerance: Tolerance): Outcome {
+export function answerBeforePolicy(ended: Outcome, judged: MessageOfType<'judgement'> | null, tolerance: Tolerance): Outcome {
   if (ended.verdict !== 'rejected' || !POLICY_DECIDED_CHECKS.has(ended.reasons[0]?.check ?? '')) return ended;
   if (judged === null || judged.passed) return ended;
   const answer = outcomeOfJudgement(judged, tolerance);
@@ -86,7 +86,7 @@ export function answerBeforePolicy(ended: Outcome, judged: JudgementMessage | nu
  * The verdict on the sampled timed calls' outputs. Correctness already passed, so any failure here
  * means the candidate answered differently while timed (docs/hacks.md #8, #9): `rejected`.
  */
-export function outcomeOfTimedJudgement(judgement: JudgementMessage, calls: readonly number[], tolerance: Tolerance): Outcome | null {
+export function outcomeOfTimedJudgement(judgement: MessageOfType<'judgement'>, calls: readonly number[], tolerance: Tolerance): Outcome | null {
   const failing = judgement.trials.findIndex((trial) => !trial.passed);
   if (judgement.passed && failing === -1) return null;
   const trial = judgement.trials[failing === -1 ? 0 : failing]!;

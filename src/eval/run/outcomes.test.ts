@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
-import type { JudgedTrial, JudgementMessage } from '../process/protocol.js';
+import type { JudgedTrial, MessageOfType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
 import { drawSeedPlan, MAX_SEED } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
@@ -16,7 +16,7 @@ function trial(seed: number, fields: Partial<JudgedTrial> = {}): JudgedTrial {
   return { seed, passed: true, check: null, max_abs_error: 0, max_rel_error: 0, mismatch_count: 0, numel: 16384, ...fields };
 }
 
-function judgement(trials: JudgedTrial[]): JudgementMessage {
+function judgement(trials: JudgedTrial[]): MessageOfType<'judgement'> {
   return { v: 1, type: 'judgement', passed: trials.every((entry) => entry.passed), trials };
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HandedOutput, HandoverMessage, JudgedTrial } from '../process/protocol.js';
+import type { HandedOutput, JudgedTrial, MessageOfType } from '../process/protocol.js';
 import { handoverWindowBoundMs, OutputHandover, type HandoverJudged, type HandoverReceived } from './output-handover.js';
 
-function handover(id: string, seed: number): HandoverMessage {
+function handover(id: string, seed: number): MessageOfType<'handover'> {
   return { v: 1, type: 'handover', output: { id, seed, input_digest: `digest-${seed}`, skeleton: 'T', leaf_info: [], leaves: [], ipc: null } };
 }
 

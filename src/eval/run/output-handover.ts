@@ -1,4 +1,4 @@
-import type { HandedOutput, HandoverMessage, JudgedTrial, JudgementMessage, MessageOfType } from '../process/protocol.js';
+import type { HandedOutput, JudgedTrial, MessageOfType } from '../process/protocol.js';
 import type { Step } from './outcome.js';
 
 /** An output listed by a later message (`correctness-outputs`, `batch-outputs`, `timing`): its hand-over id and seeds. */
@@ -8,7 +8,7 @@ export interface ListedOutput {
   input_seed?: number | undefined;
 }
 
-export type JudgeStep = Step<JudgementMessage>;
+export type JudgeStep = Step<MessageOfType<'judgement'>>;
 export type HandoverReceived = MessageOfType<'handover-received'>;
 
 /** What the judge answered about one handed-over output. */
@@ -93,7 +93,7 @@ export class OutputHandover {
   }
 
   /** Has the judge take and judge one output, then lets the candidate go on; the failed step when the judge failed, else null. */
-  async accept(message: HandoverMessage): Promise<Extract<JudgeStep, { ok: false }> | null> {
+  async accept(message: MessageOfType<'handover'>): Promise<Extract<JudgeStep, { ok: false }> | null> {
     const output = message.output;
     if (this.#judged.has(output.id))
       return {
@@ -151,7 +151,7 @@ export class OutputHandover {
    * The judgement of every output handed over so far whose id starts with `prefix`, in the order
    * they were handed over; null when there is none (an evaluation that ended before its first).
    */
-  judgedSoFar(prefix: string): JudgementMessage | null {
+  judgedSoFar(prefix: string): MessageOfType<'judgement'> | null {
     const judged = [...this.#judged.entries()].filter(([id]) => id.startsWith(prefix)).map(([, entry]) => entry);
     if (judged.length === 0) return null;
     const trials = judged.map((entry) => entry.trial);

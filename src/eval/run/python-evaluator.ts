@@ -2,41 +2,23 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../../core/verdict.js';
-import type { BaselineCache } from '../cache/baseline-cache.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { problemIdentity } from '../problem/problem-identity.js';
 import { EvaluationRun } from './evaluation-run.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from './evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
-import { Semaphore } from '../pipeline/semaphore.js';
+import { Semaphore } from '../locks/semaphore.js';
 import { createScratchDirectory, type ScratchDirectory } from '../process/scratch-directory.js';
 import { drawEvaluationSeeds } from './evaluation-seed-plan.js';
-import type { RandomInteger } from './seeds.js';
 import { unreadableInput } from './unreadable-input.js';
 import { defaultBaselineCacheDirectory } from '../cache/baseline-cache.js';
 import { buildWorkerEnvironment } from '../process/worker-environment.js';
 import { WorkerProcess } from '../process/worker-process.js';
-import type { WorkerRole } from '../process/worker-role.js';
+import type { WorkerRole } from '../worker-role.js';
 import { prepareSandboxFolders, roleEnvironment, sandboxPolicy, workerLaunch, type SandboxPolicy } from '../process/worker-sandbox.js';
+import type { WorkerEvaluatorOptions } from './worker-evaluator-options.js';
 
-export interface PythonEvaluatorOptions {
-  /** Folder holding the `kforge_worker` package (`<repo>/worker`). */
-  workerDirectory: string;
-  baselineCache: BaselineCache;
-  /** Python executable. Default `python3`. */
-  python?: string;
-  /** The parent environment the workers' environment is filtered from. Default `process.env`. */
-  environment?: NodeJS.ProcessEnv;
-  /** Where scratch directories are made. Default: the system's temporary folder. */
-  scratchRoot?: string;
-  /** Keep each evaluation's scratch directory (its path is logged). Default false. */
-  keepScratch?: boolean;
-  /** Milliseconds between SIGTERM and SIGKILL when a stage expires. */
-  terminationGraceMs?: number;
-  logger?: Logger;
-  /** Source of seeds; `crypto.randomInt` by default. */
-  randomInteger?: RandomInteger;
-  now?: () => Date;
+export interface PythonEvaluatorOptions extends WorkerEvaluatorOptions {
   /** How workers are isolated; default from `KFORGE_SANDBOX`, hiding the default cache root (baselines, store) and the home folder. */
   sandbox?: SandboxPolicy;
 }

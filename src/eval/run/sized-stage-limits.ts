@@ -1,5 +1,5 @@
 import type { StageLimitReport } from '../../core/verdict.js';
-import type { ReferenceReadyMessage, Stage } from '../process/protocol.js';
+import type { Stage, MessageOfType } from '../process/protocol.js';
 import { MIN_BUDGET_CALLS } from '../timing/timing-budget.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
 
@@ -36,7 +36,7 @@ type SizedStage = (typeof SIZED_STAGES)[number];
  * reported in `reference-ready`, so a first call's set-up is in it. Null from a worker that does
  * not report it.
  */
-export function referenceTrialMs(ready: ReferenceReadyMessage): number | null {
+export function referenceTrialMs(ready: MessageOfType<'reference-ready'>): number | null {
   const times = ready.trials.map((trial) => trial.trial_ms).filter((value): value is number => value !== undefined);
   return times.length === 0 ? null : Math.max(...times);
 }

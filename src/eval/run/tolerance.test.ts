@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseWorkerMessage, type ReferenceReadyMessage } from '../process/protocol.js';
+import { parseWorkerMessage, type MessageOfType } from '../process/protocol.js';
 import { workerRequestSchema } from '../process/worker-requests.js';
 import { resolveEvaluationSettings, withReportedTolerance } from './evaluation-settings.js';
-import { declaredToleranceWins, dtypeTolerances, referenceToleranceFields, toleranceFor } from './tolerance.js';
+import { declaredToleranceWins, dtypeTolerances, referenceToleranceFields, toleranceFor } from '../../core/tolerance.js';
 
-function ready(line: string): ReferenceReadyMessage {
+function ready(line: string): MessageOfType<'reference-ready'> {
   const result = parseWorkerMessage(line, 'reference');
   if (!result.ok || result.message.type !== 'reference-ready') throw new Error(`expected reference-ready: ${line}`);
   return result.message;

@@ -4,7 +4,7 @@ import { anchorBaselines } from './baseline-anchor.js';
 import { summarizeTimes } from './statistics.js';
 import { BatchContents, contentCount, derivedSeed, timedCallContents } from './timed-contents.js';
 import { TimingBudget, WARMUP_CALL_LIMIT, warmupCallLimit } from './timing-budget.js';
-import { timingNotes } from '../../cli/render-timing-notes.js';
+import { timingNotes } from '../../cli/rendering/render-timing-notes.js';
 import { summarizeTiming } from './timing-summary.js';
 import { baselineFigure, boundedFigures, loadFactor, type TimedBatch } from './trusted-bound.js';
 

@@ -1,6 +1,6 @@
 import type { TimingStats, TimingSummary } from '../../core/verdict.js';
 import { anchorBaselines } from './baseline-anchor.js';
-import type { BaselineEntry, TimingMessage } from '../process/protocol.js';
+import type { BaselineEntry, MessageOfType } from '../process/protocol.js';
 import { computeSpeedups } from './speedup.js';
 import { summarizeTimes } from './statistics.js';
 import type { BudgetReport } from './timing-budget.js';
@@ -22,7 +22,7 @@ export interface TimingSummaryInput {
    * launch-bound: a baseline's batches slower than its single calls there are the machine's load).
    */
   clock: 'device' | 'host';
-  candidate: TimingMessage;
+  candidate: MessageOfType<'timing'>;
   /** The parent's trusted batches of the candidate (docs/timing.md); empty when none ran. */
   batches?: readonly TimedBatch[];
   /** Null when the baseline was not measured. */
@@ -57,7 +57,7 @@ function compared(candidate: TimingStats, timesMs: readonly number[]): { median:
   return { median, ratio, agrees: ratio !== null && Math.abs(ratio - 1) <= CROSS_CHECK_BOUND };
 }
 
-function crossCheck(candidate: TimingStats, message: TimingMessage): TimingSummary['cross_check'] {
+function crossCheck(candidate: TimingStats, message: MessageOfType<'timing'>): TimingSummary['cross_check'] {
   const check = message.cross_check;
   if (!check) return undefined;
   const { median: other, ratio, agrees } = compared(candidate, check.times_ms);
@@ -82,7 +82,7 @@ type KernelCheck = NonNullable<NonNullable<TimingSummary['cross_check']>['kernel
  * The timed calls' median against the sum of the kernels' own durations: the median is that or
  * more (launch gaps between a call's kernels are in it), so the finding says which way it is off.
  */
-function kernelCheck(candidate: TimingStats, kernels: NonNullable<NonNullable<TimingMessage['cross_check']>['kernels']>): KernelCheck {
+function kernelCheck(candidate: TimingStats, kernels: NonNullable<NonNullable<MessageOfType<'timing'>['cross_check']>['kernels']>): KernelCheck {
   if (!kernels.times_ms) return { method: kernels.method, unavailable: kernels.unavailable ?? 'no figures' };
   const { median: sum, ratio, agrees } = compared(candidate, kernels.times_ms);
   let finding: string | undefined;

@@ -19,7 +19,7 @@ import { decodeJobFailure } from '../evaluation-job-messages.js';
 import { createJobPayload, evaluationJobId } from '../evaluation-job-payload.js';
 import { QueueWorker } from './queue-worker.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
-import { describeJobQueueConformance, ScriptedEvaluator } from '../job-queue-conformance.js';
+import { describeJobQueueConformance, ScriptedEvaluator } from '../../../test-support/conformance/job-queue-conformance.js';
 import { bullmqQueueName } from './redis-keys.js';
 import { RedisUnreachableError } from './redis-unreachable-error.js';
 

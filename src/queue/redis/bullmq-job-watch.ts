@@ -3,7 +3,7 @@ import type { EvaluationResult } from '../../core/verdict.js';
 import type { EvaluationJobOutcome } from '../evaluation-job-messages.js';
 import type { EvaluationJobPayload } from '../evaluation-job-payload.js';
 import type { EvaluationRequest } from '../../eval/evaluator.js';
-import type { PipelineEvent } from '../../eval/pipeline/pipeline-events.js';
+import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import type { LaneKind } from '../../eval/pipeline/pipeline-lane.js';
 
 /** A finished job as {@link BullmqJobQueue.submitPayload} gives it: the worker's outcome and the job's id. */

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { EDIT_CLAIMED_EVENT } from '../../agent/run/run-interventions.js';
 import { FakeEvaluator, correctResult } from '../../../test-support/fake-evaluator.js';
-import { openSeededTestStore, type SeededTestStore } from '../fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { CandidateEditService } from './candidate-edit-service.js';
 
 const SOURCE = '# fake-verdict: correct 1.5\nimport torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n';

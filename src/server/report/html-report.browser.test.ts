@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { browserUnavailable, openBrowser, type BrowserSession } from '../fixtures/browser-session.js';
-import { openSeededTestStore, type SeededTestStore } from '../fixtures/seeded-test-store.js';
+import { browserUnavailable, openBrowser, type BrowserSession } from '../../../test-support/browser-session.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { buildRunReport } from './report-data.js';
 import { renderReport } from './report-format.js';
 

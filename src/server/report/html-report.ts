@@ -1,9 +1,9 @@
 import { VERDICTS } from '../../core/verdict.js';
-import type { ReportGroup, RunReportData } from '../api-schemas/report-schemas.js';
-import { DASH, formatCost, formatCount, formatMs, formatSeconds, formatShare, formatSpeedup } from './report-numbers.js';
+import type { ReportGroup, ReportProblem, RunReportData } from '../api-schemas/report-schemas.js';
+import { deviceTimeColumn, groupFigures, PROBLEM_FIGURES } from './report-columns.js';
+import { DASH, formatShare } from './report-numbers.js';
 import { barChartSvg, escapeXml, stackedBarSvg, stepChartSvg } from './svg-plots.js';
 import { VERDICT_COLORS, verdictLabel } from './verdict-colors.js';
-import { deviceTimeLabel } from './device-time-label.js';
 
 /** Categorical colours for one line per problem (Tableau 10). */
 const SERIES_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
@@ -30,21 +30,45 @@ function htmlTable(header: string[], rows: string[][]): string {
     .join('')}</tbody></table></div>`;
 }
 
-function metricsTable(groups: readonly ReportGroup[], deviceTime: string): string {
+function metricsTable(groups: readonly ReportGroup[], backend: string | null): string {
   const fastHeaders = groups[0]?.fastP.map((row) => `fast_${row.p}`) ?? [];
+  const figures = groupFigures(backend);
   return htmlTable(
-    ['level', 'correct', ...fastHeaders, 'geomean vs eager', 'vs compile', 'vs best', 'speed of light', 'tokens in / out', 'cost', deviceTime],
+    ['level', 'correct', ...fastHeaders, ...figures.map((column) => column.heading)],
     groups.map((group) => [
       escapeXml(group.level),
       `${group.correctProblems}/${group.problems}`,
       ...group.fastP.map((row) => `${formatShare(row.vsEager)} <span class="note">/ ${formatShare(row.vsBest)}</span>`),
-      formatSpeedup(group.geomeanSpeedupVsEager),
-      formatSpeedup(group.geomeanSpeedupVsCompile),
-      formatSpeedup(group.geomeanSpeedupVsBest),
-      formatShare(group.meanSpeedOfLightShare),
-      `${formatCount(group.inputTokens)} / ${formatCount(group.outputTokens)}`,
-      formatCost(group.costUsd),
-      formatSeconds(group.gpuSeconds),
+      ...figures.map((column) => column.cell(group)),
+    ]),
+  );
+}
+
+/** The problems table's figures, after its problem, level, verdict and candidate. */
+const PROBLEM_COLUMNS = [
+  PROBLEM_FIGURES.vsEager,
+  PROBLEM_FIGURES.vsCompile,
+  PROBLEM_FIGURES.vsBest,
+  PROBLEM_FIGURES.median,
+  PROBLEM_FIGURES.eager,
+  PROBLEM_FIGURES.compile,
+  PROBLEM_FIGURES.speedOfLight,
+  PROBLEM_FIGURES.ownShare,
+  PROBLEM_FIGURES.correctOfEvaluated,
+  PROBLEM_FIGURES.tokens,
+  PROBLEM_FIGURES.cost,
+];
+
+function problemsTable(problems: readonly ReportProblem[], backend: string | null): string {
+  const columns = [...PROBLEM_COLUMNS, deviceTimeColumn<ReportProblem>(backend)];
+  return htmlTable(
+    ['problem', 'level', 'verdict', 'candidate', ...columns.map((column) => column.heading)],
+    problems.map((problem) => [
+      escapeXml(problem.name),
+      escapeXml(problem.level),
+      verdictChip(problem.verdict),
+      problem.candidateId === null ? DASH : `#${problem.candidateId}${problem.chosenBy === 'accepted' ? ' <span class="note">accepted</span>' : ''}`,
+      ...columns.map((column) => column.cell(problem)),
     ]),
   );
 }
@@ -95,44 +119,6 @@ function plots(report: RunReportData): string {
 export function renderHtmlReport(report: RunReportData): string {
   const { run } = report;
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
-  const problems = htmlTable(
-    [
-      'problem',
-      'level',
-      'verdict',
-      'candidate',
-      'vs eager',
-      'vs compile',
-      'vs best',
-      'median',
-      'eager',
-      'compile',
-      'speed of light',
-      'own share',
-      'correct / evaluated',
-      'tokens',
-      'cost',
-      deviceTimeLabel(run.backend),
-    ],
-    report.problems.map((problem) => [
-      escapeXml(problem.name),
-      escapeXml(problem.level),
-      verdictChip(problem.verdict),
-      problem.candidateId === null ? DASH : `#${problem.candidateId}${problem.chosenBy === 'accepted' ? ' <span class="note">accepted</span>' : ''}`,
-      formatSpeedup(problem.speedupVsEager),
-      formatSpeedup(problem.speedupVsCompile),
-      formatSpeedup(problem.speedupVsBest),
-      formatMs(problem.medianMs),
-      formatMs(problem.eagerMs),
-      formatMs(problem.compileMs),
-      formatShare(problem.speedOfLightShare),
-      formatShare(problem.ownShare ?? null),
-      `${problem.correct} / ${problem.evaluated}`,
-      `${formatCount(problem.inputTokens + problem.outputTokens)}`,
-      formatCost(problem.costUsd),
-      formatSeconds(problem.gpuSeconds),
-    ]),
-  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>kforge report: ${escapeXml(run.id)}</title><style>${STYLE}</style></head>
@@ -142,12 +128,12 @@ export function renderHtmlReport(report: RunReportData): string {
 started ${escapeXml(run.startedAt)}${run.finishedAt ? ` · finished ${escapeXml(run.finishedAt)}` : ''} · generated ${escapeXml(report.generatedAt)} from <code>${escapeXml(report.store)}</code></p>
 <h2>Metrics</h2>
 <p class="note"><code>fast_p</code>: the share of all problems (failures included) whose reported kernel is correct and more than p times faster than eager, then (after the slash) than the faster of eager and torch.compile. Geometric means are over correct problems. Speed of light: the problem's roofline bound over the kernel's median time, where the evaluator measured one.</p>
-${metricsTable(groups, deviceTimeLabel(run.backend))}
+${metricsTable(groups, run.backend)}
 <h2>Plots</h2>
 ${plots(report)}
 <h2>Problems</h2>
 <p class="note">Each problem reports the kernel a person accepted, else the fastest correct one.</p>
-${problems}
+${problemsTable(report.problems, run.backend)}
 </body></html>
 `;
 }

@@ -1,6 +1,6 @@
-import type { ReportGroup, RunReportData } from '../api-schemas/report-schemas.js';
-import { DASH, formatCost, formatCount, formatMs, formatSeconds, formatShare, formatSpeedup } from './report-numbers.js';
-import { deviceTimeLabel } from './device-time-label.js';
+import type { ReportGroup, ReportProblem, RunReportData } from '../api-schemas/report-schemas.js';
+import { deviceTimeColumn, groupFigures, PROBLEM_FIGURES } from './report-columns.js';
+import { DASH, formatShare } from './report-numbers.js';
 
 /** A cell with `|` and line breaks made safe for a Markdown table. */
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
@@ -10,19 +10,45 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), `|${header.map(() => ' --- ').join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-function groupRows(groups: readonly ReportGroup[]): string[][] {
-  return groups.map((group) => [
-    group.level,
-    `${group.correctProblems}/${group.problems}`,
-    ...group.fastP.map((row) => `${formatShare(row.vsEager)} / ${formatShare(row.vsBest)}`),
-    formatSpeedup(group.geomeanSpeedupVsEager),
-    formatSpeedup(group.geomeanSpeedupVsCompile),
-    formatSpeedup(group.geomeanSpeedupVsBest),
-    formatShare(group.meanSpeedOfLightShare),
-    `${formatCount(group.inputTokens)} / ${formatCount(group.outputTokens)}`,
-    formatCost(group.costUsd),
-    formatSeconds(group.gpuSeconds),
-  ]);
+/** The problems table's figures, after its problem, level, verdict and candidate. */
+const PROBLEM_COLUMNS = [
+  PROBLEM_FIGURES.vsEager,
+  PROBLEM_FIGURES.vsCompile,
+  PROBLEM_FIGURES.vsBest,
+  PROBLEM_FIGURES.median,
+  PROBLEM_FIGURES.speedOfLight,
+  PROBLEM_FIGURES.ownShare,
+  PROBLEM_FIGURES.correctOfEvaluated,
+  PROBLEM_FIGURES.tokensInOut,
+  PROBLEM_FIGURES.cost,
+];
+
+function metricsTable(groups: readonly ReportGroup[], backend: string | null): string {
+  const fastHeaders = groups[0]?.fastP.map((row) => `fast_${row.p}`) ?? [];
+  const figures = groupFigures(backend);
+  return table(
+    ['level', 'correct', ...fastHeaders, ...figures.map((column) => column.heading)],
+    groups.map((group) => [
+      group.level,
+      `${group.correctProblems}/${group.problems}`,
+      ...group.fastP.map((row) => `${formatShare(row.vsEager)} / ${formatShare(row.vsBest)}`),
+      ...figures.map((column) => column.cell(group)),
+    ]),
+  );
+}
+
+function problemsTable(problems: readonly ReportProblem[], backend: string | null): string {
+  const columns = [...PROBLEM_COLUMNS, deviceTimeColumn<ReportProblem>(backend)];
+  return table(
+    ['problem', 'level', 'verdict', 'candidate', ...columns.map((column) => column.heading)],
+    problems.map((problem) => [
+      problem.name,
+      problem.level,
+      problem.verdict ?? 'not evaluated',
+      problem.candidateId === null ? DASH : `#${problem.candidateId}${problem.chosenBy === 'accepted' ? ' (accepted)' : ''}`,
+      ...columns.map((column) => column.cell(problem)),
+    ]),
+  );
 }
 
 /**
@@ -32,7 +58,6 @@ function groupRows(groups: readonly ReportGroup[]): string[][] {
 export function renderMarkdownReport(report: RunReportData): string {
   const { run } = report;
   const groups = report.levels.length > 1 ? [...report.levels, report.total] : [report.total];
-  const fastHeaders = report.total.fastP.map((row) => `fast_${row.p}`);
   const lines = [
     `# kforge report: run ${run.id}`,
     '',
@@ -45,58 +70,11 @@ export function renderMarkdownReport(report: RunReportData): string {
     '',
     `\`fast_p\`: share of all problems whose reported kernel is correct${run.guardPolicy ? ` under the guard policy \`${run.guardPolicy}\`` : ''} and more than p times faster (vs eager / vs the faster of eager and torch.compile). Geometric means are over correct problems. "own share": the reported kernel's own kernels' share of its traced call's time (attribution).`,
     '',
-    table(
-      [
-        'level',
-        'correct',
-        ...fastHeaders,
-        'geomean vs eager',
-        'vs compile',
-        'vs best',
-        'speed of light',
-        'tokens in / out',
-        'cost',
-        deviceTimeLabel(run.backend),
-      ],
-      groupRows(groups),
-    ),
+    metricsTable(groups, run.backend),
     '',
     '## Problems',
     '',
-    table(
-      [
-        'problem',
-        'level',
-        'verdict',
-        'candidate',
-        'vs eager',
-        'vs compile',
-        'vs best',
-        'median',
-        'speed of light',
-        'own share',
-        'correct / evaluated',
-        'tokens in / out',
-        'cost',
-        deviceTimeLabel(run.backend),
-      ],
-      report.problems.map((problem) => [
-        problem.name,
-        problem.level,
-        problem.verdict ?? 'not evaluated',
-        problem.candidateId === null ? DASH : `#${problem.candidateId}${problem.chosenBy === 'accepted' ? ' (accepted)' : ''}`,
-        formatSpeedup(problem.speedupVsEager),
-        formatSpeedup(problem.speedupVsCompile),
-        formatSpeedup(problem.speedupVsBest),
-        formatMs(problem.medianMs),
-        formatShare(problem.speedOfLightShare),
-        formatShare(problem.ownShare ?? null),
-        `${problem.correct} / ${problem.evaluated}`,
-        `${formatCount(problem.inputTokens)} / ${formatCount(problem.outputTokens)}`,
-        formatCost(problem.costUsd),
-        formatSeconds(problem.gpuSeconds),
-      ]),
-    ),
+    problemsTable(report.problems, run.backend),
     '',
   ];
   return lines.join('\n');

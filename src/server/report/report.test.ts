@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { compileErrorResult, correctResult, FakeEvaluator } from '../../../test-support/fake-evaluator.js';
 import { runReportSchema, type RunReportData } from '../api-schemas/report-schemas.js';
 import { createServer } from '../create-server.js';
-import { openSeededTestStore, type SeededTestStore } from '../fixtures/seeded-test-store.js';
+import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import { buildRunReport } from './report-data.js';
 import { renderReport } from './report-format.js';
 

@@ -1,4 +1,4 @@
-import { Semaphore } from '../../eval/pipeline/semaphore.js';
+import { Semaphore } from '../../eval/locks/semaphore.js';
 import { RewardBusyError } from './reward-busy-error.js';
 
 export interface RewardAdmissionOptions {
