@@ -3,7 +3,7 @@
 The parent sends the profile's tolerance (`atol`, `rtol`), under `--precision native` the profile's
 tolerance per output dtype too (`dtype_tolerances`: the run's dtypes are the problem's, known only
 here), and whether a tolerance the problem declares wins (`declared_tolerance`: true under the
-`kernelbench` profile, src/eval/run/tolerance.ts). The dtype that decides is the reference
+`kernelbench` profile, src/core/tolerance.ts). The dtype that decides is the reference
 output's: its first floating-point tensor leaf's (its first tensor leaf's where none is floating).
 The choice is reported in `reference-ready` (`tolerance`), audited, and used by every `judge`
 request after it (docs/worker-protocol.md, "Reference role").
