@@ -185,9 +185,13 @@ describe('kforge problems audit', () => {
   });
 
   it('an audit past its limit is killed and reported as an error', async () => {
+    const startedAt = Date.now();
     const outcome = await problems(['audit', 'problems/level1/01_relu.py', '--timeout', '0.5', '--json'], {
       environment: { PATH: process.env.PATH, KFORGE_PYTHON: path.join(folder, 'python-that-hangs') },
     });
+    // The stand-in sleeps 60 s: the size check before the audit is held to the limit as well.
+    const elapsedMs = Date.now() - startedAt;
+    assert.ok(elapsedMs < 30_000, `the audit answered after ${elapsedMs} ms, not within its limit of 0.5 s (twice: size check, audit)`);
     assert.equal(outcome.exitCode, 1);
     const json = JSON.parse(outcome.stdout) as AuditJson;
     assert.equal(json.problems[0]?.findings[0]?.check, 'audit-timeout');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Precision } from '../../core/verdict.js';
 import { CappedOutput } from '../process/capped-output.js';
 import { formatBytes } from '../locks/format-bytes.js';
-import { estimateEvaluationSize } from './size-estimate.js';
+import { DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS, estimateEvaluationSize } from './size-estimate.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { findingOfFailure, findingsOfAudit, workerAuditFailureSchema, workerAuditSchema, type ProblemAudit } from './problem-audit.js';
 import type { Tolerance } from '../../core/tolerance.js';
@@ -27,7 +27,11 @@ export interface ProblemAuditorOptions {
   tolerance?: Tolerance;
   /** A tolerance the problem declares for its output's dtype (`KFORGE_TOLERANCE`) replaces `tolerance`, as under the kernelbench profile. Default false. */
   declaredTolerance?: boolean;
-  /** Limit on one problem's audit, in ms (importing torch on a loaded machine is slow). Default 300 000. */
+  /**
+   * Limit on one problem's audit, in ms (importing torch on a loaded machine is slow): on the size
+   * check before it (at most {@link DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS}) and on the audit itself.
+   * Default {@link DEFAULT_AUDIT_TIMEOUT_MS}.
+   */
   timeoutMs?: number;
   /**
    * How the caller's user raises that limit, for the message of an audit that ran past it: it must
@@ -54,6 +58,9 @@ interface ProcessResult {
   stdout: string;
   stderr: string;
 }
+
+/** Default limit on one problem's audit: 300 000 ms. */
+const DEFAULT_AUDIT_TIMEOUT_MS = 300_000;
 
 const MISSING_MODULE = /ModuleNotFoundError: No module named '(torch|kforge_worker)'/;
 const SETUP_HINT = 'set KFORGE_PYTHON to a Python with PyTorch (scripts/python.sh finds one), or run `kforge doctor`';
@@ -145,6 +152,8 @@ async function tooLarge(problemPath: string, options: ProblemAuditorOptions): Pr
     capacityBytes: capacity,
     ...(options.preset === 'cpu' || options.preset === 'gpu' ? { preset: options.preset } : {}),
     timing: false,
+    // A Python that hangs is stopped at the audit's own limit here too, not only in the audit.
+    timeoutMs: Math.min(options.timeoutMs ?? DEFAULT_AUDIT_TIMEOUT_MS, DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS),
   }).catch(() => null);
   if (!sized?.ok || sized.estimate.reference_bytes <= capacity) return null;
   const fit = sized.estimate.fit
@@ -220,7 +229,7 @@ export async function auditProblemFile(problemPath: string, options: ProblemAudi
     const temporaryDirectory = path.join(scratch, 'tmp');
     await mkdir(temporaryDirectory);
     const env = buildWorkerEnvironment(options.environment, { homeDirectory: scratch, temporaryDirectory, workerDirectory: options.workerDirectory });
-    const limitMs = options.timeoutMs ?? 300_000;
+    const limitMs = options.timeoutMs ?? DEFAULT_AUDIT_TIMEOUT_MS;
     const result = await runProcess(options.python, auditArguments(path.resolve(problemPath), options, limitMs), {
       cwd: scratch,
       env,

@@ -59,9 +59,12 @@ export interface SizeEstimateOptions {
    * more), and with `budgetMs` find the largest halving of its batch that fits that time.
    */
   time?: { budgetMs?: number | undefined } | undefined;
-  /** Limit on the estimate process, ms. Default 120 000. */
+  /** Limit on the estimate process, ms. Default {@link DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS}. */
   timeoutMs?: number;
 }
+
+/** Default limit on the estimate process: 120 000 ms (importing torch on a loaded machine is slow). */
+export const DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS = 120_000;
 
 /**
  * The estimate's failures that the evaluation will end in itself, as `invalid_input`: the problem file
@@ -98,7 +101,13 @@ export async function estimateEvaluationSize(options: SizeEstimateOptions): Prom
     if (options.timing === false) args.push('--no-timing');
     if (options.time) args.push('--time');
     if (options.time?.budgetMs !== undefined) args.push('--time-budget-s', String(options.time.budgetMs / 1000));
-    const result = await execa(options.python, args, { cwd: scratch, env, extendEnv: false, reject: false, timeout: options.timeoutMs ?? 120_000 });
+    const result = await execa(options.python, args, {
+      cwd: scratch,
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: options.timeoutMs ?? DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS,
+    });
     let parsed: unknown;
     try {
       parsed = JSON.parse(String(result.stdout).trim());
