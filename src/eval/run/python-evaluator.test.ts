@@ -241,7 +241,8 @@ describe('PythonEvaluator (fake worker)', () => {
     const kept = readdirSync(scratchRoot);
     assert.equal(kept.length, 1);
     assert.match(kept[0] ?? '', /^kforge-/);
-    // The outputs were handed over, never saved: the kept scratch holds the staged inputs and the hand-over pipe.
-    assert.deepEqual(readdirSync(path.join(scratchRoot, kept[0]!, 'in')).sort(), ['candidate', 'handover', 'problem']);
+    // The outputs were handed over, never saved: the kept scratch holds the staged inputs, the
+    // hand-over pipe and the candidate's hand-over socket (bound by its launcher).
+    assert.deepEqual(readdirSync(path.join(scratchRoot, kept[0]!, 'in')).sort(), ['candidate', 'handover', 'handover.sock', 'problem']);
   });
 });
