@@ -278,10 +278,16 @@ describe('evaluation workers on Redis with real processes', { skip, timeout: 600
       timeout: 600_000,
     });
     assert.equal(local.status, 1, local.stderr);
-    const locals = local.stdout
+    // A batch prints each line as its candidate finishes: put them in the candidates' order.
+    const printed = local.stdout
       .trim()
       .split('\n')
       .map((line) => evaluationResultSchema.parse(JSON.parse(line)));
+    const locals = candidates.map((candidatePath) => {
+      const found = printed.find((result) => path.resolve(root, result.candidate) === candidatePath);
+      assert.ok(found, `kforge eval printed no line for ${candidatePath}: ${local.stdout}`);
+      return found;
+    });
     const summary = (result: EvaluationResult) => ({
       verdict: result.verdict,
       checks: result.reasons.map((reason) => reason.check),
