@@ -187,6 +187,8 @@ export const TRIAL_CHECKS = [
   'input-mutation',
   'degenerate-output',
   'scale-aware-mismatch',
+  /** A wrong output on the stressed correctness trial, whose inputs are scaled and shifted (worker problem/stress.py): `incorrect`. */
+  'stressed-input',
   'handover',
   'handover-window',
 ] as const;

@@ -26,6 +26,7 @@ from ..device.device import synchronize
 from ..device.device_digest import word_digest
 from ..protocol.errors import StageFailure, failures_as
 from .precision import cast_model, cast_value, is_fp8
+from .stress import stress_inputs
 
 
 def seed_everything(seed: int) -> None:
@@ -158,9 +159,12 @@ def make_trial(
     kind: str,
     check: str,
     context: str,
+    stressed: bool = False,
 ) -> Tuple[torch.nn.Module, List[Any]]:
-    """A model and its inputs for `seed`, built the same way in both roles: inputs first."""
-    inputs = cast_inputs(make_inputs(problem, seed, device), device, dtype)
+    """A model and its inputs for `seed`, built the same way in both roles: inputs first, scaled
+    and shifted before the cast when `stressed` (stress.py)."""
+    inputs = make_inputs(problem, seed, device)
+    inputs = cast_inputs(stress_inputs(inputs) if stressed else inputs, device, dtype)
     model = make_model(problem, model_class, seed, device, dtype, kind=kind, check=check, context=context)
     return model, inputs
 

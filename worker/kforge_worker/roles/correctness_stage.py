@@ -9,11 +9,12 @@ call) runs under the dispatch trace and the profiler: the ATen operators its for
 (`torch-fallback`) and the GPU kernels it launches (`own-kernel`) are judged after the output's own
 checks; its output is saved and judged like the others, also when the policy rejects what ran
 (policy_rejection.py): the output is handed over first, so a wrong answer is reported before it.
-Each output is handed to the judge right after its call and checks (handover.py), before any more
-of the candidate's code runs; the reference outputs never exist in this process.
+The last of two or more correctness trials has stressed inputs (problem/stress.py: scaled and
+shifted, docs/hacks.md #20, #21). Each output is handed to the judge right after its call and
+checks (handover.py), before any more of the candidate's code runs; the reference outputs never exist in this process.
 """
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -22,6 +23,7 @@ from ..guard.guard_runtime import GuardRuntime
 from ..guard.policy_rejection import PolicyRejection
 from ..problem import generalisation
 from ..problem.inputs import input_digest, make_trial, seed_everything
+from ..problem.stress import stressed_seed
 from ..protocol.errors import CONSTRUCT, FORWARD, StageFailure, failures_as
 from ..protocol.handover import Handover
 
@@ -64,11 +66,28 @@ def warm_call(problem, model_class, seed: int, device, dtype, guard: GuardRuntim
 
 
 def run_trials(
-    problem, model_class, seeds: List[int], device, dtype, guard: GuardRuntime, handover: Handover
+    problem,
+    model_class,
+    seeds: List[int],
+    device,
+    dtype,
+    guard: GuardRuntime,
+    handover: Handover,
+    stressed: Optional[int] = None,
 ) -> List[dict]:
+    """The correctness trials, one fresh model each; the last trial, when its seed is `stressed`
+    (stress.stressed_seed), has its inputs scaled and shifted (problem/stress.py)."""
     handed = []
     for index, seed in enumerate(seeds):
-        model, inputs = make_trial(problem, model_class, seed, device, dtype, **CONSTRUCT)
+        model, inputs = make_trial(
+            problem,
+            model_class,
+            seed,
+            device,
+            dtype,
+            stressed=index == len(seeds) - 1 and seed == stressed,
+            **CONSTRUCT,
+        )
         try:
             output = guarded_call(
                 model, inputs, seed, device, guard, f"correctness trial {index} (seed {seed})", traced=index == 0
@@ -126,7 +145,8 @@ def run_correctness(
     """(handed-over correctness outputs, generalisation entries) — the fields of `correctness-outputs`."""
     run = request.run
     warm_call(problem, model_class, run.correctness_seeds[0], device, dtype, guard)
-    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, guard, handover)
+    stressed = stressed_seed(problem, run.correctness_seeds, run.timing_seeds)
+    saved = run_trials(problem, model_class, run.correctness_seeds, device, dtype, guard, handover, stressed)
     seeds = generalisation.effective_seeds(
         request.generalisation_seeds, request.guard.gate_specialisation, run.correctness_seeds
     )

@@ -1,7 +1,8 @@
 """The reference role: reference outputs (kept in this process's memory only, within the reference
 store's budget, else computed again when judged), the run's tolerance (the profile's, or the one the
 problem declares for its output's dtype: tolerance/output_tolerance.py), the tolerance audit (trial
-by trial), the roofline measurement, baselines, judging. The allocator's cached device memory is
+by trial, over the plain correctness trials: not the stressed one, problem/stress.py), the roofline
+measurement, baselines, judging. The allocator's cached device memory is
 given back after each stage and each judgement, since the candidate's process uses the device at
 the same time.
 
@@ -16,6 +17,7 @@ from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import run_dtype
 from ..problem.problem_folder import declared_work
 from ..problem.problem_loader import load_problem, problem_folder
+from ..problem.stress import stressed_seed
 from ..protocol import outputs
 from ..protocol.channel import Channel
 from ..protocol.environment import l2_cache_bytes
@@ -62,8 +64,12 @@ def run_reference(channel: Channel, message: dict) -> None:
         pace = ReferencePace(request.stage_limit_ms)
         problem = load_problem(run.problem, run.preset, run.overrides)
         correctness_seeds = _unique(run.correctness_seeds)
-        store = ReferenceStore(problem, device, dtype, profile_seeds=correctness_seeds)
-        audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in correctness_seeds))
+        stressed = stressed_seed(problem, run.correctness_seeds, run.timing_seeds)
+        store = ReferenceStore(problem, device, dtype, profile_seeds=correctness_seeds, stressed_seed=stressed)
+        # The audit asks whether a trivial output passes on the inputs the problem draws: the
+        # stressed trial is not among them (its failures are the trial's own, `stressed-input`).
+        plain_seeds = [seed for seed in correctness_seeds if seed != stressed]
+        audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in plain_seeds))
         choice = (
             None
             if request.tolerance is None
@@ -80,10 +86,13 @@ def run_reference(channel: Channel, message: dict) -> None:
             chosen = choice.for_output(flat)
             audits.add_trial(flat.leaves, inputs, chosen.atol, chosen.rtol)
 
+        def audited(seed):
+            return audit_trial if choice and seed != stressed else None
+
         timing_only = [seed for seed in _unique(run.timing_seeds) if seed not in run.correctness_seeds]
         pace.trials_begin(problem, len(correctness_seeds), len(timing_only))
         trials = [
-            _ready(store.compute(seed, with_inputs=audit_trial if choice else None), receiver, store)
+            _ready(store.compute(seed, with_inputs=audited(seed)), receiver, store)
             for seed in pace.paced(correctness_seeds)
         ]
         trials += [_ready(store.compute(seed), receiver, store) for seed in timing_only]

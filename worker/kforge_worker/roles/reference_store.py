@@ -31,6 +31,7 @@ from ..device.memory_usage import trim_host
 from ..problem import generalisation
 from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
 from ..problem.precision import FLOAT32, FLOAT64, dtype_name, narrow_floats
+from ..problem.stress import stress_inputs
 from ..protocol import outputs
 from ..protocol.errors import StageFailure, failures_as, is_out_of_memory
 from ..tolerance.judge import ReferenceRecord
@@ -67,18 +68,31 @@ def _flatten_reference(output) -> outputs.FlatOutput:
         ) from error
 
 
-def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str):
-    """(model, inputs) of the reference for a (model seed, input seed) pair: inputs first."""
-    inputs = cast_inputs(make_inputs(problem, input_seed, device), device, dtype)
+def reference_trial(problem, seed: int, input_seed: int, device, dtype, context: str, stressed: bool = False):
+    """(model, inputs) of the reference for a (model seed, input seed) pair: inputs first, scaled
+    and shifted before the cast when `stressed` (problem/stress.py)."""
+    inputs = make_inputs(problem, input_seed, device)
+    inputs = cast_inputs(stress_inputs(inputs) if stressed else inputs, device, dtype)
     model = make_model(problem, problem.Model, seed, device, dtype, context=context, **REFERENCE_CONTEXT)
     return model, inputs
 
 
 class ReferenceStore:
-    def __init__(self, problem, device, dtype, keep_bytes: int = KEEP_BYTES, profile_seeds: Iterable[int] = ()):
+    def __init__(
+        self,
+        problem,
+        device,
+        dtype,
+        keep_bytes: int = KEEP_BYTES,
+        profile_seeds: Iterable[int] = (),
+        stressed_seed: Optional[int] = None,
+    ):
         """`profile_seeds`: the correctness seeds, whose records (input seed = seed) and the variants'
-        carry the float64 twin; empty: every record does."""
+        carry the float64 twin; empty: every record does. `stressed_seed`: the correctness seed
+        whose trial has stressed inputs (problem/stress.py), its record (input seed = seed, no
+        variant) computed on them."""
         self.problem = problem
+        self.stressed_seed = stressed_seed
         self.device = device
         self.dtype = dtype
         self.keep_bytes = keep_bytes
@@ -93,12 +107,16 @@ class ReferenceStore:
         #: `forward_ms` the forward alone; the float64 twin is not counted.
         self.durations: Dict[Key, Dict[str, float]] = {}
 
-    def _twin_output(self, seed: int, input_seed: int, dtype) -> Optional[outputs.FlatOutput]:
+    def is_stressed(self, seed: int, input_seed: Optional[int], variant: Optional[dict]) -> bool:
+        """Whether the record of (seed, input seed, variant) is the stressed trial's."""
+        return not variant and (input_seed is None or input_seed == seed) and seed == self.stressed_seed
+
+    def _twin_output(self, seed: int, input_seed: int, dtype, stressed: bool) -> Optional[outputs.FlatOutput]:
         """The reference run with every floating tensor in `dtype`, or None where it raises (but
         for running out of memory, which is the machine's)."""
         try:
             model, inputs = reference_trial(
-                self.problem, seed, input_seed, self.device, dtype, f"the {dtype_name(dtype)} reference"
+                self.problem, seed, input_seed, self.device, dtype, f"the {dtype_name(dtype)} reference", stressed
             )
             return outputs.flatten(call_model(model, inputs, input_seed, self.device), keep_device=True)
         except StageFailure as failure:
@@ -111,12 +129,12 @@ class ReferenceStore:
             return None
 
     def _high_precision_output(
-        self, seed: int, input_seed: int, narrow: bool
+        self, seed: int, input_seed: int, narrow: bool, stressed: bool
     ) -> Tuple[Optional[outputs.FlatOutput], Optional[str]]:
         """(the error profile's twin, `float64` or `float32`), or (None, None): float64 first,
         float32 where float64 raises and the run is narrower than float32 (see the module docs)."""
         for dtype in (FLOAT64, FLOAT32) if narrow else (FLOAT64,):
-            twin = self._twin_output(seed, input_seed, dtype)
+            twin = self._twin_output(seed, input_seed, dtype, stressed)
             if twin is not None:
                 return twin, dtype_name(dtype)
         return None, None
@@ -135,6 +153,7 @@ class ReferenceStore:
         key = record_key(seed, input_seed, variant)
         if key in self.records:
             return self.records[key]
+        stressed = self.is_stressed(seed, input_seed, variant)
         with generalisation.overridden(self.problem, variant):
             started = time.perf_counter()
             model, inputs = reference_trial(
@@ -144,6 +163,7 @@ class ReferenceStore:
                 self.device,
                 self.dtype,
                 "the reference Model(*get_init_inputs()) raised",
+                stressed,
             )
             digest = input_digest(inputs)
             forward_started = time.perf_counter()
@@ -161,7 +181,9 @@ class ReferenceStore:
                 with_inputs(flat, inputs)
             del inputs
             profiled = not self.profile_seeds or variant or (input_seed == seed and seed in self.profile_seeds)
-            fp64, twin_dtype = self._high_precision_output(seed, input_seed, narrow) if profiled else (None, None)
+            fp64, twin_dtype = (
+                self._high_precision_output(seed, input_seed, narrow, stressed) if profiled else (None, None)
+            )
             trim_host()
         known = self.digests.get(key)
         if known is not None and known != digest:
@@ -174,7 +196,12 @@ class ReferenceStore:
         self.recomputed += known is not None
         self.digests[key] = digest
         record = ReferenceRecord(
-            seed=seed, input_digest=digest, output=flat, output_fp64=fp64, high_precision_dtype=twin_dtype
+            seed=seed,
+            input_digest=digest,
+            output=flat,
+            output_fp64=fp64,
+            high_precision_dtype=twin_dtype,
+            stressed=stressed,
         )
         size = output_bytes(flat) + output_bytes(fp64)
         if self.kept_bytes + size <= self.keep_bytes:

@@ -16,9 +16,15 @@ The scale-aware metric, for each output tensor, computed in float64:
 
 A candidate passes when ``e <= tau`` for every output tensor, where
 
-    tau = min(0.01, 0.1 * e_trivial)
+    tau = min(0.01, max(0.1 * e_trivial, 2 * eps(output dtype)))
 
-and ``e_trivial`` is the smallest relative L2 error of the trivial outputs on that reference.
+and ``e_trivial`` is the smallest relative L2 error of the trivial outputs on that reference. The
+floor ``2 * eps`` (bfloat16: 0.0156, so tau = 0.01; float16: 0.002; float32: 2.4e-7) keeps tau
+above what rounding to the output's own dtype gives: where the input itself is within 1e-3 of the
+reference (a LayerNorm over a wide row of standard-normal values), 0.1 * e_trivial is 1e-4, below
+the rounding of a correct bfloat16 output, and an honest kernel of a `native` bfloat16 run would
+fail it. What the metric cannot tell apart at that precision (a copy of the input is as close as
+bfloat16 rounding), the stressed trial does (problem/stress.py: the copy fails it plainly).
 Zeros always score ``e = 1``; the constant mean scores ``sigma / sqrt(sigma^2 + mu^2)`` (about 0.8 for
 a softmax of standard-normal logits), so ``tau`` is 0.01 unless the reference is nearly constant,
 and a trivial output always fails by at least a factor of ten. 0.01 sits above the rounding error
@@ -43,6 +49,9 @@ from .chunking import spans
 DEFAULT_RELATIVE_L2_THRESHOLD = 1e-2
 #: The threshold is at most this fraction of the best trivial output's error.
 TRIVIAL_MARGIN = 0.1
+#: The threshold is at least this many of the output dtype's eps (its rounding, twice over: the
+#: candidate's output and the reference's are each rounded to it).
+ROUNDING_ULPS = 2
 
 TRIVIAL_OUTPUTS = ("zeros", "mean", "ones", "input")
 
@@ -219,7 +228,8 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
          "atol": atol, "rtol": rtol}
     """
     # fp8 leaves are read as float32 (exactly): fp8 has no arithmetic kernels of its own.
-    references = [comparable(leaf) for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
+    leaves = [leaf for leaf in tensor_leaves(reference_outputs) if _floating(leaf) and leaf.numel() > 0]
+    references = [comparable(leaf) for leaf in leaves]
     input_leaves = [comparable(leaf) for leaf in tensor_leaves(inputs)]
     prepared = [_Reference(leaf, atol, rtol) for leaf in references]  # float64 and its bounds, once each
     trivial: dict[str, dict[str, Any]] = {}
@@ -249,18 +259,29 @@ def audit(reference_outputs: Any, atol: float, rtol: float, inputs: Any = None) 
         "passing": passing,
         "exact_trivial": exact,
         "trivial": trivial,
-        "scale_aware_threshold": scale_aware_threshold(errors),
+        "scale_aware_threshold": scale_aware_threshold(errors, rounding_floor(leaf.dtype for leaf in leaves)),
         "atol": atol,
         "rtol": rtol,
     }
 
 
-def scale_aware_threshold(trivial_errors: Iterable[float]) -> float:
-    """``tau = min(0.01, 0.1 * smallest nonzero trivial error)``; 0.01 when none is known."""
+def rounding_floor(dtypes: Iterable[torch.dtype]) -> float:
+    """The least threshold the outputs' dtypes allow: ``ROUNDING_ULPS * eps`` of the coarsest real
+    floating dtype among them, 0.0 when there is none (complex outputs add no floor)."""
+    floors = [0.0]
+    for dtype in dtypes:
+        if dtype.is_floating_point:
+            floors.append(ROUNDING_ULPS * torch.finfo(dtype).eps)
+    return max(floors)
+
+
+def scale_aware_threshold(trivial_errors: Iterable[float], floor: float = 0.0) -> float:
+    """``tau = min(0.01, max(0.1 * smallest nonzero trivial error, floor))``; 0.01 when none is known.
+    `floor` is :func:`rounding_floor` of the outputs' dtypes."""
     positive = [error for error in trivial_errors if error is not None and error > 0.0]
     if not positive:
         return DEFAULT_RELATIVE_L2_THRESHOLD
-    return min(DEFAULT_RELATIVE_L2_THRESHOLD, TRIVIAL_MARGIN * min(positive))
+    return min(DEFAULT_RELATIVE_L2_THRESHOLD, max(TRIVIAL_MARGIN * min(positive), floor))
 
 
 def audit_trials(trials: Iterable[tuple[Any, Any]], atol: float, rtol: float) -> dict[str, Any]:

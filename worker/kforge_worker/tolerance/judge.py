@@ -9,6 +9,7 @@ from ..device.memory_usage import trim_host
 from ..protocol import outputs
 from ..protocol.handover_receive import HandoverReceiver, Refusal
 from ..protocol.request import JudgeRequest, JudgedOutput
+from ..problem.stress import DESCRIPTION as STRESS_DESCRIPTION
 from .compare import compare_outputs
 from .precision_loss import precision_loss
 from .scale_aware_judge import judge_scale_aware
@@ -25,6 +26,31 @@ class ReferenceRecord:
     output: outputs.FlatOutput
     output_fp64: Optional[outputs.FlatOutput]
     high_precision_dtype: Optional[str] = None
+    #: The stressed trial's record: its inputs were scaled and shifted (problem/stress.py).
+    stressed: bool = False
+
+
+#: Checks of a stressed trial that become `stressed-input`: the output is wrong on stressed inputs.
+STRESSED_CHECKS = ("mismatch", "precision-loss", "nan", "scale-aware-mismatch")
+
+
+def _finite(flat: outputs.FlatOutput) -> bool:
+    return all(
+        bool(torch.isfinite(leaf).all())
+        for leaf in flat.leaves
+        if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex())
+    )
+
+
+def _stressed_outcome(trial: dict) -> None:
+    """A stressed trial's failure of the output's values becomes `stressed-input`, saying so."""
+    if trial["check"] in STRESSED_CHECKS:
+        trial["message"] = (
+            f"on the stressed trial ({STRESS_DESCRIPTION}) the output is wrong: "
+            f"{trial['message'] or trial['check']}; a kernel must be right on every input of the problem, "
+            "not only on inputs that look like the other trials'"
+        )
+        trial["check"] = "stressed-input"
 
 
 Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
@@ -74,6 +100,17 @@ def judge_trial(
         trial = _empty_trial(entry, candidate.check, candidate.message, mutated)
         trial["numel"] = sum(leaf.numel() if isinstance(leaf, torch.Tensor) else 1 for leaf in record.output.leaves)
         return trial
+    if record.stressed and not _finite(record.output):
+        trial = _empty_trial(entry, None, None, mutated)
+        trial["passed"] = not mutated
+        trial["check"] = None if not mutated else "input-mutation"
+        trial["message"] = (
+            f"the stressed trial ({STRESS_DESCRIPTION}) was not judged: the reference's output on those "
+            "inputs is not finite"
+            if not mutated
+            else "the candidate changed its inputs in place (their bytes differ after the call)"
+        )
+        return trial
     trial = {
         "seed": entry.seed,
         "input_seed": entry.input_seed,
@@ -95,6 +132,8 @@ def judge_trial(
         scale_aware = judge_scale_aware(record.output, candidate, audit["scale_aware_threshold"])
         trial["check"], trial["message"] = scale_aware.pop("check"), scale_aware.pop("message")
         trial["scale_aware"] = scale_aware
+    if record.stressed:
+        _stressed_outcome(trial)
     trial["passed"] = trial["check"] is None
     return trial
 
