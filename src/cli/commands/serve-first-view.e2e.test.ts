@@ -17,6 +17,7 @@ import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { browserUnavailable, CHROMIUM_PATH, openBrowser, type BrowserSession } from '../../../test-support/browser-session.js';
 import { seedPlan } from '../../../test-support/seeded-store/seed-dashboard-store.js';
 import { correct } from '../../../test-support/seeded-store/seed-results.js';
+import { addLongFiguresRun, LONG_FIGURES_RUN } from '../../../test-support/seeded-store/seed-long-figures.js';
 import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import type { ProblemRecord } from '../../store/run-store.js';
 import { SqliteRunStore } from '../../store/sqlite-run-store.js';
@@ -31,6 +32,7 @@ let server: ChildProcess | undefined;
 let base = '';
 let browser: BrowserSession;
 let readmeProblem: ProblemRecord;
+let longFigures: { problemHash: string; candidateId: number };
 
 /** `kforge serve --port 0` as a child process; its URL once it printed it. */
 async function startServe(folder: string, storePath: string): Promise<{ child: ChildProcess; url: string }> {
@@ -116,6 +118,7 @@ before(async () => {
   }
   seededStore = await openSeededTestStore('kforge-first-view-', { startIso: new Date(Date.now() - 5 * 3_600_000).toISOString() });
   await addReadmeRun(seededStore.store, seededStore.folder);
+  longFigures = await addLongFiguresRun(seededStore.store, seededStore.folder);
   await seededStore.closeStore();
   const started = await startServe(seededStore.folder, seededStore.storePath);
   server = started.child;
@@ -147,6 +150,30 @@ async function dumpDom(url: string): Promise<string> {
   } finally {
     rmSync(profile, { recursive: true, force: true });
   }
+}
+
+/**
+ * The tables in the candidate panel whose box, or whose content, reaches past the panel's right
+ * edge at the window's width, or that need a scroll bar; and the page's own sideways scroll.
+ */
+async function tablesOutsidePanel(): Promise<{ tables: number; outside: string[]; page: [number, number] }> {
+  return (await browser.page.evaluate(`(() => {
+    const panel = document.querySelector('[data-testid=candidate-panel]');
+    const edge = panel.getBoundingClientRect().right;
+    const tables = [...panel.querySelectorAll('table')];
+    const outside = [];
+    for (const table of tables) {
+      const name = table.dataset.testid || table.querySelector('th')?.textContent || 'table';
+      const right = table.getBoundingClientRect().right;
+      if (right > edge + 0.5) outside.push(name + ' ends at ' + right + ' px, the panel at ' + edge + ' px');
+      for (let box = table.parentElement; box && box !== panel; box = box.parentElement) {
+        if (box.scrollWidth > box.clientWidth) outside.push(name + ' is ' + box.scrollWidth + ' px wide in ' + box.clientWidth + ' px');
+      }
+    }
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) outside.push('the page scrolls sideways: ' + root.scrollWidth + ' px in ' + root.clientWidth + ' px');
+    return { tables: tables.length, outside, page: [root.scrollWidth, root.clientWidth] };
+  })()`)) as { tables: number; outside: string[]; page: [number, number] };
 }
 
 describe('the dashboard: first view, the runs table and the progress chart', { skip }, () => {
@@ -233,6 +260,25 @@ describe('the dashboard: first view, the runs table and the progress chart', { s
     await page.locator('[data-testid=chart-candidates] .chart[data-x-ticks]').waitFor();
     const more = (await page.getByTestId('chart-candidates').locator('.chart').getAttribute('data-x-ticks'))!.split(' ');
     assert.ok(more.length >= 2 && more.every((tick) => /^\d+$/.test(tick)), more.join(' '));
+  });
+
+  it('holds every table of the candidate view inside its panel at 1280 px, long figures whole', async () => {
+    const { page } = browser;
+    await page.goto(`${base}/runs/${LONG_FIGURES_RUN}/problems/${longFigures.problemHash}?candidate=${longFigures.candidateId}`);
+    await page.getByTestId('timing-table').waitFor();
+    await page.getByTestId('shapes-table').waitFor();
+    const overview = await tablesOutsidePanel();
+    assert.equal(overview.tables, 2, 'the shapes and the timing table');
+    assert.deepEqual(overview.outside, [], JSON.stringify(overview));
+    const candidate = (await page.getByTestId('timing-table').locator('tbody tr').first().locator('td').allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual(candidate, ['candidate', '0.000987 ms', '', '0.00101 ms ± 0.0000396 ms', '0.000900 ms / 0.0122 ms', '1000000', '']);
+    const eager = (await page.getByTestId('timing-table').locator('tbody tr').nth(1).locator('td').allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual([eager[1], eager.at(-1)], ['1.23 s', '1.25M×']);
+    await page.getByTestId('tab-build').click();
+    await page.getByTestId('build-view').waitFor();
+    const build = await tablesOutsidePanel();
+    assert.equal(build.tables, 1, "the build's kernel table");
+    assert.deepEqual(build.outside, [], JSON.stringify(build));
   });
 
   it('logged no errors in the page', () => {

@@ -5,7 +5,7 @@
  * evaluate a candidate (the real PythonEvaluator on the cpu backend with a pure-PyTorch problem
  * and candidate: no build, 10–30 s; the guard rejects PyTorch arithmetic, so the verdict is
  * `rejected` with its reasons), accept a kernel — each result checked in the store. Screenshots of the main pages at 1280×800 go to
- * `$KFORGE_SCREENSHOTS` (`docs/screenshots` to refresh the committed ones), else a temporary folder.
+ * `$KFORGE_SCREENSHOTS` (`bash scripts/screenshots.sh` refreshes the committed ones in docs/screenshots), else a temporary folder.
  * Skipped, saying why, without Chromium or without a Python that has PyTorch.
  */
 import assert from 'node:assert/strict';

@@ -10,42 +10,44 @@ export function BuildView({ build }: { build: BuildDetailsView }) {
   return (
     <div data-testid="build-view">
       {build.error ? <p className="notice">{build.error}</p> : null}
-      <table className="data">
-        <thead>
-          <tr>
-            <th>kernel</th>
-            <th>arch</th>
-            <th className="num">registers / thread</th>
-            <th className="num">shared memory / block</th>
-            <th className="num">stack</th>
-            <th className="num">local (spills)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {build.kernels.map((kernel, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: one build's kernel table, listed once and never reordered; no field is unique on its own.
-            <tr key={index}>
-              <td className="mono wrap">{kernel.name}</td>
-              <td>{kernel.arch ?? '–'}</td>
-              <td className="num" style={kernel.registers !== null && kernel.registers >= 255 ? { color: 'var(--danger)', fontWeight: 600 } : undefined}>
-                {kernel.registers ?? '–'}
-              </td>
-              <td className="num">{bytes(kernel.sharedBytes)}</td>
-              <td className="num">{bytes(kernel.stackBytes)}</td>
-              <td className="num" style={kernel.localBytes ? { color: 'var(--danger)', fontWeight: 600 } : undefined}>
-                {kernel.localBytes ? `${bytes(kernel.localBytes)} — spills` : bytes(kernel.localBytes)}
-              </td>
-            </tr>
-          ))}
-          {build.kernels.length === 0 ? (
+      <div className="table-scroll">
+        <table className="data figures">
+          <thead>
             <tr>
-              <td colSpan={6} className="muted">
-                No kernels were found in the built extension.
-              </td>
+              <th>kernel</th>
+              <th>arch</th>
+              <th className="num">registers / thread</th>
+              <th className="num">shared memory / block</th>
+              <th className="num">stack</th>
+              <th className="num">local (spills)</th>
             </tr>
-          ) : null}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {build.kernels.map((kernel, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: one build's kernel table, listed once and never reordered; no field is unique on its own.
+              <tr key={index}>
+                <td className="mono wrap name">{kernel.name}</td>
+                <td>{kernel.arch ?? '–'}</td>
+                <td className="num" style={kernel.registers !== null && kernel.registers >= 255 ? { color: 'var(--danger)', fontWeight: 600 } : undefined}>
+                  {kernel.registers ?? '–'}
+                </td>
+                <td className="num">{bytes(kernel.sharedBytes)}</td>
+                <td className="num">{bytes(kernel.stackBytes)}</td>
+                <td className="num" style={kernel.localBytes ? { color: 'var(--danger)', fontWeight: 600 } : undefined}>
+                  {kernel.localBytes ? `${bytes(kernel.localBytes)} — spills` : bytes(kernel.localBytes)}
+                </td>
+              </tr>
+            ))}
+            {build.kernels.length === 0 ? (
+              <tr>
+                <td colSpan={6} className="muted">
+                  No kernels were found in the built extension.
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
       <div className="form-row" style={{ margin: '14px 0 8px' }}>
         <button type="button" className={`btn small ${listing === 'sass' ? 'primary' : ''}`} onClick={() => setListing('sass')}>
           SASS

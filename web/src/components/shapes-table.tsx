@@ -46,52 +46,54 @@ export function ShapesTable({ result }: { result: Result }) {
   return (
     <>
       <h3>Shapes ({shapes.length} evaluated)</h3>
-      <table className="data" data-testid="shapes-table">
-        <thead>
-          <tr>
-            <th className="num">shape</th>
-            <th>values</th>
-            <th>verdict</th>
-            <th className="num">max abs error</th>
-            <th className="num">median</th>
-            <th className="num">eager</th>
-            {compiled ? <th className="num">torch.compile</th> : null}
-            <th className="num">vs eager</th>
-            {compiled ? <th className="num">vs compile</th> : null}
-            <th className="num">vs best</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shapes.map((shape) => (
-            <tr key={shape.index} data-testid={`shape-row-${shape.index}`}>
-              <td className="num">{shape.index}</td>
-              <td className="mono wrap" style={{ minWidth: '12em' }}>
-                <ShapeValuePairs shape={shape} />
-              </td>
-              <td>
-                <VerdictBadge verdict={shape.verdict} />
-              </td>
-              <td className="num">{error(shape.max_abs_error)}</td>
-              {shape.timing ? (
-                <>
-                  <td className="num">{ms(shape.timing.candidate_median_ms)}</td>
-                  <td className="num">{ms(shape.timing.eager_median_ms)}</td>
-                  {compiled ? <td className="num">{ms(shape.timing.compile_median_ms)}</td> : null}
-                  <td className="num">{speedup(shape.timing.speedup_vs_eager)}</td>
-                  {compiled ? <td className="num">{speedup(shape.timing.speedup_vs_compile)}</td> : null}
-                  <td className="num">
-                    <b>{speedup(shape.timing.speedup_vs_best)}</b>
-                  </td>
-                </>
-              ) : (
-                <td colSpan={compiled ? 6 : 4} className="muted">
-                  {shape.verdict === 'correct' ? 'not timed' : NONE}
-                </td>
-              )}
+      <div className="table-scroll">
+        <table className="data figures" data-testid="shapes-table">
+          <thead>
+            <tr>
+              <th className="num">shape</th>
+              <th>values</th>
+              <th>verdict</th>
+              <th className="num">max abs error</th>
+              <th className="num">median</th>
+              <th className="num">eager</th>
+              {compiled ? <th className="num">torch.compile</th> : null}
+              <th className="num">vs eager</th>
+              {compiled ? <th className="num">vs compile</th> : null}
+              <th className="num">vs best</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {shapes.map((shape) => (
+              <tr key={shape.index} data-testid={`shape-row-${shape.index}`}>
+                <td className="num">{shape.index}</td>
+                <td className="mono wrap" style={{ minWidth: '10em' }}>
+                  <ShapeValuePairs shape={shape} />
+                </td>
+                <td>
+                  <VerdictBadge verdict={shape.verdict} />
+                </td>
+                <td className="num">{error(shape.max_abs_error)}</td>
+                {shape.timing ? (
+                  <>
+                    <td className="num">{ms(shape.timing.candidate_median_ms)}</td>
+                    <td className="num">{ms(shape.timing.eager_median_ms)}</td>
+                    {compiled ? <td className="num">{ms(shape.timing.compile_median_ms)}</td> : null}
+                    <td className="num">{speedup(shape.timing.speedup_vs_eager)}</td>
+                    {compiled ? <td className="num">{speedup(shape.timing.speedup_vs_compile)}</td> : null}
+                    <td className="num">
+                      <b>{speedup(shape.timing.speedup_vs_best)}</b>
+                    </td>
+                  </>
+                ) : (
+                  <td colSpan={compiled ? 6 : 4} className="muted">
+                    {shape.verdict === 'correct' ? 'not timed' : NONE}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {geomean ? (
         <p data-testid="shape-geomean" style={{ margin: '8px 0' }}>
           Geometric mean over {geomean.shapes} shapes: <b>{speedup(geomean.speedup_vs_best)}</b> vs best baseline{' '}

@@ -45,56 +45,58 @@ export function TimingTable({ result, speedOfLight, compact = false }: { result:
   const scaleMs = Math.max(...rows.flatMap((row) => (row.stats ? [row.stats.ci95[1], row.stats.median] : []))) * 1.08;
   return (
     <div>
-      <table className="data" data-testid="timing-table">
-        <thead>
-          <tr>
-            <th />
-            <th className="num">median</th>
-            <th>95% interval</th>
-            {compact ? null : (
-              <>
-                <th className="num">mean ± std</th>
-                <th className="num">min / max</th>
-              </>
-            )}
-            <th className="num">n</th>
-            <th className="num">candidate is</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.label}>
-              <td>
-                <b>{row.label}</b>
-              </td>
-              {row.stats ? (
+      <div className="table-scroll">
+        <table className="data figures" data-testid="timing-table">
+          <thead>
+            <tr>
+              <th />
+              <th className="num">median</th>
+              <th>95% interval</th>
+              {compact ? null : (
                 <>
-                  <td className="num">{ms(row.stats.median)}</td>
-                  <td>
-                    <IntervalBar stats={row.stats} scaleMs={scaleMs} color={row.color} />
-                  </td>
-                  {compact ? null : (
-                    <>
-                      <td className="num">
-                        {ms(row.stats.mean)} ± {ms(row.stats.std)}
-                      </td>
-                      <td className="num">
-                        {ms(row.stats.min)} / {ms(row.stats.max)}
-                      </td>
-                    </>
-                  )}
-                  <td className="num">{row.stats.n}</td>
-                  <td className="num">{row.label === 'candidate' ? '' : <b>{speedup(row.speed ?? null)}</b>}</td>
+                  <th className="num">mean ± std</th>
+                  <th className="num">min / max</th>
                 </>
-              ) : (
-                <td colSpan={compact ? 4 : 6} className="muted wrap">
-                  not timed{row.note ? `: ${row.note}` : ''}
-                </td>
               )}
+              <th className="num">n</th>
+              <th className="num">candidate is</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.label}>
+                <td>
+                  <b>{row.label}</b>
+                </td>
+                {row.stats ? (
+                  <>
+                    <td className="num">{ms(row.stats.median)}</td>
+                    <td>
+                      <IntervalBar stats={row.stats} scaleMs={scaleMs} color={row.color} />
+                    </td>
+                    {compact ? null : (
+                      <>
+                        <td className="num pair">
+                          <span className="figure">{ms(row.stats.mean)}</span> <span className="figure">± {ms(row.stats.std)}</span>
+                        </td>
+                        <td className="num pair">
+                          <span className="figure">{ms(row.stats.min)}</span> <span className="figure">/ {ms(row.stats.max)}</span>
+                        </td>
+                      </>
+                    )}
+                    <td className="num">{row.stats.n}</td>
+                    <td className="num">{row.label === 'candidate' ? '' : <b>{speedup(row.speed ?? null)}</b>}</td>
+                  </>
+                ) : (
+                  <td colSpan={compact ? 4 : 6} className="muted wrap">
+                    not timed{row.note ? `: ${row.note}` : ''}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <dl className="kv" style={{ marginTop: 12 }}>
         <dt>speedup vs best baseline</dt>
         <dd>

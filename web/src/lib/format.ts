@@ -2,8 +2,15 @@
 
 export const NONE = '–';
 
+/**
+ * A speedup to about the precision of the 3-digit times it divides, thousands abbreviated as
+ * {@link count} does: `0.92×`, `14.2×`, `1251×`, `417k×`, `1.25M×`.
+ */
 export function speedup(value: number | null | undefined): string {
   if (value === null || value === undefined) return NONE;
+  if (value >= 999_500) return `${(value / 1e6).toPrecision(3)}M×`;
+  if (value >= 9999.5) return `${(value / 1e3).toPrecision(3)}k×`;
+  if (value >= 100) return `${Math.round(value)}×`;
   return `${value < 10 ? value.toFixed(2) : value.toFixed(1)}×`;
 }
 
