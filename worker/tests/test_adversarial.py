@@ -23,6 +23,8 @@ from native_exceptions import platform_crash
 from verdicts import batch_per_call, generalisation_failures, reported_figure, substituted_ops, verdict
 from worker_process import evaluate
 
+pytestmark = pytest.mark.e2e
+
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "adversarial"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
 CPU_CASES = [case for case in MANIFEST["cases"] if case["backend"] == "cpu"]

@@ -366,6 +366,7 @@ def run(request):
     return request.getfixturevalue("as_root" if request.param == "root" else "as_user_uid")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", CASES)
 def test_attack_leaves_the_verdict_honest(run, name):
     _world, results = run
@@ -375,6 +376,7 @@ def test_attack_leaves_the_verdict_honest(run, name):
     assert result.timed_judgement is not None and result.timed_judgement["passed"] is True
 
 
+@pytest.mark.e2e
 def test_every_layer_is_in_force(run):
     world, results = run
     for name in CASES:
@@ -393,6 +395,7 @@ def test_every_layer_is_in_force(run):
         assert isolation["python"] == "isolated (-I)" and isolation["descriptors"] == "0-3 and the hand-over listener"
 
 
+@pytest.mark.e2e
 def test_no_other_process_is_reached(run):
     world, results = run
     state, nice = results["#sentinel"]
@@ -406,17 +409,20 @@ def test_no_other_process_is_reached(run):
     assert "refused: Operation not permitted" in _printed(results["p01_ptrace_attach.py"])
 
 
+@pytest.mark.e2e
 def test_no_helper_outlives_its_evaluation(run):
     world, results = run
     assert results["#helpers"] == []
     assert not world.marker.exists()
 
 
+@pytest.mark.e2e
 def test_no_connection_leaves_the_sandbox(run):
     world, _results = run
     assert world.connections == 0
 
 
+@pytest.mark.e2e
 def test_no_unix_socket_outside_the_scratch_is_reached(run):
     """A 0777 socket file in a folder the view shows (read-only, which connecting ignores) is out
     of reach: the filter refuses every AF_UNIX socket that could be pointed at a path."""
@@ -429,6 +435,7 @@ def test_no_unix_socket_outside_the_scratch_is_reached(run):
     assert "datagram socketpair refused: [Errno 1] Operation not permitted" in printed, printed[-3000:]
 
 
+@pytest.mark.e2e
 def test_no_persistent_state_is_changed(run):
     world, results = run
     assert results["#after"] == world.before
