@@ -22,7 +22,7 @@ from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
-from ..guard.guard_settings import runtime_checks_enabled
+from ..guard.guard_settings import parse_guard, runtime_checks_enabled
 from ..guard.forbidden_names import ForbiddenNames, check_loaded
 from ..guard.static_stage import run_static_guard
 from ..problem.inputs import ALIGNMENTS, make_model
@@ -112,7 +112,7 @@ def run_candidate(channel: Channel, message: dict) -> None:
 
 
 def _run_candidate(channel: Channel, message: dict) -> None:
-    request = parse_candidate_request(message)
+    request = parse_candidate_request(message, parse_guard)
     run = request.run
     limit_resources()
     scratch_dir = os.getcwd()
