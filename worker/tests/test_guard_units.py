@@ -16,6 +16,7 @@ from kforge_worker.guard import deferred_work, global_state
 from kforge_worker.problem import generalisation
 from kforge_worker.protocol.channel import ProtocolError
 from kforge_worker.device.cudart import CudaRuntime, mapped_cudart_paths
+from kforge_worker.guard.candidate_calls import CandidateCalls
 from kforge_worker.guard.deferred_work import ThreadWatch, output_problems
 from kforge_worker.guard.guard_settings import parse_guard
 from kforge_worker.protocol.outputs import flatten
@@ -245,8 +246,8 @@ def test_live_sets_too_large_to_hold_are_shared_and_every_call_sees_its_own_cont
     problem = load_problem(str(path), None, None)
     monkeypatch.setattr(timing_inputs, "CONTENT_POOL_BYTES", 3 * 64 * 4 - 1)
     seeds, warmup, perf = [21, 22, 23], 2, 7
-    construct = dict(kind="runtime_error", check="construct", context="ModelNew() raised")
-    models = build_timed_models(problem, problem.Model, seeds, warmup, perf, CPU, None, **construct)
+    calls = CandidateCalls(problem, problem.Model, CPU, None, guard=None, handover=None)
+    models = build_timed_models(calls, seeds, warmup, perf)
     assert all(timed.live is models[0].live for timed in models)
     assert not torch.equal(models[0].model.scale, models[1].model.scale)
     contents = len(models[0].contents)
@@ -257,12 +258,10 @@ def test_live_sets_too_large_to_hold_are_shared_and_every_call_sees_its_own_cont
             refill(timed.live, timed.contents[content])
             expected = cast_inputs(make_inputs(problem, timed.content_seeds[content], CPU), CPU, None)
             assert torch.equal(timed.live[0], expected[0]), (phase, index)
-    unrefilled = build_timed_models(
-        problem, problem.Model, seeds, warmup, perf, CPU, None, contents=1, refilled=False, **construct
-    )
+    unrefilled = build_timed_models(calls, seeds, warmup, perf, contents=1, refilled=False)
     assert len({id(timed.live) for timed in unrefilled}) == len(seeds)
     monkeypatch.setattr(timing_inputs, "CONTENT_POOL_BYTES", 1024**3)
-    held = build_timed_models(problem, problem.Model, seeds, warmup, perf, CPU, None, **construct)
+    held = build_timed_models(calls, seeds, warmup, perf)
     assert len({id(timed.live) for timed in held}) == len(seeds)
 
 

@@ -27,7 +27,7 @@ from kforge_worker.guard import attribution
 from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
 from kforge_worker.guard.policy import POLICY_NAMES, load_policy
 from kforge_worker.guard.policy_rejection import PolicyRejection
-from kforge_worker.roles.correctness_stage import guarded_call
+from kforge_worker.guard.candidate_calls import guarded_call
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)

@@ -349,6 +349,7 @@ def evaluate(
     ceilings=None,
     candidate_env: Optional[Dict[str, str]] = None,
     launcher=None,
+    candidate_command: Optional[List[str]] = None,
     sample_calls=(1, 4),
     batch_calls=None,
     warmup_calls=None,
@@ -366,7 +367,8 @@ def evaluate(
     (src/eval/run/evaluation-settings.ts, withReportedTolerance). `candidate_env` adds variables to
     the candidate worker's environment (KFORGE_GUARD_RUNTIME for bench/guard/run.py).
     `launcher(role, cwd)` gives a role's command line and whole environment instead (the sandbox:
-    sandbox_support.py)."""
+    sandbox_support.py). `candidate_command` replaces the candidate's command line alone (the
+    walk's profiler, test_worker_walk.py)."""
     shared = {key: settings[key] for key in SHARED_SETTINGS if key in settings}
     if launcher is None:
         reference = Worker("reference", work / "reference")
@@ -374,7 +376,9 @@ def evaluate(
         listener = listen(str(handover_socket(work / "scratch")))
         os.set_inheritable(listener.fileno(), True)
         inherited = {LISTENER_VARIABLE: str(listener.fileno())}
-        candidate = Worker("candidate", work / "scratch", env={**(candidate_env or {}), **inherited})
+        candidate = Worker(
+            "candidate", work / "scratch", env={**(candidate_env or {}), **inherited}, command=candidate_command
+        )
         listener.close()
     else:
         command, environment = launcher("reference", work / "reference")

@@ -1,11 +1,14 @@
 """Validation of the parent's request lines (docs/worker-protocol.md), with messages that name
-the field and the bad value. A bad request is a ProtocolError: the worker exits with status 2."""
+the field and the bad value. A bad request is a ProtocolError: the worker exits with status 2.
+
+The request's `guard` object is the guard's to read: the role passes its parser
+(guard/guard_settings.py, `parse_guard`), which runs in its place among the fields, so the
+protocol's room imports nothing of the rooms above it."""
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
-from ..guard.guard_settings import GuardSettings, parse_guard
 from .channel import ProtocolError
 
 
@@ -13,6 +16,8 @@ from .channel import ProtocolError
 MAX_SEED = 2**32 - 1
 #: An override's value: a problem constant's new number or flag.
 OverrideValue = Union[int, float, bool]
+#: The guard's parser of the request's `guard` object (guard_settings.parse_guard), or None.
+GuardParser = Optional[Callable[[dict], Any]]
 
 
 def _field(message: dict, name: str, types, description: str, *, optional: bool = False) -> Any:
@@ -119,7 +124,8 @@ class Ceilings:
 class ReferenceRequest:
     run: RunSettings
     baselines: Optional[Baselines]
-    guard: GuardSettings = None
+    #: The `guard` object as the role's parser gave it (guard_settings.GuardSettings); None without one.
+    guard: Any = None
     tolerance: Optional[Tolerance] = None
     #: The profile's tolerance per output dtype (`--precision native`), by dtype name; empty: `tolerance`.
     dtype_tolerances: Dict[str, Tolerance] = field(default_factory=dict)
@@ -195,7 +201,7 @@ def _warmup_ms(raw: dict) -> float:
     return 0.0 if value is None else float(value)
 
 
-def parse_reference_request(message: dict) -> ReferenceRequest:
+def parse_reference_request(message: dict, parse_guard: GuardParser = None) -> ReferenceRequest:
     expect_type(message, "reference")
     raw = _field(message, "baselines", dict, "an object or null", optional=True)
     baselines = None
@@ -212,7 +218,7 @@ def parse_reference_request(message: dict) -> ReferenceRequest:
     return ReferenceRequest(
         run=_run_settings(message, timing_required=baselines is not None),
         baselines=baselines,
-        guard=parse_guard(message),
+        guard=None if parse_guard is None else parse_guard(message),
         tolerance=_tolerance(message),
         dtype_tolerances=_dtype_tolerances(message),
         declared_tolerance=bool(_field(message, "declared_tolerance", bool, "true or false", optional=True)),
@@ -247,7 +253,8 @@ class CandidateRequest:
     perf_trials: int
     warmup_trials: int
     build_dir: str
-    guard: GuardSettings = None
+    #: The `guard` object as the role's parser gave it (guard_settings.GuardSettings); None without one.
+    guard: Any = None
     generalisation_seeds: List[int] = ()
     cross_check: bool = False
     #: The hand-over pipe the judge made (handover.py); None: outputs travel by descriptor only.
@@ -257,7 +264,7 @@ class CandidateRequest:
     warmup_ms: float = 0.0
 
 
-def parse_candidate_request(message: dict) -> CandidateRequest:
+def parse_candidate_request(message: dict, parse_guard: GuardParser = None) -> CandidateRequest:
     """The candidate request. It never names the timed calls whose outputs will be judged: the
     parent says so after each call (timing_dialogue.py), so a `sample_calls` field is refused."""
     expect_type(message, "candidate")
@@ -273,7 +280,7 @@ def parse_candidate_request(message: dict) -> CandidateRequest:
         perf_trials=perf_trials,
         warmup_trials=_count(message, "warmup_trials"),
         build_dir=_path(message, "build_dir"),
-        guard=parse_guard(message),
+        guard=None if parse_guard is None else parse_guard(message),
         generalisation_seeds=_generalisation_seeds(message),
         cross_check=bool(_field(message, "cross_check", bool, "true or false", optional=True)),
         handover_pipe=_optional_path(message, "handover_pipe"),

@@ -1,6 +1,7 @@
-"""The candidate role: static guard and build, load, correctness trials, timed calls — each call
-under the run-time guard (guard_runtime.py), each judged output handed to the judge at once
-(handover.py).
+"""The candidate role: static guard and build, load, correctness trials, timed calls, one stage
+after another (`_run_candidate`) — each call of the candidate through the one protocol of
+guard/candidate_calls.py (the run-time guard around it, its judged output handed to the judge at
+once).
 
 Before the candidate runs: the channel is already private (channel.py), core dumps are off, the
 identities of the timing functions and torch's global state are recorded, the static guard has
@@ -22,14 +23,14 @@ from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
-from ..guard.guard_settings import runtime_checks_enabled
+from ..guard.guard_settings import parse_guard, runtime_checks_enabled
+from ..guard.candidate_calls import CandidateCalls
 from ..guard.forbidden_names import ForbiddenNames, check_loaded
 from ..guard.static_stage import run_static_guard
-from ..problem.inputs import ALIGNMENTS, make_model
 from ..problem.precision import run_dtype
 from ..problem.problem_loader import load_problem, problem_folder, problem_names
 from ..protocol.channel import Channel, ProtocolError
-from ..protocol.errors import CONSTRUCT, StageFailure
+from ..protocol.errors import StageFailure
 from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
@@ -112,58 +113,24 @@ def run_candidate(channel: Channel, message: dict) -> None:
 
 
 def _run_candidate(channel: Channel, message: dict) -> None:
-    request = parse_candidate_request(message)
-    run = request.run
-    limit_resources()
-    scratch_dir = os.getcwd()
-    device = resolve_device(run.backend, run.device)
-    dtype = run_dtype(run.precision)
-    timers = Watched(channel)
-    guard = GuardRuntime(device, request.guard.policy, enabled=runtime_checks_enabled())
-    handover = Handover(channel, request.handover_pipe, release=release_cached)
-    await_device = awaits_device(message)
-    keep_unchanged_source_times()
-    build_started_ns = time.time_ns()
+    """The candidate's evaluation, one stage after another: build, (the device), load,
+    correctness, (the parent's go-ahead), timing."""
+    run = CandidateRun(channel, message)
     with stage(channel.send, "build"):
-        problem = load_problem(run.problem, run.preset, run.overrides)
-        gc.collect()
-        os.chdir(scratch_dir)
-        folder = problem_folder(problem)
-        guard.forbidden = ForbiddenNames.of(folder.forbidden if folder else [])
-        findings = run_static_guard(
-            channel.send, request.candidate, request.guard, run.precision, run.problem, guard.forbidden
-        )
-        guard.snapshot_state()
-        guard.send = channel.send
-        modules_before = set(sys.modules)
-        built = build_candidate(request.candidate, request.build_dir, device, problem_names(problem))
-        check_loaded(guard.forbidden, modules_before, "importing the candidate")
-        guard.watch_extensions(built.extensions, findings)
-        build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
-        if build_info is not None:
-            channel.send("build-info", **build_info)
-        if device.type == "cuda" and guard.enabled:
-            guard.expect_own_kernels(own_kernel_sources(built.shared_objects, build_info, CANDIDATE_MODULE_NAME))
-        guard.refresh_runtime()
-        check_after(timers, guard, "importing the candidate")
-    if await_device:
-        channel.send("built", cache_hit=reused_build(built.shared_objects, build_started_ns))
+        built = run.build()
+    if run.await_device:
+        channel.send("built", cache_hit=reused_build(built.shared_objects, run.build_started_ns))
         if not wait_for_device(channel, message):
             return
+    calls = CandidateCalls(run.problem, built.model_class, run.device, run.dtype, run.guard, run.handover)
     with stage(channel.send, "load"):
-        make_model(problem, built.model_class, run.correctness_seeds[0], device, dtype, **CONSTRUCT)
-        if ALIGNMENTS and guard.enabled:
-            guard.log.record("parameters", "note", ALIGNMENTS[-1])
-        guard.check_state("constructing ModelNew")
+        run.load(calls)
     with stage(channel.send, "correctness"):
-        saved, extra = run_correctness(problem, built.model_class, request, device, dtype, guard, handover)
-        check_loaded(guard.forbidden, modules_before, "the correctness trials")
-        check_after(timers, guard, "the correctness trials")
-        guard.record_call_checks()
-        channel.send("guard-checks", stage="correctness", checks=guard.log.take())
+        saved, extra = run_correctness(calls, run.request)
+        run.end_correctness()
     release_cached()  # the reference judges these outputs on the same device now
     channel.send("correctness-outputs", outputs=saved, generalisation=extra)
-    handover.release = None  # timed calls keep a warm allocator (the estimate counts what timing holds)
+    run.handover.release = None  # timed calls keep a warm allocator (the estimate counts what timing holds)
     reply = channel.receive()
     if reply is None or reply.get("type") == "stop":
         return
@@ -171,9 +138,74 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         raise ProtocolError(f"expected a 'continue' or 'stop' line, got type {reply.get('type')!r}")
     contents = contents_override(reply)
     with stage(channel.send, "timing"):
-        guard.check_state("the candidate's calls before timing")
-        guard.reset_persisting_l2()
-        result = run_timing(problem, built.model_class, request, device, dtype, guard, channel, handover, contents)
-        check_after(timers, guard, "the timed calls")
-        channel.send("guard-checks", stage="timing", checks=guard.log.take())
+        run.guard.check_state("the candidate's calls before timing")
+        run.guard.reset_persisting_l2()
+        result = run_timing(calls, run.request, channel, contents)
+        run.end_timing()
     channel.send("timing", **result)
+
+
+class CandidateRun:
+    """What the stages share: the request, the device, the guard, the hand-over, the watches."""
+
+    def __init__(self, channel: Channel, message: dict) -> None:
+        self.channel = channel
+        self.request = parse_candidate_request(message, parse_guard)
+        enabled = runtime_checks_enabled()
+        run = self.request.run
+        limit_resources()
+        self.scratch_dir = os.getcwd()
+        self.device = resolve_device(run.backend, run.device)
+        self.dtype = run_dtype(run.precision)
+        self.timers = Watched(channel)
+        self.guard = GuardRuntime(self.device, self.request.guard.policy, enabled=enabled)
+        self.handover = Handover(channel, self.request.handover_pipe, release=release_cached)
+        self.await_device = awaits_device(message)
+        keep_unchanged_source_times()
+        self.build_started_ns = time.time_ns()
+        self.problem = None
+        self.modules_before = set()
+
+    def build(self):
+        """Stage `build`: the problem, the static guard, the build and import of the candidate."""
+        request, run, guard, send = self.request, self.request.run, self.guard, self.channel.send
+        self.problem = load_problem(run.problem, run.preset, run.overrides)
+        gc.collect()
+        os.chdir(self.scratch_dir)
+        folder = problem_folder(self.problem)
+        guard.forbidden = ForbiddenNames.of(folder.forbidden if folder else [])
+        findings = run_static_guard(send, request.candidate, request.guard, run.precision, run.problem, guard.forbidden)
+        guard.snapshot_state()
+        guard.send = send
+        self.modules_before = set(sys.modules)
+        built = build_candidate(request.candidate, request.build_dir, self.device, problem_names(self.problem))
+        check_loaded(guard.forbidden, self.modules_before, "importing the candidate")
+        guard.watch_extensions(built.extensions, findings)
+        build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
+        if build_info is not None:
+            send("build-info", **build_info)
+        if self.device.type == "cuda" and guard.enabled:
+            guard.expect_own_kernels(own_kernel_sources(built.shared_objects, build_info, CANDIDATE_MODULE_NAME))
+        guard.refresh_runtime()
+        check_after(self.timers, guard, "importing the candidate")
+        return built
+
+    def load(self, calls: CandidateCalls) -> None:
+        """Stage `load`: ModelNew constructed once, on the first correctness seed."""
+        calls.model(self.request.run.correctness_seeds[0])
+        alignment = calls.alignment()
+        if alignment is not None and self.guard.enabled:
+            self.guard.log.record("parameters", "note", alignment)
+        self.guard.check_state("constructing ModelNew")
+
+    def end_correctness(self) -> None:
+        """The checks that close the correctness stage, and its `guard-checks`."""
+        check_loaded(self.guard.forbidden, self.modules_before, "the correctness trials")
+        check_after(self.timers, self.guard, "the correctness trials")
+        self.guard.record_call_checks()
+        self.channel.send("guard-checks", stage="correctness", checks=self.guard.log.take())
+
+    def end_timing(self) -> None:
+        """The checks that close the timing stage (its calls' checks are counted by run_timing)."""
+        check_after(self.timers, self.guard, "the timed calls")
+        self.channel.send("guard-checks", stage="timing", checks=self.guard.log.take())

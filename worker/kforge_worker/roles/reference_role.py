@@ -13,6 +13,7 @@ from typing import List
 
 from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
+from ..guard.guard_settings import parse_guard
 from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import run_dtype
 from ..problem.problem_folder import declared_work
@@ -55,7 +56,7 @@ def _ready(record, receiver: HandoverReceiver, store: ReferenceStore) -> dict:
 
 
 def run_reference(channel: Channel, message: dict) -> None:
-    request = parse_reference_request(message)
+    request = parse_reference_request(message, parse_guard)
     run = request.run
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)

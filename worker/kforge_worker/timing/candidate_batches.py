@@ -14,10 +14,9 @@ from typing import Any, Callable, List
 
 import torch
 
-from ..problem.inputs import cast_inputs, input_digest, make_inputs, seed_everything
+from ..guard.candidate_calls import CandidateCalls
 from ..problem.seeds import derived_seed
 from ..protocol.channel import Channel
-from ..protocol.handover import Handover
 from .timing import time_batch
 from .timing_dialogue import receive_go, receive_kept
 from .timing_inputs import TimedModel, calls_of_model
@@ -32,20 +31,9 @@ def batch_content(models: int, contents: int, used: List[int], call: int) -> (in
 class CandidateBatches:
     """Runs the parent's batches between the calls of the per-call loop."""
 
-    def __init__(
-        self,
-        problem,
-        models: List[TimedModel],
-        contents: int,
-        device,
-        dtype,
-        channel: Channel,
-        check_output: Callable[[Any, str], None],
-        handover: Handover,
-    ):
-        self.problem, self.models, self.contents = problem, models, contents
-        self.device, self.dtype = device, dtype
-        self.channel, self.check_output, self.handover = channel, check_output, handover
+    def __init__(self, calls: CandidateCalls, models: List[TimedModel], contents: int, channel: Channel):
+        self.calls, self.models, self.contents, self.channel = calls, models, contents, channel
+        self.device = calls.device
         self.used = [0] * len(models)
         self.count = 0
 
@@ -60,11 +48,9 @@ class CandidateBatches:
         for model_index, content in plan:
             timed = self.models[model_index]
             seed = derived_seed(timed.seed, content)
-            sets.append(
-                (timed, seed, cast_inputs(make_inputs(self.problem, seed, self.device), self.device, self.dtype))
-            )
+            sets.append((timed, seed, self.calls.inputs(seed)))
         bound = [self._bound(timed.model, inputs, seed if reseed else None) for timed, seed, inputs in sets]
-        seed_everything(sets[0][1])
+        self.calls.reseed(sets[0][1])
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         self.channel.send("batch-ready", batch=number, calls=calls)
@@ -76,15 +62,9 @@ class CandidateBatches:
         samples = []
         for index in kept:
             timed, seed, inputs = sets[index]
-            self.check_output(outputs[index], f"batch {number} call {index}")
-            entry = {
-                "id": f"batch-{number}-{index}",
-                "call": index,
-                "seed": timed.seed,
-                "input_seed": seed,
-                "input_digest": input_digest(inputs),
-            }
-            samples.append(self.handover.hand_over(outputs[index], entry))
+            self.calls.after(outputs[index], f"batch {number} call {index}")
+            entry = {"id": f"batch-{number}-{index}", "call": index, "seed": timed.seed, "input_seed": seed}
+            samples.append(self.calls.hand_over(outputs[index], entry, inputs))
         del outputs, bound, sets
         for model_index in range(len(self.models)):
             self.used[model_index] += calls_of_model(model_index, len(self.models), calls)
@@ -95,8 +75,10 @@ class CandidateBatches:
         if seed is None:
             return lambda: model(*inputs)
 
+        reseed = self.calls.reseed  # looked up here: the call itself is timed
+
         def call():
-            seed_everything(seed)
+            reseed(seed)
             return model(*inputs)
 
         return call

@@ -25,7 +25,6 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 
-from ..problem.inputs import cast_inputs, make_inputs, make_model
 from ..problem.precision import is_fp8
 from ..problem.seeds import derived_seed
 
@@ -92,19 +91,11 @@ def content_index(phase: str, index: int, models: int, warmup_trials: int, conte
 
 
 def build_timed_models(
-    problem,
-    model_class,
-    seeds: List[int],
-    warmup_trials: int,
-    perf_trials: int,
-    device,
-    dtype,
-    contents: Optional[int] = None,
-    refilled: bool = True,
-    **construct
+    calls, seeds: List[int], warmup_trials: int, perf_trials: int, contents: Optional[int] = None, refilled: bool = True
 ) -> List[TimedModel]:
-    """One model and K content sets per timing seed, and a live input set per seed (`contents`
-    forces K: 1 with the run-time checks off, when the live set is never refilled).
+    """One model and K content sets per timing seed, and a live input set per seed, built by
+    `calls` (guard/candidate_calls.py: `model(seed)`, `inputs(seed)`) as the correctness trials
+    are; `contents` forces K: 1 with the run-time checks off, when the live set is never refilled.
 
     With `refilled` (every call's live set is refilled before the call) and content sets too large
     for the pool to hold any, the models share one live set: its contents are replaced before every
@@ -115,8 +106,8 @@ def build_timed_models(
     held = None
     shared = None
     for seed in seeds:
-        live = shared if shared is not None else cast_inputs(make_inputs(problem, seed, device), device, dtype)
-        model = make_model(problem, model_class, seed, device, dtype, **construct)
+        live = shared if shared is not None else calls.inputs(seed)
+        model = calls.model(seed)
         if count is None:
             count = content_count(len(seeds), warmup_trials, perf_trials, input_bytes(live))
         if held is None:
@@ -124,9 +115,7 @@ def build_timed_models(
             if refilled and held == 0:
                 shared = live
         content_seeds = [seed] + [derived_seed(seed, j) for j in range(1, count)]
-        sets = ContentSets(
-            lambda content: cast_inputs(make_inputs(problem, content, device), device, dtype), content_seeds, held
-        )
+        sets = ContentSets(calls.inputs, content_seeds, held)
         models.append(TimedModel(seed=seed, model=model, live=live, content_seeds=content_seeds, contents=sets))
     return models
 

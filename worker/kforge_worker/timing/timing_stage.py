@@ -21,13 +21,12 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
+from ..guard.candidate_calls import CandidateCalls
 from ..guard.guard_runtime import GuardRuntime
 from ..guard.side_stream import side_stream_problem
-from ..problem.inputs import input_digest, seed_everything
 from ..protocol.channel import Channel, ProtocolError
 from ..protocol.environment import l2_cache_bytes
-from ..protocol.errors import CONSTRUCT, FORWARD, StageFailure, failures_as
-from ..protocol.handover import Handover
+from ..protocol.errors import FORWARD, StageFailure, failures_as
 from .candidate_batches import CandidateBatches
 from .cross_check import cross_check
 from .timing import bound_calls, time_calls, warmup_call_limit
@@ -36,32 +35,21 @@ from .timing_inputs import build_timed_models, content_index, refill
 
 
 def run_timing(
-    problem,
-    model_class,
-    request,
-    device,
-    dtype,
-    guard: GuardRuntime,
-    channel: Channel,
-    handover: Handover,
-    contents_per_model: Optional[int] = None,
+    calls: CandidateCalls, request, channel: Channel, contents_per_model: Optional[int] = None
 ) -> Dict[str, Any]:
     """The fields of the `timing` message."""
     run = request.run
+    guard, device = calls.guard, calls.device
     forced = None if guard.enabled else 1
     models = build_timed_models(
-        problem,
-        model_class,
+        calls,
         run.timing_seeds,
         request.warmup_trials,
         request.perf_trials,
-        device,
-        dtype,
         contents=forced or contents_per_model,
         refilled=guard.enabled,
-        **CONSTRUCT,
     )
-    stage = _TimedCalls(problem, models, request, device, dtype, guard, channel, handover)
+    stage = _TimedCalls(calls, models, request, channel)
     with failures_as(**FORWARD), torch.no_grad():
         timed_calls = time_calls(
             bound_calls([(timed.model, timed.live) for timed in models]),
@@ -97,23 +85,14 @@ class _TimedCalls:
     reseed and poison before it, the guard's checks after it, then the parent's step: keep its
     output (handed over at once), run a trusted batch, go on or stop."""
 
-    def __init__(self, problem, models, request, device, dtype, guard: GuardRuntime, channel: Channel, handover):
-        self.models, self.request, self.guard, self.channel, self.handover = models, request, guard, channel, handover
+    def __init__(self, calls: CandidateCalls, models, request, channel: Channel):
+        self.calls, self.models, self.request, self.channel = calls, models, request, channel
         self.count, self.contents = len(models), len(models[0].contents)
         self.samples: List[dict] = []
         # The parent paces a warm-up by time call by call; this is the most it may ask for.
         self.warmup_limit = warmup_call_limit(request.warmup_trials, request.warmup_ms)
         self.limits = {"warmup": self.warmup_limit, "timed": request.perf_trials}
-        self.batches = CandidateBatches(
-            problem,
-            models,
-            self.contents,
-            device,
-            dtype,
-            channel,
-            lambda output, where: guard.after_call(output, where),
-            handover,
-        )
+        self.batches = CandidateBatches(calls, models, self.contents, channel)
 
     def slot(self, phase: str, index: int):
         model_index, content = content_index(phase, index, self.count, self.request.warmup_trials, self.contents)
@@ -121,13 +100,12 @@ class _TimedCalls:
 
     def prepare(self, phase: str, index: int) -> None:
         timed, content = self.slot(phase, index)
-        if self.guard.enabled:
+        if self.calls.guard.enabled:
             refill(timed.live, timed.contents[content])
-        seed_everything(timed.content_seeds[content])
-        self.guard.before_call(timed.live)
+        self.calls.before(timed.live, timed.content_seeds[content])
 
     def after(self, phase: str, index: int, output: Any) -> None:
-        self.guard.after_call(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
+        self.calls.after(output, f"{'timed' if phase == 'timed' else 'warm-up'} call {index}")
 
     def keep(self, index: int, output: Any) -> None:
         timed, content = self.slot("timed", index)
@@ -136,9 +114,8 @@ class _TimedCalls:
             "call": index,
             "seed": timed.seed,
             "input_seed": timed.content_seeds[content],
-            "input_digest": input_digest(timed.live),
         }
-        self.samples.append(self.handover.hand_over(output, entry))
+        self.samples.append(self.calls.hand_over(output, entry, timed.live))
 
     def proceed(self, phase: str, index: int, output: Any) -> bool:
         self.channel.send("called", phase=phase, index=index)
