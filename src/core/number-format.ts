@@ -32,3 +32,19 @@ export function formatSignificant(value: number): string {
   if (magnitude < 1e-3) return value.toExponential(2);
   return Number(value.toPrecision(3)).toString();
 }
+
+const KIB = 1024;
+const MIB = 1024 ** 2;
+const GIB = 1024 ** 3;
+
+/**
+ * Bytes as a person reads them, in one format across kforge's messages: `512 B`, `1.5 KiB`,
+ * `16.0 MiB`, and from a tenth of a GiB on two decimals of GiB (`0.75 GiB`, `80.00 GiB`), so that
+ * the amounts of one message (a process's share, what is free, a device's memory) read in one unit.
+ */
+export function formatBytes(bytes: number): string {
+  if (bytes < KIB) return `${bytes} B`;
+  if (bytes < MIB) return `${(bytes / KIB).toFixed(1)} KiB`;
+  if (bytes < 0.1 * GIB) return `${(bytes / MIB).toFixed(1)} MiB`;
+  return `${(bytes / GIB).toFixed(2)} GiB`;
+}
