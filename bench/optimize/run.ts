@@ -21,7 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { REPOSITORY_ROOT } from '../../src/core/repository-paths.js';
-import { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../src/store/sqlite/sqlite-run-store.js';
 import { startOpenAiCompatibleServer, type ScriptedStep } from '../../test-support/openai-compatible-server.js';
 import { log, reasonLine } from '../bench-support.js';
 

@@ -5,7 +5,7 @@ import type { LaunchedRun, RunLauncher } from './actions/run-launcher.js';
 import type { RunDetail, StopResponse } from './api-types.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 /** A launcher that records what it was asked to resume. */
 class RecordingLauncher implements RunLauncher {

@@ -6,7 +6,7 @@ import type { EvaluationRequest } from '../eval/evaluator.js';
 import type { CandidateDetail, EditResponse } from './api-types.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 let seededStore: SeededTestStore;
 let evaluator: FakeEvaluator;

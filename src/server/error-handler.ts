@@ -3,7 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { StoreReferenceError } from '../store/errors/store-reference-error.js';
 import { StoreValidationError } from '../store/errors/store-validation-error.js';
 import type { ApiErrorBody } from './api-schemas/common-schemas.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from './http/api-error.js';
 import type { PageFallback } from './web-app.js';
 
 const body = (code: string, message: string, field?: string): ApiErrorBody => ({ error: { code, message, ...(field ? { field } : {}) } });

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 /** The id of the `<script type="application/json">` element that carries a page's first answers. */
 export const INITIAL_DATA_ELEMENT_ID = 'kforge-initial-data';

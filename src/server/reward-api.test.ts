@@ -8,11 +8,11 @@ import { REPOSITORY_ROOT } from '../core/repository-paths.js';
 import type { EvaluationResult } from '../core/verdict.js';
 import type { EvaluationRequest } from '../eval/evaluator.js';
 import { sha256Hex } from '../store/content-hash.js';
-import { SqliteRunStore } from '../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../store/sqlite/sqlite-run-store.js';
 import { createServer } from './create-server.js';
 import { rewardRunId } from './reward/reward-ledger.js';
 import type { RewardServerOptions } from './reward/reward-server-options.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 import { tooSlowFault } from '../../test-support/too-slow-fault.js';
 
 const TOKEN = 'reward-token-'.padEnd(40, 'x');

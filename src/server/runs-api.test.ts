@@ -4,7 +4,7 @@ import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import type { RunDetail, RunList } from './api-types.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 let seededStore: SeededTestStore;
 let app: ZodApp;

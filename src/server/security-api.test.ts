@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import { hostNameOf } from './request-guard.js';
-import type { ZodApp } from './server-context.js';
+import { hostNameOf } from './http/request-guard.js';
+import type { ZodApp } from './routes/server-context.js';
 
 const TOKEN = 'k'.repeat(40);
 let seededStore: SeededTestStore;

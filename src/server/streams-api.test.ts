@@ -9,7 +9,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeEvaluator } from '../../test-support/fake-evaluator.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 interface ReceivedEvent {
   id: string | undefined;

@@ -8,7 +8,7 @@ import { fixturePath } from '../../test-support/fixture-paths.js';
 import { DetachedProcessLauncher } from './actions/detached-process-launcher.js';
 import { createServer } from './create-server.js';
 import { openSeededTestStore, type SeededTestStore } from '../../test-support/seeded-store/seeded-test-store.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 let seededStore: SeededTestStore;
 let webRoot: string;

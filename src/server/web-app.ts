@@ -4,7 +4,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { embedInitialData, initialPageData } from './initial-page-data.js';
-import type { ZodApp } from './server-context.js';
+import type { ZodApp } from './routes/server-context.js';
 
 /**
  * What the page may load: only this server (no CDN, no font service), styles inline for the

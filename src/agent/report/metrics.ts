@@ -1,5 +1,5 @@
 import type { Verdict } from '../../core/verdict.js';
-import type { SpeedupBaseline } from '../search/candidate-ranking.js';
+import type { SpeedupBaseline } from '../search/selection/candidate-ranking.js';
 
 /** The thresholds `kforge optimize` reports `fast_p` at. */
 export const FAST_P_THRESHOLDS = [0, 1, 1.5, 2] as const;

@@ -1,5 +1,5 @@
 import { fitTextTable, type FittedColumn } from '../../core/fitted-text-table.js';
-import { formatCount, formatShare, formatSignificant, formatSpeedup, formatUsd } from './number-format.js';
+import { formatCount, formatShare, formatSignificant, formatSpeedup, formatUsd } from '../../core/number-format.js';
 import type { SuiteMetrics } from './metrics.js';
 import type { RunReport } from './run-report.js';
 

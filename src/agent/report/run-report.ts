@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { REFERENCE_FILE } from '../../eval/problem/problem-folder.js';
 import type { EvaluationResult, TimingSummary, Verdict } from '../../core/verdict.js';
-import type { Attempt, EvaluatedAttempt } from '../search/attempt.js';
-import type { BudgetUsage } from '../run/budget.js';
+import type { Attempt, EvaluatedAttempt } from '../search/state/attempt.js';
+import type { BudgetUsage } from '../search/state/budget.js';
 import { computeSuiteMetrics, type ProblemOutcome, type SuiteMetrics } from './metrics.js';
-import type { ProblemEndReason } from '../search/search-events.js';
+import type { ProblemEndReason } from '../search/state/search-events.js';
 
 /** A problem's best candidate as reported. */
 export interface BestKernel {

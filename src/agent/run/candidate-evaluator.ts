@@ -4,12 +4,12 @@ import type { EvaluationResult } from '../../core/verdict.js';
 import type { Evaluation, EvaluationProgress, EvaluationRequest, Evaluator } from '../../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
-import type { CandidateRecord, Lineage } from '../search/attempt.js';
+import type { CandidateRecord, Lineage } from '../search/state/attempt.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
 import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import { CandidateUnevaluatedError } from './candidate-unevaluated-error.js';
-import { SearchStoppedError } from '../search/search-stopped-error.js';
+import { SearchStoppedError } from '../search/state/search-stopped-error.js';
 
 export interface CandidateEvaluatorOptions {
   runId: string;

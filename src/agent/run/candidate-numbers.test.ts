@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Attempt, EvaluatedAttempt } from '../search/attempt.js';
+import type { Attempt, EvaluatedAttempt } from '../search/state/attempt.js';
 import { correctResult } from '../../../test-support/fake-evaluator.js';
 import { CandidateNumbers } from './candidate-numbers.js';
 

@@ -1,4 +1,4 @@
-import type { Attempt } from '../search/attempt.js';
+import type { Attempt } from '../search/state/attempt.js';
 
 /**
  * The numbers progress views give a problem's candidates (`building #2`): each reply that took a

@@ -1,4 +1,4 @@
-import { ConcurrencyLimit } from '../../llm/concurrency-limit.js';
+import { ConcurrencyLimit } from '../../llm/usage/concurrency-limit.js';
 
 export interface ConcurrencyLimiterOptions {
   /** Slots per key when `limits` does not name the key. Default 4. */

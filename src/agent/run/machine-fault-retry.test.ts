@@ -7,7 +7,7 @@ import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluat
 import { FakeKernelModel } from '../../../test-support/fake-kernel-model.js';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { CandidateUnevaluatedError } from './candidate-unevaluated-error.js';
 import { OptimizeRunError } from './optimize-run-error.js';
 import type { OptimizePlanInput } from './optimize-plan.js';

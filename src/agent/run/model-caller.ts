@@ -2,7 +2,7 @@ import type { ChatMessage, KernelModel, ModelReply } from '../../llm/kernel-mode
 import { ModelCallError } from '../../llm/model-call-error.js';
 import { ModelExhaustedError } from '../../llm/model-exhausted-error.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { SearchStoppedError } from '../search/search-stopped-error.js';
+import { SearchStoppedError } from '../search/state/search-stopped-error.js';
 
 export interface CallModelOptions {
   model: KernelModel;

@@ -2,10 +2,10 @@ import { effectiveGuardPolicy } from '../../core/guard-policy.js';
 import path from 'node:path';
 import type { KforgeConfig } from '../../core/config.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
-import type { StrategyName } from '../search/attempt.js';
+import type { StrategyName } from '../search/state/attempt.js';
 import { optimizePlanSchema, type OptimizePlan } from './optimize-plan.js';
 import { OptimizeRequestError } from './optimize-request-error.js';
-import type { StallPolicy } from '../search/stall-detector.js';
+import type { StallPolicy } from '../search/state/stall-detector.js';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from './optimize-defaults.js';
 
 export { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from './optimize-defaults.js';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { guardPolicyNameSchema } from '../../core/guard-policy.js';
 import { modelSettingsSchema } from '../../core/config.js';
 import { backendSchema, precisionSchema, presetSchema, toleranceProfileSchema } from '../../core/verdict.js';
-import { strategyNameSchema } from '../search/attempt.js';
-import { stallPolicySchema } from '../search/stall-detector.js';
+import { strategyNameSchema } from '../search/state/attempt.js';
+import { stallPolicySchema } from '../search/state/stall-detector.js';
 
 const positiveInteger = z.number().int().positive();
 

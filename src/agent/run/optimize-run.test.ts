@@ -3,14 +3,14 @@ import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { FakeEvaluator, judgeByMarker } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kernel-model.js';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';
 import type { OptimizePlanInput } from './optimize-plan.js';
 import { resumeOptimizeRun, startOptimizeRun } from './optimize-run.js';
 import { toJsonOutput } from '../report/run-report.js';
-import type { SearchEvent } from '../search/search-events.js';
+import type { SearchEvent } from '../search/state/search-events.js';
 
 let folder: string;
 let store: SqliteRunStore;

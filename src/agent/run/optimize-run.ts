@@ -5,22 +5,22 @@ import { META_FILE, problemFolderOf, problemStem, REFERENCE_FILE, SHAPES_FILE } 
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { sha256Hex } from '../../store/content-hash.js';
 import type { JsonObject, ProblemRecord, Run, RunStore } from '../../store/run-store.js';
-import { BudgetTracker, type BudgetUsage } from './budget.js';
-import { bestAttempt } from '../search/candidate-ranking.js';
+import { BudgetTracker, type BudgetUsage } from '../search/state/budget.js';
+import { bestAttempt } from '../search/selection/candidate-ranking.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { OptimizeRequestError } from './optimize-request-error.js';
 import { OptimizeRunError } from './optimize-run-error.js';
 import { optimizePlanSchema, type OptimizePlan, type OptimizePlanInput } from './optimize-plan.js';
 import { writeBestKernel } from './output-writer.js';
-import { searchProblem, type ProblemEntry, type ProblemSearchContext } from '../search/problem-search.js';
+import { searchProblem, type ProblemEntry, type ProblemSearchContext } from './problem-search.js';
 import { loadProblemState, type LoadProblemStateOptions, type ProblemState } from './problem-state-loader.js';
 import { candidateFilePath } from './candidate-evaluator.js';
 import { buildRunReport, countCandidates, type ProblemReport, type RunOutcomeStatus, type RunReport } from '../report/run-report.js';
-import type { SearchEventListener } from '../search/search-events.js';
-import { SearchStoppedError } from '../search/search-stopped-error.js';
+import type { SearchEventListener } from '../search/state/search-events.js';
+import { SearchStoppedError } from '../search/state/search-stopped-error.js';
 import { RunActionWatcher } from './run-action-watcher.js';
 import { RunInterventions } from './run-interventions.js';
-import { describeHostCpu, describeNamedDevice, type TargetDevice } from './target-device.js';
+import { describeHostCpu, describeNamedDevice, type TargetDevice } from '../search/prompts/target-device.js';
 
 /**
  * What an optimize run is wired to. The `evaluator` judges every candidate of the run, people's

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EvaluatedAttempt } from '../search/attempt.js';
+import type { EvaluatedAttempt } from '../search/state/attempt.js';
 
 /** Where a problem's best kernel and its verdict were written. */
 export interface WrittenKernel {

@@ -8,10 +8,10 @@ import {
   type IdeaRef,
   type Lineage,
   type StrategyName,
-} from '../search/attempt.js';
-import type { BudgetUsage } from './budget.js';
-import type { ProblemEndReason } from '../search/search-events.js';
-import { isImprovement, speedupOf, type SpeedupBaseline } from '../search/candidate-ranking.js';
+} from '../search/state/attempt.js';
+import type { BudgetUsage } from '../search/state/budget.js';
+import type { ProblemEndReason } from '../search/state/search-events.js';
+import { isImprovement, speedupOf, type SpeedupBaseline } from '../search/selection/candidate-ranking.js';
 
 /** What the store says about one problem of a run: enough to continue its search. */
 export interface ProblemState {

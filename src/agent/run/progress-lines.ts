@@ -1,5 +1,5 @@
-import type { BudgetUsage } from './budget.js';
-import type { SearchEvent } from '../search/search-events.js';
+import type { BudgetUsage } from '../search/state/budget.js';
+import type { SearchEvent } from '../search/state/search-events.js';
 
 function logfmtValue(value: string | number | boolean | null): string {
   if (value === null) return 'null';

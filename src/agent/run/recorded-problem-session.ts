@@ -1,22 +1,22 @@
 import type { EvaluationRequest } from '../../eval/evaluator.js';
 import type { ChatMessage, KernelModel, ModelReply } from '../../llm/kernel-model.js';
-import { extractCandidate, isExtractionFailure, type CandidateExtraction } from '../../llm/extract-code.js';
+import { extractCandidate, isExtractionFailure, type CandidateExtraction } from '../../llm/replies/extract-code.js';
 import type { JsonObject, RunStore } from '../../store/run-store.js';
-import type { Attempt, CandidateRecord, EvaluatedAttempt, Lineage } from '../search/attempt.js';
-import type { BudgetTracker } from './budget.js';
-import { bestAttempt, isImprovement, medianMs, speedupOf, type SpeedupBaseline } from '../search/candidate-ranking.js';
+import type { Attempt, CandidateRecord, EvaluatedAttempt, Lineage } from '../search/state/attempt.js';
+import type { BudgetTracker } from '../search/state/budget.js';
+import { bestAttempt, isImprovement, medianMs, speedupOf, type SpeedupBaseline } from '../search/selection/candidate-ranking.js';
 import { CandidateEvaluator } from './candidate-evaluator.js';
 import { CandidateNumbers } from './candidate-numbers.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import { summarizeEvaluation, type FeedbackOptions } from '../search/feedback.js';
-import type { ProposedIdea } from '../search/idea-parser.js';
+import { summarizeEvaluation, type FeedbackOptions } from '../search/prompts/feedback.js';
+import type { ProposedIdea } from '../search/prompts/idea-parser.js';
 import { callModel } from './model-caller.js';
-import type { AttemptRequest, ProblemSession, SessionIdea, SessionStopReason } from './problem-session.js';
-import type { PromptProblem, ShownCandidate } from '../search/prompt-builder.js';
-import type { SearchEvent, SearchEventListener } from '../search/search-events.js';
-import type { StallDetector } from '../search/stall-detector.js';
-import { targetFromEnvironment } from './target-device.js';
+import type { AttemptRequest, ProblemSession, SessionIdea, SessionStopReason } from '../search/strategies/problem-session.js';
+import type { PromptProblem, ShownCandidate } from '../search/prompts/prompt-builder.js';
+import type { SearchEvent, SearchEventListener } from '../search/state/search-events.js';
+import type { StallDetector } from '../search/state/stall-detector.js';
+import { targetFromEnvironment } from '../search/prompts/target-device.js';
 
 /** The evaluator settings of a run: a request without its two paths. */
 export type RunEvaluationOptions = Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
@@ -85,10 +85,6 @@ export class RecordedProblemSession implements ProblemSession {
 
   get best(): EvaluatedAttempt | null {
     return this.bestSoFar;
-  }
-
-  get budget(): BudgetTracker {
-    return this.options.budget;
   }
 
   stopReason(): SessionStopReason | null {

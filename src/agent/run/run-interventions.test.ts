@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, test } from 'node:test';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel } from '../../../test-support/fake-kernel-model.js';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';

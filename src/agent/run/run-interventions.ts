@@ -2,10 +2,10 @@ import type { Action, RunStore } from '../../store/run-store.js';
 import { CandidateEvaluator, candidateFilePath } from './candidate-evaluator.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { problemEvaluation, type OptimizePlan } from './optimize-plan.js';
-import type { ProblemEntry } from '../search/problem-search.js';
+import type { ProblemEntry } from './problem-search.js';
 import { storedCandidateAttempt } from './problem-state-loader.js';
 import type { RecordedProblemSession } from './recorded-problem-session.js';
-import { SearchStoppedError } from '../search/search-stopped-error.js';
+import { SearchStoppedError } from '../search/state/search-stopped-error.js';
 
 /**
  * The event a running search records when it takes a person's edited candidate to evaluate

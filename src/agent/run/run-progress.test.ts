@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { BudgetUsage } from './budget.js';
+import type { BudgetUsage } from '../search/state/budget.js';
 import { RunProgress } from './run-progress.js';
 
 const usage: BudgetUsage = { candidates: 3, tokens: 1234, costUsd: 0.05, deviceMs: 2500, elapsedMs: 1000, bestSpeedup: 1.5 };

@@ -1,6 +1,6 @@
-import type { BudgetUsage } from './budget.js';
-import { formatSpeedup } from '../report/number-format.js';
-import type { ProblemEndReason, SearchEvent } from '../search/search-events.js';
+import type { BudgetUsage } from '../search/state/budget.js';
+import { formatSpeedup } from '../../core/number-format.js';
+import type { ProblemEndReason, SearchEvent } from '../search/state/search-events.js';
 
 /** Where one problem of a run stands, for a live view. */
 export interface ProblemProgress {

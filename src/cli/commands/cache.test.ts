@@ -63,7 +63,7 @@ describe('kforge cache', () => {
     try {
       const text = await kforge('cache', 'stats', '--cache-dir', cacheRoot);
       assert.equal(text.exitCode, 0);
-      assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}2\.0 KiB of 20\.0 GiB {3}1 uses: 1 builds, 0 hits/);
+      assert.match(text.stdout, /build cache .*builds\n {2}2 entries \(1 in use\) {3}2\.0 KiB of 20\.00 GiB {3}1 uses: 1 builds, 0 hits/);
       assert.match(text.stdout, /baselines .*\n {2}3 entries {3}33 B/);
       assert.match(text.stdout, /torch\.compile .*compile\n {2}1\.5 KiB \(the reference's Inductor and Triton caches\)/);
       const json = JSON.parse((await kforge('cache', 'stats', '--json', '--cache-dir', cacheRoot)).stdout);

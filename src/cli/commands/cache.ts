@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import picocolors from 'picocolors';
 import { z } from 'zod';
+import { formatBytes } from '../../core/number-format.js';
 import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
 import { BuildCache, buildCacheMaxBytes, type BuildCacheStats } from '../../eval/cache/build-cache.js';
 import { directorySizeBytes } from '../../eval/cache/directory-size.js';
@@ -20,14 +21,6 @@ const optionsSchema = z.object({
     .optional(),
 });
 type CacheOptions = z.infer<typeof optionsSchema>;
-
-/** `512 B`, `3.4 MiB`, `20.0 GiB`. */
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} B`;
-}
 
 /** The baseline cache's files: one JSON file per key. */
 interface BaselineStats {

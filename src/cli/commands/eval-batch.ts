@@ -8,7 +8,7 @@ import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { describeHolders } from '../../eval/locks/describe-holders.js';
-import { formatBytes } from '../../eval/locks/format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 import type { PipelineEvent } from '../../eval/pipeline-events.js';
 import { ProblemTooLargeError } from '../../eval/problem/problem-too-large-error.js';
 import { EXIT, type CliIo, type TextSink } from '../io/cli-io.js';

@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { execa } from 'execa';
 import type { ExportedTurn } from '../../agent/export/exported-turn.js';
 import { correct, incorrect } from '../../../test-support/seeded-store/seed-results.js';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { FakeEvaluator } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel } from '../../../test-support/fake-kernel-model.js';
 import { REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { choiceFlag } from '../flags/flag-schemas.js';
 import { exportRunTurns } from '../../agent/export/run-turns-export.js';
 import { REWARD_SHAPING_NAMES, resolveRewardShaping, rewardShapingInputSchema, type RewardShaping } from '../../core/reward-shaping-schema.js';
-import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
+import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/sqlite/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { storeCommandFailure } from './store-command-errors.js';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { OptimizeRequest } from '../../agent/run/optimize-plan-builder.js';
-import { STALL_POLICIES } from '../../agent/search/stall-policies.js';
-import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
+import { STALL_POLICIES } from '../../agent/search/state/stall-policies.js';
+import { STRATEGY_NAMES } from '../../agent/search/state/strategy-names.js';
 import { BACKENDS, PRECISIONS, PRESETS, TOLERANCE_PROFILES } from '../../core/verdict.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { PROVIDER_NAMES } from '../../core/config.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { Command } from 'commander';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { FakeEvaluator, type FakeEvaluatorOptions } from '../../../test-support/fake-evaluator.js';
 import { FakeKernelModel, type FakeStep } from '../../../test-support/fake-kernel-model.js';
 import { fixturePath, REPOSITORY_ROOT } from '../../../test-support/fixture-paths.js';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from '../../agent/run/optimize-defaults.js';
-import { STALL_POLICIES } from '../../agent/search/stall-policies.js';
-import { STRATEGY_NAMES } from '../../agent/search/strategy-names.js';
+import { STALL_POLICIES } from '../../agent/search/state/stall-policies.js';
+import { STRATEGY_NAMES } from '../../agent/search/state/strategy-names.js';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
-import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
+import { DEFAULT_STORE_PATH } from '../../store/sqlite/default-store-path.js';
 import { addSuiteOptions } from '../flags/add-suite-options.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { LOG_FORMATS } from '../io/log-formats.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { choiceFlag } from '../flags/flag-schemas.js';
 import { buildRunReport } from '../../server/report/report-data.js';
 import { REPORT_FORMATS, renderReport } from '../../server/report/report-format.js';
-import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
+import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/sqlite/open-run-store.js';
 import type { RunStore } from '../../store/run-store.js';
 import { resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { storeCommandFailure } from './store-command-errors.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { REPORT_FORMATS } from '../../server/report/report-formats.js';
-import { DEFAULT_STORE_PATH } from '../../store/default-store-path.js';
+import { DEFAULT_STORE_PATH } from '../../store/sqlite/default-store-path.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import type { ReportCommandDependencies } from './report-action.js';
 

@@ -1,11 +1,11 @@
 import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
-import type { SearchEventListener } from '../../agent/search/search-events.js';
+import type { SearchEventListener } from '../../agent/search/state/search-events.js';
 import type { ModelSettings } from '../../core/config.js';
 import { problemStem } from '../../eval/problem/problem-folder.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
-import { PerProblemFilesKernelModel, type ReplayedProblem } from '../../llm/per-problem-files-kernel-model.js';
-import { createKernelModel } from '../../llm/providers.js';
+import { PerProblemFilesKernelModel, type ReplayedProblem } from '../../llm/providers/per-problem-files-kernel-model.js';
+import { createKernelModel } from '../../llm/providers/providers.js';
 import type { RunStore } from '../../store/run-store.js';
 
 export interface RunModelWiring {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { Command } from 'commander';
 import { seedRun } from '../../../test-support/conformance/run-store/conformance-setup.js';
 import { correctResult, failedResult } from '../../../test-support/evaluation-results.js';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { registerRunsCommand } from './runs.js';
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

@@ -3,7 +3,7 @@ import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
 import { z } from 'zod';
-import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/open-run-store.js';
+import { DEFAULT_STORE_PATH, openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/sqlite/open-run-store.js';
 import type { RunStatus, RunStore, RunSummary } from '../../store/run-store.js';
 import { unknownRunMessage } from './unknown-run-message.js';
 import { storeCommandFailure } from './store-command-errors.js';

@@ -20,7 +20,7 @@ import { correct } from '../../../test-support/seeded-store/seed-results.js';
 import { addLongFiguresRun, LONG_FIGURES_RUN } from '../../../test-support/seeded-store/seed-long-figures.js';
 import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
 import type { ProblemRecord } from '../../store/run-store.js';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 
 const skip = browserUnavailable() ?? false;
 const WEB_DIST = path.join(REPOSITORY_ROOT, 'web', 'dist', 'index.html');

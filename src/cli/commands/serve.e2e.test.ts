@@ -20,7 +20,7 @@ import { seedPlan } from '../../../test-support/seeded-store/seed-dashboard-stor
 import type { ShapeOutcome } from '../../core/verdict.js';
 import { correct, incorrect } from '../../../test-support/seeded-store/seed-results.js';
 import { openSeededTestStore, type SeededTestStore } from '../../../test-support/seeded-store/seeded-test-store.js';
-import { SqliteRunStore } from '../../store/sqlite-run-store.js';
+import { SqliteRunStore } from '../../store/sqlite/sqlite-run-store.js';
 import { torchUnavailable } from '../../../test-support/torch-python.js';
 
 const skip = browserUnavailable() ?? torchUnavailable(TEST_PYTHON);

@@ -4,7 +4,7 @@ import type { ProblemFolderReader } from '../../eval/problem/problem-folder-read
 import { ShapeSweepEvaluator } from '../../eval/problem/shape-sweep-evaluator.js';
 import { JobQueueEvaluator } from '../../queue/job-queue-evaluator.js';
 import type { JobQueue } from '../../queue/job-queue.js';
-import type { PipelinedEvaluatorOptions } from '../../eval/pipeline/pipelined-evaluator.js';
+import type { PipelinedEvaluatorOptions } from '../../eval/pipeline/pipelined-evaluator-options.js';
 import { createLocalPipelinedEvaluator, type LocalPipelineWiring } from './create-worker-evaluator.js';
 import type { OpenedEvaluator } from './opened-evaluator.js';
 import { problemFolderReaderFor } from './problem-folders.js';

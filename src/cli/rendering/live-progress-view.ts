@@ -1,7 +1,7 @@
 import { createLogUpdate } from 'log-update';
 import type picocolors from 'picocolors';
 import { RunProgress } from '../../agent/run/run-progress.js';
-import type { SearchEvent } from '../../agent/search/search-events.js';
+import type { SearchEvent } from '../../agent/search/state/search-events.js';
 import { renderProgressFrame } from './progress-frame.js';
 
 /** The terminal stream a live view draws on (process.stderr on a terminal). */

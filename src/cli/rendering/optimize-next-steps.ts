@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RunReport } from '../../agent/report/run-report.js';
-import { resolveStorePath } from '../../store/open-run-store.js';
+import { resolveStorePath } from '../../store/sqlite/open-run-store.js';
 
 /** Best kernels named one by one before the folder is named instead. */
 const NAMED_KERNELS = 3;

@@ -1,6 +1,6 @@
 import cliTruncate from 'cli-truncate';
 import type picocolors from 'picocolors';
-import { formatCount, formatSpeedup, formatUsd } from '../../agent/report/number-format.js';
+import { formatCount, formatSpeedup, formatUsd } from '../../core/number-format.js';
 import type { ProblemProgress, RunProgressSnapshot } from '../../agent/run/run-progress.js';
 
 type Colors = ReturnType<typeof picocolors.createColors>;

@@ -1,13 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
+import { formatBytes } from '../../core/number-format.js';
 import { formatTextTable } from '../../core/text-table.js';
 import type { ProblemAudit } from '../../eval/problem/problem-audit.js';
 import type { ProblemAuditorOptions } from '../../eval/problem/problem-auditor.js';
 import { declaredToleranceWins, toleranceFor } from '../../core/tolerance.js';
 import type { CliIo } from '../io/cli-io.js';
 import { mapBounded } from './map-bounded.js';
-import { formatBytes, formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
+import { formatTensor, sizeEstimateFromAudit, type ProblemSizeEstimate } from './problem-size-estimate.js';
 
 export interface DryRunOptions {
   /** Audits one problem file (the worker's audit command). */

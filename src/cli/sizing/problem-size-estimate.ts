@@ -25,11 +25,3 @@ export function sizeEstimateFromAudit(audit: WorkerAudit | null): ProblemSizeEst
 export function formatTensor(tensor: TensorSize): string {
   return `${tensor.shape.length === 0 ? 'scalar' : tensor.shape.join('×')} ${tensor.dtype}`;
 }
-
-/** `512 B`, `8.0 MiB`, `1.50 GiB`. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
-}

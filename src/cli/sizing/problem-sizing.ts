@@ -2,7 +2,7 @@ import path from 'node:path';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend, Precision, Preset } from '../../core/verdict.js';
 import { deviceCapacityBytes } from '../../eval/devices/device-capacity.js';
-import { formatBytes } from '../../eval/locks/format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 import {
   evaluationSecondsAt,
   formatBudgetFlag,

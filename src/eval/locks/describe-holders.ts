@@ -1,5 +1,5 @@
 import type { BudgetHolder } from '../pipeline-events.js';
-import { formatBytes } from './format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 
 /**
  * Who holds a budget, for a person: each evaluation by its label, and each process's contexts in one

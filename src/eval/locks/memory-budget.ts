@@ -6,7 +6,7 @@ import { acquireFileLock, currentLockOwner, isFileLockHeld, lockOwnerSchema } fr
 import { MachineFaultError } from '../machine-fault-error.js';
 import type { BudgetHolder } from '../pipeline-events.js';
 import { describeHolders } from './describe-holders.js';
-import { formatBytes } from './format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 
 /** One reservation of the budget, as its file holds it (the lock-owner fields of file-lock.ts, plus what it holds). */
 const entrySchema = lockOwnerSchema.extend({

@@ -1,3 +1,9 @@
+/**
+ * Longer than convention 4's 300 lines: `PipelinedEvaluator` wires the shared parts of a pipeline
+ * (warm workers, lanes, memory gate, prefetches, build and bytecode caches) and runs each
+ * evaluation through them, build first, then its device lease. Its options live in
+ * `pipelined-evaluator-options.ts`, the device lease in `device-lease.ts`.
+ */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -5,20 +11,18 @@ import pino, { type Logger } from 'pino';
 import type { EvaluationResult } from '../../core/verdict.js';
 import { EXIT_WINDOW_MS } from '../process/worker-process.js';
 import { adoptWarmWorker, helloWithin } from '../warm-workers/adopt-warm-worker.js';
-import { BaselinePrefetcher, type PrefetchStats } from './baseline-prefetcher.js';
+import { BaselinePrefetcher } from './baseline-prefetcher.js';
 import type { BuildCache, BuildReservation } from '../cache/build-cache.js';
 import { buildKey, buildKeyMaterialOf } from '../cache/build-key.js';
 import { prepareBytecodeCache } from '../cache/bytecode-cache.js';
 import { probeCompilerIdentity } from '../cache/compiler-identity.js';
-import type { DeviceUsage } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import type { BuildReport, EvaluationPipeline, HeldDevice } from '../run/evaluation-pipeline.js';
 import { EvaluationRun } from '../run/evaluation-run.js';
 import { problemIdentity } from '../problem/problem-identity.js';
-import { defaultDeviceLockDirectory, leaseDeviceHostWide } from './host-device-lock.js';
+import { defaultDeviceLockDirectory } from './host-device-lock.js';
 import { DeviceMemoryGate, WORKER_CONTEXT_BYTES, type PreparedRoom } from './device-memory-gate.js';
-import type { BudgetReservation } from '../locks/memory-budget.js';
 import { resolveEvaluationSettings, type EvaluationSettings } from '../run/evaluation-settings.js';
 import { deviceSlotOf, type EvaluateOptions, type Evaluation, type EvaluationProgress, type EvaluationRequest, type Evaluator } from '../evaluator.js';
 import type { PipelineEvent } from '../pipeline-events.js';
@@ -29,67 +33,28 @@ import { drawEvaluationSeeds } from '../run/evaluation-seed-plan.js';
 import type { Release } from '../locks/semaphore.js';
 import { SharedBaselineCache } from '../cache/shared-baseline-cache.js';
 import { unreadableInput } from '../run/unreadable-input.js';
-import { WarmWorkerPool, type WarmWorker, type WarmWorkerPoolStats } from '../warm-workers/warm-worker-pool.js';
+import { WarmWorkerPool, type WarmWorker } from '../warm-workers/warm-worker-pool.js';
 import { WarmWorkerSpawner } from '../warm-workers/warm-worker-spawner.js';
-import { sandboxPolicy, type SandboxPolicy } from '../process/worker-sandbox.js';
+import { sandboxPolicy } from '../process/worker-sandbox.js';
 import { isolationOf } from '../process/isolation-report.js';
-import type { WorkerEvaluatorOptions } from '../run/worker-evaluator-options.js';
+import type { PipelinedEvaluatorOptions, PipelineUsage } from './pipelined-evaluator-options.js';
+import { leaseDevice } from './device-lease.js';
+import type { WorkerEnvironment } from '../process/protocol.js';
 
-export interface PipelinedEvaluatorOptions extends WorkerEvaluatorOptions {
-  buildCache: BuildCache;
-  /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
-  cudaDevices?: readonly string[];
-  /** Overrides of the sizing derived from the host's cores and memory. */
-  sizing?: Partial<PipelineSizing>;
-  /** The host compiler's identity for build keys; probed once by default. */
-  compilerIdentity?: () => Promise<string | null>;
-  /**
-   * Also pause builds and warm-ups while a GPU's timed stages run (a candidate's timed calls, the
-   * baselines); on the cpu backend they always pause. Default false: the GPU build pool leaves a
-   * core per GPU free, a baseline stage includes torch.compile's own compilation (tens of seconds
-   * during which every build would stop), and a pause cannot stop GPU work already queued.
-   */
-  pauseBuildsDuringGpuTiming?: boolean;
-  /**
-   * Measure a problem's baselines as soon as its first candidate is submitted, in a reference worker
-   * of their own, while the candidates build (the device is idle then), instead of inside the first
-   * candidate's device lease. Default: on GPU lanes (on the cpu backend a baseline pauses the builds,
-   * so it gains nothing there).
-   */
-  prefetchBaselines?: boolean;
-  /**
-   * The folder of the host-wide GPU locks that every kforge process of the host shares, so that two
-   * processes never hold one GPU at once (the cpu device is not locked). Default:
-   * `kforge-device-locks` in the system's temporary folder (`defaultDeviceLockDirectory`).
-   */
-  deviceLockDirectory?: string;
-  /**
-   * The workers' bytecode cache (bytecode-cache.ts), used only where the installed packages have no
-   * bytecode of their own. Default: `pycache` beside the build cache's folder.
-   */
-  bytecodeCacheDirectory?: string;
-  /**
-   * How workers are isolated (worker-sandbox.ts); default from `KFORGE_SANDBOX`, hiding the cache
-   * root (the folder above the build cache's) and the home folder from candidates.
-   */
-  sandbox?: SandboxPolicy;
-  /**
-   * Estimate each problem's peak memory before its evaluation holds the device, refuse what cannot
-   * fit (`ProblemTooLargeError`), and reserve the estimate in the device's host-wide memory budget
-   * (`<deviceLockDirectory>/<device>.budget`, capacity from `KFORGE_DEVICE_MEMORY_BYTES`, else the
-   * GPU's or the host's memory). Default true.
-   */
-  memoryBudget?: boolean;
-}
-
-/** What the pipeline did so far, for benchmarks and logs. */
-export interface PipelineUsage {
-  devices: DeviceUsage[];
-  pool: WarmWorkerPoolStats;
-  /** Pauses of background work while the CPU timed (count and total ms). */
-  cpuQuiet: { pauses: number; pausedMs: number };
-  /** Baseline prefetches by outcome, and the device time they held (ms). */
-  prefetches: PrefetchStats;
+/** One evaluation on its device, and what it holds until it ends. */
+interface OnDevice {
+  lane: PipelineLane;
+  device: string;
+  settings: EvaluationSettings;
+  options: EvaluateOptions;
+  emit: (event: PipelineEvent) => void;
+  room: PreparedRoom;
+  /** The warm workers it took, ended with it. */
+  taken: WarmWorker[];
+  reservation?: BuildReservation;
+  releaseBuild?: Release;
+  /** The build cache entry being recorded. */
+  recording?: Promise<void>;
 }
 
 /**
@@ -256,111 +221,123 @@ export class PipelinedEvaluator implements Evaluator {
     const [problem, source] = await Promise.all([readFile(base.problemPath), readFile(base.candidatePath)]);
     // The view below refreshes once per key for the pipeline, so the run itself never skips the cache.
     const settings: EvaluationSettings = { ...base, device, refreshBaselines: false };
-    const seeds = drawEvaluationSeeds(settings, this.#options.randomInteger);
     const baselines = this.#baselines.view({ refresh: base.refreshBaselines });
     const emit = (event: PipelineEvent): void => options.onPipelineEvent?.(event);
-    const room = this.#sizes.prepare(settings, 'evaluation');
-    const taken: WarmWorker[] = [];
-    let reservation: BuildReservation | undefined;
-    let releaseBuild: Release | undefined;
-    let recording: Promise<void> | undefined;
+    const on: OnDevice = { lane, device, settings, options, emit, room: this.#sizes.prepare(settings, 'evaluation'), taken: [] };
     const pauses = this.#timedStagePauses(lane);
     try {
       const candidate = await this.#pool.take('candidate', device);
-      taken.push(candidate);
+      on.taken.push(candidate);
       const adoption = { signal: options.signal, terminationGraceMs: this.#options.terminationGraceMs };
       adoptWarmWorker(candidate, settings, { ...adoption, onProgress: options.onProgress ?? (() => undefined) });
-      // A worker that never says hello is left to the run, which times it out as a setup error.
-      const hello = await helloWithin(candidate, settings.idleLimitMs);
-      // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
-      await room.neededBytes(device);
-      // Its context, if it was started without one (the device's contexts were at their cap): made
-      // with the build, so reserved before it. The wait is not bounded by `--wait` (its clock starts
-      // at the evaluation's turn for the device): the contexts it waits on are idle workers', given
-      // back at once, or those of evaluations waiting for the device (a batch's own candidates, as
-      // often as not), freed as the device's queue moves (docs/sizes.md).
-      await this.#spawner.reserveContextFor(candidate, options.signal, (holders, freeBytes, capacityBytes, contextCapBytes) =>
-        emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
-      );
-      const askedAtMs = performance.now();
-      let key: string | null = null;
-      if (hello) {
-        const material = buildKeyMaterialOf({
-          sourceSha256: createHash('sha256').update(source).digest('hex'),
-          backend: settings.backend,
-          environment: hello.environment,
-          compiler: await this.#compilerIdentity(),
-          parentEnvironment: this.#environment,
-        });
-        key = buildKey(material);
-        const workspace = { directory: candidate.scratch.buildDirectory, ownerUid: isolationOf(hello.environment)?.uid ?? null };
-        reservation = await this.#options.buildCache.reserve(key, material, workspace, options.signal);
-      }
-      releaseBuild = await lane.builds.acquire(options.signal);
-      emit({ kind: 'build-started', device, buildKey: key, previouslyBuilt: reservation?.previouslyBuilt ?? false, waitedMs: performance.now() - askedAtMs });
-      const candidatePid = candidate.worker.pid;
-      if (candidatePid !== undefined) this.#pauser.add(candidatePid);
-      const pipeline: EvaluationPipeline = {
-        buildDirectory: reservation?.directory ?? candidate.scratch.buildDirectory,
-        buildFinished: (report: BuildReport) => {
-          releaseBuild?.();
-          if (candidatePid !== undefined) this.#pauser.remove(candidatePid);
-          if (reservation?.previouslyBuilt && report.built && report.cacheHit === false) {
-            // The cached copy was restored and checked, yet the build compiled again (ninja found it
-            // out of date): the cache is not saving this candidate's build time.
-            this.#logger.warn({ key, durationMs: report.durationMs }, 'a cached build was restored but the candidate compiled again');
-          }
-          recording = reservation?.record(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
-          emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
-        },
-        acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, room, 0, candidate.contextBytes),
-      };
-      const onProgress = (event: EvaluationProgress): void => {
-        pauses.onProgress(event);
-        options.onProgress?.(event);
-      };
+      const pipeline = await this.#buildFirst(on, candidate, source);
       const run = new EvaluationRun({
         settings,
-        seeds,
+        seeds: drawEvaluationSeeds(settings, this.#options.randomInteger),
         scratch: candidate.scratch,
         problemSha256: problemIdentity(problem, settings.overrides),
         baselineCache: baselines,
         pipeline,
         startWorker: async (role, progress) => {
           const warm = role === 'candidate' ? candidate : await this.#pool.take('reference', device);
-          if (warm !== candidate) taken.push(warm);
+          if (warm !== candidate) on.taken.push(warm);
           adoptWarmWorker(warm, settings, { ...adoption, onProgress: progress });
           return warm.worker;
         },
-        onProgress,
+        onProgress: (event) => {
+          pauses.onProgress(event);
+          options.onProgress?.(event);
+        },
         logger: this.#logger,
         now: this.#now,
         startedAt,
       });
       const result = await run.run();
-      const estimateBytes = await room.estimateBytes();
+      const estimateBytes = await on.room.estimateBytes();
       if (estimateBytes !== null) result.memory = { ...result.memory, estimate_bytes: estimateBytes };
       return result;
     } finally {
       pauses.resume();
-      releaseBuild?.();
+      on.releaseBuild?.();
       baselines.release();
-      await recording;
-      await Promise.all(
-        taken.map(async (warm) => {
-          if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
-          try {
-            await warm.worker.finish(EXIT_WINDOW_MS);
-          } finally {
-            // A new build is copied into the cache only now that the candidate's processes are gone.
-            if (warm.worker.role === 'candidate') {
-              await reservation?.release().catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a build cache entry'));
-            }
-          }
-          await warm.scratch.remove();
-        }),
-      );
+      await this.#discardTaken(on);
     }
+  }
+
+  /**
+   * The candidate's build, before its device: sized and given room for its context, its build cache
+   * entry reserved, a build slot taken. Returns the {@link EvaluationPipeline} its run goes on with.
+   */
+  async #buildFirst(on: OnDevice, candidate: WarmWorker, source: Buffer): Promise<EvaluationPipeline> {
+    const { lane, device, settings, options, emit } = on;
+    // A worker that never says hello is left to the run, which times it out as a setup error.
+    const hello = await helloWithin(candidate, settings.idleLimitMs);
+    // A problem that cannot fit is refused before its candidate builds (sized while the worker started).
+    await on.room.neededBytes(device);
+    // Its context, if it was started without one (the device's contexts were at their cap): made
+    // with the build, so reserved before it. The wait is not bounded by `--wait` (its clock starts
+    // at the evaluation's turn for the device): the contexts it waits on are idle workers', given
+    // back at once, or those of evaluations waiting for the device (a batch's own candidates, as
+    // often as not), freed as the device's queue moves (docs/sizes.md).
+    await this.#spawner.reserveContextFor(candidate, options.signal, (holders, freeBytes, capacityBytes, contextCapBytes) =>
+      emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: WORKER_CONTEXT_BYTES, freeBytes, capacityBytes, holders, contextCapBytes }),
+    );
+    const askedAtMs = performance.now();
+    const key = hello ? await this.#reserveBuild(on, candidate, hello.environment, source) : null;
+    on.releaseBuild = await lane.builds.acquire(options.signal);
+    const reservation = on.reservation;
+    emit({ kind: 'build-started', device, buildKey: key, previouslyBuilt: reservation?.previouslyBuilt ?? false, waitedMs: performance.now() - askedAtMs });
+    const candidatePid = candidate.worker.pid;
+    if (candidatePid !== undefined) this.#pauser.add(candidatePid);
+    return {
+      buildDirectory: reservation?.directory ?? candidate.scratch.buildDirectory,
+      buildFinished: (report: BuildReport) => {
+        on.releaseBuild?.();
+        if (candidatePid !== undefined) this.#pauser.remove(candidatePid);
+        if (reservation?.previouslyBuilt && report.built && report.cacheHit === false) {
+          // The cached copy was restored and checked, yet the build compiled again (ninja found it
+          // out of date): the cache is not saving this candidate's build time.
+          this.#logger.warn({ key, durationMs: report.durationMs }, 'a cached build was restored but the candidate compiled again');
+        }
+        on.recording = reservation?.record(report).catch((error: unknown) => this.#logger.warn({ err: error, key }, 'could not record a build cache entry'));
+        emit({ kind: 'build-finished', device, buildKey: key, built: report.built, cacheHit: report.cacheHit, durationMs: report.durationMs });
+      },
+      acquireDevice: () => this.#acquireDevice(lane, device, options.signal, emit, on.room, 0, candidate.contextBytes),
+    };
+  }
+
+  /** The candidate's build cache entry, keyed by its source, backend, machine and compiler; returns the key. */
+  async #reserveBuild(on: OnDevice, candidate: WarmWorker, environment: WorkerEnvironment, source: Buffer): Promise<string> {
+    const material = buildKeyMaterialOf({
+      sourceSha256: createHash('sha256').update(source).digest('hex'),
+      backend: on.settings.backend,
+      environment,
+      compiler: await this.#compilerIdentity(),
+      parentEnvironment: this.#environment,
+    });
+    const key = buildKey(material);
+    const workspace = { directory: candidate.scratch.buildDirectory, ownerUid: isolationOf(environment)?.uid ?? null };
+    on.reservation = await this.#options.buildCache.reserve(key, material, workspace, on.options.signal);
+    return key;
+  }
+
+  /** Ends an evaluation's workers and removes their scratch; a new build enters the cache once its candidate is gone. */
+  async #discardTaken(on: OnDevice): Promise<void> {
+    await on.recording;
+    await Promise.all(
+      on.taken.map(async (warm) => {
+        if (warm.worker.pid !== undefined) this.#pauser.remove(warm.worker.pid);
+        try {
+          await warm.worker.finish(EXIT_WINDOW_MS);
+        } finally {
+          // A new build is copied into the cache only now that the candidate's processes are gone.
+          if (warm.worker.role === 'candidate') {
+            await on.reservation?.release().catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a build cache entry'));
+          }
+        }
+        await warm.scratch.remove();
+      }),
+    );
   }
 
   /**
@@ -382,66 +359,18 @@ export class PipelinedEvaluator implements Evaluator {
     };
   }
 
-  /**
-   * The device for this evaluation alone: the in-process lease, then (on a GPU) the host-wide lock
-   * that keeps other kforge processes of the host off it; `waitedMs` counts both waits.
-   */
-  async #acquireDevice(
+  /** The device for this evaluation alone (device-lease.ts); {@link close} waits for its release. */
+  #acquireDevice(
     lane: PipelineLane,
     device: string,
     signal: AbortSignal | undefined,
     emit: (event: PipelineEvent) => void,
     room: PreparedRoom,
     priority = 0,
-    /** Bytes of the evaluation's estimate already reserved for its workers' contexts. */
     heldBytes = 0,
   ): Promise<HeldDevice> {
-    const needed = await room.neededBytes(device);
-    const askedAtMs = performance.now();
-    // `--wait` counts from the evaluation's turn in this process: what it waits for after that (the
-    // host-wide lock, room in the memory budget) is held by other processes.
-    const lockSignal = (given: AbortSignal | undefined): AbortSignal | undefined => {
-      room.startWaitClock();
-      return room.waitSignal(given);
-    };
-    const lockOptions = {
-      directory: this.#options.deviceLockDirectory,
-      visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES,
-      onWait: (holder: { pid: number | null; command: string | null }) => emit({ kind: 'device-waiting', device, reason: 'lock', holder }),
-    };
-    const lease = await room.waited(() => leaseDeviceHostWide(lane.devices, device, lockOptions, signal, priority, lockSignal), signal);
-    let reservation: BudgetReservation | null;
-    try {
-      // The caller's own signal: the budget applies the wait limit itself, so that running past it
-      // is a machine fault naming who holds the memory, not a cancellation.
-      reservation = await room.reserve(
-        device,
-        needed,
-        signal,
-        (holders, freeBytes, capacityBytes) =>
-          emit({ kind: 'device-waiting', device, reason: 'memory', neededBytes: needed, freeBytes, capacityBytes, holders }),
-        heldBytes,
-      );
-    } catch (error) {
-      await lease.release();
-      throw error;
-    }
-    const acquiredAtMs = performance.now();
-    emit({ kind: 'device-acquired', device, waitedMs: acquiredAtMs - askedAtMs + lease.waitedMs });
-    let released = false;
-    return {
-      device,
-      ...(reservation ? { grantBytes: reservation.grantBytes } : {}),
-      release: () => {
-        if (released) return;
-        released = true;
-        emit({ kind: 'device-released', device, heldMs: performance.now() - acquiredAtMs });
-        const releasing = Promise.all([reservation?.release(), lease.release()])
-          .then(() => undefined)
-          .finally(() => this.#releasing.delete(releasing));
-        this.#releasing.add(releasing);
-      },
-    };
+    const host = { directory: this.#options.deviceLockDirectory, visibleDevices: this.#environment.CUDA_VISIBLE_DEVICES, releasing: this.#releasing };
+    return leaseDevice({ lane, device, signal, emit, room, priority, heldBytes }, host);
   }
 
   #lane(kind: LaneKind): Promise<PipelineLane> {

@@ -4,7 +4,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Precision } from '../../core/verdict.js';
 import { CappedOutput } from '../process/capped-output.js';
-import { formatBytes } from '../locks/format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 import { DEFAULT_SIZE_ESTIMATE_TIMEOUT_MS, estimateEvaluationSize } from './size-estimate.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { findingOfFailure, findingsOfAudit, workerAuditFailureSchema, workerAuditSchema, type ProblemAudit } from './problem-audit.js';

@@ -1,5 +1,5 @@
 import type { SizeEstimate } from './size-estimate.js';
-import { formatBytes } from '../locks/format-bytes.js';
+import { formatBytes } from '../../core/number-format.js';
 import { evaluationSecondsAt, formatBudgetFlag, formatEvaluationTime, setFlags, timeFitWords } from './evaluation-time.js';
 
 /**

@@ -1,4 +1,10 @@
-import path from 'node:path';
+/**
+ * Longer than convention 4's 300 lines: `EvaluationRun` is one evaluation's conversation with its
+ * two workers, and its steps (the reference, the candidate's build, correctness, timing, the
+ * hand-overs) read and set one state (the workers, who is blamed, the guard's record, the outputs
+ * judged so far). What needs none of it lives beside it: the requests (`run-requests.ts`), the
+ * outcomes, the timing stage, the result's assembly.
+ */
 import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
@@ -6,28 +12,27 @@ import type { BaselineCache } from '../cache/baseline-cache.js';
 import type { EvaluationPipeline, HeldDevice } from './evaluation-pipeline.js';
 import type { EvaluationProgress } from '../evaluator.js';
 import { withReportedTolerance, type EvaluationSettings } from './evaluation-settings.js';
-import { referenceToleranceFields } from '../../core/tolerance.js';
 import { outcomeOfFailure } from './failure-outcome.js';
 import { answerBeforePolicy, outcomeOfJudgement, summarizeCorrectness } from './judgement-outcome.js';
 import { outcome, type Outcome, type Step } from './outcome.js';
 import { runCandidateTimingStage, type Baselines } from './candidate-timing-stage.js';
 import type { HandedOutput, MessageOfType, Stage, WorkerEnvironment, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
 import { ProtocolError } from '../process/protocol-error.js';
-import { deviceCeilings, type DeviceCeilings } from '../timing/device-ceilings.js';
 import { GuardRecorder } from './guard-outcome.js';
 import { lookUpBaselines, peekBaselines, storeBaselines } from './run-baselines.js';
-import { handoverSocketPath, type ScratchDirectory } from '../process/scratch-directory.js';
+import type { ScratchDirectory } from '../process/scratch-directory.js';
 import type { SeedPlan } from './seeds.js';
 import { machineFault, memoryOfWorkers } from './evaluation-faults.js';
 import type { RandomInteger } from './seeds.js';
 import { outcomeOfWorkerEnd } from './worker-end-outcome.js';
 import { namingOriginals, stageCandidateInputs, type CandidateInputs } from './candidate-inputs.js';
 import { isolationNote, isolationOf, type IsolationReport } from '../process/isolation-report.js';
-import { OutputHandover, handoverWindowBoundMs, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
+import { OutputHandover, type HandoverJudged, type JudgeStep, type ListedOutput } from './output-handover.js';
 import { EXIT_WINDOW_MS, type WorkerProcess } from '../process/worker-process.js';
 import type { WorkerRole } from '../worker-role.js';
 import { limitBasis, referenceTrialMs, sizedStageLimits } from './sized-stage-limits.js';
 import { limitFlag } from './stage-limits.js';
+import { candidateRequest, handoverChecks, referenceRequest } from './run-requests.js';
 
 export interface EvaluationRunContext {
   settings: EvaluationSettings;
@@ -181,38 +186,9 @@ export class EvaluationRun {
 
   /** The reference request (with the baselines when not cached), its outputs and its baselines. */
   async #requestReference(reference: WorkerProcess): Promise<Step<Baselines | null>> {
-    const { settings, seeds } = this.#context;
+    const { settings } = this.#context;
     const cached = await lookUpBaselines(this.#context, this.#environment);
-    reference.send({
-      v: 1,
-      type: 'reference',
-      problem: settings.problemPath,
-      backend: settings.backend,
-      precision: settings.precision,
-      preset: settings.preset,
-      device: settings.device,
-      correctness_seeds: seeds.correctness,
-      timing_seeds: seeds.timing,
-      ...referenceToleranceFields(settings.toleranceProfile, settings.precision),
-      ...this.#ceilingsField(),
-      guard: this.#guardField(),
-      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
-      ...this.#sizeFields(),
-      stage_limit_ms: settings.stageLimitsMs.reference,
-      handover_pipe: this.#handoverPipe(),
-      handover_socket: handoverSocketPath(this.#context.scratch),
-      baselines:
-        settings.timing && !cached
-          ? {
-              eager: true,
-              compile: true,
-              perf_trials: settings.perfTrials,
-              warmup_trials: settings.warmupTrials,
-              budget_ms: settings.timingBudgetMs,
-              ...(settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
-            }
-          : null,
-    });
+    reference.send(referenceRequest(this.#context, this.#environment, settings.timing && !cached));
     const ready = await this.#expect(reference, 'reference-ready');
     if (!ready.ok) return ready;
     // The run's tolerance, chosen by the reference role from its output's dtype: every judge request uses it.
@@ -249,34 +225,6 @@ export class EvaluationRun {
     return stage === 'correctness' || stage === 'timing' ? `${basis}; the judge's time is not counted` : basis;
   }
 
-  /** The hand-over pipe: a FIFO the judge makes in the scratch's `in` folder, read-only to the candidate. */
-  #handoverPipe(): string {
-    return path.join(this.#context.scratch.inputDirectory, 'handover');
-  }
-
-  /** `overrides` and `memory_grant_bytes`, the same for both roles (absent when not set). */
-  #sizeFields(): { overrides?: Record<string, number | boolean>; memory_grant_bytes?: number } {
-    const { settings } = this.#context;
-    return {
-      ...(Object.keys(settings.overrides).length > 0 ? { overrides: { ...settings.overrides } } : {}),
-      ...(settings.memoryGrantBytes ? { memory_grant_bytes: Math.floor(settings.memoryGrantBytes) } : {}),
-    };
-  }
-
-  /** The guard request field, the same for both roles. */
-  #guardField(): { policy: string; gate_specialisation: boolean } {
-    const { settings } = this.#context;
-    return { policy: settings.guardPolicy, gate_specialisation: settings.shapesGate };
-  }
-
-  /** `ceilings` for the speed-of-light bound where the device is known (none on the cpu backend). */
-  #ceilingsField(): { ceilings?: DeviceCeilings } {
-    const { settings } = this.#context;
-    if (settings.backend === 'cpu' || !this.#environment) return {};
-    const ceilings = deviceCeilings(this.#environment.device, settings.precision);
-    return ceilings ? { ceilings } : {};
-  }
-
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
   #environmentOf(hello: MessageOfType<'hello'>): WorkerEnvironment {
     const environment = hello.environment;
@@ -290,7 +238,7 @@ export class EvaluationRun {
 
   /** Candidate role: hello and the request; with `awaitDevice`, also its build-info and `built`. */
   async #startCandidate(awaitDevice: boolean): Promise<Step<MessageOfType<'built'> | null>> {
-    const { settings, seeds, scratch } = this.#context;
+    const { settings, scratch } = this.#context;
     const candidate = await this.#start('candidate');
     const hello = await this.#expect(candidate, 'hello');
     if (!hello.ok) return hello;
@@ -298,28 +246,8 @@ export class EvaluationRun {
     this.#isolation = isolationOf(hello.value.environment);
     const inputs = await stageCandidateInputs(scratch, settings.problemPath, settings.candidatePath);
     this.#staged = inputs;
-    candidate.send({
-      v: 1,
-      type: 'candidate',
-      problem: inputs.problemPath,
-      candidate: inputs.candidatePath,
-      backend: settings.backend,
-      precision: settings.precision,
-      preset: settings.preset,
-      device: settings.device,
-      correctness_seeds: seeds.correctness,
-      timing_seeds: seeds.timing,
-      perf_trials: settings.timing ? settings.perfTrials : 0,
-      warmup_trials: settings.warmupTrials,
-      handover_pipe: this.#handoverPipe(),
-      build_dir: this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory,
-      guard: this.#guardField(),
-      ...(settings.shapes ? { generalisation_seeds: seeds.generalisation } : {}),
-      ...this.#sizeFields(),
-      ...(awaitDevice ? { await_device: true } : {}),
-      ...(settings.crossCheck ? { cross_check: true } : {}),
-      ...(settings.timing && settings.warmupMs > 0 ? { warmup_ms: settings.warmupMs } : {}),
-    });
+    const buildDirectory = this.#context.pipeline?.buildDirectory ?? scratch.buildDirectory;
+    candidate.send(candidateRequest(this.#context, inputs, buildDirectory, awaitDevice));
     if (!awaitDevice) return { ok: true, value: null };
     let built = await this.#expect(candidate, 'build-info', 'built');
     if (built.ok && built.value.type === 'build-info') {
@@ -493,23 +421,10 @@ export class EvaluationRun {
     }
   }
 
-  /** The guard report's `handover` entry: how the outputs travelled and the longest window, by the judge's clock. */
+  /** The guard report's `handover` entry, once outputs were handed over. */
   #recordHandovers(): void {
     const figures = this.#outputs.figures;
-    if (figures.outputs === 0) return;
-    const ipc = figures.ipcError ? `; IPC was not used: ${figures.ipcError}` : '';
-    this.#guard.record({
-      v: 1,
-      type: 'guard-checks',
-      stage: 'handover',
-      checks: [
-        {
-          check: 'handover',
-          status: 'passed',
-          message: `${figures.outputs} outputs (${figures.bytes} bytes) handed to the judge by ${figures.transports.join(' and ')} before the candidate went on; the longest took ${figures.longestReceiveMs.toFixed(2)} ms by the judge's clock for ${figures.longestBytes} bytes (bound ${handoverWindowBoundMs(figures.longestBytes).toFixed(0)} ms), and at most ${figures.longestWindowMs.toFixed(2)} ms passed between the candidate's hand-over and the judge's copy by the parent's${ipc}`,
-        },
-      ],
-    });
+    if (figures.outputs > 0) this.#guard.record(handoverChecks(figures));
   }
 
   async #stopWorkers(): Promise<void> {

@@ -7,7 +7,7 @@ import type { Evaluator } from '../../eval/evaluator.js';
 import { evaluationCacheKey, hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { Action, Candidate, ProblemRecord, RunStore } from '../../store/run-store.js';
 import { EDIT_CLAIMED_EVENT } from '../../agent/run/run-interventions.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import type { EvaluationTracker } from '../views/candidate-node.js';
 import { evaluationSettingsOf, readRunPlan } from '../views/run-plan.js';
 

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 
 /** A problem a reward request names, with its content. */
 export interface RewardProblem {

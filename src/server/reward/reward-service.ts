@@ -9,7 +9,7 @@ import type { Evaluator } from '../../eval/evaluator.js';
 import { JobQueueClosedError } from '../../queue/job-queue-closed-error.js';
 import { hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import type { RewardBatchRequestBody, RewardBatchResponse, RewardRequestBody, RewardResponse } from '../api-schemas/reward-schemas.js';
 import { RewardAdmission } from './reward-admission.js';
 import { RewardLedger } from './reward-ledger.js';

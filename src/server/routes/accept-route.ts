@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { actionResponseSchema, optionalNoteBodySchema } from '../api-schemas/action-schemas.js';
 import { candidateParamsSchema, conflictResponses } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 /** `POST /api/candidates/:candidateId/accept`: mark a correct candidate as the problem's accepted kernel. */
 export function registerAcceptRoute(app: ZodApp, { store }: ServerContext): void {

@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { candidateDetailSchema } from '../api-schemas/candidate-schemas.js';
 import { candidateParamsSchema, errorResponses } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { loadCandidateDetail } from '../views/candidate-detail.js';
 
 /** `GET /api/candidates/:candidateId`: source, parent, evaluation, prompt and reply, build figures. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { runIdSchema } from '../../store/store-input-schemas.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { errorResponses } from '../api-schemas/common-schemas.js';
 import { runComparisonSchema } from '../api-schemas/report-schemas.js';
 import { buildRunReport } from '../report/report-data.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { compareRuns } from '../views/run-comparison.js';
 
 const compareQuerySchema = z.object({ a: runIdSchema, b: runIdSchema });

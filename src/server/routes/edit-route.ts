@@ -1,6 +1,6 @@
 import { editBodySchema, editResponseSchema } from '../api-schemas/action-schemas.js';
 import { candidateParamsSchema, conflictResponses } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { toCandidateNode } from '../views/candidate-node.js';
 
 /**

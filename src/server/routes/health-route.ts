@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 export const healthSchema = z.object({
   ok: z.literal(true),

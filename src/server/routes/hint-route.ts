@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { actionResponseSchema, hintBodySchema } from '../api-schemas/action-schemas.js';
 import { errorResponses, runParamsSchema } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 /** `POST /api/runs/:runId/hints`: a hint that goes into the next prompts of one problem, or of all. */
 export function registerHintRoute(app: ZodApp, { store }: ServerContext): void {

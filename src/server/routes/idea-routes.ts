@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { ideaActionResponseSchema, optionalNoteBodySchema } from '../api-schemas/action-schemas.js';
 import { errorResponses, ideaParamsSchema } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 /** `POST /api/ideas/:ideaId/pin` and `/drop`: keep exploring an idea, or stop exploring it. */
 export function registerIdeaRoutes(app: ZodApp, { store }: ServerContext): void {

@@ -1,4 +1,4 @@
-import type { ZodApp } from '../server-context.js';
+import type { ZodApp } from './server-context.js';
 
 /** `GET /api/openapi.json`: the OpenAPI 3 document of every route, built from their zod schemas. */
 export function registerOpenApiRoute(app: ZodApp): void {

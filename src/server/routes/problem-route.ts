@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { errorResponses, problemParamsSchema } from '../api-schemas/common-schemas.js';
 import { problemViewSchema } from '../api-schemas/problem-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { loadProblemView } from '../views/problem-view.js';
 
 /** `GET /api/runs/:runId/problems/:problemHash`: the candidate tree and what a person did on the problem. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { errorResponses, runParamsSchema } from '../api-schemas/common-schemas.js';
 import { buildRunReport } from '../report/report-data.js';
 import { renderReport, reportFormatSchema } from '../report/report-format.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 const reportQuerySchema = z.object({
   format: reportFormatSchema.default('html'),

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import {
   REWARD_BATCH_BODY_LIMIT_BYTES,
   REWARD_BODY_LIMIT_BYTES,
@@ -10,11 +10,11 @@ import {
   rewardResponseSchema,
   shippedProblemsResponseSchema,
 } from '../api-schemas/reward-schemas.js';
-import { sameSecret, tokenOf } from '../request-guard.js';
+import { sameSecret, tokenOf } from '../http/request-guard.js';
 import { RewardBusyError } from '../reward/reward-busy-error.js';
 import type { RewardService } from '../reward/reward-service.js';
 import { RewardUnavailableError } from '../reward/reward-unavailable-error.js';
-import type { ZodApp } from '../server-context.js';
+import type { ZodApp } from './server-context.js';
 
 /** What the reward routes need: the service, the token they check, and the batch bound. */
 export interface RewardRoutesOptions {

@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { resumeBodySchema, resumeResponseSchema, stopResponseSchema } from '../api-schemas/action-schemas.js';
 import { conflictResponses, runParamsSchema } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { readRunPlan } from '../views/run-plan.js';
 
 /**

@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { errorResponses, runParamsSchema } from '../api-schemas/common-schemas.js';
 import { runDetailSchema, runEventsQuerySchema, runEventsSchema, runListSchema } from '../api-schemas/run-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 import { readRunPlan } from '../views/run-plan.js';
 import { toRunListItem } from '../views/run-view.js';
 

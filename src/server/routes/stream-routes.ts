@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../http/api-error.js';
 import { errorResponses, runParamsSchema } from '../api-schemas/common-schemas.js';
-import type { ServerContext, ZodApp } from '../server-context.js';
+import type { ServerContext, ZodApp } from './server-context.js';
 
 /** Events sent per poll at most; a stream behind by more catches up over several polls at once. */
 const BATCH = 500;
