@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { EvaluationResult, ShapeOutcome, TimingStats } from '../../src/core/verdict.js';
-import type { SqliteRunStore } from '../../src/store/sqlite-run-store.js';
+import type { SqliteRunStore } from '../../src/store/sqlite/sqlite-run-store.js';
 import { seedPlan } from './seed-dashboard-store.js';
 import { correct, cudaBuild } from './seed-results.js';
 
