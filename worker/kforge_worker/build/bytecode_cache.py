@@ -25,11 +25,14 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from ..backends.registry import PRELOAD_MODULES
+
 #: What workers import, in roughly the order they do (the roles, the extension builder, the
-#: profiler, torch.compile's stack for baselines, Triton where installed).
+#: profiler, the backends' compilers where installed (backends/*/build.py), torch.compile's stack
+#: for baselines).
 DEFAULT_MODULES = (
     "torch", "numpy", "torch.utils.cpp_extension", "torch.profiler", "torch.utils.flop_counter",
-    "torch.utils._python_dispatch", "triton", "triton.language", "torch._dynamo", "torch._inductor.compile_fx",
+    "torch.utils._python_dispatch", *PRELOAD_MODULES, "torch._dynamo", "torch._inductor.compile_fx",
     "kforge_worker.roles.reference_role", "kforge_worker.roles.candidate_role", "kforge_worker.timing.baselines",
     "kforge_worker.timing.roofline", "kforge_worker.guard.static_stage", "kforge_worker.roles.audit_command",
 )

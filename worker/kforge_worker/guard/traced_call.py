@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, List, Mapping, Optional
 import torch
 
 from . import attribution, own_kernel, own_work
-from ..build.candidate_kernels import OwnKernelSources, triton_kernel_names
+from ..backends.registry import jit_kernel_names
+from ..build.candidate_kernels import OwnKernelSources
 from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import tensor_leaves
 from .dispatch_ops import OWN
@@ -99,7 +100,7 @@ class TracedCallChecks:
 
     def _own_kernels(self) -> OwnKernels:
         sources = self.own_sources
-        return OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
+        return OwnKernels.of(sources.built, jit_kernel_names(sources.module_name))
 
     def _attribution(self, trace: DispatchRecorder, working: List[str]) -> attribution.Attribution:
         """`working`: the operators that did work (the dispatch finding's `compute`)."""

@@ -14,6 +14,7 @@ import resource
 import time
 import sys
 
+from ..backends.registry import lists_built_kernels
 from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info
 from ..build.candidate_kernels import sources as own_kernel_sources
@@ -139,7 +140,7 @@ def _run_candidate(channel: Channel, message: dict) -> None:
         built = build_candidate(request.candidate, request.build_dir, device, problem_names(problem))
         check_loaded(guard.forbidden, modules_before, "importing the candidate")
         guard.watch_extensions(built.extensions, findings)
-        build_info = collect_build_info(built.shared_objects) if run.backend == "cuda" else None
+        build_info = collect_build_info(built.shared_objects) if lists_built_kernels(run.backend) else None
         if build_info is not None:
             channel.send("build-info", **build_info)
         if device.type == "cuda" and guard.enabled:

@@ -194,8 +194,8 @@ def analyze(
             scanner.flags(call, keyword, text)
         for source in sources:
             scanner.scan(source)
-        if info is not None and walker.kernel_calls == 0 and (module.builders or module.triton_kernels):
-            first = module.builders[0] if module.builders else module.functions[sorted(module.triton_kernels)[0]]
+        if info is not None and walker.kernel_calls == 0 and (module.builders or module.jit_kernels):
+            first = module.builders[0] if module.builders else module.functions[sorted(module.jit_kernels)[0]]
             report.add(
                 "torch-fallback",
                 f"the candidate builds a kernel{_at(first)} but forward never calls it: "
