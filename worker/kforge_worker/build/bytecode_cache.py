@@ -109,7 +109,7 @@ def prime(directory: str, modules: List[str]) -> Dict[str, object]:
     for module in modules:
         try:
             importlib.import_module(module)
-        except Exception as error:  # noqa: BLE001 - an optional module (triton) may be missing
+        except Exception as error:  # noqa: BLE001 - an optional module (a backend's compiler) may be missing
             failed[module] = f"{type(error).__name__}: {error}"
     record = {"needed": True, "prefix": os.path.abspath(directory), "modules": len(sys.modules), "failed": failed,
               "seconds": round(time.perf_counter() - started, 3), "fingerprint": wanted, "reused": False}

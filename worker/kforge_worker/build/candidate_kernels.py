@@ -1,7 +1,7 @@
 """Which kernels the candidate built, for `own-kernel` (own_kernel.py): the kernels compiled into
 its extensions (cuobjdump, build_info.py), and the name of its module, by which its backends' JIT
 kernels are found later, when the traced call is judged (the registry's `jit_kernel_names`;
-backends/triton/trace_names.py).
+backends/*/trace_names.py).
 
 `sources(shared_objects, build_info, module_name)` is taken right after the build.
 """

@@ -5,7 +5,7 @@ The profiler (Kineto over CUPTI) reports kernels demangled, with return type, te
 and parameters: `void kforge_relu_kernel<float>(float const*, float*, int)`,
 `(anonymous namespace)::tile_kernel(float*, int)`, `plain_c_kernel` (extern "C"), and JIT
 kernels by their function's name (Triton's `add_kernel`; Triton 2.x appended a specialisation
-suffix such as `_0d1d2de`: the backend's `jit_launch_suffix`, backends/triton/trace_names.py).
+suffix such as `_0d1d2de`: the backend's `jit_launch_suffix`, backends/*/trace_names.py).
 cuobjdump lists the kernels of a shared object mangled (`_Z18kforge_relu_kernelIfEvPKT_PS0_i`);
 build_info.py demangles them with c++filt where it is installed, which gives the profiler's
 spelling (checked on an H200, torch 2.11: identical strings).

@@ -17,7 +17,7 @@ def _parsed(device: str) -> torch.device:
 
 
 def resolve_device(backend: str, device: str) -> torch.device:
-    """`cpu` on the cpu backend, `cuda:N` (or `cuda`) on cuda/triton; selects the CUDA device.
+    """`cpu` on the cpu backend, `cuda:N` (or `cuda`) on the GPU backends; selects the CUDA device.
 
     Raises ProtocolError when the pair does not fit or the device does not exist.
     """

@@ -154,7 +154,7 @@ def analyze(
 
     ``policy`` is a policy name, JSON text or dict (see :mod:`kforge_worker.guard.policy`).
     ``precision`` is the run precision (``fp32``/``fp16``/``bf16``), which decides what counts as a
-    downgrade. ``backend`` (``cuda``/``triton``/``cpu``) is recorded for callers and does not change
+    downgrade. ``backend`` (a name of backends/registry.py) is recorded for callers and does not change
     the checks: every source is checked the same way. ``problem_source``: the problem file's text,
     whose imports and ``Model`` the candidate may use without importing them (it runs in a namespace
     that starts with the problem's names, as under KernelBench's harness). Nothing in the candidate
