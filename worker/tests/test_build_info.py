@@ -55,7 +55,7 @@ def test_cuda_builds_embed_their_ptx_beside_the_machine_code():
 
     import torch
 
-    from kforge_worker.build.build import cuda_arch_list
+    from kforge_worker.backends.nvidia import cuda_arch_list
 
     with mock.patch.object(torch.cuda, "get_device_capability", return_value=(8, 6)):
         assert cuda_arch_list(torch.device("cuda:0")) == "8.6+PTX"

@@ -136,8 +136,21 @@ def test_imports_inside_functions_are_left_out():
 
 #: kforge_worker's rooms, each importing only rooms after it: the entry, the roles that run the
 #: stages, the timing stage, the judge's comparison, the guard, the build, the problem, the
-#: protocol's messages and errors, the device; the package itself holds only the protocol version.
-ROOM_ORDER = ("__main__", "roles", "timing", "tolerance", "guard", "build", "problem", "protocol", "device", "")
+#: protocol's messages and errors, the device, the backends (what each decides, asked by name or
+#: device type; they import no other room); the package itself holds only the protocol version.
+ROOM_ORDER = (
+    "__main__",
+    "roles",
+    "timing",
+    "tolerance",
+    "guard",
+    "build",
+    "problem",
+    "protocol",
+    "device",
+    "backends",
+    "",
+)
 
 #: Imports that run back up, each with what it needs from the room above. Issue 42 asks for none,
 #: and there are none: a new back edge fails the test (so does one that is gone but still listed).

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from kforge_worker.guard import own_kernel, own_work
-from kforge_worker.build.candidate_kernels import OwnKernelSources, sources, triton_kernel_names
+from kforge_worker.backends.registry import jit_kernel_names
+from kforge_worker.build.candidate_kernels import OwnKernelSources, sources
 from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, glue_operators
 from kforge_worker.guard.dispatch_ops import OWN as OWN_OPERATOR
 from kforge_worker.protocol.errors import StageFailure
@@ -78,25 +79,25 @@ def test_display_names_mark_template_instances():
 
 
 def test_a_kernel_is_own_by_its_full_name_or_its_qualified_name():
-    demangled = OwnKernels.of(cuda=[RELU, "(anonymous namespace)::anon_kernel(float*, int)"])
+    demangled = OwnKernels.of(built=[RELU, "(anonymous namespace)::anon_kernel(float*, int)"])
     assert demangled.owns(RELU)
     assert demangled.owns("(anonymous namespace)::anon_kernel(float*, int)")
     assert demangled.owns("void kforge_relu_kernel<double>(double const*, double*, int)")  # qualified name
-    mangled = OwnKernels.of(cuda=["_Z18kforge_relu_kernelIfEvPKT_PS0_i", "plain_c_kernel"])  # no c++filt
+    mangled = OwnKernels.of(built=["_Z18kforge_relu_kernelIfEvPKT_PS0_i", "plain_c_kernel"])  # no c++filt
     assert mangled.owns(RELU) and mangled.owns("plain_c_kernel")
     assert not mangled.owns(TORCH_RELU) and not mangled.owns(GEMM)
 
 
 def test_pytorchs_kernels_are_not_claimed_by_a_kernel_of_the_same_qualified_name():
     impostor = OwnKernels.of(
-        cuda=["void at::native::vectorized_elementwise_kernel<int>(int)", "vectorized_elementwise_kernel(int)"]
+        built=["void at::native::vectorized_elementwise_kernel<int>(int)", "vectorized_elementwise_kernel(int)"]
     )
     assert not impostor.owns(TORCH_RELU)
     assert impostor.owns("void at::native::vectorized_elementwise_kernel<int>(int)")  # its own, exactly
 
 
 def test_triton_kernels_are_own_by_their_function_name():
-    own = OwnKernels.of(triton=["add_kernel", "triton_poi"])
+    own = OwnKernels.of(jit=["add_kernel", "triton_poi"])
     assert own.owns("add_kernel")
     assert own.owns("add_kernel_0d1d2d3de")  # Triton 2.x specialisation suffix
     assert not own.owns("add_kernel_fused") and not own.owns("kforge_add_kernel")
@@ -105,7 +106,7 @@ def test_triton_kernels_are_own_by_their_function_name():
 
 # --- the judgement ------------------------------------------------------------------------------
 
-OWN = OwnKernels.of(cuda=[RELU])
+OWN = OwnKernels.of(built=[RELU])
 
 
 def test_an_own_kernel_beside_vendor_and_pytorch_kernels_passes():
@@ -187,7 +188,7 @@ def test_a_severity_override_for_torch_fallback_does_not_change_own_kernel():
 
 
 def test_the_message_names_every_kernel_built():
-    two = OwnKernels.of(cuda=[RELU, "kf::scale_kernel(float*, int)"])
+    two = OwnKernels.of(built=[RELU, "kf::scale_kernel(float*, int)"])
     finding = own_kernel.judge({TORCH_RELU: 1}, two, DEFAULT, WHERE)
     assert "it builds kf::scale_kernel, kforge_relu_kernel<…>, and forward must launch one of them (" in finding.message
 
@@ -216,9 +217,9 @@ def test_unknowns_are_skipped_never_rejected():
 def test_sources_come_from_build_info_when_the_backend_sent_it():
     assert sources([], None, "kforge_candidate") == OwnKernelSources(module_name="kforge_candidate")
     info = {"kernels": [{"name": RELU, "mangled": "_Z…", "arch": "sm_90"}, {"name": RELU, "arch": "sm_90a"}]}
-    assert sources(["/x.so"], info, "m").cuda == [RELU]
+    assert sources(["/x.so"], info, "m").built == [RELU]
     missing = sources(["/x.so"], {"kernels": [], "error": "cuobjdump was not found"}, "m")
-    assert missing.cuda == [] and "cuobjdump was not found" in missing.unknown
+    assert missing.built == [] and "cuobjdump was not found" in missing.unknown
 
 
 def test_triton_kernels_of_the_candidates_module_are_found(monkeypatch):
@@ -242,8 +243,8 @@ def test_triton_kernels_of_the_candidates_module_are_found(monkeypatch):
     ):
         monkeypatch.setitem(sys.modules, name, module)
     kept = [JITFunction(kernel), JITFunction(foreign)]
-    assert triton_kernel_names("kforge_candidate") == ["kernel"]
-    assert triton_kernel_names(None) == [] and kept
+    assert jit_kernel_names("kforge_candidate") == ["kernel"]
+    assert jit_kernel_names(None) == [] and kept
 
 
 # --- the profiler's record ------------------------------------------------------------------------
@@ -398,7 +399,7 @@ def test_cpu_guard_without_native_code_takes_its_python_as_its_kernel():
 def _cuda_guard(policy, kernels):
     guard = GuardRuntime(torch.device("cpu"), policy)
     guard.is_cuda = True  # the judgement alone: no device is touched
-    guard.expect_own_kernels(OwnKernelSources(cuda=[RELU], module_name="kforge_candidate"))
+    guard.expect_own_kernels(OwnKernelSources(built=[RELU], module_name="kforge_candidate"))
     guard.kernels = KernelTrace(kernels=kernels)
     return guard
 

@@ -23,6 +23,7 @@ from typing import List, Optional
 import torch
 
 from .extension_calls import ExtensionCalls
+from ..backends.registry import backend_for_device
 from ..problem.problem_loader import execute_source, read_source
 from ..protocol.errors import StageFailure, classify, format_traceback, shorten
 
@@ -44,44 +45,14 @@ class BuiltCandidate:
     extensions: ExtensionCalls = field(default_factory=ExtensionCalls)
 
 
-def _accepted(arch_list: str) -> bool:
-    """Whether this torch's cpp_extension takes `arch_list` as TORCH_CUDA_ARCH_LIST."""
-    try:
-        from torch.utils.cpp_extension import _get_cuda_arch_flags
-    except ImportError:
-        return False
-    previous = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
-    try:
-        _get_cuda_arch_flags()
-        return True
-    except (ValueError, RuntimeError):
-        return False
-    finally:
-        if previous is None:
-            del os.environ["TORCH_CUDA_ARCH_LIST"]
-        else:
-            os.environ["TORCH_CUDA_ARCH_LIST"] = previous
-
-
-def cuda_arch_list(device: torch.device) -> str:
-    """The device's own architecture for TORCH_CUDA_ARCH_LIST, with its PTX embedded beside the
-    machine code (`+PTX`: `build-info` reads both back with cuobjdump; without it the fatbin holds
-    no PTX to show): `9.0a+PTX` on capability 9.0 (the arch-specific variant from 9.0 on), `8.6+PTX`
-    on 8.6; the first of those forms, then the plain one, that this torch accepts."""
-    major, minor = torch.cuda.get_device_capability(device)
-    plain = f"{major}.{minor}"
-    forms = [plain + "a+PTX", plain + "a"] if major >= 9 else []
-    forms += [plain + "+PTX"]
-    return next((form for form in forms if _accepted(form)), plain)
-
-
 def configure_build_environment(build_dir: str, device: torch.device) -> None:
-    """Extensions build into `build_dir`, for the device's own architecture (`cuda_arch_list`)."""
+    """Extensions build into `build_dir`, configured by the device's backend (on cuda, for its own
+    architecture: backends/nvidia.py, `cuda_arch_list`)."""
     os.makedirs(build_dir, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = build_dir
-    if device.type == "cuda":
-        os.environ["TORCH_CUDA_ARCH_LIST"] = cuda_arch_list(device)
+    backend = backend_for_device(device.type)
+    if backend is not None:
+        backend.build.configure(device)
 
 
 def _quiet(original, shared_objects: List[str], extensions: ExtensionCalls):

@@ -25,11 +25,14 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from ..backends.registry import PRELOAD_MODULES
+
 #: What workers import, in roughly the order they do (the roles, the extension builder, the
-#: profiler, torch.compile's stack for baselines, Triton where installed).
+#: profiler, the backends' compilers where installed (backends/*/build.py), torch.compile's stack
+#: for baselines).
 DEFAULT_MODULES = (
     "torch", "numpy", "torch.utils.cpp_extension", "torch.profiler", "torch.utils.flop_counter",
-    "torch.utils._python_dispatch", "triton", "triton.language", "torch._dynamo", "torch._inductor.compile_fx",
+    "torch.utils._python_dispatch", *PRELOAD_MODULES, "torch._dynamo", "torch._inductor.compile_fx",
     "kforge_worker.roles.reference_role", "kforge_worker.roles.candidate_role", "kforge_worker.timing.baselines",
     "kforge_worker.timing.roofline", "kforge_worker.guard.static_stage", "kforge_worker.roles.audit_command",
 )
@@ -106,7 +109,7 @@ def prime(directory: str, modules: List[str]) -> Dict[str, object]:
     for module in modules:
         try:
             importlib.import_module(module)
-        except Exception as error:  # noqa: BLE001 - an optional module (triton) may be missing
+        except Exception as error:  # noqa: BLE001 - an optional module (a backend's compiler) may be missing
             failed[module] = f"{type(error).__name__}: {error}"
     record = {"needed": True, "prefix": os.path.abspath(directory), "modules": len(sys.modules), "failed": failed,
               "seconds": round(time.perf_counter() - started, 3), "fingerprint": wanted, "reused": False}

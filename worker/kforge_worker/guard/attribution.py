@@ -6,7 +6,7 @@ correctness trial), and sent as the candidate role's `attribution` message befor
 judged, so that a rejected candidate carries it too. The parent adds which operators the
 reference also runs (`in_reference`) and which it never runs (`substituted_ops`).
 
-- cuda and triton (`measured: "device"`): device time of every kernel and copy the profiler
+- a CUDA device (`measured: "device"`): device time of every kernel and copy the profiler
   recorded (kernel_trace.KernelLaunch): a kernel the candidate built (kernel_names.OwnKernels) is
   `own`; any other kernel launched inside a PyTorch operator is `torch`, charged to that operator;
   the rest (launched from the candidate's native code outside every PyTorch operator: cuBLAS,

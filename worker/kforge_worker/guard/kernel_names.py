@@ -3,9 +3,10 @@ candidate's own (`own-kernel`, own_kernel.py).
 
 The profiler (Kineto over CUPTI) reports kernels demangled, with return type, template arguments
 and parameters: `void kforge_relu_kernel<float>(float const*, float*, int)`,
-`(anonymous namespace)::tile_kernel(float*, int)`, `plain_c_kernel` (extern "C"), and Triton
-kernels by their function's name (`add_kernel`; Triton 2.x appended a specialisation suffix such
-as `_0d1d2de`). cuobjdump lists the kernels of a shared object mangled (`_Z18kforge_relu_kernelIfEvPKT_PS0_i`);
+`(anonymous namespace)::tile_kernel(float*, int)`, `plain_c_kernel` (extern "C"), and JIT
+kernels by their function's name (Triton's `add_kernel`; Triton 2.x appended a specialisation
+suffix such as `_0d1d2de`: the backend's `jit_launch_suffix`, backends/*/trace_names.py).
+cuobjdump lists the kernels of a shared object mangled (`_Z18kforge_relu_kernelIfEvPKT_PS0_i`);
 build_info.py demangles them with c++filt where it is installed, which gives the profiler's
 spelling (checked on an H200, torch 2.11: identical strings).
 
@@ -14,19 +15,19 @@ where the spellings differ (no c++filt, another demangler), when the qualified n
 (namespaces and identifier, without template arguments and parameters) are equal, except in
 PyTorch's own namespaces (:data:`RESERVED_NAMESPACES`), so that a candidate cannot claim
 `at::native::vectorized_elementwise_kernel` by compiling a kernel of that name; or when it is one
-of the names of the candidate's Triton JIT functions.
+of the names of the candidate's JIT functions (Triton's).
 """
 
 import re
 from dataclasses import dataclass, field
 from typing import FrozenSet, Iterable, Optional
 
+from ..backends.registry import JIT_LAUNCH_SUFFIXES
+
 #: Qualified-name prefixes of PyTorch's kernels: only an exact full-name match makes them own.
 RESERVED_NAMESPACES = ("at::", "c10::", "torch::", "at_cuda_detail::", "caffe2::")
 #: The profiler's device events that are copies and fills, not kernels.
 COPY_PREFIXES = ("Memcpy", "Memset")
-#: A Triton 2.x specialisation suffix after `name_`: `0d1d2de`, `0d1d234c`.
-_TRITON_SUFFIX = re.compile(r"(?:\d+[a-z]*)+")
 ANONYMOUS = "(anonymous namespace)"
 DISPLAY_LIMIT_CHARS = 96
 
@@ -128,36 +129,37 @@ def is_copy(name: str) -> bool:
 
 @dataclass(frozen=True)
 class OwnKernels:
-    """The candidate's own kernels: `cuda` as cuobjdump lists them (demangled where c++filt ran),
-    `triton` the names of its Triton JIT functions."""
+    """The candidate's own kernels: `built` as cuobjdump lists those of its extensions (demangled
+    where c++filt ran), `jit` the names of its JIT functions (Triton's)."""
 
-    cuda: FrozenSet[str] = frozenset()
-    triton: FrozenSet[str] = frozenset()
+    built: FrozenSet[str] = frozenset()
+    jit: FrozenSet[str] = frozenset()
     _qualified: FrozenSet[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_qualified", frozenset(qualified_name(name) for name in self.cuda))
+        object.__setattr__(self, "_qualified", frozenset(qualified_name(name) for name in self.built))
 
     @classmethod
-    def of(cls, cuda: Iterable[str] = (), triton: Iterable[str] = ()) -> "OwnKernels":
-        return cls(cuda=frozenset(cuda), triton=frozenset(triton))
+    def of(cls, built: Iterable[str] = (), jit: Iterable[str] = ()) -> "OwnKernels":
+        return cls(built=frozenset(built), jit=frozenset(jit))
 
     @property
     def empty(self) -> bool:
-        return not self.cuda and not self.triton
+        return not self.built and not self.jit
 
     def owns(self, launched: str) -> bool:
         """Whether the profiler's kernel name `launched` is one of these kernels (module docs)."""
-        if launched in self.cuda or launched in self.triton:
+        if launched in self.built or launched in self.jit:
             return True
         qualified = qualified_name(launched)
         if qualified in self._qualified and not qualified.startswith(RESERVED_NAMESPACES):
             return True
-        for name in self.triton:
-            if launched.startswith(name + "_") and _TRITON_SUFFIX.fullmatch(launched[len(name) + 1 :]):
+        for name in self.jit:
+            rest = launched[len(name) + 1 :]
+            if launched.startswith(name + "_") and any(suffix.fullmatch(rest) for suffix in JIT_LAUNCH_SUFFIXES):
                 return True
         return False
 
     def names(self) -> list:
         """Display names of every own kernel, sorted."""
-        return sorted({display_name(name) for name in self.cuda} | set(self.triton))
+        return sorted({display_name(name) for name in self.built} | set(self.jit))

@@ -11,8 +11,8 @@ every policy whose `own_work` is `"reject"` (policy.requires_own_work: every shi
   extension and registered no operator, and PyTorch compute beyond bookkeeping ran (torch_fallback.py)
   — its "kernel" is PyTorch;
 - **its kernel was never called** (cpu, `own-kernel`): it loaded an extension, and none of the
-  extension's functions returned and no custom operator of its own ran during the call (on cuda
-  and triton, own_kernel.py decides from the profiler's kernels).
+  extension's functions returned and no custom operator of its own ran during the call (on a CUDA
+  device, own_kernel.py decides from the profiler's kernels).
 
 Where the static guard found a PyTorch fallback in an except handler, or the candidate caught its
 own build failure, a PyTorch rejection is named `silent-fallback`: the fallback path is what ran.

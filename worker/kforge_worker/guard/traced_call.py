@@ -5,7 +5,7 @@ The first correctness trial runs through `forward(..., traced=True)`: under the 
 recorded (build/extension_calls.py) and, on cpu, the provenance of its tensors (provenance.py). After the
 output's own checks, `check_dispatch` sends the call's `attribution` (attribution.py) and applies
 `torch-fallback` and the own-work rules (own_work.py); `check_own_kernel` applies `own-kernel`
-(own_kernel.py on cuda and triton, own_work.py on cpu). docs/guard.md, "What ran". What the policy
+(own_kernel.py on a CUDA device, own_work.py on cpu). docs/guard.md, "What ran". What the policy
 rejects is a PolicyRejection (policy_rejection.py), judged after the call's output; a hidden trace
 is a plain rejection.
 """
@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, List, Mapping, Optional
 import torch
 
 from . import attribution, own_kernel, own_work
-from ..build.candidate_kernels import OwnKernelSources, triton_kernel_names
+from ..backends.registry import jit_kernel_names
+from ..build.candidate_kernels import OwnKernelSources
 from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import tensor_leaves
 from .dispatch_ops import OWN
@@ -99,7 +100,7 @@ class TracedCallChecks:
 
     def _own_kernels(self) -> OwnKernels:
         sources = self.own_sources
-        return OwnKernels.of(sources.cuda, triton_kernel_names(sources.module_name))
+        return OwnKernels.of(sources.built, jit_kernel_names(sources.module_name))
 
     def _attribution(self, trace: DispatchRecorder, working: List[str]) -> attribution.Attribution:
         """`working`: the operators that did work (the dispatch finding's `compute`)."""
@@ -233,7 +234,7 @@ class TracedCallChecks:
 
     def check_own_kernel(self, where: str) -> None:
         """After `check_dispatch` on a traced call: rejects (per the policy) a call that ran no kernel
-        of the candidate's own, else records the `own-kernel` outcome. cuda and triton: the
+        of the candidate's own, else records the `own-kernel` outcome. On a CUDA device: the
         profiler's kernels (own_kernel.py); cpu: the extension's functions and custom operators that
         ran (own_work.py)."""
         kernels, self.kernels = self.kernels, None

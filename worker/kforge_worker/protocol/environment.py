@@ -1,39 +1,17 @@
 """What the worker runs on: the `environment` object of the `hello` message.
 
 Written before the request is read, so it describes the machine: the current CUDA device where one
-is visible, `cpu` otherwise. Tools that are absent (nvidia-smi, nvcc, Triton) give null.
+is visible, `cpu` otherwise. Tools that are absent (nvidia-smi, and the tools each backend reports:
+nvcc, Triton; backends/*/doctor.py) give null.
 """
 
-import os
 import platform
-import re
-import shutil
-import subprocess
 from typing import List, Optional
 
 import torch
 
-TOOL_TIMEOUT_SECONDS = 10
-TOOL_OUTPUT_LIMIT_BYTES = 64 * 1024
-
-
-def run_tool(command: List[str]) -> Optional[str]:
-    """Runs a short diagnostic command; its stdout (capped) or None when it is absent or fails."""
-    if shutil.which(command[0]) is None and not os.path.isfile(command[0]):
-        return None
-    try:
-        result = subprocess.run(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            timeout=TOOL_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if result.returncode != 0:
-        return None
-    return result.stdout[:TOOL_OUTPUT_LIMIT_BYTES].decode("utf-8", "replace")
+from ..backends.registry import tool_versions
+from ..backends.tools import run_tool
 
 
 def cpu_model() -> str:
@@ -45,35 +23,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def triton_version() -> Optional[str]:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:
-        return None
-    try:
-        return version("triton")
-    except PackageNotFoundError:
-        return None
-
-
-def nvcc_path() -> Optional[str]:
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    candidate = os.path.join(cuda_home, "bin", "nvcc")
-    return candidate if os.path.isfile(candidate) else None
-
-
-def nvcc_version() -> Optional[str]:
-    path = nvcc_path()
-    output = run_tool([path, "--version"]) if path else None
-    if not output:
-        return None
-    match = re.search(r"release [\d.]+, V([\d.]+)", output) or re.search(r"release ([\d.]+)", output)
-    return match.group(1) if match else None
 
 
 def l2_cache_bytes(device: torch.device) -> Optional[int]:
@@ -135,8 +84,7 @@ def collect_environment(index: Optional[int] = None) -> dict:
         "sm_count": None,
         "l2_bytes": None,
         "clocks": None,
-        "triton": triton_version(),
-        "nvcc": nvcc_version(),
+        **tool_versions(),
     }
     if torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device() if index is None else index)

@@ -8,6 +8,8 @@ import traceback
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
+from ..backends.registry import compile_error_subject
+
 MAX_MESSAGE_CHARS = 600
 MAX_TRACEBACK_CHARS = 64 * 1024
 
@@ -87,11 +89,6 @@ def format_traceback(exc: BaseException) -> str:
     return text if len(text) <= MAX_TRACEBACK_CHARS else text[-MAX_TRACEBACK_CHARS:]
 
 
-def is_triton_compilation_error(exc: BaseException) -> bool:
-    """A Triton `CompilationError` (any Triton version), recognised without importing Triton."""
-    return any(cls.__name__ == "CompilationError" and cls.__module__.startswith("triton") for cls in type(exc).__mro__)
-
-
 def is_out_of_memory(exc: BaseException) -> bool:
     oom_class = getattr(getattr(_torch(), "cuda", None), "OutOfMemoryError", None)
     if oom_class is not None and isinstance(exc, oom_class):
@@ -118,16 +115,18 @@ def _torch():
 def classify(exc: BaseException, kind: str, check: str, context: str) -> StageFailure:
     """Maps an exception raised by problem or candidate code to a StageFailure.
 
-    Triton compile errors, out-of-memory and device errors override the caller's (kind, check);
+    A backend compiler's refusal (a Triton compile error; backends/), out-of-memory and device
+    errors override the caller's (kind, check);
     `context` starts the message ("the candidate's forward raised").
     """
     described = describe_exception(exc)
     trace = format_traceback(exc)
-    if is_triton_compilation_error(exc):
+    subject = compile_error_subject(exc)
+    if subject is not None:
         return StageFailure(
             "compile_error",
             "build",
-            shorten(f"the Triton kernel did not compile: {described}"),
+            shorten(f"{subject} did not compile: {described}"),
             traceback_text=trace,
             compiler_output=str(exc),
         )

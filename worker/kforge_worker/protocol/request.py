@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
+from ..backends.registry import described
 from .channel import ProtocolError
 
 
@@ -81,7 +82,7 @@ class RunSettings:
 def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
     return RunSettings(
         problem=_path(message, "problem"),
-        backend=_field(message, "backend", str, "cuda, triton or cpu"),
+        backend=_field(message, "backend", str, described()),
         precision=_field(message, "precision", str, "fp32, fp16, bf16 or native"),
         preset=_field(message, "preset", str, "a preset name", optional=True),
         device=_field(message, "device", str, "`cpu` or `cuda:N`"),

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from ..protocol.run_device import resolve_device
+from ..protocol.run_device import backend_of_device, resolve_device
 from ..problem.overrides import Value
 from ..problem.declared_tolerance import declared_tolerances
 from ..problem.precision import PRECISIONS, run_dtype
@@ -137,8 +137,7 @@ def audit_problem(
     `time` when `limit_ms` is given and the trials at the first one's pace would not fit it)."""
     spent_ms = 0.0 if started_at_ms is None else max(0.0, time.time() * 1000 - started_at_ms)
     pace = ReferencePace(limit_ms, what="audit", spent_ms=spent_ms)
-    backend = "cpu" if device_name == "cpu" else "cuda"
-    device = resolve_device(backend, device_name)
+    device = resolve_device(backend_of_device(device_name), device_name)
     dtype = run_dtype(precision)
     problem = load_problem(problem_path, preset, overrides)
     store = ReferenceStore(problem, device, dtype)

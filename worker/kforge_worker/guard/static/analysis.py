@@ -154,7 +154,7 @@ def analyze(
 
     ``policy`` is a policy name, JSON text or dict (see :mod:`kforge_worker.guard.policy`).
     ``precision`` is the run precision (``fp32``/``fp16``/``bf16``), which decides what counts as a
-    downgrade. ``backend`` (``cuda``/``triton``/``cpu``) is recorded for callers and does not change
+    downgrade. ``backend`` (a name of backends/registry.py) is recorded for callers and does not change
     the checks: every source is checked the same way. ``problem_source``: the problem file's text,
     whose imports and ``Model`` the candidate may use without importing them (it runs in a namespace
     that starts with the problem's names, as under KernelBench's harness). Nothing in the candidate
@@ -194,8 +194,8 @@ def analyze(
             scanner.flags(call, keyword, text)
         for source in sources:
             scanner.scan(source)
-        if info is not None and walker.kernel_calls == 0 and (module.builders or module.triton_kernels):
-            first = module.builders[0] if module.builders else module.functions[sorted(module.triton_kernels)[0]]
+        if info is not None and walker.kernel_calls == 0 and (module.builders or module.jit_kernels):
+            first = module.builders[0] if module.builders else module.functions[sorted(module.jit_kernels)[0]]
             report.add(
                 "torch-fallback",
                 f"the candidate builds a kernel{_at(first)} but forward never calls it: "

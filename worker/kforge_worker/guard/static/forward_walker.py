@@ -364,9 +364,9 @@ class _ForwardWalker:
             return
         if isinstance(func, ast.Name):
             kind = _kind(func, ctx)
-            if func.id in module.functions and func.id not in module.triton_kernels:
+            if func.id in module.functions and func.id not in module.jit_kernels:
                 self._enqueue(module.functions[func.id], None, node, ctx, False, in_handler, False)
-            elif func.id in module.triton_kernels or kind in ("kernel", "ext"):
+            elif func.id in module.jit_kernels or kind in ("kernel", "ext"):
                 self.kernel_calls += 1
             elif kind == "torch-module":
                 self._fallback(node, f"the torch.nn module `{func.id}`", in_handler)
@@ -380,7 +380,7 @@ class _ForwardWalker:
                 )
             return
         if isinstance(func, ast.Subscript):
-            if _kind(func.value, ctx) == "triton":
+            if _kind(func.value, ctx) == "jit-kernel":
                 self.kernel_calls += 1
                 return
             held = self._torch_in_container(func.value, ctx)
@@ -414,7 +414,7 @@ class _ForwardWalker:
                 advice="the candidate must compute the result itself",
                 definitive=True,
             )
-        elif receiver_kind in ("ext", "kernel", "triton"):
+        elif receiver_kind in ("ext", "kernel", "jit-kernel"):
             self.kernel_calls += 1
         elif receiver_kind and receiver_kind.startswith("instance:") and method in ("forward", "__call__"):
             self._enqueue_class_method(receiver_kind.split(":", 1)[1], "forward", node, ctx, in_handler, True)

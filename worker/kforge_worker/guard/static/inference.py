@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
+from ...backends.registry import JIT_DECORATORS
 from .names import (
     COMPUTE_TENSOR_METHODS,
     _CONTAINER_FACTORIES,
@@ -207,8 +208,8 @@ def _kind(node: ast.AST | None, ctx: _Ctx) -> str | None:
             return ctx.kinds[node.id]
         if node.id in module.ext_names:
             return "ext"
-        if node.id in module.triton_kernels:
-            return "triton"
+        if node.id in module.jit_kernels:
+            return "jit-kernel"
         if node.id in module.reference_names:
             return "reference-class"
         if node.id in module.classes:
@@ -519,8 +520,8 @@ def _build_module(tree: ast.Module, inherited: Mapping[str, str] | None = None) 
                 ):
                     module.ext_functions.add(name)
     for name, function in module.functions.items():
-        if any(qual.startswith("triton.") for qual in _decorator_names(function, module)):
-            module.triton_kernels.add(name)
+        if any(qual.startswith(JIT_DECORATORS) for qual in _decorator_names(function, module)):
+            module.jit_kernels.add(name)
     # The reference is a `Model` the candidate imports (under any name: `from problem import Model as
     # Ref`) or takes from the problem's namespace; a class or function the candidate defines itself
     # shadows it and is judged as the candidate's own code, like any other (docs/guard.md).

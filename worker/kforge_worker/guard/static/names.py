@@ -7,6 +7,8 @@ from __future__ import annotations
 import builtins
 from typing import Iterable
 
+from ...backends.registry import STREAM_CALLS
+
 
 #: Stable check ids and what each one catches.
 CHECKS: dict[str, str] = {
@@ -408,7 +410,7 @@ _SIDE_STREAM_CALLS = frozenset(
         "torch.cuda.set_stream",
         "torch.cuda.StreamContext",
         "torch.Stream",
-        "triton.runtime.driver.active.get_current_stream",
+        *STREAM_CALLS,  # the backends' own (backends/*/trace_names.py)
     }
 )
 _JOIN_METHODS = frozenset({"wait_stream", "wait_event", "synchronize"})

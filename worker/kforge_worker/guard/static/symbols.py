@@ -28,7 +28,7 @@ class _Module:
     ext_names: set[str] = field(default_factory=set)
     ext_functions: set[str] = field(default_factory=set)
     kernel_names: set[str] = field(default_factory=set)
-    triton_kernels: set[str] = field(default_factory=set)
+    jit_kernels: set[str] = field(default_factory=set)
     reference_names: set[str] = field(default_factory=set)
     builders: list[ast.Call] = field(default_factory=list)
     local_names: set[str] = field(default_factory=set)

@@ -1,0 +1,5 @@
+"""The triton backend is timed by CUDA events (nvidia.py)."""
+
+from ..nvidia import CLOCK
+
+__all__ = ["CLOCK"]
