@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../backends/registry.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
@@ -272,7 +273,7 @@ export class EvaluationRun {
   /** `ceilings` for the speed-of-light bound where the device is known (none on the cpu backend). */
   #ceilingsField(): { ceilings?: DeviceCeilings } {
     const { settings } = this.#context;
-    if (settings.backend === 'cpu' || !this.#environment) return {};
+    if (runsOnHost(settings.backend) || !this.#environment) return {};
     const ceilings = deviceCeilings(this.#environment.device, settings.precision);
     return ceilings ? { ceilings } : {};
   }
@@ -280,7 +281,7 @@ export class EvaluationRun {
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
   #environmentOf(hello: MessageOfType<'hello'>): WorkerEnvironment {
     const environment = hello.environment;
-    return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
+    return runsOnHost(this.#context.settings.backend) ? { ...environment, device: 'cpu' } : environment;
   }
 
   /** What the candidate's sandbox put in place, once its hello arrived (null before, or without a report). */
