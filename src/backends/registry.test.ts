@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BACKENDS } from '../core/verdict.js';
-import { BACKEND_MODULES, backendChoices, backendsRequiring, describePerBackend, runsOnHost } from './registry.js';
+import { BACKEND_MODULES, backendChoices, backendModule, backendsRequiring, describePerBackend, runsOnHost } from './registry.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Folders of src/backends/ that hold what several backends share, not a backend. */
@@ -32,6 +32,7 @@ describe('src/backends', () => {
       BACKEND_MODULES.map((module) => module.name),
       [...BACKENDS],
     );
+    for (const name of BACKENDS) assert.equal(backendModule(name).name, name, `the module registered as ${name} is named so`);
     assert.deepEqual(backendFolders().sort(), [...BACKENDS].sort());
   });
 

@@ -1,22 +1,22 @@
-import type { Backend } from '../core/verdict.js';
+import { BACKENDS, type Backend } from '../core/verdict.js';
 import type { BackendModule, DeviceKind } from './backend-module.js';
 import { cpuBackend } from './cpu/index.js';
 import { cudaBackend } from './cuda/index.js';
 import { tritonBackend } from './triton/index.js';
 
 /**
- * Every backend, one folder each, in the order of `BACKENDS` (src/core/verdict.ts): the one place
- * that lists the folders of src/backends/ (`registry.test.ts` holds it to both).
+ * Every backend by name, one folder each: the one place that lists the folders of src/backends/
+ * (`registry.test.ts` holds it to them). Keyed by `Backend`, so a name added to `BACKENDS`
+ * (src/core/verdict.ts) without its module here does not compile.
  */
-export const BACKEND_MODULES: readonly BackendModule[] = [cudaBackend, tritonBackend, cpuBackend];
+const MODULES: Readonly<Record<Backend, BackendModule>> = { cuda: cudaBackend, triton: tritonBackend, cpu: cpuBackend };
 
-const byName = new Map<Backend, BackendModule>(BACKEND_MODULES.map((module) => [module.name, module]));
+/** Every backend's module, in the order of `BACKENDS`. */
+export const BACKEND_MODULES: readonly BackendModule[] = BACKENDS.map((name) => MODULES[name]);
 
 /** The module of one backend. */
 export function backendModule(backend: Backend): BackendModule {
-  const module = byName.get(backend);
-  if (!module) throw new Error(`no backend module is registered for '${backend}' (src/backends/registry.ts)`);
-  return module;
+  return MODULES[backend];
 }
 
 /** Whether a backend evaluates on the host's CPU (its `detect.kind` is `cpu`) rather than on a GPU. */
