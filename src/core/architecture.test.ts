@@ -9,13 +9,15 @@ const sourceRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Which domains each domain may import from (CONTRIBUTING.md, convention 1: dependencies point one way). */
 const ALLOWED: Record<string, readonly string[]> = {
   core: ['core'],
-  eval: ['eval', 'core'],
+  // One folder per backend (src/backends/registry.ts): what the domains above decide per backend.
+  backends: ['backends', 'core'],
+  eval: ['eval', 'backends', 'core'],
   llm: ['llm', 'core'],
   store: ['store', 'core'],
-  queue: ['queue', 'eval', 'core'],
-  agent: ['agent', 'queue', 'eval', 'llm', 'store', 'core'],
-  server: ['server', 'agent', 'queue', 'eval', 'llm', 'store', 'core'],
-  cli: ['cli', 'server', 'agent', 'queue', 'eval', 'llm', 'store', 'core'],
+  queue: ['queue', 'eval', 'backends', 'core'],
+  agent: ['agent', 'queue', 'eval', 'backends', 'llm', 'store', 'core'],
+  server: ['server', 'agent', 'queue', 'eval', 'backends', 'llm', 'store', 'core'],
+  cli: ['cli', 'server', 'agent', 'queue', 'eval', 'backends', 'llm', 'store', 'core'],
 };
 
 /**

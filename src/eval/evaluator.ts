@@ -1,3 +1,4 @@
+import { backendModule } from '../backends/registry.js';
 import type { Backend, EvaluationResult, Precision, Preset, ToleranceProfile } from '../core/verdict.js';
 import type { PipelineEvent } from './pipeline-events.js';
 
@@ -131,7 +132,7 @@ export interface Evaluator {
   close?(): Promise<void>;
 }
 
-/** The device slot a request names: `cpu` for the cpu backend, `cuda:N` otherwise (`cuda:0` by default). */
+/** The device slot a request names, its backend's `deviceName`: `cpu` for the cpu backend, `cuda:N` on a GPU (`cuda:0` by default). */
 export function deviceSlotOf(request: Pick<EvaluationRequest, 'backend' | 'deviceIndex'>): string {
-  return request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`;
+  return backendModule(request.backend).detect.deviceName(request.deviceIndex);
 }

@@ -16,7 +16,7 @@ import {
   readJobPayload,
   requestOfPayload,
 } from './evaluation-job-payload.js';
-import { hostGpuName } from '../eval/devices/host-device-names.js';
+import { hostGpuName } from '../backends/nvidia/host-device-names.js';
 import { workerLostResult, WORKER_LOST_CHECK } from './redis/lost-job-result.js';
 
 const problem = { name: 'scale-add.py', source: 'import torch\nclass Model(torch.nn.Module): pass\n' };

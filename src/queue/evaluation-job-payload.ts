@@ -1,3 +1,4 @@
+import { backendModule } from '../backends/registry.js';
 import { effectiveGuardPolicy } from '../core/guard-policy.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -132,7 +133,7 @@ export function normaliseJobOptions(request: Omit<EvaluationRequest, 'problemPat
     backend: request.backend,
     precision: request.precision,
     tolerance: request.tolerance,
-    preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
+    preset: request.preset ?? backendModule(request.backend).detect.kind,
     trials: request.trials ?? EVALUATION_DEFAULTS.trials,
     perfTrials: request.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
     warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,

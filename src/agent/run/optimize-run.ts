@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../backends/registry.js';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Evaluator } from '../../eval/evaluator.js';
@@ -168,7 +169,7 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     now,
   };
   deps.onEvent?.({ type: 'run-started', runId: run.id, problemCount: entries.length, resumed });
-  const target = deps.target ?? (plan.evaluation.backend === 'cpu' ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
+  const target = deps.target ?? (runsOnHost(plan.evaluation.backend) ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
   let currentTarget = target;
   const interventions = new RunInterventions({
     runId: run.id,

@@ -14,7 +14,7 @@ const PROBE_OK = JSON.stringify({
   cuda_available: false,
   torch_cuda: null,
   numpy: '1.24.2',
-  triton: null,
+  packages: { triton: null },
 });
 
 /** A machine described by the tools it has; anything else is "not found". */
@@ -102,6 +102,28 @@ describe('kforge doctor', () => {
     assert.match(await detail({ KFORGE_CACHE_DIR: '/srv/kforge' }), /compiled once per machine \(the reference worker's caches in \/srv\/kforge\/compile\)/);
     assert.match(await detail({ KFORGE_CACHE_DIR: '/srv/kforge', KFORGE_COMPILE_CACHE: '0' }), /compiled afresh by every reference worker/);
     assert.match(await detail({ KFORGE_SANDBOX: '0' }), /compiled afresh by every reference worker/);
+  });
+
+  it("asks the probe for each backend's own Python packages and tells which backends the GPU lines decide", async () => {
+    let probeArgs: readonly string[] = [];
+    const gpuMachine = machine({
+      probe: ok(JSON.stringify({ ...JSON.parse(PROBE_OK), cuda_available: true, torch_cuda: '12.4', packages: { triton: '3.1.0' } })),
+      'nvidia-smi': ok('NVIDIA H100 80GB HBM3, 550.54.15\n'),
+    });
+    const run: ToolRunner = async (command, args, timeoutMs) => {
+      if (args[0] === '-c' && args[1]?.includes('sysconfig')) probeArgs = args.slice(2);
+      return gpuMachine(command, args, timeoutMs);
+    };
+    const report = JSON.parse((await doctor(run)).stdout) as {
+      backends: Record<string, boolean>;
+      checks: Array<{ id: string; ok: boolean; detail: string; requiredFor: string[] }>;
+    };
+    assert.deepEqual(probeArgs, ['triton']);
+    const byId = new Map(report.checks.map((check) => [check.id, check]));
+    assert.deepEqual(byId.get('triton'), { id: 'triton', label: 'Triton', ok: true, detail: 'triton 3.1.0', requiredFor: ['triton'] });
+    assert.equal(byId.get('gpu')?.detail, 'NVIDIA H100 80GB HBM3, 550.54.15');
+    assert.deepEqual(byId.get('gpu')?.requiredFor, ['cuda', 'triton']);
+    assert.deepEqual(report.backends, { cpu: false, cuda: false, triton: true }, 'triton needs no C++ toolchain; cpu and cuda lack g++ and ninja here');
   });
 
   it('prints a readable table without --json', async () => {

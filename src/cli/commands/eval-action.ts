@@ -1,3 +1,5 @@
+import { backendModule, defaultBackendFor } from '../../backends/registry.js';
+import { pipelineDevicesFor } from '../evaluator/pipeline-devices.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,7 +9,7 @@ import { evaluationResultSchema, type Backend, type EvaluationResult } from '../
 import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { EvaluateOptions, EvaluationRequest, Evaluator, ShapeStartedEvent } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
+import { isGpuVisible } from '../../backends/nvidia/gpu-detection.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { ON_DEMAND_SIZING } from '../evaluator/create-worker-evaluator.js';
 import { openEvaluator } from '../evaluator/open-evaluator.js';
@@ -68,7 +70,7 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     const readFolder = problemFolderReaderFor(io);
     const { problemPath } = await checkedProblem(problemGiven, options, readFolder);
     const backend = options.backend ?? (await defaultBackend(io, dependencies));
-    if (options.backend && options.backend !== 'cpu') assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
+    if (options.backend && backendModule(options.backend).detect.needs !== null) assertBackendRunsHere(backend, await gpuVisible(io, dependencies), 'eval');
     const given = await overridesForProblems([problemPath], options.set, io, 'kforge eval');
     const overrides = await sizesToEvaluate(problemPath, backend, options, io, { command: 'kforge eval', overrides: given.get(problemPath) ?? {} });
     sized = { problemPath, backend, options };
@@ -79,7 +81,7 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
       kind: 'local',
       wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
       // The pipeline's only device is the one asked for (`--device`).
-      pipeline: { sizing: ON_DEMAND_SIZING, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] }) },
+      pipeline: { sizing: ON_DEMAND_SIZING, ...pipelineDevicesFor(backend, options.device) },
       ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
     });
     try {
@@ -190,5 +192,5 @@ function gpuVisible(io: CliIo, dependencies: EvalCommandDependencies): Promise<b
 async function defaultBackend(io: CliIo, dependencies: EvalCommandDependencies): Promise<Backend> {
   const visible = await gpuVisible(io, dependencies);
   if (!visible) io.stderr.write('kforge eval: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
-  return visible ? 'cuda' : 'cpu';
+  return defaultBackendFor(visible);
 }

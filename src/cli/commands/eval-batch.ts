@@ -1,3 +1,5 @@
+import { defaultBackendFor } from '../../backends/registry.js';
+import { pipelineDevicesFor } from '../evaluator/pipeline-devices.js';
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import picocolors from 'picocolors';
@@ -23,7 +25,7 @@ import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.j
 import { sizesToEvaluate } from '../sizing/problem-sizing.js';
 import { overridesForProblems } from '../sizing/problem-overrides.js';
 import { UsageError } from '../io/usage-error.js';
-import { isGpuVisible } from '../../eval/devices/gpu-detection.js';
+import { isGpuVisible } from '../../backends/nvidia/gpu-detection.js';
 
 /** What a batch needs of `kforge eval`'s dependencies (tests replace them). */
 export interface BatchDependencies {
@@ -99,7 +101,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     checkDeviceMemoryVariable(io.environment);
     const readFolder = problemFolderReaderFor(io);
     const pairs = await problemFoldersChecked(await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench }), options, readFolder);
-    const backend = options.backend ?? ((await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))()) ? 'cuda' : 'cpu');
+    const backend = options.backend ?? defaultBackendFor(await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))());
     const sizes = new Map<string, Record<string, number | boolean>>();
     const problems = [...new Set(pairs.map((pair) => pair.problemPath))];
     // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
@@ -118,7 +120,7 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
       problemFolders: readFolder,
       kind: 'local',
       wiring: { environment: io.environment, cwd: io.cwd, logger, cacheDirectory: options.cacheDir },
-      pipeline: backend === 'cpu' ? {} : { cudaDevices: [`cuda:${options.device ?? 0}`] },
+      pipeline: pipelineDevicesFor(backend, options.device),
       ...(createEvaluator ? { create: () => createEvaluator({ logger, cacheDirectory: options.cacheDir }) } : {}),
     });
     const colors = picocolors.createColors(io.color && process.stderr.isTTY === true);

@@ -1,3 +1,4 @@
+import { backendChoices } from '../../backends/registry.js';
 import type { Command } from 'commander';
 import { DEFAULT_GUARD_POLICY, guardPolicyHelp } from '../../core/guard-policies.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
@@ -24,7 +25,7 @@ export function registerEvalCommand(program: Command, dependencies: EvalCommandD
       'problem file (KernelBench format: Model, get_inputs, get_init_inputs) or problem folder (reference.py, shapes.py, problem.yaml: every shape; docs/problems.md); or PROBLEM:CANDIDATE pairs, or folders of them (docs/batch.md)',
     )
     .argument('[candidates...]', 'candidate files defining class ModelNew (several: a batch, one JSON line each with --json)')
-    .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu)')
+    .option('--backend <backend>', `${backendChoices()} (default: cuda when a GPU is visible, else cpu)`)
     .option('--precision <precision>', "fp32, fp16, bf16 (cast to that dtype) or native (the problem's own dtypes: fp8, bf16, fp16, packed) (default: fp32)")
     .option('--tolerance <profile>', 'kernelbench (atol=rtol=1e-2) or strict (default: kernelbench)')
     .option('--preset <preset>', 'problem size preset: cpu or gpu (default: cpu on the cpu backend, else gpu)')

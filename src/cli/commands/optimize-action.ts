@@ -1,3 +1,5 @@
+import { defaultBackendFor, runsOnHost } from '../../backends/registry.js';
+import { pipelineDevicesFor } from '../evaluator/pipeline-devices.js';
 import path from 'node:path';
 import picocolors from 'picocolors';
 import type { Logger } from 'pino';
@@ -19,7 +21,7 @@ import type { Backend } from '../../core/verdict.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
 import { CandidateUnevaluatedError } from '../../agent/run/candidate-unevaluated-error.js';
-import { detectGpus, type DetectedGpu } from '../../eval/devices/gpu-detection.js';
+import { detectGpus, type DetectedGpu } from '../../backends/nvidia/gpu-detection.js';
 import type { KernelModel } from '../../llm/kernel-model.js';
 import { ModelConfigurationError } from '../../llm/model-configuration-error.js';
 import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../store/sqlite/open-run-store.js';
@@ -127,9 +129,9 @@ function gpusVisible(io: CliIo, gpus: DetectedGpu[]): boolean {
 
 /** The backend when none is asked for: cuda when a GPU is visible, else cpu (as `kforge eval` decides). */
 async function defaultBackend(io: CliIo, gpus: DetectedGpu[]): Promise<Backend> {
-  if (gpusVisible(io, gpus)) return 'cuda';
+  if (gpusVisible(io, gpus)) return defaultBackendFor(true);
   io.stderr.write('kforge optimize: no GPU is visible, so the backend is cpu (pass --backend to choose)\n');
-  return 'cpu';
+  return defaultBackendFor(false);
 }
 
 /**
@@ -196,7 +198,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
             kind: 'local',
             wiring: { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
             // The run's requests name one device (`--device`); the pipeline's only device is that one.
-            pipeline: { sizing: WARM_ONE_OF_EACH, ...(backend === 'cpu' ? {} : { cudaDevices: [`cuda:${deviceIndex ?? 0}`] }) },
+            pipeline: { sizing: WARM_ONE_OF_EACH, ...pipelineDevicesFor(backend, deviceIndex) },
             ...(createEvaluator ? { create: () => createEvaluator({ logger, backend }) } : {}),
           },
     );
@@ -207,7 +209,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
       store,
       model,
       evaluator: opened.evaluator,
-      ...(backend !== 'cpu' && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
+      ...(!runsOnHost(backend) && gpuName ? { target: describeNamedDevice(gpuName, backend) } : {}),
       onEvent: routeProblemEvents(model, progress.onEvent),
       signal: controller.signal,
     };

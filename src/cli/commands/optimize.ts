@@ -1,3 +1,4 @@
+import { backendChoices } from '../../backends/registry.js';
 import type { Command } from 'commander';
 import { DEFAULT_MAX_CANDIDATES, DEFAULT_STALL_AFTER } from '../../agent/run/optimize-defaults.js';
 import { STALL_POLICIES } from '../../agent/search/state/stall-policies.js';
@@ -41,7 +42,7 @@ export function registerOptimizeCommand(program: Command, dependencies: Optimize
     .option('--max-gpu-seconds <s>', 'device seconds for the whole run')
     .option('--target-speedup <x>', 'stop a problem once a correct kernel is this much faster than the best baseline')
     .option('--concurrency <n>', 'model calls at once for this provider')
-    .option('--backend <backend>', 'cuda, triton or cpu (default: with --redis, what the connected workers serve; else cuda when a GPU is visible, else cpu)')
+    .option('--backend <backend>', `${backendChoices()} (default: with --redis, what the connected workers serve; else cuda when a GPU is visible, else cpu)`)
     .option('--precision <precision>', "fp32, fp16, bf16 or native (the problem's own dtypes) (default fp32)")
     .option('--tolerance <profile>', 'kernelbench or strict (default kernelbench)')
     .option('--guard-policy <policy>', `guard policy of every evaluation: ${guardPolicyHelp()} (default ${DEFAULT_GUARD_POLICY}; see docs/guard.md)`)

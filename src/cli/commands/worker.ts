@@ -1,15 +1,16 @@
+import { backendChoices, backendsOfKind, defaultBackendFor, runsOnHost } from '../../backends/registry.js';
 import type { Command } from 'commander';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 import { createCliLogger, LOG_FORMATS } from '../io/cli-logger.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { BACKENDS, type Backend } from '../../core/verdict.js';
-import { detectVisibleCudaDevices } from '../../eval/devices/cuda-devices.js';
+import { detectVisibleCudaDevices } from '../../backends/nvidia/cuda-devices.js';
 import { DeviceLockHeldError } from '../../eval/pipeline/device-lock-held-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALL_TIMEOUT_MS, QueueWorker, type QueueWorkerEvent } from '../../queue/redis/queue-worker.js';
 import { EvaluatorSetupError } from '../../eval/evaluator-setup-error.js';
-import { hostGpuName } from '../../eval/devices/host-device-names.js';
+import { hostGpuName } from '../../backends/nvidia/host-device-names.js';
 import { DEFAULT_QUEUE_NAME, QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { EXIT, resolveCliIo, type CliIo, type TextSink } from '../io/cli-io.js';
@@ -62,10 +63,11 @@ interface WorkerDevices {
 
 /** The backend, devices, lock names and concurrency the flags ask for, checked against the visible GPUs. */
 async function resolveDevices(flags: WorkerFlags, io: CliIo, visible: (environment: NodeJS.ProcessEnv) => Promise<string[]>): Promise<WorkerDevices> {
-  const gpusVisible = flags.backend === 'cpu' ? [] : await visible(io.environment);
-  const backend = flags.backend ?? (gpusVisible.length > 0 ? 'cuda' : 'cpu');
-  if (backend === 'cpu') {
-    if (flags.gpus) throw new UsageError('`--gpus` is for the cuda and triton backends; a cpu worker times on the CPU (use --concurrency for jobs at once)');
+  const gpusVisible = flags.backend && runsOnHost(flags.backend) ? [] : await visible(io.environment);
+  const backend = flags.backend ?? defaultBackendFor(gpusVisible.length > 0);
+  if (runsOnHost(backend)) {
+    if (flags.gpus)
+      throw new UsageError(`\`--gpus\` is for the ${backendsOfKind('gpu')} backends; a cpu worker times on the CPU (use --concurrency for jobs at once)`);
     return { backend, devices: ['cpu'], deviceLocks: [], concurrency: flags.concurrency ?? 1 };
   }
   if (flags.concurrency !== undefined) throw new UsageError('`--concurrency` is for the cpu backend; a GPU worker runs one evaluation per GPU of --gpus');
@@ -175,7 +177,7 @@ export function registerWorkerCommand(program: Command, dependencies: WorkerComm
     .description(COMMAND_DESCRIPTIONS.worker)
     .option('--redis <url>', 'the Redis the coordinators use, e.g. redis://127.0.0.1:6379')
     .option('--gpus <list>', 'GPU indices this worker owns, e.g. 0,1 (default: every visible GPU); no two workers of a host may share one')
-    .option('--backend <backend>', 'cuda, triton or cpu (default: cuda when a GPU is visible, else cpu); cuda and triton workers take jobs of both')
+    .option('--backend <backend>', `${backendChoices()} (default: cuda when a GPU is visible, else cpu); ${backendsOfKind('gpu')} workers take jobs of both`)
     .option('--queue <name>', `queue name shared with the coordinators (default ${DEFAULT_QUEUE_NAME})`)
     .option('--concurrency <n>', 'jobs at once on the cpu backend (default 1); GPU workers run one per GPU')
     .option(

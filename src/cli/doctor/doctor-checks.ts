@@ -4,6 +4,8 @@ import { execa } from 'execa';
 import { z } from 'zod';
 import type { Backend } from '../../core/verdict.js';
 import type { DoctorCheck, ToolRun, ToolRunner } from './doctor-check.js';
+import { backendChecks, backendPackages, runBackendTools, runnableBackends } from './backend-checks.js';
+import { backendsRequiring } from '../../backends/registry.js';
 import { isolationCheck } from './doctor-isolation.js';
 import { defaultBaselineCacheDirectory } from '../../eval/cache/baseline-cache.js';
 import { sandboxPolicy } from '../../eval/process/worker-sandbox.js';
@@ -42,11 +44,13 @@ try:
     info["numpy"] = numpy.__version__
 except Exception:
     info["numpy"] = None
-try:
-    from importlib.metadata import version
-    info["triton"] = version("triton")
-except Exception:
-    info["triton"] = None
+info["packages"] = {}
+for name in sys.argv[1:]:
+    try:
+        from importlib.metadata import version
+        info["packages"][name] = version(name)
+    except Exception:
+        info["packages"][name] = None
 print(json.dumps(info))
 `;
 
@@ -62,7 +66,8 @@ const probeSchema = z.object({
   torch_headers: z.boolean().optional(),
   pybind11_headers: z.boolean().optional(),
   numpy: z.string().nullable(),
-  triton: z.string().nullable(),
+  /** The versions of the backends' own Python distributions (null: not installed), named after the probe's arguments. */
+  packages: z.record(z.string(), z.string().nullable()).default({}),
 });
 type Probe = z.infer<typeof probeSchema>;
 
@@ -83,10 +88,9 @@ export interface DoctorOptions {
 /** Checks everything the evaluator needs and says, for each missing piece, what installs it. */
 export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorReport> {
   const run = options.run ?? execaToolRunner;
-  const [probeRun, smi, nvcc, gxx, ninja] = await Promise.all([
-    run(options.python, ['-c', PROBE], 120_000),
-    run('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader'], 15_000),
-    run('nvcc', ['--version'], 15_000),
+  const [probeRun, backendAnswers, gxx, ninja] = await Promise.all([
+    run(options.python, ['-c', PROBE, ...backendPackages().map((check) => check.distribution)], 120_000),
+    runBackendTools(run),
     run('g++', ['--version'], 15_000),
     run('ninja', ['--version'], 15_000),
   ]);
@@ -100,7 +104,7 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
       ? `${options.python} is Python ${probe.python} (${probe.executable})`
       : `\`${options.python}\` did not run: ${firstLine(probeRun.stderr) || 'not found'}`,
     fix: 'apt-get install -y python3, or set KFORGE_PYTHON to a Python 3.9+ executable',
-    requiredFor: ['cpu', 'cuda', 'triton'],
+    requiredFor: backendsRequiring('python'),
   });
   if (probe) checks.push(...(await torchChecks(probe, options.python, run, options.environment ?? process.env)));
   checks.push(
@@ -110,49 +114,22 @@ export async function runDoctorChecks(options: DoctorOptions): Promise<DoctorRep
       ok: probe?.python_headers === true,
       detail: probe?.python_headers ? 'Python.h found' : 'Python.h is missing: C++ extensions cannot build',
       fix: 'apt-get install -y python3-dev',
-      requiredFor: ['cpu', 'cuda'],
+      requiredFor: backendsRequiring('python-headers'),
     },
-    tool('g++', 'g++', gxx, firstLine(gxx.stdout), 'apt-get install -y g++', ['cpu', 'cuda']),
-    tool('ninja', 'ninja', ninja, ninja.stdout.trim(), 'apt-get install -y ninja-build', ['cpu', 'cuda']),
+    tool('g++', 'g++', gxx, firstLine(gxx.stdout), 'apt-get install -y g++'),
+    tool('ninja', 'ninja', ninja, ninja.stdout.trim(), 'apt-get install -y ninja-build'),
     {
       id: 'worker',
       label: 'kforge worker',
       ok: existsSync(path.join(options.workerDirectory, 'kforge_worker', '__main__.py')),
       detail: path.join(options.workerDirectory, 'kforge_worker'),
       fix: 'run kforge from a complete checkout, or set KFORGE_WORKER_DIR to the folder holding kforge_worker/',
-      requiredFor: ['cpu', 'cuda', 'triton'],
+      requiredFor: backendsRequiring('worker'),
     },
-    {
-      id: 'gpu',
-      label: 'GPUs (nvidia-smi)',
-      ok: smi.ok && smi.stdout.trim().length > 0,
-      detail: smi.ok ? smi.stdout.trim().split('\n').join('; ') : 'no NVIDIA GPU visible',
-      fix: 'install the NVIDIA driver so that `nvidia-smi` lists the GPU',
-      requiredFor: ['cuda', 'triton'],
-    },
-    tool(
-      'nvcc',
-      'nvcc (CUDA toolkit)',
-      nvcc,
-      /release [\d.]+/.exec(nvcc.stdout)?.[0] ?? firstLine(nvcc.stdout),
-      'install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME)',
-      ['cuda'],
-    ),
-    {
-      id: 'triton',
-      label: 'Triton',
-      ok: Boolean(probe?.triton),
-      detail: probe?.triton ? `triton ${probe.triton}` : 'not installed',
-      fix: 'pip install triton',
-      requiredFor: ['triton'],
-    },
+    ...backendChecks(backendAnswers, probe?.packages ?? null),
   );
   checks.push(await isolationCheck({ python: options.python, environment: options.environment ?? process.env, run }));
-  const backends = {
-    cpu: checks.every((check) => check.ok || !check.requiredFor.includes('cpu')),
-    cuda: checks.every((check) => check.ok || !check.requiredFor.includes('cuda')),
-    triton: checks.every((check) => check.ok || !check.requiredFor.includes('triton')),
-  };
+  const backends = runnableBackends(checks);
   return { python: options.python, checks: checks.map(withoutFixWhenOk), backends };
 }
 
@@ -176,19 +153,19 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner, enviro
         ok: false,
         detail: `not importable by ${python}: ${probe.torch_error ?? 'unknown error'}`,
         fix: fix ?? `${DEBIAN_INSTALL_LINE} (or: ${python} -m pip install torch numpy)`,
-        requiredFor: ['cpu', 'cuda', 'triton'],
+        requiredFor: backendsRequiring('torch'),
       },
     ];
   }
   return [
-    { id: 'torch', label: 'PyTorch', ok: true, detail: `torch ${probe.torch}`, requiredFor: ['cpu', 'cuda', 'triton'] },
+    { id: 'torch', label: 'PyTorch', ok: true, detail: `torch ${probe.torch}`, requiredFor: backendsRequiring('torch') },
     {
       id: 'numpy',
       label: 'numpy',
       ok: Boolean(probe.numpy),
       detail: probe.numpy ? `numpy ${probe.numpy}` : 'not installed',
       fix: 'apt-get install -y python3-numpy',
-      requiredFor: ['cpu', 'cuda', 'triton'],
+      requiredFor: backendsRequiring('numpy'),
     },
     {
       id: 'torch-headers',
@@ -201,7 +178,7 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner, enviro
             ? 'pybind11/pybind11.h is missing: load_inline cannot build C++ or CUDA candidates'
             : 'torch/extension.h and pybind11 found',
       fix: "apt-get install -y libtorch-dev pybind11-dev (Debian's python3-torch ships without them; pip wheels of torch include both)",
-      requiredFor: ['cpu', 'cuda'],
+      requiredFor: backendsRequiring('torch-headers'),
     },
     {
       id: 'torch-compile',
@@ -211,7 +188,7 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner, enviro
         ? `available: the compile baseline is timed, ${compileCache ? `compiled once per machine (the reference worker's caches in ${compileCache})` : 'compiled afresh by every reference worker (KFORGE_COMPILE_CACHE=0 or KFORGE_SANDBOX=0)'}`
         : `torch ${probe.torch} has no torch.compile: only the eager baseline is timed`,
       fix: 'PyTorch 2.x has torch.compile: pip install "torch>=2"',
-      requiredFor: [],
+      requiredFor: backendsRequiring('torch-compile'),
     },
     {
       id: 'torch-cuda',
@@ -221,7 +198,7 @@ async function torchChecks(probe: Probe, python: string, run: ToolRunner, enviro
         ? `CUDA ${probe.torch_cuda} available`
         : `torch ${probe.torch} sees no CUDA device${probe.torch_cuda ? '' : ' (a CPU-only build)'}`,
       fix: 'install a CUDA build of PyTorch (https://pytorch.org/get-started/locally/) on a machine with an NVIDIA GPU',
-      requiredFor: ['cuda', 'triton'],
+      requiredFor: backendsRequiring('torch-cuda'),
     },
   ];
 }
@@ -234,8 +211,8 @@ async function alternativePython(python: string, run: ToolRunner): Promise<strin
   return other.ok ? `set KFORGE_PYTHON=${system} (it has torch ${other.stdout.trim()})` : null;
 }
 
-function tool(id: string, label: string, result: ToolRun, version: string, fix: string, requiredFor: Backend[]): DoctorCheck {
-  return { id, label, ok: result.ok, detail: result.ok ? version || 'found' : 'not found', fix, requiredFor };
+function tool(id: string, label: string, result: ToolRun, version: string, fix: string): DoctorCheck {
+  return { id, label, ok: result.ok, detail: result.ok ? version || 'found' : 'not found', fix, requiredFor: backendsRequiring(id) };
 }
 
 function parseProbe(result: ToolRun): Probe | null {

@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../backends/registry.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
@@ -88,7 +89,7 @@ export function createLocalPipelinedEvaluator(
  * reference worker, so two workers on a small host do not import torch a dozen times at once.
  */
 export function workerPipelineOptions(wiring: WorkerEvaluatorWiring): Pick<PipelinedEvaluatorOptions, 'sizing' | 'cudaDevices'> {
-  return wiring.backend === 'cpu'
+  return runsOnHost(wiring.backend)
     ? { sizing: { warmCandidatesPerDevice: wiring.concurrency, warmReferencesPerDevice: 1 } }
     : { cudaDevices: wiring.cudaDevices };
 }

@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../backends/registry.js';
 import type { Logger } from 'pino';
 import type { Backend } from '../../core/verdict.js';
 import { openRedisJobQueue, type BullmqJobQueue, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
@@ -42,7 +43,7 @@ export async function openRemoteEvaluation(options: RemoteEvaluationOptions): Pr
   if (options.slots !== undefined) options.stderr.write(`kforge optimize: evaluating through ${where}, ${slots} at once (--remote-slots)\n`);
   else if (slots === 0)
     options.stderr.write(
-      `kforge optimize: no ${options.backend} worker is connected to ${where} yet; evaluations wait for one (start one with: kforge worker --redis ${redactRedisUrl(options.url)}${options.backend === 'cpu' ? ' --backend cpu' : ''})\n`,
+      `kforge optimize: no ${options.backend} worker is connected to ${where} yet; evaluations wait for one (start one with: kforge worker --redis ${redactRedisUrl(options.url)}${runsOnHost(options.backend) ? ` --backend ${options.backend}` : ''})\n`,
     );
   else options.stderr.write(`kforge optimize: evaluating through ${where} on the workers' ${slots} device${slots === 1 ? '' : 's'}\n`);
   const evaluator = new JobQueueEvaluator(jobQueue, { slots: () => slots });

@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import os from 'node:os';
 import path from 'node:path';
 import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
@@ -90,7 +91,7 @@ function summaryOf(audit: ProblemAudit): string {
 export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: DryRunOptions): Promise<number> {
   const { evaluation } = plan;
   // The preset an evaluation would use: the run's, else the backend's own (as the evaluator picks it).
-  const preset = evaluation.preset ?? (evaluation.backend === 'cpu' ? 'cpu' : 'gpu');
+  const preset = evaluation.preset ?? backendModule(evaluation.backend).detect.kind;
   const auditOptions: ProblemAuditorOptions = {
     ...options.auditor,
     preset,

@@ -1,3 +1,4 @@
+import { backendModule, runsOnHost } from '../../backends/registry.js';
 import path from 'node:path';
 import { WORKER_DIRECTORY } from '../../core/repository-paths.js';
 import type { Backend, Precision, Preset } from '../../core/verdict.js';
@@ -61,7 +62,7 @@ export function evaluationBudgetMs(flags: Pick<SizingFlags, 'evalBudget'>, backe
   if (flags.evalBudget === undefined) return undefined;
   const budgetMs = parseDuration(flags.evalBudget, '--eval-budget');
   if (budgetMs <= 0) throw new UsageError(`expected \`--eval-budget\` to be a positive duration such as 60s or 5m, got \`${flags.evalBudget}\``);
-  if (backend !== 'cpu') {
+  if (!runsOnHost(backend)) {
     throw new UsageError(
       `\`--eval-budget\` times the reference on this host's CPU, so it sizes evaluations on the cpu backend only, not ${backend}: give the sizes with --set NAME=VALUE`,
     );
@@ -91,7 +92,7 @@ export async function sizesToEvaluate(
   if (!flags.fit && budgetMs === undefined && !checking) return overrides;
   const sizing = flags.fit || budgetMs !== undefined;
   // On the cpu backend --fit times the problem too, to say how long its sizes take.
-  const timeBudgetMs = backend === 'cpu' && sizing ? (budgetMs ?? OFFERED_EVALUATION_MS) : undefined;
+  const timeBudgetMs = runsOnHost(backend) && sizing ? (budgetMs ?? OFFERED_EVALUATION_MS) : undefined;
   let estimated = await estimateFor(problemPath, backend, flags, io, overrides, { capacity: sizing, timeBudgetMs });
   if (!estimated.ok && estimated.cause === 'command' && timeBudgetMs !== undefined && budgetMs === undefined) {
     // The time is --fit's advice only: a probe that did not finish leaves the sizing by memory.
@@ -119,7 +120,7 @@ export async function sizesToEvaluate(
     }
     return overrides;
   }
-  if (!estimate.fit) throw new ProblemTooLargeError(problemPath, backend === 'cpu' ? 'cpu' : `cuda:${flags.device ?? 0}`, estimate, capacity);
+  if (!estimate.fit) throw new ProblemTooLargeError(problemPath, backendModule(backend).detect.deviceName(flags.device), estimate, capacity);
   const seconds = evaluationSecondsAt(estimate, estimate.fit.overrides);
   const byTime = timeFitWords(estimate);
   const time = seconds === null ? '' : `; ${formatEvaluationTime(seconds)} per evaluation on this machine`;
@@ -127,7 +128,7 @@ export async function sizesToEvaluate(
     seconds !== null && seconds * 1000 > OFFERED_EVALUATION_MS && byTime
       ? ` (${byTime}: --eval-budget ${formatBudgetFlag(OFFERED_EVALUATION_MS)} evaluates it so)`
       : '';
-  const device = backend === 'cpu' ? 'cpu' : `cuda:${flags.device ?? 0}`;
+  const device = backendModule(backend).detect.deviceName(flags.device);
   io.stderr.write(
     `${options.command}: ${name} needs about ${formatBytes(estimate.evaluation_bytes)} at ${asked}, more than the ${formatBytes(capacity)} of ${device}; evaluating it with ${setFlags(estimate.fit.overrides)} (about ${formatBytes(estimate.fit.evaluation_bytes)}${time}), recorded as problem_overrides${offer}\n`,
   );
@@ -182,7 +183,7 @@ async function estimateFor(
   overrides: Record<string, number | boolean>,
   asked: { capacity: boolean; timeBudgetMs: number | undefined },
 ): Promise<{ ok: true; estimate: SizeEstimate; capacity: number | null } | { ok: false; message: string; cause: 'problem' | 'input' | 'command' }> {
-  const device = backend === 'cpu' ? 'cpu' : `cuda:${flags.device ?? 0}`;
+  const device = backendModule(backend).detect.deviceName(flags.device);
   const capacity = asked.capacity ? await deviceCapacityBytes(device, io.environment) : null;
   const estimated = await estimateEvaluationSize({
     python: pythonExecutable(io.environment),
@@ -191,7 +192,7 @@ async function estimateFor(
     problemPath,
     preset: flags.preset,
     precision: flags.precision,
-    deviceType: backend === 'cpu' ? 'cpu' : 'cuda',
+    deviceType: backendModule(backend).detect.torchDevice,
     overrides,
     capacityBytes: capacity,
     timing: flags.timing,
@@ -212,11 +213,11 @@ export async function tooLargeWithTime(
   flags: SizingFlags,
   io: CliIo,
 ): Promise<ProblemTooLargeError> {
-  if (backend !== 'cpu' || error.estimate.time) return error;
+  if (!runsOnHost(backend) || error.estimate.time) return error;
   const estimated = await estimateFor(problemPath, backend, flags, io, parseOverrides(flags.set), {
     capacity: true,
     timeBudgetMs: OFFERED_EVALUATION_MS,
   }).catch(() => null);
   if (!estimated?.ok || !estimated.estimate.time) return error;
-  return new ProblemTooLargeError(problemPath, 'cpu', estimated.estimate, estimated.capacity ?? error.capacityBytes);
+  return new ProblemTooLargeError(problemPath, backendModule(backend).detect.deviceName(), estimated.estimate, estimated.capacity ?? error.capacityBytes);
 }

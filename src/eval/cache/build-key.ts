@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { backendModule } from '../../backends/registry.js';
 import { backendSchema, type Backend } from '../../core/verdict.js';
 import type { WorkerEnvironment } from '../process/protocol.js';
 
@@ -18,7 +19,7 @@ export const buildKeyMaterialSchema = z.object({
   backend: backendSchema,
   torch: z.string(),
   cuda: z.string().nullable(),
-  /** Compute capability built for (`9.0`); null on the cpu backend. */
+  /** Compute capability built for (`9.0`); null where the backend's build does not depend on it (`build.ts`). */
   capability: z.string().nullable(),
   python: z.string().nullable(),
   /** Host processor model: host code may be built for it (`-march=native`). */
@@ -50,19 +51,19 @@ function text(value: unknown): string | null {
 /** The key material of one candidate build. */
 export function buildKeyMaterialOf(inputs: BuildKeyInputs): BuildKeyMaterial {
   const { environment, backend } = inputs;
-  const gpu = backend !== 'cpu';
+  const toolchain = backendModule(backend).build.toolchainKey(environment, inputs.parentEnvironment);
   return buildKeyMaterialSchema.parse({
     format: BUILD_KEY_FORMAT,
     source_sha256: inputs.sourceSha256,
     backend,
     torch: environment.torch,
     cuda: environment.cuda,
-    capability: gpu ? text(environment.capability) : null,
+    capability: toolchain.capability,
     python: text(environment.python),
     host_cpu: text(environment.cpu),
     compiler: inputs.compiler,
-    nvcc: gpu ? text(environment.nvcc) : null,
-    arch_list: gpu ? text(inputs.parentEnvironment.TORCH_CUDA_ARCH_LIST) : null,
+    nvcc: toolchain.nvcc,
+    arch_list: toolchain.arch_list,
   });
 }
 

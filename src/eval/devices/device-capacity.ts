@@ -1,6 +1,6 @@
 import os from 'node:os';
-import { detectGpus } from './gpu-detection.js';
-import { hostGpuName } from './host-device-names.js';
+import { detectGpus } from '../../backends/nvidia/gpu-detection.js';
+import { hostGpuName } from '../../backends/nvidia/host-device-names.js';
 
 /** The variable that sets a device's memory budget by hand (any backend; `cpu` means the host's memory). */
 export const DEVICE_MEMORY_VARIABLE = 'KFORGE_DEVICE_MEMORY_BYTES';

@@ -1,9 +1,10 @@
+import { backendModule } from '../../backends/registry.js';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { deviceCapacityBytes, parseByteSize } from '../devices/device-capacity.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import type { EvaluationSettings } from '../run/evaluation-settings.js';
-import { hostGpuName } from '../devices/host-device-names.js';
+import { hostGpuName } from '../../backends/nvidia/host-device-names.js';
 import { MachineFaultError } from '../machine-fault-error.js';
 import { MemoryBudget, type BudgetReservation } from '../locks/memory-budget.js';
 import type { BudgetHolder } from '../pipeline-events.js';
@@ -203,7 +204,7 @@ export class DeviceMemoryGate {
             problemPath: settings.problemPath,
             preset: settings.preset,
             precision: settings.precision,
-            deviceType: settings.backend === 'cpu' ? 'cpu' : 'cuda',
+            deviceType: backendModule(settings.backend).detect.torchDevice,
             overrides: settings.overrides,
             timing: settings.timing,
           }),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cudaDeviceNames, detectVisibleCudaDevices, visibleCudaDeviceCount } from '../devices/cuda-devices.js';
+import { cudaDeviceNames, detectVisibleCudaDevices, visibleCudaDeviceCount } from '../../backends/nvidia/cuda-devices.js';
 import { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 

@@ -7,7 +7,7 @@ import type { DevicePool } from './device-pool.js';
 import { EvaluationCancelledError } from '../evaluation-cancelled-error.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
 import { isFileLockHeld, tryAcquireFileLock, type FileLockOptions, type HeldLock } from '../locks/file-lock.js';
-import { hostGpuName } from '../devices/host-device-names.js';
+import { hostGpuName } from '../../backends/nvidia/host-device-names.js';
 
 /**
  * The folder of the host-wide device locks: `kforge-device-locks` in the system's temporary folder

@@ -1,11 +1,12 @@
+import type { DeviceKind } from '../../backends/backend-module.js';
 import { EvaluatorSetupError } from '../evaluator-setup-error.js';
-import { detectVisibleCudaDevices } from '../devices/cuda-devices.js';
+import { detectVisibleCudaDevices } from '../../backends/nvidia/cuda-devices.js';
 import { DevicePool } from './device-pool.js';
 import { sizePipelineForHost, type PipelineSizing } from './pipeline-sizing.js';
 import { Semaphore } from '../locks/semaphore.js';
 
-/** The two kinds of device a pipeline times on. */
-export type LaneKind = 'cpu' | 'gpu';
+/** The kinds of device a pipeline times on, one lane each: a backend's `detect.kind`. */
+export type LaneKind = DeviceKind;
 
 /**
  * One pipeline: its devices, the bounded build pool, and the bound on evaluations in flight

@@ -8,7 +8,7 @@ import type { PipelineSizing } from './pipeline-sizing.js';
 
 export interface PipelinedEvaluatorOptions extends WorkerEvaluatorOptions {
   buildCache: BuildCache;
-  /** CUDA devices of the cuda and triton backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
+  /** CUDA devices of the GPU backends; default: every visible one (CUDA_VISIBLE_DEVICES respected). */
   cudaDevices?: readonly string[];
   /** Overrides of the sizing derived from the host's cores and memory. */
   sizing?: Partial<PipelineSizing>;

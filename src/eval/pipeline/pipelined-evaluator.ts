@@ -5,6 +5,7 @@
  * `pipelined-evaluator-options.ts`, the device lease in `device-lease.ts`.
  */
 import { createHash } from 'node:crypto';
+import { backendModule } from '../../backends/registry.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -149,15 +150,15 @@ export class PipelinedEvaluator implements Evaluator {
 
   /** Finds the devices of a backend and starts its warm workers, before the first evaluation. */
   async warmUp(backend: EvaluationRequest['backend']): Promise<readonly string[]> {
-    return (await this.#lane(backend === 'cpu' ? 'cpu' : 'gpu')).devices.devices;
+    return (await this.#lane(backendModule(backend).detect.kind)).devices.devices;
   }
 
   async evaluate(request: EvaluationRequest, options: EvaluateOptions = {}): Promise<Evaluation> {
     if (options.signal?.aborted) throw new EvaluationCancelledError(options.signal.reason);
     const startedAt = this.#now();
     const submittedAtMs = performance.now();
-    const lane = await this.#lane(request.backend === 'cpu' ? 'cpu' : 'gpu');
-    const wanted = request.backend === 'cpu' || request.deviceIndex === undefined ? undefined : deviceSlotOf(request);
+    const lane = await this.#lane(backendModule(request.backend).detect.kind);
+    const wanted = lane.kind === 'cpu' || request.deviceIndex === undefined ? undefined : deviceSlotOf(request);
     if (wanted !== undefined && !lane.devices.devices.includes(wanted)) {
       throw new EvaluatorSetupError(
         `expected the device \`${wanted}\` of the request (\`--device ${request.deviceIndex}\`) to be one of this evaluator's devices, ${lane.devices.devices.join(', ')}`,

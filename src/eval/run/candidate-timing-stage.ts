@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import { randomInt } from 'node:crypto';
 import type { TimingSummary } from '../../core/verdict.js';
 import type { BaselineEntry, MessageOfType, WorkerMessage, WorkerMessageType } from '../process/protocol.js';
@@ -98,7 +99,7 @@ export async function runCandidateTimingStage(options: CandidateTimingStageOptio
   return {
     ok: true,
     value: summarizeTiming({
-      clock: settings.backend === 'cpu' ? 'host' : 'device',
+      clock: backendModule(settings.backend).clock.clock,
       candidate: driven.value.timing,
       batches: driven.value.batches,
       eager: baselines.eager,

@@ -5,6 +5,7 @@
  * judged so far). What needs none of it lives beside it: the requests (`run-requests.ts`), the
  * outcomes, the timing stage, the result's assembly.
  */
+import { runsOnHost } from '../../backends/registry.js';
 import type { Logger } from 'pino';
 import type { CorrectnessSummary, EvaluationResult, StageLimits, TimingSummary } from '../../core/verdict.js';
 import { assembleResult } from './evaluation-result.js';
@@ -228,7 +229,7 @@ export class EvaluationRun {
   /** `hello` describes the machine; on the cpu backend the run's device is the CPU. */
   #environmentOf(hello: MessageOfType<'hello'>): WorkerEnvironment {
     const environment = hello.environment;
-    return this.#context.settings.backend === 'cpu' ? { ...environment, device: 'cpu' } : environment;
+    return runsOnHost(this.#context.settings.backend) ? { ...environment, device: 'cpu' } : environment;
   }
 
   /** What the candidate's sandbox put in place, once its hello arrived (null before, or without a report). */

@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import { effectiveGuardPolicy } from '../../core/guard-policy.js';
 import path from 'node:path';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
@@ -72,8 +73,8 @@ export function resolveEvaluationSettings(request: EvaluationRequest, workingDir
     precision: request.precision,
     toleranceProfile: request.tolerance,
     tolerance: profileTolerance(request.tolerance, request.precision),
-    preset: request.preset ?? (request.backend === 'cpu' ? 'cpu' : 'gpu'),
-    device: request.backend === 'cpu' ? 'cpu' : `cuda:${request.deviceIndex ?? 0}`,
+    preset: request.preset ?? backendModule(request.backend).detect.kind,
+    device: backendModule(request.backend).detect.deviceName(request.deviceIndex),
     trials: request.trials ?? EVALUATION_DEFAULTS.trials,
     perfTrials: request.perfTrials ?? EVALUATION_DEFAULTS.perfTrials,
     warmupTrials: request.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials,

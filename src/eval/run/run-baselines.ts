@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../backends/registry.js';
 import type { Logger } from 'pino';
 import { baselineCacheKey, type BaselineCache, type BaselineKeyMaterial, type CachedBaselines } from '../cache/baseline-cache.js';
 import type { EvaluationSettings } from './evaluation-settings.js';
@@ -21,7 +22,7 @@ export function baselineKeyMaterialOf(settings: EvaluationSettings, problemSha25
     precision: settings.precision,
     backend: settings.backend,
     // Host timings depend on the processor, so the cpu backend keys on its model.
-    device: settings.backend === 'cpu' && typeof environment.cpu === 'string' ? `cpu: ${environment.cpu}` : environment.device,
+    device: runsOnHost(settings.backend) && typeof environment.cpu === 'string' ? `cpu: ${environment.cpu}` : environment.device,
     torch: environment.torch,
     cuda: environment.cuda,
     driver: environment.driver,

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { runsOnHost } from '../../backends/registry.js';
 import { referenceToleranceFields } from '../../core/tolerance.js';
 import type { MessageOfType, WorkerEnvironment } from '../process/protocol.js';
 import { handoverSocketPath, type ScratchDirectory } from '../process/scratch-directory.js';
@@ -36,7 +37,7 @@ function guardField(settings: EvaluationSettings): { policy: string; gate_specia
 
 /** `ceilings` for the speed-of-light bound where the device is known (none on the cpu backend). */
 function ceilingsField(settings: EvaluationSettings, environment: WorkerEnvironment | null): { ceilings?: DeviceCeilings } {
-  if (settings.backend === 'cpu' || !environment) return {};
+  if (runsOnHost(settings.backend) || !environment) return {};
   const ceilings = deviceCeilings(environment.device, settings.precision);
   return ceilings ? { ceilings } : {};
 }

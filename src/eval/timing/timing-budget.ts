@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import type { Backend } from '../../core/verdict.js';
 
 /** Timed calls kept however slow the candidate (docs/spec.md section 5), unless fewer were asked for. */
@@ -8,15 +9,9 @@ export const WARMUP_SHARE = 0.1;
 export const CALLS_SHARE = 0.8;
 /** Default time budget of the timing stage, ms: keeps one evaluation's timing to tens of seconds. */
 export const DEFAULT_TIMING_BUDGET_MS = 30_000;
-/**
- * Default warm-up by time on the GPU backends, ms: a card that meets its power cap lowers its clock
- * within the first second of a heavy kernel, and figures timed before it settled moved by up to
- * 1.65% between processes (docs/benchmarks/timing-h200.md, the clock probe).
- */
-const DEFAULT_GPU_WARMUP_MS = 1000;
-/** The warm-up by time a backend gets when none is asked for: none on cpu, whose clocks do not ramp. */
+/** The warm-up by time a backend gets when none is asked for (its `clock.ts`: none on cpu, whose clocks do not ramp). */
 export function defaultWarmupMs(backend: Backend): number {
-  return backend === 'cpu' ? 0 : DEFAULT_GPU_WARMUP_MS;
+  return backendModule(backend).clock.defaultWarmupMs;
 }
 /** Most warm-up calls a warm-up by time makes (the worker's WARMUP_CALL_LIMIT, timing.py). */
 export const WARMUP_CALL_LIMIT = 1000;

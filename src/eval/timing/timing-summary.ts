@@ -17,7 +17,7 @@ export const CROSS_CHECK_BOUND = 0.1;
 
 export interface TimingSummaryInput {
   /**
-   * What the per-call times measure: `device` (CUDA events on cuda and triton) or `host` (the cpu
+   * What the per-call times measure (the backend's `clock.ts`): `device` (CUDA events on a GPU) or `host` (the cpu
    * backend's monotonic clock, where host-inclusive and per-call time are one figure and nothing is
    * launch-bound: a baseline's batches slower than its single calls there are the machine's load).
    */

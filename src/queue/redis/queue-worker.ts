@@ -32,7 +32,7 @@ export interface QueueWorkerOptions {
   redisUrl: string;
   /** The queue name shared with the coordinators. Default `kforge`. */
   queueName?: string;
-  /** cuda and triton workers take GPU jobs (of either backend); cpu workers take cpu jobs. */
+  /** A worker takes the jobs of its backend's lane (`laneOfBackend`): a GPU backend's worker takes every GPU backend's jobs; a cpu worker cpu jobs. */
   backend: Backend;
   /** The devices evaluations run on as the evaluator names them (`cpu`, or `cuda:0`…). */
   devices: readonly string[];

@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import type { Backend } from '../../core/verdict.js';
 import type { LaneKind } from '../../eval/pipeline/pipeline-lane.js';
 
@@ -7,9 +8,9 @@ export const DEFAULT_QUEUE_NAME = 'kforge';
 /** Queue names: letters, digits, `_`, `.` and `-` (BullMQ forbids `:`), at most 64 characters. */
 export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** The lane that evaluates a backend: cuda and triton jobs both run on GPU workers. */
+/** The lane that evaluates a backend, its `detect.kind`: jobs of every GPU backend run on GPU workers. */
 export function laneOfBackend(backend: Backend): LaneKind {
-  return backend === 'cpu' ? 'cpu' : 'gpu';
+  return backendModule(backend).detect.kind;
 }
 
 /** The BullMQ queue of a lane, e.g. `kforge-cpu`: a cpu worker never takes a GPU job. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { backendChoices, describePerBackend } from '../../backends/registry.js';
 import { DEFAULT_REWARD_GUARD_POLICY, GUARD_POLICIES, guardPolicyNameSchema } from '../../core/guard-policy.js';
 import { REWARD_BASELINES, REWARD_SHAPING_NAMES, rewardShapingInputSchema } from '../../core/reward-shaping-schema.js';
 import { BACKENDS, evaluationResultSchema, PRECISIONS, PRESETS, TOLERANCE_PROFILES, verdictSchema } from '../../core/verdict.js';
@@ -57,7 +58,7 @@ const problemFields = {
 
 /** The evaluation options of an `EvaluationRequest` that a reward request may set; the rest are the server's. */
 export const rewardEvaluationFields = {
-  backend: choice('backend', BACKENDS).describe('where the candidate runs: `cuda`, `triton` or `cpu`'),
+  backend: choice('backend', BACKENDS).describe(`where the candidate runs: ${backendChoices('`')}`),
   precision: choice('precision', PRECISIONS).describe('default fp32').optional(),
   tolerance: choice('tolerance', TOLERANCE_PROFILES).describe('default kernelbench').optional(),
   preset: choice('preset', PRESETS).describe('problem sizes; default `cpu` on the cpu backend, else `gpu`').optional(),
@@ -68,7 +69,7 @@ export const rewardEvaluationFields = {
     .number({ error: `expected \`warmupMs\` to be a number of milliseconds from 0 to ${MAX_REWARD_WARMUP_MS}` })
     .min(0, 'expected `warmupMs` to be at least 0')
     .max(MAX_REWARD_WARMUP_MS, `expected \`warmupMs\` to be at most ${MAX_REWARD_WARMUP_MS}`)
-    .describe('after `warmupTrials`, warm up until this much time has passed (ms); default 1000 on cuda and triton, 0 on cpu')
+    .describe(`after \`warmupTrials\`, warm up until this much time has passed (ms); default ${describePerBackend((module) => module.clock.defaultWarmupMs)}`)
     .optional(),
   guardPolicy: guardPolicyNameSchema('guardPolicy')
     .describe(`the guard's policy (${GUARD_POLICIES.join(', ')}); default \`${DEFAULT_REWARD_GUARD_POLICY}\` (docs/reward.md)`)

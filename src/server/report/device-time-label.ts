@@ -1,9 +1,10 @@
+import { BACKEND_MODULES } from '../../backends/registry.js';
+
 /**
- * What a run's device time is called in a report: `CPU time` on the cpu backend (the evaluations
- * held the host's cores, not a GPU), `GPU time` on cuda and triton, `device time` when unknown.
+ * What a run's device time is called in a report: its backend's `timeLabel` (`CPU time` on the cpu
+ * backend, whose evaluations held the host's cores, `GPU time` on the GPU backends), `device time`
+ * when the backend is unknown.
  */
 export function deviceTimeLabel(backend: string | null | undefined): string {
-  if (backend === 'cpu') return 'CPU time';
-  if (backend === 'cuda' || backend === 'triton') return 'GPU time';
-  return 'device time';
+  return BACKEND_MODULES.find((module) => module.name === backend)?.clock.timeLabel ?? 'device time';
 }

@@ -1,3 +1,4 @@
+import { backendModule } from '../../backends/registry.js';
 import { DEFAULT_REWARD_GUARD_POLICY, effectiveGuardPolicy } from '../../core/guard-policy.js';
 import type { Backend, Precision, Preset, ToleranceProfile } from '../../core/verdict.js';
 import { EVALUATION_DEFAULTS } from '../../eval/run/evaluation-settings.js';
@@ -42,7 +43,7 @@ export function normaliseRewardOptions(given: GivenRewardOptions): RewardEvaluat
     backend: given.backend,
     precision: given.precision ?? 'fp32',
     tolerance: given.tolerance ?? 'kernelbench',
-    preset: given.preset ?? (given.backend === 'cpu' ? 'cpu' : 'gpu'),
+    preset: given.preset ?? backendModule(given.backend).detect.kind,
     trials: given.trials ?? EVALUATION_DEFAULTS.trials,
     perfTrials: skipTiming ? null : (given.perfTrials ?? EVALUATION_DEFAULTS.perfTrials),
     warmupTrials: skipTiming ? null : (given.warmupTrials ?? EVALUATION_DEFAULTS.warmupTrials),

@@ -1,3 +1,4 @@
+import { backendModule } from '../../../backends/registry.js';
 import type { Backend } from '../../../core/verdict.js';
 
 const COMMON_RULES = [
@@ -6,30 +7,9 @@ const COMMON_RULES = [
   'Keep any parameters or buffers the reference has, created in the same order, so seeded weights match.',
 ];
 
-const CPU_RULES = [
-  'Build your C++ at import time with `torch.utils.cpp_extension.load_inline(name=..., cpp_sources=..., functions=[...], extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"])`. Pass `cpp_sources` and `functions`; there are no CUDA sources on this backend.',
-  'OpenMP is allowed (`#pragma omp parallel for`), and so are SIMD-friendly loops the compiler can vectorise.',
-  "In C++ read and write through `tensor.data_ptr<float>()` (or the run precision's type) and do the arithmetic in your own loops; do not call ATen compute functions (`at::relu`, `at::matmul`, `torch::softmax`, …).",
-  'In `forward`, no torch compute ops: only glue such as `.contiguous()`, `.view()`, `.reshape()`, `torch.empty`/`torch.empty_like`, shape queries, and the call into your extension.',
-];
-
-const CUDA_RULES = [
-  'Build with `torch.utils.cpp_extension.load_inline(name=..., cpp_sources=..., cuda_sources=..., functions=[...])`: C++ declarations in `cpp_sources`, kernels and their launchers in `cuda_sources`.',
-  "Do not pass `-arch`/`-gencode` flags: the harness sets the GPU's own architecture. Launch on the current stream (`at::cuda::getCurrentCUDAStream()`) and check launches (`C10_CUDA_KERNEL_LAUNCH_CHECK()`).",
-  'PyTorch builds with `__CUDA_NO_HALF_OPERATORS__` and `__CUDA_NO_HALF_CONVERSIONS__`: for half/bfloat16 use the intrinsics (`__hadd`, `__hmul`, `__float2half`, `__half2float`), not `+`/`*` on `half`.',
-  'A vendor library call (cuBLAS, cuDNN) is allowed only followed by your own fused kernel on the current stream; in `forward`, no torch compute ops, only glue such as `.contiguous()`, `.view()`, `torch.empty_like` and the call into your extension.',
-];
-
-const TRITON_RULES = [
-  'Write the work as `@triton.jit` kernels and launch them from `forward` with an explicit grid; `import triton` and `import triton.language as tl`.',
-  'In `forward`, no torch compute ops: only glue such as `.contiguous()`, `.view()`, `torch.empty_like` for outputs, shape queries and the kernel launches.',
-  "Pick `BLOCK_SIZE`s as `tl.constexpr` powers of two and mask the tails; do not assume the benchmark's exact shape.",
-];
-
-/** The rules a candidate must follow on one backend, one sentence each. */
+/** The rules a candidate must follow on one backend, one sentence each: the shared ones, then its `prompt.ts`. */
 export function backendRules(backend: Backend): string[] {
-  const specific = backend === 'cpu' ? CPU_RULES : backend === 'cuda' ? CUDA_RULES : TRITON_RULES;
-  return [...COMMON_RULES, ...specific];
+  return [...COMMON_RULES, ...backendModule(backend).prompt.rules];
 }
 
 /**

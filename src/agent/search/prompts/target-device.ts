@@ -1,3 +1,4 @@
+import { runsOnHost } from '../../../backends/registry.js';
 import { cpus } from 'node:os';
 import type { Backend, Environment } from '../../../core/verdict.js';
 
@@ -102,7 +103,7 @@ export function describeNamedDevice(name: string, backend: Backend): TargetDevic
 
 /** The target as the evaluator's worker reported it (`environment` of an EvaluationResult). */
 export function targetFromEnvironment(environment: Environment, backend: Backend): TargetDevice {
-  const isCpu = backend === 'cpu';
+  const isCpu = runsOnHost(backend);
   const cpuName = typeof environment.cpu === 'string' ? environment.cpu : null;
   return withKnownCeilings({
     name: isCpu ? (cpuName ?? environment.device) : environment.device,
@@ -118,7 +119,7 @@ export function targetFromEnvironment(environment: Environment, backend: Backend
 }
 
 function withKnownCeilings(target: TargetDevice): TargetDevice {
-  if (target.backend === 'cpu') return target;
+  if (runsOnHost(target.backend)) return target;
   const known = KNOWN_DEVICES.find((device) => device.match.test(target.name));
   if (!known) return target;
   return {

@@ -1,0 +1,5 @@
+import type { BackendDetect } from '../backend-module.js';
+import { nvidiaDetect } from '../nvidia/nvidia-detect.js';
+
+/** The triton backend evaluates on the visible NVIDIA GPUs (src/backends/nvidia/). */
+export const tritonDetect: BackendDetect = nvidiaDetect;
