@@ -159,7 +159,9 @@ def test_a_correct_softmax_passes_the_scale_aware_metric(runs):
     trial = result.judgement["trials"][0]
     assert trial["scale_aware"]["passed"] is True and trial["scale_aware"]["relative_l2_error"] < 1e-6
     audit = result.message("reference", "audit")
-    assert audit["degenerate"] is True and audit["passing"] == ["zeros", "mean"] and audit["trials"] == 2
+    # Two correctness seeds: the second's trial is the stressed one (problem/stress.py), which the
+    # audit of the problem's own inputs leaves out.
+    assert audit["degenerate"] is True and audit["passing"] == ["zeros", "mean"] and audit["trials"] == 1
 
 
 def test_guard_checks_report_what_ran(runs):

@@ -21,6 +21,7 @@ import torch
 from kforge_worker.device.memory_usage import resident_bytes
 from kforge_worker.problem.inputs import input_digest, make_inputs
 from kforge_worker.problem.problem_loader import load_problem
+from kforge_worker.problem.stress import stress_inputs, stressed_seed
 from kforge_worker.roles.size_estimate import measure_shapes, roles
 from kforge_worker.protocol import outputs
 from kforge_worker.protocol.channel import Channel
@@ -101,9 +102,12 @@ def _candidate_outputs(problem_path: Path, directory: Path) -> list:
     """The hand-overs a correct candidate makes for the correctness seeds (relu of the same inputs),
     each with its bytes under `bytes` (written into the pipe when the judge asks)."""
     problem = load_problem(str(problem_path), None, None)
+    stressed = stressed_seed(problem, CORRECTNESS_SEEDS, TIMING_SEEDS)
     entries = []
     for seed in CORRECTNESS_SEEDS:
         inputs = make_inputs(problem, seed, torch.device("cpu"))
+        if seed == stressed:  # the stressed trial's inputs, as both roles make them
+            inputs = stress_inputs(inputs)
         flat = outputs.flatten(torch.relu(inputs[0]))
         entry = {"id": f"correctness-{seed}", "seed": seed, "input_digest": input_digest(inputs), **header_of(flat)}
         entries.append({**entry, "ipc": None, "bytes": flat.leaves[0].numpy().tobytes()})
@@ -174,7 +178,7 @@ def test_the_reference_role_holds_one_trial_and_the_estimate_says_so(tmp_path, m
     problem_path = tmp_path / "relu.py"
     problem_path.write_text(RELU)
     judged = _candidate_outputs(problem_path, tmp_path)
-    monkeypatch.setattr(ReferenceStore.__init__, "__defaults__", (0, ()))
+    monkeypatch.setattr(ReferenceStore.__init__, "__defaults__", (0, (), None))
     # The baselines' trusted batches hold their outputs within a pool (16 of these outputs by
     # default, as many as the calls are fast enough for); here one.
     monkeypatch.setattr(baselines, "BATCH_POOL_BYTES", INPUT_BYTES)

@@ -12,7 +12,7 @@ from kforge_worker.protocol.outputs import flatten
 from kforge_worker.protocol.request import JudgedOutput
 from kforge_worker.roles.reference_store import ReferenceStore
 from kforge_worker.tolerance.degenerate import audit, rounding_floor, scale_aware_threshold
-from kforge_worker.tolerance.judge import ReferenceRecord, judge_trial
+from kforge_worker.tolerance.judge import STRESSED_RELATIVE_L2, ReferenceRecord, judge_trial
 
 CPU = torch.device("cpu")
 
@@ -101,6 +101,26 @@ def test_a_copy_of_the_input_fails_the_stressed_trial_as_stressed_input(tmp_path
     plain = store.compute(11)
     torch.manual_seed(11)
     assert _judged(plain, torch.randn(2, 131072))["check"] is None, "the copy passes a plain trial's tolerance"
+
+
+def test_amplified_rounding_passes_the_stressed_trial_and_a_wrong_path_does_not():
+    """Softmax of inputs scaled by ten, computed through bfloat16: outside 1e-2 elementwise, within
+    a few percent in relative L2 (rounding the scaled inputs amplify), so it passes, saying why. Half
+    the elements copied from a neighbour (an inexact path) is far outside and `stressed-input`."""
+    torch.manual_seed(3)
+    inputs = torch.randn(4, 512) * STRESS_SCALE + STRESS_SHIFT
+    reference = torch.softmax(inputs, dim=-1)
+    record = ReferenceRecord(seed=12, input_digest="d", output=flatten(reference), output_fp64=None, stressed=True)
+    rounded = torch.softmax(inputs.bfloat16().float(), dim=-1)
+    assert not torch.allclose(rounded, reference, atol=1e-2, rtol=1e-2), "the case must leave the tolerance"
+    trial = _judged(record, rounded)
+    assert trial["passed"] and trial["check"] is None, trial
+    assert "rounding that the scaled inputs amplify" in trial["message"]
+    assert 0 < trial["scale_aware"]["relative_l2_error"] <= STRESSED_RELATIVE_L2
+    halved = reference.clone()
+    halved[:, 1::2] = reference[:, 0::2]
+    wrong = _judged(record, halved)
+    assert wrong["check"] == "stressed-input" and "relative L2 error" in wrong["message"]
 
 
 def test_a_stressed_trial_whose_reference_is_not_finite_is_not_judged():

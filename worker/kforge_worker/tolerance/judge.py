@@ -12,7 +12,8 @@ from ..protocol.request import JudgeRequest, JudgedOutput
 from ..problem.stress import DESCRIPTION as STRESS_DESCRIPTION
 from .compare import compare_outputs
 from .precision_loss import precision_loss
-from .scale_aware_judge import judge_scale_aware
+from .degenerate import TRIVIAL_MARGIN
+from .scale_aware_judge import judge_scale_aware, trivial_error
 
 
 @dataclass
@@ -30,8 +31,15 @@ class ReferenceRecord:
     stressed: bool = False
 
 
-#: Checks of a stressed trial that become `stressed-input`: the output is wrong on stressed inputs.
+#: Checks of a stressed trial that are about the output's values.
 STRESSED_CHECKS = ("mismatch", "precision-loss", "nan", "scale-aware-mismatch")
+#: The relative L2 error within which a stressed trial outside its tolerance still passes (and at
+#: most TRIVIAL_MARGIN of a trivial output's). Inputs scaled by ten make an operator that depends
+#: on differences of its inputs (softmax, exp) ten times as sensitive to their rounding, so an
+#: honest kernel in a narrower type (bf16 arithmetic under `kernelbench`'s 1e-2) can leave its
+#: elementwise tolerance there by a few percent; what the trial is for (a copy of a near-identity
+#: operator's input, an inexact path taken on inputs unlike the checks') is off by far more.
+STRESSED_RELATIVE_L2 = 0.1
 
 
 def _finite(flat: outputs.FlatOutput) -> bool:
@@ -42,15 +50,32 @@ def _finite(flat: outputs.FlatOutput) -> bool:
     )
 
 
-def _stressed_outcome(trial: dict) -> None:
-    """A stressed trial's failure of the output's values becomes `stressed-input`, saying so."""
-    if trial["check"] in STRESSED_CHECKS:
-        trial["message"] = (
-            f"on the stressed trial ({STRESS_DESCRIPTION}) the output is wrong: "
-            f"{trial['message'] or trial['check']}; a kernel must be right on every input of the problem, "
-            "not only on inputs that look like the other trials'"
-        )
-        trial["check"] = "stressed-input"
+def _stressed_outcome(trial: dict, record: "ReferenceRecord", candidate: outputs.FlatOutput) -> None:
+    """A stressed trial outside its tolerance: within STRESSED_RELATIVE_L2 it passes, saying why;
+    otherwise (and for a non-finite output) its check becomes `stressed-input`."""
+    if trial["check"] not in STRESSED_CHECKS:
+        return
+    found = trial["message"] or trial["check"]
+    if trial["check"] != "nan":
+        leaves = [leaf for leaf in record.output.leaves if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
+        trivial = min((trivial_error(leaf) for leaf in leaves), default=1.0)
+        threshold = min(STRESSED_RELATIVE_L2, TRIVIAL_MARGIN * trivial)
+        scale_aware = judge_scale_aware(record.output, candidate, threshold)
+        trial["scale_aware"] = {key: value for key, value in scale_aware.items() if key not in ("check", "message")}
+        error = scale_aware["relative_l2_error"]
+        if scale_aware["passed"]:
+            trial["check"] = None
+            trial["message"] = (
+                f"the stressed trial ({STRESS_DESCRIPTION}) is outside the tolerance ({found}), but its "
+                f"relative L2 error {error:.3g} is within {threshold:.3g}: rounding that the scaled inputs amplify"
+            )
+            return
+        found = f"{found}; relative L2 error {error:.3g}, above {threshold:.3g}"
+    trial["message"] = (
+        f"on the stressed trial ({STRESS_DESCRIPTION}) the output is wrong: {found}; a kernel must be "
+        "right on every input of the problem, not only on inputs that look like the other trials'"
+    )
+    trial["check"] = "stressed-input"
 
 
 Lookup = Callable[[int, Optional[int], Optional[dict]], Tuple[Optional[ReferenceRecord], str]]
@@ -133,7 +158,7 @@ def judge_trial(
         trial["check"], trial["message"] = scale_aware.pop("check"), scale_aware.pop("message")
         trial["scale_aware"] = scale_aware
     if record.stressed:
-        _stressed_outcome(trial)
+        _stressed_outcome(trial, record, candidate)
     trial["passed"] = trial["check"] is None
     return trial
 
