@@ -15,7 +15,6 @@ import resource
 import time
 import sys
 
-from ..backends.registry import lists_built_kernels
 from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
 from ..build.build_info import collect_build_info
 from ..build.candidate_kernels import sources as own_kernel_sources
@@ -179,10 +178,12 @@ class CandidateRun:
         guard.snapshot_state()
         guard.send = send
         self.modules_before = set(sys.modules)
-        built = build_candidate(request.candidate, request.build_dir, self.device, problem_names(self.problem))
+        built = build_candidate(
+            request.candidate, request.build_dir, run.backend, self.device, problem_names(self.problem)
+        )
         check_loaded(guard.forbidden, self.modules_before, "importing the candidate")
         guard.watch_extensions(built.extensions, findings)
-        build_info = collect_build_info(built.shared_objects) if lists_built_kernels(run.backend) else None
+        build_info = collect_build_info(built.shared_objects) if run.backend.build.lists_built_kernels else None
         if build_info is not None:
             send("build-info", **build_info)
         if self.device.type == "cuda" and guard.enabled:
