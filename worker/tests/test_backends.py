@@ -13,6 +13,7 @@ from kforge_worker.backends import registry
 from kforge_worker.backends.backend import Backend
 from kforge_worker.protocol.channel import ProtocolError
 from kforge_worker.protocol.errors import classify
+from kforge_worker.protocol.request import parse_reference_request
 from kforge_worker.protocol.run_device import backend_of_device, resolve_device
 
 WORKER_ROOT = Path(__file__).resolve().parent.parent
@@ -61,24 +62,25 @@ def test_the_requests_backends_are_the_registrys():
 
 def test_an_unknown_backend_is_the_requests_fault_and_names_the_registrys():
     with pytest.raises(ProtocolError, match="expected `backend` to be one of cuda, triton, cpu, got 'rocm'"):
-        resolve_device("rocm", "cpu")
+        parse_reference_request({"type": "reference", "problem": "problem.py", "backend": "rocm"})
     assert registry.described() == "cuda, triton or cpu"
 
 
 def test_each_backend_checks_its_device():
-    assert resolve_device("cpu", "cpu").type == "cpu"
+    cpu, cuda = registry.backend_for("cpu"), registry.backend_for("cuda")
+    assert resolve_device(cpu, "cpu").type == "cpu"
     with pytest.raises(ProtocolError, match="the cpu backend runs on device `cpu`, got 'cuda:0'"):
-        resolve_device("cpu", "cuda:0")
+        resolve_device(cpu, "cuda:0")
     for name in ("cuda", "triton"):
         with pytest.raises(ProtocolError, match=f"the {name} backend runs on `cuda:N`, got 'cpu'"):
-            resolve_device(name, "cpu")
+            resolve_device(registry.backend_for(name), "cpu")
     with pytest.raises(ProtocolError, match="expected `device` to be `cpu` or `cuda:N`, got 'gpu'"):
-        resolve_device("cuda", "gpu")
+        resolve_device(cuda, "gpu")
 
 
 def test_a_device_named_alone_runs_its_types_first_backend():
-    assert backend_of_device("cpu") == "cpu"
-    assert backend_of_device("cuda:1") == "cuda"
+    assert backend_of_device("cpu").name == "cpu"
+    assert backend_of_device("cuda:1").name == "cuda"
     with pytest.raises(ProtocolError, match="expected `device` to be"):
         backend_of_device("gpu")
     assert registry.backend_for_device("meta") is None
@@ -98,7 +100,8 @@ def test_the_guards_names_come_from_the_backends():
     assert registry.STREAM_CALLS == ("triton.runtime.driver.active.get_current_stream",)
     suffix = registry.JIT_LAUNCH_SUFFIXES[0]
     assert suffix.fullmatch("0d1d2de") and not suffix.fullmatch("fused")
-    assert registry.lists_built_kernels("cuda") and not registry.lists_built_kernels("triton")
+    assert registry.backend_for("cuda").build.lists_built_kernels
+    assert not registry.backend_for("triton").build.lists_built_kernels
 
 
 def test_the_timing_routine_uses_events_where_the_backends_say():

@@ -113,9 +113,9 @@ def test_the_packages_are_found():
     assert "kforge_worker.roles.candidate_role" in graph
     assert "kforge_worker.guard.static.analysis" in graph
     assert "kforge_sandbox.launch" in graph
-    # Relative imports resolve: the candidate role imports the channel and the static stage.
+    # Relative imports resolve: the candidate role imports the channel, the stage checks the static stage.
     assert "kforge_worker.protocol.channel" in graph["kforge_worker.roles.candidate_role"]
-    assert "kforge_worker.guard.static_stage" in graph["kforge_worker.roles.candidate_role"]
+    assert "kforge_worker.guard.static_stage" in graph["kforge_worker.guard.stage_checks"]
 
 
 def test_module_level_imports_have_no_cycle():

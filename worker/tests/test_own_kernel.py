@@ -28,7 +28,7 @@ from kforge_worker.guard import attribution
 from kforge_worker.guard.kernel_trace import CALLER_MARKER, KernelTrace, _read, all_threads_config, profiled_call
 from kforge_worker.guard.policy import POLICY_NAMES, load_policy
 from kforge_worker.guard.policy_rejection import PolicyRejection
-from kforge_worker.guard.candidate_calls import guarded_call
+from kforge_worker.guard.candidate_calls import CandidateCalls
 
 DEFAULT = load_policy("own-kernels")
 GLUE_OPS = glue_operators(DEFAULT)
@@ -497,5 +497,6 @@ def test_a_policy_rejection_carries_the_output_for_the_judge():
             return torch.relu(x)
 
     with pytest.raises(PolicyRejection) as raised:
-        guarded_call(PlainRelu(), [values], 11, torch.device("cpu"), guard, WHERE, traced=True)
+        calls = CandidateCalls(None, PlainRelu, torch.device("cpu"), None, guard, None)
+        calls.call(PlainRelu(), [values], 11, WHERE, traced=True)
     assert torch.equal(raised.value.output, torch.relu(values))

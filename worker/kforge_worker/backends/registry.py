@@ -30,11 +30,6 @@ def backend_for(name: str) -> Backend:
     raise UnknownBackend(f"expected `backend` to be one of {', '.join(NAMES)}, got {name!r}")
 
 
-def lists_built_kernels(name: str) -> bool:
-    """Whether the kernels of the named backend's extensions are listed after its build (`build-info`)."""
-    return backend_for(name).build.lists_built_kernels
-
-
 def backend_for_device(device_type: str) -> Optional[Backend]:
     """The first backend that runs on devices of `device_type` (on `cuda`, the cuda backend), or None."""
     return next((backend for backend in BACKENDS if backend.detect.device_type == device_type), None)

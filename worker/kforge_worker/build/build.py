@@ -23,7 +23,7 @@ from typing import List, Optional
 import torch
 
 from .extension_calls import ExtensionCalls
-from ..backends.registry import backend_for_device
+from ..backends.backend import Backend
 from ..problem.problem_loader import execute_source, read_source
 from ..protocol.errors import StageFailure, classify, format_traceback, shorten
 
@@ -45,14 +45,12 @@ class BuiltCandidate:
     extensions: ExtensionCalls = field(default_factory=ExtensionCalls)
 
 
-def configure_build_environment(build_dir: str, device: torch.device) -> None:
-    """Extensions build into `build_dir`, configured by the device's backend (on cuda, for its own
-    architecture: backends/nvidia.py, `cuda_arch_list`)."""
+def configure_build_environment(build_dir: str, backend: Backend, device: torch.device) -> None:
+    """Extensions build into `build_dir`, configured by the request's backend for its device (on
+    cuda, for its own architecture: backends/nvidia.py, `cuda_arch_list`)."""
     os.makedirs(build_dir, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = build_dir
-    backend = backend_for_device(device.type)
-    if backend is not None:
-        backend.build.configure(device)
+    backend.build.configure(device)
 
 
 def _quiet(original, shared_objects: List[str], extensions: ExtensionCalls):
@@ -136,12 +134,12 @@ def classify_build_exception(exc: BaseException) -> StageFailure:
 
 
 def build_candidate(
-    path: str, build_dir: str, device: torch.device, inherited: Optional[dict] = None
+    path: str, build_dir: str, backend: Backend, device: torch.device, inherited: Optional[dict] = None
 ) -> BuiltCandidate:
     """Executes the candidate file as a fresh module whose namespace starts with `inherited` (the
     problem's names: problem_loader.problem_names); its ModelNew class and built objects."""
     path = os.path.abspath(path)
-    configure_build_environment(build_dir, device)
+    configure_build_environment(build_dir, backend, device)
     shared_objects: List[str] = []
     extensions = ExtensionCalls()
     install_extension_hooks(shared_objects, extensions)

@@ -29,36 +29,6 @@ from .guard_runtime import GuardRuntime
 from .policy_rejection import PolicyRejection
 
 
-def guarded_call(
-    model: torch.nn.Module,
-    inputs: List[Any],
-    seed: int,
-    device: torch.device,
-    guard: GuardRuntime,
-    where: str,
-    traced: bool = False,
-) -> Any:
-    """One checked forward call (see the module docs); raises StageFailure, or PolicyRejection
-    with the output set when the checks of a traced call reject what ran. With `traced`, the
-    forward runs under the dispatch trace and the profiler (only the forward and, on cuda, a
-    synchronize inside the profiler: poison and the output's checks stay outside them)."""
-    seed_everything(seed)
-    guard.before_call(inputs)
-    with failures_as(**FORWARD):
-        with torch.no_grad():
-            sources = [*inputs, *model.parameters(), *model.buffers()] if traced else ()
-            output = guard.forward(lambda: model(*inputs), traced, sources)
-        synchronize(device)
-    guard.after_call(output, where)
-    try:
-        guard.check_dispatch(output, where)
-        guard.check_own_kernel(where)
-    except PolicyRejection as rejection:
-        rejection.output = output
-        raise
-    return output
-
-
 class CandidateCalls:
     """The candidate's models, inputs and calls in one evaluation (see the module docs)."""
 
@@ -79,17 +49,38 @@ class CandidateCalls:
         (problem/stress.py)."""
         return make_trial(self.problem, self.model_class, seed, self.device, self.dtype, stressed=stressed, **CONSTRUCT)
 
-    @staticmethod
-    def alignment() -> Optional[str]:
-        """Which rule gave the latest model its parameters (problem/inputs.py), None before any."""
+    def construct(self, seed: int) -> Optional[str]:
+        """Stage `load`: ModelNew constructed once, on `seed`; which rule gave it its parameters
+        (problem/inputs.py), None when none was applied."""
+        self.model(seed)
         return ALIGNMENTS[-1] if ALIGNMENTS else None
 
     # --- the protocol of one call --------------------------------------------------------------
 
     def call(self, model: torch.nn.Module, inputs: List[Any], seed: int, where: str, traced: bool = False) -> Any:
-        return guarded_call(model, inputs, seed, self.device, self.guard, where, traced)
+        """One checked forward call (see the module docs): `before`, the call and a synchronize,
+        `after`; raises StageFailure, or PolicyRejection with the output set when the checks of a
+        traced call reject what ran. With `traced`, the forward runs under the dispatch trace and
+        the profiler (only the forward and, on cuda, a synchronize inside the profiler: poison and
+        the output's checks stay outside them)."""
+        guard = self.guard
+        self.before(inputs, seed)
+        with failures_as(**FORWARD):
+            with torch.no_grad():
+                sources = [*inputs, *model.parameters(), *model.buffers()] if traced else ()
+                output = guard.forward(lambda: model(*inputs), traced, sources)
+            synchronize(self.device)
+        self.after(output, where)
+        try:
+            guard.check_dispatch(output, where)
+            guard.check_own_kernel(where)
+        except PolicyRejection as rejection:
+            rejection.output = output
+            raise
+        return output
 
     def before(self, inputs: List[Any], seed: int) -> None:
+        """Reseeds everything with the call's seed, then the guard's `before_call`."""
         seed_everything(seed)
         self.guard.before_call(inputs)
 
@@ -98,6 +89,7 @@ class CandidateCalls:
     reseed = staticmethod(seed_everything)
 
     def after(self, output: Any, where: str) -> None:
+        """The guard's checks on one call's output (`after_call`), after its synchronize."""
         self.guard.after_call(output, where)
 
     def hand_over(self, output: Any, entry: Dict[str, Any], inputs: List[Any]) -> dict:

@@ -18,7 +18,7 @@ docs/guard.md describes every check.
 for verdicts) turns every method into a no-op and records one `guard-runtime` note instead.
 """
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 import torch
 
@@ -29,6 +29,7 @@ from .deferred_work import ThreadWatch, output_problems, tensor_leaves
 from .dispatch_ops import glue_operators
 from .poison import is_stale, poison_allocator, poison_sizes
 from .policy import load_policy
+from .stage_checks import StageChecks
 from .traced_call import OUTPUT_CONTEXT, TracedCallChecks
 
 PREWARM_ELEMENTS = 1 << 20
@@ -69,8 +70,21 @@ def prewarm_torch(device: torch.device) -> None:
             torch.cuda.synchronize(device)
 
 
-class GuardRuntime(TracedCallChecks):
-    def __init__(self, device: torch.device, policy: Optional[Mapping[str, Any]] = None, enabled: bool = True):
+def _no_changed_timers() -> List[str]:
+    return []
+
+
+class GuardRuntime(TracedCallChecks, StageChecks):
+    def __init__(
+        self,
+        device: torch.device,
+        policy: Optional[Mapping[str, Any]] = None,
+        enabled: bool = True,
+        closures: Iterable[Callable] = (),
+        changed_timers: Callable[[], List[str]] = _no_changed_timers,
+    ):
+        """`closures` and `changed_timers`: what the stages' ends watch (stage_checks.py)."""
+        self._init_stage_checks(closures, changed_timers)
         self.device = device
         self.is_cuda = device.type == "cuda"
         self.enabled = enabled

@@ -25,7 +25,7 @@ PYTORCH_BESIDE_KERNELS = "kernelbench"
 
 class PolicyRejection(StageFailure):
     """A `rejected` failure of a policy check; `output` is the traced call's output once the call
-    returned (guarded_call sets it), so that it can be judged before the rejection is sent."""
+    returned (CandidateCalls.call sets it), so that it can be judged before the rejection is sent."""
 
     def __init__(self, check: str, message: str):
         super().__init__("rejected", check, message)

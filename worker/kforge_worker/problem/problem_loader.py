@@ -4,7 +4,7 @@
 import os
 import sys
 import types
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
@@ -118,3 +118,13 @@ def load_problem(path: str, preset: Optional[str], overrides: Optional[dict] = N
         for name, value in (overrides or {}).items():
             setattr(module, name, value)
     return module
+
+
+def load_candidate_problem(
+    path: str, preset: Optional[str], overrides: Optional[dict] = None
+) -> Tuple[types.ModuleType, Optional[ProblemFolder], dict]:
+    """The problem as the candidate role starts from it, in one step: the loaded module
+    (load_problem), the declarations of its folder (problem_folder: None for a single file) and
+    the names the candidate's namespace starts with (problem_names)."""
+    module = load_problem(path, preset, overrides)
+    return module, problem_folder(module), problem_names(module)

@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from ..backends.registry import described
+from ..backends.backend import Backend
+from ..backends.registry import UnknownBackend, backend_for, described
 from .channel import ProtocolError
 
 
@@ -69,7 +70,8 @@ class RunSettings:
     """What both roles share: the problem, backend, precision, preset, device and seeds."""
 
     problem: str
-    backend: str
+    #: The request's backend, resolved by its name once, here (backends/registry.py).
+    backend: Backend
     precision: str
     preset: Optional[str]
     device: str
@@ -79,10 +81,18 @@ class RunSettings:
     overrides: Optional[dict] = None
 
 
+def _backend(message: dict) -> Backend:
+    """The backend the request names; an unknown name is the request's fault."""
+    try:
+        return backend_for(_field(message, "backend", str, described()))
+    except UnknownBackend as error:
+        raise ProtocolError(str(error)) from None
+
+
 def _run_settings(message: dict, *, timing_required: bool) -> RunSettings:
     return RunSettings(
         problem=_path(message, "problem"),
-        backend=_field(message, "backend", str, described()),
+        backend=_backend(message),
         precision=_field(message, "precision", str, "fp32, fp16, bf16 or native"),
         preset=_field(message, "preset", str, "a preset name", optional=True),
         device=_field(message, "device", str, "`cpu` or `cuda:N`"),

@@ -9,29 +9,22 @@ read the source, and the cwd is the scratch directory the parent started the wor
 request lives only in this function's locals.
 """
 
+import functools
 import gc
 import os
 import resource
 import time
-import sys
 
-from ..backends.registry import lists_built_kernels
-from ..build.build import CANDIDATE_MODULE_NAME, build_candidate
-from ..build.build_info import collect_build_info
-from ..build.candidate_kernels import sources as own_kernel_sources
+from ..build.build import build_candidate
 from ..build.source_times import keep_unchanged_source_times
 from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
-from ..guard import integrity
 from ..guard.guard_runtime import GuardRuntime
 from ..guard.guard_settings import parse_guard, runtime_checks_enabled
 from ..guard.candidate_calls import CandidateCalls
-from ..guard.forbidden_names import ForbiddenNames, check_loaded
-from ..guard.static_stage import run_static_guard
 from ..problem.precision import run_dtype
-from ..problem.problem_loader import load_problem, problem_folder, problem_names
+from ..problem.problem_loader import load_candidate_problem
 from ..protocol.channel import Channel, ProtocolError
-from ..protocol.errors import StageFailure
 from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
@@ -44,34 +37,6 @@ from .correctness_stage import run_correctness
 def limit_resources() -> None:
     """No core dumps (a crashing candidate must not fill the disk); nothing that would break CUDA."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-class Watched:
-    """What the candidate must leave alone: the timing functions and the worker's own code."""
-
-    def __init__(self, channel: Channel) -> None:
-        self.closures = (channel.send, channel.receive)
-        self.timers = timer_identities()
-        self.code = integrity.take_snapshot(*self.closures)
-
-    def changed(self):
-        return changed_timers(self.timers) + integrity.changed(self.code, *self.closures)
-
-
-def check_timers(watched: Watched) -> None:
-    changed = watched.changed()
-    if changed:
-        raise StageFailure(
-            "rejected",
-            "timer-patched",
-            f"the candidate replaced timing or channel functions or code of the worker: {', '.join(changed[:8])}",
-        )
-
-
-def check_after(timers: Watched, guard: GuardRuntime, when: str) -> None:
-    if guard.enabled:
-        check_timers(timers)
-    guard.check_state(when)
 
 
 def awaits_device(message: dict) -> bool:
@@ -158,55 +123,43 @@ class CandidateRun:
         self.scratch_dir = os.getcwd()
         self.device = resolve_device(run.backend, run.device)
         self.dtype = run_dtype(run.precision)
-        self.timers = Watched(channel)
-        self.guard = GuardRuntime(self.device, self.request.guard.policy, enabled=enabled)
+        timers = functools.partial(changed_timers, timer_identities())
+        self.guard = GuardRuntime(
+            self.device, self.request.guard.policy, enabled, (channel.send, channel.receive), timers
+        )
         self.handover = Handover(channel, self.request.handover_pipe, release=release_cached)
         self.await_device = awaits_device(message)
         keep_unchanged_source_times()
         self.build_started_ns = time.time_ns()
         self.problem = None
-        self.modules_before = set()
 
     def build(self):
         """Stage `build`: the problem, the static guard, the build and import of the candidate."""
         request, run, guard, send = self.request, self.request.run, self.guard, self.channel.send
-        self.problem = load_problem(run.problem, run.preset, run.overrides)
+        self.problem, folder, names = load_candidate_problem(run.problem, run.preset, run.overrides)
         gc.collect()
         os.chdir(self.scratch_dir)
-        folder = problem_folder(self.problem)
-        guard.forbidden = ForbiddenNames.of(folder.forbidden if folder else [])
-        findings = run_static_guard(send, request.candidate, request.guard, run.precision, run.problem, guard.forbidden)
-        guard.snapshot_state()
-        guard.send = send
-        self.modules_before = set(sys.modules)
-        built = build_candidate(request.candidate, request.build_dir, self.device, problem_names(self.problem))
-        check_loaded(guard.forbidden, self.modules_before, "importing the candidate")
-        guard.watch_extensions(built.extensions, findings)
-        build_info = collect_build_info(built.shared_objects) if lists_built_kernels(run.backend) else None
-        if build_info is not None:
-            send("build-info", **build_info)
-        if self.device.type == "cuda" and guard.enabled:
-            guard.expect_own_kernels(own_kernel_sources(built.shared_objects, build_info, CANDIDATE_MODULE_NAME))
-        guard.refresh_runtime()
-        check_after(self.timers, guard, "importing the candidate")
+        findings = guard.before_candidate(send, request, folder)
+        built = build_candidate(request.candidate, request.build_dir, run.backend, self.device, names)
+        guard.candidate_imported(built, findings, run.backend.build.lists_built_kernels)
+        guard.check_after("importing the candidate")
         return built
 
     def load(self, calls: CandidateCalls) -> None:
         """Stage `load`: ModelNew constructed once, on the first correctness seed."""
-        calls.model(self.request.run.correctness_seeds[0])
-        alignment = calls.alignment()
+        alignment = calls.construct(self.request.run.correctness_seeds[0])
         if alignment is not None and self.guard.enabled:
             self.guard.log.record("parameters", "note", alignment)
         self.guard.check_state("constructing ModelNew")
 
     def end_correctness(self) -> None:
         """The checks that close the correctness stage, and its `guard-checks`."""
-        check_loaded(self.guard.forbidden, self.modules_before, "the correctness trials")
-        check_after(self.timers, self.guard, "the correctness trials")
+        self.guard.check_modules("the correctness trials")
+        self.guard.check_after("the correctness trials")
         self.guard.record_call_checks()
         self.channel.send("guard-checks", stage="correctness", checks=self.guard.log.take())
 
     def end_timing(self) -> None:
         """The checks that close the timing stage (its calls' checks are counted by run_timing)."""
-        check_after(self.timers, self.guard, "the timed calls")
+        self.guard.check_after("the timed calls")
         self.channel.send("guard-checks", stage="timing", checks=self.guard.log.take())
