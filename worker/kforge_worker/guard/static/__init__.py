@@ -9,8 +9,9 @@ treated as a tensor method unless its receiver is known to be something else (a 
 a Python list, a dict). See docs/hacks.md for the classes behind each check.
 
 The package is split by concern: `names` (tables), `report` (findings), `symbols` and `inference`
-(the module's symbol table and types), `forward_walker` (ModelNew.forward), `module_checker`
-(whole-module checks), `native` (C++/CUDA sources), `analysis` (entry points).
+(the module's symbol table and types), `forward_walker` (ModelNew.forward, with its calls in
+`call_rules`, the state it keeps in `state_rules` and where keys come from in `key_sources`),
+`module_checker` (whole-module checks), `native` (C++/CUDA sources), `analysis` (entry points).
 """
 
 from .analysis import analyze, analyze_file, main, rejections

@@ -4,6 +4,7 @@ concurrency, precision and global-state calls.
 
 from __future__ import annotations
 
+import ast
 import builtins
 from typing import Iterable
 
@@ -576,3 +577,20 @@ _KEY_BUILDERS = frozenset(
 _CACHE_DECORATORS = frozenset({"functools.lru_cache", "functools.cache", "functools.cached_property"})
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+#: The symbol of each binary operator, for messages (`+` on tensors with PyTorch).
+_OPERATORS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+}
