@@ -37,7 +37,6 @@ PENDING: Set[str] = {
     "kforge_sandbox/seccomp.py:program",
     "kforge_worker/__main__.py:main",
     "kforge_worker/guard/kernel_trace.py",
-    "kforge_worker/guard/policy.py",
     "kforge_worker/guard/static/analysis.py:_check_model_new",
     "kforge_worker/guard/static/analysis.py:analyze",
     "kforge_worker/guard/static/file_rules.py:_FileRules._environment",
