@@ -48,7 +48,6 @@ PENDING: Set[str] = {
     "kforge_worker/guard/static/inference.py:_kind",
     "kforge_worker/guard/static/module_checker.py",
     "kforge_worker/guard/static/module_checker.py:_ModuleChecker._call_reaching_out",
-    "kforge_worker/guard/static/names.py",
     "kforge_worker/guard/static/native.py",
     "kforge_worker/guard/static/native.py:_NativeScanner._sandbox",
     "kforge_worker/guard/static/patch_rules.py:_PatchRules._patch",

@@ -8,13 +8,15 @@ stable id from :data:`CHECKS`, ``severity`` is ``"reject"`` (the verdict is ``re
 treated as a tensor method unless its receiver is known to be something else (a built extension,
 a Python list, a dict). See docs/hacks.md for the classes behind each check.
 
-The package is split by concern: `names` (tables), `report` (findings), `symbols` and `inference`
-(the module's symbol table and types), `forward_walker` (ModelNew.forward, with its calls in
-`call_rules`, the state it keeps in `state_rules` and where keys come from in `key_sources`),
-`module_checker` (whole-module checks), `native` (C++/CUDA sources), `analysis` (entry points).
+The package is split by concern: `names`, `compute_names` and `sandbox_names` (tables), `report`
+(findings), `symbols` and `inference` (the module's symbol table and types), `forward_walker`
+(ModelNew.forward, with its calls in `call_rules`, the state it keeps in `state_rules` and where
+keys come from in `key_sources`), `module_checker` (whole-module checks), `native` (C++/CUDA
+sources), `analysis` (entry points).
 """
 
 from .analysis import analyze, analyze_file, main, rejections
-from .names import CHECKS, COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS
+from .compute_names import COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS
+from .names import CHECKS
 
 __all__ = ["CHECKS", "COMPUTE_FUNCTIONS", "COMPUTE_TENSOR_METHODS", "analyze", "analyze_file", "main", "rejections"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .names import COMPUTE_TENSOR_METHODS, _CLOCKS, _PYTHON_CONTAINER_TYPES
+from .compute_names import COMPUTE_TENSOR_METHODS, _CLOCKS, _PYTHON_CONTAINER_TYPES
 from .report import _at, _line
 from .inference import _Ctx, _class_info, _kind, _label, _torch_verdict
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .names import (
-    _HARNESS_ENVIRONMENT_PREFIXES,
-    _INJECTING_ENVIRONMENT,
-)
+from .sandbox_names import _HARNESS_ENVIRONMENT_PREFIXES, _INJECTING_ENVIRONMENT
 from .report import _at, _line
 from .symbols import _Module, _call_argument, _qualname, _resolve_text
 

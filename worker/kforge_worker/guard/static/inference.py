@@ -9,20 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from ...backends.registry import JIT_DECORATORS
-from .names import (
+from .compute_names import (
     COMPUTE_TENSOR_METHODS,
-    _CONTAINER_FACTORIES,
     _EXTENSION_BUILDERS,
-    _GLOBAL_STATE_CALLS,
     _NN_CONTAINERS,
     _NN_NOT_COMPUTE,
     _PHASE_CALLS,
-    _PRECISION_CALLS,
     _SCALAR_METHODS,
-    _SIDE_STREAM_CALLS,
     _TORCH_COMPILERS,
     _TORCH_COMPUTE_PREFIXES,
 )
+from .names import _CONTAINER_FACTORIES, _GLOBAL_STATE_CALLS, _PRECISION_CALLS
+from .sandbox_names import _SIDE_STREAM_CALLS
 from .symbols import (
     _Module,
     _call_argument,

@@ -7,32 +7,34 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
+from .compute_names import _TORCH_COMPILERS
 from .names import (
+    _DTYPE_NAMES,
+    _GLOBAL_STATE_CALLS,
+    _PRECISION_CALLS,
+    _RANK,
+    _RUNTIME_STATE_CALLS,
+    _RUN_PRECISIONS,
+    _SEED_CALLS,
+)
+from .sandbox_names import (
     _CONCURRENCY_MODULES,
     _DEFERRED_CALLS,
     _DEFERRED_PREFIXES,
-    _DTYPE_NAMES,
     _DYNAMIC_CODE,
     _FD_CALLS,
     _FRAME_ATTRIBUTES,
-    _GLOBAL_STATE_CALLS,
     _HARNESS_READ_CALLS,
     _JOIN_METHODS,
     _NETWORK_MODULES,
     _PATH_READ_METHODS,
     _PATH_WRITE_METHODS,
-    _PRECISION_CALLS,
     _PROCESS_MODULES,
-    _RANK,
     _READ_PATH_CALLS,
-    _RUN_PRECISIONS,
-    _RUNTIME_STATE_CALLS,
-    _SEED_CALLS,
     _SIDE_STREAM_CALLS,
     _SUBPROCESS_CALLS,
     _SUBPROCESS_PREFIXES,
     _TENSOR_BASES,
-    _TORCH_COMPILERS,
     _WRITE_PATH_CALLS,
 )
 from .file_rules import _FileRules

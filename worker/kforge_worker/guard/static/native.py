@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .names import COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS, _RUN_PRECISIONS
+from .compute_names import COMPUTE_FUNCTIONS, COMPUTE_TENSOR_METHODS
+from .names import _RUN_PRECISIONS
 from .report import _Report, _at, _line, measured_precision_note
 from .symbols import _Module, _Segments, _call_argument, _join_segments, _line_at, _qualname, _resolve_text
 

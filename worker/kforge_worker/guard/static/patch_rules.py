@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from .names import (
-    _PRECISION_FLAGS,
-    _RUNTIME_STATE_FLAGS,
-    _TIMING_TARGETS,
-)
+from .names import _PRECISION_FLAGS, _RUNTIME_STATE_FLAGS
+from .sandbox_names import _TIMING_TARGETS
 from .report import _at, _line
 
 

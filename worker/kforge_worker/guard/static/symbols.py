@@ -8,7 +8,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .names import _BUILTIN_NAMES, _EXTENSION_BUILDERS
+from .compute_names import _EXTENSION_BUILDERS
+from .names import _BUILTIN_NAMES
 from .report import _line
 
 
