@@ -10,7 +10,8 @@ from typing import Any, Iterable, Mapping
 
 from ..policy import load_policy
 from .forward_walker import _ForwardWalker
-from .inference import _ClassInfo, _build_module, _class_info
+from .context import _ClassInfo
+from .module_table import _build_module, _class_info
 from .module_checker import _ModuleChecker
 from .native import _NativeScanner, _native_sources
 from .report import _Report, _at, _line

@@ -7,7 +7,10 @@ import ast
 
 from .compute_names import COMPUTE_TENSOR_METHODS, _CLOCKS, _PYTHON_CONTAINER_TYPES
 from .report import _at, _line
-from .inference import _Ctx, _class_info, _kind, _label, _torch_verdict
+from .context import _Ctx
+from .inference import _kind
+from .module_table import _class_info
+from .torch_verdict import _label, _torch_verdict
 
 
 class _CallRules:

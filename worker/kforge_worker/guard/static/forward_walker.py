@@ -11,7 +11,8 @@ from typing import Any, Mapping
 from .names import _CACHE_DECORATORS, _OPERATORS
 from .report import _Report, _at, _line
 from .symbols import _Module, _decorator_names
-from .inference import _ClassInfo, _Ctx, _FunctionNode, _infer_locals, _kind, _walk
+from .context import _ClassInfo, _Ctx, _FunctionNode
+from .inference import _infer_locals, _kind, _walk
 from .call_rules import _CallRules
 from .key_sources import _KeySources
 from .state_rules import _StateRules

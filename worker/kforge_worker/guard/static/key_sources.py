@@ -8,7 +8,8 @@ import ast
 from typing import Mapping
 
 from .names import _IDENTITY_METHODS, _KEY_BUILDERS, _SAMPLING_METHODS
-from .inference import _Ctx, _kind
+from .context import _Ctx
+from .inference import _kind
 
 
 #: How the labels of keys made from the input's values begin (`_sources`); every other label is an

@@ -7,7 +7,8 @@ import ast
 
 from .names import _BUILTIN_NAMES, _OPERATORS
 from .report import _at, _line
-from .inference import _Ctx, _kind
+from .context import _Ctx
+from .inference import _kind
 
 
 class _StateRules:
