@@ -13,7 +13,8 @@ from .forward_walker import _ForwardWalker
 from .context import _ClassInfo
 from .module_table import _build_module, _class_info
 from .module_checker import _ModuleChecker
-from .native import _NativeScanner, _native_sources
+from .native import _NativeScanner
+from .native_sources import _native_sources
 from .report import _Report, _at, _line
 from .symbols import _import_aliases, _Module
 
