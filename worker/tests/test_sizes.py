@@ -41,8 +41,6 @@ PENDING: Set[str] = {
     "kforge_worker/guard/static/analysis.py:analyze",
     "kforge_worker/guard/static/file_rules.py:_FileRules._environment",
     "kforge_worker/guard/static/file_rules.py:_FileRules._path",
-    "kforge_worker/guard/static/module_checker.py",
-    "kforge_worker/guard/static/module_checker.py:_ModuleChecker._call_reaching_out",
     "kforge_worker/guard/static/patch_rules.py:_PatchRules._patch",
     "kforge_worker/guard/static/symbols.py",
     "kforge_worker/problem/problem_folder.py",
