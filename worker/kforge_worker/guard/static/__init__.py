@@ -9,13 +9,13 @@ treated as a tensor method unless its receiver is known to be something else (a 
 a Python list, a dict). See docs/hacks.md for the classes behind each check.
 
 The package is split by concern: `names`, `compute_names` and `sandbox_names` (tables), `report`
-(findings), `symbols` and `module_table` (the module's symbol table), `context`, `inference` and
-`call_kinds` (types), `forward_walker` (ModelNew.forward, with its calls in `call_rules` judged by
-`torch_verdict`, the state it keeps in `state_rules` and where keys come from in `key_sources`),
-`module_checker` (whole-module checks, with the rules of `file_rules`, `patch_rules`,
-`precision_rules` and `reach_rules`), `native` (C++/CUDA sources: found in `native_sources`,
-read with `native_patterns`, their reach outside the kernel in `native_sandbox`), `analysis`
-(entry points).
+(findings), `symbols`, `source_text` and `module_table` (the module's symbol table), `context`,
+`inference` and `call_kinds` (types), `forward_walker` (ModelNew.forward, with its calls in
+`call_rules` judged by `torch_verdict`, the state it keeps in `state_rules` and where keys come
+from in `key_sources`), `module_checker` (whole-module checks, with the rules of `file_rules`,
+`patch_rules`, `precision_rules` and `reach_rules`), `native` (C++/CUDA sources: found in
+`native_sources`, read with `native_patterns`, their reach outside the kernel in `native_sandbox`),
+`analysis` (entry points).
 """
 
 from .analysis import analyze, analyze_file, main, rejections

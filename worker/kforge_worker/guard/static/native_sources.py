@@ -8,7 +8,8 @@ import ast
 from dataclasses import dataclass, field
 
 from .native_patterns import _NATIVE_MARKERS
-from .symbols import _Module, _Segments, _call_argument, _join_segments, _line_at, _qualname, _resolve_text
+from .source_text import _Segments, _join_segments, _line_at, _resolve_text
+from .symbols import _Module, _call_argument, _qualname
 
 
 def _strip_cpp(text: str, strings: bool) -> str:
