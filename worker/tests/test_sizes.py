@@ -37,7 +37,6 @@ PENDING: Set[str] = {
     "kforge_sandbox/seccomp.py:program",
     "kforge_worker/__main__.py:main",
     "kforge_worker/guard/kernel_trace.py",
-    "kforge_worker/problem/problem_folder.py",
     "kforge_worker/protocol/request.py",
     "kforge_worker/tolerance/degenerate.py",
 }
