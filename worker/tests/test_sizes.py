@@ -38,7 +38,6 @@ PENDING: Set[str] = {
     "kforge_worker/__main__.py:main",
     "kforge_worker/guard/kernel_trace.py",
     "kforge_worker/protocol/request.py",
-    "kforge_worker/tolerance/degenerate.py",
 }
 
 
