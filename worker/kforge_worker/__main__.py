@@ -85,20 +85,12 @@ def _command(name: str, args: list) -> None:
         _harden_import_path()
         from .roles.audit_command import main as audit_main
 
-        try:
-            status = audit_main(args)
-        except SystemExit as exit_request:
-            status = exit_request.code if isinstance(exit_request.code, int) else 2
-        _exit(status)
+        _exit(_status(audit_main, args))
     if name == "estimate":
         _harden_import_path()
         from .roles.estimate_command import main as estimate_main
 
-        try:
-            status = estimate_main(args)
-        except SystemExit as exit_request:
-            status = exit_request.code if isinstance(exit_request.code, int) else 2
-        _exit(status)
+        _exit(_status(estimate_main, args))
     if name == "describe":
         _harden_import_path()
         from .problem.problem_folder import main as describe_main
@@ -114,6 +106,14 @@ def _command(name: str, args: list) -> None:
         from .build.bytecode_cache import main as prime_main
 
         _exit(prime_main(args))
+
+
+def _status(command_main, args: list) -> int:
+    """The exit status of an argparse command: what it returns, or the code it exits with."""
+    try:
+        return command_main(args)
+    except SystemExit as exit_request:
+        return exit_request.code if isinstance(exit_request.code, int) else 2
 
 
 def _profiled(role: str, channel) -> None:
