@@ -22,9 +22,9 @@ MODULE_LINES = 300
 FUNCTION_LINES = 60
 MARKER = "Longer than the limit:"
 
-#: Offenders left as they are for now. The set may only shrink: an entry that no longer offends
-#: fails the test until it is removed. Modules by path under worker/, functions as
-#: ``path:qualified.name``.
+#: Offenders left as they are for now, modules by path under worker/, functions as
+#: ``path:qualified.name``. The set may only shrink: an entry that no longer offends fails the test
+#: until it is removed, and PENDING_MOST (lower it with the set) keeps new ones out.
 PENDING: Set[str] = {
     # Another change restructures roles/, timing/ and a few guard and protocol files (issue 42,
     # point 5): each of these is split or gets its reason there.
@@ -32,8 +32,8 @@ PENDING: Set[str] = {
     "kforge_worker/roles/reference_store.py:ReferenceStore.compute",
     "kforge_worker/timing/timing.py",
     "kforge_worker/timing/timing.py:time_calls",
-    # Not done yet (issue 42, point 5).
 }
+PENDING_MOST = 4
 
 
 def _has_reason(text: str) -> bool:
@@ -108,6 +108,7 @@ def test_modules_and_functions_are_within_the_limits():
 def test_pending_only_shrinks():
     done = PENDING - set(all_offenders())
     assert not done, "within the limits now, remove from PENDING: " + ", ".join(sorted(done))
+    assert len(PENDING) <= PENDING_MOST, "PENDING may only shrink: split the new offender or give its reason"
 
 
 def test_a_reason_lets_a_long_function_pass(tmp_path):
