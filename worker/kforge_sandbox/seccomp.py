@@ -114,18 +114,7 @@ def program(architecture: str, part: str = "all") -> List[Tuple[int, int, int, i
             (BPF_JMP_JEQ_K, "socketpair", "allow", numbers["socketpair"]),
         ]
     if sockets:
-        code += [
-            "socket",  # socket(domain, type, protocol): no AF_UNIX socket at all
-            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
-            (BPF_JMP_JEQ_K, "eperm", "allow", AF_UNIX),
-            "socketpair",  # socketpair(domain, type, protocol, sv): AF_UNIX only connected ones
-            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
-            (BPF_JMP_JEQ_K, "next", "allow", AF_UNIX),
-            (BPF_LD_W_ABS, 0, 0, OFFSET_ARG1_LOW),
-            (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),
-        ]
-        for kind in CONNECTED_SOCKET_TYPES:
-            code.append((BPF_JMP_JEQ_K, "allow", "next", kind))
+        code += _socket_rules()
     code += [
         (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
         "allow",
@@ -135,6 +124,30 @@ def program(architecture: str, part: str = "all") -> List[Tuple[int, int, int, i
         "enosys",
         (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
     ]
+    return _assemble(code)
+
+
+def _socket_rules() -> List[object]:
+    """The tests of socket() and socketpair(), from their labels on: no AF_UNIX socket but a
+    connected pair."""
+    code: List[object] = [
+        "socket",  # socket(domain, type, protocol): no AF_UNIX socket at all
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+        (BPF_JMP_JEQ_K, "eperm", "allow", AF_UNIX),
+        "socketpair",  # socketpair(domain, type, protocol, sv): AF_UNIX only connected ones
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG0_LOW),
+        (BPF_JMP_JEQ_K, "next", "allow", AF_UNIX),
+        (BPF_LD_W_ABS, 0, 0, OFFSET_ARG1_LOW),
+        (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),
+    ]
+    for kind in CONNECTED_SOCKET_TYPES:
+        code.append((BPF_JMP_JEQ_K, "allow", "next", kind))
+    return code
+
+
+def _assemble(code: List[object]) -> List[Tuple[int, int, int, int]]:
+    """Instructions with their labels' jumps resolved to relative ones (labels are strings in
+    `code`, naming the place of the instruction after them; "next" falls through)."""
     labels = {}
     instructions: List[Instruction] = []
     for item in code:

@@ -42,39 +42,8 @@ def _exit(status: int) -> None:
 
 
 def main(argv) -> None:
-    if len(argv) >= 2 and argv[1] == "audit":
-        _harden_import_path()
-        from .roles.audit_command import main as audit_main
-
-        try:
-            status = audit_main(list(argv[2:]))
-        except SystemExit as exit_request:
-            status = exit_request.code if isinstance(exit_request.code, int) else 2
-        _exit(status)
-    if len(argv) >= 2 and argv[1] == "estimate":
-        _harden_import_path()
-        from .roles.estimate_command import main as estimate_main
-
-        try:
-            status = estimate_main(list(argv[2:]))
-        except SystemExit as exit_request:
-            status = exit_request.code if isinstance(exit_request.code, int) else 2
-        _exit(status)
-    if len(argv) >= 2 and argv[1] == "describe":
-        _harden_import_path()
-        from .problem.problem_folder import main as describe_main
-
-        _exit(describe_main(list(argv[2:])))
-    if len(argv) >= 2 and argv[1] == "constants":
-        _harden_import_path()
-        from .roles.constants_command import main as constants_main
-
-        _exit(constants_main(list(argv[2:])))
-    if len(argv) >= 2 and argv[1] == "prime":
-        _harden_import_path()
-        from .build.bytecode_cache import main as prime_main
-
-        _exit(prime_main(list(argv[2:])))
+    if len(argv) >= 2:
+        _command(argv[1], list(argv[2:]))
     if len(argv) != 2 or argv[1] not in ROLES:
         print(
             f"usage: python3 -m kforge_worker {'|'.join(ROLES)} | audit PROBLEM [--preset P] [--atol A --rtol R]",
@@ -107,6 +76,44 @@ def main(argv) -> None:
         traceback.print_exc()
         _exit(1)
     _exit(0)
+
+
+def _command(name: str, args: list) -> None:
+    """Runs the command `name` (audit, estimate, describe, constants, prime) with `args` and exits;
+    returns for any other name (a role, or a misuse)."""
+    if name == "audit":
+        _harden_import_path()
+        from .roles.audit_command import main as audit_main
+
+        _exit(_status(audit_main, args))
+    if name == "estimate":
+        _harden_import_path()
+        from .roles.estimate_command import main as estimate_main
+
+        _exit(_status(estimate_main, args))
+    if name == "describe":
+        _harden_import_path()
+        from .problem.problem_folder import main as describe_main
+
+        _exit(describe_main(args))
+    if name == "constants":
+        _harden_import_path()
+        from .roles.constants_command import main as constants_main
+
+        _exit(constants_main(args))
+    if name == "prime":
+        _harden_import_path()
+        from .build.bytecode_cache import main as prime_main
+
+        _exit(prime_main(args))
+
+
+def _status(command_main, args: list) -> int:
+    """The exit status of an argparse command: what it returns, or the code it exits with."""
+    try:
+        return command_main(args)
+    except SystemExit as exit_request:
+        return exit_request.code if isinstance(exit_request.code, int) else 2
 
 
 def _profiled(role: str, channel) -> None:

@@ -7,15 +7,8 @@ import math
 import pytest
 import torch
 
-from kforge_worker.tolerance.degenerate import (
-    DEFAULT_RELATIVE_L2_THRESHOLD,
-    audit,
-    audit_trials,
-    passes_tolerance,
-    relative_l2_error,
-    scale_aware_compare,
-    scale_aware_threshold,
-)
+from kforge_worker.tolerance.degenerate import audit, audit_trials, passes_tolerance, scale_aware_threshold
+from kforge_worker.tolerance.relative_l2 import DEFAULT_RELATIVE_L2_THRESHOLD, relative_l2_error, scale_aware_compare
 
 
 def wide_softmax(seed: int = 0, rows: int = 4, cols: int = 8192):

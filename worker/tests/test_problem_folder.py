@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kforge_worker.problem.problem_folder import evaluate_formula, folder_of, read_folder
+from kforge_worker.problem.problem_folder import folder_of, read_folder
+from kforge_worker.problem.work_formula import evaluate_formula
 from kforge_worker.protocol.errors import StageFailure
 
 WORKER = Path(__file__).resolve().parents[1]

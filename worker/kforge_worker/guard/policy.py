@@ -89,194 +89,19 @@ import copy
 import json
 from typing import Any, Mapping
 
+from .policy_error import PolicyError
+from .policy_lists import (
+    DEFAULT_ENVIRONMENT_KEYS,
+    GLUE_TENSOR_METHODS,
+    GLUE_TORCH_FUNCTIONS,
+    GLUE_TORCH_NAMESPACES,
+    KNOWN_VENDOR_LIBRARIES,
+)
+
 SEVERITIES = ("reject", "note")
 
 #: Fields a policy object may still carry from before issue 41, accepted and dropped (module docs).
 FORMER_FIELDS = ("precision_downgrade", "native_low_precision")
-
-#: Native libraries the guard recognises in C++/CUDA sources.
-KNOWN_VENDOR_LIBRARIES = (
-    "cublas",
-    "cublaslt",
-    "cudnn",
-    "cutlass",
-    "cub",
-    "thrust",
-    "cufft",
-    "curand",
-    "cusparse",
-    "cusolver",
-    "nccl",
-    "cpu-blas",
-    "onednn",
-    "eigen",
-)
-
-#: ``torch.N(...)`` calls that are allocation, view or query glue.
-GLUE_TORCH_FUNCTIONS = (
-    # allocation
-    "empty",
-    "empty_like",
-    "empty_strided",
-    "zeros",
-    "zeros_like",
-    "ones",
-    "ones_like",
-    "full",
-    "full_like",
-    "arange",
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "frombuffer",
-    # views and layout
-    "reshape",
-    "flatten",
-    "unflatten",
-    "permute",
-    "transpose",
-    "t",
-    "squeeze",
-    "unsqueeze",
-    "narrow",
-    "chunk",
-    "split",
-    "tensor_split",
-    "unbind",
-    "select",
-    "movedim",
-    "swapaxes",
-    "as_strided",
-    "broadcast_to",
-    "view_as_real",
-    "view_as_complex",
-    # queries, dtypes, devices, contexts
-    "Size",
-    "device",
-    "dtype",
-    "finfo",
-    "iinfo",
-    "is_tensor",
-    "is_floating_point",
-    "is_complex",
-    "numel",
-    "get_default_dtype",
-    "result_type",
-    "promote_types",
-    "can_cast",
-    "broadcast_shapes",
-    "no_grad",
-    "enable_grad",
-    "inference_mode",
-    "Generator",
-    "get_num_threads",
-    "get_num_interop_threads",
-    "typename",
-)
-
-#: Dotted prefixes whose calls are glue in ``forward`` (their own checks still apply).
-GLUE_TORCH_NAMESPACES = (
-    "torch.cuda",
-    "torch.utils.cpp_extension",
-    "torch.utils.dlpack",
-    "torch.autograd.Function",
-    "torch.library",
-    "torch.version",
-    "torch.backends.cuda.is_built",
-    "torch.backends.cudnn.is_available",
-    "torch.backends.mps.is_available",
-    "torch.testing",
-)
-
-#: Tensor methods that are shape, view, allocation, copy or query glue.
-GLUE_TENSOR_METHODS = (
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "contiguous",
-    "size",
-    "dim",
-    "ndimension",
-    "numel",
-    "nelement",
-    "stride",
-    "storage_offset",
-    "element_size",
-    "is_contiguous",
-    "is_floating_point",
-    "is_complex",
-    "is_pinned",
-    "data_ptr",
-    "get_device",
-    "permute",
-    "transpose",
-    "t",
-    "flatten",
-    "unflatten",
-    "unsqueeze",
-    "squeeze",
-    "expand",
-    "expand_as",
-    "narrow",
-    "chunk",
-    "split",
-    "tensor_split",
-    "unbind",
-    "select",
-    "movedim",
-    "swapaxes",
-    "as_strided",
-    "to",
-    "cuda",
-    "cpu",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "int",
-    "long",
-    "short",
-    "bool",
-    "byte",
-    "char",
-    "type_as",
-    "clone",
-    "detach",
-    "detach_",
-    "requires_grad_",
-    "copy_",
-    "zero_",
-    "fill_",
-    "new_empty",
-    "new_zeros",
-    "new_ones",
-    "new_full",
-    "new_tensor",
-    "new_empty_strided",
-    "item",
-    "tolist",
-    "numpy",
-    "untyped_storage",
-    "storage",
-    "pin_memory",
-    "record_stream",
-    "__len__",
-    "__getitem__",
-    "__setitem__",
-    "dim_order",
-)
-
-#: Build knobs a candidate may set or read without a rejection.
-DEFAULT_ENVIRONMENT_KEYS = (
-    "TORCH_CUDA_ARCH_LIST",
-    "MAX_JOBS",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "CXX",
-    "CC",
-    "TRITON_CACHE_DIR",
-)
 
 _OWN_KERNELS: dict[str, Any] = {
     "name": "own-kernels",
@@ -298,10 +123,7 @@ _KERNELBENCH_OVERRIDES: dict[str, Any] = {
     "aten_compute_in_native": True,
 }
 
-_STRICT_OVERRIDES: dict[str, Any] = {
-    "name": "strict",
-    "vendor_libraries": [],
-}
+_STRICT_OVERRIDES: dict[str, Any] = {"name": "strict", "vendor_libraries": []}
 
 _PERMISSIVE_OVERRIDES: dict[str, Any] = {
     "name": "permissive",
@@ -311,19 +133,7 @@ _PERMISSIVE_OVERRIDES: dict[str, Any] = {
     "aten_compute_in_native": True,
 }
 
-_PYTORCH_OVERRIDES: dict[str, Any] = {
-    "name": "pytorch",
-    "own_work": "note",
-}
-
-
-class PolicyError(ValueError):
-    """A policy that cannot be used; the message names the field and the bad value."""
-
-    def __init__(self, message: str, *, field: str | None = None, cause: BaseException | None = None):
-        super().__init__(message)
-        self.field = field
-        self.__cause__ = cause
+_PYTORCH_OVERRIDES: dict[str, Any] = {"name": "pytorch", "own_work": "note"}
 
 
 def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

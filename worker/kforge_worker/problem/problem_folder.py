@@ -16,7 +16,6 @@ applied, and is listed in the shape's `unused` keys, which the result reports.
 """
 
 import ast
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -24,6 +23,7 @@ from typing import Any, Dict, List, Optional
 from ..protocol.errors import StageFailure
 from .declared_tolerance import DeclaredToleranceError, parse_tolerances
 from .overrides import module_constants
+from .work_formula import evaluate_formula
 
 REFERENCE_FILE = "reference.py"
 SHAPES_FILE = "shapes.py"
@@ -208,18 +208,6 @@ def read_folder(path: str) -> ProblemFolder:
     )
 
 
-_OPERATORS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-_FUNCTIONS = {"max": max, "min": min, "ceil": math.ceil, "floor": math.floor, "log2": math.log2, "sqrt": math.sqrt}
-
-
 def declared_work(folder: Optional["ProblemFolder"], constants: Dict[str, Any]) -> Dict[str, Optional[float]]:
     """The folder's `flops_formula` and `bytes_formula` evaluated with the loaded module's
     constants (a shape's constants once it is applied), each also under its lower-case spelling
@@ -238,46 +226,6 @@ def declared_work(folder: Optional["ProblemFolder"], constants: Dict[str, Any]) 
             except ValueError:
                 work[key] = None
     return work
-
-
-def evaluate_formula(formula: str, names: Dict[str, Any]) -> float:
-    """A flops or bytes formula (`2 * M * N * K`) evaluated with `names`: numbers, the four
-    operations, //, %, **, parentheses and max/min/ceil/floor/log2/sqrt; nothing else is run.
-    ValueError naming what it cannot evaluate."""
-    try:
-        tree = ast.parse(formula.strip(), mode="eval")
-    except SyntaxError as error:
-        raise ValueError(f"{formula!r} is not an arithmetic expression ({error.msg})") from None
-
-    def value(node: ast.AST) -> float:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in names:
-                raise ValueError(
-                    f"{formula!r} uses {node.id!r}, which is neither a constant of reference.py nor a shape key"
-                )
-            return names[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in _FUNCTIONS
-            and not node.keywords
-        ):
-            return _FUNCTIONS[node.func.id](*[value(argument) for argument in node.args])
-        raise ValueError(f"{formula!r} holds {ast.dump(node)[:60]}, which is not arithmetic on the shape's constants")
-
-    try:
-        result = value(tree.body)
-    except (ArithmeticError, TypeError) as error:
-        raise ValueError(f"{formula!r} cannot be evaluated: {error}") from None
-    if not isinstance(result, (int, float)) or not math.isfinite(result):
-        raise ValueError(f"{formula!r} evaluates to {result!r}, not a finite number")
-    return float(result)
 
 
 def main(argv: List[str]) -> int:

@@ -3,7 +3,11 @@ the field and the bad value. A bad request is a ProtocolError: the worker exits 
 
 The request's `guard` object is the guard's to read: the role passes its parser
 (guard/guard_settings.py, `parse_guard`), which runs in its place among the fields, so the
-protocol's room imports nothing of the rooms above it."""
+protocol's room imports nothing of the rooms above it.
+
+Longer than the limit: these are the protocol's request schemas (CONTRIBUTING.md, convention 4,
+names them), one dataclass and one parser per request type, which share the field readers at the
+top and are read together against docs/worker-protocol.md."""
 
 import os
 from dataclasses import dataclass, field

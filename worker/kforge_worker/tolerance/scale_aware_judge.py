@@ -1,7 +1,7 @@
 """The judge's second test on problems whose tolerance is degenerate (docs/hacks.md #12).
 
 When the audit of the correctness references finds that a trivial output passes atol/rtol, an
-output that passes the plain tolerance must also pass `degenerate.scale_aware_compare` (relative
+output that passes the plain tolerance must also pass `relative_l2.scale_aware_compare` (relative
 L2 error e = ||c - r|| / ||r|| at most the audit's threshold tau, per floating output tensor).
 A leaf that fails is classified:
 
@@ -19,7 +19,7 @@ import torch
 
 from ..problem.precision import comparable
 from ..protocol.outputs import FlatOutput
-from .degenerate import _chunks, scale_aware_compare
+from .relative_l2 import _chunks, scale_aware_compare
 
 TRIVIAL_LIKE_FRACTION = 0.5
 

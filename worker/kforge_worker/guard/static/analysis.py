@@ -10,9 +10,11 @@ from typing import Any, Iterable, Mapping
 
 from ..policy import load_policy
 from .forward_walker import _ForwardWalker
-from .inference import _ClassInfo, _build_module, _class_info
+from .context import _ClassInfo
+from .module_table import _build_module, _class_info
 from .module_checker import _ModuleChecker
-from .native import _NativeScanner, _native_sources
+from .native import _NativeScanner
+from .native_sources import _native_sources
 from .report import _Report, _at, _line
 from .symbols import _import_aliases, _Module
 
@@ -43,103 +45,113 @@ def _check_model_new(module: _Module, report: _Report, classes: dict[str, _Class
     """The class judged as ModelNew: `class ModelNew`, or the candidate's own class that `ModelNew = X`
     names (its own `Model` too: a file's definitions shadow the problem's names). ModelNew bound to
     the reference (imported, taken from the problem's namespace, `problem.Model`) is rejected."""
-    name = "ModelNew"
-    if "ModelNew" not in module.classes:
-        node = _model_new_binding(module)
-        if node is not None:
-            value = ast.unparse(node.value)
-            own = (
-                isinstance(node.value, ast.Name)
-                and node.value.id in module.classes
-                and node.value.id not in module.reference_names
-            )
-            unbound_model = (
-                isinstance(node.value, ast.Name) and node.value.id == "Model" and "Model" not in module.local_names
-            )
-            if own:
-                name = node.value.id
-            elif (
-                isinstance(node.value, ast.Name)
-                and node.value.id in module.reference_names
-                or unbound_model
-                or isinstance(node.value, ast.Attribute)
-                and node.value.attr == "Model"
-            ):
-                report.add(
-                    "silent-fallback",
-                    f"ModelNew is the reference Model ({value}){_at(node)}: define "
-                    f"a ModelNew whose forward runs the candidate's kernel",
-                    _line(node),
-                    definitive=True,
-                )
-        imported = module.aliases.get("ModelNew", "")
-        if imported.endswith(".Model") and name == "ModelNew":
-            report.add(
-                "silent-fallback",
-                f"ModelNew is imported as the reference {imported}: define a ModelNew "
-                f"whose forward runs the candidate's kernel",
-                None,
-                definitive=True,
-            )
-        if name == "ModelNew":
-            return None
+    name = "ModelNew" if "ModelNew" in module.classes else _bound_model_new(module, report)
+    if name is None:
+        return None
     info = _class_info(module, name, classes)
     if info is None:
         return None
-    node = info.node
-    shown = "ModelNew" if name == "ModelNew" else f"ModelNew ({name})"
-
-    def inherits_reference(class_node: ast.ClassDef, depth: int = 0) -> bool:
-        for base in class_node.bases:
-            if isinstance(base, ast.Name) and base.id in module.reference_names:
-                return True
-            if (
-                isinstance(base, ast.Name)
-                and base.id in module.classes
-                and depth < 8
-                and inherits_reference(module.classes[base.id], depth + 1)
-            ):
-                return True
-        return False
-
     if "forward" not in info.methods:
-        bound = [
-            item
-            for item in node.body
-            if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "forward" for t in item.targets)
-        ]
-        if bound and _own_code(bound[0].value, module):
-            report.add(
-                "silent-fallback",
-                f"{shown}.forward is bound to {ast.unparse(bound[0].value)}{_at(bound[0])}, the "
-                f"candidate's own code: judged by what runs",
-                _line(bound[0]),
-                "note",
-            )
-        elif bound:
-            report.add(
-                "silent-fallback",
-                f"{shown}.forward is bound to {ast.unparse(bound[0].value)}"
-                f"{_at(bound[0])}: define a forward that runs the candidate's kernel",
-                _line(bound[0]),
-                definitive=True,
-            )
-        elif inherits_reference(node):
-            report.add(
-                "silent-fallback",
-                f"{shown} inherits forward from the reference Model{_at(node)}: define "
-                f"a forward that runs the candidate's kernel",
-                _line(node),
-                definitive=True,
-            )
-        else:
-            report.add(
-                "silent-fallback",
-                f"{shown} defines no forward{_at(node)}: define one that runs the " f"candidate's kernel",
-                _line(node),
-                definitive=True,
-            )
+        _check_missing_forward(module, report, info, "ModelNew" if name == "ModelNew" else f"ModelNew ({name})")
     return info
+
+
+def _bound_model_new(module: _Module, report: _Report) -> str | None:
+    """The candidate's own class that `ModelNew = X` names, or None; reports a ModelNew bound to or
+    imported as the reference."""
+    name = "ModelNew"
+    node = _model_new_binding(module)
+    if node is not None:
+        value = ast.unparse(node.value)
+        own = (
+            isinstance(node.value, ast.Name)
+            and node.value.id in module.classes
+            and node.value.id not in module.reference_names
+        )
+        unbound_model = (
+            isinstance(node.value, ast.Name) and node.value.id == "Model" and "Model" not in module.local_names
+        )
+        if own:
+            name = node.value.id
+        elif (
+            isinstance(node.value, ast.Name)
+            and node.value.id in module.reference_names
+            or unbound_model
+            or isinstance(node.value, ast.Attribute)
+            and node.value.attr == "Model"
+        ):
+            report.add(
+                "silent-fallback",
+                f"ModelNew is the reference Model ({value}){_at(node)}: define "
+                f"a ModelNew whose forward runs the candidate's kernel",
+                _line(node),
+                definitive=True,
+            )
+    imported = module.aliases.get("ModelNew", "")
+    if imported.endswith(".Model") and name == "ModelNew":
+        report.add(
+            "silent-fallback",
+            f"ModelNew is imported as the reference {imported}: define a ModelNew "
+            f"whose forward runs the candidate's kernel",
+            None,
+            definitive=True,
+        )
+    return None if name == "ModelNew" else name
+
+
+def _inherits_reference(module: _Module, class_node: ast.ClassDef, depth: int = 0) -> bool:
+    for base in class_node.bases:
+        if isinstance(base, ast.Name) and base.id in module.reference_names:
+            return True
+        if (
+            isinstance(base, ast.Name)
+            and base.id in module.classes
+            and depth < 8
+            and _inherits_reference(module, module.classes[base.id], depth + 1)
+        ):
+            return True
+    return False
+
+
+def _check_missing_forward(module: _Module, report: _Report, info: _ClassInfo, shown: str) -> None:
+    """A ModelNew without a forward method of its own: bound to a function, inherited, or none."""
+    node = info.node
+    bound = [
+        item
+        for item in node.body
+        if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "forward" for t in item.targets)
+    ]
+    if bound and _own_code(bound[0].value, module):
+        report.add(
+            "silent-fallback",
+            f"{shown}.forward is bound to {ast.unparse(bound[0].value)}{_at(bound[0])}, the "
+            f"candidate's own code: judged by what runs",
+            _line(bound[0]),
+            "note",
+        )
+    elif bound:
+        report.add(
+            "silent-fallback",
+            f"{shown}.forward is bound to {ast.unparse(bound[0].value)}"
+            f"{_at(bound[0])}: define a forward that runs the candidate's kernel",
+            _line(bound[0]),
+            definitive=True,
+        )
+    elif _inherits_reference(module, node):
+        report.add(
+            "silent-fallback",
+            f"{shown} inherits forward from the reference Model{_at(node)}: define "
+            f"a forward that runs the candidate's kernel",
+            _line(node),
+            definitive=True,
+        )
+    else:
+        report.add(
+            "silent-fallback",
+            f"{shown} defines no forward{_at(node)}: define one that runs the " f"candidate's kernel",
+            _line(node),
+            definitive=True,
+        )
 
 
 def analyze(
@@ -163,8 +175,22 @@ def analyze(
     del backend
     resolved = load_policy(policy)
     report = _Report(resolved)
+    tree = _parse(candidate_source, report)
+    if tree is None:
+        return report.finish()
     try:
-        tree = ast.parse(candidate_source)
+        _check_module(tree, report, resolved, precision, problem_source)
+    except RecursionError:
+        report.add(
+            "guard-error", "the candidate is nested too deeply for the guard to analyse: simplify the " "code", None
+        )
+    return report.finish()
+
+
+def _parse(candidate_source: str, report: _Report) -> ast.Module | None:
+    """The candidate's syntax tree, or None after reporting why it does not parse."""
+    try:
+        return ast.parse(candidate_source)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None)
         detail = getattr(error, "msg", None) or str(error)
@@ -174,40 +200,39 @@ def analyze(
             line,
             "note",
         )
-        return report.finish()
     except RecursionError:
         report.add("guard-error", "the candidate is nested too deeply to parse: simplify the code", None)
-        return report.finish()
-    try:
-        module = _build_module(tree, _problem_imports(problem_source))
-        sources, flags = _native_sources(module)
-        scanner = _NativeScanner(report, resolved, precision)
-        for source in sources:
-            module.kernel_names |= scanner.kernel_names(source)
-        classes: dict[str, _ClassInfo] = {}
-        info = _check_model_new(module, report, classes)
-        walker = _ForwardWalker(module, report, resolved, classes)
-        if info is not None:
-            walker.run(info)
-        _ModuleChecker(module, report, resolved, precision).run()
-        for call, keyword, text in flags:
-            scanner.flags(call, keyword, text)
-        for source in sources:
-            scanner.scan(source)
-        if info is not None and walker.kernel_calls == 0 and (module.builders or module.jit_kernels):
-            first = module.builders[0] if module.builders else module.functions[sorted(module.jit_kernels)[0]]
-            report.add(
-                "torch-fallback",
-                f"the candidate builds a kernel{_at(first)} but forward never calls it: "
-                f"the work must run in the candidate's own kernel",
-                _line(first),
-                "note",
-            )
-    except RecursionError:
+    return None
+
+
+def _check_module(
+    tree: ast.Module, report: _Report, resolved: Mapping[str, Any], precision: str, problem_source: str | None
+) -> None:
+    """Every check on a parsed candidate: ModelNew and its forward, the whole module, native sources."""
+    module = _build_module(tree, _problem_imports(problem_source))
+    sources, flags = _native_sources(module)
+    scanner = _NativeScanner(report, resolved, precision)
+    for source in sources:
+        module.kernel_names |= scanner.kernel_names(source)
+    classes: dict[str, _ClassInfo] = {}
+    info = _check_model_new(module, report, classes)
+    walker = _ForwardWalker(module, report, resolved, classes)
+    if info is not None:
+        walker.run(info)
+    _ModuleChecker(module, report, resolved, precision).run()
+    for call, keyword, text in flags:
+        scanner.flags(call, keyword, text)
+    for source in sources:
+        scanner.scan(source)
+    if info is not None and walker.kernel_calls == 0 and (module.builders or module.jit_kernels):
+        first = module.builders[0] if module.builders else module.functions[sorted(module.jit_kernels)[0]]
         report.add(
-            "guard-error", "the candidate is nested too deeply for the guard to analyse: simplify the " "code", None
+            "torch-fallback",
+            f"the candidate builds a kernel{_at(first)} but forward never calls it: "
+            f"the work must run in the candidate's own kernel",
+            _line(first),
+            "note",
         )
-    return report.finish()
 
 
 def _problem_imports(problem_source: str | None) -> dict[str, str] | None:

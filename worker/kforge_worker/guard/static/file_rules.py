@@ -6,12 +6,10 @@ from __future__ import annotations
 import ast
 import re
 
-from .names import (
-    _HARNESS_ENVIRONMENT_PREFIXES,
-    _INJECTING_ENVIRONMENT,
-)
+from .sandbox_names import _HARNESS_ENVIRONMENT_PREFIXES, _INJECTING_ENVIRONMENT
 from .report import _at, _line
-from .symbols import _Module, _call_argument, _qualname, _resolve_text
+from .source_text import _resolve_text
+from .symbols import _Module, _call_argument, _qualname
 
 #: Names that hold credentials: reading one is a rejection even though the sandbox leaves it unset.
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
@@ -67,67 +65,13 @@ class _FileRules:
         if path is None:
             return
         text = _constant_path(path, self.module)
-        line, at = _line(node), _at(node)
         if text is None:
-            pieces = [
-                inner.value
-                for inner in ast.walk(path)
-                if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
-            ]
-            names = {self.qual(inner) for inner in ast.walk(path) if isinstance(inner, (ast.Name, ast.Attribute))}
-            suspicious = (
-                any(".." in piece or piece.startswith("/") for piece in pieces)
-                or bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"})
-                or any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
-            )
-            if write:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate writes to a computed path with {what}{at}: write "
-                    f"only to constant relative paths inside the working directory",
-                    line,
-                    confined=True,
-                )
-            elif suspicious:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
-                    f"reading the problem, the harness or files outside the working "
-                    f"directory is rejected",
-                    line,
-                    confined=True,
-                )
-            else:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads a computed path with {what}{at}; reading "
-                    f"the problem, the harness or other files is rejected",
-                    line,
-                    "note",
-                    confined=True,
-                )
+            self._computed_path(node, path, write, what)
             return
+        if self._system_path(node, text, write):
+            return
+        line, at = _line(node), _at(node)
         lowered = text.lower()
-        if lowered.startswith("/proc/") or lowered in ("/dev/mem", "/dev/kmem", "/dev/port"):
-            if any(word in lowered for word in ("/mem", "/maps", "/pagemap", "/smaps", "kmem", "/port")):
-                self.report.add(
-                    "harness-read",
-                    f"the candidate opens {text}{at}, the process's memory: "
-                    f"reading the harness's state is rejected",
-                    line,
-                )
-                return
-            if lowered.startswith(("/proc/cpuinfo", "/proc/meminfo")) and not write:
-                return
-            self.report.add(
-                "sandbox",
-                f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
-                line,
-                confined=True,
-            )
-            return
-        if text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random"):
-            return
         parts = re.split(r"[\\/]", text)
         outside = text.startswith(("/", "~", "\\")) or bool(re.match(r"[A-Za-z]:", text)) or ".." in parts
         if write and outside:
@@ -153,6 +97,71 @@ class _FileRules:
                 confined=True,
             )
 
+    def _computed_path(self, node: ast.AST, path: ast.AST, write: bool, what: str) -> None:
+        """A path the guard cannot fold to a constant: a write is rejected, a read a note unless it
+        looks outside the working directory."""
+        line, at = _line(node), _at(node)
+        pieces = [
+            inner.value for inner in ast.walk(path) if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+        ]
+        names = {self.qual(inner) for inner in ast.walk(path) if isinstance(inner, (ast.Name, ast.Attribute))}
+        suspicious = (
+            any(".." in piece or piece.startswith("/") for piece in pieces)
+            or bool(names & {"sys.argv", "builtins.__file__", "glob.glob", "os.environ", "inspect.stack"})
+            or any(isinstance(inner, ast.Name) and inner.id == "__file__" for inner in ast.walk(path))
+        )
+        if write:
+            self.report.add(
+                "sandbox",
+                f"the candidate writes to a computed path with {what}{at}: write "
+                f"only to constant relative paths inside the working directory",
+                line,
+                confined=True,
+            )
+        elif suspicious:
+            self.report.add(
+                "sandbox",
+                f"the candidate reads `{ast.unparse(path)}` with {what}{at}: "
+                f"reading the problem, the harness or files outside the working "
+                f"directory is rejected",
+                line,
+                confined=True,
+            )
+        else:
+            self.report.add(
+                "sandbox",
+                f"the candidate reads a computed path with {what}{at}; reading "
+                f"the problem, the harness or other files is rejected",
+                line,
+                "note",
+                confined=True,
+            )
+
+    def _system_path(self, node: ast.AST, text: str, write: bool) -> bool:
+        """/proc and /dev paths: the process's memory, process information, the harmless devices.
+        True when `text` is one of them (reported or allowed)."""
+        line, at = _line(node), _at(node)
+        lowered = text.lower()
+        if lowered.startswith("/proc/") or lowered in ("/dev/mem", "/dev/kmem", "/dev/port"):
+            if any(word in lowered for word in ("/mem", "/maps", "/pagemap", "/smaps", "kmem", "/port")):
+                self.report.add(
+                    "harness-read",
+                    f"the candidate opens {text}{at}, the process's memory: "
+                    f"reading the harness's state is rejected",
+                    line,
+                )
+                return True
+            if lowered.startswith(("/proc/cpuinfo", "/proc/meminfo")) and not write:
+                return True
+            self.report.add(
+                "sandbox",
+                f"the candidate opens {text}{at}: process information is not the " f"candidate's to read; remove it",
+                line,
+                confined=True,
+            )
+            return True
+        return text in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/urandom", "/dev/random")
+
     def _environment(self, node: ast.AST, key: ast.AST | None, write: bool, bulk: bool) -> None:
         line, at = _line(node), _at(node)
         verb = "sets" if write else "reads"
@@ -166,46 +175,7 @@ class _FileRules:
             )
             return
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            if key.value in self.policy["environment_keys"]:
-                self.report.add("sandbox", f"the candidate {verb} the build setting {key.value}{at}", line, "note")
-            elif write and (key.value in _INJECTING_ENVIRONMENT or key.value.startswith(_HARNESS_ENVIRONMENT_PREFIXES)):
-                self.report.add(
-                    "sandbox",
-                    f"the candidate sets the environment variable {key.value}{at}: it loads code into the "
-                    f"processes the build starts or changes the harness's own settings, which nothing at "
-                    f"run time can see; remove it",
-                    line,
-                )
-            elif write and not _SECRET_NAME.search(key.value):
-                # PATH to find nvcc, LD_LIBRARY_PATH, a library's own knob: the change stays inside the
-                # candidate's process and the processes its build starts, all in the sandbox.
-                self.report.add(
-                    "sandbox",
-                    f"the candidate sets the environment variable {key.value}{at}: the change stays in its "
-                    f"own process and the processes its build starts, inside the sandbox",
-                    line,
-                    "note",
-                )
-            elif not write and not _SECRET_NAME.search(key.value):
-                # A setting looked up by name (KernelBench's ThunderKittens example reads
-                # THUNDERKITTENS_ROOT): the environment is an allow-list, so it finds the default.
-                self.report.add(
-                    "sandbox",
-                    f"the candidate reads the environment variable {key.value}{at}: candidates run with an "
-                    f"environment reduced to an allow-list (no secrets; HOME and TMPDIR are its scratch folder)",
-                    line,
-                    "note",
-                    confined=True,
-                )
-            else:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate {verb} the environment variable {key.value}{at}: "
-                    f"candidates run with a scrubbed environment and may not read secrets "
-                    f"or settings; remove it",
-                    line,
-                    confined=True,
-                )
+            self._environment_variable(key.value, write, verb, line, at)
             return
         self.report.add(
             "sandbox",
@@ -214,6 +184,49 @@ class _FileRules:
             line,
             confined=True,
         )
+
+    def _environment_variable(self, name: str, write: bool, verb: str, line: int | None, at: str) -> None:
+        """A read or write of the environment variable `name`, written out."""
+        if name in self.policy["environment_keys"]:
+            self.report.add("sandbox", f"the candidate {verb} the build setting {name}{at}", line, "note")
+        elif write and (name in _INJECTING_ENVIRONMENT or name.startswith(_HARNESS_ENVIRONMENT_PREFIXES)):
+            self.report.add(
+                "sandbox",
+                f"the candidate sets the environment variable {name}{at}: it loads code into the "
+                f"processes the build starts or changes the harness's own settings, which nothing at "
+                f"run time can see; remove it",
+                line,
+            )
+        elif write and not _SECRET_NAME.search(name):
+            # PATH to find nvcc, LD_LIBRARY_PATH, a library's own knob: the change stays inside the
+            # candidate's process and the processes its build starts, all in the sandbox.
+            self.report.add(
+                "sandbox",
+                f"the candidate sets the environment variable {name}{at}: the change stays in its "
+                f"own process and the processes its build starts, inside the sandbox",
+                line,
+                "note",
+            )
+        elif not write and not _SECRET_NAME.search(name):
+            # A setting looked up by name (KernelBench's ThunderKittens example reads
+            # THUNDERKITTENS_ROOT): the environment is an allow-list, so it finds the default.
+            self.report.add(
+                "sandbox",
+                f"the candidate reads the environment variable {name}{at}: candidates run with an "
+                f"environment reduced to an allow-list (no secrets; HOME and TMPDIR are its scratch folder)",
+                line,
+                "note",
+                confined=True,
+            )
+        else:
+            self.report.add(
+                "sandbox",
+                f"the candidate {verb} the environment variable {name}{at}: "
+                f"candidates run with a scrubbed environment and may not read secrets "
+                f"or settings; remove it",
+                line,
+                confined=True,
+            )
 
     def _environ_use(self, node: ast.AST, parent: ast.AST | None) -> None:
         if isinstance(parent, ast.Subscript) and parent.value is node:

@@ -7,60 +7,34 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from .names import (
-    _CONCURRENCY_MODULES,
+from .compute_names import _TORCH_COMPILERS
+from .names import _GLOBAL_STATE_CALLS, _PRECISION_CALLS, _RUN_PRECISIONS
+from .sandbox_names import (
     _DEFERRED_CALLS,
     _DEFERRED_PREFIXES,
-    _DTYPE_NAMES,
-    _DYNAMIC_CODE,
     _FD_CALLS,
     _FRAME_ATTRIBUTES,
-    _GLOBAL_STATE_CALLS,
-    _HARNESS_READ_CALLS,
     _JOIN_METHODS,
-    _NETWORK_MODULES,
     _PATH_READ_METHODS,
     _PATH_WRITE_METHODS,
-    _PRECISION_CALLS,
-    _PROCESS_MODULES,
-    _RANK,
     _READ_PATH_CALLS,
-    _RUN_PRECISIONS,
-    _RUNTIME_STATE_CALLS,
-    _SEED_CALLS,
     _SIDE_STREAM_CALLS,
-    _SUBPROCESS_CALLS,
-    _SUBPROCESS_PREFIXES,
     _TENSOR_BASES,
-    _TORCH_COMPILERS,
     _WRITE_PATH_CALLS,
 )
 from .file_rules import _FileRules
 from .patch_rules import _PatchRules
-from .report import _Report, _at, _line, measured_precision_note
+from .precision_rules import _PrecisionRules
+from .reach_rules import _ReachRules
+from .report import _Report, _at, _line
 from .symbols import _Module, _call_argument, _fold_string, _qualname
 
 
-# ---------------------------------------------------------------------------------------------
-# Whole module: timer-patch, harness-read, sandbox, deferred-work, side-stream, global-state,
-# precision, torch.compile
-# ---------------------------------------------------------------------------------------------
+class _ModuleChecker(_FileRules, _PatchRules, _PrecisionRules, _ReachRules):
+    """Checks the whole module: its imports, calls, assignments, classes and decorators (rules on
+    files in file_rules.py, patches in patch_rules.py, precision in precision_rules.py, what
+    reaches outside the candidate in reach_rules.py)."""
 
-_LOW_DTYPE_PREFIX = "torch.float8"
-
-
-def _dtype_of(node: ast.AST | None, module: _Module) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return _DTYPE_NAMES.get(node.value) or ("float8" if node.value.startswith(_LOW_DTYPE_PREFIX) else None)
-    qual = _qualname(node, module.aliases) if node is not None else None
-    if qual is None:
-        return None
-    if qual.startswith(_LOW_DTYPE_PREFIX):
-        return "float8"
-    return _DTYPE_NAMES.get(qual)
-
-
-class _ModuleChecker(_FileRules, _PatchRules):
     def __init__(self, module: _Module, report: _Report, policy: Mapping[str, Any], precision: str):
         self.module = module
         self.report = report
@@ -106,64 +80,6 @@ class _ModuleChecker(_FileRules, _PatchRules):
                 self._decorators(node)
         self._side_stream_summary()
 
-    # -- imports ---------------------------------------------------------------------------
-
-    def _import(self, name: str, node: ast.AST) -> None:
-        if not name:
-            return
-        root = name.split(".")[0]
-        if root in _NETWORK_MODULES:
-            self.report.add(
-                "sandbox",
-                f"the candidate imports {name}{_at(node)}: candidates run without "
-                f"network access; remove the import",
-                _line(node),
-                confined=True,
-            )
-        elif root in _PROCESS_MODULES:
-            self.report.add(
-                "sandbox",
-                f"the candidate imports {name}{_at(node)}: candidates may not start " f"processes; remove the import",
-                _line(node),
-                confined=True,
-            )
-        elif root == "__main__" or root.startswith("kforge"):
-            self.report.add(
-                "harness-read",
-                f"the candidate imports {name}{_at(node)}, the harness's own "
-                f"module: a candidate may not reach into the evaluator; remove it",
-                _line(node),
-            )
-        elif name == "unittest.mock" or root == "mock":
-            self.report.add(
-                "timer-patch",
-                f"the candidate imports {name}{_at(node)}, a patching library: "
-                f"a candidate may not patch the harness or torch; remove it",
-                _line(node),
-            )
-        elif name in _CONCURRENCY_MODULES or root in (
-            "threading",
-            "_thread",
-            "multiprocessing",
-            "concurrent",
-            "asyncio",
-        ):
-            self.report.add(
-                "deferred-work",
-                f"the candidate imports {name}{_at(node)}; starting threads, "
-                f"processes or tasks is rejected, the output must be complete "
-                f"when forward returns",
-                _line(node),
-                "note",
-            )
-        elif root == "ctypes":
-            self.report.add(
-                "harness-read",
-                f"the candidate imports ctypes{_at(node)}; raw memory reads " f"through it are rejected",
-                _line(node),
-                "note",
-            )
-
     # -- calls -----------------------------------------------------------------------------
 
     def _call(self, node: ast.Call) -> None:
@@ -177,86 +93,6 @@ class _ModuleChecker(_FileRules, _PatchRules):
             if rule(node, qual, label):
                 break
         self._cast(node)
-
-    def _call_reaching_out(self, node: ast.Call, qual: str, label: str) -> bool:
-        """Calls that reach outside the candidate: the harness's state, raw memory, libraries,
-        processes, the network, code built at run time, imports by name. False when none applies."""
-        line, at = _line(node), _at(node)
-        if qual in _HARNESS_READ_CALLS:
-            self.report.add(
-                "harness-read",
-                f"the candidate calls {label}(){at}, which "
-                f"{_HARNESS_READ_CALLS[qual]}: reading the harness's state is "
-                f"rejected; compute the answer from the inputs",
-                line,
-            )
-        elif qual.startswith("ctypes.") and (
-            qual.endswith((".from_address", ".from_buffer")) or qual.startswith("ctypes.pythonapi")
-        ):
-            self.report.add(
-                "harness-read",
-                f"the candidate calls {label}(){at}, which reads raw process "
-                f"memory: reading the harness's state is rejected",
-                line,
-            )
-        elif qual in (
-            "ctypes.CDLL",
-            "ctypes.cdll.LoadLibrary",
-            "ctypes.PyDLL",
-            "ctypes.pydll.LoadLibrary",
-            "torch.ops.load_library",
-            "torch.classes.load_library",
-        ):
-            self.report.add(
-                "library-policy",
-                f"the candidate loads a shared library with {label}(){at}; " f"the guard cannot see what it calls",
-                line,
-                "note",
-            )
-        elif qual in (
-            "torch.cuda.memory_snapshot",
-            "torch.cuda.memory._snapshot",
-            "torch.cuda.memory._record_memory_history",
-        ):
-            self.report.add(
-                "harness-read", f"the candidate reads the CUDA allocator's state with " f"{label}(){at}", line, "note"
-            )
-        elif qual in _SUBPROCESS_CALLS or qual.startswith(_SUBPROCESS_PREFIXES):
-            self.report.add(
-                "sandbox",
-                f"the candidate calls {label}(){at}: candidates may not start "
-                f"processes, send signals or change process state; remove it",
-                line,
-                confined=True,
-            )
-        elif qual.split(".")[0] in _NETWORK_MODULES:
-            self.report.add(
-                "sandbox",
-                f"the candidate calls {label}(){at}: candidates run without network " f"access; remove it",
-                line,
-                confined=True,
-            )
-        elif qual in _DYNAMIC_CODE:
-            self.report.add(
-                "sandbox",
-                f"the candidate calls {label}(){at}: code built or loaded at run time "
-                f"cannot be checked; write it out in the candidate",
-                line,
-            )
-        elif qual in ("builtins.__import__", "importlib.import_module"):
-            first = node.args[0] if node.args else None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                self._import(first.value, node)
-            else:
-                self.report.add(
-                    "sandbox",
-                    f"the candidate imports a module by a computed name{at}: "
-                    f"write the import out so it can be checked",
-                    line,
-                )
-        else:
-            return False
-        return True
 
     def _call_on_files(self, node: ast.Call, qual: str, label: str) -> bool:
         """Calls on files, descriptors and the environment. False when none applies."""
@@ -382,106 +218,6 @@ class _ModuleChecker(_FileRules, _PatchRules):
             _line(node),
             "note",
         )
-
-    def _global_state_call(self, qual: str, label: str, node: ast.AST) -> None:
-        """Seeds, the switches the run-time snapshot reads, and limits of the candidate's own process
-        are notes: the run time decides (docs/guard.md, `global-state` and `precision`)."""
-        line, at = _line(node), _at(node)
-        if qual in _SEED_CALLS:
-            self.report.add(
-                "global-state",
-                f"the candidate calls {label}(){at}: the worker reseeds torch, random and numpy with "
-                f"each call's own seed before every call, so this seed changes nothing that is judged",
-                line,
-                "note",
-            )
-        elif qual in _RUNTIME_STATE_CALLS:
-            self._runtime_state_note("global-state", qual, node)
-        else:
-            self.report.add(
-                "global-state",
-                f"the candidate calls {label}(){at}: it limits only the candidate's own process (the "
-                f"reference and the baselines run in processes of their own)",
-                line,
-                "note",
-            )
-
-    def _runtime_state_note(self, check: str, qual: str, node: ast.AST) -> None:
-        written = ast.unparse(node)
-        written = written if len(written) <= 80 else written[:77] + "..."
-        self.report.add(
-            check,
-            f"the candidate calls `{written}`{_at(node)}, which changes {_RUNTIME_STATE_CALLS[qual]}: judged "
-            f"at run time (the worker compares torch's global state before and after the import, the "
-            f"construction, the correctness trials and the timed calls, and rejects a change)",
-            _line(node),
-            "note",
-        )
-
-    def _is_context(self, node: ast.AST) -> bool:
-        parent = self.module.parents.get(node)
-        return isinstance(parent, ast.withitem)
-
-    def _matmul_precision(self, node: ast.Call) -> None:
-        value = node.args[0] if node.args else _call_argument(node, "precision", None)
-        lowers = not (isinstance(value, ast.Constant) and value.value == "highest")
-        self._runtime_state_note("precision" if lowers else "global-state", "torch.set_float32_matmul_precision", node)
-
-    def _triton_dot(self, node: ast.Call) -> None:
-        if self.run_dtype != "float32":
-            return
-        for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and value.value in ("ieee",):
-                return
-            if keyword.arg == "allow_tf32" and isinstance(value, ast.Constant) and value.value is False:
-                return
-        self._measured_precision_note(
-            f"calls tl.dot{_at(node)}, which uses TF32 for float32 inputs by default "
-            f'(input_precision="ieee" keeps full float32)',
-            _line(node),
-        )
-
-    def _cast(self, node: ast.Call) -> None:
-        """Casts below the run precision: x.half(), x.to(torch.float16), dtype=torch.bfloat16."""
-        func = node.func
-        target: str | None = None
-        if isinstance(func, ast.Attribute) and func.attr in ("half", "bfloat16") and not node.args:
-            target = "float16" if func.attr == "half" else "bfloat16"
-        elif isinstance(func, ast.Attribute) and func.attr in ("to", "type", "type_as"):
-            for argument in node.args:
-                target = target or _dtype_of(argument, self.module)
-        for keyword in node.keywords:
-            if keyword.arg == "dtype":
-                target = target or _dtype_of(keyword.value, self.module)
-        if target is None or self.run_dtype is None or _RANK[target] >= _RANK.get(self.run_dtype, 2):
-            return
-        if self.run_dtype == "float16" and target == "float16":
-            return
-        if self._guarded_by_dtype(node):
-            return
-        self._measured_precision_note(f"casts to {target} with `{ast.unparse(node)}`{_at(node)}", _line(node))
-
-    def _measured_precision_note(self, what: str, line: int | None) -> None:
-        """Arithmetic below the run precision, as the source shows it: a note, because the measured
-        error profile judges what it costs (docs/guard.md, `precision-loss`)."""
-        self.report.add("precision", measured_precision_note(f"the candidate {what}", self.precision), line, "note")
-
-    def _branch_tests(self, node: ast.AST):
-        """The tests of the `if` statements whose body holds `node`, innermost first."""
-        current = node
-        while current in self.module.parents:
-            parent = self.module.parents[current]
-            if isinstance(parent, ast.If) and current in parent.body:
-                yield parent.test
-            current = parent
-
-    def _guarded_by_dtype(self, node: ast.AST) -> bool:
-        """True inside ``if x.dtype == torch.float16:`` (a branch for inputs of that dtype)."""
-        for test in map(ast.unparse, self._branch_tests(node)):
-            if "dtype" in test and any(word in test for word in ("float16", "half", "bfloat16")):
-                return True
-        return False
 
     # -- classes, attributes, decorators ---------------------------------------------------
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from .names import (
-    _PRECISION_FLAGS,
-    _RUNTIME_STATE_FLAGS,
-    _TIMING_TARGETS,
-)
+from .names import _PRECISION_FLAGS, _RUNTIME_STATE_FLAGS
+from .sandbox_names import _TIMING_TARGETS
 from .report import _at, _line
 
 
@@ -73,36 +70,9 @@ class _PatchRules:
         self._patch(node, f"{owner}.{attribute}", node.args[2] if len(node.args) > 2 else None)
 
     def _patch(self, node: ast.AST, qual: str, value: ast.AST | None = None) -> None:
+        if self._torch_switch(node, qual, value):
+            return
         line, at = _line(node), _at(node)
-        if qual in _RUNTIME_STATE_FLAGS:
-            shown = f" = {ast.unparse(value)}" if value is not None else ""
-            self.report.add(
-                "precision" if qual.rsplit(".", 1)[1] in _PRECISION_FLAGS else "global-state",
-                f"the candidate sets {qual}{shown}{at}: judged at run time (the worker compares this "
-                f"switch before and after the import, the construction, the correctness trials and the "
-                f"timed calls, and rejects a change)",
-                line,
-                "note",
-            )
-            return
-        if qual.startswith("torch.backends."):
-            last = qual.rsplit(".", 1)[1]
-            lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
-            if last in _PRECISION_FLAGS and lowers:
-                self._measured_precision_note(
-                    f"sets {qual} = {ast.unparse(value)}{at}, which lets float32 matmuls or convolutions "
-                    f"run in reduced precision in its own process",
-                    line,
-                )
-            else:
-                self.report.add(
-                    "global-state",
-                    f"the candidate sets {qual}{at}: a torch switch the run-time snapshot "
-                    f"does not read back, so what it changes cannot be judged; remove the "
-                    f"assignment",
-                    line,
-                )
-            return
         if qual in ("sys.stdout", "sys.stderr", "sys.dont_write_bytecode"):
             self.report.add("timer-patch", f"the candidate replaces {qual}{at}", line, "note")
             return
@@ -142,6 +112,41 @@ class _PatchRules:
             f"assignment",
             line,
         )
+
+    def _torch_switch(self, node: ast.AST, qual: str, value: ast.AST | None) -> bool:
+        """An assignment to a torch.backends switch: a note when the run-time snapshot reads it back,
+        else a rejection (a precision note for a switch that lowers float32). False for other targets."""
+        line, at = _line(node), _at(node)
+        if qual in _RUNTIME_STATE_FLAGS:
+            shown = f" = {ast.unparse(value)}" if value is not None else ""
+            self.report.add(
+                "precision" if qual.rsplit(".", 1)[1] in _PRECISION_FLAGS else "global-state",
+                f"the candidate sets {qual}{shown}{at}: judged at run time (the worker compares this "
+                f"switch before and after the import, the construction, the correctness trials and the "
+                f"timed calls, and rejects a change)",
+                line,
+                "note",
+            )
+            return True
+        if qual.startswith("torch.backends."):
+            last = qual.rsplit(".", 1)[1]
+            lowers = isinstance(value, ast.Constant) and value.value in (True, "tf32", "bf16")
+            if last in _PRECISION_FLAGS and lowers:
+                self._measured_precision_note(
+                    f"sets {qual} = {ast.unparse(value)}{at}, which lets float32 matmuls or convolutions "
+                    f"run in reduced precision in its own process",
+                    line,
+                )
+            else:
+                self.report.add(
+                    "global-state",
+                    f"the candidate sets {qual}{at}: a torch switch the run-time snapshot "
+                    f"does not read back, so what it changes cannot be judged; remove the "
+                    f"assignment",
+                    line,
+                )
+            return True
+        return False
 
     def _adds_a_missing_attribute(self, node: ast.AST, qual: str) -> bool:
         """Whether the assignment sits in `if not hasattr(OWNER, "NAME"):` for its own target."""
