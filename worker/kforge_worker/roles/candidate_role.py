@@ -14,6 +14,7 @@ import gc
 import os
 import resource
 import time
+from typing import Optional
 
 from ..build.build import build_candidate
 from ..build.source_times import keep_unchanged_source_times
@@ -29,7 +30,6 @@ from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
 from ..timing.timing import changed_timers, timer_identities
-from ..timing.timing_dialogue import contents_override
 from ..timing.timing_stage import run_timing
 from .correctness_stage import run_correctness
 
@@ -69,6 +69,16 @@ def wait_for_device(channel: Channel, message: dict) -> bool:
     if reply.get("memory_grant_bytes") is not None:
         message["memory_grant_bytes"] = reply["memory_grant_bytes"]
     return True
+
+
+def contents_override(message: Optional[dict]) -> Optional[int]:
+    """`contents_per_model` of the `continue` that starts the timing stage, or None when absent."""
+    value = None if message is None else message.get("contents_per_model")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ProtocolError(f"expected `contents_per_model` to be a positive integer, got {value!r}")
+    return value
 
 
 def run_candidate(channel: Channel, message: dict) -> None:
