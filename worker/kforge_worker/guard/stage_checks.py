@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, List, Optional
 from . import integrity
 from ..build.build import CANDIDATE_MODULE_NAME
 from ..build.build_info import collect_build_info
-from ..build.candidate_kernels import sources as own_kernel_sources
+from .candidate_kernels import sources as own_kernel_sources
 from ..protocol.errors import StageFailure
 from .forbidden_names import ForbiddenNames, check_loaded
 from .static_stage import run_static_guard
