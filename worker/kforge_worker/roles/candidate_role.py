@@ -17,7 +17,6 @@ import time
 from typing import Optional
 
 from ..build.build import build_candidate
-from ..build.source_times import keep_unchanged_source_times
 from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..guard.guard_runtime import GuardRuntime
@@ -139,7 +138,6 @@ class CandidateRun:
         )
         self.handover = Handover(channel, self.request.handover_pipe, release=release_cached)
         self.await_device = awaits_device(message)
-        keep_unchanged_source_times()
         self.build_started_ns = time.time_ns()
         self.problem = None
 
