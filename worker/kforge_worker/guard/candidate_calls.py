@@ -22,10 +22,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..device.device import synchronize
-from ..problem.inputs import ALIGNMENTS, cast_inputs, input_digest, make_inputs, make_model, make_trial, seed_everything
+from ..problem.inputs import ALIGNMENTS, cast_inputs, make_inputs, make_model, make_trial, seed_everything
 from ..protocol.errors import CONSTRUCT, FORWARD, failures_as
 from ..protocol.handover import Handover
 from .guard_runtime import GuardRuntime
+from .input_digest import input_digest
 from .policy_rejection import PolicyRejection
 
 

@@ -158,8 +158,8 @@ def _targets() -> Dict[str, Any]:
         "kforge_worker.protocol.handover.Handover.hand_over": getattr(
             getattr(sys.modules.get("kforge_worker.protocol.handover"), "Handover", None), "hand_over", None
         ),
-        "kforge_worker.problem.inputs.input_digest": getattr(
-            sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None
+        "kforge_worker.guard.input_digest.input_digest": getattr(
+            sys.modules.get("kforge_worker.guard.input_digest"), "input_digest", None
         ),
         "json.dumps": json.dumps,
         "os.write": os.write,
