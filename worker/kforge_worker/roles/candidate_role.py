@@ -9,7 +9,6 @@ read the source, and the cwd is the scratch directory the parent started the wor
 request lives only in this function's locals.
 """
 
-import functools
 import gc
 import os
 import resource
@@ -28,7 +27,7 @@ from ..protocol.channel import Channel, ProtocolError
 from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
-from ..timing.timing import changed_timers, timer_identities
+from ..timing.timing import TIMER_TARGETS
 from ..timing.timing_stage import run_timing
 from .correctness_stage import run_correctness
 
@@ -132,9 +131,8 @@ class CandidateRun:
         self.scratch_dir = os.getcwd()
         self.device = resolve_device(run.backend, run.device)
         self.dtype = run_dtype(run.precision)
-        timers = functools.partial(changed_timers, timer_identities())
         self.guard = GuardRuntime(
-            self.device, self.request.guard.policy, enabled, (channel.send, channel.receive), timers
+            self.device, self.request.guard.policy, enabled, (channel.send, channel.receive), TIMER_TARGETS
         )
         self.handover = Handover(channel, self.request.handover_pipe, release=release_cached)
         self.await_device = awaits_device(message)
