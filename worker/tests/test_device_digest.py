@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from kforge_worker.device import device_digest
-from kforge_worker.problem.inputs import input_digest
+from kforge_worker.guard.input_digest import input_digest
 
 MASK = (1 << 64) - 1
 

@@ -19,7 +19,8 @@ import pytest
 import torch
 
 from kforge_worker.device.memory_usage import resident_bytes
-from kforge_worker.problem.inputs import input_digest, make_inputs
+from kforge_worker.guard.input_digest import input_digest
+from kforge_worker.problem.inputs import make_inputs
 from kforge_worker.problem.problem_loader import load_problem
 from kforge_worker.problem.stress import stress_inputs, stressed_seed
 from kforge_worker.roles.size_estimate import measure_shapes, roles

@@ -10,7 +10,7 @@ import torch
 
 from kforge_worker.guard.static import analyze
 from kforge_worker.problem.declared_tolerance import DeclaredToleranceError, declared_tolerances, parse_tolerances
-from kforge_worker.problem.inputs import input_digest
+from kforge_worker.guard.input_digest import input_digest
 from kforge_worker.problem.precision import PRECISIONS, cast_model, cast_value, run_dtype
 from kforge_worker.problem.problem_loader import load_problem
 from kforge_worker.protocol.channel import ProtocolError

@@ -17,7 +17,7 @@ import torch
 
 from kforge_worker.guard import own_kernel, own_work
 from kforge_worker.backends.registry import jit_kernel_names
-from kforge_worker.build.candidate_kernels import OwnKernelSources, sources
+from kforge_worker.guard.candidate_kernels import OwnKernelSources, sources
 from kforge_worker.guard.dispatch_ops import COMPUTE, GLUE, glue_operators
 from kforge_worker.guard.dispatch_ops import OWN as OWN_OPERATOR
 from kforge_worker.protocol.errors import StageFailure

@@ -76,8 +76,8 @@ class Clock:
     synchronize (the device runs behind the host); else the host's clock alone.
 
     The routine does not ask the registry while it times: it captures its clock's functions at
-    import, where `timer_identities` watches them, and branches on the device's type, so that no
-    data a candidate could rebind (guard/integrity.py watches functions, not data) decides how it
+    import, where `timing.TIMER_TARGETS` names them for the guard, and branches on the device's
+    type, so that no data a candidate could rebind (guard/integrity.py watches functions, not data) decides how it
     is timed. tests/test_backends.py checks that the two agree."""
 
     device_events: bool

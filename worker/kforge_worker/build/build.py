@@ -3,7 +3,9 @@
 `load_inline`/`load` are wrapped so that builds are quiet (`verbose=False`: the compiler's output
 then travels inside the exception), land in `TORCH_EXTENSIONS_DIR=build_dir`, the shared
 objects they load are recorded for `cuobjdump`, and the functions of each module they return are
-wrapped to record their calls (extension_calls.py) before the candidate sees the module. Failures are classified:
+wrapped to record their calls (extension_calls.py) before the candidate sees the module. On a torch
+before 2.1 the times of unchanged inline sources are kept first (source_times.py), so that ninja
+finds them built. Failures are classified:
 
 - torch's `Error building extension` RuntimeError, a Triton CompilationError, or an extension
   that built but will not load (undefined symbol) → compile_error / build;
@@ -23,6 +25,7 @@ from typing import List, Optional
 import torch
 
 from .extension_calls import ExtensionCalls
+from .source_times import keep_unchanged_source_times
 from ..backends.backend import Backend
 from ..problem.problem_loader import execute_source, read_source
 from ..protocol.errors import StageFailure, classify, format_traceback, shorten
@@ -139,6 +142,7 @@ def build_candidate(
     """Executes the candidate file as a fresh module whose namespace starts with `inherited` (the
     problem's names: problem_loader.problem_names); its ModelNew class and built objects."""
     path = os.path.abspath(path)
+    keep_unchanged_source_times()
     configure_build_environment(build_dir, backend, device)
     shared_objects: List[str] = []
     extensions = ExtensionCalls()

@@ -22,10 +22,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..device.device import synchronize
-from ..problem.inputs import ALIGNMENTS, cast_inputs, input_digest, make_inputs, make_model, make_trial, seed_everything
+from ..problem.inputs import ALIGNMENTS, cast_inputs, make_inputs, make_model, make_trial, seed_everything
 from ..protocol.errors import CONSTRUCT, FORWARD, failures_as
 from ..protocol.handover import Handover
 from .guard_runtime import GuardRuntime
+from .input_digest import input_digest
 from .policy_rejection import PolicyRejection
 
 
@@ -91,6 +92,23 @@ class CandidateCalls:
     def after(self, output: Any, where: str) -> None:
         """The guard's checks on one call's output (`after_call`), after its synchronize."""
         self.guard.after_call(output, where)
+
+    def run_trial(
+        self, seed: int, where: str, entry: Optional[dict] = None, stressed: bool = False, traced: bool = False
+    ) -> Optional[dict]:
+        """One trial: a fresh model and inputs (`trial`), the checked call (`call`), and the output
+        handed over with `entry` (`hand_over`; dropped without `entry`, as the warm call's is). A
+        traced call's output rejected by the policy is handed over before the rejection goes on."""
+        model, inputs = self.trial(seed, stressed=stressed)
+        try:
+            output = self.call(model, inputs, seed, where, traced=traced)
+        except PolicyRejection as rejection:
+            if entry is None or rejection.output is None:
+                raise
+            # Whether the answer is right is said first: the judge takes the output before the rejection.
+            self.hand_over(rejection.output, entry, inputs)
+            raise
+        return None if entry is None else self.hand_over(output, entry, inputs)
 
     def hand_over(self, output: Any, entry: Dict[str, Any], inputs: List[Any]) -> dict:
         """Hands `output` to the judge, `entry` with the digest of `inputs` added after its keys."""

@@ -25,7 +25,7 @@ from typing import Any, Iterator, List, Optional
 
 import torch
 
-from ..problem.inputs import input_digest
+from .input_digest import input_digest
 
 PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 TASK_DIR = "/proc/self/task"

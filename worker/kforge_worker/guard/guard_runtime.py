@@ -18,7 +18,7 @@ docs/guard.md describes every check.
 for verdicts) turns every method into a no-op and records one `guard-runtime` note instead.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import torch
 
@@ -70,10 +70,6 @@ def prewarm_torch(device: torch.device) -> None:
             torch.cuda.synchronize(device)
 
 
-def _no_changed_timers() -> List[str]:
-    return []
-
-
 class GuardRuntime(TracedCallChecks, StageChecks):
     def __init__(
         self,
@@ -81,10 +77,10 @@ class GuardRuntime(TracedCallChecks, StageChecks):
         policy: Optional[Mapping[str, Any]] = None,
         enabled: bool = True,
         closures: Iterable[Callable] = (),
-        changed_timers: Callable[[], List[str]] = _no_changed_timers,
+        timer_targets: Sequence[tuple] = (),
     ):
-        """`closures` and `changed_timers`: what the stages' ends watch (stage_checks.py)."""
-        self._init_stage_checks(closures, changed_timers)
+        """`closures` and `timer_targets`: what the stages' ends watch (stage_checks.py)."""
+        self._init_stage_checks(closures, timer_targets)
         self.device = device
         self.is_cuda = device.type == "cuda"
         self.enabled = enabled

@@ -1,6 +1,7 @@
 """The worker's own code, watched for changes made from inside its process (docs/hacks.md #5).
 
-`timing.timer_identities` names the timing and channel functions one by one; this snapshot covers
+`timing.TIMER_TARGETS` names the timing and channel functions one by one (`take_targets` when the
+role starts, `changed_targets` at each stage's end); the snapshot below covers
 what a name list misses: every binding of every `kforge_worker` module that holds a function,
 class or module (rebinding an imported name such as `timing_stage.time_calls`), and for every
 such function, and every function of the worker's classes, the code object, defaults and closure
@@ -86,3 +87,29 @@ def _was_module_binding(name: str) -> bool:
     """A binding of a module that still exists (deleted since the snapshot)."""
     module_name, _, _ = name.rpartition(".")
     return module_name in sys.modules
+
+
+def _resolve(root: Any, path: Tuple[str, ...], lenient: bool) -> Any:
+    """The object at `path` from `root`: a module (its attributes read strictly unless `lenient`)
+    or a module's name in sys.modules (absent attributes read as None; the module itself too when
+    `lenient`)."""
+    if isinstance(root, str):
+        value = sys.modules.get(root) if lenient else sys.modules[root]
+        for name in path:
+            value = getattr(value, name, None)
+        return value
+    value = root
+    for name in path:
+        value = getattr(value, name, None) if lenient else getattr(value, name)
+    return value
+
+
+def take_targets(targets: Iterable[tuple]) -> Dict[str, Any]:
+    """The objects of (name, root, path, lenient) targets (timing.TIMER_TARGETS), by name."""
+    return {name: _resolve(root, path, lenient) for name, root, path, lenient in targets}
+
+
+def changed_targets(snapshot: Dict[str, Any], targets: Iterable[tuple]) -> List[str]:
+    """Names whose object is no longer the one in `snapshot`, sorted."""
+    current = take_targets(targets)
+    return sorted(name for name, target in snapshot.items() if current.get(name) is not target)

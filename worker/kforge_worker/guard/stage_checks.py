@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, List, Optional
 from . import integrity
 from ..build.build import CANDIDATE_MODULE_NAME
 from ..build.build_info import collect_build_info
-from ..build.candidate_kernels import sources as own_kernel_sources
+from .candidate_kernels import sources as own_kernel_sources
 from ..protocol.errors import StageFailure
 from .forbidden_names import ForbiddenNames, check_loaded
 from .static_stage import run_static_guard
@@ -31,11 +31,13 @@ class StageChecks:
     `send`, `snapshot_state`, `check_state`, `watch_extensions`, `expect_own_kernels`,
     `refresh_runtime` and the attributes set in `_init_stage_checks`."""
 
-    def _init_stage_checks(self, closures: Iterable[Callable], changed_timers: Callable[[], List[str]]) -> None:
-        """`closures`: the channel's writer and reader; `changed_timers`: the names of the timing
-        routine's functions replaced since the role started (timing.changed_timers)."""
+    def _init_stage_checks(self, closures: Iterable[Callable], timer_targets: Iterable[tuple]) -> None:
+        """`closures`: the channel's writer and reader; `timer_targets`: the timing routine's
+        functions (timing.TIMER_TARGETS), whose objects are taken now and compared at each
+        stage's end (integrity.changed_targets)."""
         self.closures = tuple(closures)
-        self.changed_timers = changed_timers
+        self.timer_targets = tuple(timer_targets)
+        self.timers = integrity.take_targets(self.timer_targets)
         self.code = integrity.take_snapshot(*self.closures)
         self.modules_before = set()
 
@@ -68,7 +70,8 @@ class StageChecks:
     def check_after(self, when: str) -> None:
         """The checks that close a stage: the watched functions and code, then torch's state."""
         if self.enabled:
-            changed = self.changed_timers() + integrity.changed(self.code, *self.closures)
+            changed = integrity.changed_targets(self.timers, self.timer_targets)
+            changed += integrity.changed(self.code, *self.closures)
             if changed:
                 raise StageFailure(
                     "rejected",

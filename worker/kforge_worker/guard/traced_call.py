@@ -17,7 +17,7 @@ import torch
 
 from . import attribution, own_kernel, own_work
 from ..backends.registry import jit_kernel_names
-from ..build.candidate_kernels import OwnKernelSources
+from .candidate_kernels import OwnKernelSources
 from ..protocol.errors import StageFailure, failures_as
 from .deferred_work import tensor_leaves
 from .dispatch_ops import OWN

@@ -16,16 +16,14 @@ or shapes differ, KernelBench's rule stands alone: both were built from the same
 `align_parameters` says which rule applied (the guard report's `parameters` note).
 """
 
-import hashlib
 import random
 from typing import Any, List, Optional, Tuple
 
 import torch
 
 from ..device.device import synchronize
-from ..device.device_digest import word_digest
 from ..protocol.errors import StageFailure, failures_as
-from .precision import cast_model, cast_value, is_fp8
+from .precision import cast_model, cast_value
 from .stress import stress_inputs
 
 
@@ -177,32 +175,3 @@ def call_model(model: torch.nn.Module, inputs: List[Any], seed: int, device: tor
         output = model(*inputs)
     synchronize(device)
     return output
-
-
-def _update_digest(digest, value: Any) -> None:
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach()
-        digest.update(f"tensor {tensor.dtype} {tuple(tensor.shape)}\n".encode())
-        if is_fp8(tensor.dtype):
-            # The same bytes as uint8, a view: fp8 has few kernels of its own (its copy, on old torch).
-            tensor = tensor.view(torch.uint8)
-        if tensor.device.type == "cuda":
-            digest.update(f"words {word_digest(tensor)}\n".encode())
-            return
-        flat = tensor.contiguous().reshape(-1)
-        if flat.numel():
-            digest.update(flat.view(torch.uint8).numpy())
-    elif isinstance(value, (list, tuple)):
-        digest.update(f"{type(value).__name__} {len(value)}\n".encode())
-        for item in value:
-            _update_digest(digest, item)
-    else:
-        digest.update(f"{type(value).__name__} {value!r}\n".encode())
-
-
-def input_digest(values: List[Any]) -> str:
-    """SHA-256 over the inputs' dtypes, shapes and bytes (hex), to detect in-place mutation; a cuda
-    tensor's bytes enter as their device digest (device_digest.py), not copied to the host."""
-    digest = hashlib.sha256()
-    _update_digest(digest, values)
-    return digest.hexdigest()

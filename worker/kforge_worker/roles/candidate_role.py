@@ -9,14 +9,13 @@ read the source, and the cwd is the scratch directory the parent started the wor
 request lives only in this function's locals.
 """
 
-import functools
 import gc
 import os
 import resource
 import time
+from typing import Optional
 
 from ..build.build import build_candidate
-from ..build.source_times import keep_unchanged_source_times
 from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
 from ..guard.guard_runtime import GuardRuntime
@@ -28,8 +27,7 @@ from ..protocol.channel import Channel, ProtocolError
 from ..protocol.handover import Handover, HandOverStopped
 from ..protocol.request import parse_candidate_request
 from ..protocol.stages import stage
-from ..timing.timing import changed_timers, timer_identities
-from ..timing.timing_dialogue import contents_override
+from ..timing.timing import TIMER_TARGETS
 from ..timing.timing_stage import run_timing
 from .correctness_stage import run_correctness
 
@@ -69,6 +67,16 @@ def wait_for_device(channel: Channel, message: dict) -> bool:
     if reply.get("memory_grant_bytes") is not None:
         message["memory_grant_bytes"] = reply["memory_grant_bytes"]
     return True
+
+
+def contents_override(message: Optional[dict]) -> Optional[int]:
+    """`contents_per_model` of the `continue` that starts the timing stage, or None when absent."""
+    value = None if message is None else message.get("contents_per_model")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ProtocolError(f"expected `contents_per_model` to be a positive integer, got {value!r}")
+    return value
 
 
 def run_candidate(channel: Channel, message: dict) -> None:
@@ -123,13 +131,11 @@ class CandidateRun:
         self.scratch_dir = os.getcwd()
         self.device = resolve_device(run.backend, run.device)
         self.dtype = run_dtype(run.precision)
-        timers = functools.partial(changed_timers, timer_identities())
         self.guard = GuardRuntime(
-            self.device, self.request.guard.policy, enabled, (channel.send, channel.receive), timers
+            self.device, self.request.guard.policy, enabled, (channel.send, channel.receive), TIMER_TARGETS
         )
         self.handover = Handover(channel, self.request.handover_pipe, release=release_cached)
         self.await_device = awaits_device(message)
-        keep_unchanged_source_times()
         self.build_started_ns = time.time_ns()
         self.problem = None
 

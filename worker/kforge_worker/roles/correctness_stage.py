@@ -17,7 +17,6 @@ checks (handover.py), before any more of the candidate's code runs; the referenc
 from typing import Dict, List, Optional, Tuple
 
 from ..guard.candidate_calls import CandidateCalls
-from ..guard.policy_rejection import PolicyRejection
 from ..problem import generalisation
 from ..problem.stress import stressed_seed
 from ..protocol.errors import StageFailure
@@ -27,8 +26,7 @@ TRIAL_CHECKS = ("forward", "construct", "problem-inputs")
 
 
 def warm_call(calls: CandidateCalls, seed: int) -> None:
-    model, inputs = calls.trial(seed)
-    calls.call(model, inputs, seed, "the warm-up call")
+    calls.run_trial(seed, "the warm-up call")
 
 
 def run_trials(calls: CandidateCalls, seeds: List[int], stressed: Optional[int] = None) -> List[dict]:
@@ -36,18 +34,10 @@ def run_trials(calls: CandidateCalls, seeds: List[int], stressed: Optional[int] 
     (stress.stressed_seed), has its inputs scaled and shifted (problem/stress.py)."""
     handed = []
     for index, seed in enumerate(seeds):
-        model, inputs = calls.trial(seed, stressed=index == len(seeds) - 1 and seed == stressed)
         entry = {"id": f"correctness-{index}", "seed": seed}
-        try:
-            output = calls.call(model, inputs, seed, f"correctness trial {index} (seed {seed})", traced=index == 0)
-        except PolicyRejection as rejection:
-            if rejection.output is None:
-                raise
-            # Whether the answer is right is said first: the judge takes the output before the rejection.
-            calls.hand_over(rejection.output, entry, inputs)
-            raise
-        handed.append(calls.hand_over(output, entry, inputs))
-        del model, inputs, output
+        last = index == len(seeds) - 1
+        where = f"correctness trial {index} (seed {seed})"
+        handed.append(calls.run_trial(seed, where, entry, stressed=last and seed == stressed, traced=index == 0))
     return handed
 
 

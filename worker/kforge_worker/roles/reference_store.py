@@ -29,7 +29,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..device.memory_usage import trim_host
 from ..problem import generalisation
-from ..problem.inputs import call_model, cast_inputs, input_digest, make_inputs, make_model
+from ..guard.input_digest import input_digest
+from ..problem.inputs import call_model, cast_inputs, make_inputs, make_model
 from ..problem.precision import FLOAT32, FLOAT64, dtype_name, narrow_floats
 from ..problem.stress import stress_inputs
 from ..protocol import outputs

@@ -34,12 +34,12 @@ cpu: the monotonic host clock (`time.perf_counter_ns`) around the call, in both 
 
 Calls rotate through the given zero-argument calls. Raw times only: statistics are computed by
 the parent. The functions used are captured when this module is imported (before any candidate
-runs); `timer_identities` / `changed_timers` tell whether anyone replaced them since (integrity.py
-also watches their code objects and every binding of the worker's modules).
+runs); TIMER_TARGETS names them for the guard, which tells whether anyone replaced them since
+(integrity.py, which also watches their code objects and every binding of the worker's modules).
 """
 
 import json
-import os
+import os  # noqa: F401 (os.write: read through this module by the guard, TIMER_TARGETS)
 import sys
 import time
 from dataclasses import dataclass, field
@@ -133,49 +133,43 @@ _OWN_NAMES = (
 )
 
 
-def _targets() -> Dict[str, Any]:
+def _watch_list() -> Tuple[Tuple[str, Any, Tuple[str, ...], bool], ...]:
+    """TIMER_TARGETS: (name, root, attributes, lenient) each, read by the guard (integrity.py).
+    A module root is this module (its globals: `torch` here is the one these functions use), read
+    strictly (`torch.cuda._sleep` may be absent); a name root is looked up in sys.modules when
+    read, with absent attributes as None (`lenient`: the module may be absent too)."""
     module = sys.modules[__name__]
-    return {
-        "time.perf_counter_ns": time.perf_counter_ns,
-        "time.perf_counter": time.perf_counter,
-        "torch.cuda.synchronize": torch.cuda.synchronize,
-        "torch.cuda.Event": torch.cuda.Event,
-        "torch.cuda.Event.record": torch.cuda.Event.record,
-        "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
-        "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
-        "torch.Tensor.zero_": torch.Tensor.zero_,
-        "torch.cuda._sleep": getattr(torch.cuda, "_sleep", None),
-        "torch.save": torch.save,
-        "kforge_worker.protocol.outputs.flatten": getattr(
-            sys.modules.get("kforge_worker.protocol.outputs"), "flatten", None
-        ),
-        "kforge_worker.protocol.output_wire.write_tensor": getattr(
-            sys.modules.get("kforge_worker.protocol.output_wire"), "write_tensor", None
-        ),
-        "kforge_worker.protocol.output_wire.header_of": getattr(
-            sys.modules.get("kforge_worker.protocol.output_wire"), "header_of", None
-        ),
-        "kforge_worker.protocol.handover.Handover.hand_over": getattr(
-            getattr(sys.modules.get("kforge_worker.protocol.handover"), "Handover", None), "hand_over", None
-        ),
-        "kforge_worker.problem.inputs.input_digest": getattr(
-            sys.modules.get("kforge_worker.problem.inputs"), "input_digest", None
-        ),
-        "json.dumps": json.dumps,
-        "os.write": os.write,
-        **{f"kforge_worker.timing.timing.{name}": getattr(module, name, None) for name in _OWN_NAMES},
-    }
+    globals_of = [
+        ("time.perf_counter_ns", ("time", "perf_counter_ns")),
+        ("time.perf_counter", ("time", "perf_counter")),
+        ("torch.cuda.synchronize", ("torch", "cuda", "synchronize")),
+        ("torch.cuda.Event", ("torch", "cuda", "Event")),
+        ("torch.cuda.Event.record", ("torch", "cuda", "Event", "record")),
+        ("torch.cuda.Event.synchronize", ("torch", "cuda", "Event", "synchronize")),
+        ("torch.cuda.Event.elapsed_time", ("torch", "cuda", "Event", "elapsed_time")),
+        ("torch.Tensor.zero_", ("torch", "Tensor", "zero_")),
+        ("torch.cuda._sleep", ("torch", "cuda", "_sleep")),
+        ("torch.save", ("torch", "save")),
+    ]
+    in_modules = [
+        ("kforge_worker.protocol.outputs", ("flatten",)),
+        ("kforge_worker.protocol.output_wire", ("write_tensor",)),
+        ("kforge_worker.protocol.output_wire", ("header_of",)),
+        ("kforge_worker.protocol.handover", ("Handover", "hand_over")),
+        ("kforge_worker.guard.input_digest", ("input_digest",)),
+    ]
+    return (
+        *((name, module, path, name == "torch.cuda._sleep") for name, path in globals_of),
+        *((".".join((where, *path)), where, path, True) for where, path in in_modules),
+        ("json.dumps", module, ("json", "dumps"), False),
+        ("os.write", module, ("os", "write"), False),
+        *((f"{__name__}.{name}", __name__, (name,), False) for name in _OWN_NAMES),
+    )
 
 
-def timer_identities() -> Dict[str, Any]:
-    """A snapshot of the timing and channel functions (the objects themselves)."""
-    return _targets()
-
-
-def changed_timers(snapshot: Dict[str, Any]) -> List[str]:
-    """Names whose object is no longer the one in `snapshot`."""
-    current = _targets()
-    return sorted(name for name, target in snapshot.items() if current.get(name) is not target)
+#: The timing and channel functions, named one by one: the guard takes their objects when the
+#: role starts and tells at each stage's end which were replaced since (integrity.py).
+TIMER_TARGETS = _watch_list()
 
 
 def warmup_call_limit(warmup_trials: int, warmup_ms: float) -> int:

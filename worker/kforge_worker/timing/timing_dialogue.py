@@ -5,7 +5,7 @@ decided by the parent only after the call has returned, so nothing in this proce
 beforehand (docs/timing.md, P2)."""
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List
 
 from ..protocol.channel import Channel, ProtocolError
 
@@ -61,13 +61,3 @@ def receive_kept(channel: Channel, calls: int) -> List[int]:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < calls:
             raise ProtocolError(f"expected every entry of `batch-keep.calls` to be in [0, {calls}), got {index!r}")
     return sorted(set(kept))
-
-
-def contents_override(message: Optional[dict]) -> Optional[int]:
-    """`contents_per_model` of the `continue` that starts the timing stage, or None when absent."""
-    value = None if message is None else message.get("contents_per_model")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ProtocolError(f"expected `contents_per_model` to be a positive integer, got {value!r}")
-    return value

@@ -9,7 +9,7 @@ backends/*/trace_names.py).
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional
 
-from .build_info import collect_kernel_names
+from ..build.build_info import collect_kernel_names
 
 
 @dataclass(frozen=True)
