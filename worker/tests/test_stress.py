@@ -105,7 +105,8 @@ def test_a_copy_of_the_input_fails_the_stressed_trial_as_stressed_input(tmp_path
 
 def test_amplified_rounding_passes_the_stressed_trial_and_a_wrong_path_does_not():
     """Softmax of inputs scaled by ten, computed through bfloat16: outside 1e-2 elementwise, within
-    a few percent in relative L2 (rounding the scaled inputs amplify), so it passes, saying why. Half
+    a few percent in relative L2 (rounding the scaled inputs amplify), so it passes, saying why; under
+    a tolerance of 1e-4 the bound is 1e-3, and it does not. Half
     the elements copied from a neighbour (an inexact path) is far outside and `stressed-input`."""
     torch.manual_seed(3)
     inputs = torch.randn(4, 512) * STRESS_SCALE + STRESS_SHIFT
@@ -117,6 +118,9 @@ def test_amplified_rounding_passes_the_stressed_trial_and_a_wrong_path_does_not(
     assert trial["passed"] and trial["check"] is None, trial
     assert "rounding that the scaled inputs amplify" in trial["message"]
     assert 0 < trial["scale_aware"]["relative_l2_error"] <= STRESSED_RELATIVE_L2
+    entry = JudgedOutput(seed=12, id="correctness-1", input_digest="d")
+    strict = judge_trial(record, entry, flatten(rounded), 1e-4, 1e-4)
+    assert strict["check"] == "stressed-input", "the bound is ten times the tolerance: 1e-3 here"
     halved = reference.clone()
     halved[:, 1::2] = reference[:, 0::2]
     wrong = _judged(record, halved)

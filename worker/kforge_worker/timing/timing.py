@@ -38,7 +38,7 @@ runs); TIMER_TARGETS names them for the guard, which tells whether anyone replac
 (integrity.py, which also watches their code objects and every binding of the worker's modules).
 """
 
-import json
+import json  # noqa: F401 (json.dumps: read through this module by the guard, TIMER_TARGETS)
 import os  # noqa: F401 (os.write: read through this module by the guard, TIMER_TARGETS)
 import sys
 import time

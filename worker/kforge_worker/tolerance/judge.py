@@ -9,7 +9,7 @@ from ..device.memory_usage import trim_host
 from ..protocol import outputs
 from ..protocol.handover_receive import HandoverReceiver, Refusal
 from ..protocol.request import JudgeRequest, JudgedOutput
-from ..problem.stress import DESCRIPTION as STRESS_DESCRIPTION
+from ..problem.stress import DESCRIPTION as STRESS_DESCRIPTION, STRESS_SCALE
 from .compare import compare_outputs
 from .precision_loss import precision_loss
 from .degenerate import TRIVIAL_MARGIN
@@ -33,8 +33,9 @@ class ReferenceRecord:
 
 #: Checks of a stressed trial that are about the output's values.
 STRESSED_CHECKS = ("mismatch", "precision-loss", "nan", "scale-aware-mismatch")
-#: The relative L2 error within which a stressed trial outside its tolerance still passes (and at
-#: most TRIVIAL_MARGIN of a trivial output's). Inputs scaled by ten make an operator that depends
+#: The most relative L2 error within which a stressed trial outside its tolerance still passes: ten
+#: (STRESS_SCALE) times the tolerance, at most this, and at most TRIVIAL_MARGIN of a trivial
+#: output's. Inputs scaled by ten make an operator that depends
 #: on differences of its inputs (softmax, exp) ten times as sensitive to their rounding, so an
 #: honest kernel in a narrower type (bf16 arithmetic under `kernelbench`'s 1e-2) can leave its
 #: elementwise tolerance there by a few percent; what the trial is for (a copy of a near-identity
@@ -50,16 +51,17 @@ def _finite(flat: outputs.FlatOutput) -> bool:
     )
 
 
-def _stressed_outcome(trial: dict, record: "ReferenceRecord", candidate: outputs.FlatOutput) -> None:
-    """A stressed trial outside its tolerance: within STRESSED_RELATIVE_L2 it passes, saying why;
-    otherwise (and for a non-finite output) its check becomes `stressed-input`."""
+def _stressed_outcome(trial: dict, record: "ReferenceRecord", candidate: outputs.FlatOutput, tolerance: float) -> None:
+    """A stressed trial outside its tolerance: within a relative L2 error of STRESS_SCALE times the
+    tolerance (`tolerance`: the larger of atol and rtol), at most STRESSED_RELATIVE_L2, it passes,
+    saying why; otherwise (and for a non-finite output) its check becomes `stressed-input`."""
     if trial["check"] not in STRESSED_CHECKS:
         return
     found = trial["message"] or trial["check"]
     if trial["check"] != "nan":
         leaves = [leaf for leaf in record.output.leaves if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
         trivial = min((trivial_error(leaf) for leaf in leaves), default=1.0)
-        threshold = min(STRESSED_RELATIVE_L2, TRIVIAL_MARGIN * trivial)
+        threshold = min(STRESSED_RELATIVE_L2, STRESS_SCALE * tolerance, TRIVIAL_MARGIN * trivial)
         scale_aware = judge_scale_aware(record.output, candidate, threshold)
         trial["scale_aware"] = {key: value for key, value in scale_aware.items() if key not in ("check", "message")}
         error = scale_aware["relative_l2_error"]
@@ -158,7 +160,7 @@ def judge_trial(
         trial["check"], trial["message"] = scale_aware.pop("check"), scale_aware.pop("message")
         trial["scale_aware"] = scale_aware
     if record.stressed:
-        _stressed_outcome(trial, record, candidate)
+        _stressed_outcome(trial, record, candidate, max(atol, rtol))
     trial["passed"] = trial["check"] is None
     return trial
 
