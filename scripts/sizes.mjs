@@ -15,14 +15,15 @@ const FUNCTION_REASON = "Longer than convention 4's 60 lines:";
 /** How far into a file its reason may stand (the file's leading comment). */
 const FILE_REASON_REACH = 2000;
 
-/** The TypeScript source files under `root`, tests and declarations left out. */
+/** Whether `name` is a TypeScript source file that counts (not a test, not declarations). */
+function counted(name) {
+  return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) && !name.endsWith('.d.ts');
+}
+
+/** The TypeScript source files under `root` (or `root` itself), tests and declarations left out. */
 function sourceFiles(root) {
-  return readdirSync(root).flatMap((name) => {
-    const entry = join(root, name);
-    if (name === 'node_modules' || name === 'dist') return [];
-    if (statSync(entry).isDirectory()) return sourceFiles(entry);
-    return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [entry] : [];
-  });
+  if (!statSync(root).isDirectory()) return counted(root) ? [root] : [];
+  return readdirSync(root).flatMap((name) => (name === 'node_modules' || name === 'dist' ? [] : sourceFiles(join(root, name))));
 }
 
 /** The comments just before `node` and before each node above it up to the statement or member that holds it. */
