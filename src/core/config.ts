@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { jsonErrorLocation } from './json-error-location.js';
 import { backendSchema, precisionSchema, toleranceProfileSchema } from './verdict.js';
 
 /** The file `loadConfig()` looks for in the working directory when no path is given. */
@@ -227,79 +228,4 @@ function describeValue(value: unknown, path: readonly PropertyKey[]): string {
 function article(expected: string): string {
   const names: Record<string, string> = { int: 'an integer', object: 'an object', array: 'an array', number: 'a number' };
   return names[expected] ?? `a ${expected}`;
-}
-
-function jsonErrorLocation(text: string): string {
-  const offset = jsonErrorOffset(text);
-  if (offset === undefined) return '';
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  const column = offset - before.lastIndexOf('\n');
-  return ` at line ${line}, column ${column}`;
-}
-
-/** Offset of the first JSON syntax error (JSON.parse on Node 20 does not say where it is). */
-function jsonErrorOffset(text: string): number | undefined {
-  let index = 0;
-  const literal = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
-  const fail = (): never => {
-    throw index;
-  };
-  const skipSpace = () => {
-    while (index < text.length && ' \t\n\r'.includes(text[index] as string)) index++;
-  };
-  const expect = (char: string) => (text[index] === char ? index++ : fail());
-  const string = () => {
-    expect('"');
-    while (index < text.length && text[index] !== '"') {
-      if ((text[index] as string) < ' ') fail();
-      index += text[index] === '\\' ? 2 : 1;
-    }
-    expect('"');
-  };
-  const sequence = (close: string, item: () => void) => {
-    index++;
-    skipSpace();
-    if (text[index] === close) return void index++;
-    for (;;) {
-      item();
-      skipSpace();
-      if (text[index] === ',') index++;
-      else return void expect(close);
-    }
-  };
-  const value = (): void => {
-    skipSpace();
-    const char = text[index];
-    if (char === '{') {
-      sequence('}', () => {
-        skipSpace();
-        string();
-        skipSpace();
-        expect(':');
-        value();
-      });
-      return;
-    }
-    if (char === '[') {
-      sequence(']', value);
-      return;
-    }
-    if (char === '"') {
-      string();
-      return;
-    }
-    literal.lastIndex = index;
-    const match = literal.exec(text);
-    if (!match) fail();
-    index += (match as RegExpExecArray)[0].length;
-  };
-  try {
-    value();
-    skipSpace();
-    if (index < text.length) fail();
-    return undefined;
-  } catch (offset) {
-    return Math.min(offset as number, text.length);
-  }
 }

@@ -63,6 +63,25 @@ function speedupsOf(result: EvaluationResult, baseline: RewardBaseline): Speedup
 const clamp = (value: number, lo: number, hi: number): number => Math.min(Math.max(value, lo), hi);
 const shown = (value: number): string => (Number.isInteger(value) ? String(value) : value.toPrecision(4));
 
+/** The reward of a verdict other than `correct`: its penalty, named in the shaping or its `failure`. */
+function penalized(verdict: Exclude<EvaluationResult['verdict'], 'correct'>, shaping: RewardShaping): ShapedReward {
+  const penalty = penaltyOf(shaping, verdict);
+  const named = shaping.params.penalties[verdict] !== undefined;
+  return {
+    name: shaping.name,
+    params: shaping.params,
+    verdict,
+    reward: penalty,
+    correctnessReward: penalty,
+    speedReward: 0,
+    baseline: null,
+    speedup: null,
+    effectiveSpeedup: null,
+    tier: null,
+    explanation: `${verdict.replace(/_/g, ' ')}: ${named ? `its penalty` : '`failure`'} ${shown(penalty)}`,
+  };
+}
+
 /**
  * The reward of one evaluation under a resolved shaping (formulas in docs/reward.md).
  *
@@ -76,21 +95,7 @@ const shown = (value: number): string => (Number.isInteger(value) ? String(value
  */
 export function shapeReward(result: EvaluationResult, shaping: RewardShaping): ShapedReward {
   const common = { name: shaping.name, params: shaping.params, verdict: result.verdict };
-  if (result.verdict !== 'correct') {
-    const penalty = penaltyOf(shaping, result.verdict);
-    const named = shaping.params.penalties[result.verdict] !== undefined;
-    return {
-      ...common,
-      reward: penalty,
-      correctnessReward: penalty,
-      speedReward: 0,
-      baseline: null,
-      speedup: null,
-      effectiveSpeedup: null,
-      tier: null,
-      explanation: `${result.verdict.replace(/_/g, ' ')}: ${named ? `its penalty` : '`failure`'} ${shown(penalty)}`,
-    };
-  }
+  if (result.verdict !== 'correct') return penalized(result.verdict, shaping);
   const base = correctnessReward(shaping);
   if (shaping.name === 'binary') {
     return {

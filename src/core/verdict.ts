@@ -1,3 +1,8 @@
+/**
+ * Longer than convention 4's 300 lines: this file is the evaluation result's contract, every schema
+ * a verdict is built of (timing, correctness, memory, diagnostics, shapes), read beside docs/spec.md
+ * and the worker's Python that writes it; one change to the result touches it in one place.
+ */
 import { z } from 'zod';
 import { buildInfoSchema } from './build-info.js';
 import { guardReportSchema } from './guard-report.js';

@@ -1,4 +1,4 @@
-import fastifySwagger from '@fastify/swagger';
+import fastifySwagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import pino from 'pino';
@@ -36,6 +36,29 @@ export const DEFAULT_WEB_ROOT = path.join(REPOSITORY_ROOT, 'web', 'dist');
 /** The package's version, for the OpenAPI document. */
 const API_VERSION = '1';
 
+/** The OpenAPI document's description of the API, served at `/api/openapi.json`. */
+const OPENAPI_OPTIONS = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'kforge dashboard API',
+      version: API_VERSION,
+      description:
+        'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, the actions through which a person steps in, and (with `kforge serve --reward`) rewards for reinforcement-learning loops.',
+    },
+    components: {
+      securitySchemes: {
+        token: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Needed when `kforge serve` binds beyond loopback, and always by the reward routes: the token it printed.',
+        },
+      },
+    },
+  },
+  transform: jsonSchemaTransform,
+} satisfies FastifyDynamicSwaggerOptions;
+
 /**
  * The dashboard's server: the JSON API under `/api` (zod-validated, described at
  * `/api/openapi.json`), live streams, the actions through which a person steps in, and the built
@@ -53,28 +76,27 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   installErrorHandler(app);
   installRequestGuard(app, { token: options.token, allowedHostNames: options.allowedHostNames ?? LOOPBACK_HOST_NAMES });
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'kforge dashboard API',
-        version: API_VERSION,
-        description:
-          'Runs, problems, candidates and their evaluations as `kforge optimize` stores them, the actions through which a person steps in, and (with `kforge serve --reward`) rewards for reinforcement-learning loops.',
-      },
-      components: {
-        securitySchemes: {
-          token: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'Needed when `kforge serve` binds beyond loopback, and always by the reward routes: the token it printed.',
-          },
-        },
-      },
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(fastifySwagger, OPENAPI_OPTIONS);
 
+  const context = createServerContext(options, logger);
+  const { streams, editor } = context;
+  registerRoutes(app, context, options);
+
+  const fallback = await registerWebApp(app, options.webRoot === undefined ? DEFAULT_WEB_ROOT : options.webRoot, {
+    embedInitialData: options.token === undefined,
+  });
+  installNotFoundHandler(app, fallback);
+
+  app.addHook('preClose', async () => streams.closeAll());
+  // Evaluations in flight are cancelled (their requests answer 503) so that closing does not wait minutes.
+  const reward = context.reward;
+  if (reward) app.addHook('preClose', async () => reward.close());
+  app.addHook('onClose', async () => editor.close());
+  return app;
+}
+
+/** What the routes share: the store, the edit service, the launcher, the streams and (with `reward`) the reward service. */
+function createServerContext(options: ServerOptions, logger: pino.Logger): ServerContext {
   const streams = new EventStreams({ pollIntervalMs: options.pollIntervalMs ?? 500, heartbeatMs: options.heartbeatMs ?? 15_000, logger });
   const editor = new CandidateEditService({
     store: options.store,
@@ -102,7 +124,11 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
       maxWaiting: options.reward.maxWaiting ?? REWARD_DEFAULTS.maxWaiting,
     });
   }
+  return context;
+}
 
+/** Every route of the API, the reward routes only where the context has the reward service. */
+function registerRoutes(app: ZodApp, context: ServerContext, options: ServerOptions): void {
   registerHealthRoute(app, { ...context, tokenRequired: options.token !== undefined });
   registerRunsRoutes(app, context);
   registerProblemRoute(app, context);
@@ -119,16 +145,4 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     registerRewardRoutes(app, { service: context.reward, token: options.reward.token, maxBatch: options.reward.maxBatch ?? DEFAULT_REWARD_BATCH_LIMIT });
   }
   registerOpenApiRoute(app);
-
-  const fallback = await registerWebApp(app, options.webRoot === undefined ? DEFAULT_WEB_ROOT : options.webRoot, {
-    embedInitialData: options.token === undefined,
-  });
-  installNotFoundHandler(app, fallback);
-
-  app.addHook('preClose', async () => streams.closeAll());
-  // Evaluations in flight are cancelled (their requests answer 503) so that closing does not wait minutes.
-  const reward = context.reward;
-  if (reward) app.addHook('preClose', async () => reward.close());
-  app.addHook('onClose', async () => editor.close());
-  return app;
 }

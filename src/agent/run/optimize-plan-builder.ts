@@ -54,18 +54,8 @@ function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }
 
-/**
- * Merges flags over `kforge.config.json` into a plan: a flag wins over the config, the config over
- * the defaults. Without any limit, a problem gets {@link DEFAULT_MAX_CANDIDATES} candidates.
- * `--max-candidates`, `--max-minutes` and `--target-speedup` are per problem; `--max-tokens`,
- * `--max-cost` and `--max-gpu-seconds` are for the whole run.
- *
- * @throws OptimizeRequestError naming the flag to pass.
- */
-export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig = {}): OptimizePlan {
-  const provider = request.provider ?? config.provider;
-  if (!provider)
-    throw new OptimizeRequestError('no model provider: pass --provider NAME (openai, anthropic, vllm, files, …) or set "provider" in kforge.config.json');
+/** The plan's limits per problem and for the whole run; with none given, {@link DEFAULT_MAX_CANDIDATES} candidates a problem. */
+function planBudgets(request: OptimizeRequest, config: KforgeConfig) {
   const budgets = config.budgets ?? {};
   const maxMinutes = request.maxMinutes ?? budgets.maxMinutes;
   const perProblem = defined({
@@ -81,10 +71,12 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
   if (perProblem.maxCandidates === undefined && perProblem.maxWallMs === undefined && Object.keys(total).length === 0) {
     perProblem.maxCandidates = DEFAULT_MAX_CANDIDATES;
   }
-  const strategy = request.strategy ?? (config.strategy?.name as StrategyName | undefined) ?? 'refine';
-  const strategyOptions = config.strategy?.name === strategy ? (config.strategy.options ?? {}) : {};
-  const evaluator = config.evaluator ?? {};
-  const model = defined({
+  return { perProblem, total };
+}
+
+/** The plan's model settings: flags over the config (the API key itself is never in a plan). */
+function planModel(request: OptimizeRequest, config: KforgeConfig, provider: string) {
+  return defined({
     provider,
     model: request.model ?? config.model,
     baseUrl: request.baseUrl ?? config.baseUrl,
@@ -97,6 +89,25 @@ export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig
     maxAttempts: config.maxAttempts,
     prices: config.prices,
   });
+}
+
+/**
+ * Merges flags over `kforge.config.json` into a plan: a flag wins over the config, the config over
+ * the defaults. Without any limit, a problem gets {@link DEFAULT_MAX_CANDIDATES} candidates.
+ * `--max-candidates`, `--max-minutes` and `--target-speedup` are per problem; `--max-tokens`,
+ * `--max-cost` and `--max-gpu-seconds` are for the whole run.
+ *
+ * @throws OptimizeRequestError naming the flag to pass.
+ */
+export function buildOptimizePlan(request: OptimizeRequest, config: KforgeConfig = {}): OptimizePlan {
+  const provider = request.provider ?? config.provider;
+  if (!provider)
+    throw new OptimizeRequestError('no model provider: pass --provider NAME (openai, anthropic, vllm, files, …) or set "provider" in kforge.config.json');
+  const { perProblem, total } = planBudgets(request, config);
+  const strategy = request.strategy ?? (config.strategy?.name as StrategyName | undefined) ?? 'refine';
+  const strategyOptions = config.strategy?.name === strategy ? (config.strategy.options ?? {}) : {};
+  const evaluator = config.evaluator ?? {};
+  const model = planModel(request, config, provider);
   const concurrency: Record<string, number> = { ...(config.concurrency ?? {}) };
   if (request.concurrency !== undefined) concurrency[provider] = request.concurrency;
   const parsed = optimizePlanSchema.safeParse({

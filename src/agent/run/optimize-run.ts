@@ -136,27 +136,30 @@ export async function resumeOptimizeRun(runId: string, deps: OptimizeDependencie
   return executeRun(run, plan, records, deps, true);
 }
 
-async function executeRun(run: Run, plan: OptimizePlan, records: readonly ProblemRecord[], deps: OptimizeDependencies, resumed: boolean): Promise<RunReport> {
-  const now = deps.now ?? Date.now;
-  // The run stops on the caller's signal (Ctrl-C) or on a `stop` action recorded in the store.
-  const stopper = new AbortController();
-  const stopRun = (): void => stopper.abort(deps.signal?.reason ?? new Error('stopped'));
-  if (deps.signal?.aborted) stopRun();
-  deps.signal?.addEventListener('abort', stopRun, { once: true });
-  const signal = stopper.signal;
-  const entries = await problemEntries(records, plan);
-  const loadOptions = (entry: ProblemEntry): LoadProblemStateOptions => ({
-    runId: run.id,
+/** How a problem's state is read back from the store (its candidates' files named as the run writes them). */
+function problemStateOptions(runId: string, plan: OptimizePlan, entry: ProblemEntry): LoadProblemStateOptions {
+  return {
+    runId,
     problemHash: entry.record.hash,
     strategy: plan.strategy,
     speedupBaseline: plan.speedupBaseline,
     minRelativeGain: plan.minRelativeGain,
     candidatePath: (id) => candidateFilePath(plan.candidatesDir, entry.stem, entry.record.hash, id),
-  });
-  const states = await Promise.all(entries.map((entry) => loadProblemState(deps.store, loadOptions(entry))));
+  };
+}
+
+/** What every problem's search shares: the run's store, model, evaluator, limiter, budget and stop signal. */
+function searchContext(
+  runId: string,
+  plan: OptimizePlan,
+  deps: OptimizeDependencies,
+  states: readonly ProblemState[],
+  signal: AbortSignal,
+  now: () => number,
+): ProblemSearchContext {
   const describe = deps.model.describe();
-  const context: ProblemSearchContext = {
-    runId: run.id,
+  return {
+    runId,
     plan,
     store: deps.store,
     model: deps.model,
@@ -168,6 +171,20 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
     ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
     now,
   };
+}
+
+async function executeRun(run: Run, plan: OptimizePlan, records: readonly ProblemRecord[], deps: OptimizeDependencies, resumed: boolean): Promise<RunReport> {
+  const now = deps.now ?? Date.now;
+  // The run stops on the caller's signal (Ctrl-C) or on a `stop` action recorded in the store.
+  const stopper = new AbortController();
+  const stopRun = (): void => stopper.abort(deps.signal?.reason ?? new Error('stopped'));
+  if (deps.signal?.aborted) stopRun();
+  deps.signal?.addEventListener('abort', stopRun, { once: true });
+  const signal = stopper.signal;
+  const entries = await problemEntries(records, plan);
+  const loadOptions = (entry: ProblemEntry): LoadProblemStateOptions => problemStateOptions(run.id, plan, entry);
+  const states = await Promise.all(entries.map((entry) => loadProblemState(deps.store, loadOptions(entry))));
+  const context = searchContext(run.id, plan, deps, states, signal, now);
   deps.onEvent?.({ type: 'run-started', runId: run.id, problemCount: entries.length, resumed });
   const target = deps.target ?? (runsOnHost(plan.evaluation.backend) ? describeHostCpu() : describeNamedDevice('NVIDIA GPU', plan.evaluation.backend));
   let currentTarget = target;
@@ -204,10 +221,7 @@ async function executeRun(run: Run, plan: OptimizePlan, records: readonly Proble
   }
   if (signal.aborted) status = 'stopped';
   const reports: ProblemReport[] = [];
-  for (const entry of entries) {
-    const state = await loadProblemState(deps.store, loadOptions(entry));
-    reports.push(await problemReport(plan, entry, state));
-  }
+  for (const entry of entries) reports.push(await problemReport(plan, entry, await loadProblemState(deps.store, loadOptions(entry))));
   await deps.store.updateRunStatus(run.id, status);
   deps.onEvent?.({ type: 'run-finished', runId: run.id, status });
   return buildRunReport(run.id, status, reports);

@@ -1,55 +1,18 @@
-import type { EvaluationRequest } from '../../eval/evaluator.js';
-import type { ChatMessage, KernelModel, ModelReply } from '../../llm/kernel-model.js';
-import { extractCandidate, isExtractionFailure, type CandidateExtraction } from '../../llm/replies/extract-code.js';
+import type { ChatMessage, ModelReply } from '../../llm/kernel-model.js';
+import { extractCandidate, isExtractionFailure } from '../../llm/replies/extract-code.js';
 import type { JsonObject, RunStore } from '../../store/run-store.js';
 import type { Attempt, CandidateRecord, EvaluatedAttempt, Lineage } from '../search/state/attempt.js';
-import type { BudgetTracker } from '../search/state/budget.js';
-import { bestAttempt, isImprovement, medianMs, speedupOf, type SpeedupBaseline } from '../search/selection/candidate-ranking.js';
+import { bestAttempt, isImprovement, medianMs, speedupOf } from '../search/selection/candidate-ranking.js';
 import { CandidateEvaluator } from './candidate-evaluator.js';
 import { CandidateNumbers } from './candidate-numbers.js';
-import type { ConcurrencyLimiter } from './concurrency-limiter.js';
-import type { Evaluator } from '../../eval/evaluator.js';
-import { summarizeEvaluation, type FeedbackOptions } from '../search/prompts/feedback.js';
+import { summarizeEvaluation } from '../search/prompts/feedback.js';
 import type { ProposedIdea } from '../search/prompts/idea-parser.js';
 import { callModel } from './model-caller.js';
 import type { AttemptRequest, ProblemSession, SessionIdea, SessionStopReason } from '../search/strategies/problem-session.js';
 import type { PromptProblem, ShownCandidate } from '../search/prompts/prompt-builder.js';
-import type { SearchEvent, SearchEventListener } from '../search/state/search-events.js';
-import type { StallDetector } from '../search/state/stall-detector.js';
+import type { SearchEvent } from '../search/state/search-events.js';
 import { targetFromEnvironment } from '../search/prompts/target-device.js';
-
-/** The evaluator settings of a run: a request without its two paths. */
-export type RunEvaluationOptions = Omit<EvaluationRequest, 'problemPath' | 'candidatePath'>;
-
-export interface RecordedProblemSessionOptions {
-  runId: string;
-  problem: { hash: string; name: string; path: string };
-  prompt: PromptProblem;
-  store: RunStore;
-  model: KernelModel;
-  /** The model as stored on each call (`openai:gpt-5`). */
-  modelLabel: string;
-  limiter: ConcurrencyLimiter;
-  evaluator: Evaluator;
-  evaluation: RunEvaluationOptions;
-  budget: BudgetTracker;
-  stall: StallDetector;
-  /** Folder the candidate files are written to (one subfolder per problem). */
-  candidatesDir: string;
-  /** Attempts reconstructed from the store (resume); empty for a new problem. */
-  history: Attempt[];
-  /** The run's signal: Ctrl-C aborts it. */
-  signal: AbortSignal;
-  /** Failed model calls in a row after which the problem stops. Default 3. */
-  maxConsecutiveModelFailures?: number;
-  /** Relative gain in median time that counts as an improvement. Default 0.01. */
-  minRelativeGain?: number;
-  speedupBaseline?: SpeedupBaseline;
-  feedback?: FeedbackOptions;
-  onEvent?: SearchEventListener;
-  /** Injected for tests: takes the candidate out of a reply. */
-  extract?: (replyText: string) => CandidateExtraction;
-}
+import type { RecordedProblemSessionOptions } from './recorded-problem-session-options.js';
 
 /** A {@link ProblemSession} that records everything in a {@link RunStore} as it happens. */
 export class RecordedProblemSession implements ProblemSession {

@@ -91,97 +91,135 @@ function humanLine(result: EvaluationResult, note = ''): string {
  * candidate is reported as not evaluated. Returns the summary; see {@link batchExitCode}.
  */
 export async function runBatch(options: BatchRunOptions): Promise<BatchSummary> {
-  const startedAt = performance.now();
-  const results: EvaluationResult[] = [];
-  const missing: UnevaluatedLine[] = [];
-  const retries = options.retries ?? 2;
-  let deviceMs = 0;
-  let builds = 0;
-  const { journal } = options;
-  // With `--resume`, the candidates its file holds a verdict for are printed as kept and not evaluated.
-  const keys = new Map<EvaluationPair, string>();
-  const toEvaluate: EvaluationPair[] = [];
-  for (const pair of options.pairs) {
-    const key = journal ? await resumeKey(pair, options.requestOf(pair)) : null;
-    const kept = key === null ? null : journal!.taken(key);
-    if (key !== null) keys.set(pair, key);
-    if (!kept) {
-      toEvaluate.push(pair);
-      continue;
-    }
-    results.push(kept);
-    options.stdout.write(options.json ? `${JSON.stringify(kept)}\n` : humanLine(kept, ` (kept in ${path.basename(journal!.path)})`));
+  return new BatchRun(options).run();
+}
+
+/** One batch's progress: what it has printed and counted so far (see {@link runBatch}). */
+class BatchRun {
+  private readonly startedAt = performance.now();
+  private readonly results: EvaluationResult[] = [];
+  private readonly missing: UnevaluatedLine[] = [];
+  private readonly retries: number;
+  private deviceMs = 0;
+  private builds = 0;
+  /** The pairs still to evaluate (after `--resume` took what it holds). */
+  private total = 0;
+  /** Each pair's `--resume` key, where there is a journal. */
+  private readonly keys = new Map<EvaluationPair, string>();
+
+  constructor(private readonly options: BatchRunOptions) {
+    this.retries = options.retries ?? 2;
   }
-  const resumed = results.length;
-  const total = toEvaluate.length;
-  const keep = async (key: string | null, line: object, candidatePath: string): Promise<void> => {
+
+  async run(): Promise<BatchSummary> {
+    const toEvaluate = await this.takeKept();
+    const resumed = this.results.length;
+    this.total = toEvaluate.length;
+    await Promise.all(toEvaluate.map((pair) => this.evaluateOne(pair)));
+    return { results: this.results, unevaluated: this.missing, wallMs: performance.now() - this.startedAt, deviceMs: this.deviceMs, resumed };
+  }
+
+  /** With `--resume`, prints the candidates its file holds a verdict for as kept; returns the others, to evaluate. */
+  private async takeKept(): Promise<EvaluationPair[]> {
+    const { journal, stdout } = this.options;
+    const toEvaluate: EvaluationPair[] = [];
+    for (const pair of this.options.pairs) {
+      const key = journal ? await resumeKey(pair, this.options.requestOf(pair)) : null;
+      const kept = key === null ? null : journal!.taken(key);
+      if (key !== null) this.keys.set(pair, key);
+      if (!kept) {
+        toEvaluate.push(pair);
+        continue;
+      }
+      this.results.push(kept);
+      stdout.write(this.options.json ? `${JSON.stringify(kept)}\n` : humanLine(kept, ` (kept in ${path.basename(journal!.path)})`));
+    }
+    return toEvaluate;
+  }
+
+  private async keep(key: string | null, line: object, candidatePath: string): Promise<void> {
+    const { journal } = this.options;
     if (!journal || key === null) return;
     await journal
       .record(key, line)
       .catch((error: unknown) =>
-        options.stderr.write(
+        this.options.stderr.write(
           `kforge eval: ${path.basename(candidatePath)}: could not keep its result in ${journal.path} (${(error as Error).message}); a later --resume run evaluates it again\n`,
         ),
       );
-  };
-  const evaluateOne = async (pair: EvaluationPair): Promise<void> => {
-    const key = keys.get(pair) ?? null;
-    // Its first build only: a problem folder's later shapes, and a retry, reuse that build.
-    let buildReported = false;
+  }
+
+  private async evaluateOne(pair: EvaluationPair): Promise<void> {
+    const { options } = this;
+    const key = this.keys.get(pair) ?? null;
+    const onPipelineEvent = this.buildReporter(pair);
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const shared = options.evaluateOptions?.onPipelineEvent;
-        // A line per finished build on stderr: a batch at KernelBench's sizes builds for minutes
-        // before its first verdict, and should say it is alive.
-        const onPipelineEvent: EvaluateOptions['onPipelineEvent'] = (event) => {
-          shared?.(event);
-          if (event.kind !== 'build-finished' || buildReported) return;
-          buildReported = true;
-          builds += 1;
-          const how = !event.built
-            ? 'did not build'
-            : event.cacheHit
-              ? 'built (cached)'
-              : `built${event.durationMs !== null ? ` in ${formatDuration(event.durationMs)}` : ''}`;
-          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)} ${how} (${builds} of ${total} builds done)\n`);
-        };
         const evaluateOptions: EvaluateOptions = {
           ...options.evaluateOptions,
           onPipelineEvent,
           ...(options.signal ? { signal: options.signal } : {}),
         };
         const { result, usage } = await options.evaluator.evaluate(options.requestOf(pair), evaluateOptions);
-        results.push(result);
-        deviceMs += usage.heldMs;
+        this.results.push(result);
+        this.deviceMs += usage.heldMs;
         options.stdout.write(options.json ? `${JSON.stringify(result)}\n` : humanLine(result));
-        await keep(key, result, pair.candidatePath);
+        await this.keep(key, result, pair.candidatePath);
         return;
       } catch (error) {
-        if (error instanceof EvaluationCancelledError) throw error;
-        const line = unevaluated(pair, error, attempt);
-        if (!line) throw error;
-        // Too large, or too slow for the reference stage's limit (a pace the worker measured): the
-        // same sizes would only fail again, and the message says which sizes would not.
-        const repeats = error instanceof ProblemTooLargeError || (error instanceof MachineFaultError && !error.isRetryable);
-        const retryable = !repeats && attempt <= retries && !options.signal?.aborted;
-        if (retryable) {
-          options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${withHint(line.error)}; trying again (${attempt} of ${retries})\n`);
-          await pause(options.retryDelayMs ?? 5000, options.signal);
-          continue;
-        }
-        missing.push(line);
-        options.stdout.write(
-          options.json
-            ? `${JSON.stringify(line)}\n`
-            : `${'not evaluated'.padEnd(13)}  ${formatProblemName(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${withHint(line.error)}\n`,
-        );
-        await keep(key, line, pair.candidatePath);
-        return;
+        if (!(await this.retryAfter(pair, key, error, attempt))) return;
       }
     }
-  };
-  await Promise.all(toEvaluate.map((pair) => evaluateOne(pair)));
-  return { results, unevaluated: missing, wallMs: performance.now() - startedAt, deviceMs, resumed };
+  }
+
+  /**
+   * A line per finished build on stderr: a batch at KernelBench's sizes builds for minutes before
+   * its first verdict, and should say it is alive. The pair's first build only: a problem folder's
+   * later shapes, and a retry, reuse that build.
+   */
+  private buildReporter(pair: EvaluationPair): EvaluateOptions['onPipelineEvent'] {
+    let buildReported = false;
+    return (event) => {
+      this.options.evaluateOptions?.onPipelineEvent?.(event);
+      if (event.kind !== 'build-finished' || buildReported) return;
+      buildReported = true;
+      this.builds += 1;
+      const how = !event.built
+        ? 'did not build'
+        : event.cacheHit
+          ? 'built (cached)'
+          : `built${event.durationMs !== null ? ` in ${formatDuration(event.durationMs)}` : ''}`;
+      this.options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)} ${how} (${this.builds} of ${this.total} builds done)\n`);
+    };
+  }
+
+  /**
+   * After a failed attempt: true to try again (after a pause); false once the candidate is reported
+   * as not evaluated. Rethrows a cancellation and anything that is not a machine or kforge fault.
+   */
+  private async retryAfter(pair: EvaluationPair, key: string | null, error: unknown, attempt: number): Promise<boolean> {
+    const { options, retries } = this;
+    if (error instanceof EvaluationCancelledError) throw error;
+    const line = unevaluated(pair, error, attempt);
+    if (!line) throw error;
+    // Too large, or too slow for the reference stage's limit (a pace the worker measured): the
+    // same sizes would only fail again, and the message says which sizes would not.
+    const repeats = error instanceof ProblemTooLargeError || (error instanceof MachineFaultError && !error.isRetryable);
+    const retryable = !repeats && attempt <= retries && !options.signal?.aborted;
+    if (retryable) {
+      options.stderr.write(`kforge eval: ${path.basename(pair.candidatePath)}: ${withHint(line.error)}; trying again (${attempt} of ${retries})\n`);
+      await pause(options.retryDelayMs ?? 5000, options.signal);
+      return true;
+    }
+    this.missing.push(line);
+    options.stdout.write(
+      options.json
+        ? `${JSON.stringify(line)}\n`
+        : `${'not evaluated'.padEnd(13)}  ${formatProblemName(pair.problemPath)}  ${path.basename(pair.candidatePath)} — ${withHint(line.error)}\n`,
+    );
+    await this.keep(key, line, pair.candidatePath);
+    return false;
+  }
 }
 
 /**

@@ -56,12 +56,14 @@ export async function evalAction(problem: string, candidates: string[], rawOptio
   }
 }
 
+/** What a too-large refusal is said again with, timed (problem-sizing.ts). */
+type SizedEvaluation = { problemPath: string; backend: Backend; options: EvalOptions };
+
 async function runEval(problem: string, candidate: string, rawOptions: unknown, io: CliIo, dependencies: EvalCommandDependencies): Promise<number> {
   const colors = picocolors.createColors(io.color);
   const errorColors = picocolors.createColors(io.color && process.stderr.isTTY === true);
   let result: EvaluationResult;
-  /** What a too-large refusal is said again with, timed (problem-sizing.ts). */
-  let sized: { problemPath: string; backend: Backend; options: EvalOptions } | undefined;
+  let sized: SizedEvaluation | undefined;
   try {
     const options = parseEvalOptions(rawOptions);
     checkDeviceMemoryVariable(io.environment);
@@ -103,31 +105,36 @@ async function runEval(problem: string, candidate: string, rawOptions: unknown, 
     if (misuse) throw new UsageError(misuse);
     io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : renderEvaluation(result, colors));
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`kforge eval: ${error.message}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
-      io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof ProblemTooLargeError) {
-      // On the cpu backend, said with how long an evaluation takes at the sizes that fit.
-      const said = sized ? await tooLargeWithTime(error, sized.problemPath, sized.backend, sized.options, io) : error;
-      io.stderr.write(`kforge eval: ${said.message}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof WorkerFaultError) {
-      io.stderr.write(`kforge eval: ${error.message}\n${error.stderr ? `${error.stderr.trimEnd()}\n` : ''}`);
-      return EXIT.internal;
-    }
-    if (error instanceof EvaluationCancelledError) {
-      io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
-      return EXIT.cancelled;
-    }
-    throw error;
+    return evalFailureExit(error, sized, io);
   }
   return result.verdict === 'correct' ? EXIT.correct : EXIT.notCorrect;
+}
+
+/** Says why `kforge eval` gave no verdict and returns its exit status; rethrows what is not one of its known failures. */
+async function evalFailureExit(error: unknown, sized: SizedEvaluation | undefined, io: CliIo): Promise<number> {
+  if (error instanceof UsageError) {
+    io.stderr.write(`kforge eval: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof EvaluatorSetupError || error instanceof MachineFaultError) {
+    io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof ProblemTooLargeError) {
+    // On the cpu backend, said with how long an evaluation takes at the sizes that fit.
+    const said = sized ? await tooLargeWithTime(error, sized.problemPath, sized.backend, sized.options, io) : error;
+    io.stderr.write(`kforge eval: ${said.message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof WorkerFaultError) {
+    io.stderr.write(`kforge eval: ${error.message}\n${error.stderr ? `${error.stderr.trimEnd()}\n` : ''}`);
+    return EXIT.internal;
+  }
+  if (error instanceof EvaluationCancelledError) {
+    io.stderr.write('kforge eval: cancelled; the workers were stopped\n');
+    return EXIT.cancelled;
+  }
+  throw error;
 }
 
 /**

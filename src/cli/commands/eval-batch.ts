@@ -20,7 +20,8 @@ import { checkedProblem, problemFolderReaderFor, type ShapeFlags } from '../eval
 import type { ProblemFolderReader } from '../../eval/problem/problem-folder-reader.js';
 import { batchExitCode, formatBatchSummary, runBatch } from '../batch/eval-batch-run.js';
 import { openResumeJournal, type ResumeJournal } from '../batch/eval-batch-resume.js';
-import { evaluationRequestOf, parseEvalOptions } from '../flags/eval-options.js';
+import { evaluationRequestOf, parseEvalOptions, type EvalOptions } from '../flags/eval-options.js';
+import type { Backend } from '../../core/verdict.js';
 import { checkDeviceMemoryVariable, overrideMisuse } from '../flags/size-flags.js';
 import { sizesToEvaluate } from '../sizing/problem-sizing.js';
 import { overridesForProblems } from '../sizing/problem-overrides.js';
@@ -102,18 +103,8 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
     const readFolder = problemFolderReaderFor(io);
     const pairs = await problemFoldersChecked(await collectPairs(argumentsGiven, { cwd: io.cwd, kernelBench: options.kernelbench }), options, readFolder);
     const backend = options.backend ?? defaultBackendFor(await (dependencies.gpuVisible ?? (() => isGpuVisible(io.environment)))());
-    const sizes = new Map<string, Record<string, number | boolean>>();
-    const problems = [...new Set(pairs.map((pair) => pair.problemPath))];
-    // `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts).
-    const given = await overridesForProblems(problems, options.set, io, 'kforge eval');
-    for (const problem of problems) {
-      sizes.set(problem, await sizesToEvaluate(problem, backend, options, io, { command: 'kforge eval', overrides: given.get(problem) ?? {} }));
-    }
-    journal = options.resume ? await openResumeJournal(path.resolve(io.cwd, options.resume)) : undefined;
-    if (journal && journal.unreadableLines > 0)
-      io.stderr.write(
-        `kforge eval: ${journal.unreadableLines} line(s) of ${options.resume} could not be read (a run stopped while writing?); their candidates are evaluated again\n`,
-      );
+    const sizes = await sizesOfProblems(pairs, backend, options, io);
+    journal = await resumeJournalOf(options, io);
     const logger = createCliLogger(io, { format: options.logFormat });
     const { createEvaluator } = dependencies;
     const { evaluator, close } = await openEvaluator({
@@ -150,23 +141,54 @@ export async function runEvalBatch(argumentsGiven: readonly string[], rawOptions
       await close();
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ProblemTooLargeError) {
-      io.stderr.write(`kforge eval: ${error.message}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof EvaluatorSetupError) {
-      io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof EvaluationCancelledError) {
-      io.stderr.write(
-        `kforge eval: cancelled; the workers were stopped${journal ? `; the finished results are in ${journal.path}: run the same command to go on` : ''}\n`,
-      );
-      return EXIT.cancelled;
-    }
-    throw error;
+    return batchFailureExit(error, journal, io);
   } finally {
     process.off('SIGINT', cancel);
     process.off('SIGTERM', cancel);
   }
+}
+
+/** The sizes each problem of the batch is evaluated at; `--set` applies to each problem that has the constant, or to the one it names (problem-overrides.ts). */
+async function sizesOfProblems(
+  pairs: readonly EvaluationPair[],
+  backend: Backend,
+  options: EvalOptions,
+  io: CliIo,
+): Promise<Map<string, Record<string, number | boolean>>> {
+  const sizes = new Map<string, Record<string, number | boolean>>();
+  const problems = [...new Set(pairs.map((pair) => pair.problemPath))];
+  const given = await overridesForProblems(problems, options.set, io, 'kforge eval');
+  for (const problem of problems) {
+    sizes.set(problem, await sizesToEvaluate(problem, backend, options, io, { command: 'kforge eval', overrides: given.get(problem) ?? {} }));
+  }
+  return sizes;
+}
+
+/** Says why the batch stopped and returns its exit status; rethrows what is not one of its known failures. */
+function batchFailureExit(error: unknown, journal: ResumeJournal | undefined, io: CliIo): number {
+  if (error instanceof UsageError || error instanceof ProblemTooLargeError) {
+    io.stderr.write(`kforge eval: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof EvaluatorSetupError) {
+    io.stderr.write(`kforge eval: ${error.message}${error.hint ? `; ${error.hint}` : ''}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof EvaluationCancelledError) {
+    io.stderr.write(
+      `kforge eval: cancelled; the workers were stopped${journal ? `; the finished results are in ${journal.path}: run the same command to go on` : ''}\n`,
+    );
+    return EXIT.cancelled;
+  }
+  throw error;
+}
+
+/** With `--resume FILE`, its journal, saying how many of its lines could not be read. */
+async function resumeJournalOf(options: EvalOptions, io: CliIo): Promise<ResumeJournal | undefined> {
+  const journal = options.resume ? await openResumeJournal(path.resolve(io.cwd, options.resume)) : undefined;
+  if (journal && journal.unreadableLines > 0)
+    io.stderr.write(
+      `kforge eval: ${journal.unreadableLines} line(s) of ${options.resume} could not be read (a run stopped while writing?); their candidates are evaluated again\n`,
+    );
+  return journal;
 }

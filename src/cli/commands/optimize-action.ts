@@ -1,20 +1,15 @@
 import { defaultBackendFor, runsOnHost } from '../../backends/registry.js';
-import { pipelineDevicesFor } from '../evaluator/pipeline-devices.js';
 import path from 'node:path';
-import picocolors from 'picocolors';
 import type { Logger } from 'pino';
 import { buildOptimizePlan } from '../../agent/run/optimize-plan-builder.js';
 import type { OptimizePlan } from '../../agent/run/optimize-plan.js';
 import { OptimizeRequestError } from '../../agent/run/optimize-request-error.js';
 import { OptimizeRunError } from '../../agent/run/optimize-run-error.js';
 import { loadRunPlan, resumeOptimizeRun, startOptimizeRun, type OptimizeDependencies } from '../../agent/run/optimize-run.js';
-import { progressLine } from '../../agent/run/progress-lines.js';
-import { LiveProgressView, type TerminalStream } from '../rendering/live-progress-view.js';
 import { outputWidth } from '../io/output-width.js';
 import { formatReportTable } from '../../agent/report/report-table.js';
 import { describeNamedDevice } from '../../agent/search/prompts/target-device.js';
 import { toJsonOutput, type RunReport } from '../../agent/report/run-report.js';
-import type { SearchEvent } from '../../agent/search/state/search-events.js';
 import { SuiteError } from '../../agent/run/suite-error.js';
 import { ConfigError, loadConfig, type KforgeConfig, type LoadedConfig, type ModelSettings } from '../../core/config.js';
 import type { Backend } from '../../core/verdict.js';
@@ -28,7 +23,9 @@ import { openRunStore, resolveStorePath, type OpenRunStoreOptions } from '../../
 import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { connectedWorkersBackend } from '../evaluator/connected-workers-backend.js';
-import { openEvaluator, type OpenedEvaluator } from '../evaluator/open-evaluator.js';
+import type { OpenedEvaluator } from '../evaluator/open-evaluator.js';
+import { openRunEvaluator } from './optimize-evaluator.js';
+import { progressOutput } from './optimize-progress-output.js';
 import { problemFolderNotes, problemFolderReaderFor } from '../evaluator/problem-folders.js';
 import type { RemoteEvaluation, RemoteEvaluationOptions } from '../evaluator/remote-evaluation.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
@@ -75,38 +72,6 @@ export interface OptimizeCommandDependencies extends Partial<CliIo> {
   exit?: (code: number) => void;
   /** `--dry-run`'s audit of one problem. Default: `auditProblemFile` (the worker's audit command). */
   auditProblem?: DryRunOptions['auditProblem'];
-}
-
-/**
- * The local pipeline's sizing: one warm worker of each role is ready for the next candidate while
- * the model writes it; candidates submitted together start more workers as they need them.
- */
-const WARM_ONE_OF_EACH = { warmCandidatesPerDevice: 1, warmReferencesPerDevice: 1 } as const;
-
-/** Search events that only a live view shows; the line-by-line form keeps one line per outcome. */
-const LIVE_ONLY_EVENTS: ReadonlySet<SearchEvent['type']> = new Set(['model-called', 'candidate-submitted', 'candidate-stage']);
-
-/** Progress on stderr: where the command writes notices, and where search events go. */
-interface ProgressOutput {
-  onEvent: (event: SearchEvent) => void;
-  /** A notice line (ends with a newline), written above a live view. */
-  notice: (text: string) => void;
-  /** Ends a live view, leaving its last frame. */
-  stop: () => void;
-}
-
-/** A live view redrawn in place on a terminal (fitted to its size), one logfmt line per event otherwise. */
-function progressOutput(io: CliIo, terminal: boolean): ProgressOutput {
-  const stderr = io.stderr;
-  if (!terminal) {
-    return {
-      onEvent: (event) => void (LIVE_ONLY_EVENTS.has(event.type) || stderr.write(`${progressLine(event)}\n`)),
-      notice: (text) => void stderr.write(text),
-      stop: () => undefined,
-    };
-  }
-  const view = new LiveProgressView({ stream: stderr as TerminalStream, colors: picocolors.createColors(io.color && !io.environment.NO_COLOR) });
-  return { onEvent: view.onEvent, notice: (text) => view.log(text), stop: () => view.stop() };
 }
 
 function modelSettings(plan: { model: Omit<ModelSettings, 'apiKey'> }, config: KforgeConfig): ModelSettings {
@@ -184,24 +149,7 @@ async function run(io: CliIo, problemArguments: string[], rawOptions: unknown, d
     });
     if (!flags.redis && (flags.queue !== undefined || flags.remoteSlots !== undefined))
       throw new UsageError('`--queue` and `--remote-slots` go with `--redis URL`');
-    const { createEvaluator, openRemoteEvaluation } = dependencies;
-    opened = await openEvaluator(
-      flags.redis
-        ? {
-            kind: 'redis',
-            options: { url: flags.redis, queueName: flags.queue, slots: flags.remoteSlots, backend, logger, stderr: io.stderr },
-            ...(openRemoteEvaluation ? { open: openRemoteEvaluation } : {}),
-            // Problem folders' shapes are swept here, each shape one job (docs/problems.md).
-            problemFolders: problemFolderReaderFor(io),
-          }
-        : {
-            kind: 'local',
-            wiring: { environment: io.environment, cwd: io.cwd, logger, ...(flags.cacheDir ? { cacheDirectory: flags.cacheDir } : {}) },
-            // The run's requests name one device (`--device`); the pipeline's only device is that one.
-            pipeline: { sizing: WARM_ONE_OF_EACH, ...pipelineDevicesFor(backend, deviceIndex) },
-            ...(createEvaluator ? { create: () => createEvaluator({ logger, backend }) } : {}),
-          },
-    );
+    opened = await openRunEvaluator({ io, flags, backend, deviceIndex, logger, dependencies });
     // The workers start now, importing PyTorch while the run starts and the model writes its first
     // reply; started by the first candidate instead, they kept it waiting 3–7 s on a 2-core machine.
     opened.warmUp?.(backend);

@@ -12,10 +12,10 @@ import type { JobQueue } from '../../queue/job-queue.js';
 import type { RunLauncher } from '../../server/actions/run-launcher.js';
 import { createServer, DEFAULT_WEB_ROOT } from '../../server/create-server.js';
 import { LOOPBACK_HOST_NAMES } from '../../server/http/request-guard.js';
+import type { ZodApp } from '../../server/routes/server-context.js';
 import { REWARD_DEFAULTS } from '../../server/reward/reward-server-options.js';
-import { openRedisJobQueue, type OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
-import { openEvaluator, type OpenedEvaluator } from '../evaluator/open-evaluator.js';
-import { problemFolderReaderFor } from '../evaluator/problem-folders.js';
+import type { OpenRedisJobQueueOptions } from '../../queue/redis/bullmq-job-queue.js';
+import { openServeEvaluators, type ServeEvaluators } from './serve-evaluators.js';
 import { QUEUE_NAME_PATTERN } from '../../queue/redis/redis-keys.js';
 import { RedisUnreachableError } from '../../queue/redis/redis-unreachable-error.js';
 import { StoreOpenError } from '../../store/errors/store-open-error.js';
@@ -25,7 +25,6 @@ import type { RunStore } from '../../store/run-store.js';
 import { EXIT, resolveCliIo, type CliIo } from '../io/cli-io.js';
 import { UsageError } from '../io/usage-error.js';
 import { choiceFlag, integerFlag } from '../flags/flag-schemas.js';
-import { ON_DEMAND_SIZING } from '../evaluator/create-worker-evaluator.js';
 
 /** Where `kforge serve` listens unless told otherwise. */
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -104,10 +103,20 @@ function waitForSignal(signals: Pick<NodeJS.Process, 'on' | 'off'>): Promise<str
   });
 }
 
-async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandDependencies): Promise<number> {
+/** The flags of `kforge serve`, checked, with the tokens settled. */
+interface ServeSettings {
+  options: z.infer<typeof optionsSchema>;
+  loopback: boolean;
+  /** The token API requests must carry; none on loopback unless one was given. */
+  token: string | undefined;
+  /** The reward API's token (with `--reward` only): the dashboard's, or one made up for it. */
+  rewardToken: string | undefined;
+}
+
+function settleServeOptions(io: CliIo, rawOptions: unknown, dependencies: ServeCommandDependencies): ServeSettings {
   const parsed = optionsSchema.safeParse(rawOptions);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
-  const { host, port, reward } = parsed.data;
+  const { host, reward } = parsed.data;
   if (!reward && (parsed.data.rewardConcurrency !== undefined || parsed.data.rewardQueue !== undefined)) {
     throw new UsageError('`--reward-concurrency` and `--reward-queue` need `--reward`');
   }
@@ -120,53 +129,33 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   const token = givenToken ?? (loopback ? undefined : makeToken());
   // The reward API always needs a token, on loopback too: the dashboard's, or one made up for it.
   const rewardToken = reward ? (token ?? makeToken()) : undefined;
-  const storePath = resolveStorePath({ path: parsed.data.store, cwd: io.cwd });
-  const logger = createCliLogger(io, { format: parsed.data.logFormat });
+  return { options: parsed.data, loopback, token, rewardToken };
+}
+
+async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandDependencies): Promise<number> {
+  const settings = settleServeOptions(io, rawOptions, dependencies);
+  const { options, loopback, token, rewardToken } = settings;
+  const storePath = resolveStorePath({ path: options.store, cwd: io.cwd });
+  const logger = createCliLogger(io, { format: options.logFormat });
   const store = await (dependencies.openStore ?? openRunStore)({ path: storePath, cwd: io.cwd });
-  if (!parsed.data.redis && parsed.data.queue !== undefined) throw new UsageError('`--queue` goes with `--redis URL`');
-  // With --redis, the reward API and the dashboard's edits evaluate on the `kforge worker` processes
-  // of the queue, through one evaluator. Else edits run on this host's pipeline (build cache,
-  // host-wide GPU locks, workers started on demand) and reward requests on a pipeline of their own
-  // (warm workers); both take the same host-wide device locks.
-  const { createEvaluator, createRewardEvaluator } = dependencies;
-  const wiring = { logger, environment: io.environment, cwd: io.cwd };
-  const opened: OpenedEvaluator[] = [];
-  const closeOpened = async (): Promise<void> => {
-    for (const each of opened.splice(0).reverse()) await each.close({ cancel: true });
-  };
-  let editing: Evaluator;
-  let rewarding: Evaluator | undefined;
+  if (!options.redis && options.queue !== undefined) throw new UsageError('`--queue` goes with `--redis URL`');
+  let evaluators: ServeEvaluators;
   try {
-    if (parsed.data.redis) {
-      const queue = await (dependencies.openRedisQueue ?? openRedisJobQueue)({
-        url: parsed.data.redis,
-        ...(parsed.data.queue ? { queueName: parsed.data.queue } : {}),
-        logger,
-      });
-      const remote = await openEvaluator({ kind: 'queue', queue, problemFolders: problemFolderReaderFor(io) });
-      opened.push(remote);
-      editing = remote.evaluator;
-      if (rewardToken !== undefined) rewarding = remote.evaluator;
-    } else {
-      const local = await openEvaluator({
-        kind: 'local',
-        wiring,
-        pipeline: { sizing: ON_DEMAND_SIZING },
-        ...(createEvaluator ? { create: () => createEvaluator(wiring) } : {}),
-      });
-      opened.push(local);
-      editing = local.evaluator;
-      if (rewardToken !== undefined) {
-        const reward = await openEvaluator({ kind: 'local', wiring, ...(createRewardEvaluator ? { create: () => createRewardEvaluator(wiring) } : {}) });
-        opened.push(reward);
-        rewarding = reward.evaluator;
-      }
-    }
+    evaluators = await openServeEvaluators({
+      io,
+      logger,
+      redis: options.redis,
+      queue: options.queue,
+      reward: rewardToken !== undefined,
+      createEvaluator: dependencies.createEvaluator,
+      createRewardEvaluator: dependencies.createRewardEvaluator,
+      openRedisQueue: dependencies.openRedisQueue,
+    });
   } catch (error) {
-    await closeOpened();
     await store.close();
     throw error;
   }
+  const { editing, rewarding } = evaluators;
   let launcher: LauncherWatch | undefined;
   const webRoot = dependencies.webRoot === undefined ? DEFAULT_WEB_ROOT : dependencies.webRoot;
   const app = await createServer({
@@ -183,35 +172,14 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
           reward: {
             evaluator: rewarding,
             token: rewardToken,
-            concurrency: parsed.data.rewardConcurrency ?? REWARD_DEFAULTS.concurrency,
-            maxWaiting: parsed.data.rewardQueue ?? REWARD_DEFAULTS.maxWaiting,
+            concurrency: options.rewardConcurrency ?? REWARD_DEFAULTS.concurrency,
+            maxWaiting: options.rewardQueue ?? REWARD_DEFAULTS.maxWaiting,
           },
         }
       : {}),
   });
   try {
-    try {
-      await app.listen({ host, port });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is in use: pass --port N (0 picks a free one)`);
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on \`${host}\`: it is not an address of this machine`);
-      throw error;
-    }
-    const address = app.server.address();
-    const boundPort = typeof address === 'object' && address ? address.port : port;
-    const url = serverUrl(host, boundPort, token);
-    io.stdout.write(`${url}\n`);
-    io.stderr.write(`kforge serve: reading ${store.location}; Ctrl-C stops the server\n`);
-    if (!loopback) io.stderr.write(`kforge serve: listening beyond loopback on ${host}: API requests need the token (the URL above carries it)\n`);
-    if (rewardToken !== undefined) {
-      const base = serverUrl(host, boundPort).replace(/\/$/, '');
-      io.stderr.write(`kforge serve: reward API on POST ${base}/api/reward and /api/reward/batch (docs/reward.md); every request needs the token:\n`);
-      io.stderr.write(`  export KFORGE_URL=${base} KFORGE_TOKEN=${rewardToken}\n`);
-    }
-    if (webRoot !== null && !existsSync(path.join(webRoot, 'index.html'))) {
-      io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
-    }
+    const url = await listenAndAnnounce(io, app, settings, store.location, webRoot);
     dependencies.onListening?.(url);
     launcher = watchLauncher({ environment: io.environment });
     const stopped = await Promise.race([waitForSignal(dependencies.signals ?? process), launcher.gone.then(() => 'launcher')]);
@@ -220,9 +188,38 @@ async function serve(io: CliIo, rawOptions: unknown, dependencies: ServeCommandD
   } finally {
     launcher?.stop();
     await app.close();
-    await closeOpened();
+    await evaluators.close();
     await store.close();
   }
+}
+
+/** Listens where the flags say, then prints the URL on stdout and what a user should know on stderr; returns the URL. */
+async function listenAndAnnounce(io: CliIo, app: ZodApp, settings: ServeSettings, storeLocation: string, webRoot: string | null): Promise<string> {
+  const { options, loopback, token, rewardToken } = settings;
+  const { host, port } = options;
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is in use: pass --port N (0 picks a free one)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on \`${host}\`: it is not an address of this machine`);
+    throw error;
+  }
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const url = serverUrl(host, boundPort, token);
+  io.stdout.write(`${url}\n`);
+  io.stderr.write(`kforge serve: reading ${storeLocation}; Ctrl-C stops the server\n`);
+  if (!loopback) io.stderr.write(`kforge serve: listening beyond loopback on ${host}: API requests need the token (the URL above carries it)\n`);
+  if (rewardToken !== undefined) {
+    const base = serverUrl(host, boundPort).replace(/\/$/, '');
+    io.stderr.write(`kforge serve: reward API on POST ${base}/api/reward and /api/reward/batch (docs/reward.md); every request needs the token:\n`);
+    io.stderr.write(`  export KFORGE_URL=${base} KFORGE_TOKEN=${rewardToken}\n`);
+  }
+  if (webRoot !== null && !existsSync(path.join(webRoot, 'index.html'))) {
+    io.stderr.write('kforge serve: the web app is not built: run `bash scripts/build-web.sh`; the JSON API works meanwhile\n');
+  }
+  return url;
 }
 
 /**

@@ -117,21 +117,43 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
   });
   const errors = problems.filter((problem) => problem.audit.findings.some((finding) => finding.level === 'error')).length;
   const warnings = problems.filter((problem) => problem.audit.findings.some((finding) => finding.level === 'warning')).length;
-  if (options.json) {
-    const rows = problems.map((problem) => ({
-      problem: problem.path,
-      inputs: problem.size.inputs,
-      outputs: problem.size.outputs,
-      estimated_bytes: problem.size.estimatedBytes,
-      overrides: plan.problemOverrides[problem.path] ?? {},
-      ...(plan.problemFolders[problem.path] ? { shapes: plan.problemFolders[problem.path]!.shapes } : {}),
-      findings: problem.audit.findings,
-    }));
-    io.stdout.write(
-      `${JSON.stringify({ dry_run: true, backend: evaluation.backend, preset, precision: evaluation.precision, strategy: plan.strategy, model: plan.model, problems: rows })}\n`,
-    );
-    return errors > 0 ? 1 : 0;
-  }
+  if (options.json) writeDryRunJson(io, plan, preset, problems);
+  else writeDryRunTable(io, plan, options, { preset, problems, concurrency, budgetMs, errors, warnings, shown });
+  return errors > 0 ? 1 : 0;
+}
+
+/** `--json`: one object, the run's settings and each problem's sizes and findings. */
+function writeDryRunJson(io: CliIo, plan: OptimizePlan, preset: string, problems: DryRunProblem[]): void {
+  const { evaluation } = plan;
+  const rows = problems.map((problem) => ({
+    problem: problem.path,
+    inputs: problem.size.inputs,
+    outputs: problem.size.outputs,
+    estimated_bytes: problem.size.estimatedBytes,
+    overrides: plan.problemOverrides[problem.path] ?? {},
+    ...(plan.problemFolders[problem.path] ? { shapes: plan.problemFolders[problem.path]!.shapes } : {}),
+    findings: problem.audit.findings,
+  }));
+  io.stdout.write(
+    `${JSON.stringify({ dry_run: true, backend: evaluation.backend, preset, precision: evaluation.precision, strategy: plan.strategy, model: plan.model, problems: rows })}\n`,
+  );
+}
+
+/** What the dry run's table says besides the plan. */
+interface DryRunFigures {
+  preset: string;
+  problems: DryRunProblem[];
+  concurrency: number;
+  budgetMs: number;
+  errors: number;
+  warnings: number;
+  shown: (file: string) => string;
+}
+
+/** The human form: a header with the run's settings, one row per problem, and a footer on the audits. */
+function writeDryRunTable(io: CliIo, plan: OptimizePlan, options: DryRunOptions, figures: DryRunFigures): void {
+  const { evaluation } = plan;
+  const { preset, problems, concurrency, budgetMs, errors, warnings, shown } = figures;
   const model = `${plan.model.provider}${plan.model.model ? `:${plan.model.model}` : ''}`;
   const header = [
     `${problems.length} problem${problems.length === 1 ? '' : 's'} would run (nothing was sent to a model or stored)`,
@@ -158,5 +180,4 @@ export async function runOptimizeDryRun(io: CliIo, plan: OptimizePlan, options: 
     `audits: ${Math.min(concurrency, problems.length)} at once, each within ${Math.round((options.auditLimitMs ?? DRY_RUN_AUDIT_LIMIT_MS) / 1000)} s, all within ${Math.round(budgetMs / 1000)} s`,
   ];
   io.stdout.write(`${[...header, '', ...table, '', ...footer].join('\n')}\n`);
-  return errors > 0 ? 1 : 0;
 }

@@ -1,3 +1,8 @@
+/**
+ * Longer than convention 4's 300 lines: `BuildCache` is one cache's protocol between processes:
+ * reserve, record use, capture, make room, evict and clear take the same per-key lock files and
+ * entry records, and the order they take them in is what keeps concurrent kforge processes safe.
+ */
 import { mkdir, readdir, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';

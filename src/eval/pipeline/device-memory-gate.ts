@@ -85,32 +85,14 @@ export class DeviceMemoryGate {
   /** Starts sizing the evaluation at once; `scope` `reference` reserves only the reference role's share. */
   prepare(settings: EvaluationSettings, scope: 'evaluation' | 'reference'): PreparedRoom {
     const estimate = this.#options.enabled ? this.#estimate(settings) : null;
-    let warned = false;
+    const once = { warned: false };
     let deadlineMs: number | null = null;
     const remainingMs = (): number | null => (deadlineMs === null ? null : Math.max(0, deadlineMs - performance.now()));
     const startClock = (): void => {
       if (deadlineMs === null && settings.deviceWaitMs !== null) deadlineMs = performance.now() + settings.deviceWaitMs;
     };
     return {
-      neededBytes: async (device) => {
-        if (!estimate) return 0;
-        const outcome = await estimate;
-        if (!outcome.ok) {
-          // Once per evaluation: room is asked for at the reference's start and again with the candidate's.
-          // A problem that cannot be sized is worth a warning; an unusable problem file or override, and
-          // an estimate that did not run at all, are reported by the evaluation itself in one sentence.
-          const level = outcome.cause === 'problem' ? 'warn' : 'debug';
-          if (!warned)
-            this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
-          warned = true;
-          return UNSIZED_BYTES;
-        }
-        const capacity = await this.#capacity(device);
-        if (capacity !== null && outcome.estimate.evaluation_bytes > capacity) {
-          throw new ProblemTooLargeError(settings.problemPath, device, outcome.estimate, capacity);
-        }
-        return scope === 'reference' ? outcome.estimate.reference_bytes : outcome.estimate.evaluation_bytes;
-      },
+      neededBytes: (device) => this.#neededBytes(settings, scope, estimate, device, once),
       estimateBytes: async () => {
         const outcome = estimate ? await estimate : null;
         return outcome?.ok ? outcome.estimate.evaluation_bytes : null;
@@ -149,6 +131,37 @@ export class DeviceMemoryGate {
         });
       },
     };
+  }
+
+  /**
+   * The bytes an evaluation needs on `device` (`scope` `reference`: the reference role's share):
+   * the estimate's, or {@link UNSIZED_BYTES} for a problem that could not be sized (said once, in
+   * `once`); a problem that cannot fit the device at all is a {@link ProblemTooLargeError}.
+   */
+  async #neededBytes(
+    settings: EvaluationSettings,
+    scope: 'evaluation' | 'reference',
+    estimate: Promise<SizeEstimateOutcome> | null,
+    device: string,
+    once: { warned: boolean },
+  ): Promise<number> {
+    if (!estimate) return 0;
+    const outcome = await estimate;
+    if (!outcome.ok) {
+      // Once per evaluation: room is asked for at the reference's start and again with the candidate's.
+      // A problem that cannot be sized is worth a warning; an unusable problem file or override, and
+      // an estimate that did not run at all, are reported by the evaluation itself in one sentence.
+      const level = outcome.cause === 'problem' ? 'warn' : 'debug';
+      if (!once.warned)
+        this.#options.logger[level]({ problem: settings.problemPath, reason: outcome.message }, 'the problem could not be sized; reserving a default');
+      once.warned = true;
+      return UNSIZED_BYTES;
+    }
+    const capacity = await this.#capacity(device);
+    if (capacity !== null && outcome.estimate.evaluation_bytes > capacity) {
+      throw new ProblemTooLargeError(settings.problemPath, device, outcome.estimate, capacity);
+    }
+    return scope === 'reference' ? outcome.estimate.reference_bytes : outcome.estimate.evaluation_bytes;
   }
 
   /**

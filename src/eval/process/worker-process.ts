@@ -1,3 +1,8 @@
+/**
+ * Longer than convention 4's 300 lines: `WorkerProcess` is one child's state machine: its stage and
+ * idle clocks, its capped output, its messages and its termination share private state that each
+ * event (a line, a stage, a timeout, an exit, a cancel) changes together.
+ */
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';

@@ -94,6 +94,34 @@ function kernelCheck(candidate: TimingStats, kernels: NonNullable<NonNullable<Me
   return { method: kernels.method, median_ms: sum, ratio, agrees, ...(finding ? { finding } : {}) };
 }
 
+type TimedSeries = { times_ms: number[]; batch_ms?: number[] | undefined };
+
+/**
+ * A baseline's figure. On the host clock a baseline reports its calls as the trusted reference
+ * process measured them: nothing there is launch-bound, and batches slower than single calls are
+ * the host's load at the moment they ran (a cached baseline must give the same figure under any
+ * later load).
+ */
+function baselineFigureOn(clock: TimingSummaryInput['clock'], entry: TimedSeries, load: number) {
+  return clock === 'host'
+    ? { stats: summarizeTimes(entry.times_ms), launchBound: false }
+    : baselineFigure(summarizeTimes(entry.times_ms), entry.batch_ms, load);
+}
+
+/** Whether a series is launch-bound: its figure says so, or its single calls' wall time is {@link LAUNCH_BOUND_RATIO} times its median or more. */
+function isLaunchBound(figureSays: boolean, wall: TimingStats | undefined, stats: TimingStats | null): boolean {
+  return figureSays || (wall !== undefined && stats !== null && wall.median >= LAUNCH_BOUND_RATIO * stats.median);
+}
+
+/** The anchor, marked too busy (with the reason) when eager ran back to back more than {@link BUSY_LOAD_FACTOR} times slower. */
+function markedBusy(anchor: NonNullable<TimingSummary['baseline_anchor']>, load: number): NonNullable<TimingSummary['baseline_anchor']> {
+  if (load > BUSY_LOAD_FACTOR) {
+    anchor.too_busy = true;
+    anchor.reasons.push(`eager ran ${load.toFixed(2)}x slower back to back than one call at a time: the host is oversubscribed`);
+  }
+  return anchor;
+}
+
 /**
  * Statistics of the candidate's and the baselines' raw call times (computed here, not in the
  * process the candidate ran in: docs/hacks.md #5), bounded below by the parent's trusted batches
@@ -107,13 +135,7 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   // Single calls' host-inclusive times where the re-timing has them (loadFactor says why).
   const load = loadFactor(anchorEntry?.wall_ms ?? anchorEntry?.times_ms, anchorEntry?.batch_ms);
   const bounded = boundedFigures(inProcess, wallOf(input.candidate.wall_ms), input.batches ?? [], load);
-  // On the host clock a baseline reports its calls as the trusted reference process measured them:
-  // nothing there is launch-bound, and batches slower than single calls are the host's load at the
-  // moment they ran (a cached baseline must give the same figure under any later load).
-  const figureOf = (entry: { times_ms: number[]; batch_ms?: number[] | undefined }) =>
-    input.clock === 'host'
-      ? { stats: summarizeTimes(entry.times_ms), launchBound: false }
-      : baselineFigure(summarizeTimes(entry.times_ms), entry.batch_ms, load);
+  const figureOf = (entry: TimedSeries) => baselineFigureOn(input.clock, entry, load);
   const eagerFigure = eagerEntry ? figureOf(eagerEntry) : null;
   const compileFigure = compileEntry ? figureOf(compileEntry) : null;
   const anchor =
@@ -149,10 +171,9 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
     summary.in_process_ms = inProcess;
   }
   const launchBound = {
-    candidate: bounded.wall !== undefined && bounded.wall.median >= LAUNCH_BOUND_RATIO * bounded.candidate.median,
-    eager: eagerFigure?.launchBound === true || (eagerWall !== undefined && eager !== null && eagerWall.median >= LAUNCH_BOUND_RATIO * eager.median),
-    compile:
-      compileFigure?.launchBound === true || (compileWall !== undefined && compile !== null && compileWall.median >= LAUNCH_BOUND_RATIO * compile.median),
+    candidate: isLaunchBound(false, bounded.wall, bounded.candidate),
+    eager: isLaunchBound(eagerFigure?.launchBound === true, eagerWall, eager),
+    compile: isLaunchBound(compileFigure?.launchBound === true, compileWall, compile),
   };
   if (input.clock === 'device' && (launchBound.candidate || launchBound.eager || launchBound.compile)) summary.launch_bound = launchBound;
   const hold = { candidate: holdOf(input.candidate), eager: holdOf(eagerEntry), compile: holdOf(compileEntry) };
@@ -160,13 +181,7 @@ export function summarizeTiming(input: TimingSummaryInput): TimingSummary {
   if (input.budget) summary.budget = input.budget;
   const check = crossCheck(inProcess, input.candidate);
   if (check) summary.cross_check = check;
-  if (anchor) {
-    if (load > BUSY_LOAD_FACTOR) {
-      anchor.too_busy = true;
-      anchor.reasons.push(`eager ran ${load.toFixed(2)}x slower back to back than one call at a time: the host is oversubscribed`);
-    }
-    summary.baseline_anchor = anchor;
-  }
+  if (anchor) summary.baseline_anchor = markedBusy(anchor, load);
   if (input.compile && 'error' in input.compile) summary.compile_unavailable = input.compile.error;
   if (input.eager && 'error' in input.eager) summary.eager_unavailable = input.eager.error;
   return summary;

@@ -1,3 +1,8 @@
+/**
+ * Longer than convention 4's 300 lines: `BullmqJobQueue` is one client's state machine: its job
+ * watches, lane listeners, polling and settlement share the watches and the idle timer, and a job's
+ * way from submission to its one outcome (settled, failed, abandoned, cancelled) runs through them all.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';

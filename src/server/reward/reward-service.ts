@@ -1,12 +1,8 @@
-import { MachineFaultError } from '../../eval/machine-fault-error.js';
-import { WorkerFaultError } from '../../eval/process/worker-fault-error.js';
 import type { Logger } from 'pino';
 import { resolveRewardShaping, type RewardShaping } from '../../core/reward-shaping-schema.js';
 import { shapeReward } from '../../core/reward-shaping.js';
 import type { EvaluationResult } from '../../core/verdict.js';
-import { EvaluationCancelledError } from '../../eval/evaluation-cancelled-error.js';
 import type { Evaluator } from '../../eval/evaluator.js';
-import { JobQueueClosedError } from '../../queue/job-queue-closed-error.js';
 import { hashEvaluationOptions, sha256Hex } from '../../store/content-hash.js';
 import type { RunStore } from '../../store/run-store.js';
 import { ApiError } from '../http/api-error.js';
@@ -16,8 +12,8 @@ import { RewardLedger } from './reward-ledger.js';
 import { RewardProblemResolver, type RewardProblem, type ShippedProblem } from './reward-problem-resolver.js';
 import { evaluationRequestOf, normaliseRewardOptions, rewardRequestHash, type GivenRewardOptions, type RewardEvaluationOptions } from './reward-request-key.js';
 import type { RewardServerOptions } from './reward-server-options.js';
-import { RewardUnavailableError } from './reward-unavailable-error.js';
 import { RewardWorkFiles } from './reward-work-files.js';
+import { rewardFailure } from './reward-failure.js';
 
 /** What {@link RewardService} is wired to (see {@link RewardServerOptions} for the defaults `createServer` fills in). */
 export interface RewardServiceOptions {
@@ -244,32 +240,7 @@ export class RewardService {
   }
 
   #unavailable(error: unknown): unknown {
-    if (error instanceof ApiError || error instanceof RewardUnavailableError) return error;
-    if (error instanceof EvaluationCancelledError || error instanceof JobQueueClosedError || this.#controller.signal.aborted) {
-      return new RewardUnavailableError('server-stopping', 'the reward server is stopping: retry against a running one', {
-        cause: error,
-        retryAfterSeconds: 10,
-      });
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof MachineFaultError && error.resource === 'time') {
-      // The reference is too slow at these sizes for its stage here: a retry would only fail again,
-      // so this is the caller's problem to resize (docs/sizes.md), not a 503 to wait out.
-      return new ApiError(
-        422,
-        'problem-too-slow',
-        `the problem cannot be evaluated at these sizes on this server, whatever the candidate: ${message}; ${error.hint}`,
-        {
-          cause: error,
-        },
-      );
-    }
-    this.#options.logger.error({ err: error }, 'a reward evaluation failed in the evaluator');
-    const retryAfterSeconds = error instanceof MachineFaultError || error instanceof WorkerFaultError ? error.retryAfterSeconds : 5;
-    return new RewardUnavailableError('evaluation-failed', `the evaluator could not evaluate the candidate (not the candidate's fault): ${message}`, {
-      cause: error,
-      retryAfterSeconds,
-    });
+    return rewardFailure(error, this.#controller.signal.aborted, this.#options.logger);
   }
 
   #respond(entry: PreparedReward, obtained: Obtained, shaping: RewardShaping, itemIndex?: number): RewardResponse {

@@ -1,12 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import { sha256Hex } from '../content-hash.js';
-import { StoreReferenceError } from '../errors/store-reference-error.js';
 import type * as Store from '../run-store.js';
 import { buildRunSummaries } from '../run-summary.js';
 import { openSqliteDatabase } from './sqlite-database.js';
 import type { StoreDatabase } from './sqlite-database-schema.js';
 import { insertAction } from './sqlite-action-operations.js';
 import * as candidateOperations from './sqlite-candidate-operations.js';
+import * as ideaOperations from './sqlite-idea-operations.js';
 import * as runOperations from './sqlite-run-operations.js';
 import { toAction, toIdea, toModelCall, toProblem, toRunEvent } from './sqlite-row-mappers.js';
 import { loadSummaryAggregates } from './sqlite-summary-queries.js';
@@ -202,25 +202,7 @@ export class SqliteRunStore implements Store.RunStore {
 
   async addIdea(input: Store.AddIdeaInput): Promise<Idea> {
     const idea = inputs.parseStoreInput(inputs.addIdeaInputSchema, input, 'idea');
-    return this.#write(async (trx, at) => {
-      await touchRun(trx, idea.runId, at);
-      await requireRunProblem(trx, idea.runId, idea.problemHash);
-      const row = await trx
-        .insertInto('ideas')
-        .values({
-          run_id: idea.runId,
-          problem_hash: idea.problemHash,
-          round: idea.round,
-          label: idea.label,
-          text: idea.text,
-          status: idea.status ?? 'active',
-          created_at: at,
-          updated_at: at,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toIdea(row);
-    });
+    return this.#write((trx, at) => ideaOperations.insertIdea(trx, idea, at));
   }
 
   async getIdea(id: number): Promise<Idea | undefined> {
@@ -237,27 +219,11 @@ export class SqliteRunStore implements Store.RunStore {
 
   async updateIdea(id: number, changes: Store.UpdateIdeaInput): Promise<Idea> {
     const change = inputs.parseStoreInput(inputs.updateIdeaInputSchema, changes, 'idea');
-    return this.#write(async (trx, at) => {
-      const before = await trx.selectFrom('ideas').select('run_id').where('id', '=', id).executeTakeFirst();
-      if (!before) throw new StoreReferenceError('idea', id);
-      await touchRun(trx, before.run_id, at);
-      const row = await trx
-        .updateTable('ideas')
-        .set({ ...change, updated_at: at })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toIdea(row);
-    });
+    return this.#write((trx, at) => ideaOperations.updateIdea(trx, id, change, at));
   }
 
   async deleteIdea(id: number): Promise<void> {
-    await this.#write(async (trx, at) => {
-      const before = await trx.selectFrom('ideas').select('run_id').where('id', '=', id).executeTakeFirst();
-      if (!before) throw new StoreReferenceError('idea', id);
-      await touchRun(trx, before.run_id, at);
-      await trx.deleteFrom('ideas').where('id', '=', id).execute();
-    });
+    await this.#write((trx, at) => ideaOperations.deleteIdea(trx, id, at));
   }
 
   async recordEvent(input: Store.RecordEventInput): Promise<RunEvent> {

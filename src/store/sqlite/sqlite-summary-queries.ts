@@ -22,18 +22,7 @@ export async function loadSummaryAggregates(db: Kysely<StoreDatabase>, runIds: r
     .where('run_id', 'in', ids)
     .groupBy(['run_id', 'problem_hash'])
     .execute();
-  const verdictRows = await db
-    .selectFrom('evaluations')
-    .select((eb) => [
-      'run_id as runId',
-      'problem_hash as problemHash',
-      'verdict',
-      eb.fn.countAll<number>().as('count'),
-      eb.fn.sum<number>('gpu_seconds').as('gpuSeconds'),
-    ])
-    .where('run_id', 'in', ids)
-    .groupBy(['run_id', 'problem_hash', 'verdict'])
-    .execute();
+  const verdictCounts = await loadVerdictCounts(db, ids);
   const correctEvaluations = await db
     .selectFrom('evaluations')
     .select([
@@ -49,6 +38,48 @@ export async function loadSummaryAggregates(db: Kysely<StoreDatabase>, runIds: r
     .where('verdict', '=', 'correct')
     .orderBy('candidate_id')
     .execute();
+  const modelCallTotals = await loadModelCallTotals(db, ids);
+  const eventCounts = await db
+    .selectFrom('events')
+    .select((eb) => ['run_id as runId', 'problem_hash as problemHash', eb.fn.countAll<number>().as('count')])
+    .where('run_id', 'in', ids)
+    .groupBy(['run_id', 'problem_hash'])
+    .execute();
+  return {
+    problemNames: new Map(names.map((row) => [row.hash, row.name])),
+    candidateCounts,
+    verdictCounts,
+    correctEvaluations,
+    modelCallTotals,
+    eventCounts,
+  };
+}
+
+/** Evaluations per run, problem and verdict, with their device seconds; a verdict the store does not know is a data error. */
+async function loadVerdictCounts(db: Kysely<StoreDatabase>, ids: string[]): Promise<SummaryAggregates['verdictCounts']> {
+  const verdictRows = await db
+    .selectFrom('evaluations')
+    .select((eb) => [
+      'run_id as runId',
+      'problem_hash as problemHash',
+      'verdict',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('gpu_seconds').as('gpuSeconds'),
+    ])
+    .where('run_id', 'in', ids)
+    .groupBy(['run_id', 'problem_hash', 'verdict'])
+    .execute();
+  return verdictRows.map((row) => {
+    const verdict = verdictSchema.safeParse(row.verdict);
+    if (!verdict.success) {
+      throw new StoreDataError({ table: 'evaluations', column: 'verdict', rowId: `run ${row.runId}` }, { cause: verdict.error });
+    }
+    return { ...row, verdict: verdict.data };
+  });
+}
+
+/** Model calls per run and problem, with their tokens and cost (none counted as 0). */
+async function loadModelCallTotals(db: Kysely<StoreDatabase>, ids: string[]): Promise<SummaryAggregates['modelCallTotals']> {
   const modelCallRows = await db
     .selectFrom('model_calls')
     .select((eb) => [
@@ -62,28 +93,9 @@ export async function loadSummaryAggregates(db: Kysely<StoreDatabase>, runIds: r
     .where('run_id', 'in', ids)
     .groupBy(['run_id', 'problem_hash'])
     .execute();
-  const eventCounts = await db
-    .selectFrom('events')
-    .select((eb) => ['run_id as runId', 'problem_hash as problemHash', eb.fn.countAll<number>().as('count')])
-    .where('run_id', 'in', ids)
-    .groupBy(['run_id', 'problem_hash'])
-    .execute();
-  return {
-    problemNames: new Map(names.map((row) => [row.hash, row.name])),
-    candidateCounts,
-    verdictCounts: verdictRows.map((row) => {
-      const verdict = verdictSchema.safeParse(row.verdict);
-      if (!verdict.success) {
-        throw new StoreDataError({ table: 'evaluations', column: 'verdict', rowId: `run ${row.runId}` }, { cause: verdict.error });
-      }
-      return { ...row, verdict: verdict.data };
-    }),
-    correctEvaluations,
-    modelCallTotals: modelCallRows.map((row) => ({
-      ...row,
-      inputTokens: row.inputTokens ?? 0,
-      outputTokens: row.outputTokens ?? 0,
-    })),
-    eventCounts,
-  };
+  return modelCallRows.map((row) => ({
+    ...row,
+    inputTokens: row.inputTokens ?? 0,
+    outputTokens: row.outputTokens ?? 0,
+  }));
 }

@@ -2,6 +2,17 @@ import { useState, type KeyboardEvent } from 'react';
 import type { EditResponse } from '../../../src/server/api-types';
 import { api } from '../lib/api';
 
+/** Tab in the editor inserts four spaces at the cursor (replacing a selection) instead of leaving the field. */
+function indentOnTab(event: KeyboardEvent<HTMLTextAreaElement>, text: string, setText: (text: string) => void): void {
+  if (event.key !== 'Tab') return;
+  event.preventDefault();
+  const area = event.currentTarget;
+  const { selectionStart, selectionEnd } = area;
+  const next = `${text.slice(0, selectionStart)}    ${text.slice(selectionEnd)}`;
+  setText(next);
+  requestAnimationFrame(() => area.setSelectionRange(selectionStart + 4, selectionStart + 4));
+}
+
 /**
  * Edit a candidate's code and evaluate it as a new candidate: a child of this one, marked as
  * written by a person, judged under the run's own evaluation settings.
@@ -12,15 +23,6 @@ export function CandidateEditor({ candidateId, source, onSubmitted }: { candidat
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
   const changed = text !== source;
-  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>): void => {
-    if (event.key !== 'Tab') return;
-    event.preventDefault();
-    const area = event.currentTarget;
-    const { selectionStart, selectionEnd } = area;
-    const next = `${text.slice(0, selectionStart)}    ${text.slice(selectionEnd)}`;
-    setText(next);
-    requestAnimationFrame(() => area.setSelectionRange(selectionStart + 4, selectionStart + 4));
-  };
   const submit = async (): Promise<void> => {
     setBusy(true);
     setFailure(null);
@@ -43,7 +45,7 @@ export function CandidateEditor({ candidateId, source, onSubmitted }: { candidat
         spellCheck={false}
         value={text}
         onChange={(event) => setText(event.target.value)}
-        onKeyDown={onKeyDown}
+        onKeyDown={(event) => indentOnTab(event, text, setText)}
         aria-label="candidate source"
         data-testid="candidate-editor"
       />

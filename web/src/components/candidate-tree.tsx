@@ -57,6 +57,86 @@ function onRowKeyDown(event: KeyboardEvent<HTMLDivElement>, select: () => void):
   if (target instanceof HTMLElement) target.focus();
 }
 
+/** One candidate of the tree, indented by its depth; the row in the tab order is `tabStop`. */
+function TreeRow({
+  node,
+  depth,
+  selected,
+  tabStop,
+  bestId,
+  onSelect,
+}: {
+  node: CandidateNode;
+  depth: number;
+  selected: number | null;
+  tabStop: number | null;
+  bestId: number | null;
+  onSelect: (id: number) => void;
+}) {
+  return (
+    <div
+      role="treeitem"
+      tabIndex={node.id === tabStop ? 0 : -1}
+      aria-selected={node.id === selected}
+      data-testid={`tree-node-${node.id}`}
+      className={`tree-node ${node.id === selected ? 'selected' : ''}`}
+      style={{ paddingLeft: 10 }}
+      title={tooltip(node)}
+      onClick={() => onSelect(node.id)}
+      onKeyDown={(event) => onRowKeyDown(event, () => onSelect(node.id))}
+    >
+      {Array.from({ length: depth }, (_, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the indent guides are identical; a guide's depth is its identity.
+        <span key={index} className="guide" />
+      ))}
+      <Dot verdict={node.verdict} />
+      <span className="node-id">#{node.id}</span>
+      <span className="faint" style={{ fontSize: 11.5 }}>
+        r{node.round}
+      </span>
+      {node.ideaLabel ? <span className="chip idea">{node.ideaLabel}</span> : null}
+      {node.origin === 'human' ? <span className="chip human">person</span> : null}
+      {node.accepted ? <span className="chip accepted">accepted</span> : null}
+      {node.id === bestId ? (
+        <span role="img" title="fastest correct" aria-label="fastest correct">
+          ★
+        </span>
+      ) : null}
+      {typeof node.ownShare === 'number' ? (
+        <span className="faint" style={{ fontSize: 11.5 }} title="own kernels' share of the traced call's time (attribution)">
+          own {Math.round(node.ownShare * 100)}%
+        </span>
+      ) : null}
+      <span className="node-speed">
+        {node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}
+      </span>
+    </div>
+  );
+}
+
+/** The colours of the verdicts the tree shows, and what its figures are. */
+function TreeLegend({ present }: { present: ReadonlySet<Verdict | null> }) {
+  return (
+    <div className="legend">
+      {(Object.keys(VERDICT_COLORS) as Verdict[])
+        .filter((verdict) => present.has(verdict))
+        .map((verdict) => (
+          <span key={verdict}>
+            <i style={{ background: VERDICT_COLORS[verdict] }} />
+            {verdictLabel(verdict)}
+          </span>
+        ))}
+      {present.has(null) ? (
+        <span>
+          <i style={{ background: '#afb8c1' }} />
+          not evaluated
+        </span>
+      ) : null}
+      <span>speedup vs best baseline</span>
+    </div>
+  );
+}
+
 /**
  * The lineage of a problem's candidates as an indented tree: a dot coloured by verdict, the id,
  * round, idea label and origin, and the speedup over the best baseline of correct ones.
@@ -80,63 +160,10 @@ export function CandidateTree({
     <>
       <div className="tree" role="tree" aria-label="candidate tree">
         {tree.map(({ node, depth }) => (
-          <div
-            key={node.id}
-            role="treeitem"
-            tabIndex={node.id === tabStop ? 0 : -1}
-            aria-selected={node.id === selected}
-            data-testid={`tree-node-${node.id}`}
-            className={`tree-node ${node.id === selected ? 'selected' : ''}`}
-            style={{ paddingLeft: 10 }}
-            title={tooltip(node)}
-            onClick={() => onSelect(node.id)}
-            onKeyDown={(event) => onRowKeyDown(event, () => onSelect(node.id))}
-          >
-            {Array.from({ length: depth }, (_, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the indent guides are identical; a guide's depth is its identity.
-              <span key={index} className="guide" />
-            ))}
-            <Dot verdict={node.verdict} />
-            <span className="node-id">#{node.id}</span>
-            <span className="faint" style={{ fontSize: 11.5 }}>
-              r{node.round}
-            </span>
-            {node.ideaLabel ? <span className="chip idea">{node.ideaLabel}</span> : null}
-            {node.origin === 'human' ? <span className="chip human">person</span> : null}
-            {node.accepted ? <span className="chip accepted">accepted</span> : null}
-            {node.id === bestId ? (
-              <span role="img" title="fastest correct" aria-label="fastest correct">
-                ★
-              </span>
-            ) : null}
-            {typeof node.ownShare === 'number' ? (
-              <span className="faint" style={{ fontSize: 11.5 }} title="own kernels' share of the traced call's time (attribution)">
-                own {Math.round(node.ownShare * 100)}%
-              </span>
-            ) : null}
-            <span className="node-speed">
-              {node.evaluating ? <span className="spinner" style={{ width: 10, height: 10 }} /> : node.verdict === 'correct' ? speedup(node.speedupVsBest) : ''}
-            </span>
-          </div>
+          <TreeRow key={node.id} node={node} depth={depth} selected={selected} tabStop={tabStop} bestId={bestId} onSelect={onSelect} />
         ))}
       </div>
-      <div className="legend">
-        {(Object.keys(VERDICT_COLORS) as Verdict[])
-          .filter((verdict) => present.has(verdict))
-          .map((verdict) => (
-            <span key={verdict}>
-              <i style={{ background: VERDICT_COLORS[verdict] }} />
-              {verdictLabel(verdict)}
-            </span>
-          ))}
-        {present.has(null) ? (
-          <span>
-            <i style={{ background: '#afb8c1' }} />
-            not evaluated
-          </span>
-        ) : null}
-        <span>speedup vs best baseline</span>
-      </div>
+      <TreeLegend present={present} />
     </>
   );
 }

@@ -12,6 +12,67 @@ const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 25
 const COUNT_SCALE: uPlot.Scale = { time: false, range: (_u, min, max) => [Math.floor(min ?? 1) - 0.5, Math.ceil(max ?? 1) + 0.5] };
 
 /**
+ * The options of one chart: the axes (whole-number ticks on a count, their labels kept on the host's
+ * `data-x-ticks`), the best-so-far, candidate and baseline series, and a click that picks a point.
+ */
+function chartOptions(
+  element: HTMLDivElement,
+  { title, xLabel, countX, pick }: { title: string; xLabel: string; countX: boolean; pick: { current: (index: number) => void } },
+): uPlot.Options {
+  return {
+    title,
+    width: Math.max(320, element.clientWidth),
+    height: 190,
+    cursor: { points: { size: 7 } },
+    legend: { show: false },
+    scales: { x: countX ? COUNT_SCALE : { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
+    axes: [
+      {
+        label: xLabel,
+        labelSize: 16,
+        size: 36,
+        stroke: '#59636e',
+        grid: { stroke: '#eef1f4' },
+        ...(countX
+          ? {
+              incrs: WHOLE_STEPS,
+              values: (_u: uPlot, splits: number[]) => {
+                const labels = splits.map((value) => String(Math.round(value)));
+                element.dataset.xTicks = labels.join(' ');
+                return labels;
+              },
+            }
+          : {}),
+      },
+      {
+        label: 'speedup (×)',
+        labelSize: 16,
+        size: 44,
+        stroke: '#59636e',
+        grid: { stroke: '#eef1f4' },
+        values: (_u, values) => values.map((value) => `${value}×`),
+      },
+    ],
+    series: [
+      {},
+      { label: 'best so far', stroke: VERDICT_COLORS.correct, width: 2, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false } },
+      { label: 'candidate', stroke: '#0969da', fill: '#0969da', width: 0, paths: () => null, points: { show: true, size: 6, fill: '#0969da' } },
+      { label: 'baseline', stroke: '#24292f', width: 1, dash: [4, 4], points: { show: false } },
+    ],
+    hooks: {
+      ready: [
+        (plot) => {
+          plot.over.addEventListener('click', () => {
+            const index = plot.cursor.idx;
+            if (index !== null && index !== undefined) pick.current(index);
+          });
+        },
+      ],
+    },
+  };
+}
+
+/**
  * One uPlot chart that follows its container's width. On a count axis, the labels of the x axis's
  * ticks as drawn are also on the host's `data-x-ticks` (space-separated): the canvas holds them
  * only as pixels.
@@ -36,57 +97,7 @@ function Chart({
   useEffect(() => {
     const element = host.current;
     if (!element) return;
-    const options: uPlot.Options = {
-      title,
-      width: Math.max(320, element.clientWidth),
-      height: 190,
-      cursor: { points: { size: 7 } },
-      legend: { show: false },
-      scales: { x: countX ? COUNT_SCALE : { time: false }, y: { range: (_u, min, max) => [0, Math.max(1.2, (max ?? 1) * 1.15, min ?? 0)] } },
-      axes: [
-        {
-          label: xLabel,
-          labelSize: 16,
-          size: 36,
-          stroke: '#59636e',
-          grid: { stroke: '#eef1f4' },
-          ...(countX
-            ? {
-                incrs: WHOLE_STEPS,
-                values: (_u: uPlot, splits: number[]) => {
-                  const labels = splits.map((value) => String(Math.round(value)));
-                  element.dataset.xTicks = labels.join(' ');
-                  return labels;
-                },
-              }
-            : {}),
-        },
-        {
-          label: 'speedup (×)',
-          labelSize: 16,
-          size: 44,
-          stroke: '#59636e',
-          grid: { stroke: '#eef1f4' },
-          values: (_u, values) => values.map((value) => `${value}×`),
-        },
-      ],
-      series: [
-        {},
-        { label: 'best so far', stroke: VERDICT_COLORS.correct, width: 2, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false } },
-        { label: 'candidate', stroke: '#0969da', fill: '#0969da', width: 0, paths: () => null, points: { show: true, size: 6, fill: '#0969da' } },
-        { label: 'baseline', stroke: '#24292f', width: 1, dash: [4, 4], points: { show: false } },
-      ],
-      hooks: {
-        ready: [
-          (plot) => {
-            plot.over.addEventListener('click', () => {
-              const index = plot.cursor.idx;
-              if (index !== null && index !== undefined) pick.current(index);
-            });
-          },
-        ],
-      },
-    };
+    const options = chartOptions(element, { title, xLabel, countX, pick });
     const plot = new uPlot(options, data, element);
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(320, element.clientWidth), height: 190 }));
     resize.observe(element);

@@ -31,6 +31,38 @@ function ShapeValuePairs({ shape }: { shape: Pick<Shape, 'values' | 'unused'> })
   );
 }
 
+/** One shape of the sweep: its values, verdict, largest error and, when timed, its medians and speedups. */
+function ShapeRow({ shape, compiled }: { shape: NonNullable<Result['shapes']>[number]; compiled: boolean }) {
+  return (
+    <tr data-testid={`shape-row-${shape.index}`}>
+      <td className="num">{shape.index}</td>
+      <td className="mono wrap" style={{ minWidth: '10em' }}>
+        <ShapeValuePairs shape={shape} />
+      </td>
+      <td>
+        <VerdictBadge verdict={shape.verdict} />
+      </td>
+      <td className="num">{error(shape.max_abs_error)}</td>
+      {shape.timing ? (
+        <>
+          <td className="num">{ms(shape.timing.candidate_median_ms)}</td>
+          <td className="num">{ms(shape.timing.eager_median_ms)}</td>
+          {compiled ? <td className="num">{ms(shape.timing.compile_median_ms)}</td> : null}
+          <td className="num">{speedup(shape.timing.speedup_vs_eager)}</td>
+          {compiled ? <td className="num">{speedup(shape.timing.speedup_vs_compile)}</td> : null}
+          <td className="num">
+            <b>{speedup(shape.timing.speedup_vs_best)}</b>
+          </td>
+        </>
+      ) : (
+        <td colSpan={compiled ? 6 : 4} className="muted">
+          {shape.verdict === 'correct' ? 'not timed' : NONE}
+        </td>
+      )}
+    </tr>
+  );
+}
+
 /**
  * A problem folder's sweep (docs/problems.md, "Problem folders"): each shape with its verdict, its
  * largest error, its median times and speedups, then the geometric means of a correct, timed sweep
@@ -64,32 +96,7 @@ export function ShapesTable({ result }: { result: Result }) {
           </thead>
           <tbody>
             {shapes.map((shape) => (
-              <tr key={shape.index} data-testid={`shape-row-${shape.index}`}>
-                <td className="num">{shape.index}</td>
-                <td className="mono wrap" style={{ minWidth: '10em' }}>
-                  <ShapeValuePairs shape={shape} />
-                </td>
-                <td>
-                  <VerdictBadge verdict={shape.verdict} />
-                </td>
-                <td className="num">{error(shape.max_abs_error)}</td>
-                {shape.timing ? (
-                  <>
-                    <td className="num">{ms(shape.timing.candidate_median_ms)}</td>
-                    <td className="num">{ms(shape.timing.eager_median_ms)}</td>
-                    {compiled ? <td className="num">{ms(shape.timing.compile_median_ms)}</td> : null}
-                    <td className="num">{speedup(shape.timing.speedup_vs_eager)}</td>
-                    {compiled ? <td className="num">{speedup(shape.timing.speedup_vs_compile)}</td> : null}
-                    <td className="num">
-                      <b>{speedup(shape.timing.speedup_vs_best)}</b>
-                    </td>
-                  </>
-                ) : (
-                  <td colSpan={compiled ? 6 : 4} className="muted">
-                    {shape.verdict === 'correct' ? 'not timed' : NONE}
-                  </td>
-                )}
-              </tr>
+              <ShapeRow key={shape.index} shape={shape} compiled={compiled} />
             ))}
           </tbody>
         </table>

@@ -49,6 +49,95 @@ function AttributionSection({ attribution }: { attribution: Attribution }) {
   );
 }
 
+/** The error profile of a verdict's correctness trials: passes, errors against tolerance, the first failed trials. */
+function ErrorProfile({ correctness }: { correctness: NonNullable<Result['correctness']> }) {
+  return (
+    <>
+      <h3>Error profile</h3>
+      <dl className="kv">
+        <dt>trials passed</dt>
+        <dd>
+          {correctness.passed} of {correctness.trials}
+        </dd>
+        <dt>max abs error</dt>
+        <dd>
+          {error(correctness.max_abs_error)}
+          {correctness.atol !== undefined ? (
+            <span className="faint">
+              {' '}
+              (atol {correctness.atol}
+              {correctness.tolerance ? `, ${correctness.tolerance}` : ''})
+            </span>
+          ) : null}
+        </dd>
+        <dt>max rel error</dt>
+        <dd>
+          {error(correctness.max_rel_error)}
+          {correctness.rtol !== undefined ? <span className="faint"> (rtol {correctness.rtol})</span> : null}
+        </dd>
+        {correctness.mismatch_count !== undefined ? (
+          <>
+            <dt>elements out of tolerance</dt>
+            <dd>{correctness.mismatch_count.toLocaleString('en')}</dd>
+          </>
+        ) : null}
+        {correctness.fp64 ? (
+          <>
+            <dt>vs float64 reference</dt>
+            <dd>
+              abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {correctness.trial_details
+        ?.filter((trial) => trial.message)
+        .slice(0, 3)
+        .map((trial, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the first failed trials in the evaluator's order, never reordered; seeds may repeat.
+          <p key={index} className="muted mono" style={{ margin: '6px 0' }}>
+            trial seed {trial.seed}: {trial.message}
+          </p>
+        ))}
+    </>
+  );
+}
+
+/** The diagnostics a failure leaves: its first error, a known cause, compiler output, traceback and stderr. */
+function DiagnosticsSections({ diagnostics }: { diagnostics: Result['diagnostics'] }) {
+  return (
+    <>
+      {diagnostics.first_error ? (
+        <>
+          <h3>First error</h3>
+          <pre className="log">{diagnostics.first_error}</pre>
+        </>
+      ) : null}
+      {diagnostics.known_cause ? <p className="notice">{diagnostics.known_cause}</p> : null}
+      {diagnostics.compiler ? (
+        <>
+          <h3>Compiler output</h3>
+          <pre className="log" data-testid="compiler-output">
+            {diagnostics.compiler}
+          </pre>
+        </>
+      ) : null}
+      {diagnostics.traceback ? (
+        <>
+          <h3>Traceback</h3>
+          <pre className="log">{diagnostics.traceback}</pre>
+        </>
+      ) : null}
+      {diagnostics.stderr.trim() ? (
+        <>
+          <h3>Standard error</h3>
+          <pre className="log">{diagnostics.stderr}</pre>
+        </>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * The verdict, the guard's and the harness's reasons, a problem folder's shapes, then `timing`
  * (what matters most for a correct candidate), the error profile and the diagnostics.
@@ -83,83 +172,8 @@ export function VerdictDetails({ result, timing, guard }: { result: Result; timi
       <ShapesTable result={result} />
       {timing}
       {guard}
-      {correctness ? (
-        <>
-          <h3>Error profile</h3>
-          <dl className="kv">
-            <dt>trials passed</dt>
-            <dd>
-              {correctness.passed} of {correctness.trials}
-            </dd>
-            <dt>max abs error</dt>
-            <dd>
-              {error(correctness.max_abs_error)}
-              {correctness.atol !== undefined ? (
-                <span className="faint">
-                  {' '}
-                  (atol {correctness.atol}
-                  {correctness.tolerance ? `, ${correctness.tolerance}` : ''})
-                </span>
-              ) : null}
-            </dd>
-            <dt>max rel error</dt>
-            <dd>
-              {error(correctness.max_rel_error)}
-              {correctness.rtol !== undefined ? <span className="faint"> (rtol {correctness.rtol})</span> : null}
-            </dd>
-            {correctness.mismatch_count !== undefined ? (
-              <>
-                <dt>elements out of tolerance</dt>
-                <dd>{correctness.mismatch_count.toLocaleString('en')}</dd>
-              </>
-            ) : null}
-            {correctness.fp64 ? (
-              <>
-                <dt>vs float64 reference</dt>
-                <dd>
-                  abs {error(correctness.fp64.max_abs_error)}, rel {error(correctness.fp64.max_rel_error)}
-                </dd>
-              </>
-            ) : null}
-          </dl>
-          {correctness.trial_details
-            ?.filter((trial) => trial.message)
-            .slice(0, 3)
-            .map((trial, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the first failed trials in the evaluator's order, never reordered; seeds may repeat.
-              <p key={index} className="muted mono" style={{ margin: '6px 0' }}>
-                trial seed {trial.seed}: {trial.message}
-              </p>
-            ))}
-        </>
-      ) : null}
-      {diagnostics.first_error ? (
-        <>
-          <h3>First error</h3>
-          <pre className="log">{diagnostics.first_error}</pre>
-        </>
-      ) : null}
-      {diagnostics.known_cause ? <p className="notice">{diagnostics.known_cause}</p> : null}
-      {diagnostics.compiler ? (
-        <>
-          <h3>Compiler output</h3>
-          <pre className="log" data-testid="compiler-output">
-            {diagnostics.compiler}
-          </pre>
-        </>
-      ) : null}
-      {diagnostics.traceback ? (
-        <>
-          <h3>Traceback</h3>
-          <pre className="log">{diagnostics.traceback}</pre>
-        </>
-      ) : null}
-      {diagnostics.stderr.trim() ? (
-        <>
-          <h3>Standard error</h3>
-          <pre className="log">{diagnostics.stderr}</pre>
-        </>
-      ) : null}
+      {correctness ? <ErrorProfile correctness={correctness} /> : null}
+      <DiagnosticsSections diagnostics={diagnostics} />
       {result.stages ? (
         <>
           <h3>Stages</h3>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type Dispatch, type SetStateAction, useState } from 'react';
 import type { RunList, RunListItem } from '../../../src/server/api-types';
 import { StatusBadge } from '../components/badges';
 import { Page } from '../components/layout';
@@ -52,6 +52,96 @@ function RunRow({ run, picked, onPick }: { run: RunListItem; picked: boolean; on
   );
 }
 
+/** An empty store: how to make a first run into it. */
+function NoRuns({ store }: { store: string }) {
+  return (
+    <div className="panel">
+      <Empty title="No runs yet" command={firstRun(store)}>
+        <p>This store ({store}) holds no runs. Start one, and it appears here as it goes:</p>
+        <p className="faint">
+          Any provider works (<code>--provider files --dir FOLDER</code> replays candidate files without a model). Then reload, or keep this page open.
+        </p>
+      </Empty>
+    </div>
+  );
+}
+
+/** The runs table's headings, the short ones explained on hover. */
+function RunsTableHead() {
+  return (
+    <thead>
+      <tr>
+        <th />
+        <th>run</th>
+        <th>status</th>
+        <th>started</th>
+        <th>strategy</th>
+        <th>model</th>
+        <th>backend</th>
+        <th className="num" title="problems with a correct kernel, of the run's problems">
+          solved
+        </th>
+        <th className="num" title="correct candidates over evaluated ones">
+          correct
+        </th>
+        <th className="num" title="the fastest correct kernel of any problem against the faster of eager and torch.compile">
+          best
+        </th>
+        <th className="num">tokens</th>
+        <th className="num">cost</th>
+        <th className="num" title="time the evaluations held a device">
+          device
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
+/** The runs, newest first, with boxes to pick two and a button comparing them. */
+function RunsPanel({ data, picked, setPicked }: { data: RunList; picked: string[]; setPicked: Dispatch<SetStateAction<string[]>> }) {
+  return (
+    <div className="panel">
+      <div className="panel-head">
+        <h2>Runs</h2>
+        <span className="muted">
+          {data.runs.length} in {data.store}
+        </span>
+        <button
+          type="button"
+          className="btn small"
+          disabled={picked.length !== 2}
+          onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))}
+          title="pick two runs with the boxes on the left"
+        >
+          Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}
+        </button>
+      </div>
+      {/* Fits 1280 px: the model (a files replay's is a whole path) is cut, short headers; narrower windows scroll the table, not the page. */}
+      <div className="table-scroll">
+        <table className="data runs-table">
+          <RunsTableHead />
+          <tbody>
+            {data.runs.map((run) => (
+              <RunRow
+                key={run.id}
+                run={run}
+                picked={picked.includes(run.id)}
+                onPick={(on) =>
+                  setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))
+                }
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="faint" style={{ padding: '0 14px 10px', margin: 0, fontSize: 12 }}>
+        Best: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct: correct candidates over evaluated ones. Device:
+        the time evaluations held a device.
+      </p>
+    </div>
+  );
+}
+
 /** Every run in the store, newest first; pick two to compare. */
 export function RunsPage() {
   const { data, error, loading, reload } = useApi<RunList>('/api/runs');
@@ -61,83 +151,8 @@ export function RunsPage() {
   const body = () => {
     if (loading) return <Loading what="runs" />;
     if (error || !data) return <ErrorState error={error ?? new Error('no answer')} retry={reload} what="the runs" />;
-    if (data.runs.length === 0) {
-      return (
-        <div className="panel">
-          <Empty title="No runs yet" command={firstRun(data.store)}>
-            <p>This store ({data.store}) holds no runs. Start one, and it appears here as it goes:</p>
-            <p className="faint">
-              Any provider works (<code>--provider files --dir FOLDER</code> replays candidate files without a model). Then reload, or keep this page open.
-            </p>
-          </Empty>
-        </div>
-      );
-    }
-    return (
-      <div className="panel">
-        <div className="panel-head">
-          <h2>Runs</h2>
-          <span className="muted">
-            {data.runs.length} in {data.store}
-          </span>
-          <button
-            type="button"
-            className="btn small"
-            disabled={picked.length !== 2}
-            onClick={() => navigate(paths.compareRuns(picked[0]!, picked[1]!))}
-            title="pick two runs with the boxes on the left"
-          >
-            Compare {picked.length === 2 ? `${picked[0]} ↔ ${picked[1]}` : 'two runs'}
-          </button>
-        </div>
-        {/* Fits 1280 px: the model (a files replay's is a whole path) is cut, short headers; narrower windows scroll the table, not the page. */}
-        <div className="table-scroll">
-          <table className="data runs-table">
-            <thead>
-              <tr>
-                <th />
-                <th>run</th>
-                <th>status</th>
-                <th>started</th>
-                <th>strategy</th>
-                <th>model</th>
-                <th>backend</th>
-                <th className="num" title="problems with a correct kernel, of the run's problems">
-                  solved
-                </th>
-                <th className="num" title="correct candidates over evaluated ones">
-                  correct
-                </th>
-                <th className="num" title="the fastest correct kernel of any problem against the faster of eager and torch.compile">
-                  best
-                </th>
-                <th className="num">tokens</th>
-                <th className="num">cost</th>
-                <th className="num" title="time the evaluations held a device">
-                  device
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.runs.map((run) => (
-                <RunRow
-                  key={run.id}
-                  run={run}
-                  picked={picked.includes(run.id)}
-                  onPick={(on) =>
-                    setPicked((current) => (on ? [...current.filter((id) => id !== run.id), run.id].slice(-2) : current.filter((id) => id !== run.id)))
-                  }
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-        <p className="faint" style={{ padding: '0 14px 10px', margin: 0, fontSize: 12 }}>
-          Best: the fastest correct kernel of any problem against the faster of eager and torch.compile. Correct: correct candidates over evaluated ones.
-          Device: the time evaluations held a device.
-        </p>
-      </div>
-    );
+    if (data.runs.length === 0) return <NoRuns store={data.store} />;
+    return <RunsPanel data={data} picked={picked} setPicked={setPicked} />;
   };
   return (
     <Page crumbs={[{ label: 'runs' }]} live={live} {...(data ? { store: data.store } : {})}>
