@@ -9,7 +9,7 @@ the same time.
 This process never imports the candidate.
 """
 
-from typing import List
+from typing import List, Optional
 
 from ..protocol.run_device import resolve_device
 from ..device.memory_usage import release_cached
@@ -56,11 +56,39 @@ def _ready(record, receiver: HandoverReceiver, store: ReferenceStore) -> dict:
 
 
 def run_reference(channel: Channel, message: dict) -> None:
+    """The role's stages in order: the reference outputs (and the tolerance, its audit and the
+    roofline), the baselines, then the parent's requests (judge, anchor, ping) until it is done."""
     request = parse_reference_request(message, parse_guard)
     run = request.run
     device = resolve_device(run.backend, run.device)
     dtype = run_dtype(run.precision)
     receiver = HandoverReceiver(request.handover_pipe, channel.send, device, request.handover_socket)
+    problem, store, audits = _reference_stage(channel, request, receiver, device, dtype)
+
+    def timing_sets():
+        return [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
+
+    if request.baselines is not None:
+        with stage(channel.send, "baseline"):
+            sets = timing_sets()
+            channel.send("baseline", **measure_baselines(sets, request.baselines, device, l2_cache_bytes(device)))
+            del sets
+            release_cached()
+    _serve(channel, problem, store, audits, receiver, timing_sets, device)
+
+
+def _tolerance_choice(request, problem) -> Optional[ToleranceChoice]:
+    if request.tolerance is None:
+        return None
+    return ToleranceChoice(
+        request.tolerance, request.dtype_tolerances, declared_tolerances(problem), request.declared_tolerance
+    )
+
+
+def _reference_stage(channel: Channel, request, receiver: HandoverReceiver, device, dtype):
+    """Stage `reference`: every trial's reference output, the run's tolerance and its audit, the
+    roofline and the reference's operators, sent when the stage has ended. (problem, store, audits)."""
+    run = request.run
     with stage(channel.send, "reference"):
         pace = ReferencePace(request.stage_limit_ms)
         problem = load_problem(run.problem, run.preset, run.overrides)
@@ -71,16 +99,7 @@ def run_reference(channel: Channel, message: dict) -> None:
         # stressed trial is not among them (its failures are the trial's own, `stressed-input`).
         plain_seeds = [seed for seed in correctness_seeds if seed != stressed]
         audits = ToleranceAudits(lambda: (store.compute(seed).output.leaves for seed in plain_seeds))
-        choice = (
-            None
-            if request.tolerance is None
-            else ToleranceChoice(
-                request.tolerance,
-                request.dtype_tolerances,
-                declared_tolerances(problem),
-                request.declared_tolerance,
-            )
-        )
+        choice = _tolerance_choice(request, problem)
 
         def audit_trial(flat, inputs):
             # The run's tolerance is chosen from the first reference output (output_tolerance.py).
@@ -99,12 +118,11 @@ def run_reference(channel: Channel, message: dict) -> None:
         trials += [_ready(store.compute(seed), receiver, store) for seed in timing_only]
         chosen = None if choice is None else choice.chosen
         audit = None if chosen is None else summary(audits.finish(chosen.atol, chosen.rtol))
-        model, inputs = reference_trial(
-            problem, run.correctness_seeds[0], run.correctness_seeds[0], device, dtype, MODEL_CONTEXT
-        )
+        first = run.correctness_seeds[0]
+        model, inputs = reference_trial(problem, first, first, device, dtype, MODEL_CONTEXT)
         declared = declared_work(problem_folder(problem), vars(problem))
-        roofline = roofline_fields(model, inputs, run.correctness_seeds[0], request.ceilings, declared)
-        operators = reference_operators(model, inputs, run.correctness_seeds[0])
+        roofline = roofline_fields(model, inputs, first, request.ceilings, declared)
+        operators = reference_operators(model, inputs, first)
         del model, inputs
         release_cached()
     channel.send("reference-ops", **operators)
@@ -112,16 +130,12 @@ def run_reference(channel: Channel, message: dict) -> None:
     if audit is not None:
         channel.send("audit", **audit)
     channel.send("roofline", **roofline)
+    return problem, store, audits
 
-    def timing_sets():
-        return [reference_trial(problem, seed, seed, device, dtype, MODEL_CONTEXT) for seed in run.timing_seeds]
 
-    if request.baselines is not None:
-        with stage(channel.send, "baseline"):
-            sets = timing_sets()
-            channel.send("baseline", **measure_baselines(sets, request.baselines, device, l2_cache_bytes(device)))
-            del sets
-            release_cached()
+def _serve(channel: Channel, problem, store: ReferenceStore, audits, receiver, timing_sets, device) -> None:
+    """The parent's requests until it closes the channel: `ping`, `anchor` (the eager baseline
+    timed again) and `judge` (stage `judge`)."""
     while True:
         message = channel.receive()
         if message is None:

@@ -186,6 +186,20 @@ class ReferenceStore:
                 self._high_precision_output(seed, input_seed, narrow, stressed) if profiled else (None, None)
             )
             trim_host()
+        self._same_inputs_again(key, digest, input_seed)
+        record = ReferenceRecord(
+            seed=seed,
+            input_digest=digest,
+            output=flat,
+            output_fp64=fp64,
+            high_precision_dtype=twin_dtype,
+            stressed=stressed,
+        )
+        self._keep(key, record)
+        return record
+
+    def _same_inputs_again(self, key: Key, digest: str, input_seed: int) -> None:
+        """A record computed again must have had the same inputs: the problem's draw is the seed's."""
         known = self.digests.get(key)
         if known is not None and known != digest:
             raise StageFailure(
@@ -196,19 +210,13 @@ class ReferenceStore:
             )
         self.recomputed += known is not None
         self.digests[key] = digest
-        record = ReferenceRecord(
-            seed=seed,
-            input_digest=digest,
-            output=flat,
-            output_fp64=fp64,
-            high_precision_dtype=twin_dtype,
-            stressed=stressed,
-        )
-        size = output_bytes(flat) + output_bytes(fp64)
+
+    def _keep(self, key: Key, record: ReferenceRecord) -> None:
+        """Keeps the record while the kept outputs fit KEEP_BYTES."""
+        size = output_bytes(record.output) + output_bytes(record.output_fp64)
         if self.kept_bytes + size <= self.keep_bytes:
             self.records[key] = record
             self.kept_bytes += size
-        return record
 
     def duration(self, seed: int, input_seed: Optional[int] = None, variant: Optional[dict] = None) -> Dict[str, float]:
         """`{"trial_ms", "forward_ms"}` of the last time the record was computed ({} before)."""
