@@ -13,7 +13,7 @@ from ..problem.stress import DESCRIPTION as STRESS_DESCRIPTION, STRESS_SCALE
 from .compare import compare_outputs
 from .precision_loss import precision_loss
 from .degenerate import TRIVIAL_MARGIN
-from .scale_aware_judge import judge_scale_aware, trivial_error
+from .scale_aware_judge import floating_pairs, judge_scale_aware, trivial_error
 
 
 @dataclass
@@ -59,20 +59,23 @@ def _stressed_outcome(trial: dict, record: "ReferenceRecord", candidate: outputs
         return
     found = trial["message"] or trial["check"]
     if trial["check"] != "nan":
-        leaves = [leaf for leaf in record.output.leaves if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()]
-        trivial = min((trivial_error(leaf) for leaf in leaves), default=1.0)
-        threshold = min(STRESSED_RELATIVE_L2, STRESS_SCALE * tolerance, TRIVIAL_MARGIN * trivial)
-        scale_aware = judge_scale_aware(record.output, candidate, threshold)
+        trivial = min((trivial_error(ref) for ref, _ in floating_pairs(record.output, candidate)), default=None)
+        threshold = min(
+            STRESSED_RELATIVE_L2, STRESS_SCALE * tolerance, TRIVIAL_MARGIN * (1.0 if trivial is None else trivial)
+        )
+        scale_aware = judge_scale_aware(record.output, candidate, threshold, trivial)
         trial["scale_aware"] = {key: value for key, value in scale_aware.items() if key not in ("check", "message")}
+        # None where the error is not finite (an infinite element where the reference is finite).
         error = scale_aware["relative_l2_error"]
+        said = "not finite" if error is None else f"{error:.3g}"
         if scale_aware["passed"]:
             trial["check"] = None
             trial["message"] = (
                 f"the stressed trial ({STRESS_DESCRIPTION}) is outside the tolerance ({found}), but its "
-                f"relative L2 error {error:.3g} is within {threshold:.3g}: rounding that the scaled inputs amplify"
+                f"relative L2 error {said} is within {threshold:.3g}: rounding that the scaled inputs amplify"
             )
             return
-        found = f"{found}; relative L2 error {error:.3g}, above {threshold:.3g}"
+        found = f"{found}; relative L2 error {said}, above {threshold:.3g}"
     trial["message"] = (
         f"on the stressed trial ({STRESS_DESCRIPTION}) the output is wrong: {found}; a kernel must be "
         "right on every input of the problem, not only on inputs that look like the other trials'"
